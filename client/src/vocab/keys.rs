@@ -1,0 +1,302 @@
+//! Every `sacctmgr` key, with its aliases and value kind, defined once.
+//!
+//! The controller validates writes with [`parse`]; the CLI and the console
+//! use the same table, so a value is accepted or refused identically everywhere.
+
+use super::names::{AdminLevel, PreemptMode, QosFlags};
+use super::{time, tres};
+use std::fmt;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Entity {
+    Qos,
+    Account,
+    User,
+}
+
+impl Entity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Entity::Qos => "qos",
+            Entity::Account => "account",
+            Entity::User => "user",
+        }
+    }
+
+    pub fn keys(self) -> &'static [KeyDef] {
+        match self {
+            Entity::Qos => QOS_KEYS,
+            Entity::Account => ACCOUNT_KEYS,
+            Entity::User => USER_KEYS,
+        }
+    }
+}
+
+/// How a key's value is parsed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// An entity name: lower-cased, `[a-z0-9_.-]`.
+    Name,
+    Text,
+    Int,
+    Float,
+    /// A count limit: `-1` (or empty) lifts it, `0` is a literal 0.
+    Count,
+    /// A wall-time limit in minutes, `-1` lifts it.
+    Minutes,
+    /// A duration in seconds, `-1` clears it.
+    Seconds,
+    /// `1`/`yes`/`true` triggers the action the key names.
+    Trigger,
+    Tres,
+    NameList,
+    PreemptMode,
+    QosFlags,
+    Bool,
+    AdminLevel,
+}
+
+#[derive(Debug)]
+pub struct KeyDef {
+    pub key: &'static str,
+    pub aliases: &'static [&'static str],
+    pub kind: Kind,
+    pub help: &'static str,
+}
+
+const fn k(key: &'static str, aliases: &'static [&'static str], kind: Kind, help: &'static str) -> KeyDef {
+    KeyDef { key, aliases, kind, help }
+}
+
+pub const QOS_KEYS: &[KeyDef] = &[
+    k("name", &["qos"], Kind::Name, "QOS name"),
+    k("description", &["descr"], Kind::Text, "free-text description"),
+    k("priority", &[], Kind::Int, "base priority seed (1000 + priority)"),
+    k("preemptmode", &[], Kind::PreemptMode, "off, cancel, requeue or suspend"),
+    k("preempt", &[], Kind::NameList, "QOS this QOS may preempt"),
+    k("preemptexempttime", &[], Kind::Seconds, "seconds a job runs before it can be preempted"),
+    k("clearpreemptexempttime", &[], Kind::Trigger, "revert preemptexempttime to partition/global"),
+    k("usagefactor", &[], Kind::Float, "multiplier on charged usage"),
+    k("maxjobsperuser", &["maxjobspu"], Kind::Count, "running jobs per user"),
+    k("maxwall", &["maxwallduration", "maxwalldurationperjob"], Kind::Minutes, "wall time per job"),
+    k("maxtresperjob", &["maxtres"], Kind::Tres, "TRES cap for one job"),
+    k("maxsubmitjobsperuser", &["maxsubmitjobspu", "maxsubmitpu"], Kind::Count, "submitted jobs per user"),
+    k(
+        "maxsubmitjobsperaccount",
+        &["maxsubmitpa", "maxsubmitjobspa"],
+        Kind::Count,
+        "submitted jobs per account",
+    ),
+    k("grpsubmit", &["grpsubmitjobs"], Kind::Count, "submitted jobs across the QOS"),
+    k("maxtresperuser", &["maxtrespu"], Kind::Tres, "TRES cap across one user's jobs"),
+    k("grptres", &[], Kind::Tres, "TRES cap across all jobs of the QOS"),
+    k("grpwall", &[], Kind::Minutes, "wall-clock budget across the QOS"),
+    k("flags", &[], Kind::QosFlags, "QOS flags (DenyOnLimit)"),
+    k("idlefillpreemptable", &[], Kind::Bool, "jobs reclaimable by idle-fill even inside quota"),
+];
+
+pub const ACCOUNT_KEYS: &[KeyDef] = &[
+    k("name", &["account"], Kind::Name, "account name"),
+    k("description", &["descr"], Kind::Text, "free-text description"),
+    k("organization", &["org"], Kind::Text, "organization"),
+    k("parent", &[], Kind::Name, "parent account (default root)"),
+    k("fairshare", &["share", "shares"], Kind::Float, "fairshare weight"),
+    k("maxrunningjobs", &["maxjobs"], Kind::Count, "running jobs of the account"),
+    k("grptres", &[], Kind::Tres, "TRES cap across the account's jobs"),
+];
+
+pub const USER_KEYS: &[KeyDef] = &[
+    k("name", &["user"], Kind::Name, "user name"),
+    k("account", &[], Kind::Name, "account to attach the user to"),
+    k("defaultaccount", &[], Kind::Name, "account to attach, marked as the default"),
+    k("partition", &[], Kind::Name, "partition of the association (blank: all)"),
+    k("adminlevel", &[], Kind::AdminLevel, "None, Operator or Administrator"),
+    k("defaultqos", &[], Kind::Name, "QOS used when the job names none"),
+    k("qos", &[], Kind::NameList, "QOS allow-list"),
+    k("maxrunningjobs", &["maxjobs"], Kind::Count, "running jobs of the association"),
+    k("maxsubmitjobs", &["maxsubmit"], Kind::Count, "submitted jobs of the user"),
+    k("grpsubmit", &["grpsubmitjobs"], Kind::Count, "submitted jobs across the association"),
+    k("maxtresperjob", &["maxtres"], Kind::Tres, "TRES cap for one job"),
+    k("grptres", &[], Kind::Tres, "TRES cap across the association's jobs"),
+    k("maxwall", &["maxwallduration"], Kind::Minutes, "wall time per job"),
+];
+
+/// A value parsed by its key's [`Kind`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Name(String),
+    Text(String),
+    Int(i64),
+    Float(f64),
+    /// `None` lifts the limit.
+    Limit(Option<u64>),
+    Trigger(bool),
+    Tres(tres::TresPatch),
+    List(Vec<String>),
+    PreemptMode(PreemptMode),
+    Flags(QosFlags),
+    Bool(bool),
+    Admin(AdminLevel),
+}
+
+/// A refused key or value. Its text names the key, and the value when there is one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct KeyError {
+    pub key: String,
+    pub message: String,
+}
+
+impl fmt::Display for KeyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.key, self.message)
+    }
+}
+
+impl KeyError {
+    pub fn new(key: impl Into<String>, message: impl Into<String>) -> Self {
+        KeyError { key: key.into(), message: message.into() }
+    }
+}
+
+pub fn lookup(entity: Entity, key: &str) -> Option<&'static KeyDef> {
+    let key = key.to_ascii_lowercase();
+    entity.keys().iter().find(|d| d.key == key || d.aliases.contains(&key.as_str()))
+}
+
+/// Parses one `key=value` pair for `entity`.
+pub fn parse(entity: Entity, key: &str, raw: &str) -> Result<(&'static KeyDef, Value), KeyError> {
+    let def = lookup(entity, key)
+        .ok_or_else(|| KeyError::new(key, format!("unknown {} key '{key}'", entity.as_str())))?;
+    let value = parse_value(def, raw).map_err(|m| KeyError::new(key, m))?;
+    Ok((def, value))
+}
+
+pub fn parse_value(def: &KeyDef, raw: &str) -> Result<Value, String> {
+    let raw = raw.trim();
+    Ok(match def.kind {
+        Kind::Name => Value::Name(parse_name(raw)?),
+        Kind::Text => Value::Text(raw.to_string()),
+        Kind::Int => Value::Int(raw.parse().map_err(|_| format!("'{raw}' is not a whole number"))?),
+        Kind::Float => {
+            let v: f64 = raw.parse().map_err(|_| format!("'{raw}' is not a number"))?;
+            if !v.is_finite() || v < 0.0 {
+                return Err(format!("'{raw}' must be a number of 0 or more"));
+            }
+            Value::Float(v)
+        }
+        Kind::Count => Value::Limit(parse_limit(raw, |s| {
+            s.parse::<u64>().map_err(|_| format!("'{s}' is not a count (a whole number, or -1 for no limit)"))
+        })?),
+        Kind::Minutes => Value::Limit(parse_limit(raw, time::parse_minutes)?),
+        Kind::Seconds => Value::Limit(parse_limit(raw, time::parse_seconds)?),
+        Kind::Trigger => Value::Trigger(parse_bool(raw)?),
+        Kind::Tres => Value::Tres(tres::parse_patch(raw)?),
+        Kind::NameList => Value::List(parse_name_list(raw)?),
+        Kind::PreemptMode => Value::PreemptMode(PreemptMode::parse(raw)?),
+        Kind::QosFlags => Value::Flags(QosFlags::parse(raw)?),
+        Kind::Bool => Value::Bool(parse_bool(raw)?),
+        Kind::AdminLevel => Value::Admin(AdminLevel::parse(raw)?),
+    })
+}
+
+fn parse_limit(raw: &str, f: impl Fn(&str) -> Result<u64, String>) -> Result<Option<u64>, String> {
+    if raw.is_empty() || raw == "-1" || raw.eq_ignore_ascii_case("unlimited") {
+        return Ok(None);
+    }
+    f(raw).map(Some)
+}
+
+pub fn parse_bool(raw: &str) -> Result<bool, String> {
+    match raw.to_ascii_lowercase().as_str() {
+        "yes" | "true" | "1" | "y" | "on" => Ok(true),
+        "no" | "false" | "0" | "n" | "off" => Ok(false),
+        _ => Err(format!("'{raw}' is not yes/no, true/false or 1/0")),
+    }
+}
+
+/// Names are lower-cased, as sacctmgr does, and limited to characters that
+/// survive `-P` output and hostlist-style parsing.
+pub fn parse_name(raw: &str) -> Result<String, String> {
+    if raw.is_empty() {
+        return Err("a name is required".into());
+    }
+    let ok = raw.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+    if !ok {
+        return Err(format!("'{raw}' is not a valid name (letters, digits, '_', '-', '.')"));
+    }
+    Ok(raw.to_ascii_lowercase())
+}
+
+pub fn parse_name_list(raw: &str) -> Result<Vec<String>, String> {
+    let mut out: Vec<String> = Vec::new();
+    for part in raw.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let name = parse_name(part)?;
+        if !out.contains(&name) {
+            out.push(name);
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_alias_resolves_to_its_key() {
+        for entity in [Entity::Qos, Entity::Account, Entity::User] {
+            for def in entity.keys() {
+                assert_eq!(lookup(entity, def.key).unwrap().key, def.key);
+                for alias in def.aliases {
+                    assert_eq!(lookup(entity, alias).unwrap().key, def.key, "{alias}");
+                    assert_eq!(lookup(entity, &alias.to_uppercase()).unwrap().key, def.key);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn keys_are_defined_once_per_entity() {
+        for entity in [Entity::Qos, Entity::Account, Entity::User] {
+            let mut seen = std::collections::HashSet::new();
+            for def in entity.keys() {
+                for name in std::iter::once(&def.key).chain(def.aliases) {
+                    assert!(seen.insert(*name), "{name} twice in {entity:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn limits_follow_the_value_rules() {
+        let p = |k: &str, v: &str| parse(Entity::Qos, k, v).map(|(_, v)| v);
+        assert_eq!(p("maxjobspu", "-1"), Ok(Value::Limit(None)));
+        assert_eq!(p("maxjobspu", "0"), Ok(Value::Limit(Some(0))));
+        assert_eq!(p("maxwall", "1-00:00:00"), Ok(Value::Limit(Some(1440))));
+        assert_eq!(p("grpwall", "10:00"), Ok(Value::Limit(Some(600))));
+        assert_eq!(p("preemptexempttime", "120"), Ok(Value::Limit(Some(120))));
+    }
+
+    #[test]
+    fn errors_name_the_key() {
+        let e = parse(Entity::Qos, "maxwall", "abc").unwrap_err();
+        assert_eq!(e.key, "maxwall");
+        assert!(e.to_string().starts_with("maxwall: 'abc'"), "{e}");
+        let e = parse(Entity::Qos, "bogus", "1").unwrap_err();
+        assert!(e.to_string().contains("unknown qos key 'bogus'"), "{e}");
+        assert!(parse(Entity::Qos, "maxjobspu", "-2").is_err());
+        assert!(parse(Entity::Qos, "usagefactor", "-1").is_err());
+        assert!(parse(Entity::Qos, "idlefillpreemptable", "maybe").is_err());
+        assert!(parse(Entity::User, "adminlevel", "god").is_err());
+        assert!(parse(Entity::Account, "name", "a b").is_err());
+    }
+
+    #[test]
+    fn bools_take_every_spelling() {
+        for (raw, want) in
+            [("yes", true), ("true", true), ("1", true), ("no", false), ("false", false), ("0", false)]
+        {
+            assert_eq!(parse_bool(raw), Ok(want));
+        }
+    }
+}

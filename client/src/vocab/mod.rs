@@ -1,0 +1,11 @@
+//! Slurm's vocabulary, shared by the controller, the CLI and the console.
+//!
+//! - [`keys`]: every sacctmgr key with aliases and value kind; the one parser.
+//! - [`names`]: preempt modes, admin levels, QOS flags.
+//! - [`time`]: minutes/seconds in Slurm's formats, both ways.
+//! - [`tres`]: the built-in TRES table and TRES strings.
+
+pub mod keys;
+pub mod names;
+pub mod time;
+pub mod tres;

@@ -1,0 +1,425 @@
+//! The one mutation path for accounting records:
+//! validate -> persist with its audit row (one transaction) -> apply to the
+//! catalog -> publish an event. Failed attempts are audited after the fact.
+
+use super::catalog::{self, Catalog, KIND_ACCOUNT, KIND_QOS, KIND_USER};
+use super::columns;
+use super::pairs::{self, Pair};
+use super::user::Selector;
+use super::{account, qos, user};
+use crate::error::{Error, Result};
+use crate::model::{Account, Qos, User};
+use crate::store::{self, Action, Mutator, Store, TxnHead, TxnRow, Written};
+use serde::{Serialize, de::DeserializeOwned};
+use serde_json::{Map, Value, json};
+use spur_client::vocab::keys::Entity;
+use std::sync::{Arc, RwLock};
+use tokio::sync::broadcast;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SetMode {
+    Add,
+    Modify,
+}
+
+/// Who is asking, as the server established it.
+#[derive(Debug, Clone, Default)]
+pub struct Caller {
+    pub user: String,
+    /// Only set when the kernel or a verified credential vouches for it.
+    pub uid: Option<u32>,
+    pub verified: bool,
+    pub peer: String,
+}
+
+impl Caller {
+    fn head(&self) -> TxnHead {
+        TxnHead {
+            time_ms: store::now_ms(),
+            actor: self.user.clone(),
+            actor_uid: self.uid.map(i64::from),
+            verified: self.verified,
+            peer: self.peer.clone(),
+            source: "api".into(),
+        }
+    }
+}
+
+/// One record a write touched.
+#[derive(Debug, Clone)]
+pub struct ChangeOut {
+    pub entity: &'static str,
+    pub name: String,
+    pub action: Action,
+    pub changed: Value,
+}
+
+/// A committed change to the catalog, for live subscribers.
+#[derive(Debug, Clone)]
+pub struct CatalogEvent {
+    pub kind: &'static str,
+    pub name: String,
+    pub deleted: bool,
+}
+
+pub struct AcctService {
+    store: Option<Arc<dyn Store>>,
+    catalog: RwLock<Arc<Catalog>>,
+    events: broadcast::Sender<CatalogEvent>,
+}
+
+fn kind_of(e: Entity) -> &'static str {
+    match e {
+        Entity::Qos => KIND_QOS,
+        Entity::Account => KIND_ACCOUNT,
+        Entity::User => KIND_USER,
+    }
+}
+
+impl AcctService {
+    /// `store` is None when accounting is off (an empty `database_url`).
+    pub async fn new(store: Option<Arc<dyn Store>>) -> Result<Self> {
+        let (events, _) = broadcast::channel(1024);
+        let svc = AcctService { store, catalog: RwLock::new(Arc::new(Catalog::default())), events };
+        svc.reload().await?;
+        Ok(svc)
+    }
+
+    pub fn store(&self) -> Option<&Arc<dyn Store>> {
+        self.store.as_ref()
+    }
+
+    pub fn catalog(&self) -> Arc<Catalog> {
+        self.catalog.read().map(|c| c.clone()).unwrap_or_default()
+    }
+
+    pub fn subscribe(&self) -> broadcast::Receiver<CatalogEvent> {
+        self.events.subscribe()
+    }
+
+    /// Reads every record from the store, replacing the catalog.
+    pub async fn reload(&self) -> Result<()> {
+        let mut fresh = Catalog { loaded: true, ..Catalog::default() };
+        if let Some(store) = &self.store {
+            fresh.qos = catalog::decode_all(store.load(KIND_QOS).await?);
+            fresh.accounts = catalog::decode_all(store.load(KIND_ACCOUNT).await?);
+            fresh.users = catalog::decode_all(store.load(KIND_USER).await?);
+        }
+        if let Ok(mut c) = self.catalog.write() {
+            *c = Arc::new(fresh);
+        }
+        Ok(())
+    }
+
+    fn require_store(&self) -> Result<&Arc<dyn Store>> {
+        self.store.as_ref().ok_or_else(|| {
+            Error::FailedPrecondition(
+                "accounting is disabled: set [accounting] database_url in spur.conf".into(),
+            )
+        })
+    }
+
+    /// `sacctmgr add` (upsert) or `modify`, for one record.
+    pub async fn set(
+        &self,
+        entity: Entity,
+        caller: &Caller,
+        mode: SetMode,
+        filter: &[(String, String)],
+        set: &[(String, String)],
+        dry_run: bool,
+    ) -> Result<Vec<ChangeOut>> {
+        let kind = kind_of(entity);
+        let mut params: Map<String, Value> = Map::new();
+        let planned = self.plan_set(entity, mode, filter, set, &mut params);
+        let intent = if mode == SetMode::Add { Action::Create } else { Action::Update };
+        self.run(kind, caller, intent, planned, params, dry_run).await
+    }
+
+    pub async fn delete(
+        &self,
+        entity: Entity,
+        caller: &Caller,
+        filter: &[(String, String)],
+        dry_run: bool,
+    ) -> Result<Vec<ChangeOut>> {
+        let kind = kind_of(entity);
+        let mut params: Map<String, Value> = Map::new();
+        let planned = self.plan_delete(entity, filter, &mut params);
+        self.run(kind, caller, Action::Delete, planned, params, dry_run).await
+    }
+
+    fn plan_set(
+        &self,
+        entity: Entity,
+        mode: SetMode,
+        filter: &[(String, String)],
+        set: &[(String, String)],
+        params: &mut Map<String, Value>,
+    ) -> Result<(String, Mutator)> {
+        params.extend(filter.iter().chain(set).map(|(k, v)| (k.clone(), Value::String(v.clone()))));
+        self.require_store()?;
+        let filter = pairs::parse(entity, filter)?;
+        let set = pairs::parse(entity, set)?;
+        let cat = self.catalog();
+        Ok(match (entity, mode) {
+            (Entity::Qos, SetMode::Add) => {
+                pairs::only_keys(&filter, &[], "qos")?;
+                let name = pairs::required_name(&set, "QOS")?;
+                let n = name.clone();
+                (
+                    name,
+                    typed(columns::of::<Qos>, move |old: Option<Qos>| {
+                        let action = if old.is_some() { Action::Update } else { Action::Create };
+                        let mut q = old.unwrap_or_else(|| Qos { name: n, ..Qos::default() });
+                        qos::apply(&mut q, &set)?;
+                        qos::validate(&q, &cat)?;
+                        Ok((Some(q), action))
+                    }),
+                )
+            }
+            (Entity::Qos, SetMode::Modify) => {
+                pairs::only_keys(&filter, &["name"], "qos")?;
+                let name = pairs::required_name(&filter, "QOS")?;
+                no_rename(&set)?;
+                let n = name.clone();
+                (
+                    name,
+                    typed(columns::of::<Qos>, move |old: Option<Qos>| {
+                        let mut q =
+                            old.ok_or_else(|| Error::NotFound(format!("QOS '{n}' does not exist")))?;
+                        qos::apply(&mut q, &set)?;
+                        qos::validate(&q, &cat)?;
+                        Ok((Some(q), Action::Update))
+                    }),
+                )
+            }
+            (Entity::Account, SetMode::Add) => {
+                pairs::only_keys(&filter, &[], "account")?;
+                let name = pairs::required_name(&set, "account")?;
+                let n = name.clone();
+                (
+                    name,
+                    typed(columns::of::<Account>, move |old: Option<Account>| {
+                        let action = if old.is_some() { Action::Update } else { Action::Create };
+                        let mut a = old.unwrap_or_else(|| Account { name: n, ..Account::default() });
+                        account::apply(&mut a, &set)?;
+                        account::validate(&a, &cat)?;
+                        Ok((Some(a), action))
+                    }),
+                )
+            }
+            (Entity::Account, SetMode::Modify) => {
+                pairs::only_keys(&filter, &["name"], "account")?;
+                let name = pairs::required_name(&filter, "account")?;
+                no_rename(&set)?;
+                let n = name.clone();
+                (
+                    name,
+                    typed(columns::of::<Account>, move |old: Option<Account>| {
+                        let mut a =
+                            old.ok_or_else(|| Error::NotFound(format!("account '{n}' does not exist")))?;
+                        account::apply(&mut a, &set)?;
+                        account::validate(&a, &cat)?;
+                        Ok((Some(a), Action::Update))
+                    }),
+                )
+            }
+            (Entity::User, SetMode::Add) => {
+                pairs::only_keys(&filter, &[], "user")?;
+                let name = pairs::required_name(&set, "user")?;
+                let n = name.clone();
+                (
+                    name,
+                    typed(columns::of_user, move |old: Option<User>| {
+                        let (u, action) = user::add(old, &n, &set, &cat)?;
+                        Ok((Some(u), action))
+                    }),
+                )
+            }
+            (Entity::User, SetMode::Modify) => {
+                pairs::only_keys(&filter, &["name", "account", "partition"], "user")?;
+                let sel = Selector::from_pairs(&filter)?;
+                (
+                    sel.name.clone(),
+                    typed(columns::of_user, move |old: Option<User>| {
+                        Ok((Some(user::modify(old, &sel, &set, &cat)?), Action::Update))
+                    }),
+                )
+            }
+        })
+    }
+
+    fn plan_delete(
+        &self,
+        entity: Entity,
+        filter: &[(String, String)],
+        params: &mut Map<String, Value>,
+    ) -> Result<(String, Mutator)> {
+        params.extend(filter.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))));
+        self.require_store()?;
+        let filter = pairs::parse(entity, filter)?;
+        let cat = self.catalog();
+        Ok(match entity {
+            Entity::Qos => {
+                pairs::only_keys(&filter, &["name"], "qos")?;
+                let name = pairs::required_name(&filter, "QOS")?;
+                let n = name.clone();
+                (
+                    name,
+                    typed(columns::of::<Qos>, move |old: Option<Qos>| {
+                        old.ok_or_else(|| Error::NotFound(format!("QOS '{n}' does not exist")))?;
+                        Ok((None, Action::Delete))
+                    }),
+                )
+            }
+            Entity::Account => {
+                pairs::only_keys(&filter, &["name"], "account")?;
+                let name = pairs::required_name(&filter, "account")?;
+                account::check_delete(&name, &cat)?;
+                let n = name.clone();
+                (
+                    name,
+                    typed(columns::of::<Account>, move |old: Option<Account>| {
+                        old.ok_or_else(|| Error::NotFound(format!("account '{n}' does not exist")))?;
+                        Ok((None, Action::Delete))
+                    }),
+                )
+            }
+            Entity::User => {
+                pairs::only_keys(&filter, &["name", "account", "partition"], "user")?;
+                let sel = Selector::from_pairs(&filter)?;
+                (
+                    sel.name.clone(),
+                    typed(columns::of_user, move |old: Option<User>| {
+                        let next = user::delete(old, &sel)?;
+                        let action = if next.is_some() { Action::Update } else { Action::Delete };
+                        Ok((next, action))
+                    }),
+                )
+            }
+        })
+    }
+
+    /// Persists a planned write (or runs it against the catalog for a dry run)
+    /// and audits a failure after the fact.
+    async fn run(
+        &self,
+        kind: &'static str,
+        caller: &Caller,
+        intent: Action,
+        planned: Result<(String, Mutator)>,
+        params: Map<String, Value>,
+        dry_run: bool,
+    ) -> Result<Vec<ChangeOut>> {
+        let head = caller.head();
+        let planned = planned.map(|(name, f)| {
+            let p = params.clone();
+            let f: Mutator = Box::new(move |old| {
+                let mut w = f(old)?;
+                if let Value::Object(info) = &mut w.info {
+                    info.insert("params".into(), Value::Object(p));
+                }
+                Ok(w)
+            });
+            (name, f)
+        });
+        let result = match planned {
+            Ok((name, f)) if dry_run => {
+                let old = self.cached_doc(kind, &name);
+                f(old).map(|w| (name, w))
+            }
+            Ok((name, f)) => match self.require_store() {
+                Ok(store) => store.mutate(kind, &name, f, head.clone()).await.map(|(w, _)| {
+                    self.apply_to_catalog(kind, &name, w.next.as_ref());
+                    (name, w)
+                }),
+                Err(e) => Err(e),
+            },
+            Err(e) => Err(e),
+        };
+        match result {
+            Ok((name, w)) => Ok(vec![ChangeOut {
+                entity: kind,
+                name,
+                action: w.action,
+                changed: w.info.get("changed").cloned().unwrap_or(Value::Null),
+            }]),
+            Err(e) => {
+                if !dry_run {
+                    let name = params.get("name").and_then(Value::as_str).unwrap_or("").to_string();
+                    self.record_failure(kind, &name, intent, head, &params, &e).await;
+                }
+                Err(e)
+            }
+        }
+    }
+
+    fn cached_doc(&self, kind: &str, name: &str) -> Option<Value> {
+        let cat = self.catalog();
+        match kind {
+            KIND_QOS => cat.qos.get(name).and_then(|v| serde_json::to_value(v).ok()),
+            KIND_ACCOUNT => cat.accounts.get(name).and_then(|v| serde_json::to_value(v).ok()),
+            KIND_USER => cat.users.get(name).and_then(|v| serde_json::to_value(v).ok()),
+            _ => None,
+        }
+    }
+
+    fn apply_to_catalog(&self, kind: &'static str, name: &str, doc: Option<&Value>) {
+        if let Ok(mut c) = self.catalog.write() {
+            Arc::make_mut(&mut c).apply(kind, name, doc);
+        }
+        let _ = self.events.send(CatalogEvent { kind, name: name.to_string(), deleted: doc.is_none() });
+    }
+
+    async fn record_failure(
+        &self,
+        kind: &str,
+        name: &str,
+        intent: Action,
+        head: TxnHead,
+        params: &Map<String, Value>,
+        e: &Error,
+    ) {
+        let Some(store) = &self.store else { return };
+        let row = TxnRow {
+            id: 0,
+            head,
+            action: intent.as_str().into(),
+            entity: kind.into(),
+            name: name.to_lowercase(),
+            outcome: e.outcome().into(),
+            info: json!({"params": params, "error": e.to_string()}).to_string(),
+        };
+        if let Err(err) = store.insert_txn(&row).await {
+            tracing::warn!(actor = %row.head.actor, entity = kind, name, error = %err, "audit row for a failed attempt was dropped");
+        }
+    }
+}
+
+fn no_rename(set: &[Pair]) -> Result<()> {
+    match pairs::take(set, "name") {
+        Some(p) => Err(Error::invalid(
+            &p.typed_key,
+            "renaming is not supported; add a new record and delete the old one",
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Wraps a typed step as a store [`Mutator`]: decodes the stored document,
+/// runs the step, and records which columns moved.
+fn typed<T, F>(cols: fn(&T) -> Map<String, Value>, step: F) -> Mutator
+where
+    T: Serialize + DeserializeOwned + 'static,
+    F: FnOnce(Option<T>) -> Result<(Option<T>, Action)> + Send + 'static,
+{
+    Box::new(move |old: Option<Value>| -> Result<Written> {
+        let old: Option<T> = old.map(serde_json::from_value).transpose()?;
+        let before = old.as_ref().map(cols).unwrap_or_default();
+        let (next, action) = step(old)?;
+        let after = next.as_ref().map(cols).unwrap_or_default();
+        let info = json!({ "changed": columns::changed(&before, &after) });
+        Ok(Written { action, next: next.map(|n| serde_json::to_value(n)).transpose()?, info })
+    })
+}

@@ -1,0 +1,62 @@
+//! An in-process controller for `spur-console --demo`: the embedded SQLite
+//! store in a caller-owned directory, seeded with a small cluster's
+//! accounting so every pane has life.
+
+use crate::accounting::{Caller, SetMode};
+use crate::config::Config;
+use crate::controller::{self, Running};
+use spur_client::vocab::keys::Entity;
+use std::path::Path;
+
+pub struct Demo {
+    running: Running,
+}
+
+impl Demo {
+    pub fn url(&self) -> String {
+        format!("http://{}", self.running.addr())
+    }
+
+    pub async fn shutdown(self) {
+        if let Err(e) = self.running.shutdown().await {
+            tracing::warn!(error = %e, "demo controller did not stop cleanly");
+        }
+    }
+}
+
+/// The demo's seed, as the sacctmgr lines an admin would type.
+const SEED: &[(Entity, &str)] = &[
+    (Entity::Qos, "name=burst priority=-5000 preemptmode=requeue description=overflow"),
+    (Entity::Qos, "name=normal priority=0 preempt=burst maxwall=1-00:00:00 maxjobsperuser=20"),
+    (
+        Entity::Qos,
+        "name=highprio priority=100 maxjobsperuser=8 maxwall=1-00:00:00 maxtresperjob=node=2,cpu=64 grptres=gres/gpu=8 preemptmode=cancel",
+    ),
+    (Entity::Qos, "name=reserved priority=50000 flags=DenyOnLimit grpwall=10:00"),
+    (Entity::Account, "name=research description=Research organization=science fairshare=100"),
+    (Entity::Account, "name=ml parent=research fairshare=50 grptres=gres/gpu=16"),
+    (Entity::Account, "name=physics parent=research fairshare=30 maxjobs=40"),
+    (Entity::Account, "name=ops description=Operations organization=it fairshare=10"),
+    (Entity::User, "name=alice account=ml qos=highprio,normal defaultqos=highprio"),
+    (Entity::User, "name=bob account=research adminlevel=Admin"),
+    (Entity::User, "name=carol account=ml maxjobs=4 maxsubmitjobs=8 maxwall=1-00:00:00 grptres=cpu=64"),
+    (Entity::User, "name=dave account=physics qos=normal,burst defaultqos=normal"),
+    (Entity::User, "name=erin account=ops adminlevel=Operator"),
+];
+
+pub async fn start_demo(dir: &Path) -> anyhow::Result<Demo> {
+    let mut cfg = Config::default();
+    cfg.cluster_name = "demo".into();
+    cfg.accounting.database_url = format!("sqlite://{}", dir.join("spur.db").display());
+    let running = controller::start(cfg, "127.0.0.1:0").await?;
+    let caller = Caller { user: "demo".into(), peer: "127.0.0.1:0".into(), ..Caller::default() };
+    for (entity, line) in SEED {
+        let pairs: Vec<(String, String)> = line
+            .split_whitespace()
+            .filter_map(|kv| kv.split_once('='))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        running.acct.set(*entity, &caller, SetMode::Add, &[], &pairs, false).await?;
+    }
+    Ok(Demo { running })
+}

@@ -1,0 +1,68 @@
+//! The daemon's one error type, and its single mapping to gRPC status codes.
+
+use spur_client::vocab::keys::KeyError;
+
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum Error {
+    /// Bad input; the message names the argument or key.
+    #[error("{0}")]
+    InvalidArgument(String),
+    #[error("{0}")]
+    NotFound(String),
+    #[error("{0}")]
+    FailedPrecondition(String),
+    #[error("{0}")]
+    PermissionDenied(String),
+    /// A transient state: the caller should retry.
+    #[error("{0}")]
+    Unavailable(String),
+    #[error("store: {0}")]
+    Store(String),
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    pub fn invalid(key: &str, message: impl std::fmt::Display) -> Self {
+        Error::InvalidArgument(format!("{key}: {message}"))
+    }
+
+    /// The txn outcome this error is recorded as.
+    pub fn outcome(&self) -> &'static str {
+        match self {
+            Error::PermissionDenied(_) => "denied",
+            _ => "error",
+        }
+    }
+}
+
+impl From<KeyError> for Error {
+    fn from(e: KeyError) -> Self {
+        Error::InvalidArgument(e.to_string())
+    }
+}
+
+impl From<sqlx::Error> for Error {
+    fn from(e: sqlx::Error) -> Self {
+        Error::Store(e.to_string())
+    }
+}
+
+impl From<serde_json::Error> for Error {
+    fn from(e: serde_json::Error) -> Self {
+        Error::Store(format!("stored record does not decode: {e}"))
+    }
+}
+
+impl From<Error> for tonic::Status {
+    fn from(e: Error) -> Self {
+        let msg = e.to_string();
+        match e {
+            Error::InvalidArgument(_) => tonic::Status::invalid_argument(msg),
+            Error::NotFound(_) => tonic::Status::not_found(msg),
+            Error::FailedPrecondition(_) => tonic::Status::failed_precondition(msg),
+            Error::PermissionDenied(_) => tonic::Status::permission_denied(msg),
+            Error::Unavailable(_) | Error::Store(_) => tonic::Status::unavailable(msg),
+        }
+    }
+}

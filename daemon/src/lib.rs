@@ -1,0 +1,19 @@
+//! spurctld, the controller, and its library.
+//!
+//! - [`config`]: spur.conf (TOML); errors name the key and the file.
+//! - [`model`]: plain data (QOS, accounts, users, associations).
+//! - [`accounting`]: sacctmgr semantics and the one mutation path for accounting records.
+//! - [`store`]: persistence behind one trait: SQLite (embedded) and PostgreSQL.
+//! - [`server`]: tonic services: decode -> identify -> call the core -> map errors.
+//! - [`controller`]: wiring a configured controller onto a listener, and shutdown.
+//! - [`demo`]: an in-process controller with a seeded demo cluster, for `spur-console --demo`.
+//! - [`error`]: the daemon's error type and its mapping to gRPC status codes.
+
+pub mod accounting;
+pub mod config;
+pub mod controller;
+pub mod demo;
+pub mod error;
+pub mod model;
+pub mod server;
+pub mod store;

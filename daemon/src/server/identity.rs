@@ -1,0 +1,42 @@
+//! Establishing who called: the asserted local identity (auth plugin `none`)
+//! and the peer address, with IPv4-mapped IPv6 unwrapped to plain IPv4.
+
+use crate::accounting::Caller;
+use spur_client::conn::USER_HEADER;
+use std::net::{IpAddr, SocketAddr};
+
+pub fn caller_of<T>(req: &tonic::Request<T>) -> Caller {
+    let user = req
+        .metadata()
+        .get(USER_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .filter(|s| !s.is_empty())
+        .unwrap_or("unknown")
+        .to_string();
+    let peer = req.remote_addr().map(normalize_peer).unwrap_or_default();
+    Caller { user, uid: None, verified: false, peer }
+}
+
+/// `[::ffff:10.0.0.42]:5000` is stored as `10.0.0.42:5000`.
+pub fn normalize_peer(addr: SocketAddr) -> String {
+    match addr.ip() {
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => SocketAddr::new(IpAddr::V4(v4), addr.port()).to_string(),
+            None => addr.to_string(),
+        },
+        IpAddr::V4(_) => addr.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mapped_ipv4_is_unwrapped() {
+        let a: SocketAddr = "[::ffff:10.0.0.42]:5000".parse().unwrap();
+        assert_eq!(normalize_peer(a), "10.0.0.42:5000");
+        let b: SocketAddr = "[2001:db8::1]:6817".parse().unwrap();
+        assert_eq!(normalize_peer(b), "[2001:db8::1]:6817");
+    }
+}

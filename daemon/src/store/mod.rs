@@ -1,0 +1,98 @@
+//! Persistence behind one trait, with two implementations that pass one suite:
+//! SQLite (embedded default, WAL, `synchronous=FULL`) and PostgreSQL.
+//!
+//! Records are JSON documents keyed by (kind, name). A write runs a
+//! [`Mutator`] inside a database transaction, under a lock on that record,
+//! and inserts its txn audit row in the same transaction, so a change and
+//! its audit row commit together or not at all.
+
+mod postgres;
+mod sql;
+mod sqlite;
+
+use crate::error::{Error, Result};
+use serde_json::Value;
+use std::sync::Arc;
+
+pub use postgres::PgStore;
+pub use sqlite::SqliteStore;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Create,
+    Update,
+    Delete,
+}
+
+impl Action {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::Create => "create",
+            Action::Update => "update",
+            Action::Delete => "delete",
+        }
+    }
+}
+
+/// What a mutator decided: the verb it performed, the new document (`None`
+/// deletes it) and the txn Info.
+#[derive(Debug, Clone)]
+pub struct Written {
+    pub action: Action,
+    pub next: Option<Value>,
+    pub info: Value,
+}
+
+/// Computes the next document from the stored one, inside the write transaction.
+pub type Mutator = Box<dyn FnOnce(Option<Value>) -> Result<Written> + Send>;
+
+/// Who did it, from where and when: the part of a txn row known before the write.
+#[derive(Debug, Clone, Default)]
+pub struct TxnHead {
+    pub time_ms: i64,
+    pub actor: String,
+    pub actor_uid: Option<i64>,
+    pub verified: bool,
+    pub peer: String,
+    pub source: String,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct TxnRow {
+    pub id: i64,
+    pub head: TxnHead,
+    pub action: String,
+    pub entity: String,
+    pub name: String,
+    pub outcome: String,
+    pub info: String,
+}
+
+#[async_trait::async_trait]
+pub trait Store: Send + Sync {
+    fn backend(&self) -> &'static str;
+    /// Every document of one kind, by name.
+    async fn load(&self, kind: &str) -> Result<Vec<(String, Value)>>;
+    /// Runs `f` on the stored document under a lock and writes its result
+    /// with a success txn row in one transaction. Returns the txn row id.
+    async fn mutate(&self, kind: &str, name: &str, f: Mutator, head: TxnHead) -> Result<(Written, i64)>;
+    async fn insert_txn(&self, row: &TxnRow) -> Result<i64>;
+    /// Rows with id above `after_id`, oldest first.
+    async fn list_txn(&self, after_id: i64, limit: i64) -> Result<Vec<TxnRow>>;
+    async fn close(&self);
+}
+
+/// Opens the store a `database_url` names, running migrations.
+pub async fn open(url: &str) -> Result<Arc<dyn Store>> {
+    if let Some(path) = url.strip_prefix("sqlite://") {
+        Ok(Arc::new(SqliteStore::open(path).await?))
+    } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        Ok(Arc::new(PgStore::open(url).await?))
+    } else {
+        Err(Error::InvalidArgument(format!("database_url: unsupported '{url}'")))
+    }
+}
+
+pub fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}

@@ -1,0 +1,71 @@
+//! The production store: PostgreSQL, which several controllers can share.
+//! A mutation takes a transaction-scoped advisory lock on its record, so
+//! concurrent writers (even for a record that does not exist yet) serialize.
+
+use super::sql::store_common;
+use crate::error::Result;
+use sqlx::postgres::{PgPool, PgPoolOptions};
+use std::time::Duration;
+
+store_common!(sqlx::Postgres, sqlx::postgres::PgRow);
+
+pub struct PgStore {
+    pool: PgPool,
+}
+
+impl PgStore {
+    pub async fn open(url: &str) -> Result<Self> {
+        let pool = PgPoolOptions::new()
+            .max_connections(8)
+            .acquire_timeout(Duration::from_secs(10))
+            .connect(url)
+            .await?;
+        // Two controllers starting at once must not both run the migrations.
+        let mut conn = pool.acquire().await?;
+        sqlx::query("SELECT pg_advisory_lock(6817)").execute(&mut *conn).await?;
+        let migrated = migrate(&pool, |m| m.postgres).await;
+        sqlx::query("SELECT pg_advisory_unlock(6817)").execute(&mut *conn).await?;
+        migrated?;
+        Ok(PgStore { pool })
+    }
+}
+
+#[async_trait::async_trait]
+impl super::Store for PgStore {
+    fn backend(&self) -> &'static str {
+        "postgresql"
+    }
+
+    async fn load(&self, kind: &str) -> Result<Vec<(String, serde_json::Value)>> {
+        load_kind(&self.pool, kind).await
+    }
+
+    async fn mutate(
+        &self,
+        kind: &str,
+        name: &str,
+        f: super::Mutator,
+        head: TxnHead,
+    ) -> Result<(Written, i64)> {
+        let mut tx = self.pool.begin().await?;
+        sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))")
+            .bind(format!("{kind}:{name}"))
+            .execute(&mut *tx)
+            .await?;
+        let out = mutate_in(&mut tx, kind, name, f, head).await?;
+        tx.commit().await?;
+        Ok(out)
+    }
+
+    async fn insert_txn(&self, row: &TxnRow) -> Result<i64> {
+        insert_txn_in(&self.pool, row).await
+    }
+
+    async fn list_txn(&self, after_id: i64, limit: i64) -> Result<Vec<TxnRow>> {
+        list_txn_from(&self.pool, after_id, limit).await
+    }
+
+    async fn close(&self) {
+        self.pool.close().await;
+    }
+}

@@ -1,0 +1,165 @@
+//! The SQL both back-ends share. Both accept `$N` placeholders, `ON CONFLICT
+//! ... DO UPDATE` and `RETURNING`, so the statements are written once and the
+//! bodies are stamped out per back-end by [`store_common`].
+
+pub const SELECT_KIND: &str = "SELECT name, data FROM entities WHERE kind = $1 ORDER BY name";
+pub const SELECT_ONE: &str = "SELECT data FROM entities WHERE kind = $1 AND name = $2";
+pub const UPSERT: &str = "INSERT INTO entities (kind, name, data) VALUES ($1, $2, $3) \
+     ON CONFLICT (kind, name) DO UPDATE SET data = excluded.data";
+pub const DELETE_ONE: &str = "DELETE FROM entities WHERE kind = $1 AND name = $2";
+pub const INSERT_TXN: &str = "INSERT INTO txn (time_ms, actor, actor_uid, verified, peer, action, entity, name, outcome, info, source) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id";
+pub const LIST_TXN: &str = "SELECT id, time_ms, actor, actor_uid, verified, peer, action, entity, name, outcome, info, source \
+     FROM txn WHERE id > $1 ORDER BY id LIMIT $2";
+pub const SCHEMA_VERSION: &str = "SELECT COALESCE(MAX(version), 0) FROM schema_version";
+
+/// Schema migrations, in order. Index + 1 is the version.
+pub struct Migration {
+    pub sqlite: &'static str,
+    pub postgres: &'static str,
+}
+
+pub const MIGRATIONS: &[Migration] = &[Migration {
+    sqlite: "CREATE TABLE entities (kind TEXT NOT NULL, name TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (kind, name));
+             CREATE TABLE txn (id INTEGER PRIMARY KEY AUTOINCREMENT, time_ms BIGINT NOT NULL, actor TEXT NOT NULL,
+               actor_uid BIGINT, verified BOOLEAN NOT NULL, peer TEXT NOT NULL, action TEXT NOT NULL, entity TEXT NOT NULL,
+               name TEXT NOT NULL, outcome TEXT NOT NULL, info TEXT NOT NULL, source TEXT NOT NULL);
+             CREATE INDEX txn_time ON txn (time_ms);",
+    postgres: "CREATE TABLE entities (kind TEXT NOT NULL, name TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (kind, name));
+             CREATE TABLE txn (id BIGSERIAL PRIMARY KEY, time_ms BIGINT NOT NULL, actor TEXT NOT NULL,
+               actor_uid BIGINT, verified BOOLEAN NOT NULL, peer TEXT NOT NULL, action TEXT NOT NULL, entity TEXT NOT NULL,
+               name TEXT NOT NULL, outcome TEXT NOT NULL, info TEXT NOT NULL, source TEXT NOT NULL);
+             CREATE INDEX txn_time ON txn (time_ms);",
+}];
+
+/// Implements the back-end-independent parts of a store for one sqlx database.
+macro_rules! store_common {
+    ($db:ty, $row:ty) => {
+        use crate::store::sql;
+        use crate::store::{TxnHead, TxnRow, Written};
+
+        async fn load_kind(
+            pool: &sqlx::Pool<$db>,
+            kind: &str,
+        ) -> crate::error::Result<Vec<(String, serde_json::Value)>> {
+            let rows: Vec<(String, String)> =
+                sqlx::query_as(sql::SELECT_KIND).bind(kind).fetch_all(pool).await?;
+            rows.into_iter().map(|(n, d)| Ok((n, serde_json::from_str(&d)?))).collect()
+        }
+
+        /// Reads, mutates and writes one document with its txn row, inside `tx`.
+        async fn mutate_in(
+            tx: &mut sqlx::Transaction<'_, $db>,
+            kind: &str,
+            name: &str,
+            f: crate::store::Mutator,
+            head: TxnHead,
+        ) -> crate::error::Result<(Written, i64)> {
+            let old: Option<String> =
+                sqlx::query_scalar(sql::SELECT_ONE).bind(kind).bind(name).fetch_optional(&mut **tx).await?;
+            let old = old.map(|s| serde_json::from_str(&s)).transpose()?;
+            let written = f(old)?;
+            match &written.next {
+                Some(doc) => {
+                    sqlx::query(sql::UPSERT)
+                        .bind(kind)
+                        .bind(name)
+                        .bind(doc.to_string())
+                        .execute(&mut **tx)
+                        .await?;
+                }
+                None => {
+                    sqlx::query(sql::DELETE_ONE).bind(kind).bind(name).execute(&mut **tx).await?;
+                }
+            }
+            let row = TxnRow {
+                id: 0,
+                head,
+                action: written.action.as_str().into(),
+                entity: kind.into(),
+                name: name.into(),
+                outcome: "success".into(),
+                info: written.info.to_string(),
+            };
+            let id = insert_txn_in(&mut **tx, &row).await?;
+            Ok((written, id))
+        }
+
+        async fn insert_txn_in<'e, E>(exec: E, row: &TxnRow) -> crate::error::Result<i64>
+        where
+            E: sqlx::Executor<'e, Database = $db>,
+        {
+            let h = &row.head;
+            let id: i64 = sqlx::query_scalar(sql::INSERT_TXN)
+                .bind(h.time_ms)
+                .bind(&h.actor)
+                .bind(h.actor_uid)
+                .bind(h.verified)
+                .bind(&h.peer)
+                .bind(&row.action)
+                .bind(&row.entity)
+                .bind(&row.name)
+                .bind(&row.outcome)
+                .bind(&row.info)
+                .bind(&h.source)
+                .fetch_one(exec)
+                .await?;
+            Ok(id)
+        }
+
+        async fn list_txn_from(
+            pool: &sqlx::Pool<$db>,
+            after_id: i64,
+            limit: i64,
+        ) -> crate::error::Result<Vec<TxnRow>> {
+            use sqlx::Row;
+            let rows: Vec<$row> =
+                sqlx::query(sql::LIST_TXN).bind(after_id).bind(limit).fetch_all(pool).await?;
+            rows.iter()
+                .map(|r| {
+                    Ok(TxnRow {
+                        id: r.try_get(0)?,
+                        head: TxnHead {
+                            time_ms: r.try_get(1)?,
+                            actor: r.try_get(2)?,
+                            actor_uid: r.try_get(3)?,
+                            verified: r.try_get(4)?,
+                            peer: r.try_get(5)?,
+                            source: r.try_get(11)?,
+                        },
+                        action: r.try_get(6)?,
+                        entity: r.try_get(7)?,
+                        name: r.try_get(8)?,
+                        outcome: r.try_get(9)?,
+                        info: r.try_get(10)?,
+                    })
+                })
+                .collect()
+        }
+
+        /// Applies the migrations above the stored schema version, each in its own transaction.
+        async fn migrate(
+            pool: &sqlx::Pool<$db>,
+            pick: fn(&sql::Migration) -> &'static str,
+        ) -> crate::error::Result<()> {
+            sqlx::query("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+                .execute(pool)
+                .await?;
+            let current: i64 = sqlx::query_scalar::<_, i64>(sql::SCHEMA_VERSION).fetch_one(pool).await?;
+            for (i, m) in sql::MIGRATIONS.iter().enumerate().skip(current as usize) {
+                let mut tx = pool.begin().await?;
+                for stmt in pick(m).split(';').map(str::trim).filter(|s| !s.is_empty()) {
+                    sqlx::query(stmt).execute(&mut *tx).await?;
+                }
+                sqlx::query("INSERT INTO schema_version (version) VALUES ($1)")
+                    .bind(i as i64 + 1)
+                    .execute(&mut *tx)
+                    .await?;
+                tx.commit().await?;
+            }
+            Ok(())
+        }
+    };
+}
+
+pub(crate) use store_common;

@@ -1,0 +1,15 @@
+//! Spur's gRPC API.
+//!
+//! - [`v1`]: the generated messages, clients and servers of `proto/spur/v1/*.proto`.
+//! - [`FILE_DESCRIPTOR_SET`]: the encoded descriptors, served by gRPC reflection.
+//! - [`PROTO_DIR`]: where the `.proto` sources live, so tests and other languages can generate clients.
+
+#[allow(clippy::all, missing_docs)]
+pub mod v1 {
+    tonic::include_proto!("spur.v1");
+}
+
+pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/spur_descriptor.bin"));
+
+/// The directory holding `spur/v1/*.proto`, for code generators in other languages.
+pub const PROTO_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/proto");
