@@ -49,13 +49,14 @@ pub async fn start(cfg: Config, listen: &str) -> anyhow::Result<Running> {
         tracing::warn!("accounting is off: [accounting] database_url is empty");
         None
     } else {
-        Some(store::open(&url).await.map_err(|e| anyhow::anyhow!("accounting store {url}: {e}"))?)
+        let shown = store::redact(&url);
+        Some(store::open(&url).await.map_err(|e| anyhow::anyhow!("accounting store {shown}: {e}"))?)
     };
     let acct = Arc::new(AcctService::new(store).await?);
     let listener =
         TcpListener::bind(listen).await.map_err(|e| anyhow::anyhow!("cannot listen on '{listen}': {e}"))?;
     let addr = listener.local_addr()?;
-    let routes = crate::server::routes(acct.clone()).await?;
+    let routes = crate::server::routes(acct.clone(), &cfg.cluster_name).await?;
     let (stop, stopped) = oneshot::channel::<()>();
     let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
     let served = tokio::spawn(async move {

@@ -45,8 +45,7 @@ const SEED: &[(Entity, &str)] = &[
 ];
 
 pub async fn start_demo(dir: &Path) -> anyhow::Result<Demo> {
-    let mut cfg = Config::default();
-    cfg.cluster_name = "demo".into();
+    let mut cfg = Config { cluster_name: "demo".into(), ..Config::default() };
     cfg.accounting.database_url = format!("sqlite://{}", dir.join("spur.db").display());
     let running = controller::start(cfg, "127.0.0.1:0").await?;
     let caller = Caller { user: "demo".into(), peer: "127.0.0.1:0".into(), ..Caller::default() };

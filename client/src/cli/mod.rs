@@ -1,1 +1,96 @@
-//! cli
+//! The multi-call `spur` binary. Called as `sacctmgr` it is `spur accounts`.
+//!
+//! - [`args`]: sacctmgr's command line (flags anywhere, where/set, format=).
+//! - [`columns`]: each show's columns with Slurm's names.
+//! - [`output`]: human tables, `-p`/`-P` delimited output and JSON.
+//! - [`sacctmgr`]: running a parsed command against the controller.
+
+pub mod args;
+pub mod columns;
+pub mod output;
+pub mod sacctmgr;
+
+use std::path::Path;
+
+/// Every name the binary answers to through argv[0], with its `spur` subcommand.
+pub const PERSONALITIES: &[(&str, &str)] = &[
+    ("sacctmgr", "accounts"),
+    ("scontrol", "control"),
+    ("squeue", "queue"),
+    ("sinfo", "info"),
+    ("sbatch", "submit"),
+    ("scancel", "cancel"),
+    ("sprio", "prio"),
+    ("sacct", "acct"),
+];
+
+const SPUR_USAGE: &str = "\
+usage: spur SUBCOMMAND [args...]
+  accounts ...          the same as sacctmgr
+  install-links DIR     create sacctmgr, scontrol, squeue, ... links to this binary in DIR
+Every client finds the controller by --controller URL, else SPUR_CONTROLLER_ADDR, else http://localhost:6817.";
+
+/// Dispatches on argv[0], then on the `spur` subcommand. Returns the exit code.
+pub async fn main(argv: Vec<String>) -> i32 {
+    let prog = argv.first().map(|a| basename(a)).unwrap_or_default();
+    let rest = argv.get(1..).unwrap_or_default().to_vec();
+    if let Some((_, sub)) = PERSONALITIES.iter().find(|(name, _)| *name == prog) {
+        return subcommand(sub, prog.as_str(), &rest).await;
+    }
+    match rest.split_first() {
+        Some((sub, args)) if sub == "install-links" => install_links(args),
+        Some((sub, _)) if sub == "-h" || sub == "--help" || sub == "help" => {
+            println!("{SPUR_USAGE}");
+            0
+        }
+        Some((sub, args)) => match PERSONALITIES.iter().find(|(_, s)| s == sub) {
+            Some((name, _)) => subcommand(sub, name, args).await,
+            None => {
+                eprintln!("spur: error: unknown subcommand '{sub}'\n{SPUR_USAGE}");
+                1
+            }
+        },
+        None => {
+            eprintln!("{SPUR_USAGE}");
+            1
+        }
+    }
+}
+
+async fn subcommand(sub: &str, name: &str, args: &[String]) -> i32 {
+    match sub {
+        "accounts" => sacctmgr::main(args).await,
+        _ => {
+            eprintln!("{name}: error: '{name}' is not available from this Spur release yet");
+            1
+        }
+    }
+}
+
+fn basename(p: &str) -> String {
+    Path::new(p).file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+fn install_links(args: &[String]) -> i32 {
+    let [dir] = args else {
+        eprintln!("spur: error: usage: spur install-links DIR");
+        return 1;
+    };
+    let exe = match std::env::current_exe() {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("spur: error: cannot find this binary: {e}");
+            return 1;
+        }
+    };
+    for (name, _) in PERSONALITIES {
+        let link = Path::new(dir).join(name);
+        let _ = std::fs::remove_file(&link);
+        if let Err(e) = std::os::unix::fs::symlink(&exe, &link) {
+            eprintln!("spur: error: cannot create {}: {e}", link.display());
+            return 1;
+        }
+        println!("{} -> {}", link.display(), exe.display());
+    }
+    0
+}

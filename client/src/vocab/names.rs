@@ -66,6 +66,7 @@ impl AdminLevel {
 
 /// QOS flags. Only DenyOnLimit is supported; anything else is refused by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(into = "String", try_from = "String")]
 pub struct QosFlags {
     pub deny_on_limit: bool,
 }
@@ -89,6 +90,19 @@ impl QosFlags {
             out.push("DenyOnLimit");
         }
         out
+    }
+}
+
+impl From<QosFlags> for String {
+    fn from(f: QosFlags) -> String {
+        f.names().join(",")
+    }
+}
+
+impl TryFrom<String> for QosFlags {
+    type Error = String;
+    fn try_from(s: String) -> Result<Self, String> {
+        QosFlags::parse(&s)
     }
 }
 

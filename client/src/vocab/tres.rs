@@ -158,3 +158,19 @@ mod tests {
         assert_eq!(format_map(&parse_map("cpu=0").unwrap()), "cpu=0");
     }
 }
+
+/// Serializes a [`TresMap`] as its TRES string, so stored records and audit
+/// diffs read `cpu=64,node=2` rather than ids.
+pub mod as_string {
+    use super::{TresMap, format_map, parse_map};
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(m: &TresMap, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&format_map(m))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<TresMap, D::Error> {
+        let s = String::deserialize(d)?;
+        parse_map(&s).map_err(serde::de::Error::custom)
+    }
+}

@@ -418,8 +418,14 @@ where
         let old: Option<T> = old.map(serde_json::from_value).transpose()?;
         let before = old.as_ref().map(cols).unwrap_or_default();
         let (next, action) = step(old)?;
-        let after = next.as_ref().map(cols).unwrap_or_default();
-        let info = json!({ "changed": columns::changed(&before, &after) });
+        let info = match action {
+            // Only a modify has a "from"; a create's values are its params.
+            Action::Update => {
+                let after = next.as_ref().map(cols).unwrap_or_default();
+                json!({ "changed": columns::changed(&before, &after) })
+            }
+            _ => json!({}),
+        };
         Ok(Written { action, next: next.map(|n| serde_json::to_value(n)).transpose()?, info })
     })
 }

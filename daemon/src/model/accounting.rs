@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 use spur_client::vocab::names::{AdminLevel, PreemptMode, QosFlags};
-use spur_client::vocab::tres::TresMap;
+use spur_client::vocab::tres::{self, TresMap};
 
 /// The account every parentless account hangs under. It always exists and is not stored.
 pub const ROOT_ACCOUNT: &str = "root";
@@ -22,11 +22,14 @@ pub struct Qos {
     pub max_jobs_per_user: Option<u64>,
     /// Minutes.
     pub max_wall: Option<u64>,
+    #[serde(with = "tres::as_string")]
     pub max_tres_per_job: TresMap,
     pub max_submit_jobs_per_user: Option<u64>,
     pub max_submit_jobs_per_account: Option<u64>,
     pub grp_submit: Option<u64>,
+    #[serde(with = "tres::as_string")]
     pub max_tres_per_user: TresMap,
+    #[serde(with = "tres::as_string")]
     pub grp_tres: TresMap,
     /// Minutes.
     pub grp_wall: Option<u64>,
@@ -68,6 +71,7 @@ pub struct Account {
     pub parent: String,
     pub fairshare: f64,
     pub max_jobs: Option<u64>,
+    #[serde(with = "tres::as_string")]
     pub grp_tres: TresMap,
 }
 
@@ -108,7 +112,9 @@ pub struct Assoc {
     pub max_jobs: Option<u64>,
     pub max_submit_jobs: Option<u64>,
     pub grp_submit: Option<u64>,
+    #[serde(with = "tres::as_string")]
     pub max_tres_per_job: TresMap,
+    #[serde(with = "tres::as_string")]
     pub grp_tres: TresMap,
     /// Minutes.
     pub max_wall: Option<u64>,

@@ -12,11 +12,12 @@ use tonic::{Request, Response, Status};
 
 pub struct AccountingApi {
     acct: Arc<AcctService>,
+    cluster: String,
 }
 
 impl AccountingApi {
-    pub fn new(acct: Arc<AcctService>) -> Self {
-        AccountingApi { acct }
+    pub fn new(acct: Arc<AcctService>, cluster: String) -> Self {
+        AccountingApi { acct, cluster }
     }
 
     async fn set(
@@ -119,7 +120,7 @@ impl Accounting for AccountingApi {
             .filter(|a| f.admits("name", &a.name) && f.admits("parent", &a.parent))
             .map(convert::account)
             .collect();
-        Ok(Response::new(pb::ListAccountsResponse { accounts }))
+        Ok(Response::new(pb::ListAccountsResponse { accounts, cluster_name: self.cluster.clone() }))
     }
 
     async fn set_account(&self, req: Request<pb::SetRequest>) -> Result<Response<pb::SetResponse>, Status> {
@@ -148,7 +149,7 @@ impl Accounting for AccountingApi {
                 (!assocs.is_empty()).then(|| convert::user(u, &assocs))
             })
             .collect();
-        Ok(Response::new(pb::ListUsersResponse { users }))
+        Ok(Response::new(pb::ListUsersResponse { users, cluster_name: self.cluster.clone() }))
     }
 
     async fn set_user(&self, req: Request<pb::SetRequest>) -> Result<Response<pb::SetResponse>, Status> {

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use tonic::service::Routes;
 
 /// Every service the controller serves, ready to mount on a tonic server.
-pub async fn routes(acct: Arc<AcctService>) -> anyhow::Result<Routes> {
+pub async fn routes(acct: Arc<AcctService>, cluster: &str) -> anyhow::Result<Routes> {
     let reflection = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(spur_proto::FILE_DESCRIPTOR_SET)
         .build_v1()?;
@@ -21,6 +21,6 @@ pub async fn routes(acct: Arc<AcctService>) -> anyhow::Result<Routes> {
     health_reporter.set_serving::<AccountingServer<accounting::AccountingApi>>().await;
     let routes = Routes::new(health)
         .add_service(reflection)
-        .add_service(AccountingServer::new(accounting::AccountingApi::new(acct)));
+        .add_service(AccountingServer::new(accounting::AccountingApi::new(acct, cluster.to_string())));
     Ok(routes)
 }

@@ -89,10 +89,32 @@ pub async fn open(url: &str) -> Result<Arc<dyn Store>> {
     } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
         Ok(Arc::new(PgStore::open(url).await?))
     } else {
-        Err(Error::InvalidArgument(format!("database_url: unsupported '{url}'")))
+        Err(Error::InvalidArgument(format!("database_url: unsupported '{}'", redact(url))))
+    }
+}
+
+/// A database URL fit for a log line: the password is replaced by `***`.
+pub fn redact(url: &str) -> String {
+    let Some(scheme_end) = url.find("://").map(|i| i + 3) else { return url.to_string() };
+    let rest = &url[scheme_end..];
+    match (rest.find('@'), rest.find(':')) {
+        (Some(at), Some(colon)) if colon < at => {
+            format!("{}{}:***{}", &url[..scheme_end], &rest[..colon], &rest[at..])
+        }
+        _ => url.to_string(),
     }
 }
 
 pub fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn passwords_are_redacted() {
+        assert_eq!(super::redact("postgresql://u:secret@h/db"), "postgresql://u:***@h/db");
+        assert_eq!(super::redact("postgresql://h:5432/db"), "postgresql://h:5432/db");
+        assert_eq!(super::redact("sqlite:///x.db"), "sqlite:///x.db");
+    }
 }

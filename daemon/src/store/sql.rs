@@ -11,7 +11,7 @@ pub const INSERT_TXN: &str = "INSERT INTO txn (time_ms, actor, actor_uid, verifi
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id";
 pub const LIST_TXN: &str = "SELECT id, time_ms, actor, actor_uid, verified, peer, action, entity, name, outcome, info, source \
      FROM txn WHERE id > $1 ORDER BY id LIMIT $2";
-pub const SCHEMA_VERSION: &str = "SELECT COALESCE(MAX(version), 0) FROM schema_version";
+pub const SCHEMA_VERSION: &str = "SELECT CAST(COALESCE(MAX(version), 0) AS BIGINT) FROM schema_version";
 
 /// Schema migrations, in order. Index + 1 is the version.
 pub struct Migration {

@@ -1,0 +1,262 @@
+//! sacctmgr's command line: `[flags] VERB ENTITY [where] key=value... [set key=value...]`,
+//! with the global flags accepted anywhere, including among the pairs.
+
+use std::fmt;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Parsable {
+    #[default]
+    No,
+    /// `-p`: `|` delimited with a trailing `|`.
+    Trailing,
+    /// `-P`: `|` delimited without a trailing `|`.
+    NoTrailing,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Flags {
+    pub noheader: bool,
+    pub parsable: Parsable,
+    pub immediate: bool,
+    pub json: bool,
+    pub help: bool,
+    pub controller: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verb {
+    Add,
+    Modify,
+    Delete,
+    Show,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    Qos,
+    Account,
+    User,
+    Association,
+    Tres,
+}
+
+impl Target {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Target::Qos => "qos",
+            Target::Account => "account",
+            Target::User => "user",
+            Target::Association => "association",
+            Target::Tres => "tres",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Command {
+    pub flags: Flags,
+    pub verb: Verb,
+    pub target: Target,
+    /// Pairs that select records (`where` side; all pairs of show/delete).
+    pub filter: Vec<(String, String)>,
+    /// Pairs that set values (all pairs of add; the `set` side of modify).
+    pub set: Vec<(String, String)>,
+    pub format: Option<Vec<String>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArgError(pub String);
+
+impl fmt::Display for ArgError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+fn err<T>(msg: impl Into<String>) -> Result<T, ArgError> {
+    Err(ArgError(msg.into()))
+}
+
+/// Applies a global flag; returns false when `tok` is not one.
+fn flag(tok: &str, flags: &mut Flags, rest: &mut impl Iterator<Item = String>) -> Result<bool, ArgError> {
+    match tok {
+        "-n" | "--noheader" => flags.noheader = true,
+        "-p" | "--parsable" => {
+            if flags.parsable == Parsable::No {
+                flags.parsable = Parsable::Trailing;
+            }
+        }
+        // Both -p and -P give -P: flag order is not kept, so the no-trailing form wins.
+        "-P" | "--parsable2" => flags.parsable = Parsable::NoTrailing,
+        "-i" | "--immediate" => flags.immediate = true,
+        "--json" => flags.json = true,
+        "-h" | "--help" => flags.help = true,
+        "--controller" => match rest.next() {
+            Some(url) => flags.controller = Some(url),
+            None => return err("--controller needs a URL"),
+        },
+        _ if tok.starts_with("--controller=") => {
+            flags.controller = Some(tok["--controller=".len()..].to_string())
+        }
+        _ if tok.len() > 2 && tok.starts_with('-') && !tok.starts_with("--") => {
+            // Bundled short flags, as in `-nP`.
+            for c in tok[1..].chars() {
+                if !flag(&format!("-{c}"), flags, &mut std::iter::empty())? {
+                    return err(format!("unrecognised flag '-{c}' in '{tok}'"));
+                }
+            }
+        }
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+fn verb(tok: &str) -> Option<Verb> {
+    Some(match tok.to_ascii_lowercase().as_str() {
+        "add" | "create" => Verb::Add,
+        "modify" | "update" => Verb::Modify,
+        "delete" | "remove" => Verb::Delete,
+        "show" | "list" | "dump" => Verb::Show,
+        _ => return None,
+    })
+}
+
+fn target(tok: &str) -> Option<Target> {
+    Some(match tok.to_ascii_lowercase().as_str() {
+        "qos" => Target::Qos,
+        "account" | "accounts" => Target::Account,
+        "user" | "users" => Target::User,
+        "association" | "associations" | "assoc" => Target::Association,
+        "tres" => Target::Tres,
+        _ => return None,
+    })
+}
+
+/// Parses only the global flags, for `--help` and the controller address.
+pub fn parse_flags(args: &[String]) -> Flags {
+    let mut flags = Flags::default();
+    let mut it = args.iter().cloned();
+    while let Some(tok) = it.next() {
+        let _ = flag(&tok, &mut flags, &mut it);
+    }
+    flags
+}
+
+pub fn parse(args: &[String]) -> Result<Command, ArgError> {
+    #[derive(PartialEq)]
+    enum Side {
+        Where,
+        Set,
+    }
+    let mut flags = Flags::default();
+    let (mut v, mut t) = (None, None);
+    let (mut filter, mut set, mut format) = (vec![], vec![], None);
+    let mut side = Side::Where;
+    let mut it = args.iter().cloned();
+    while let Some(tok) = it.next() {
+        if flag(&tok, &mut flags, &mut it)? {
+            continue;
+        }
+        if v.is_none() {
+            v = Some(verb(&tok).ok_or_else(|| {
+                ArgError(format!("unrecognised command '{tok}' (use add, modify, delete or show)"))
+            })?);
+            continue;
+        }
+        if t.is_none() {
+            t = Some(target(&tok).ok_or_else(|| {
+                ArgError(format!("unknown entity '{tok}' (use account, user, qos, association or tres)"))
+            })?);
+            continue;
+        }
+        match tok.to_ascii_lowercase().as_str() {
+            "where" => side = Side::Where,
+            "set" if v == Some(Verb::Modify) => side = Side::Set,
+            "set" => return err("'set' belongs to modify"),
+            _ => match tok.split_once('=') {
+                Some((k, val)) if k.eq_ignore_ascii_case("format") => {
+                    format = Some(
+                        val.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect(),
+                    )
+                }
+                Some(("", _)) => return err(format!("unrecognised argument '{tok}'")),
+                Some((k, val)) => {
+                    let pair = (k.to_string(), val.to_string());
+                    match (v, &side) {
+                        (Some(Verb::Add), _) | (Some(Verb::Modify), Side::Set) => set.push(pair),
+                        _ => filter.push(pair),
+                    }
+                }
+                None => return err(format!("unrecognised argument '{tok}'")),
+            },
+        }
+    }
+    let (Some(verb), Some(target)) = (v, t) else {
+        return err("usage: sacctmgr [-n] [-p|-P] [-i] add|modify|delete|show ENTITY [key=value ...]");
+    };
+    if verb == Verb::Modify && set.is_empty() {
+        return err("modify needs 'set key=value' (what to change)");
+    }
+    if verb != Verb::Show && matches!(target, Target::Tres | Target::Association) {
+        return err(format!(
+            "{} cannot be changed with {} (associations come from add user; TRES are built in)",
+            target.as_str(),
+            match verb {
+                Verb::Add => "add",
+                Verb::Modify => "modify",
+                _ => "delete",
+            }
+        ));
+    }
+    if format.is_some() && verb != Verb::Show {
+        return err("format= only applies to show");
+    }
+    Ok(Command { flags, verb, target, filter, set, format })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(line: &str) -> Result<Command, ArgError> {
+        parse(&line.split_whitespace().map(String::from).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn flags_anywhere_even_among_pairs() {
+        let c = p("add qos name=x -i priority=5 -n").unwrap();
+        assert!(c.flags.immediate && c.flags.noheader);
+        assert_eq!(c.set, vec![("name".into(), "x".into()), ("priority".into(), "5".into())]);
+        let c = p("show qos format=Name,Priority -P").unwrap();
+        assert_eq!(c.flags.parsable, Parsable::NoTrailing);
+        assert_eq!(c.format.unwrap(), vec!["Name", "Priority"]);
+    }
+
+    #[test]
+    fn p_and_big_p_give_big_p() {
+        assert_eq!(p("-P show qos -p").unwrap().flags.parsable, Parsable::NoTrailing);
+        assert_eq!(p("-p show qos -P").unwrap().flags.parsable, Parsable::NoTrailing);
+        assert_eq!(p("-nP show qos").unwrap().flags.parsable, Parsable::NoTrailing);
+        assert_eq!(p("-p show qos").unwrap().flags.parsable, Parsable::Trailing);
+    }
+
+    #[test]
+    fn modify_splits_where_and_set() {
+        let c = p("modify user name=alice account=ml set maxjobs=6").unwrap();
+        assert_eq!(c.filter.len(), 2);
+        assert_eq!(c.set, vec![("maxjobs".into(), "6".into())]);
+        let c = p("modify qos where name=a set priority=1").unwrap();
+        assert_eq!(c.filter, vec![("name".into(), "a".into())]);
+    }
+
+    #[test]
+    fn unknown_tokens_are_named_never_absorbed() {
+        assert_eq!(p("add qos name=x bogus priority=1").unwrap_err().0, "unrecognised argument 'bogus'");
+        assert!(p("show qos -x").unwrap_err().0.contains("'-x'"));
+        assert!(p("frobnicate qos").unwrap_err().0.contains("'frobnicate'"));
+        assert!(p("show widgets").unwrap_err().0.contains("'widgets'"));
+        assert!(p("modify qos name=x").unwrap_err().0.contains("set"));
+        assert!(p("add tres name=x").is_err());
+        assert!(p("show").is_err());
+    }
+}

@@ -1,0 +1,200 @@
+//! `sacctmgr` (also `spur accounts`): add/modify/delete/show against the controller.
+
+use super::args::{self, Command, Target, Verb};
+use super::columns::{self, AssocRow, Column};
+use super::output;
+use crate::conn::{self, Clients, Identity};
+use spur_proto::v1 as pb;
+use std::io::{BufRead, IsTerminal, Write};
+
+pub const USAGE: &str = "\
+usage: sacctmgr [-n] [-p|-P] [-i] [--json] [--controller URL] VERB ENTITY [key=value ...]
+  VERB:   add | modify | delete | show
+  ENTITY: account | user | qos | association | tres
+  modify: sacctmgr modify ENTITY [where] key=value ... set key=value ...
+  show:   format=Col1,Col2 picks and orders columns
+flags (anywhere on the line):
+  -n, --noheader   no header line
+  -p, --parsable   '|' delimited, trailing '|'
+  -P, --parsable2  '|' delimited, no trailing '|'
+  -i, --immediate  commit without asking
+  --json           JSON output for show";
+
+/// Runs sacctmgr with its arguments (without argv[0]); returns the exit code.
+pub async fn main(argv: &[String]) -> i32 {
+    if args::parse_flags(argv).help {
+        println!("{USAGE}");
+        return 0;
+    }
+    match run(argv).await {
+        Ok(out) => {
+            print!("{out}");
+            0
+        }
+        Err(e) => {
+            eprintln!("sacctmgr: error: {e}");
+            1
+        }
+    }
+}
+
+async fn run(argv: &[String]) -> Result<String, String> {
+    let cmd = args::parse(argv).map_err(|e| e.0)?;
+    let url = conn::resolve_controller(cmd.flags.controller.as_deref());
+    let clients = conn::connect(&url, Identity::local()).await.map_err(|e| e.to_string())?;
+    execute(&cmd, clients).await
+}
+
+pub async fn execute(cmd: &Command, mut c: Clients) -> Result<String, String> {
+    match cmd.verb {
+        Verb::Show => show(cmd, &mut c).await,
+        _ => write(cmd, &mut c).await,
+    }
+}
+
+fn kvs(pairs: &[(String, String)]) -> Vec<pb::KeyValue> {
+    pairs.iter().map(|(k, v)| pb::KeyValue { key: k.clone(), value: v.clone() }).collect()
+}
+
+fn status(s: tonic::Status) -> String {
+    s.message().to_string()
+}
+
+async fn call(cmd: &Command, c: &mut Clients, dry_run: bool) -> Result<Vec<pb::Change>, String> {
+    let a = &mut c.accounting;
+    let set_req = |mode: pb::SetMode| pb::SetRequest {
+        mode: mode as i32,
+        r#where: kvs(&cmd.filter),
+        set: kvs(&cmd.set),
+        dry_run,
+    };
+    let del_req = pb::DeleteRequest { r#where: kvs(&cmd.filter), dry_run };
+    let mode = if cmd.verb == Verb::Add { pb::SetMode::Add } else { pb::SetMode::Modify };
+    let resp = match (cmd.verb, cmd.target) {
+        (Verb::Delete, Target::Qos) => a.delete_qos(del_req).await,
+        (Verb::Delete, Target::Account) => a.delete_account(del_req).await,
+        (Verb::Delete, Target::User) => a.delete_user(del_req).await,
+        (_, Target::Qos) => a.set_qos(set_req(mode)).await,
+        (_, Target::Account) => a.set_account(set_req(mode)).await,
+        (_, Target::User) => a.set_user(set_req(mode)).await,
+        (_, t) => return Err(format!("{} cannot be changed", t.as_str())),
+    };
+    Ok(resp.map_err(status)?.into_inner().changes)
+}
+
+fn describe(changes: &[pb::Change]) -> String {
+    let mut out = String::new();
+    for ch in changes {
+        let verb = match ch.action.as_str() {
+            "create" => "Added",
+            "delete" => "Deleted",
+            _ => "Modified",
+        };
+        out.push_str(&format!(" {verb} {} '{}'\n", ch.entity, ch.name));
+        if let Ok(serde_json::Value::Object(m)) = serde_json::from_str::<serde_json::Value>(&ch.changed_json)
+        {
+            for (col, ft) in m {
+                out.push_str(&format!("  {col:<24} {} -> {}\n", ft["from"], ft["to"]));
+            }
+        }
+    }
+    out
+}
+
+/// Like sacctmgr, an interactive session is shown the change and asked;
+/// `-i`, or a script (no terminal on stdin), commits at once.
+async fn write(cmd: &Command, c: &mut Clients) -> Result<String, String> {
+    if !cmd.flags.immediate && std::io::stdin().is_terminal() {
+        let planned = call(cmd, c, true).await?;
+        print!("{}", describe(&planned));
+        print!("Would you like to commit changes? (N/y): ");
+        let _ = std::io::stdout().flush();
+        let mut line = String::new();
+        let _ = std::io::stdin().lock().read_line(&mut line);
+        if !matches!(line.trim(), "y" | "Y" | "yes") {
+            return Ok(" Changes Discarded\n".into());
+        }
+    }
+    Ok(describe(&call(cmd, c, false).await?))
+}
+
+fn table<T>(cmd: &Command, all: &[Column<T>], defaults: &[&str], rows: &[T]) -> Result<String, String> {
+    let cols = columns::select(all, defaults, cmd.format.as_deref(), cmd.target.as_str())?;
+    let cells: Vec<Vec<String>> = rows.iter().map(|r| cols.iter().map(|c| (c.get)(r)).collect()).collect();
+    if cmd.flags.json {
+        let names: Vec<&str> = cols.iter().map(|c| c.name).collect();
+        return Ok(output::json(&names, &cells));
+    }
+    let headers: Vec<&str> = cols.iter().map(|c| c.header).collect();
+    Ok(output::render(&headers, &cells, &cmd.flags))
+}
+
+async fn show(cmd: &Command, c: &mut Clients) -> Result<String, String> {
+    let req = pb::ListRequest { filter: kvs(&cmd.filter) };
+    let a = &mut c.accounting;
+    match cmd.target {
+        Target::Qos => {
+            let qos = a.list_qos(req).await.map_err(status)?.into_inner().qos;
+            table(cmd, columns::QOS, columns::QOS_DEFAULT, &qos)
+        }
+        Target::Account => {
+            let accts = a.list_accounts(req).await.map_err(status)?.into_inner().accounts;
+            table(cmd, columns::ACCOUNT, columns::ACCOUNT_DEFAULT, &accts)
+        }
+        Target::User => {
+            let resp = a.list_users(req).await.map_err(status)?.into_inner();
+            table(cmd, columns::ASSOC, columns::USER_DEFAULT, &user_rows(&resp))
+        }
+        Target::Association => {
+            let resp = a.list_users(req).await.map_err(status)?.into_inner();
+            let accts = a.list_accounts(pb::ListRequest::default()).await.map_err(status)?.into_inner();
+            let mut rows = account_rows(&accts);
+            rows.extend(user_rows(&resp));
+            rows.sort_by(|x, y| (&x.assoc.account, &x.user).cmp(&(&y.assoc.account, &y.user)));
+            if !cmd.filter.is_empty() {
+                rows.retain(|r| !r.user.is_empty());
+            }
+            table(cmd, columns::ASSOC, columns::ASSOC_DEFAULT, &rows)
+        }
+        Target::Tres => {
+            let tres = a.list_tres(req).await.map_err(status)?.into_inner().tres;
+            table(cmd, columns::TRES, columns::TRES_DEFAULT, &tres)
+        }
+    }
+}
+
+fn user_rows(resp: &pb::ListUsersResponse) -> Vec<AssocRow> {
+    resp.users
+        .iter()
+        .flat_map(|u| {
+            u.associations.iter().map(|a| AssocRow {
+                cluster: resp.cluster_name.clone(),
+                user: u.name.clone(),
+                admin: u.admin_level.clone(),
+                default_account: u.default_account.clone(),
+                share: "1".into(),
+                assoc: a.clone(),
+            })
+        })
+        .collect()
+}
+
+/// Account-level associations: the account's own share and limits, with no user.
+fn account_rows(resp: &pb::ListAccountsResponse) -> Vec<AssocRow> {
+    resp.accounts
+        .iter()
+        .map(|a| AssocRow {
+            cluster: resp.cluster_name.clone(),
+            user: String::new(),
+            admin: String::new(),
+            default_account: String::new(),
+            share: columns::share(a.fairshare),
+            assoc: pb::Association {
+                account: a.name.clone(),
+                max_jobs: a.max_jobs,
+                grp_tres: a.grp_tres.clone(),
+                ..Default::default()
+            },
+        })
+        .collect()
+}

@@ -1,0 +1,134 @@
+//! The real binaries: `spurctld` on a loopback port, and `spur` under each of
+//! its personalities (`sacctmgr`, ...), as a user would run them.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::sync::OnceLock;
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// How long a test waits for an event before failing.
+pub const DEADLINE: Duration = Duration::from_secs(30);
+
+/// target/debug (or target/release), where cargo put the binaries.
+pub fn bin_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("current_exe");
+    let deps = exe.parent().expect("deps dir");
+    deps.parent().expect("target profile dir").to_path_buf()
+}
+
+pub fn bin(name: &str) -> PathBuf {
+    let p = bin_dir().join(name);
+    assert!(p.exists(), "{} is not built; run the tests with `cargo test --workspace`", p.display());
+    p
+}
+
+/// A directory of personality links (`sacctmgr` -> spur), made once per test process.
+pub fn links_dir() -> &'static Path {
+    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let d = tempfile::tempdir().expect("tempdir");
+        let out = Command::new(bin("spur")).arg("install-links").arg(d.path()).output().expect("run spur");
+        assert!(out.status.success(), "install-links: {}", String::from_utf8_lossy(&out.stderr));
+        d
+    })
+    .path()
+}
+
+/// Runs a client personality (`sacctmgr`, ...) against `url`.
+pub fn run(personality: &str, url: &str, args: &[&str]) -> Output {
+    Command::new(links_dir().join(personality))
+        .args(args)
+        .env("SPUR_CONTROLLER_ADDR", url)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run client")
+}
+
+/// Runs a client and returns its stdout, failing the test on a non-zero exit.
+pub fn ok(personality: &str, url: &str, args: &[&str]) -> String {
+    let out = run(personality, url, args);
+    assert!(
+        out.status.success(),
+        "{personality} {args:?} failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Runs a client that must fail, and returns its stderr.
+pub fn fails(personality: &str, url: &str, args: &[&str]) -> String {
+    let out = run(personality, url, args);
+    assert!(!out.status.success(), "{personality} {args:?} should have failed");
+    assert!(out.stdout.is_empty() || !String::from_utf8_lossy(&out.stderr).is_empty());
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A running `spurctld` with its config in `dir`.
+pub struct Controller {
+    pub url: String,
+    pub config: PathBuf,
+    child: Option<Child>,
+}
+
+impl Controller {
+    /// Writes `conf` to `dir/spur.conf` and starts spurctld on 127.0.0.1:0.
+    pub fn start(dir: &Path, conf: &str) -> Controller {
+        let config = dir.join("spur.conf");
+        std::fs::write(&config, conf).expect("write spur.conf");
+        Controller::start_with(&config)
+    }
+
+    pub fn start_with(config: &Path) -> Controller {
+        let mut child = Command::new(bin("spurctld"))
+            .arg("--config")
+            .arg(config)
+            .arg("--listen")
+            .arg("127.0.0.1:0")
+            .env("SPUR_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn spurctld");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let _ = BufReader::new(stdout).read_line(&mut line);
+            let _ = tx.send(line);
+        });
+        let line = rx.recv_timeout(DEADLINE).expect("spurctld did not report its address in time");
+        let addr = line.trim().strip_prefix("spurctld listening on ").unwrap_or_else(|| {
+            let _ = child.kill();
+            panic!("spurctld did not start: {line:?}")
+        });
+        Controller { url: format!("http://{addr}"), config: config.to_path_buf(), child: Some(child) }
+    }
+
+    /// Stops with SIGTERM and waits for a clean exit.
+    pub fn stop(&mut self) -> ExitStatus {
+        let mut child = self.child.take().expect("controller already stopped");
+        let _ = Command::new("kill").arg("-TERM").arg(child.id().to_string()).status();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(child.wait());
+        });
+        rx.recv_timeout(DEADLINE).expect("spurctld did not stop after SIGTERM").expect("wait")
+    }
+}
+
+impl Drop for Controller {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// A spur.conf for a test controller on `database_url`.
+pub fn conf(database_url: &str, extra: &str) -> String {
+    format!("cluster_name = \"test\"\n{extra}\n[accounting]\ndatabase_url = \"{database_url}\"\n")
+}
