@@ -6,6 +6,9 @@ use tonic::service::Interceptor;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Channel, Endpoint};
 
+/// HTTP/2 flow-control window for clients and the controller alike.
+pub const WINDOW: u32 = 8 << 20;
+
 pub const DEFAULT_CONTROLLER: &str = "http://localhost:6817";
 pub const CONTROLLER_ENV: &str = "SPUR_CONTROLLER_ADDR";
 
@@ -31,10 +34,25 @@ pub struct Identity {
 
 impl Identity {
     pub fn local() -> Self {
-        let user =
-            std::env::var("USER").or_else(|_| std::env::var("LOGNAME")).unwrap_or_else(|_| "unknown".into());
-        Identity { user, uid: local_uid() }
+        let uid = local_uid();
+        let user = std::env::var("USER")
+            .or_else(|_| std::env::var("LOGNAME"))
+            .ok()
+            .filter(|u| !u.is_empty())
+            .or_else(|| uid.and_then(passwd_name))
+            .unwrap_or_else(|| "unknown".into());
+        Identity { user, uid }
     }
+}
+
+/// The login name of `uid` from /etc/passwd, for sessions without $USER (cron, tmux as root).
+fn passwd_name(uid: u32) -> Option<String> {
+    let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
+    passwd.lines().find_map(|l| {
+        let mut f = l.split(':');
+        let name = f.next()?;
+        (f.nth(1)?.parse::<u32>().ok()? == uid).then(|| name.to_string())
+    })
 }
 
 /// Reads the real uid from /proc, which needs no libc binding.
@@ -46,6 +64,12 @@ fn local_uid() -> Option<u32> {
 
 #[derive(Clone)]
 pub struct IdentityInterceptor(Identity);
+
+impl IdentityInterceptor {
+    pub fn new(identity: Identity) -> Self {
+        IdentityInterceptor(identity)
+    }
+}
 
 impl Interceptor for IdentityInterceptor {
     fn call(&mut self, mut req: tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> {
@@ -80,7 +104,10 @@ pub async fn connect(url: &str, identity: Identity) -> Result<Clients, ConnectEr
     let endpoint = Endpoint::from_shared(url.to_string())
         .map_err(|e| ConnectError::BadUrl(url.to_string(), e.to_string()))?
         .connect_timeout(std::time::Duration::from_secs(5))
-        .tcp_nodelay(true);
+        .tcp_nodelay(true)
+        // Large listings would otherwise stall on 64 KiB flow-control windows.
+        .initial_stream_window_size(Some(WINDOW))
+        .initial_connection_window_size(Some(WINDOW));
     let channel =
         endpoint.connect().await.map_err(|e| ConnectError::Unreachable(url.to_string(), source_chain(&e)))?;
     let icpt = IdentityInterceptor(identity);

@@ -1,0 +1,342 @@
+//! The one dispatcher: `dispatch(state, action) -> effects`.
+//!
+//! This is the only place that enforces read-only mode and confirmations:
+//! every write is requested with [`Action::Request`] (or a key that builds
+//! one), shown in a dialog whose focus starts on Cancel, and only
+//! [`commit`] ever produces an [`Rpc::Write`].
+
+use crate::action::{Action, Effect, Msg, Rpc, WriteOp};
+use crate::command::{self, Command};
+use crate::filter::Filter;
+use crate::form::QosForm;
+use crate::nav;
+use crate::pane::PaneId;
+use crate::state::{Choice, Confirm, Conn, Mode, Prompt, State};
+use crate::views::{self, Target};
+use tui_input::Input;
+
+pub fn dispatch(state: &mut State, action: Action) -> Vec<Effect> {
+    if !matches!(action, Action::Net(_) | Action::Resize(..)) {
+        // Feedback is about the previous key; the status bar keeps the last error.
+        state.message = None;
+    }
+    if action.is_write() && state.settings.read_only {
+        let what = match &action {
+            Action::Request(op) => op.verb(),
+            Action::Edit => "edit",
+            _ => "delete",
+        };
+        refuse(state, what);
+        return Vec::new();
+    }
+    match action {
+        Action::Quit => vec![Effect::Quit],
+        Action::Net(msg) => on_net(state, msg),
+        Action::Resize(w, h) => {
+            state.size = (w, h);
+            nav::clamp_all(state);
+            Vec::new()
+        }
+        Action::Request(op) => {
+            request_write(state, op);
+            Vec::new()
+        }
+        other => match &state.mode {
+            Mode::Command(_) | Mode::Filter(_) => prompt(state, other),
+            Mode::Confirm(_) => confirm(state, other),
+            Mode::Form(_) => form(state, other),
+            Mode::Help { .. } => {
+                nav::help(state, other);
+                Vec::new()
+            }
+            Mode::Normal | Mode::Detail { .. } => normal(state, other),
+        },
+    }
+}
+
+fn refuse(state: &mut State, what: &str) {
+    state.error(format!("read-only mode: {what} refused (the console was started with --read-only)"));
+}
+
+/// Open the confirmation dialog for a write. Cancel returns to where the
+/// operator was (an edit form keeps its edits).
+fn request_write(state: &mut State, op: WriteOp) {
+    if state.settings.read_only {
+        refuse(state, op.verb());
+        return;
+    }
+    let prev = std::mem::take(&mut state.mode);
+    let prev = match prev {
+        // A dialog never stacks on a dialog or an overlay.
+        Mode::Confirm(c) => c.prev,
+        Mode::Help { prev, .. } => *prev,
+        other => other,
+    };
+    state.mode = Mode::Confirm(Box::new(Confirm { op, focus: Choice::Cancel, prev }));
+}
+
+/// The operator said yes: the only producer of [`Rpc::Write`].
+fn commit(state: &mut State) -> Vec<Effect> {
+    let Mode::Confirm(c) = std::mem::take(&mut state.mode) else {
+        return Vec::new();
+    };
+    if state.settings.read_only {
+        refuse(state, c.op.verb());
+        return Vec::new();
+    }
+    state.mode = match c.prev {
+        Mode::Detail { key, scroll } if !c.op.destructive() => Mode::Detail { key, scroll },
+        _ => Mode::Normal,
+    };
+    if c.op.destructive() {
+        state.view_mut().marks.clear();
+    }
+    state.loading = true;
+    state.info(format!("{}…", c.op.verb()));
+    vec![Effect::Rpc(Rpc::Write(c.op))]
+}
+
+fn confirm(state: &mut State, action: Action) -> Vec<Effect> {
+    let Mode::Confirm(c) = &mut state.mode else {
+        return Vec::new();
+    };
+    match action {
+        Action::FocusNext | Action::FocusPrev => {
+            c.focus = match c.focus {
+                Choice::Cancel => Choice::Confirm,
+                Choice::Confirm => Choice::Cancel,
+            };
+            Vec::new()
+        }
+        Action::Submit if c.focus == Choice::Confirm => commit(state),
+        Action::Submit | Action::Back => {
+            if let Mode::Confirm(c) = std::mem::take(&mut state.mode) {
+                state.mode = c.prev;
+            }
+            state.info("cancelled");
+            Vec::new()
+        }
+        _ => Vec::new(),
+    }
+}
+
+fn on_net(state: &mut State, msg: Msg) -> Vec<Effect> {
+    match msg {
+        Msg::Connected => {
+            state.conn = Conn::Connected;
+            // Errors from before this connection describe a controller that is back.
+            state.last_error = None;
+            state.loading = true;
+            vec![Effect::Rpc(Rpc::FetchAll)]
+        }
+        Msg::Reconnecting { attempt, retry_in, error } => {
+            state.conn = Conn::Reconnecting { attempt, retry_in };
+            state.last_error = Some(error);
+            state.loading = false;
+            Vec::new()
+        }
+        Msg::Disconnected { error } => {
+            state.conn = Conn::Disconnected;
+            state.loading = false;
+            state.error(error);
+            Vec::new()
+        }
+        Msg::Loaded(snapshot) => {
+            nav::replace_data(state, snapshot);
+            Vec::new()
+        }
+        Msg::FetchFailed { error } => {
+            state.loading = false;
+            state.error(format!("fetch failed: {error}"));
+            Vec::new()
+        }
+        Msg::WriteDone { summary } => {
+            state.info(summary);
+            vec![Effect::Rpc(Rpc::FetchAll)]
+        }
+        Msg::WriteFailed { error } => {
+            state.error(error);
+            // Part of a multi-row delete may have landed; show what is true now.
+            vec![Effect::Rpc(Rpc::FetchAll)]
+        }
+    }
+}
+
+fn normal(state: &mut State, action: Action) -> Vec<Effect> {
+    match action {
+        Action::Help => {
+            let prev = Box::new(std::mem::take(&mut state.mode));
+            state.mode = Mode::Help { scroll: 0, prev };
+        }
+        Action::CommandMode => state.mode = Mode::Command(Prompt::default()),
+        Action::FilterMode if views::table(state, state.pane).is_some() => {
+            let text = state.view().filter.as_ref().map(|f| f.text.clone()).unwrap_or_default();
+            state.mode = Mode::Filter(Prompt { input: Input::new(text), hint: None });
+        }
+        Action::FilterMode => state.info(format!("{}: nothing to filter", state.pane.title())),
+        Action::NextPane => nav::switch(state, state.pane.next()),
+        Action::PrevPane => nav::switch(state, state.pane.prev()),
+        Action::GoPane(p) => nav::switch(state, p),
+        Action::Refresh => {
+            state.loading = true;
+            return vec![Effect::Rpc(Rpc::FetchAll)];
+        }
+        Action::Edit => edit(state),
+        Action::Delete => delete(state),
+        other => nav::normal(state, other),
+    }
+    Vec::new()
+}
+
+fn edit(state: &mut State) {
+    if state.pane != PaneId::Qos {
+        state.info(format!("{}: editing is not available here yet (QOS only)", state.pane.title()));
+        return;
+    }
+    let Some(name) = nav::current_key(state) else {
+        state.info("no QOS selected");
+        return;
+    };
+    let Some(q) = state.data.as_ref().and_then(|d| d.qos.iter().find(|q| q.name == name)) else {
+        return;
+    };
+    if q.synthetic {
+        state.error(format!("{name} is a placeholder shown while no QOS exists; add one with sacctmgr"));
+        return;
+    }
+    state.mode = Mode::Form(Box::new(QosForm::from_qos(q)));
+}
+
+/// Targets: the marked rows, else the selected one.
+fn delete(state: &mut State) {
+    let marks = state.view().marks.clone();
+    let rows = views::all_rows(state, state.pane);
+    let targets: Vec<Target> = if marks.is_empty() {
+        let key = nav::current_key(state);
+        rows.into_iter().filter(|r| Some(&r.key) == key.as_ref()).map(|r| r.target).collect()
+    } else {
+        rows.into_iter().filter(|r| marks.contains(&r.key)).map(|r| r.target).collect()
+    };
+    match build_delete(state, targets) {
+        Ok(op) => request_write(state, op),
+        Err(e) => state.error(e),
+    }
+}
+
+fn build_delete(state: &State, targets: Vec<Target>) -> Result<WriteOp, String> {
+    if targets.is_empty() {
+        return Err(format!("{}: nothing to delete", state.pane.title()));
+    }
+    let synthetic =
+        |n: &str| state.data.as_ref().is_some_and(|d| d.qos.iter().any(|q| q.name == n && q.synthetic));
+    let (mut qos, mut accounts, mut assocs) = (Vec::new(), Vec::new(), Vec::new());
+    for t in targets {
+        match t {
+            Target::Qos(n) if synthetic(&n) => {
+                return Err(format!("{n} is a placeholder and cannot be deleted"));
+            }
+            Target::Qos(n) => qos.push(n),
+            Target::Account(n) if n == "root" => return Err("the root account cannot be deleted".into()),
+            Target::Account(n) => accounts.push(n),
+            Target::Assoc { user, account, .. } => assocs.push((user, account)),
+            Target::Root => return Err("the root account cannot be deleted".into()),
+        }
+    }
+    assocs.dedup();
+    match (qos.is_empty(), accounts.is_empty(), assocs.is_empty()) {
+        (false, true, true) => Ok(WriteOp::DeleteQos { names: qos }),
+        (true, false, true) => Ok(WriteOp::DeleteAccount { names: accounts }),
+        (true, true, false) => Ok(WriteOp::DeleteUser { assocs }),
+        _ => Err("mark either accounts or users, not both, to delete them together".into()),
+    }
+}
+
+fn prompt(state: &mut State, action: Action) -> Vec<Effect> {
+    let is_filter = matches!(state.mode, Mode::Filter(_));
+    let (Mode::Command(p) | Mode::Filter(p)) = &mut state.mode else {
+        return Vec::new();
+    };
+    match action {
+        Action::Input(req) => {
+            p.input.handle(req);
+            p.hint = None;
+            if is_filter {
+                let text = p.input.value().to_string();
+                match Filter::parse(&text) {
+                    Ok(f) => nav::set_filter(state, f),
+                    Err(e) => p.hint = Some(e),
+                }
+            }
+        }
+        Action::Complete if !is_filter => {
+            let c = command::complete(p.input.value());
+            p.input = Input::new(c.line);
+            p.hint = (c.candidates.len() != 1).then(|| match c.candidates.as_slice() {
+                [] => "no such command".to_string(),
+                many => many.join(" "),
+            });
+        }
+        Action::Submit if is_filter => match Filter::parse(p.input.value()) {
+            Ok(f) => {
+                nav::set_filter(state, f);
+                state.mode = Mode::Normal;
+            }
+            Err(e) => p.hint = Some(e),
+        },
+        Action::Submit => match command::parse(p.input.value()) {
+            Ok(cmd) => {
+                state.mode = Mode::Normal;
+                return run_command(state, cmd);
+            }
+            Err(e) => p.hint = Some(e),
+        },
+        Action::Back => {
+            state.mode = Mode::Normal;
+            if is_filter {
+                nav::set_filter(state, None);
+            }
+        }
+        _ => {}
+    }
+    Vec::new()
+}
+
+fn run_command(state: &mut State, cmd: Command) -> Vec<Effect> {
+    match cmd {
+        Command::Pane(p) => nav::switch(state, p),
+        Command::Explain(id) => {
+            state.explain = Some(id);
+            nav::switch(state, PaneId::Preemption);
+        }
+        Command::Help => state.mode = Mode::Help { scroll: 0, prev: Box::new(Mode::Normal) },
+        Command::Quit => return vec![Effect::Quit],
+    }
+    Vec::new()
+}
+
+fn form(state: &mut State, action: Action) -> Vec<Effect> {
+    let Mode::Form(f) = &mut state.mode else {
+        return Vec::new();
+    };
+    let n = f.fields.len().max(1);
+    match action {
+        Action::Input(req) => {
+            if let Some(field) = f.focused_mut() {
+                field.input.handle(req);
+            }
+        }
+        Action::FocusNext => f.focus = (f.focus + 1) % n,
+        Action::FocusPrev => f.focus = (f.focus + n - 1) % n,
+        Action::Back => {
+            state.mode = Mode::Normal;
+            state.info("edit cancelled");
+        }
+        Action::Submit => match f.to_write() {
+            Ok(Some(op)) => request_write(state, op),
+            Ok(None) => state.info("nothing changed"),
+            Err(e) => state.error(e),
+        },
+        _ => {}
+    }
+    Vec::new()
+}

@@ -1,0 +1,55 @@
+//! spur-console: the full-screen Spur admin console (k9s for Slurm).
+//!
+//! Data flows one way: terminal events and network reports become
+//! [`Action`]s, [`dispatch`] is the only code that changes the [`State`]
+//! and the only place that enforces read-only mode and confirmations, it
+//! returns [`Effect`]s that the network task executes, and [`render`]
+//! draws the state without changing it.
+//!
+//! | module | what it holds |
+//! | --- | --- |
+//! | [`action`] | `Action`, `WriteOp`, `Effect`, `Rpc`, `Msg`, `Snapshot`: the vocabulary |
+//! | [`state`] | the one `State` (modes, per-pane views, connection, data) |
+//! | [`dispatch`] | `dispatch(state, action) -> Vec<Effect>`; the write path and confirmations |
+//! | [`nav`] | selection, scrolling, sort, marks, filters, keeping selection across re-fetch |
+//! | [`update`] | terminal events -> actions, per mode |
+//! | [`keymap`] | the keymap table (key, action, description), parsing, conflicts |
+//! | [`config`] | `console.toml`: `[keys]` rebinding, `[theme]` |
+//! | [`command`] | the `:` command line and its completion |
+//! | [`filter`] | `/` regex filters (smart-case, `!` inverts) |
+//! | [`form`] | the QOS edit form and its diff |
+//! | [`pane`] | the panes in tab order; where new panes are registered |
+//! | [`views`] | records -> rows and detail pages, one module per pane |
+//! | [`format`] | Slurm spellings of wall times, limits, shares |
+//! | [`ui`] | `render(&State, &mut Frame)`: layout, theme, bars, table, overlays |
+//! | [`net`] | the network task: gRPC calls, reconnect with backoff, health watch |
+//! | [`terminal`] | raw mode / alternate screen, panic hook |
+//! | [`cli`] | command-line flags, controller URL, identity, NO_COLOR |
+//! | [`app`] | the event loop tying terminal, dispatch and network together |
+
+pub mod action;
+pub mod app;
+pub mod cli;
+pub mod command;
+pub mod config;
+pub mod dispatch;
+pub mod filter;
+pub mod form;
+pub mod format;
+pub mod keymap;
+pub mod nav;
+pub mod net;
+pub mod pane;
+pub mod state;
+pub mod terminal;
+pub mod ui;
+pub mod update;
+pub mod views;
+
+pub use action::{Action, Effect, Msg, Rpc, Snapshot, WriteOp};
+pub use app::{run, run_console};
+pub use cli::Cli;
+pub use dispatch::dispatch;
+pub use pane::PaneId;
+pub use state::{Settings, State};
+pub use ui::render;

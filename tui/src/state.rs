@@ -1,0 +1,172 @@
+//! The one application state. Only [`crate::dispatch`] mutates it; the
+//! renderer only reads it.
+
+use crate::action::{Snapshot, WriteOp};
+use crate::config::ThemeName;
+use crate::filter::Filter;
+use crate::form::QosForm;
+use crate::keymap::Keymap;
+use crate::pane::PaneId;
+use spur_client::conn::Identity;
+use std::collections::BTreeSet;
+use std::time::Duration;
+use tui_input::Input;
+
+/// What the console is started with.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub controller: String,
+    /// Who the console acts as; sent with every request (the audit log names it).
+    pub identity: Identity,
+    /// Shown as "unknown" until the controller has an auth API.
+    pub role: String,
+    pub read_only: bool,
+    pub mouse: bool,
+    pub theme: ThemeName,
+    pub keymap: Keymap,
+}
+
+impl Settings {
+    pub fn new(controller: impl Into<String>) -> Settings {
+        Settings {
+            controller: controller.into(),
+            identity: Identity { user: "unknown".into(), uid: None },
+            role: "unknown".into(),
+            read_only: false,
+            mouse: false,
+            theme: ThemeName::Default,
+            keymap: Keymap::default(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Conn {
+    Connecting,
+    Connected,
+    Reconnecting {
+        attempt: u32,
+        retry_in: Duration,
+    },
+    /// The network task gave up; only a restart helps.
+    Disconnected,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Choice {
+    Cancel,
+    Confirm,
+}
+
+/// A pending write waiting for the operator's yes.
+#[derive(Debug, Clone)]
+pub struct Confirm {
+    pub op: WriteOp,
+    /// Starts on Cancel so a stray Enter never destroys anything.
+    pub focus: Choice,
+    /// Where Cancel returns (the edit form keeps its edits).
+    pub prev: Mode,
+}
+
+/// A one-line prompt (`:` or `/`).
+#[derive(Debug, Clone, Default)]
+pub struct Prompt {
+    pub input: Input,
+    /// Completion candidates or a parse error, shown beside the input.
+    pub hint: Option<String>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub enum Mode {
+    #[default]
+    Normal,
+    /// The detail view of one row, by its key.
+    Detail {
+        key: String,
+        scroll: u16,
+    },
+    Command(Prompt),
+    Filter(Prompt),
+    Help {
+        scroll: u16,
+        prev: Box<Mode>,
+    },
+    Confirm(Box<Confirm>),
+    Form(Box<QosForm>),
+}
+
+/// Per-pane view state, kept when switching panes.
+#[derive(Debug, Clone, Default)]
+pub struct PaneView {
+    /// Index into the visible (filtered, sorted) rows.
+    pub selected: usize,
+    /// First visible row.
+    pub offset: usize,
+    /// (column index, descending).
+    pub sort: Option<(usize, bool)>,
+    pub filter: Option<Filter>,
+    /// Row keys, so marks survive re-fetch, sorting and filtering.
+    pub marks: BTreeSet<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Message {
+    pub text: String,
+    pub error: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct State {
+    pub settings: Settings,
+    /// Terminal size (columns, rows).
+    pub size: (u16, u16),
+    pub pane: PaneId,
+    pub views: [PaneView; PaneId::ALL.len()],
+    pub mode: Mode,
+    pub conn: Conn,
+    /// None until the first successful fetch.
+    pub data: Option<Snapshot>,
+    pub loading: bool,
+    /// The latest feedback line (info or error).
+    pub message: Option<Message>,
+    /// The last error, kept in the status bar until a newer one replaces it.
+    pub last_error: Option<String>,
+    /// The job named by `:explain ID`.
+    pub explain: Option<String>,
+}
+
+impl State {
+    pub fn new(settings: Settings, size: (u16, u16)) -> State {
+        State {
+            settings,
+            size,
+            pane: PaneId::Qos,
+            views: Default::default(),
+            mode: Mode::Normal,
+            conn: Conn::Connecting,
+            data: None,
+            loading: false,
+            message: None,
+            last_error: None,
+            explain: None,
+        }
+    }
+
+    pub fn view(&self) -> &PaneView {
+        &self.views[self.pane.index()]
+    }
+
+    pub fn view_mut(&mut self) -> &mut PaneView {
+        &mut self.views[self.pane.index()]
+    }
+
+    pub fn info(&mut self, text: impl Into<String>) {
+        self.message = Some(Message { text: text.into(), error: false });
+    }
+
+    pub fn error(&mut self, text: impl Into<String>) {
+        let text = text.into();
+        self.last_error = Some(text.clone());
+        self.message = Some(Message { text, error: true });
+    }
+}

@@ -1,0 +1,54 @@
+//! Screen geometry, shared by the renderer and by dispatch (page size,
+//! mouse clicks), so both agree on where rows are.
+
+use crate::state::{Conn, State};
+use ratatui::layout::{Constraint, Layout, Rect};
+
+#[derive(Debug, Clone, Copy)]
+pub struct Areas {
+    pub tabs: Rect,
+    pub crumb: Rect,
+    /// Zero height unless the controller is unreachable.
+    pub banner: Rect,
+    pub body: Rect,
+    /// Prompt, message or key hints.
+    pub line: Rect,
+    pub status: Rect,
+}
+
+pub fn shows_banner(state: &State) -> bool {
+    matches!(state.conn, Conn::Reconnecting { .. } | Conn::Disconnected)
+}
+
+pub fn areas(state: &State, area: Rect) -> Areas {
+    // Two lines: what is happening, then the error itself, so neither is cut at 80 columns.
+    let banner = if shows_banner(state) { 2 } else { 0 };
+    let [tabs, crumb, banner, body, line, status] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Length(1),
+        Constraint::Length(banner),
+        Constraint::Min(0),
+        Constraint::Length(1),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    Areas { tabs, crumb, banner, body, line, status }
+}
+
+/// Where table rows are drawn (the body minus its header line).
+pub fn table_body(state: &State) -> Rect {
+    let body = areas(state, Rect::new(0, 0, state.size.0, state.size.1)).body;
+    Rect { y: body.y.saturating_add(1), height: body.height.saturating_sub(1), ..body }
+}
+
+/// Rows per page, at least one.
+pub fn page(state: &State) -> usize {
+    usize::from(table_body(state).height.max(1))
+}
+
+/// A rectangle of at most `w`x`h` centred in `area`.
+pub fn centered(area: Rect, w: u16, h: u16) -> Rect {
+    let w = w.min(area.width);
+    let h = h.min(area.height);
+    Rect { x: area.x + (area.width - w) / 2, y: area.y + (area.height - h) / 2, width: w, height: h }
+}

@@ -1,0 +1,145 @@
+//! Views drawn over or instead of the table: help, the confirmation
+//! dialog, the QOS edit form and the detail view.
+
+use super::layout::centered;
+use super::theme::Theme;
+use crate::form::QosForm;
+use crate::state::{Choice, Confirm, State};
+use crate::update::FIXED_KEYS;
+use crate::views;
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Padding, Paragraph, Wrap};
+
+fn popup(frame: &mut Frame, theme: Theme, area: Rect, title: &str) -> Rect {
+    frame.render_widget(Clear, area);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(theme.border())
+        .padding(Padding::horizontal(1))
+        .title(Span::styled(title, theme.header()));
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    inner
+}
+
+/// Generated from the keymap, so rebinding keys updates it.
+pub fn help(state: &State, theme: Theme, frame: &mut Frame, scroll: u16) {
+    let screen = frame.area();
+    let area = centered(screen, screen.width.saturating_sub(2).min(110), screen.height.saturating_sub(2));
+    let inner = popup(frame, theme, area, " Keys — esc closes ");
+    let bindings = state.settings.keymap.bindings();
+    let key_w = bindings.iter().map(|b| keys_text(b).chars().count()).max().unwrap_or(4).min(12);
+    let entries: Vec<Line> = bindings
+        .iter()
+        .map(|b| {
+            Line::from(vec![
+                Span::styled(format!("{:>key_w$} ", keys_text(b)), theme.key()),
+                Span::raw(b.desc),
+            ])
+        })
+        .collect();
+    let fixed: Vec<Line> = FIXED_KEYS
+        .iter()
+        .map(|(k, d)| Line::from(vec![Span::styled(format!("{k:>key_w$} "), theme.key()), Span::raw(*d)]))
+        .collect();
+    let columns: u16 = if inner.width >= 70 { 2 } else { 1 };
+    let per_col = entries.len().div_ceil(usize::from(columns));
+    let fixed_h = (fixed.len() as u16 + 1).min(inner.height / 2);
+    let [top, bottom] = Layout::vertical([Constraint::Min(0), Constraint::Length(fixed_h)]).areas(inner);
+    let cols =
+        Layout::horizontal(vec![Constraint::Ratio(1, u32::from(columns)); usize::from(columns)]).split(top);
+    for (i, col) in cols.iter().enumerate() {
+        let chunk: Vec<Line> = entries.iter().skip(i * per_col).take(per_col).cloned().collect();
+        frame.render_widget(Paragraph::new(chunk).scroll((scroll, 0)), *col);
+    }
+    let mut lines = vec![Line::styled("In prompts, forms and dialogs:", theme.header())];
+    lines.extend(fixed);
+    frame.render_widget(Paragraph::new(lines), bottom);
+}
+
+fn keys_text(b: &crate::keymap::Binding) -> String {
+    if b.keys.is_empty() {
+        return "unbound".into();
+    }
+    b.keys.iter().map(|k| k.to_string()).collect::<Vec<_>>().join("/")
+}
+
+pub fn confirm(c: &Confirm, theme: Theme, frame: &mut Frame) {
+    let (title, body) = c.op.describe();
+    let screen = frame.area();
+    let height = (body.len() as u16).saturating_add(5);
+    let area = centered(screen, screen.width.saturating_sub(4).min(74), height);
+    let inner = popup(frame, theme, area, &format!(" {title} "));
+    let ok = if c.op.destructive() { "Delete" } else { "Apply" };
+    let button = |label: &str, choice: Choice| {
+        let style = if c.focus == choice { theme.selected() } else { theme.plain() };
+        Span::styled(format!("[ {label} ]"), style)
+    };
+    let mut lines: Vec<Line> = body.into_iter().map(Line::from).collect();
+    lines.push(Line::raw(""));
+    lines.push(Line::from(vec![
+        button("Cancel", Choice::Cancel),
+        Span::raw("   "),
+        button(ok, Choice::Confirm),
+    ]));
+    lines.push(Line::styled("tab/←/→ choose · enter press · esc cancel", theme.dim()));
+    let [body, footer] = Layout::vertical([Constraint::Min(0), Constraint::Length(3)]).areas(inner);
+    let (head, rest) = lines.split_at(lines.len() - 3);
+    frame.render_widget(Paragraph::new(head.to_vec()).wrap(Wrap { trim: false }), body);
+    frame.render_widget(Paragraph::new(rest.to_vec()), footer);
+}
+
+/// `focused` is false while a confirmation sits on top (no cursor then).
+pub fn form(form: &QosForm, theme: Theme, frame: &mut Frame, focused: bool) {
+    let screen = frame.area();
+    let height = (form.fields.len() as u16).saturating_add(4);
+    let area = centered(screen, screen.width.saturating_sub(2).min(80), height);
+    let inner = popup(frame, theme, area, &format!(" Modify QOS {} ", form.name));
+    let [fields, footer] = Layout::vertical([Constraint::Min(0), Constraint::Length(2)]).areas(inner);
+    let label_w = form.fields.iter().map(|f| f.key().len()).max().unwrap_or(8) + 2;
+    let visible = usize::from(fields.height.max(1));
+    let first = form.focus.saturating_sub(visible - 1);
+    let value_w = usize::from(fields.width).saturating_sub(label_w + 1).max(1);
+    for (row, (i, f)) in form.fields.iter().enumerate().skip(first).take(visible).enumerate() {
+        // `*` changed, `!` a value the controller would refuse: symbols, not colour alone.
+        let flag = match f.change() {
+            Ok(None) => " ",
+            Ok(Some(_)) => "*",
+            Err(_) => "!",
+        };
+        let label = format!("{flag}{:>w$}", f.key(), w = label_w - 1);
+        let label_style = if i == form.focus { theme.selected() } else { theme.key() };
+        let scroll = f.input.visual_scroll(value_w);
+        let value: String = f.input.value().chars().skip(scroll).collect();
+        let y = fields.y + row as u16;
+        let line = Line::from(vec![Span::styled(label, label_style), Span::raw(" "), Span::raw(value)]);
+        frame.render_widget(Paragraph::new(line), Rect { y, height: 1, ..fields });
+        if focused && i == form.focus {
+            let x = fields.x + label_w as u16 + 1 + (f.input.visual_cursor().saturating_sub(scroll)) as u16;
+            frame.set_cursor_position((x.min(fields.right().saturating_sub(1)), y));
+        }
+    }
+    let about = match form.focused().map(|f| (f.def.help, f.change())) {
+        Some((_, Err(e))) => Line::styled(e, theme.error()),
+        Some((help, _)) => Line::styled(help, theme.dim()),
+        None => Line::raw(""),
+    };
+    let hint = Line::styled("enter review · tab/↑/↓ move · esc cancel · empty limit = none", theme.dim());
+    frame.render_widget(Paragraph::new(vec![about, hint]), footer);
+}
+
+pub fn detail(state: &State, theme: Theme, frame: &mut Frame, area: Rect, key: &str, scroll: u16) {
+    let Some(d) = views::detail(state, state.pane, key) else {
+        let msg = Line::styled(format!("{key}: no longer present (esc goes back)"), theme.dim());
+        frame.render_widget(Paragraph::new(msg), area);
+        return;
+    };
+    let label_w = d.fields.iter().map(|(l, _)| l.len()).max().unwrap_or(4);
+    let mut lines = vec![Line::styled(d.title.clone(), theme.header()), Line::raw("")];
+    lines.extend(d.fields.iter().map(|(label, value)| {
+        Line::from(vec![Span::styled(format!("{label:>label_w$}  "), theme.key()), Span::raw(value.clone())])
+    }));
+    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }).scroll((scroll, 0)), area);
+}

@@ -1,0 +1,86 @@
+//! The pane body: a table for panes with data, one line for the others.
+
+use super::theme::{MARK, Theme};
+use crate::pane::PaneId;
+use crate::state::{Conn, State};
+use crate::views::{self, TableModel, Target};
+use ratatui::Frame;
+use ratatui::layout::{Alignment, Constraint, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState, Wrap};
+
+/// Width left for data columns after the mark column and its spacing.
+fn data_width(area: Rect) -> u16 {
+    area.width.saturating_sub(2)
+}
+
+/// (column index, width) of the columns shown, and how many are hidden.
+pub fn fitted(state: &State, model: &TableModel, area: Rect) -> (Vec<(usize, u16)>, usize) {
+    let sort_col = state.view().sort.map(|(c, _)| c);
+    let cols = views::fit_columns(model.columns, &model.rows, data_width(area), sort_col);
+    let hidden = model.columns.len() - cols.len();
+    (cols, hidden)
+}
+
+fn note(frame: &mut Frame, area: Rect, line: Line) {
+    frame.render_widget(Paragraph::new(line).wrap(Wrap { trim: true }), area);
+}
+
+pub fn pane(state: &State, theme: Theme, frame: &mut Frame, area: Rect) {
+    let Some(model) = views::table(state, state.pane) else {
+        let subject = match (&state.explain, state.pane) {
+            (Some(job), PaneId::Preemption) => format!("{} (job {job})", state.pane.title()),
+            _ => state.pane.title().to_string(),
+        };
+        let text = format!("{subject}: not available from this controller yet.");
+        note(frame, area, Line::styled(text, theme.dim()));
+        return;
+    };
+    if state.data.is_none() {
+        let text = match state.conn {
+            Conn::Connected | Conn::Connecting => "loading…",
+            Conn::Reconnecting { .. } | Conn::Disconnected => "no data: the controller is unreachable",
+        };
+        note(frame, area, Line::styled(text, theme.dim()));
+        return;
+    }
+    let view = state.view();
+    let (cols, _) = fitted(state, &model, area);
+    let header = Row::new(std::iter::once(Cell::from("")).chain(cols.iter().map(|&(i, _)| {
+        let c = model.columns[i];
+        let arrow = match view.sort {
+            Some((s, false)) if s == i => "▲",
+            Some((s, true)) if s == i => "▼",
+            _ => "",
+        };
+        Cell::from(format!("{}{arrow}", c.name))
+    })))
+    .style(theme.header());
+    let rows = model.rows.iter().map(|r| {
+        let marked = view.marks.contains(&r.key);
+        let mark = if marked { Cell::from(Span::styled(MARK, theme.marked())) } else { Cell::from(" ") };
+        let cells = cols.iter().map(|&(i, _)| {
+            let text = r.cells.get(i).map(String::as_str).unwrap_or_default();
+            let text = if i == 0 { format!("{}{text}", r.prefix) } else { text.to_string() };
+            let line = Line::from(text);
+            Cell::from(if model.columns[i].numeric { line.alignment(Alignment::Right) } else { line })
+        });
+        let style = match r.target {
+            Target::Account(_) | Target::Root => theme.account(),
+            _ => theme.plain(),
+        };
+        Row::new(std::iter::once(mark).chain(cells)).style(style)
+    });
+    let widths =
+        std::iter::once(Constraint::Length(1)).chain(cols.iter().map(|&(_, w)| Constraint::Length(w)));
+    let table =
+        Table::new(rows, widths).header(header).column_spacing(1).row_highlight_style(theme.selected());
+    let mut ts = TableState::default().with_offset(view.offset).with_selected(Some(view.selected));
+    frame.render_stateful_widget(table, area, &mut ts);
+    if model.rows.is_empty() {
+        let msg =
+            if view.filter.is_some() { "no rows match the filter (esc clears it)" } else { "none defined" };
+        let below = Rect { y: area.y.saturating_add(1), height: area.height.saturating_sub(1), ..area };
+        note(frame, below, Line::styled(msg, theme.dim()));
+    }
+}

@@ -1,0 +1,114 @@
+//! Fixed fake data and helpers shared by the console's tests.
+// Each test binary uses part of this; the proto may grow fields, which keep their defaults.
+#![allow(dead_code, clippy::needless_update)]
+
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use spur_client::conn::Identity;
+use spur_console::config::ThemeName;
+use spur_console::state::{Settings, State};
+use spur_console::{Action, Msg, Snapshot, dispatch, render};
+use spur_proto::v1::{Account, Association, Qos, User};
+
+fn qos(name: &str, priority: i64) -> Qos {
+    Qos { name: name.into(), priority, preempt_mode: "off".into(), usage_factor: 1.0, ..Default::default() }
+}
+
+pub fn snapshot() -> Snapshot {
+    let normal = qos("normal", 0);
+    let high = Qos {
+        preempt_mode: "cancel".into(),
+        preempt: vec!["low".into(), "scavenger".into()],
+        max_jobs_per_user: Some(8),
+        max_wall_minutes: Some(1440),
+        max_tres_per_job: "cpu=64,node=2".into(),
+        grp_tres: "gres/gpu=8".into(),
+        usage_factor: 1.5,
+        ..qos("highprio", 100)
+    };
+    let low = Qos {
+        preempt_mode: "requeue".into(),
+        max_submit_jobs_per_user: Some(0),
+        grp_wall_minutes: Some(600),
+        max_wall_minutes: Some(120),
+        max_tres_per_user: "cpu=32".into(),
+        flags: vec!["DenyOnLimit".into()],
+        usage_factor: 0.5,
+        ..qos("low", 10)
+    };
+    let scavenger = Qos { preempt_mode: "requeue".into(), usage_factor: 0.0, ..qos("scavenger", -5000) };
+    let account = |name: &str, parent: &str, share: f64, grp: &str| Account {
+        name: name.into(),
+        parent: parent.into(),
+        fairshare: share,
+        grp_tres: grp.into(),
+        ..Default::default()
+    };
+    let accounts = vec![
+        account("root", "", 1.0, ""),
+        account("research", "root", 100.0, ""),
+        account("ml", "research", 50.0, "gres/gpu=16"),
+        account("physics", "", 30.0, "cpu=256"),
+    ];
+    let assoc = |user: &str, account: &str| Association {
+        user: user.into(),
+        account: account.into(),
+        ..Default::default()
+    };
+    let users = vec![
+        User {
+            name: "alice".into(),
+            admin_level: "None".into(),
+            default_account: "ml".into(),
+            associations: vec![Association {
+                qos: vec!["highprio".into(), "normal".into()],
+                default_qos: "highprio".into(),
+                ..assoc("alice", "ml")
+            }],
+            ..Default::default()
+        },
+        User {
+            name: "carol".into(),
+            admin_level: "None".into(),
+            default_account: "ml".into(),
+            associations: vec![Association {
+                max_jobs: Some(4),
+                max_submit_jobs: Some(8),
+                max_wall_minutes: Some(1440),
+                grp_tres: "cpu=64".into(),
+                ..assoc("carol", "ml")
+            }],
+            ..Default::default()
+        },
+        User {
+            name: "bob".into(),
+            admin_level: "Administrator".into(),
+            default_account: "research".into(),
+            associations: vec![assoc("bob", "research"), assoc("bob", "physics")],
+            ..Default::default()
+        },
+    ];
+    Snapshot { cluster: String::new(), qos: vec![normal, high, low, scavenger], accounts, users }
+}
+
+pub fn settings(read_only: bool) -> Settings {
+    let mut s = Settings::new("http://localhost:6817");
+    s.identity = Identity { user: "alice".into(), uid: Some(1000) };
+    s.read_only = read_only;
+    s.theme = ThemeName::Mono;
+    s
+}
+
+/// A connected console with the fixture loaded.
+pub fn loaded(read_only: bool, size: (u16, u16)) -> State {
+    let mut state = State::new(settings(read_only), size);
+    dispatch(&mut state, Action::Net(Msg::Connected));
+    dispatch(&mut state, Action::Net(Msg::Loaded(snapshot())));
+    state
+}
+
+pub fn draw(state: &State) -> Terminal<TestBackend> {
+    let mut term = Terminal::new(TestBackend::new(state.size.0, state.size.1)).unwrap();
+    term.draw(|f| render(state, f)).unwrap();
+    term
+}

@@ -1,0 +1,96 @@
+mod common;
+
+use common::{draw, loaded};
+use ratatui::style::Modifier;
+use spur_console::state::Conn;
+use spur_console::{Action, Msg, PaneId, dispatch};
+use std::time::Duration;
+
+const SIZES: [(u16, u16); 2] = [(80, 24), (120, 40)];
+
+#[test]
+fn qos_pane() {
+    for size in SIZES {
+        let mut state = loaded(false, size);
+        dispatch(&mut state, Action::Down);
+        let name = format!("qos_{}x{}", size.0, size.1);
+        insta::assert_snapshot!(name, draw(&state).backend());
+    }
+}
+
+#[test]
+fn accounts_pane() {
+    for size in SIZES {
+        let mut state = loaded(false, size);
+        dispatch(&mut state, Action::GoPane(PaneId::Accounts));
+        dispatch(&mut state, Action::Down);
+        dispatch(&mut state, Action::ToggleMark);
+        let name = format!("accounts_{}x{}", size.0, size.1);
+        insta::assert_snapshot!(name, draw(&state).backend());
+    }
+}
+
+#[test]
+fn help_overlay() {
+    for size in SIZES {
+        let mut state = loaded(false, size);
+        dispatch(&mut state, Action::Help);
+        let name = format!("help_{}x{}", size.0, size.1);
+        insta::assert_snapshot!(name, draw(&state).backend());
+    }
+}
+
+#[test]
+fn delete_confirmation_and_unreachable_banner() {
+    let mut state = loaded(true, (80, 24));
+    state.settings.read_only = false;
+    dispatch(&mut state, Action::Down);
+    dispatch(&mut state, Action::Delete);
+    insta::assert_snapshot!("confirm_delete_80x24", draw(&state).backend());
+
+    let mut state = loaded(true, (80, 24));
+    let error = "cannot connect: tcp connect error: Connection refused".to_string();
+    dispatch(
+        &mut state,
+        Action::Net(Msg::Reconnecting { attempt: 3, retry_in: Duration::from_secs(2), error }),
+    );
+    assert!(matches!(state.conn, Conn::Reconnecting { .. }));
+    insta::assert_snapshot!("reconnecting_80x24", draw(&state).backend());
+}
+
+#[test]
+fn qos_edit_form() {
+    let mut state = loaded(false, (80, 24));
+    dispatch(&mut state, Action::Down);
+    dispatch(&mut state, Action::Edit);
+    dispatch(&mut state, Action::FocusNext);
+    dispatch(&mut state, Action::Input(tui_input::InputRequest::InsertChar('0')));
+    insta::assert_snapshot!("qos_form_80x24", draw(&state).backend());
+}
+
+#[test]
+fn unavailable_pane_says_so() {
+    let mut state = loaded(false, (80, 24));
+    dispatch(&mut state, Action::GoPane(PaneId::Queue));
+    let text = draw(&state).backend().to_string();
+    assert!(text.contains("not available from this controller yet"), "{text}");
+}
+
+#[test]
+fn selected_row_is_reversed_and_bold() {
+    for pane in [PaneId::Qos, PaneId::Accounts] {
+        let mut state = loaded(false, (80, 24));
+        dispatch(&mut state, Action::GoPane(pane));
+        dispatch(&mut state, Action::Down);
+        let term = draw(&state);
+        let buf = term.backend().buffer();
+        // Rows start under tabs, breadcrumb and the table header: selection 1 is screen row 4.
+        let selected_y = 4;
+        for y in 3..8 {
+            let cell = &buf[(5, y)];
+            let reversed =
+                cell.modifier.contains(Modifier::REVERSED) && cell.modifier.contains(Modifier::BOLD);
+            assert_eq!(reversed, y == selected_y, "{pane:?} row {y}: {:?}", cell.modifier);
+        }
+    }
+}
