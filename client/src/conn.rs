@@ -1,6 +1,9 @@
 //! Finding the controller and attaching the caller's identity to every request.
 
 use spur_proto::v1::accounting_client::AccountingClient;
+use spur_proto::v1::admission_client::AdmissionClient;
+use spur_proto::v1::audit_client::AuditClient;
+use spur_proto::v1::session_client::SessionClient;
 use tonic::metadata::MetadataValue;
 use tonic::service::Interceptor;
 use tonic::service::interceptor::InterceptedService;
@@ -25,11 +28,13 @@ pub fn resolve_controller(flag: Option<&str>) -> String {
     if raw.contains("://") { raw } else { format!("http://{raw}") }
 }
 
-/// The local identity: the login name and the real uid.
+/// The local identity: the login name, the real uid, and the user's token
+/// (`SPUR_TOKEN` or `~/.spur/token`) when there is one.
 #[derive(Debug, Clone)]
 pub struct Identity {
     pub user: String,
     pub uid: Option<u32>,
+    pub token: Option<String>,
 }
 
 impl Identity {
@@ -41,7 +46,7 @@ impl Identity {
             .filter(|u| !u.is_empty())
             .or_else(|| uid.and_then(passwd_name))
             .unwrap_or_else(|| "unknown".into());
-        Identity { user, uid }
+        Identity { user, uid, token: crate::token::load_local() }
     }
 }
 
@@ -79,6 +84,11 @@ impl Interceptor for IdentityInterceptor {
         if let Some(uid) = self.0.uid {
             req.metadata_mut().insert(UID_HEADER, MetadataValue::from(uid));
         }
+        if let Some(t) = &self.0.token
+            && let Ok(v) = MetadataValue::try_from(format!("Bearer {t}"))
+        {
+            req.metadata_mut().insert("authorization", v);
+        }
         Ok(req)
     }
 }
@@ -98,6 +108,9 @@ pub enum ConnectError {
 pub struct Clients {
     pub url: String,
     pub accounting: AccountingClient<Svc>,
+    pub audit: AuditClient<Svc>,
+    pub session: SessionClient<Svc>,
+    pub admission: AdmissionClient<Svc>,
 }
 
 pub async fn connect(url: &str, identity: Identity) -> Result<Clients, ConnectError> {
@@ -111,7 +124,13 @@ pub async fn connect(url: &str, identity: Identity) -> Result<Clients, ConnectEr
     let channel =
         endpoint.connect().await.map_err(|e| ConnectError::Unreachable(url.to_string(), source_chain(&e)))?;
     let icpt = IdentityInterceptor(identity);
-    Ok(Clients { url: url.to_string(), accounting: AccountingClient::with_interceptor(channel, icpt) })
+    Ok(Clients {
+        url: url.to_string(),
+        accounting: AccountingClient::with_interceptor(channel.clone(), icpt.clone()),
+        audit: AuditClient::with_interceptor(channel.clone(), icpt.clone()),
+        session: SessionClient::with_interceptor(channel.clone(), icpt.clone()),
+        admission: AdmissionClient::with_interceptor(channel, icpt),
+    })
 }
 
 fn source_chain(e: &dyn std::error::Error) -> String {

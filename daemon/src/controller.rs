@@ -2,7 +2,11 @@
 //! serve, refresh caches, and shut down cleanly.
 
 use crate::accounting::AcctService;
+use crate::admission::Admission;
+use crate::audit::{self, Hub};
+use crate::auth::Authenticator;
 use crate::config::Config;
+use crate::server::{gate::Gate, layer::AuthLayer};
 use crate::store;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -16,10 +20,13 @@ const MIN_REFRESH_SECS: u64 = 10;
 
 pub struct Running {
     addr: SocketAddr,
+    metrics_addr: Option<SocketAddr>,
     pub acct: Arc<AcctService>,
+    pub hub: Arc<Hub>,
     stop: Option<oneshot::Sender<()>>,
     served: JoinHandle<Result<(), tonic::transport::Error>>,
-    refresher: JoinHandle<()>,
+    /// Background loops (cache refresh, retention, metrics), aborted on shutdown.
+    tasks: Vec<JoinHandle<()>>,
 }
 
 impl Running {
@@ -27,12 +34,18 @@ impl Running {
         self.addr
     }
 
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        self.metrics_addr
+    }
+
     /// Stops accepting, lets in-flight requests finish, and closes the store.
     pub async fn shutdown(mut self) -> anyhow::Result<()> {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
-        self.refresher.abort();
+        for t in &self.tasks {
+            t.abort();
+        }
         let served = (&mut self.served).await;
         if let Some(store) = self.acct.store() {
             store.close().await;
@@ -52,16 +65,22 @@ pub async fn start(cfg: Config, listen: &str) -> anyhow::Result<Running> {
         let shown = store::redact(&url);
         Some(store::open(&url).await.map_err(|e| anyhow::anyhow!("accounting store {shown}: {e}"))?)
     };
-    let acct = Arc::new(AcctService::new(store).await?);
+    let auth = Arc::new(Authenticator::from_config(&cfg)?);
+    let hub = Arc::new(Hub::new(store.clone()));
+    let acct = Arc::new(AcctService::new(hub.clone()).await?);
+    let admission = Arc::new(Admission::load(cfg.admission.mode, store).await?);
     let listener =
         TcpListener::bind(listen).await.map_err(|e| anyhow::anyhow!("cannot listen on '{listen}': {e}"))?;
     let addr = listener.local_addr()?;
-    let routes = crate::server::routes(acct.clone(), &cfg.cluster_name).await?;
+    let gate = Arc::new(Gate { auth: auth.clone(), acct: acct.clone(), hub: hub.clone() });
+    let routes = crate::server::routes(gate, admission, &cfg).await?;
+    let layer = AuthLayer::new(auth, cfg.logging.audit_rpcs);
     let (stop, stopped) = oneshot::channel::<()>();
     // Nagle plus delayed ACKs would add ~40 ms to every other response.
     let incoming = tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
     let served = tokio::spawn(async move {
         tonic::transport::Server::builder()
+            .layer(layer)
             .initial_stream_window_size(Some(spur_client::conn::WINDOW))
             .initial_connection_window_size(Some(spur_client::conn::WINDOW))
             .add_routes(routes)
@@ -70,8 +89,17 @@ pub async fn start(cfg: Config, listen: &str) -> anyhow::Result<Running> {
             })
             .await
     });
-    let refresher = spawn_refresher(acct.clone(), cfg.accounting.fairshare_refresh_secs);
-    Ok(Running { addr, acct, stop: Some(stop), served, refresher })
+    let mut tasks = vec![spawn_refresher(acct.clone(), cfg.accounting.fairshare_refresh_secs)];
+    tasks.extend(hub.spawn_retention(cfg.accounting.txn_retention_days));
+    let mut metrics_addr = None;
+    if !cfg.metrics.listen_addr.is_empty() {
+        let l = TcpListener::bind(&cfg.metrics.listen_addr)
+            .await
+            .map_err(|e| anyhow::anyhow!("metrics.listen_addr '{}': {e}", cfg.metrics.listen_addr))?;
+        metrics_addr = Some(l.local_addr()?);
+        tasks.push(audit::metrics::spawn(l, hub.clone()));
+    }
+    Ok(Running { addr, metrics_addr, acct, hub, stop: Some(stop), served, tasks })
 }
 
 /// Reloads the catalog so changes made by another controller sharing the

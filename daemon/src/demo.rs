@@ -57,5 +57,12 @@ pub async fn start_demo(dir: &Path) -> anyhow::Result<Demo> {
             .collect();
         running.acct.set(*entity, &caller, SetMode::Add, &[], &pairs, false).await?;
     }
+    // Whoever runs the demo administers it.
+    let me = spur_client::conn::Identity::local().user;
+    if spur_client::vocab::keys::parse_name(&me).is_ok() {
+        let pairs = [("name", me.as_str()), ("account", "ops"), ("adminlevel", "Admin")]
+            .map(|(k, v)| (k.to_string(), v.to_string()));
+        running.acct.set(Entity::User, &caller, SetMode::Add, &[], &pairs, false).await?;
+    }
     Ok(Demo { running })
 }

@@ -3,6 +3,9 @@
 //! - [`config`]: spur.conf (TOML); errors name the key and the file.
 //! - [`model`]: plain data (QOS, accounts, users, associations).
 //! - [`accounting`]: sacctmgr semantics and the one mutation path for accounting records.
+//! - [`admission`]: admission tokens for node agents.
+//! - [`audit`]: the txn log's live tail, after-the-fact writer, counters and /metrics.
+//! - [`auth`]: identity (none | jwt) and roles.
 //! - [`store`]: persistence behind one trait: SQLite (embedded) and PostgreSQL.
 //! - [`server`]: tonic services: decode -> identify -> call the core -> map errors.
 //! - [`controller`]: wiring a configured controller onto a listener, and shutdown.
@@ -10,6 +13,9 @@
 //! - [`error`]: the daemon's error type and its mapping to gRPC status codes.
 
 pub mod accounting;
+pub mod admission;
+pub mod audit;
+pub mod auth;
 pub mod config;
 pub mod controller;
 pub mod demo;

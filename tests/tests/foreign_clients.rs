@@ -25,11 +25,13 @@ with grpc.insecure_channel(sys.argv[1]) as ch:
     resp = stub.ListQos(accounting_pb2.ListRequest())
     for q in resp.qos:
         print(q.name, q.priority, q.max_wall_minutes if q.HasField("max_wall_minutes") else "-")
-    try:
-        stub.SetQos(accounting_pb2.SetRequest(mode=accounting_pb2.SET_MODE_ADD,
-            set=[accounting_pb2.KeyValue(key="name", value="py"), accounting_pb2.KeyValue(key="maxwall", value="abc")]))
-    except grpc.RpcError as e:
-        print(e.code().name, e.details())
+    bad = accounting_pb2.SetRequest(mode=accounting_pb2.SET_MODE_ADD,
+        set=[accounting_pb2.KeyValue(key="name", value="py"), accounting_pb2.KeyValue(key="maxwall", value="abc")])
+    for md in [(), (("x-spur-user", "root"), ("x-spur-uid", "0"))]:
+        try:
+            stub.SetQos(bad, metadata=md)
+        except grpc.RpcError as e:
+            print(e.code().name, e.details())
 "#;
 
 #[test]
@@ -60,7 +62,9 @@ fn generated_python_client_lists_qos() {
     assert!(out.status.success(), "python client failed: {}{stdout}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(
         stdout,
-        "highprio 100 1440\nlow 0 -\nINVALID_ARGUMENT maxwall: 'abc' is not a time (expected minutes, hh:mm, hh:mm:ss, d-hh, d-hh:mm or d-hh:mm:ss)\n"
+        "highprio 100 1440\nlow 0 -\n\
+         PERMISSION_DENIED SetQos needs the Operator role; 'unknown' has None\n\
+         INVALID_ARGUMENT maxwall: 'abc' is not a time (expected minutes, hh:mm, hh:mm:ss, d-hh, d-hh:mm or d-hh:mm:ss)\n"
     );
 }
 

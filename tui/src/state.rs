@@ -30,7 +30,7 @@ impl Settings {
     pub fn new(controller: impl Into<String>) -> Settings {
         Settings {
             controller: controller.into(),
-            identity: Identity { user: "unknown".into(), uid: None },
+            identity: Identity { user: "unknown".into(), uid: None, token: None },
             role: "unknown".into(),
             read_only: false,
             mouse: false,

@@ -125,7 +125,7 @@ async fn serve(listener: TcpListener, with_health: bool) -> Server {
 }
 
 fn ident() -> Identity {
-    Identity { user: "operator".into(), uid: Some(4242) }
+    Identity { user: "operator".into(), uid: Some(4242), token: None }
 }
 
 async fn next(rx: &mut mpsc::UnboundedReceiver<Msg>) -> Msg {

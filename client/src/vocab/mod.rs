@@ -4,8 +4,10 @@
 //! - [`names`]: preempt modes, admin levels, QOS flags.
 //! - [`time`]: minutes/seconds in Slurm's formats, both ways.
 //! - [`tres`]: the built-in TRES table and TRES strings.
+//! - [`txn`]: `show txn` filters, peer matching and Slurm times.
 
 pub mod keys;
 pub mod names;
 pub mod time;
 pub mod tres;
+pub mod txn;

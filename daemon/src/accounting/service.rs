@@ -9,7 +9,8 @@ use super::user::Selector;
 use super::{account, qos, user};
 use crate::error::{Error, Result};
 use crate::model::{Account, Qos, User};
-use crate::store::{self, Action, Mutator, Store, TxnHead, TxnRow, Written};
+use crate::audit::Hub;
+use crate::store::{self, Action, Mutator, Store, TxnHead, Written};
 use serde::{Serialize, de::DeserializeOwned};
 use serde_json::{Map, Value, json};
 use spur_client::vocab::keys::Entity;
@@ -30,6 +31,11 @@ pub struct Caller {
     pub uid: Option<u32>,
     pub verified: bool,
     pub peer: String,
+    /// The uid the caller asserted (or its token carried): used for the
+    /// uid-0 rule, never recorded as ActorUID.
+    pub asserted_uid: Option<u32>,
+    /// The admin level a verified token claims.
+    pub claimed_level: Option<spur_client::vocab::names::AdminLevel>,
 }
 
 impl Caller {
@@ -64,6 +70,7 @@ pub struct CatalogEvent {
 
 pub struct AcctService {
     store: Option<Arc<dyn Store>>,
+    hub: Arc<Hub>,
     catalog: RwLock<Arc<Catalog>>,
     events: broadcast::Sender<CatalogEvent>,
 }
@@ -77,10 +84,11 @@ fn kind_of(e: Entity) -> &'static str {
 }
 
 impl AcctService {
-    /// `store` is None when accounting is off (an empty `database_url`).
-    pub async fn new(store: Option<Arc<dyn Store>>) -> Result<Self> {
+    /// The hub's store is None when accounting is off (an empty `database_url`).
+    pub async fn new(hub: Arc<Hub>) -> Result<Self> {
         let (events, _) = broadcast::channel(1024);
-        let svc = AcctService { store, catalog: RwLock::new(Arc::new(Catalog::default())), events };
+        let store = hub.store().cloned();
+        let svc = AcctService { store, hub, catalog: RwLock::new(Arc::new(Catalog::default())), events };
         svc.reload().await?;
         Ok(svc)
     }
@@ -132,8 +140,7 @@ impl AcctService {
         let kind = kind_of(entity);
         let mut params: Map<String, Value> = Map::new();
         let planned = self.plan_set(entity, mode, filter, set, &mut params);
-        let intent = if mode == SetMode::Add { Action::Create } else { Action::Update };
-        self.run(kind, caller, intent, planned, params, dry_run).await
+        self.run(kind, caller, planned, params, dry_run).await
     }
 
     pub async fn delete(
@@ -146,7 +153,7 @@ impl AcctService {
         let kind = kind_of(entity);
         let mut params: Map<String, Value> = Map::new();
         let planned = self.plan_delete(entity, filter, &mut params);
-        self.run(kind, caller, Action::Delete, planned, params, dry_run).await
+        self.run(kind, caller, planned, params, dry_run).await
     }
 
     fn plan_set(
@@ -301,58 +308,34 @@ impl AcctService {
         })
     }
 
-    /// Persists a planned write (or runs it against the catalog for a dry run)
-    /// and audits a failure after the fact.
+    /// Persists a planned write with its audit row (or runs it against the
+    /// catalog for a dry run). A failure is audited by the RPC gate.
     async fn run(
         &self,
         kind: &'static str,
         caller: &Caller,
-        intent: Action,
         planned: Result<(String, Mutator)>,
         params: Map<String, Value>,
         dry_run: bool,
     ) -> Result<Vec<ChangeOut>> {
-        let head = caller.head();
-        let planned = planned.map(|(name, f)| {
-            let p = params.clone();
-            let f: Mutator = Box::new(move |old| {
-                let mut w = f(old)?;
-                if let Value::Object(info) = &mut w.info {
-                    info.insert("params".into(), Value::Object(p));
-                }
-                Ok(w)
-            });
-            (name, f)
+        let (name, f) = planned?;
+        let f: Mutator = Box::new(move |old| {
+            let mut w = f(old)?;
+            if let Value::Object(info) = &mut w.info {
+                info.insert("params".into(), Value::Object(params));
+            }
+            Ok(w)
         });
-        let result = match planned {
-            Ok((name, f)) if dry_run => {
-                let old = self.cached_doc(kind, &name);
-                f(old).map(|w| (name, w))
-            }
-            Ok((name, f)) => match self.require_store() {
-                Ok(store) => store.mutate(kind, &name, f, head.clone()).await.map(|(w, _)| {
-                    self.apply_to_catalog(kind, &name, w.next.as_ref());
-                    (name, w)
-                }),
-                Err(e) => Err(e),
-            },
-            Err(e) => Err(e),
+        let w = if dry_run {
+            f(self.cached_doc(kind, &name))?
+        } else {
+            let (w, row) = self.require_store()?.mutate(kind, &name, f, caller.head()).await?;
+            self.apply_to_catalog(kind, &name, w.next.as_ref());
+            self.hub.committed(row);
+            w
         };
-        match result {
-            Ok((name, w)) => Ok(vec![ChangeOut {
-                entity: kind,
-                name,
-                action: w.action,
-                changed: w.info.get("changed").cloned().unwrap_or(Value::Null),
-            }]),
-            Err(e) => {
-                if !dry_run {
-                    let name = params.get("name").and_then(Value::as_str).unwrap_or("").to_string();
-                    self.record_failure(kind, &name, intent, head, &params, &e).await;
-                }
-                Err(e)
-            }
-        }
+        let changed = w.info.get("changed").cloned().unwrap_or(Value::Null);
+        Ok(vec![ChangeOut { entity: kind, name, action: w.action, changed }])
     }
 
     fn cached_doc(&self, kind: &str, name: &str) -> Option<Value> {
@@ -370,30 +353,6 @@ impl AcctService {
             Arc::make_mut(&mut c).apply(kind, name, doc);
         }
         let _ = self.events.send(CatalogEvent { kind, name: name.to_string(), deleted: doc.is_none() });
-    }
-
-    async fn record_failure(
-        &self,
-        kind: &str,
-        name: &str,
-        intent: Action,
-        head: TxnHead,
-        params: &Map<String, Value>,
-        e: &Error,
-    ) {
-        let Some(store) = &self.store else { return };
-        let row = TxnRow {
-            id: 0,
-            head,
-            action: intent.as_str().into(),
-            entity: kind.into(),
-            name: name.to_lowercase(),
-            outcome: e.outcome().into(),
-            info: json!({"params": params, "error": e.to_string()}).to_string(),
-        };
-        if let Err(err) = store.insert_txn(&row).await {
-            tracing::warn!(actor = %row.head.actor, entity = kind, name, error = %err, "audit row for a failed attempt was dropped");
-        }
     }
 }
 

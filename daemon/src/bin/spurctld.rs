@@ -33,6 +33,9 @@ async fn run(args: Args) -> anyhow::Result<()> {
     let cfg = Config::load(&args.config)?;
     let listen = args.listen.unwrap_or_else(|| cfg.controller.listen_addr.clone());
     let running = spur_daemon::controller::start(cfg, &listen).await?;
+    if let Some(m) = running.metrics_addr() {
+        println!("spurctld metrics on http://{m}/metrics");
+    }
     // Tests and scripts read this line to learn the port when listening on port 0.
     println!("spurctld listening on {}", running.addr());
     tracing::info!(addr = %running.addr(), "serving");

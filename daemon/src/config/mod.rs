@@ -13,6 +13,14 @@ pub struct Config {
     pub controller: ControllerConfig,
     #[serde(default)]
     pub accounting: AccountingConfig,
+    #[serde(default)]
+    pub auth: AuthConfig,
+    #[serde(default)]
+    pub admission: AdmissionConfig,
+    #[serde(default)]
+    pub logging: LoggingConfig,
+    #[serde(default)]
+    pub metrics: MetricsConfig,
     /// The directory of the config file; relative paths resolve against it.
     #[serde(skip)]
     pub base_dir: PathBuf,
@@ -44,6 +52,84 @@ pub struct AccountingConfig {
     /// 0 or unset keeps txn rows forever.
     #[serde(default)]
     pub txn_retention_days: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AuthPlugin {
+    /// Trust the caller's asserted local identity; uid 0 is an admin.
+    #[default]
+    None,
+    /// HS256 JSON Web Tokens.
+    Jwt,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AuthMode {
+    /// A token is verified when present; without one the asserted identity is used.
+    #[default]
+    Permissive,
+    /// Every request needs a valid token.
+    Required,
+    /// Tokens are ignored; the asserted identity is used.
+    Disabled,
+}
+
+impl AuthMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AuthMode::Permissive => "permissive",
+            AuthMode::Required => "required",
+            AuthMode::Disabled => "disabled",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuthConfig {
+    #[serde(default)]
+    pub plugin: AuthPlugin,
+    /// The HS256 secret, used literally.
+    #[serde(default)]
+    pub jwt_key: Option<String>,
+    /// A file holding the secret; one trailing line ending is ignored.
+    #[serde(default)]
+    pub jwt_key_file: Option<PathBuf>,
+    #[serde(default)]
+    pub mode: AuthMode,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AdmissionMode {
+    #[default]
+    Open,
+    Token,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AdmissionConfig {
+    #[serde(default)]
+    pub mode: AdmissionMode,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LoggingConfig {
+    /// Log every RPC, reads included, on the `audit_rpc` tracing target.
+    #[serde(default)]
+    pub audit_rpcs: bool,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MetricsConfig {
+    /// `host:port` for the Prometheus `/metrics` endpoint; empty: not served.
+    #[serde(default)]
+    pub listen_addr: String,
 }
 
 fn default_cluster_name() -> String {
@@ -85,6 +171,10 @@ impl Default for Config {
             cluster_name: default_cluster_name(),
             controller: ControllerConfig::default(),
             accounting: AccountingConfig::default(),
+            auth: AuthConfig::default(),
+            admission: AdmissionConfig::default(),
+            logging: LoggingConfig::default(),
+            metrics: MetricsConfig::default(),
             base_dir: PathBuf::from("."),
         }
     }
@@ -132,10 +222,38 @@ impl Config {
                 "key 'accounting.database_url': '{url}' is neither sqlite://PATH nor postgresql://..."
             ));
         }
+        let a = &self.auth;
+        if a.jwt_key.is_some() && a.jwt_key_file.is_some() {
+            return Err("keys 'auth.jwt_key' and 'auth.jwt_key_file' are both set; set only one".into());
+        }
+        if a.plugin == AuthPlugin::Jwt && a.jwt_key.is_none() && a.jwt_key_file.is_none() {
+            return Err("key 'auth.plugin': \"jwt\" needs auth.jwt_key or auth.jwt_key_file".into());
+        }
+        if a.mode == AuthMode::Required && a.plugin != AuthPlugin::Jwt {
+            return Err("key 'auth.mode': \"required\" needs auth.plugin = \"jwt\"".into());
+        }
         if self.cluster_name.trim().is_empty() {
             return Err("key 'cluster_name': must not be empty".into());
         }
         Ok(())
+    }
+
+    /// The JWT secret: `jwt_key` literally, or the contents of `jwt_key_file`
+    /// without one trailing line ending. None when neither is set.
+    pub fn jwt_secret(&self) -> Result<Option<Vec<u8>>, ConfigError> {
+        if let Some(k) = &self.auth.jwt_key {
+            return Ok(Some(k.as_bytes().to_vec()));
+        }
+        let Some(f) = &self.auth.jwt_key_file else { return Ok(None) };
+        let path = self.base_dir.join(f);
+        let mut bytes = std::fs::read(&path)
+            .map_err(|err| ConfigError::Read { file: format!("auth.jwt_key_file {}", path.display()), err })?;
+        if bytes.ends_with(b"\r\n") {
+            bytes.truncate(bytes.len() - 2);
+        } else if bytes.ends_with(b"\n") {
+            bytes.pop();
+        }
+        Ok(Some(bytes))
     }
 
     /// The database URL with a relative SQLite path resolved against the config's directory.
@@ -183,6 +301,19 @@ mod tests {
     fn wrong_type_names_the_key() {
         let e = parse("[accounting]\nrequire_qos = \"yes\"\n").unwrap_err();
         assert!(e.contains("accounting.require_qos"), "{e}");
+    }
+
+    #[test]
+    fn auth_keys_are_exclusive_and_key_file_drops_one_newline() {
+        let e = parse("[auth]\nplugin = \"jwt\"\njwt_key = \"a\"\njwt_key_file = \"b\"\n").unwrap_err();
+        assert!(e.contains("both set"), "{e}");
+        assert!(parse("[auth]\nplugin = \"jwt\"\n").unwrap_err().contains("auth.plugin"));
+        assert!(parse("[auth]\nplugin = \"kerberos\"\n").unwrap_err().contains("auth.plugin"));
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("k"), "secret\n\n").unwrap();
+        let c = Config::parse("[auth]\nplugin = \"jwt\"\njwt_key_file = \"k\"\n", "f", dir.path().to_path_buf())
+            .unwrap();
+        assert_eq!(c.jwt_secret().unwrap().unwrap(), b"secret\n");
     }
 
     #[test]

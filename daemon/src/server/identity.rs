@@ -1,21 +1,6 @@
-//! Establishing who called: the asserted local identity (auth plugin `none`)
-//! and the peer address, with IPv4-mapped IPv6 unwrapped to plain IPv4.
+//! Peer addresses as the txn log stores them: IPv4-mapped IPv6 unwrapped.
 
-use crate::accounting::Caller;
-use spur_client::conn::USER_HEADER;
 use std::net::{IpAddr, SocketAddr};
-
-pub fn caller_of<T>(req: &tonic::Request<T>) -> Caller {
-    let user = req
-        .metadata()
-        .get(USER_HEADER)
-        .and_then(|v| v.to_str().ok())
-        .filter(|s| !s.is_empty())
-        .unwrap_or("unknown")
-        .to_string();
-    let peer = req.remote_addr().map(normalize_peer).unwrap_or_default();
-    Caller { user, uid: None, verified: false, peer }
-}
 
 /// `[::ffff:10.0.0.42]:5000` is stored as `10.0.0.42:5000`.
 pub fn normalize_peer(addr: SocketAddr) -> String {

@@ -1,26 +1,48 @@
-//! The gRPC surface: Spur's services plus gRPC reflection and the standard
-//! health service, so clients that are not ours can discover and use the API.
+//! The gRPC surface: Spur's services behind one authentication layer and one
+//! gate (role check and audit), plus gRPC reflection and the standard health
+//! service, so clients that are not ours can discover and use the API.
+//!
+//! - [`rpc`]: every RPC classified once (read / mutation / internal, role, target).
+//! - [`layer`]: authentication and `audit_rpc` logging in front of every RPC.
+//! - [`gate`]: role checks and txn rows, around every handler.
+//! - [`convert`]: domain records to proto messages, in one place.
+//! - `accounting`, `audit_api`, `session`, `admission_api`: the services.
 
 mod accounting;
-mod convert;
+mod admission_api;
+mod audit_api;
+pub mod convert;
+pub mod gate;
 mod identity;
+pub mod layer;
+pub mod rpc;
+mod session;
 
-pub use identity::{caller_of, normalize_peer};
+pub use identity::normalize_peer;
 
-use crate::accounting::AcctService;
-use spur_proto::v1::accounting_server::AccountingServer;
+use crate::admission::Admission;
+use crate::config::Config;
+use gate::Gate;
+use spur_proto::v1::{
+    accounting_server::AccountingServer, admission_server::AdmissionServer, audit_server::AuditServer,
+    session_server::SessionServer,
+};
 use std::sync::Arc;
 use tonic::service::Routes;
 
 /// Every service the controller serves, ready to mount on a tonic server.
-pub async fn routes(acct: Arc<AcctService>, cluster: &str) -> anyhow::Result<Routes> {
+pub async fn routes(gate: Arc<Gate>, admission: Arc<Admission>, cfg: &Config) -> anyhow::Result<Routes> {
     let reflection = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(spur_proto::FILE_DESCRIPTOR_SET)
         .build_v1()?;
     let (health_reporter, health) = tonic_health::server::health_reporter();
     health_reporter.set_serving::<AccountingServer<accounting::AccountingApi>>().await;
+    let cluster = cfg.cluster_name.clone();
     let routes = Routes::new(health)
         .add_service(reflection)
-        .add_service(AccountingServer::new(accounting::AccountingApi::new(acct, cluster.to_string())));
+        .add_service(AccountingServer::new(accounting::AccountingApi::new(gate.clone(), cluster.clone())))
+        .add_service(AuditServer::new(audit_api::AuditApi::new(gate.clone())))
+        .add_service(SessionServer::new(session::SessionApi::new(gate.clone(), cluster, cfg.auth.mode)))
+        .add_service(AdmissionServer::new(admission_api::AdmissionApi::new(gate, admission)));
     Ok(routes)
 }

@@ -68,17 +68,27 @@ pub struct TxnRow {
     pub info: String,
 }
 
+/// A txn query: sacctmgr's filters, and optionally "after this id" for a tail resuming.
+#[derive(Debug, Clone, Default)]
+pub struct TxnQuery {
+    pub filter: spur_client::vocab::txn::TxnFilter,
+    pub after_id: Option<i64>,
+}
+
 #[async_trait::async_trait]
 pub trait Store: Send + Sync {
     fn backend(&self) -> &'static str;
     /// Every document of one kind, by name.
     async fn load(&self, kind: &str) -> Result<Vec<(String, Value)>>;
     /// Runs `f` on the stored document under a lock and writes its result
-    /// with a success txn row in one transaction. Returns the txn row id.
-    async fn mutate(&self, kind: &str, name: &str, f: Mutator, head: TxnHead) -> Result<(Written, i64)>;
+    /// with a success txn row in one transaction. Returns the row as committed.
+    async fn mutate(&self, kind: &str, name: &str, f: Mutator, head: TxnHead) -> Result<(Written, TxnRow)>;
+    /// Writes (or with None deletes) a document with no audit row of its own.
+    async fn put(&self, kind: &str, name: &str, doc: Option<&Value>) -> Result<()>;
     async fn insert_txn(&self, row: &TxnRow) -> Result<i64>;
-    /// Rows with id above `after_id`, oldest first.
-    async fn list_txn(&self, after_id: i64, limit: i64) -> Result<Vec<TxnRow>>;
+    /// Matching rows, oldest first: the newest `limit`, or those after `after_id`.
+    async fn list_txn(&self, q: &TxnQuery) -> Result<Vec<TxnRow>>;
+    async fn delete_txn_before(&self, ms: i64) -> Result<u64>;
     async fn close(&self);
 }
 

@@ -46,7 +46,7 @@ impl super::Store for PgStore {
         name: &str,
         f: super::Mutator,
         head: TxnHead,
-    ) -> Result<(Written, i64)> {
+    ) -> Result<(Written, TxnRow)> {
         let mut tx = self.pool.begin().await?;
         sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))")
             .bind(format!("{kind}:{name}"))
@@ -61,8 +61,16 @@ impl super::Store for PgStore {
         insert_txn_in(&self.pool, row).await
     }
 
-    async fn list_txn(&self, after_id: i64, limit: i64) -> Result<Vec<TxnRow>> {
-        list_txn_from(&self.pool, after_id, limit).await
+    async fn list_txn(&self, q: &crate::store::TxnQuery) -> Result<Vec<TxnRow>> {
+        list_txn_from(&self.pool, q).await
+    }
+
+    async fn delete_txn_before(&self, ms: i64) -> Result<u64> {
+        delete_txn_before_in(&self.pool, ms).await
+    }
+
+    async fn put(&self, kind: &str, name: &str, doc: Option<&serde_json::Value>) -> Result<()> {
+        put_in(&self.pool, kind, name, doc).await
     }
 
     async fn close(&self) {

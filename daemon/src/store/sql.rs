@@ -9,9 +9,59 @@ pub const UPSERT: &str = "INSERT INTO entities (kind, name, data) VALUES ($1, $2
 pub const DELETE_ONE: &str = "DELETE FROM entities WHERE kind = $1 AND name = $2";
 pub const INSERT_TXN: &str = "INSERT INTO txn (time_ms, actor, actor_uid, verified, peer, action, entity, name, outcome, info, source) \
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id";
-pub const LIST_TXN: &str = "SELECT id, time_ms, actor, actor_uid, verified, peer, action, entity, name, outcome, info, source \
-     FROM txn WHERE id > $1 ORDER BY id LIMIT $2";
+const TXN_COLUMNS: &str = "id, time_ms, actor, actor_uid, verified, peer, action, entity, name, outcome, info, source";
+pub const DELETE_TXN_BEFORE: &str = "DELETE FROM txn WHERE time_ms < $1";
 pub const SCHEMA_VERSION: &str = "SELECT CAST(COALESCE(MAX(version), 0) AS BIGINT) FROM schema_version";
+
+/// A value bound to a `$N` placeholder.
+#[derive(Debug, Clone)]
+pub enum Bind {
+    Text(String),
+    Int(i64),
+}
+
+/// The SELECT for a txn query: filters as placeholders, newest `limit` rows
+/// (returned oldest first) or rows after an id, oldest first.
+pub fn txn_select(q: &super::TxnQuery) -> (String, Vec<Bind>) {
+    let f = &q.filter;
+    let mut conds: Vec<String> = vec![];
+    let mut binds: Vec<Bind> = vec![];
+    let mut push = |cond: &str, vals: Vec<Bind>| {
+        let mut c = cond.to_string();
+        for v in vals {
+            binds.push(v);
+            c = c.replacen('?', &format!("${}", binds.len()), 1);
+        }
+        conds.push(c);
+    };
+    for (col, v) in [("actor", &f.actor), ("action", &f.action), ("entity", &f.entity), ("name", &f.name), ("outcome", &f.outcome)] {
+        if let Some(v) = v {
+            push(&format!("{col} = ?"), vec![Bind::Text(v.clone())]);
+        }
+    }
+    if let Some(p) = &f.peer {
+        let (exact, plain, bracketed) = spur_client::vocab::txn::peer_patterns(p);
+        // LIKE narrows; the exact port-boundary rule is re-checked in Rust.
+        push(
+            "(peer = ? OR peer LIKE ? OR peer LIKE ?)",
+            vec![Bind::Text(exact), Bind::Text(format!("{plain}%")), Bind::Text(format!("{bracketed}%"))],
+        );
+    }
+    if let Some(s) = f.start_ms {
+        push("time_ms >= ?", vec![Bind::Int(s)]);
+    }
+    if let Some(e) = f.end_ms {
+        push("time_ms <= ?", vec![Bind::Int(e)]);
+    }
+    if let Some(a) = q.after_id {
+        push("id > ?", vec![Bind::Int(a)]);
+    }
+    let wh = if conds.is_empty() { String::new() } else { format!(" WHERE {}", conds.join(" AND ")) };
+    let order = if q.after_id.is_some() { "ASC" } else { "DESC" };
+    binds.push(Bind::Int(f.limit));
+    let sql = format!("SELECT {TXN_COLUMNS} FROM txn{wh} ORDER BY id {order} LIMIT ${}", binds.len());
+    (sql, binds)
+}
 
 /// Schema migrations, in order. Index + 1 is the version.
 pub struct Migration {
@@ -54,7 +104,7 @@ macro_rules! store_common {
             name: &str,
             f: crate::store::Mutator,
             head: TxnHead,
-        ) -> crate::error::Result<(Written, i64)> {
+        ) -> crate::error::Result<(Written, TxnRow)> {
             let old: Option<String> =
                 sqlx::query_scalar(sql::SELECT_ONE).bind(kind).bind(name).fetch_optional(&mut **tx).await?;
             let old = old.map(|s| serde_json::from_str(&s)).transpose()?;
@@ -82,7 +132,7 @@ macro_rules! store_common {
                 info: written.info.to_string(),
             };
             let id = insert_txn_in(&mut **tx, &row).await?;
-            Ok((written, id))
+            Ok((written, TxnRow { id, ..row }))
         }
 
         async fn insert_txn_in<'e, E>(exec: E, row: &TxnRow) -> crate::error::Result<i64>
@@ -107,15 +157,19 @@ macro_rules! store_common {
             Ok(id)
         }
 
-        async fn list_txn_from(
-            pool: &sqlx::Pool<$db>,
-            after_id: i64,
-            limit: i64,
-        ) -> crate::error::Result<Vec<TxnRow>> {
+        async fn list_txn_from(pool: &sqlx::Pool<$db>, q: &crate::store::TxnQuery) -> crate::error::Result<Vec<TxnRow>> {
             use sqlx::Row;
-            let rows: Vec<$row> =
-                sqlx::query(sql::LIST_TXN).bind(after_id).bind(limit).fetch_all(pool).await?;
-            rows.iter()
+            let (text, binds) = sql::txn_select(q);
+            let mut query = sqlx::query(&text);
+            for b in binds {
+                query = match b {
+                    sql::Bind::Text(t) => query.bind(t),
+                    sql::Bind::Int(i) => query.bind(i),
+                };
+            }
+            let rows: Vec<$row> = query.fetch_all(pool).await?;
+            let mut out: Vec<TxnRow> = rows
+                .iter()
                 .map(|r| {
                     Ok(TxnRow {
                         id: r.try_get(0)?,
@@ -134,7 +188,26 @@ macro_rules! store_common {
                         info: r.try_get(10)?,
                     })
                 })
-                .collect()
+                .collect::<crate::error::Result<Vec<TxnRow>>>()?;
+            if let Some(p) = &q.filter.peer {
+                out.retain(|r| spur_client::vocab::txn::peer_matches(p, &r.head.peer));
+            }
+            if q.after_id.is_none() {
+                out.reverse();
+            }
+            Ok(out)
+        }
+
+        async fn delete_txn_before_in(pool: &sqlx::Pool<$db>, ms: i64) -> crate::error::Result<u64> {
+            Ok(sqlx::query(sql::DELETE_TXN_BEFORE).bind(ms).execute(pool).await?.rows_affected())
+        }
+
+        async fn put_in(pool: &sqlx::Pool<$db>, kind: &str, name: &str, doc: Option<&serde_json::Value>) -> crate::error::Result<()> {
+            match doc {
+                Some(d) => sqlx::query(sql::UPSERT).bind(kind).bind(name).bind(d.to_string()).execute(pool).await?,
+                None => sqlx::query(sql::DELETE_ONE).bind(kind).bind(name).execute(pool).await?,
+            };
+            Ok(())
         }
 
         /// Applies the migrations above the stored schema version, each in its own transaction.

@@ -49,7 +49,7 @@ impl super::Store for SqliteStore {
         name: &str,
         f: super::Mutator,
         head: TxnHead,
-    ) -> Result<(Written, i64)> {
+    ) -> Result<(Written, TxnRow)> {
         let mut tx = self.writer.begin().await?;
         let out = mutate_in(&mut tx, kind, name, f, head).await?;
         tx.commit().await?;
@@ -60,8 +60,16 @@ impl super::Store for SqliteStore {
         insert_txn_in(&self.writer, row).await
     }
 
-    async fn list_txn(&self, after_id: i64, limit: i64) -> Result<Vec<TxnRow>> {
-        list_txn_from(&self.reader, after_id, limit).await
+    async fn list_txn(&self, q: &crate::store::TxnQuery) -> Result<Vec<TxnRow>> {
+        list_txn_from(&self.reader, q).await
+    }
+
+    async fn delete_txn_before(&self, ms: i64) -> Result<u64> {
+        delete_txn_before_in(&self.writer, ms).await
+    }
+
+    async fn put(&self, kind: &str, name: &str, doc: Option<&serde_json::Value>) -> Result<()> {
+        put_in(&self.writer, kind, name, doc).await
     }
 
     async fn close(&self) {

@@ -1,0 +1,194 @@
+//! `sacctmgr show txn` filters, shared by the controller (list and live tail)
+//! and the console's Audit pane: Actor=, Action=, Entity=, Name=, Outcome=,
+//! Peer=, Start=, End=, limit=.
+
+use super::keys::KeyError;
+use chrono::{DateTime, Local, NaiveDate, NaiveDateTime, TimeZone};
+
+pub const DEFAULT_LIMIT: i64 = 1000;
+pub const MAX_LIMIT: i64 = 10000;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TxnFilter {
+    pub actor: Option<String>,
+    pub action: Option<String>,
+    pub entity: Option<String>,
+    pub name: Option<String>,
+    pub outcome: Option<String>,
+    pub peer: Option<String>,
+    pub start_ms: Option<i64>,
+    pub end_ms: Option<i64>,
+    pub limit: i64,
+}
+
+impl Default for TxnFilter {
+    fn default() -> Self {
+        TxnFilter {
+            actor: None,
+            action: None,
+            entity: None,
+            name: None,
+            outcome: None,
+            peer: None,
+            start_ms: None,
+            end_ms: None,
+            limit: DEFAULT_LIMIT,
+        }
+    }
+}
+
+/// The fields a row is matched on.
+pub struct RowView<'a> {
+    pub actor: &'a str,
+    pub action: &'a str,
+    pub entity: &'a str,
+    pub name: &'a str,
+    pub outcome: &'a str,
+    pub peer: &'a str,
+    pub time_ms: i64,
+}
+
+impl TxnFilter {
+    pub fn parse(pairs: &[(String, String)], now: DateTime<Local>) -> Result<TxnFilter, KeyError> {
+        let mut f = TxnFilter::default();
+        for (k, v) in pairs {
+            let err = |m: String| KeyError::new(k.clone(), m);
+            let lower = v.trim().to_ascii_lowercase();
+            match k.to_ascii_lowercase().as_str() {
+                "actor" | "user" => f.actor = Some(v.trim().to_string()),
+                "action" => {
+                    if !["create", "update", "delete"].contains(&lower.as_str()) {
+                        return Err(err(format!("'{v}' is not an action (create, update, delete)")));
+                    }
+                    f.action = Some(lower)
+                }
+                "entity" => f.entity = Some(lower),
+                "name" => f.name = Some(v.trim().to_string()),
+                "outcome" => {
+                    if !["success", "denied", "error"].contains(&lower.as_str()) {
+                        return Err(err(format!("'{v}' is not an outcome (success, denied, error)")));
+                    }
+                    f.outcome = Some(lower)
+                }
+                "peer" => f.peer = Some(v.trim().to_string()),
+                "start" => f.start_ms = Some(parse_time(v, now).map_err(err)?),
+                "end" => f.end_ms = Some(parse_time(v, now).map_err(err)?),
+                "limit" => {
+                    let n: i64 = v.trim().parse().map_err(|_| err(format!("'{v}' is not a whole number")))?;
+                    if n < 1 {
+                        return Err(err(format!("'{v}' must be 1 or more")));
+                    }
+                    f.limit = n.min(MAX_LIMIT);
+                }
+                _ => {
+                    return Err(err(format!(
+                        "unknown txn filter '{k}' (use Actor, Action, Entity, Name, Outcome, Peer, Start, End, limit)"
+                    )));
+                }
+            }
+        }
+        Ok(f)
+    }
+
+    pub fn matches(&self, r: &RowView<'_>) -> bool {
+        let eq = |want: &Option<String>, got: &str| want.as_ref().is_none_or(|w| w == got);
+        eq(&self.actor, r.actor)
+            && eq(&self.action, r.action)
+            && eq(&self.entity, r.entity)
+            && eq(&self.name, r.name)
+            && eq(&self.outcome, r.outcome)
+            && self.peer.as_ref().is_none_or(|p| peer_matches(p, r.peer))
+            && self.start_ms.is_none_or(|s| r.time_ms >= s)
+            && self.end_ms.is_none_or(|e| r.time_ms <= e)
+    }
+}
+
+/// The stored forms a `Peer=` value matches: the value itself, `value:port`
+/// and `[value]:port`, so `10.0.0.4` never matches `10.0.0.42:…`.
+pub fn peer_patterns(want: &str) -> (String, String, String) {
+    (want.to_string(), format!("{want}:"), format!("[{want}]:"))
+}
+
+pub fn peer_matches(want: &str, stored: &str) -> bool {
+    let (exact, plain, bracketed) = peer_patterns(want);
+    let port_after = |prefix: &str| {
+        stored.strip_prefix(prefix).is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+    };
+    stored == exact || port_after(&plain) || port_after(&bracketed)
+}
+
+/// `YYYY-MM-DD`, `YYYY-MM-DDTHH:MM[:SS]`, `now`, `now-Ndays`, `now-Nhours`,
+/// `now-Nminutes`, in local time, as epoch milliseconds.
+pub fn parse_time(raw: &str, now: DateTime<Local>) -> Result<i64, String> {
+    let s = raw.trim();
+    let bad = || format!("'{raw}' is not a time (YYYY-MM-DD, YYYY-MM-DDTHH:MM:SS, now, now-Ndays, now-Nhours)");
+    if s.eq_ignore_ascii_case("now") {
+        return Ok(now.timestamp_millis());
+    }
+    if let Some(rest) = s.strip_prefix("now-") {
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        let n: i64 = digits.parse().map_err(|_| bad())?;
+        let unit = match &rest[digits.len()..] {
+            "days" | "day" | "d" => 86_400_000,
+            "hours" | "hour" | "h" => 3_600_000,
+            "minutes" | "minute" | "m" => 60_000,
+            _ => return Err(bad()),
+        };
+        return Ok(now.timestamp_millis() - n * unit);
+    }
+    let naive = if let Ok(d) = NaiveDate::parse_from_str(s, "%Y-%m-%d") {
+        d.and_hms_opt(0, 0, 0).ok_or_else(bad)?
+    } else {
+        ["%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M:%S"]
+            .iter()
+            .find_map(|f| NaiveDateTime::parse_from_str(s, f).ok())
+            .ok_or_else(bad)?
+    };
+    Local.from_local_datetime(&naive).earliest().map(|t| t.timestamp_millis()).ok_or_else(bad)
+}
+
+/// Slurm's `%FT%T`, in local time.
+pub fn format_time(ms: i64) -> String {
+    Local.timestamp_millis_opt(ms).single().map(|t| t.format("%Y-%m-%dT%H:%M:%S").to_string()).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kv(k: &str, v: &str) -> Vec<(String, String)> {
+        vec![(k.into(), v.into())]
+    }
+
+    #[test]
+    fn peer_matches_on_the_port_boundary() {
+        assert!(peer_matches("10.0.0.4", "10.0.0.4:5000"));
+        assert!(!peer_matches("10.0.0.4", "10.0.0.42:5000"));
+        assert!(peer_matches("2001:db8::1", "[2001:db8::1]:6817"));
+        assert!(peer_matches("[2001:db8::1]:6817", "[2001:db8::1]:6817"));
+        assert!(!peer_matches("2001:db8::1", "[2001:db8::12]:6817"));
+    }
+
+    #[test]
+    fn limit_defaults_and_clamps() {
+        let now = Local::now();
+        assert_eq!(TxnFilter::parse(&[], now).unwrap().limit, 1000);
+        assert_eq!(TxnFilter::parse(&kv("limit", "50000"), now).unwrap().limit, 10000);
+        assert!(TxnFilter::parse(&kv("limit", "0"), now).is_err());
+        assert!(TxnFilter::parse(&kv("Colour", "red"), now).unwrap_err().to_string().starts_with("Colour:"));
+        assert!(TxnFilter::parse(&kv("Outcome", "maybe"), now).is_err());
+    }
+
+    #[test]
+    fn times_in_every_form() {
+        let now = Local::now();
+        let ms = now.timestamp_millis();
+        assert_eq!(parse_time("now", now), Ok(ms));
+        assert_eq!(parse_time("now-2days", now), Ok(ms - 2 * 86_400_000));
+        assert_eq!(parse_time("now-1hours", now), Ok(ms - 3_600_000));
+        let day = parse_time("2026-01-01", now).unwrap();
+        assert_eq!(parse_time("2026-01-01T00:00:00", now), Ok(day));
+        assert_eq!(format_time(day), "2026-01-01T00:00:00");
+        assert!(parse_time("yesterday", now).unwrap_err().contains("'yesterday'"));
+    }
+}

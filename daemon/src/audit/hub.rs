@@ -1,0 +1,100 @@
+//! Every txn row passes through the hub once it is durable, so a tail
+//! subscriber sees it within milliseconds of its commit.
+
+use crate::store::{Store, TxnRow};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+use tokio::sync::broadcast;
+
+/// Delays between the attempts of an after-the-fact write: three retries
+/// over about half a second.
+const RETRY_DELAYS: [Duration; 3] = [Duration::from_millis(100), Duration::from_millis(150), Duration::from_millis(250)];
+
+/// How many rows a subscriber may fall behind before it is told so and
+/// resumes from the store.
+const TAIL_BUFFER: usize = 4096;
+
+pub struct Hub {
+    store: Option<Arc<dyn Store>>,
+    tx: broadcast::Sender<Arc<TxnRow>>,
+    written: AtomicU64,
+    dropped: AtomicU64,
+}
+
+impl Hub {
+    pub fn new(store: Option<Arc<dyn Store>>) -> Hub {
+        let (tx, _) = broadcast::channel(TAIL_BUFFER);
+        Hub { store, tx, written: AtomicU64::new(0), dropped: AtomicU64::new(0) }
+    }
+
+    pub fn store(&self) -> Option<&Arc<dyn Store>> {
+        self.store.as_ref()
+    }
+
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<TxnRow>> {
+        self.tx.subscribe()
+    }
+
+    pub fn written(&self) -> u64 {
+        self.written.load(Ordering::Relaxed)
+    }
+
+    pub fn dropped(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
+    }
+
+    /// A row already committed in the same transaction as its change.
+    pub fn committed(&self, row: TxnRow) {
+        self.written.fetch_add(1, Ordering::Relaxed);
+        let _ = self.tx.send(Arc::new(row));
+    }
+
+    /// Writes a row after the fact, retrying; a row that still fails is
+    /// counted as dropped and logged with its actor, action and entity.
+    /// Without a store (accounting off) there is no txn table to write to.
+    pub async fn record(&self, mut row: TxnRow) {
+        let Some(store) = &self.store else { return };
+        let mut last_err = String::new();
+        for delay in std::iter::once(Duration::ZERO).chain(RETRY_DELAYS) {
+            tokio::time::sleep(delay).await;
+            match store.insert_txn(&row).await {
+                Ok(id) => {
+                    row.id = id;
+                    self.committed(row);
+                    return;
+                }
+                Err(e) => last_err = e.to_string(),
+            }
+        }
+        self.dropped.fetch_add(1, Ordering::Relaxed);
+        tracing::error!(
+            actor = %row.head.actor,
+            action = %row.action,
+            entity = %format!("{}:{}", row.entity, row.name),
+            outcome = %row.outcome,
+            error = %last_err,
+            "audit row dropped after retries"
+        );
+    }
+
+    /// Deletes rows older than `days` days, periodically, for the life of the process.
+    pub fn spawn_retention(self: &Arc<Self>, days: u64) -> Option<tokio::task::JoinHandle<()>> {
+        let store = self.store.clone()?;
+        if days == 0 {
+            return None;
+        }
+        Some(tokio::spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_secs(3600));
+            loop {
+                tick.tick().await;
+                let cutoff = crate::store::now_ms() - (days as i64) * 86_400_000;
+                match store.delete_txn_before(cutoff).await {
+                    Ok(n) if n > 0 => tracing::info!(rows = n, days, "txn retention purged old rows"),
+                    Ok(_) => {}
+                    Err(e) => tracing::warn!(error = %e, "txn retention failed; will retry"),
+                }
+            }
+        }))
+    }
+}

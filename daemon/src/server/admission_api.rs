@@ -1,0 +1,72 @@
+//! The Admission service: `spur token create|list|revoke`.
+
+use super::gate::{Gate, Note};
+use crate::admission::Admission;
+use crate::store::Action;
+use serde_json::json;
+use spur_proto::v1 as pb;
+use spur_proto::v1::admission_server;
+use std::sync::Arc;
+use tonic::{Request, Response, Status};
+
+pub struct AdmissionApi {
+    gate: Arc<Gate>,
+    admission: Arc<Admission>,
+}
+
+impl AdmissionApi {
+    pub fn new(gate: Arc<Gate>, admission: Arc<Admission>) -> Self {
+        AdmissionApi { gate, admission }
+    }
+}
+
+#[tonic::async_trait]
+impl admission_server::Admission for AdmissionApi {
+    async fn create_token(
+        &self,
+        req: Request<pb::CreateTokenRequest>,
+    ) -> Result<Response<pb::CreateTokenResponse>, Status> {
+        self.gate
+            .run("/spur.v1.Admission/CreateToken", req, |_, r| async move {
+                let (rec, token) = self.admission.create(r.ttl_secs).await?;
+                let note = Note { action: Action::Create, name: rec.id.clone(), info: json!({}) };
+                Ok((pb::CreateTokenResponse { id: rec.id, token, expires_ms: rec.expires_ms }, vec![note]))
+            })
+            .await
+    }
+
+    async fn list_tokens(
+        &self,
+        req: Request<pb::ListTokensRequest>,
+    ) -> Result<Response<pb::ListTokensResponse>, Status> {
+        self.gate
+            .run("/spur.v1.Admission/ListTokens", req, |_, _| async move {
+                let tokens = self
+                    .admission
+                    .list()
+                    .into_iter()
+                    .map(|t| pb::AdmissionToken {
+                        id: t.id,
+                        created_ms: t.created_ms,
+                        expires_ms: t.expires_ms,
+                        revoked: t.revoked,
+                    })
+                    .collect();
+                Ok((pb::ListTokensResponse { tokens }, vec![]))
+            })
+            .await
+    }
+
+    async fn revoke_token(
+        &self,
+        req: Request<pb::RevokeTokenRequest>,
+    ) -> Result<Response<pb::RevokeTokenResponse>, Status> {
+        self.gate
+            .run("/spur.v1.Admission/RevokeToken", req, |_, r| async move {
+                self.admission.revoke(&r.id).await?;
+                let note = Note { action: Action::Update, name: r.id, info: json!({"revoked": true}) };
+                Ok((pb::RevokeTokenResponse {}, vec![note]))
+            })
+            .await
+    }
+}

@@ -1,0 +1,209 @@
+//! The one gate every handler goes through: classify the RPC, check the
+//! caller's role, run the core, and write the txn row for what happened.
+//! Accounting writes commit their row inside their own transaction; every
+//! other success, and every denied or failed attempt, is written here after
+//! the fact.
+
+use super::rpc::{self, Class};
+use crate::accounting::{AcctService, Caller};
+use crate::audit::Hub;
+use crate::auth::{Authenticator, Role};
+use crate::error::Error;
+use crate::store::{Action, TxnHead, TxnRow, now_ms};
+use serde_json::{Value, json};
+use spur_proto::v1 as pb;
+use std::future::Future;
+use std::sync::Arc;
+use tonic::{Request, Response, Status};
+
+/// What a request says about itself for its audit row.
+pub trait Targeted {
+    /// The name of the record acted on (`name=` for accounting).
+    fn target(&self) -> String {
+        String::new()
+    }
+    /// The requested parameters, without secrets, for Info.
+    fn params(&self) -> Value {
+        json!({})
+    }
+    /// The verb a failed attempt is recorded under.
+    fn intent(&self) -> Action {
+        Action::Update
+    }
+    /// Dry runs change nothing and are not recorded.
+    fn dry_run(&self) -> bool {
+        false
+    }
+}
+
+fn pairs_json(kvs: &[pb::KeyValue]) -> serde_json::Map<String, Value> {
+    kvs.iter().map(|kv| (kv.key.clone(), Value::String(kv.value.clone()))).collect()
+}
+
+fn name_in(kvs: &[pb::KeyValue]) -> Option<String> {
+    kvs.iter()
+        .find(|kv| matches!(kv.key.to_ascii_lowercase().as_str(), "name" | "qos" | "account" | "user"))
+        .map(|kv| kv.value.trim().to_ascii_lowercase())
+}
+
+impl Targeted for pb::SetRequest {
+    fn target(&self) -> String {
+        let by_name = |kvs: &[pb::KeyValue]| {
+            kvs.iter().find(|kv| kv.key.eq_ignore_ascii_case("name")).map(|kv| kv.value.trim().to_ascii_lowercase())
+        };
+        by_name(&self.r#where).or_else(|| by_name(&self.set)).or_else(|| name_in(&self.set)).unwrap_or_default()
+    }
+    fn params(&self) -> Value {
+        let mut m = pairs_json(&self.r#where);
+        m.extend(pairs_json(&self.set));
+        Value::Object(m)
+    }
+    fn intent(&self) -> Action {
+        if self.mode == pb::SetMode::Add as i32 { Action::Create } else { Action::Update }
+    }
+    fn dry_run(&self) -> bool {
+        self.dry_run
+    }
+}
+
+impl Targeted for pb::DeleteRequest {
+    fn target(&self) -> String {
+        name_in(&self.r#where).unwrap_or_default()
+    }
+    fn params(&self) -> Value {
+        Value::Object(pairs_json(&self.r#where))
+    }
+    fn intent(&self) -> Action {
+        Action::Delete
+    }
+    fn dry_run(&self) -> bool {
+        self.dry_run
+    }
+}
+
+impl Targeted for pb::CreateTokenRequest {
+    fn params(&self) -> Value {
+        json!({ "ttl_secs": self.ttl_secs })
+    }
+    fn intent(&self) -> Action {
+        Action::Create
+    }
+}
+
+impl Targeted for pb::RevokeTokenRequest {
+    fn target(&self) -> String {
+        self.id.clone()
+    }
+    fn params(&self) -> Value {
+        json!({ "id": self.id })
+    }
+}
+
+impl Targeted for pb::ListRequest {}
+impl Targeted for pb::TailTxnRequest {}
+impl Targeted for pb::WhoAmIRequest {}
+impl Targeted for pb::ListTokensRequest {}
+
+/// The caller and its role, handed to the core.
+#[derive(Debug, Clone)]
+pub struct Ctx {
+    pub caller: Caller,
+    pub role: Role,
+}
+
+/// A success the core did not audit itself (after-the-fact entities).
+#[derive(Debug, Clone)]
+pub struct Note {
+    pub action: Action,
+    pub name: String,
+    pub info: Value,
+}
+
+pub struct Gate {
+    pub auth: Arc<Authenticator>,
+    pub acct: Arc<AcctService>,
+    pub hub: Arc<Hub>,
+}
+
+impl Gate {
+    pub fn ctx<T>(&self, req: &Request<T>) -> Ctx {
+        let caller = req.extensions().get::<Caller>().cloned().unwrap_or_default();
+        let role = self.auth.role(&caller, &self.acct.catalog());
+        Ctx { caller, role }
+    }
+
+    /// Runs `core` for the RPC at `path` if the caller's role allows it, and
+    /// audits the outcome.
+    pub async fn run<Req, Resp, F, Fut>(&self, path: &str, req: Request<Req>, core: F) -> Result<Response<Resp>, Status>
+    where
+        Req: Targeted,
+        F: FnOnce(Ctx, Req) -> Fut,
+        Fut: Future<Output = Result<(Resp, Vec<Note>), Error>>,
+    {
+        let class = rpc::classify(path).ok_or_else(|| Status::unimplemented(format!("unknown RPC {path}")))?;
+        let ctx = self.ctx(&req);
+        let msg = req.into_inner();
+        let (target, params, intent, dry_run) = (msg.target(), msg.params(), msg.intent(), msg.dry_run());
+        let audited = match class {
+            Class::Mutate { entity, in_txn, .. } if !dry_run => Some((entity, in_txn)),
+            _ => None,
+        };
+        let needed = class.least_role();
+        if ctx.role < needed {
+            let e = Error::PermissionDenied(format!(
+                "{} needs the {} role; '{}' has {}",
+                rpc::method_name(path),
+                needed.as_str(),
+                ctx.caller.user,
+                ctx.role.as_str()
+            ));
+            if let Some((entity, _)) = audited {
+                self.record(&ctx.caller, entity, &target, intent, "denied", json!({"params": params, "error": e.to_string()}))
+                    .await;
+            }
+            return Err(e.into());
+        }
+        let caller = ctx.caller.clone();
+        match core(ctx, msg).await {
+            Ok((resp, notes)) => {
+                if let Some((entity, false)) = audited {
+                    for n in notes {
+                        let mut info = json!({ "params": params });
+                        if let (Value::Object(i), Value::Object(extra)) = (&mut info, n.info) {
+                            i.extend(extra);
+                        }
+                        self.record(&caller, entity, &n.name, n.action, "success", info).await;
+                    }
+                }
+                Ok(Response::new(resp))
+            }
+            Err(e) => {
+                if let Some((entity, _)) = audited {
+                    let info = json!({"params": params, "error": e.to_string()});
+                    self.record(&caller, entity, &target, intent, e.outcome(), info).await;
+                }
+                Err(e.into())
+            }
+        }
+    }
+
+    async fn record(&self, caller: &Caller, entity: &str, name: &str, action: Action, outcome: &str, info: Value) {
+        let row = TxnRow {
+            id: 0,
+            head: TxnHead {
+                time_ms: now_ms(),
+                actor: caller.user.clone(),
+                actor_uid: caller.uid.map(i64::from),
+                verified: caller.verified,
+                peer: caller.peer.clone(),
+                source: "api".into(),
+            },
+            action: action.as_str().into(),
+            entity: entity.into(),
+            name: name.into(),
+            outcome: outcome.into(),
+            info: info.to_string(),
+        };
+        self.hub.record(row).await;
+    }
+}

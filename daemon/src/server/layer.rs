@@ -1,0 +1,95 @@
+//! The layer in front of every RPC: authenticate (refusals are logged at
+//! warn and get no txn row), put the [`Caller`] in the request, refuse paths
+//! that are not classified, and log every RPC on `audit_rpc` when asked.
+
+use super::identity::normalize_peer;
+use super::rpc;
+use crate::accounting::Caller;
+use crate::auth::Authenticator;
+use futures_util::future::BoxFuture;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use tonic::transport::server::TcpConnectInfo;
+
+#[derive(Clone)]
+pub struct AuthLayer {
+    auth: Arc<Authenticator>,
+    audit_rpcs: bool,
+}
+
+impl AuthLayer {
+    pub fn new(auth: Arc<Authenticator>, audit_rpcs: bool) -> Self {
+        AuthLayer { auth, audit_rpcs }
+    }
+}
+
+impl<S> tower::Layer<S> for AuthLayer {
+    type Service = AuthService<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        AuthService { inner, auth: self.auth.clone(), audit_rpcs: self.audit_rpcs }
+    }
+}
+
+#[derive(Clone)]
+pub struct AuthService<S> {
+    inner: S,
+    auth: Arc<Authenticator>,
+    audit_rpcs: bool,
+}
+
+type HttpResponse = http::Response<tonic::body::Body>;
+
+impl<S, B> tower::Service<http::Request<B>> for AuthService<S>
+where
+    S: tower::Service<http::Request<B>, Response = HttpResponse> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+    B: Send + 'static,
+{
+    type Response = HttpResponse;
+    type Error = S::Error;
+    type Future = BoxFuture<'static, Result<HttpResponse, S::Error>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, mut req: http::Request<B>) -> Self::Future {
+        let path = req.uri().path().to_string();
+        let peer = req
+            .extensions()
+            .get::<TcpConnectInfo>()
+            .and_then(|i| i.remote_addr())
+            .map(normalize_peer)
+            .unwrap_or_default();
+        if rpc::classify(&path).is_none() {
+            tracing::warn!(path, peer, "refused an RPC that is not classified");
+            return Box::pin(async move { Ok(tonic::Status::unimplemented(format!("unknown RPC {path}")).into_http()) });
+        }
+        let caller = if rpc::UNAUTHENTICATED.contains(&path.as_str()) {
+            Caller { user: "anonymous".into(), peer: peer.clone(), ..Caller::default() }
+        } else {
+            match self.auth.authenticate(req.headers(), peer.clone()) {
+                Ok(c) => c,
+                Err(reason) => {
+                    // No verified actor to attribute a row to, so no txn row.
+                    tracing::warn!(path, peer, reason, "refused a credential");
+                    return Box::pin(async move { Ok(tonic::Status::unauthenticated(reason).into_http()) });
+                }
+            }
+        };
+        let log = self.audit_rpcs.then(|| (caller.user.clone(), caller.uid, caller.verified));
+        req.extensions_mut().insert(caller);
+        // The clone is ready only after poll_ready on self; swap so the ready one is used.
+        let clone = self.inner.clone();
+        let mut inner = std::mem::replace(&mut self.inner, clone);
+        Box::pin(async move {
+            let resp = inner.call(req).await?;
+            if let Some((user, uid, verified)) = log {
+                let status = resp.headers().get("grpc-status").and_then(|v| v.to_str().ok()).unwrap_or("0").to_string();
+                tracing::info!(target: "audit_rpc", method = %path, user, uid = ?uid, verified, peer, grpc_status = %status);
+            }
+            Ok(resp)
+        })
+    }
+}

@@ -1,0 +1,81 @@
+//! Every RPC the controller serves, classified once: what it is (read,
+//! mutation, internal), the least role that may call it, and for a mutation
+//! the audited entity and the request field that names its target.
+//! The auth layer and the gate both read this table; a test checks that it
+//! covers every RPC in the `.proto` files.
+
+use crate::auth::Role;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    /// A read; the least role allowed.
+    Read(Role),
+    /// A write, audited as `entity:target`.
+    Mutate {
+        entity: &'static str,
+        role: Role,
+        /// The request field naming the target; empty only for actions with
+        /// no single target (see [`UNNAMED_TARGETS`]).
+        target: &'static str,
+        /// The row is written inside the store transaction of the change
+        /// (accounting records); otherwise after the fact.
+        in_txn: bool,
+    },
+    /// Daemon-to-daemon or infrastructure traffic: never in the txn log.
+    Internal,
+}
+
+impl Class {
+    pub fn least_role(self) -> Role {
+        match self {
+            Class::Read(r) | Class::Mutate { role: r, .. } => r,
+            Class::Internal => Role::None,
+        }
+    }
+}
+
+/// Mutations whose target is permanently blank (filter those with Entity=).
+pub const UNNAMED_TARGETS: &[&str] = &[];
+
+use Class::*;
+use spur_client::vocab::names::AdminLevel::{Administrator as Admin, None as Anyone, Operator};
+
+const fn acct(entity: &'static str) -> Class {
+    Mutate { entity, role: Operator, target: "name", in_txn: true }
+}
+
+pub const RPCS: &[(&str, Class)] = &[
+    ("/spur.v1.Accounting/ListQos", Read(Anyone)),
+    ("/spur.v1.Accounting/SetQos", acct("qos")),
+    ("/spur.v1.Accounting/DeleteQos", acct("qos")),
+    ("/spur.v1.Accounting/ListAccounts", Read(Anyone)),
+    ("/spur.v1.Accounting/SetAccount", acct("account")),
+    ("/spur.v1.Accounting/DeleteAccount", acct("account")),
+    ("/spur.v1.Accounting/ListUsers", Read(Anyone)),
+    ("/spur.v1.Accounting/SetUser", acct("user")),
+    ("/spur.v1.Accounting/DeleteUser", acct("user")),
+    ("/spur.v1.Accounting/ListTres", Read(Anyone)),
+    ("/spur.v1.Audit/ListTxn", Read(Operator)),
+    ("/spur.v1.Audit/TailTxn", Read(Operator)),
+    ("/spur.v1.Session/WhoAmI", Read(Anyone)),
+    ("/spur.v1.Admission/CreateToken", Mutate { entity: "token", role: Admin, target: "id", in_txn: false }),
+    ("/spur.v1.Admission/ListTokens", Read(Admin)),
+    ("/spur.v1.Admission/RevokeToken", Mutate { entity: "token", role: Admin, target: "id", in_txn: false }),
+    ("/grpc.health.v1.Health/Check", Internal),
+    ("/grpc.health.v1.Health/Watch", Internal),
+    ("/grpc.reflection.v1.ServerReflection/ServerReflectionInfo", Internal),
+    ("/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", Internal),
+];
+
+/// Paths that answer without credentials even under `mode = required`, so
+/// probes and the console's liveness watch work.
+pub const UNAUTHENTICATED: &[&str] = &["/grpc.health.v1.Health/Check", "/grpc.health.v1.Health/Watch"];
+
+pub fn classify(path: &str) -> Option<Class> {
+    RPCS.iter().find(|(p, _)| *p == path).map(|(_, c)| *c)
+}
+
+/// `ListQos` from `/spur.v1.Accounting/ListQos`.
+pub fn method_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
