@@ -80,7 +80,13 @@ mod tests {
 
     fn claims(exp_offset: i64) -> Claims {
         let now = chrono::Utc::now().timestamp();
-        Claims { sub: "alice".into(), uid: Some(1000), admin_level: "Operator".into(), iat: now, exp: now + exp_offset }
+        Claims {
+            sub: "alice".into(),
+            uid: Some(1000),
+            admin_level: "Operator".into(),
+            iat: now,
+            exp: now + exp_offset,
+        }
     }
 
     #[test]

@@ -57,7 +57,9 @@ impl Admission {
 
     fn store(&self) -> Result<&Arc<dyn Store>> {
         self.store.as_ref().ok_or_else(|| {
-            Error::FailedPrecondition("admission tokens are kept in the store: set [accounting] database_url".into())
+            Error::FailedPrecondition(
+                "admission tokens are kept in the store: set [accounting] database_url".into(),
+            )
         })
     }
 
@@ -110,7 +112,12 @@ impl Admission {
         let denied = |m: &str| Error::PermissionDenied(format!("admission refused: {m}"));
         let t = presented.filter(|t| !t.is_empty()).ok_or_else(|| denied("a token is required"))?;
         let (id, secret) = t.split_once('.').ok_or_else(|| denied("malformed token"))?;
-        let rec = self.tokens.read().ok().and_then(|m| m.get(id).cloned()).ok_or_else(|| denied("unknown token"))?;
+        let rec = self
+            .tokens
+            .read()
+            .ok()
+            .and_then(|m| m.get(id).cloned())
+            .ok_or_else(|| denied("unknown token"))?;
         if rec.hash != hash(secret) {
             return Err(denied("unknown token"));
         }

@@ -38,12 +38,23 @@ pub fn links_dir() -> &'static Path {
 
 /// Runs a client personality (`sacctmgr`, ...) against `url`.
 pub fn run(personality: &str, url: &str, args: &[&str]) -> Output {
-    Command::new(links_dir().join(personality))
-        .args(args)
-        .env("SPUR_CONTROLLER_ADDR", url)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run client")
+    run_with(personality, url, args, &[])
+}
+
+/// Like [`run`], with extra environment (`SPUR_TOKEN`, `USER`, ...).
+pub fn run_with(personality: &str, url: &str, args: &[&str], env: &[(&str, &str)]) -> Output {
+    client(personality, url, args, env).stdin(Stdio::null()).output().expect("run client")
+}
+
+/// The command line of a client, for tests that need to spawn it themselves.
+pub fn client(personality: &str, url: &str, args: &[&str], env: &[(&str, &str)]) -> Command {
+    let exe = if personality == "spur" { bin("spur") } else { links_dir().join(personality) };
+    let mut c = Command::new(exe);
+    c.args(args).env("SPUR_CONTROLLER_ADDR", url).env_remove("SPUR_TOKEN");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c
 }
 
 /// Runs a client and returns its stdout, failing the test on a non-zero exit.
@@ -69,6 +80,8 @@ pub fn fails(personality: &str, url: &str, args: &[&str]) -> String {
 /// A running `spurctld` with its config in `dir`.
 pub struct Controller {
     pub url: String,
+    /// `http://ADDR/metrics` when `[metrics] listen_addr` is set.
+    pub metrics: Option<String>,
     pub config: PathBuf,
     child: Option<Child>,
 }
@@ -87,7 +100,7 @@ impl Controller {
             .arg(config)
             .arg("--listen")
             .arg("127.0.0.1:0")
-            .env("SPUR_LOG", "warn")
+            .env("SPUR_LOG", "error")
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -95,16 +108,32 @@ impl Controller {
         let stdout = child.stdout.take().expect("stdout");
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
-            let mut line = String::new();
-            let _ = BufReader::new(stdout).read_line(&mut line);
-            let _ = tx.send(line);
+            let mut reader = BufReader::new(stdout);
+            let mut metrics = None;
+            loop {
+                let mut line = String::new();
+                let _ = reader.read_line(&mut line);
+                if let Some(m) = line.trim().strip_prefix("spurctld metrics on ") {
+                    metrics = Some(m.to_string());
+                    continue;
+                }
+                let _ = tx.send((line, metrics));
+                // Keep draining so the controller never blocks on a full pipe.
+                let _ = std::io::copy(&mut reader, &mut std::io::sink());
+                return;
+            }
         });
-        let line = rx.recv_timeout(DEADLINE).expect("spurctld did not report its address in time");
+        let (line, metrics) = rx.recv_timeout(DEADLINE).expect("spurctld did not report its address in time");
         let addr = line.trim().strip_prefix("spurctld listening on ").unwrap_or_else(|| {
             let _ = child.kill();
             panic!("spurctld did not start: {line:?}")
         });
-        Controller { url: format!("http://{addr}"), config: config.to_path_buf(), child: Some(child) }
+        Controller {
+            url: format!("http://{addr}"),
+            metrics,
+            config: config.to_path_buf(),
+            child: Some(child),
+        }
     }
 
     /// Stops with SIGTERM and waits for a clean exit.

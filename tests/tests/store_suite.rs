@@ -77,6 +77,7 @@ both!(
     validation_errors_name_the_key,
     audit_row_commits_with_the_change,
     reopen_loses_nothing,
+    txn_filters_and_retention,
 );
 
 async fn add_is_an_upsert_recorded_as_its_verb(b: Backend) {
@@ -304,4 +305,42 @@ async fn reopen_loses_nothing(b: Backend) {
     assert_eq!(before.accounts, after.accounts);
     assert_eq!(before.users, after.users);
     let _: Arc<_> = after;
+}
+
+async fn txn_filters_and_retention(b: Backend) {
+    use spur_client::vocab::txn::TxnFilter;
+    use spur_daemon::store::{TxnHead, TxnQuery, TxnRow};
+    let Some(e) = env(b).await else { return };
+    let store = e.svc.store().unwrap().clone();
+    let now = store::now_ms();
+    for (i, (peer, age_days)) in
+        [("10.0.0.4:5000", 40), ("10.0.0.42:5000", 1), ("[2001:db8::1]:6817", 0)].iter().enumerate()
+    {
+        let head = TxnHead {
+            time_ms: now - age_days * 86_400_000,
+            actor: format!("u{i}"),
+            peer: peer.to_string(),
+            source: "api".into(),
+            ..TxnHead::default()
+        };
+        let row = TxnRow {
+            head,
+            action: "update".into(),
+            entity: "node".into(),
+            name: format!("n{i}"),
+            outcome: "success".into(),
+            info: "{}".into(),
+            ..TxnRow::default()
+        };
+        store.insert_txn(&row).await.unwrap();
+    }
+    let q = |peer: &str| TxnQuery {
+        filter: TxnFilter { peer: Some(peer.into()), ..TxnFilter::default() },
+        after_id: None,
+    };
+    let names = |rows: Vec<TxnRow>| rows.into_iter().map(|r| r.name).collect::<Vec<_>>();
+    assert_eq!(names(store.list_txn(&q("10.0.0.4")).await.unwrap()), ["n0"]);
+    assert_eq!(names(store.list_txn(&q("2001:db8::1")).await.unwrap()), ["n2"]);
+    assert_eq!(store.delete_txn_before(now - 30 * 86_400_000).await.unwrap(), 1);
+    assert_eq!(names(store.list_txn(&TxnQuery::default()).await.unwrap()), ["n1", "n2"]);
 }

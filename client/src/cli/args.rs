@@ -38,6 +38,7 @@ pub enum Target {
     User,
     Association,
     Tres,
+    Txn,
 }
 
 impl Target {
@@ -48,6 +49,7 @@ impl Target {
             Target::User => "user",
             Target::Association => "association",
             Target::Tres => "tres",
+            Target::Txn => "txn",
         }
     }
 }
@@ -128,6 +130,7 @@ fn target(tok: &str) -> Option<Target> {
         "user" | "users" => Target::User,
         "association" | "associations" | "assoc" => Target::Association,
         "tres" => Target::Tres,
+        "txn" | "transaction" | "transactions" => Target::Txn,
         _ => return None,
     })
 }
@@ -165,7 +168,7 @@ pub fn parse(args: &[String]) -> Result<Command, ArgError> {
         }
         if t.is_none() {
             t = Some(target(&tok).ok_or_else(|| {
-                ArgError(format!("unknown entity '{tok}' (use account, user, qos, association or tres)"))
+                ArgError(format!("unknown entity '{tok}' (use account, user, qos, association, tres or txn)"))
             })?);
             continue;
         }
@@ -197,9 +200,9 @@ pub fn parse(args: &[String]) -> Result<Command, ArgError> {
     if verb == Verb::Modify && set.is_empty() {
         return err("modify needs 'set key=value' (what to change)");
     }
-    if verb != Verb::Show && matches!(target, Target::Tres | Target::Association) {
+    if verb != Verb::Show && matches!(target, Target::Tres | Target::Association | Target::Txn) {
         return err(format!(
-            "{} cannot be changed with {} (associations come from add user; TRES are built in)",
+            "{} cannot be changed with {} (associations come from add user; TRES are built in; txn is the audit log)",
             target.as_str(),
             match verb {
                 Verb::Add => "add",

@@ -185,6 +185,22 @@ pub const TRES: &[Column<pb::Tres>] = &[
     col("ID", &[], "ID", |t| t.id.to_string()),
 ];
 
+pub const TXN_DEFAULT: &[&str] = &["Time", "Action", "Actor", "Where", "Info"];
+
+pub const TXN: &[Column<pb::TxnRow>] = &[
+    col("Time", &[], "Time", |r| crate::vocab::txn::format_time(r.time_ms)),
+    col("Action", &[], "Action", |r| r.action.clone()),
+    col("Actor", &[], "Actor", |r| r.actor.clone()),
+    col("Where", &[], "Where", |r| format!("{}:{}", r.entity, r.name)),
+    col("Info", &[], "Info", |r| r.info.clone()),
+    col("Outcome", &[], "Outcome", |r| r.outcome.clone()),
+    col("Verified", &[], "Verified", |r| if r.verified { "yes".into() } else { "no".into() }),
+    col("Source", &[], "Source", |r| r.source.clone()),
+    col("Peer", &[], "Peer", |r| r.peer.clone()),
+    col("ID", &[], "ID", |r| r.id.to_string()),
+    col("ActorUID", &[], "ActorUID", |r| lim(r.actor_uid)),
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;

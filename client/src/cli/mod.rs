@@ -4,11 +4,15 @@
 //! - [`columns`]: each show's columns with Slurm's names.
 //! - [`output`]: human tables, `-p`/`-P` delimited output and JSON.
 //! - [`sacctmgr`]: running a parsed command against the controller.
+//! - [`audit`]: `spur audit tail`.
+//! - [`token`]: `spur token user|create|list|revoke`.
 
 pub mod args;
+pub mod audit;
 pub mod columns;
 pub mod output;
 pub mod sacctmgr;
+pub mod token;
 
 use std::path::Path;
 
@@ -27,6 +31,9 @@ pub const PERSONALITIES: &[(&str, &str)] = &[
 const SPUR_USAGE: &str = "\
 usage: spur SUBCOMMAND [args...]
   accounts ...          the same as sacctmgr
+  audit tail [Key=value ...] [-P] [--after ID]   print txn rows as they commit
+  token user --name N [--admin-level L] [--ttl 24h]   mint a user JWT from the key in spur.conf
+  token create [--ttl 24h] | token list | token revoke ID   node admission tokens
   install-links DIR     create sacctmgr, scontrol, squeue, ... links to this binary in DIR
 Every client finds the controller by --controller URL, else SPUR_CONTROLLER_ADDR, else http://localhost:6817.";
 
@@ -39,6 +46,8 @@ pub async fn main(argv: Vec<String>) -> i32 {
     }
     match rest.split_first() {
         Some((sub, args)) if sub == "install-links" => install_links(args),
+        Some((sub, args)) if sub == "audit" => audit::main(args).await,
+        Some((sub, args)) if sub == "token" => token::main(args).await,
         Some((sub, _)) if sub == "-h" || sub == "--help" || sub == "help" => {
             println!("{SPUR_USAGE}");
             0

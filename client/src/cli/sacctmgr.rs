@@ -10,7 +10,8 @@ use std::io::{BufRead, IsTerminal, Write};
 pub const USAGE: &str = "\
 usage: sacctmgr [-n] [-p|-P] [-i] [--json] [--controller URL] VERB ENTITY [key=value ...]
   VERB:   add | modify | delete | show
-  ENTITY: account | user | qos | association | tres
+  ENTITY: account | user | qos | association | tres | txn (transaction)
+  txn filters: Actor= Action= Entity= Name= Outcome= Peer= Start= End= limit=
   modify: sacctmgr modify ENTITY [where] key=value ... set key=value ...
   show:   format=Col1,Col2 picks and orders columns
 flags (anywhere on the line):
@@ -159,6 +160,10 @@ async fn show(cmd: &Command, c: &mut Clients) -> Result<String, String> {
         Target::Tres => {
             let tres = a.list_tres(req).await.map_err(status)?.into_inner().tres;
             table(cmd, columns::TRES, columns::TRES_DEFAULT, &tres)
+        }
+        Target::Txn => {
+            let rows = c.audit.list_txn(req).await.map_err(status)?.into_inner().rows;
+            table(cmd, columns::TXN, columns::TXN_DEFAULT, &rows)
         }
     }
 }

@@ -121,7 +121,8 @@ pub fn peer_matches(want: &str, stored: &str) -> bool {
 /// `now-Nminutes`, in local time, as epoch milliseconds.
 pub fn parse_time(raw: &str, now: DateTime<Local>) -> Result<i64, String> {
     let s = raw.trim();
-    let bad = || format!("'{raw}' is not a time (YYYY-MM-DD, YYYY-MM-DDTHH:MM:SS, now, now-Ndays, now-Nhours)");
+    let bad =
+        || format!("'{raw}' is not a time (YYYY-MM-DD, YYYY-MM-DDTHH:MM:SS, now, now-Ndays, now-Nhours)");
     if s.eq_ignore_ascii_case("now") {
         return Ok(now.timestamp_millis());
     }
@@ -149,7 +150,11 @@ pub fn parse_time(raw: &str, now: DateTime<Local>) -> Result<i64, String> {
 
 /// Slurm's `%FT%T`, in local time.
 pub fn format_time(ms: i64) -> String {
-    Local.timestamp_millis_opt(ms).single().map(|t| t.format("%Y-%m-%dT%H:%M:%S").to_string()).unwrap_or_default()
+    Local
+        .timestamp_millis_opt(ms)
+        .single()
+        .map(|t| t.format("%Y-%m-%dT%H:%M:%S").to_string())
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

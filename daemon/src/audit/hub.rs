@@ -9,7 +9,8 @@ use tokio::sync::broadcast;
 
 /// Delays between the attempts of an after-the-fact write: three retries
 /// over about half a second.
-const RETRY_DELAYS: [Duration; 3] = [Duration::from_millis(100), Duration::from_millis(150), Duration::from_millis(250)];
+const RETRY_DELAYS: [Duration; 3] =
+    [Duration::from_millis(100), Duration::from_millis(150), Duration::from_millis(250)];
 
 /// How many rows a subscriber may fall behind before it is told so and
 /// resumes from the store.

@@ -32,7 +32,8 @@ impl Authenticator {
 
     /// Establishes the caller, or refuses with the reason the caller is told.
     pub fn authenticate(&self, headers: &http::HeaderMap, peer: String) -> Result<Caller, String> {
-        let header = |k: &str| headers.get(k).and_then(|v| v.to_str().ok()).map(str::trim).filter(|s| !s.is_empty());
+        let header =
+            |k: &str| headers.get(k).and_then(|v| v.to_str().ok()).map(str::trim).filter(|s| !s.is_empty());
         let asserted = Caller {
             user: header(USER_HEADER).unwrap_or("unknown").to_string(),
             uid: None,
@@ -92,7 +93,13 @@ mod tests {
 
     fn bearer(exp_offset: i64) -> String {
         let now = chrono::Utc::now().timestamp();
-        let c = Claims { sub: "alice".into(), uid: Some(5), admin_level: "Operator".into(), iat: now, exp: now + exp_offset };
+        let c = Claims {
+            sub: "alice".into(),
+            uid: Some(5),
+            admin_level: "Operator".into(),
+            iat: now,
+            exp: now + exp_offset,
+        };
         format!("Bearer {}", mint(b"k", &c).unwrap())
     }
 
@@ -101,11 +108,16 @@ mod tests {
         let a = auth(AuthPlugin::Jwt, AuthMode::Required);
         assert_eq!(a.authenticate(&headers(&[]), "p".into()).unwrap_err(), "authentication required");
         let expired = bearer(-5);
-        assert_eq!(a.authenticate(&headers(&[("authorization", &expired)]), "p".into()).unwrap_err(), "token expired");
+        assert_eq!(
+            a.authenticate(&headers(&[("authorization", &expired)]), "p".into()).unwrap_err(),
+            "token expired"
+        );
         let forged = headers(&[("authorization", "Bearer abc.def.ghi")]);
         assert_eq!(a.authenticate(&forged, "p".into()).unwrap_err(), "invalid token");
         let good = bearer(60);
-        let c = a.authenticate(&headers(&[("authorization", &good), (USER_HEADER, "mallory")]), "p".into()).unwrap();
+        let c = a
+            .authenticate(&headers(&[("authorization", &good), (USER_HEADER, "mallory")]), "p".into())
+            .unwrap();
         assert_eq!((c.user.as_str(), c.verified, c.uid), ("alice", true, None));
     }
 
@@ -115,7 +127,8 @@ mod tests {
         let c = a.authenticate(&headers(&[(USER_HEADER, "bob")]), "p".into()).unwrap();
         assert_eq!((c.user.as_str(), c.verified), ("bob", false));
         let good = bearer(60);
-        let c = a.authenticate(&headers(&[("authorization", &good), (USER_HEADER, "bob")]), "p".into()).unwrap();
+        let c =
+            a.authenticate(&headers(&[("authorization", &good), (USER_HEADER, "bob")]), "p".into()).unwrap();
         assert_eq!(c.user, "alice");
     }
 
@@ -127,11 +140,19 @@ mod tests {
             crate::model::User { name: "op".into(), admin_level: Role::Operator, ..Default::default() },
         );
         let a = auth(AuthPlugin::None, AuthMode::Permissive);
-        let caller = |user: &str, uid: Option<u32>| Caller { user: user.into(), asserted_uid: uid, ..Caller::default() };
+        let caller = |user: &str, uid: Option<u32>| Caller {
+            user: user.into(),
+            asserted_uid: uid,
+            ..Caller::default()
+        };
         assert_eq!(a.role(&caller("op", Some(1000)), &cat), Role::Operator);
         assert_eq!(a.role(&caller("nobody", Some(1000)), &cat), Role::None);
         assert_eq!(a.role(&caller("root", Some(0)), &cat), Role::Administrator);
         let jwt = auth(AuthPlugin::Jwt, AuthMode::Permissive);
-        assert_eq!(jwt.role(&caller("root", Some(0)), &cat), Role::None, "uid 0 is trusted only under plugin none");
+        assert_eq!(
+            jwt.role(&caller("root", Some(0)), &cat),
+            Role::None,
+            "uid 0 is trusted only under plugin none"
+        );
     }
 }

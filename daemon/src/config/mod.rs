@@ -246,8 +246,10 @@ impl Config {
         }
         let Some(f) = &self.auth.jwt_key_file else { return Ok(None) };
         let path = self.base_dir.join(f);
-        let mut bytes = std::fs::read(&path)
-            .map_err(|err| ConfigError::Read { file: format!("auth.jwt_key_file {}", path.display()), err })?;
+        let mut bytes = std::fs::read(&path).map_err(|err| ConfigError::Read {
+            file: format!("auth.jwt_key_file {}", path.display()),
+            err,
+        })?;
         if bytes.ends_with(b"\r\n") {
             bytes.truncate(bytes.len() - 2);
         } else if bytes.ends_with(b"\n") {
@@ -311,8 +313,9 @@ mod tests {
         assert!(parse("[auth]\nplugin = \"kerberos\"\n").unwrap_err().contains("auth.plugin"));
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("k"), "secret\n\n").unwrap();
-        let c = Config::parse("[auth]\nplugin = \"jwt\"\njwt_key_file = \"k\"\n", "f", dir.path().to_path_buf())
-            .unwrap();
+        let c =
+            Config::parse("[auth]\nplugin = \"jwt\"\njwt_key_file = \"k\"\n", "f", dir.path().to_path_buf())
+                .unwrap();
         assert_eq!(c.jwt_secret().unwrap().unwrap(), b"secret\n");
     }
 

@@ -29,7 +29,12 @@ impl AccountingApi {
         AccountingApi { acct: gate.acct.clone(), gate, cluster }
     }
 
-    async fn set(&self, path: &str, entity: Entity, req: Request<pb::SetRequest>) -> Result<Response<pb::SetResponse>, Status> {
+    async fn set(
+        &self,
+        path: &str,
+        entity: Entity,
+        req: Request<pb::SetRequest>,
+    ) -> Result<Response<pb::SetResponse>, Status> {
         self.gate
             .run(path, req, |ctx, r| async move {
                 let mode = match pb::SetMode::try_from(r.mode) {
@@ -113,7 +118,10 @@ impl Filter {
             let key = kv.key.to_ascii_lowercase();
             let key = if key == "user" { "name".to_string() } else { key };
             if !allowed.contains(&key.as_str()) {
-                return Err(Error::invalid(&kv.key, format!("unknown filter (use {})", allowed.join("=, ") + "=")));
+                return Err(Error::invalid(
+                    &kv.key,
+                    format!("unknown filter (use {})", allowed.join("=, ") + "="),
+                ));
             }
             let names = parse_name_list(&kv.value).map_err(|m| Error::invalid(&kv.key, m))?;
             pairs.push((key, names));
@@ -144,19 +152,30 @@ impl Accounting for AccountingApi {
         self.delete(path!("DeleteQos"), Entity::Qos, req).await
     }
 
-    async fn list_accounts(&self, req: Request<pb::ListRequest>) -> Result<Response<pb::ListAccountsResponse>, Status> {
-        self.gate.run(path!("ListAccounts"), req, |_, r| async move { Ok((self.accounts(&r)?, vec![])) }).await
+    async fn list_accounts(
+        &self,
+        req: Request<pb::ListRequest>,
+    ) -> Result<Response<pb::ListAccountsResponse>, Status> {
+        self.gate
+            .run(path!("ListAccounts"), req, |_, r| async move { Ok((self.accounts(&r)?, vec![])) })
+            .await
     }
 
     async fn set_account(&self, req: Request<pb::SetRequest>) -> Result<Response<pb::SetResponse>, Status> {
         self.set(path!("SetAccount"), Entity::Account, req).await
     }
 
-    async fn delete_account(&self, req: Request<pb::DeleteRequest>) -> Result<Response<pb::SetResponse>, Status> {
+    async fn delete_account(
+        &self,
+        req: Request<pb::DeleteRequest>,
+    ) -> Result<Response<pb::SetResponse>, Status> {
         self.delete(path!("DeleteAccount"), Entity::Account, req).await
     }
 
-    async fn list_users(&self, req: Request<pb::ListRequest>) -> Result<Response<pb::ListUsersResponse>, Status> {
+    async fn list_users(
+        &self,
+        req: Request<pb::ListRequest>,
+    ) -> Result<Response<pb::ListUsersResponse>, Status> {
         self.gate.run(path!("ListUsers"), req, |_, r| async move { Ok((self.users(&r)?, vec![])) }).await
     }
 
@@ -164,11 +183,17 @@ impl Accounting for AccountingApi {
         self.set(path!("SetUser"), Entity::User, req).await
     }
 
-    async fn delete_user(&self, req: Request<pb::DeleteRequest>) -> Result<Response<pb::SetResponse>, Status> {
+    async fn delete_user(
+        &self,
+        req: Request<pb::DeleteRequest>,
+    ) -> Result<Response<pb::SetResponse>, Status> {
         self.delete(path!("DeleteUser"), Entity::User, req).await
     }
 
-    async fn list_tres(&self, req: Request<pb::ListRequest>) -> Result<Response<pb::ListTresResponse>, Status> {
+    async fn list_tres(
+        &self,
+        req: Request<pb::ListRequest>,
+    ) -> Result<Response<pb::ListTresResponse>, Status> {
         let tres = || pb::ListTresResponse { tres: convert::tres_table() };
         self.gate.run(path!("ListTres"), req, |_, _| async move { Ok((tres(), vec![])) }).await
     }

@@ -69,7 +69,12 @@ fn row_event(r: &TxnRow) -> Event {
 
 /// Sends the stored rows after `after`; returns the last id sent, or None
 /// when the subscriber has gone.
-async fn replay(store: &dyn Store, filter: &TxnFilter, mut after: i64, tx: &mpsc::Sender<Event>) -> Option<i64> {
+async fn replay(
+    store: &dyn Store,
+    filter: &TxnFilter,
+    mut after: i64,
+    tx: &mpsc::Sender<Event>,
+) -> Option<i64> {
     loop {
         let q = TxnQuery { filter: TxnFilter { limit: PAGE, ..filter.clone() }, after_id: Some(after) };
         let rows = match store.list_txn(&q).await {
@@ -91,7 +96,13 @@ async fn replay(store: &dyn Store, filter: &TxnFilter, mut after: i64, tx: &mpsc
 
 /// Forwards live rows; a subscriber that falls behind the broadcast is told
 /// so and caught up from the store, with no gap and no duplicate.
-async fn tail(hub: Arc<Hub>, mut rx: broadcast::Receiver<Arc<TxnRow>>, filter: TxnFilter, after: Option<i64>, tx: mpsc::Sender<Event>) {
+async fn tail(
+    hub: Arc<Hub>,
+    mut rx: broadcast::Receiver<Arc<TxnRow>>,
+    filter: TxnFilter,
+    after: Option<i64>,
+    tx: mpsc::Sender<Event>,
+) {
     let store = hub.store().cloned();
     let mut last = after;
     if let (Some(a), Some(s)) = (after, &store) {
@@ -131,7 +142,10 @@ async fn tail(hub: Arc<Hub>, mut rx: broadcast::Receiver<Arc<TxnRow>>, filter: T
 
 #[tonic::async_trait]
 impl Audit for AuditApi {
-    async fn list_txn(&self, req: Request<pb::ListRequest>) -> std::result::Result<Response<pb::ListTxnResponse>, Status> {
+    async fn list_txn(
+        &self,
+        req: Request<pb::ListRequest>,
+    ) -> std::result::Result<Response<pb::ListTxnResponse>, Status> {
         let hub = self.gate.hub.clone();
         self.gate
             .run("/spur.v1.Audit/ListTxn", req, |_, r| async move {
@@ -147,7 +161,10 @@ impl Audit for AuditApi {
 
     type TailTxnStream = TailStream;
 
-    async fn tail_txn(&self, req: Request<pb::TailTxnRequest>) -> std::result::Result<Response<TailStream>, Status> {
+    async fn tail_txn(
+        &self,
+        req: Request<pb::TailTxnRequest>,
+    ) -> std::result::Result<Response<TailStream>, Status> {
         let hub = self.gate.hub.clone();
         self.gate
             .run("/spur.v1.Audit/TailTxn", req, |_, r| async move {

@@ -49,9 +49,14 @@ fn name_in(kvs: &[pb::KeyValue]) -> Option<String> {
 impl Targeted for pb::SetRequest {
     fn target(&self) -> String {
         let by_name = |kvs: &[pb::KeyValue]| {
-            kvs.iter().find(|kv| kv.key.eq_ignore_ascii_case("name")).map(|kv| kv.value.trim().to_ascii_lowercase())
+            kvs.iter()
+                .find(|kv| kv.key.eq_ignore_ascii_case("name"))
+                .map(|kv| kv.value.trim().to_ascii_lowercase())
         };
-        by_name(&self.r#where).or_else(|| by_name(&self.set)).or_else(|| name_in(&self.set)).unwrap_or_default()
+        by_name(&self.r#where)
+            .or_else(|| by_name(&self.set))
+            .or_else(|| name_in(&self.set))
+            .unwrap_or_default()
     }
     fn params(&self) -> Value {
         let mut m = pairs_json(&self.r#where);
@@ -134,13 +139,19 @@ impl Gate {
 
     /// Runs `core` for the RPC at `path` if the caller's role allows it, and
     /// audits the outcome.
-    pub async fn run<Req, Resp, F, Fut>(&self, path: &str, req: Request<Req>, core: F) -> Result<Response<Resp>, Status>
+    pub async fn run<Req, Resp, F, Fut>(
+        &self,
+        path: &str,
+        req: Request<Req>,
+        core: F,
+    ) -> Result<Response<Resp>, Status>
     where
         Req: Targeted,
         F: FnOnce(Ctx, Req) -> Fut,
         Fut: Future<Output = Result<(Resp, Vec<Note>), Error>>,
     {
-        let class = rpc::classify(path).ok_or_else(|| Status::unimplemented(format!("unknown RPC {path}")))?;
+        let class =
+            rpc::classify(path).ok_or_else(|| Status::unimplemented(format!("unknown RPC {path}")))?;
         let ctx = self.ctx(&req);
         let msg = req.into_inner();
         let (target, params, intent, dry_run) = (msg.target(), msg.params(), msg.intent(), msg.dry_run());
@@ -158,8 +169,15 @@ impl Gate {
                 ctx.role.as_str()
             ));
             if let Some((entity, _)) = audited {
-                self.record(&ctx.caller, entity, &target, intent, "denied", json!({"params": params, "error": e.to_string()}))
-                    .await;
+                self.record(
+                    &ctx.caller,
+                    entity,
+                    &target,
+                    intent,
+                    "denied",
+                    json!({"params": params, "error": e.to_string()}),
+                )
+                .await;
             }
             return Err(e.into());
         }
@@ -187,7 +205,15 @@ impl Gate {
         }
     }
 
-    async fn record(&self, caller: &Caller, entity: &str, name: &str, action: Action, outcome: &str, info: Value) {
+    async fn record(
+        &self,
+        caller: &Caller,
+        entity: &str,
+        name: &str,
+        action: Action,
+        outcome: &str,
+        info: Value,
+    ) {
         let row = TxnRow {
             id: 0,
             head: TxnHead {

@@ -64,7 +64,9 @@ where
             .unwrap_or_default();
         if rpc::classify(&path).is_none() {
             tracing::warn!(path, peer, "refused an RPC that is not classified");
-            return Box::pin(async move { Ok(tonic::Status::unimplemented(format!("unknown RPC {path}")).into_http()) });
+            return Box::pin(async move {
+                Ok(tonic::Status::unimplemented(format!("unknown RPC {path}")).into_http())
+            });
         }
         let caller = if rpc::UNAUTHENTICATED.contains(&path.as_str()) {
             Caller { user: "anonymous".into(), peer: peer.clone(), ..Caller::default() }
@@ -86,7 +88,12 @@ where
         Box::pin(async move {
             let resp = inner.call(req).await?;
             if let Some((user, uid, verified)) = log {
-                let status = resp.headers().get("grpc-status").and_then(|v| v.to_str().ok()).unwrap_or("0").to_string();
+                let status = resp
+                    .headers()
+                    .get("grpc-status")
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("0")
+                    .to_string();
                 tracing::info!(target: "audit_rpc", method = %path, user, uid = ?uid, verified, peer, grpc_status = %status);
             }
             Ok(resp)

@@ -79,3 +79,55 @@ pub fn classify(path: &str) -> Option<Class> {
 pub fn method_name(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use prost::Message;
+
+    /// Every RPC in the `.proto` files, as `/package.Service/Method`.
+    fn proto_rpcs() -> Vec<String> {
+        let fds = prost_types::FileDescriptorSet::decode(spur_proto::FILE_DESCRIPTOR_SET).unwrap();
+        let mut out = vec![];
+        for f in &fds.file {
+            for s in &f.service {
+                for m in &s.method {
+                    out.push(format!("/{}.{}/{}", f.package(), s.name(), m.name()));
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn every_rpc_in_the_protos_is_classified() {
+        let rpcs = proto_rpcs();
+        assert!(rpcs.len() >= 16, "{rpcs:?}");
+        let missing: Vec<&String> = rpcs.iter().filter(|p| classify(p).is_none()).collect();
+        assert!(
+            missing.is_empty(),
+            "classify these RPCs in RPCS (mutating, read-only or internal): {missing:?}"
+        );
+    }
+
+    #[test]
+    fn every_mutating_rpc_names_its_target() {
+        for (path, class) in RPCS {
+            if let Class::Mutate { entity, target, .. } = class {
+                assert!(!entity.is_empty(), "{path} has no entity");
+                assert!(
+                    !target.is_empty() || UNNAMED_TARGETS.contains(path),
+                    "{path} is mutating but does not name its target"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_table_names_only_real_rpcs() {
+        let rpcs = proto_rpcs();
+        for (path, _) in RPCS.iter().filter(|(p, _)| p.starts_with("/spur.")) {
+            assert!(rpcs.iter().any(|r| r == path), "{path} is classified but not in the protos");
+        }
+    }
+}

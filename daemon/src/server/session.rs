@@ -21,7 +21,10 @@ impl SessionApi {
 
 #[tonic::async_trait]
 impl Session for SessionApi {
-    async fn who_am_i(&self, req: Request<pb::WhoAmIRequest>) -> Result<Response<pb::WhoAmIResponse>, Status> {
+    async fn who_am_i(
+        &self,
+        req: Request<pb::WhoAmIRequest>,
+    ) -> Result<Response<pb::WhoAmIResponse>, Status> {
         self.gate
             .run("/spur.v1.Session/WhoAmI", req, |ctx, _| async move {
                 Ok((

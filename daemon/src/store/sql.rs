@@ -9,7 +9,8 @@ pub const UPSERT: &str = "INSERT INTO entities (kind, name, data) VALUES ($1, $2
 pub const DELETE_ONE: &str = "DELETE FROM entities WHERE kind = $1 AND name = $2";
 pub const INSERT_TXN: &str = "INSERT INTO txn (time_ms, actor, actor_uid, verified, peer, action, entity, name, outcome, info, source) \
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id";
-const TXN_COLUMNS: &str = "id, time_ms, actor, actor_uid, verified, peer, action, entity, name, outcome, info, source";
+const TXN_COLUMNS: &str =
+    "id, time_ms, actor, actor_uid, verified, peer, action, entity, name, outcome, info, source";
 pub const DELETE_TXN_BEFORE: &str = "DELETE FROM txn WHERE time_ms < $1";
 pub const SCHEMA_VERSION: &str = "SELECT CAST(COALESCE(MAX(version), 0) AS BIGINT) FROM schema_version";
 
@@ -34,7 +35,13 @@ pub fn txn_select(q: &super::TxnQuery) -> (String, Vec<Bind>) {
         }
         conds.push(c);
     };
-    for (col, v) in [("actor", &f.actor), ("action", &f.action), ("entity", &f.entity), ("name", &f.name), ("outcome", &f.outcome)] {
+    for (col, v) in [
+        ("actor", &f.actor),
+        ("action", &f.action),
+        ("entity", &f.entity),
+        ("name", &f.name),
+        ("outcome", &f.outcome),
+    ] {
         if let Some(v) = v {
             push(&format!("{col} = ?"), vec![Bind::Text(v.clone())]);
         }
@@ -157,7 +164,10 @@ macro_rules! store_common {
             Ok(id)
         }
 
-        async fn list_txn_from(pool: &sqlx::Pool<$db>, q: &crate::store::TxnQuery) -> crate::error::Result<Vec<TxnRow>> {
+        async fn list_txn_from(
+            pool: &sqlx::Pool<$db>,
+            q: &crate::store::TxnQuery,
+        ) -> crate::error::Result<Vec<TxnRow>> {
             use sqlx::Row;
             let (text, binds) = sql::txn_select(q);
             let mut query = sqlx::query(&text);
@@ -202,9 +212,16 @@ macro_rules! store_common {
             Ok(sqlx::query(sql::DELETE_TXN_BEFORE).bind(ms).execute(pool).await?.rows_affected())
         }
 
-        async fn put_in(pool: &sqlx::Pool<$db>, kind: &str, name: &str, doc: Option<&serde_json::Value>) -> crate::error::Result<()> {
+        async fn put_in(
+            pool: &sqlx::Pool<$db>,
+            kind: &str,
+            name: &str,
+            doc: Option<&serde_json::Value>,
+        ) -> crate::error::Result<()> {
             match doc {
-                Some(d) => sqlx::query(sql::UPSERT).bind(kind).bind(name).bind(d.to_string()).execute(pool).await?,
+                Some(d) => {
+                    sqlx::query(sql::UPSERT).bind(kind).bind(name).bind(d.to_string()).execute(pool).await?
+                }
                 None => sqlx::query(sql::DELETE_ONE).bind(kind).bind(name).execute(pool).await?,
             };
             Ok(())
