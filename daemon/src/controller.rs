@@ -6,6 +6,7 @@ use crate::admission::Admission;
 use crate::audit::{self, Hub};
 use crate::auth::Authenticator;
 use crate::config::Config;
+use crate::nodes::NodeService;
 use crate::server::{gate::Gate, layer::AuthLayer};
 use crate::store;
 use std::net::SocketAddr;
@@ -23,6 +24,7 @@ pub struct Running {
     metrics_addr: Option<SocketAddr>,
     pub acct: Arc<AcctService>,
     pub hub: Arc<Hub>,
+    pub nodes: Arc<NodeService>,
     stop: Option<oneshot::Sender<()>>,
     served: JoinHandle<Result<(), tonic::transport::Error>>,
     /// Background loops (cache refresh, retention, metrics), aborted on shutdown.
@@ -68,12 +70,13 @@ pub async fn start(cfg: Config, listen: &str) -> anyhow::Result<Running> {
     let auth = Arc::new(Authenticator::from_config(&cfg)?);
     let hub = Arc::new(Hub::new(store.clone()));
     let acct = Arc::new(AcctService::new(hub.clone()).await?);
-    let admission = Arc::new(Admission::load(cfg.admission.mode, store).await?);
+    let admission = Arc::new(Admission::load(cfg.admission.mode, store.clone()).await?);
+    let nodes = Arc::new(NodeService::new(&cfg, store, hub.clone(), admission.clone()).await?);
     let listener =
         TcpListener::bind(listen).await.map_err(|e| anyhow::anyhow!("cannot listen on '{listen}': {e}"))?;
     let addr = listener.local_addr()?;
     let gate = Arc::new(Gate { auth: auth.clone(), acct: acct.clone(), hub: hub.clone() });
-    let routes = crate::server::routes(gate, admission, &cfg).await?;
+    let routes = crate::server::routes(gate, admission, nodes.clone(), &cfg).await?;
     let layer = AuthLayer::new(auth, cfg.logging.audit_rpcs);
     let (stop, stopped) = oneshot::channel::<()>();
     // Nagle plus delayed ACKs would add ~40 ms to every other response.
@@ -91,6 +94,7 @@ pub async fn start(cfg: Config, listen: &str) -> anyhow::Result<Running> {
     });
     let mut tasks = vec![spawn_refresher(acct.clone(), cfg.accounting.fairshare_refresh_secs)];
     tasks.extend(hub.spawn_retention(cfg.accounting.txn_retention_days));
+    tasks.push(nodes.spawn_monitor());
     let mut metrics_addr = None;
     if !cfg.metrics.listen_addr.is_empty() {
         let l = TcpListener::bind(&cfg.metrics.listen_addr)
@@ -99,7 +103,7 @@ pub async fn start(cfg: Config, listen: &str) -> anyhow::Result<Running> {
         metrics_addr = Some(l.local_addr()?);
         tasks.push(audit::metrics::spawn(l, hub.clone()));
     }
-    Ok(Running { addr, metrics_addr, acct, hub, stop: Some(stop), served, tasks })
+    Ok(Running { addr, metrics_addr, acct, hub, nodes, stop: Some(stop), served, tasks })
 }
 
 /// Reloads the catalog so changes made by another controller sharing the

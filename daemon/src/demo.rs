@@ -3,6 +3,7 @@
 //! accounting so every pane has life.
 
 use crate::accounting::{Caller, SetMode};
+use crate::agent::AgentOpts;
 use crate::config::Config;
 use crate::controller::{self, Running};
 use spur_client::vocab::keys::Entity;
@@ -10,6 +11,7 @@ use std::path::Path;
 
 pub struct Demo {
     running: Running,
+    agents: Vec<tokio::task::JoinHandle<()>>,
 }
 
 impl Demo {
@@ -18,6 +20,9 @@ impl Demo {
     }
 
     pub async fn shutdown(self) {
+        for a in &self.agents {
+            a.abort();
+        }
         if let Err(e) = self.running.shutdown().await {
             tracing::warn!(error = %e, "demo controller did not stop cleanly");
         }
@@ -44,9 +49,45 @@ const SEED: &[(Entity, &str)] = &[
     (Entity::User, "name=erin account=ops adminlevel=Operator"),
 ];
 
+/// The demo cluster's nodes and partitions, as an admin would write them in spur.conf.
+const CLUSTER: &str = r#"
+cluster_name = "demo"
+[controller]
+heartbeat_interval_secs = 2
+node_timeout_secs = 10
+[[nodes]]
+name = "node[01-06]"
+cpus = 16
+memory_mb = 65536
+features = ["cpu"]
+[[nodes]]
+name = "gpu[01-02]"
+cpus = 32
+memory_mb = 262144
+gres = "gpu:4"
+features = ["gpu"]
+[[partitions]]
+name = "batch"
+nodes = "node[01-06]"
+default = true
+max_time = "2-00:00:00"
+default_time = "01:00:00"
+[[partitions]]
+name = "gpu"
+nodes = "gpu[01-02]"
+max_time = "1-00:00:00"
+priority_tier = 2
+preempt_mode = "requeue"
+"#;
+
 pub async fn start_demo(dir: &Path) -> anyhow::Result<Demo> {
-    let mut cfg = Config { cluster_name: "demo".into(), ..Config::default() };
-    cfg.accounting.database_url = format!("sqlite://{}", dir.join("spur.db").display());
+    let path = dir.join("spur.conf");
+    let db = dir.join("spur.db");
+    std::fs::write(
+        &path,
+        format!("{CLUSTER}\n[accounting]\ndatabase_url = \"sqlite://{}\"\n", db.display()),
+    )?;
+    let cfg = Config::load(&path)?;
     let running = controller::start(cfg, "127.0.0.1:0").await?;
     let caller = Caller { user: "demo".into(), peer: "127.0.0.1:0".into(), ..Caller::default() };
     for (entity, line) in SEED {
@@ -64,5 +105,23 @@ pub async fn start_demo(dir: &Path) -> anyhow::Result<Demo> {
             .map(|(k, v)| (k.to_string(), v.to_string()));
         running.acct.set(Entity::User, &caller, SetMode::Add, &[], &pairs, false).await?;
     }
-    Ok(Demo { running })
+    let url = format!("http://{}", running.addr());
+    // Two agents host the nodes, as two spurd processes would.
+    let agents = [("node[01-06]", "demo-a"), ("gpu[01-02]", "demo-b")]
+        .into_iter()
+        .map(|(nodes, host)| {
+            let opts = AgentOpts {
+                controller: url.clone(),
+                nodes: spur_client::vocab::hostlist::expand(nodes).unwrap_or_default(),
+                token: None,
+                hostname: host.into(),
+            };
+            tokio::spawn(async move {
+                if let Err(e) = crate::agent::run(opts).await {
+                    tracing::warn!(error = %e, "demo agent stopped");
+                }
+            })
+        })
+        .collect();
+    Ok(Demo { running, agents })
 }

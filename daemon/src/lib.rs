@@ -1,11 +1,13 @@
-//! spurctld, the controller, and its library.
+//! spurctld (the controller), spurd (the node agent), and their library.
 //!
 //! - [`config`]: spur.conf (TOML); errors name the key and the file.
 //! - [`model`]: plain data (QOS, accounts, users, associations).
 //! - [`accounting`]: sacctmgr semantics and the one mutation path for accounting records.
+//! - [`agent`]: spurd: registration, heartbeats, running job processes.
 //! - [`admission`]: admission tokens for node agents.
 //! - [`audit`]: the txn log's live tail, after-the-fact writer, counters and /metrics.
 //! - [`auth`]: identity (none | jwt) and roles.
+//! - [`nodes`]: nodes, partitions and agents; drain/resume/down with attribution.
 //! - [`store`]: persistence behind one trait: SQLite (embedded) and PostgreSQL.
 //! - [`server`]: tonic services: decode -> identify -> call the core -> map errors.
 //! - [`controller`]: wiring a configured controller onto a listener, and shutdown.
@@ -14,6 +16,7 @@
 
 pub mod accounting;
 pub mod admission;
+pub mod agent;
 pub mod audit;
 pub mod auth;
 pub mod config;
@@ -21,5 +24,6 @@ pub mod controller;
 pub mod demo;
 pub mod error;
 pub mod model;
+pub mod nodes;
 pub mod server;
 pub mod store;

@@ -28,11 +28,8 @@ async fn main() -> anyhow::Result<()> {
     let me = Identity { user: "load".into(), uid: Some(0), token: None };
 
     let mut tail_client = conn::connect(&url, me.clone()).await?;
-    let mut stream = tail_client
-        .audit
-        .tail_txn(pb::TailTxnRequest { filter: vec![], after_id: None })
-        .await?
-        .into_inner();
+    let mut stream =
+        tail_client.audit.tail_txn(pb::TailTxnRequest { filter: vec![], after_id: None }).await?.into_inner();
     let expected = CLIENTS as u64 * RATE_PER_CLIENT * secs;
     let collector = tokio::spawn(async move {
         let mut lat = Vec::with_capacity(expected as usize);
@@ -81,7 +78,12 @@ async fn main() -> anyhow::Result<()> {
         expected as f64 / elapsed.as_secs_f64(),
         lat.len()
     );
-    println!("commit-to-tail latency: p50 {} ms, p99 {} ms, max {} ms", pct(0.50), pct(0.99), lat[lat.len() - 1]);
+    println!(
+        "commit-to-tail latency: p50 {} ms, p99 {} ms, max {} ms",
+        pct(0.50),
+        pct(0.99),
+        lat[lat.len() - 1]
+    );
     running.shutdown().await?;
     Ok(())
 }

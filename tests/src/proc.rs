@@ -161,3 +161,59 @@ impl Drop for Controller {
 pub fn conf(database_url: &str, extra: &str) -> String {
     format!("cluster_name = \"test\"\n{extra}\n[accounting]\ndatabase_url = \"{database_url}\"\n")
 }
+
+/// A running `spurd` hosting some nodes.
+pub struct Agent {
+    child: Child,
+}
+
+impl Agent {
+    pub fn start(url: &str, nodes: &str, env: &[(&str, &str)]) -> Agent {
+        let mut c = Command::new(bin("spurd"));
+        c.args(["--controller", url, "--nodes", nodes, "--hostname", "testhost"])
+            .env("SPUR_LOG", "error")
+            .env_remove("SPUR_ADMISSION_TOKEN")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null());
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        Agent { child: c.spawn().expect("spawn spurd") }
+    }
+
+    /// Waits for the agent to exit by itself (a fatal refusal), with the deadline.
+    pub fn wait_exit(mut self) -> ExitStatus {
+        let start = std::time::Instant::now();
+        loop {
+            if let Some(s) = self.child.try_wait().expect("try_wait") {
+                return s;
+            }
+            assert!(start.elapsed() < DEADLINE, "spurd did not exit");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    pub fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Polls `check` until it returns Some, failing the test at the deadline.
+pub fn wait_for<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(v) = check() {
+            return v;
+        }
+        assert!(start.elapsed() < DEADLINE, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

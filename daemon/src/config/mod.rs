@@ -1,6 +1,10 @@
 //! spur.conf: a TOML file. Unknown keys and wrong types are errors that name
 //! the key and the file.
 
+mod cluster;
+
+pub use cluster::{NodeConfig, PartitionConfig, TimeValue, parse_gres};
+
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
@@ -21,9 +25,16 @@ pub struct Config {
     pub logging: LoggingConfig,
     #[serde(default)]
     pub metrics: MetricsConfig,
+    #[serde(default)]
+    pub nodes: Vec<NodeConfig>,
+    #[serde(default)]
+    pub partitions: Vec<PartitionConfig>,
     /// The directory of the config file; relative paths resolve against it.
     #[serde(skip)]
     pub base_dir: PathBuf,
+    /// The file it was read from, for `scontrol reconfigure`.
+    #[serde(skip)]
+    pub path: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -31,6 +42,19 @@ pub struct Config {
 pub struct ControllerConfig {
     #[serde(default = "default_listen_addr")]
     pub listen_addr: String,
+    /// How often node agents heartbeat.
+    #[serde(default = "default_heartbeat")]
+    pub heartbeat_interval_secs: u32,
+    /// A node whose agent is silent this long is set DOWN, "Not responding".
+    #[serde(default = "default_node_timeout")]
+    pub node_timeout_secs: u32,
+}
+
+fn default_heartbeat() -> u32 {
+    5
+}
+fn default_node_timeout() -> u32 {
+    30
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -147,7 +171,11 @@ fn default_grp_wall_window() -> u64 {
 
 impl Default for ControllerConfig {
     fn default() -> Self {
-        ControllerConfig { listen_addr: default_listen_addr() }
+        ControllerConfig {
+            listen_addr: default_listen_addr(),
+            heartbeat_interval_secs: default_heartbeat(),
+            node_timeout_secs: default_node_timeout(),
+        }
     }
 }
 
@@ -175,7 +203,10 @@ impl Default for Config {
             admission: AdmissionConfig::default(),
             logging: LoggingConfig::default(),
             metrics: MetricsConfig::default(),
+            nodes: vec![],
+            partitions: vec![],
             base_dir: PathBuf::from("."),
+            path: None,
         }
     }
 }
@@ -194,7 +225,9 @@ impl Config {
         let text =
             std::fs::read_to_string(path).map_err(|err| ConfigError::Read { file: file.clone(), err })?;
         let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        Config::parse(&text, &file, base)
+        let mut cfg = Config::parse(&text, &file, base)?;
+        cfg.path = Some(path.to_path_buf());
+        Ok(cfg)
     }
 
     /// Parses config text. Errors name the offending key path (`accounting.require_qos`).
@@ -232,6 +265,15 @@ impl Config {
         if a.mode == AuthMode::Required && a.plugin != AuthPlugin::Jwt {
             return Err("key 'auth.mode': \"required\" needs auth.plugin = \"jwt\"".into());
         }
+        if self.controller.heartbeat_interval_secs == 0 {
+            return Err("key 'controller.heartbeat_interval_secs': must be at least 1".into());
+        }
+        if self.controller.node_timeout_secs <= self.controller.heartbeat_interval_secs {
+            return Err(
+                "key 'controller.node_timeout_secs': must be longer than heartbeat_interval_secs".into()
+            );
+        }
+        cluster::validate(&self.nodes, &self.partitions)?;
         if self.cluster_name.trim().is_empty() {
             return Err("key 'cluster_name': must not be empty".into());
         }
@@ -317,6 +359,25 @@ mod tests {
             Config::parse("[auth]\nplugin = \"jwt\"\njwt_key_file = \"k\"\n", "f", dir.path().to_path_buf())
                 .unwrap();
         assert_eq!(c.jwt_secret().unwrap().unwrap(), b"secret\n");
+    }
+
+    #[test]
+    fn cluster_errors_name_the_key() {
+        let e = parse("[[nodes]]\nname = \"n[1-\"\n").unwrap_err();
+        assert!(e.contains("nodes[0].name"), "{e}");
+        let e = parse("[[nodes]]\nname = \"n[1-2]\"\n[[nodes]]\nname = \"n2\"\n").unwrap_err();
+        assert!(e.contains("defined twice"), "{e}");
+        let e = parse("[[nodes]]\nname = \"n1\"\n[[partitions]]\nname = \"p\"\nnodes = \"n[1-2]\"\n")
+            .unwrap_err();
+        assert!(e.contains("partitions[0].nodes") && e.contains("'n2'"), "{e}");
+        let e = parse("[[nodes]]\nname = \"n1\"\ncpus = \"eight\"\n").unwrap_err();
+        assert!(e.contains("nodes[0].cpus"), "{e}");
+        let e = parse("[[partitions]]\nname = \"p\"\nnodes = \"ALL\"\nmax_time = \"soon\"\n").unwrap_err();
+        assert!(e.contains("partitions[0].max_time"), "{e}");
+        let ok = parse(
+            "[[nodes]]\nname = \"n[1-2]\"\ngres = \"gpu:2\"\n[[partitions]]\nname = \"p\"\nnodes = \"ALL\"\nmax_time = \"1-00:00:00\"\ndefault_time = 60\n",
+        );
+        assert!(ok.is_ok(), "{ok:?}");
     }
 
     #[test]

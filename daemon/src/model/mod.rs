@@ -1,5 +1,7 @@
 //! Plain data: the records the controller keeps and persists. No I/O, no proto types.
 
 mod accounting;
+mod node;
 
 pub use accounting::{Account, Assoc, Qos, ROOT_ACCOUNT, User};
+pub use node::{BaseState, Node, NodeAdmin, Partition, Reason};

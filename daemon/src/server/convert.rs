@@ -1,7 +1,7 @@
 //! The one place where domain records become proto messages.
 
 use crate::accounting::ChangeOut;
-use crate::model::{Account, Assoc, Qos, User};
+use crate::model::{Account, Assoc, Node, Partition, Qos, User};
 use spur_client::vocab::tres::{self, format_map};
 use spur_proto::v1 as pb;
 
@@ -91,4 +91,50 @@ pub fn change(c: &ChangeOut) -> pb::Change {
 
 pub fn kvs(pairs: &[pb::KeyValue]) -> Vec<(String, String)> {
     pairs.iter().map(|kv| (kv.key.clone(), kv.value.clone())).collect()
+}
+
+fn gres_string(g: &[(String, u64)]) -> String {
+    g.iter().map(|(n, c)| format!("{n}:{c}")).collect::<Vec<_>>().join(",")
+}
+
+pub fn node(n: &Node) -> pb::Node {
+    let reason = n.admin.reason.as_ref();
+    pb::Node {
+        name: n.name.clone(),
+        base_state: n.base_state().as_str().into(),
+        drain: n.admin.drain,
+        not_responding: n.registered && !n.responding,
+        cpus: n.cpus,
+        alloc_cpus: n.alloc_cpus,
+        memory_mb: n.memory_mb,
+        alloc_memory_mb: n.alloc_memory_mb,
+        gres: gres_string(&n.gres),
+        gres_used: gres_string(&n.alloc_gres),
+        features: n.features.clone(),
+        weight: n.weight,
+        partitions: n.partitions.clone(),
+        reason: reason.map(|r| r.text.clone()).unwrap_or_default(),
+        reason_user: reason.map(|r| r.user.clone()).unwrap_or_default(),
+        reason_uid: reason.and_then(|r| r.uid),
+        reason_time_ms: reason.map(|r| r.time_ms).unwrap_or_default(),
+        agent_host: n.agent_host.clone(),
+        last_heartbeat_ms: n.last_heartbeat_ms,
+        running_jobs: n.running_jobs,
+    }
+}
+
+pub fn partition(p: &Partition, nodes: &std::collections::BTreeMap<String, Node>) -> pb::Partition {
+    pb::Partition {
+        name: p.name.clone(),
+        nodes: spur_client::vocab::hostlist::compress(&p.nodes),
+        is_default: p.is_default,
+        max_time_minutes: lim(p.max_time),
+        default_time_minutes: lim(p.default_time),
+        priority_tier: p.priority_tier,
+        preempt_mode: p.preempt_mode.as_str().into(),
+        preempt_exempt_time_secs: lim(p.preempt_exempt_time),
+        state: p.state.clone(),
+        total_nodes: p.nodes.len() as u32,
+        total_cpus: p.nodes.iter().filter_map(|n| nodes.get(n)).map(|n| n.cpus).sum(),
+    }
 }

@@ -22,6 +22,10 @@ pub trait Targeted {
     fn target(&self) -> String {
         String::new()
     }
+    /// Every record acted on: one txn row each for a denied or failed attempt.
+    fn targets(&self) -> Vec<String> {
+        vec![self.target()]
+    }
     /// The requested parameters, without secrets, for Info.
     fn params(&self) -> Value {
         json!({})
@@ -104,6 +108,24 @@ impl Targeted for pb::RevokeTokenRequest {
     }
 }
 
+impl Targeted for pb::UpdateNodesRequest {
+    fn target(&self) -> String {
+        self.nodes.clone()
+    }
+    /// Each node of the hostlist; the expression itself when it does not parse.
+    fn targets(&self) -> Vec<String> {
+        spur_client::vocab::hostlist::expand(&self.nodes).unwrap_or_else(|_| vec![self.nodes.clone()])
+    }
+    fn params(&self) -> Value {
+        json!({ "nodename": self.nodes, "state": self.state, "reason": self.reason })
+    }
+}
+
+impl Targeted for pb::ReconfigureRequest {}
+impl Targeted for pb::RegisterRequest {}
+impl Targeted for pb::HeartbeatRequest {}
+impl Targeted for pb::CommandsRequest {}
+impl Targeted for pb::JobReport {}
 impl Targeted for pb::ListRequest {}
 impl Targeted for pb::TailTxnRequest {}
 impl Targeted for pb::WhoAmIRequest {}
@@ -154,7 +176,7 @@ impl Gate {
             rpc::classify(path).ok_or_else(|| Status::unimplemented(format!("unknown RPC {path}")))?;
         let ctx = self.ctx(&req);
         let msg = req.into_inner();
-        let (target, params, intent, dry_run) = (msg.target(), msg.params(), msg.intent(), msg.dry_run());
+        let (targets, params, intent, dry_run) = (msg.targets(), msg.params(), msg.intent(), msg.dry_run());
         let audited = match class {
             Class::Mutate { entity, in_txn, .. } if !dry_run => Some((entity, in_txn)),
             _ => None,
@@ -169,15 +191,10 @@ impl Gate {
                 ctx.role.as_str()
             ));
             if let Some((entity, _)) = audited {
-                self.record(
-                    &ctx.caller,
-                    entity,
-                    &target,
-                    intent,
-                    "denied",
-                    json!({"params": params, "error": e.to_string()}),
-                )
-                .await;
+                let info = json!({"params": params, "error": e.to_string()});
+                for t in &targets {
+                    self.record(&ctx.caller, entity, t, intent, "denied", info.clone()).await;
+                }
             }
             return Err(e.into());
         }
@@ -198,7 +215,9 @@ impl Gate {
             Err(e) => {
                 if let Some((entity, _)) = audited {
                     let info = json!({"params": params, "error": e.to_string()});
-                    self.record(&caller, entity, &target, intent, e.outcome(), info).await;
+                    for t in &targets {
+                        self.record(&caller, entity, t, intent, e.outcome(), info.clone()).await;
+                    }
                 }
                 Err(e.into())
             }

@@ -6,7 +6,7 @@
 //! - [`layer`]: authentication and `audit_rpc` logging in front of every RPC.
 //! - [`gate`]: role checks and txn rows, around every handler.
 //! - [`convert`]: domain records to proto messages, in one place.
-//! - `accounting`, `audit_api`, `session`, `admission_api`: the services.
+//! - `accounting`, `audit_api`, `session`, `admission_api`, `nodes_api`: the services.
 
 mod accounting;
 mod admission_api;
@@ -15,6 +15,7 @@ pub mod convert;
 pub mod gate;
 mod identity;
 pub mod layer;
+mod nodes_api;
 pub mod rpc;
 mod session;
 
@@ -22,16 +23,22 @@ pub use identity::normalize_peer;
 
 use crate::admission::Admission;
 use crate::config::Config;
+use crate::nodes::NodeService;
 use gate::Gate;
 use spur_proto::v1::{
-    accounting_server::AccountingServer, admission_server::AdmissionServer, audit_server::AuditServer,
-    session_server::SessionServer,
+    accounting_server::AccountingServer, admission_server::AdmissionServer, agent_server::AgentServer,
+    audit_server::AuditServer, nodes_server::NodesServer, session_server::SessionServer,
 };
 use std::sync::Arc;
 use tonic::service::Routes;
 
 /// Every service the controller serves, ready to mount on a tonic server.
-pub async fn routes(gate: Arc<Gate>, admission: Arc<Admission>, cfg: &Config) -> anyhow::Result<Routes> {
+pub async fn routes(
+    gate: Arc<Gate>,
+    admission: Arc<Admission>,
+    nodes: Arc<NodeService>,
+    cfg: &Config,
+) -> anyhow::Result<Routes> {
     let reflection = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(spur_proto::FILE_DESCRIPTOR_SET)
         .build_v1()?;
@@ -43,6 +50,12 @@ pub async fn routes(gate: Arc<Gate>, admission: Arc<Admission>, cfg: &Config) ->
         .add_service(AccountingServer::new(accounting::AccountingApi::new(gate.clone(), cluster.clone())))
         .add_service(AuditServer::new(audit_api::AuditApi::new(gate.clone())))
         .add_service(SessionServer::new(session::SessionApi::new(gate.clone(), cluster, cfg.auth.mode)))
-        .add_service(AdmissionServer::new(admission_api::AdmissionApi::new(gate, admission)));
+        .add_service(AdmissionServer::new(admission_api::AdmissionApi::new(gate.clone(), admission)))
+        .add_service(NodesServer::new(nodes_api::NodesApi::new(
+            gate.clone(),
+            nodes.clone(),
+            cfg.path.clone(),
+        )))
+        .add_service(AgentServer::new(nodes_api::AgentApi::new(gate, nodes)));
     Ok(routes)
 }

@@ -35,7 +35,7 @@ impl Class {
 }
 
 /// Mutations whose target is permanently blank (filter those with Entity=).
-pub const UNNAMED_TARGETS: &[&str] = &[];
+pub const UNNAMED_TARGETS: &[&str] = &["/spur.v1.Nodes/Reconfigure"];
 
 use Class::*;
 use spur_client::vocab::names::AdminLevel::{Administrator as Admin, None as Anyone, Operator};
@@ -61,15 +61,31 @@ pub const RPCS: &[(&str, Class)] = &[
     ("/spur.v1.Admission/CreateToken", Mutate { entity: "token", role: Admin, target: "id", in_txn: false }),
     ("/spur.v1.Admission/ListTokens", Read(Admin)),
     ("/spur.v1.Admission/RevokeToken", Mutate { entity: "token", role: Admin, target: "id", in_txn: false }),
+    ("/spur.v1.Nodes/ListNodes", Read(Anyone)),
+    ("/spur.v1.Nodes/UpdateNodes", Mutate { entity: "node", role: Admin, target: "nodes", in_txn: false }),
+    ("/spur.v1.Nodes/ListPartitions", Read(Anyone)),
+    ("/spur.v1.Nodes/Reconfigure", Mutate { entity: "config", role: Admin, target: "", in_txn: false }),
+    ("/spur.v1.Agent/Register", Internal),
+    ("/spur.v1.Agent/Heartbeat", Internal),
+    ("/spur.v1.Agent/Commands", Internal),
+    ("/spur.v1.Agent/ReportJob", Internal),
     ("/grpc.health.v1.Health/Check", Internal),
     ("/grpc.health.v1.Health/Watch", Internal),
     ("/grpc.reflection.v1.ServerReflection/ServerReflectionInfo", Internal),
     ("/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", Internal),
 ];
 
-/// Paths that answer without credentials even under `mode = required`, so
-/// probes and the console's liveness watch work.
-pub const UNAUTHENTICATED: &[&str] = &["/grpc.health.v1.Health/Check", "/grpc.health.v1.Health/Watch"];
+/// Paths that answer without user credentials even under `mode = required`:
+/// probes and the console's liveness watch, and node agents, which are
+/// admitted by admission token instead.
+pub const UNAUTHENTICATED: &[&str] = &[
+    "/grpc.health.v1.Health/Check",
+    "/grpc.health.v1.Health/Watch",
+    "/spur.v1.Agent/Register",
+    "/spur.v1.Agent/Heartbeat",
+    "/spur.v1.Agent/Commands",
+    "/spur.v1.Agent/ReportJob",
+];
 
 pub fn classify(path: &str) -> Option<Class> {
     RPCS.iter().find(|(p, _)| *p == path).map(|(_, c)| *c)

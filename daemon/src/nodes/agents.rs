@@ -1,0 +1,206 @@
+//! Node agents (spurd): registration with an admission token, heartbeats,
+//! the monitor that sets silent nodes DOWN "Not responding" (and back),
+//! and the command stream that carries launches and signals to agents.
+
+use super::{AgentConn, NodeService};
+use crate::error::{Error, Result};
+use crate::model::Reason;
+use crate::store::{TxnHead, TxnRow, now_ms};
+use spur_proto::v1 as pb;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc;
+
+pub const NOT_RESPONDING: &str = "Not responding";
+/// Who the controller's own actions are attributed to.
+pub const SYSTEM_ACTOR: &str = "spurctld";
+
+impl NodeService {
+    /// Registers an agent for its nodes; returns its id.
+    pub fn register(&self, req: &pb::RegisterRequest) -> Result<String> {
+        self.admission.check(Some(&req.admission_token))?;
+        if req.nodes.is_empty() {
+            return Err(Error::invalid("nodes", "an agent must host at least one node"));
+        }
+        let id = format!("{:016x}", rand_u64());
+        let now = now_ms();
+        let back = {
+            let mut c = self.write();
+            if let Some(unknown) = req.nodes.iter().find(|n| !c.nodes.contains_key(*n)) {
+                return Err(Error::NotFound(format!("nodes: '{unknown}' is not defined in spur.conf")));
+            }
+            // A node moves to its newest agent.
+            for a in c.agents.values_mut() {
+                a.nodes.retain(|n| !req.nodes.contains(n));
+            }
+            c.agents.retain(|_, a| !a.nodes.is_empty());
+            c.agents.insert(id.clone(), AgentConn { nodes: req.nodes.clone(), last_ms: now, commands: None });
+            let mut back = vec![];
+            for name in &req.nodes {
+                if let Some(n) = c.nodes.get_mut(name) {
+                    if n.registered && !n.responding {
+                        back.push(name.clone());
+                    }
+                    n.registered = true;
+                    n.responding = true;
+                    n.agent_id = Some(id.clone());
+                    n.agent_host = req.hostname.clone();
+                    n.last_heartbeat_ms = now;
+                    if n.admin.reason.as_ref().is_some_and(|r| r.system) {
+                        n.admin.reason = None;
+                    }
+                }
+            }
+            back
+        };
+        tracing::info!(agent = %id, host = %req.hostname, nodes = req.nodes.len(), "agent registered");
+        if !back.is_empty() {
+            self.system_row(&back, "responding again");
+        }
+        self.publish(req.nodes.clone());
+        Ok(id)
+    }
+
+    /// Returns false when the agent is unknown (the controller restarted).
+    pub fn heartbeat(&self, agent_id: &str) -> bool {
+        let now = now_ms();
+        let mut c = self.write();
+        let Some(a) = c.agents.get_mut(agent_id) else { return false };
+        a.last_ms = now;
+        let nodes = a.nodes.clone();
+        let mut back = vec![];
+        for name in &nodes {
+            if let Some(n) = c.nodes.get_mut(name) {
+                if !n.responding {
+                    back.push(name.clone());
+                    if n.admin.reason.as_ref().is_some_and(|r| r.system) {
+                        n.admin.reason = None;
+                    }
+                }
+                n.responding = true;
+                n.last_heartbeat_ms = now;
+            }
+        }
+        drop(c);
+        if !back.is_empty() {
+            self.system_row(&back, "responding again");
+            self.publish(back);
+        }
+        true
+    }
+
+    /// The command stream of an agent.
+    pub fn commands(&self, agent_id: &str) -> Result<mpsc::Receiver<pb::AgentCommand>> {
+        let (tx, rx) = mpsc::channel(256);
+        let mut c = self.write();
+        let a = c
+            .agents
+            .get_mut(agent_id)
+            .ok_or_else(|| Error::NotFound(format!("agent '{agent_id}' is not registered")))?;
+        a.commands = Some(tx);
+        Ok(rx)
+    }
+
+    /// Sends a command to the agent hosting `node`.
+    pub async fn send(&self, node: &str, cmd: pb::AgentCommand) -> Result<()> {
+        let tx = {
+            let c = self.read();
+            let n = c.nodes.get(node).ok_or_else(|| Error::NotFound(format!("unknown node '{node}'")))?;
+            let id = n
+                .agent_id
+                .as_ref()
+                .ok_or_else(|| Error::Unavailable(format!("node '{node}' has no agent")))?;
+            c.agents.get(id).and_then(|a| a.commands.clone())
+        };
+        let tx =
+            tx.ok_or_else(|| Error::Unavailable(format!("the agent of node '{node}' is not connected")))?;
+        tx.send(cmd).await.map_err(|_| Error::Unavailable(format!("the agent of node '{node}' went away")))
+    }
+
+    pub fn report(&self, r: pb::JobReport) {
+        tracing::debug!(job = r.job_id, state = %r.state, code = r.exit_code, "job report");
+        let _ = self.reports.send(r);
+    }
+
+    /// Marks nodes whose agent has been silent past the timeout as not
+    /// responding, and audits it as a system action.
+    pub fn check_timeouts(&self, now: i64) -> Vec<String> {
+        let limit = i64::from(self.timeout_secs) * 1000;
+        let mut lost = vec![];
+        {
+            let mut c = self.write();
+            for n in c.nodes.values_mut() {
+                let silent = now - n.last_heartbeat_ms > limit;
+                let flagged = n.admin.reason.as_ref().is_some_and(|r| r.system);
+                if silent && (n.responding || !n.registered) && !flagged {
+                    n.responding = false;
+                    n.registered = true;
+                    if n.admin.reason.is_none() {
+                        n.admin.reason = Some(Reason {
+                            text: NOT_RESPONDING.into(),
+                            user: SYSTEM_ACTOR.into(),
+                            uid: None,
+                            time_ms: now,
+                            system: true,
+                        });
+                    }
+                    lost.push(n.name.clone());
+                }
+            }
+        }
+        if !lost.is_empty() {
+            tracing::warn!(nodes = %spur_client::vocab::hostlist::compress(&lost), "nodes not responding; set DOWN");
+            self.system_row(&lost, NOT_RESPONDING);
+            self.publish(lost.clone());
+        }
+        lost
+    }
+
+    /// Checks timeouts every second for the life of the controller.
+    pub fn spawn_monitor(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
+        let me = self.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_secs(1));
+            loop {
+                tick.tick().await;
+                me.check_timeouts(now_ms());
+            }
+        })
+    }
+
+    /// An after-the-fact txn row for a state change the controller made itself.
+    fn system_row(&self, nodes: &[String], what: &str) {
+        let hub = self.hub.clone();
+        let rows: Vec<TxnRow> = nodes
+            .iter()
+            .map(|n| TxnRow {
+                head: TxnHead {
+                    time_ms: now_ms(),
+                    actor: SYSTEM_ACTOR.into(),
+                    source: "system".into(),
+                    ..TxnHead::default()
+                },
+                action: "update".into(),
+                entity: "node".into(),
+                name: n.clone(),
+                outcome: "success".into(),
+                info: serde_json::json!({ "state": what }).to_string(),
+                ..TxnRow::default()
+            })
+            .collect();
+        tokio::spawn(async move {
+            for r in rows {
+                hub.record(r).await;
+            }
+        });
+    }
+}
+
+fn rand_u64() -> u64 {
+    use std::io::Read;
+    let mut b = [0u8; 8];
+    if std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut b)).is_err() {
+        return now_ms() as u64;
+    }
+    u64::from_le_bytes(b)
+}

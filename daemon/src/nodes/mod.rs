@@ -1,0 +1,238 @@
+//! The node plane: nodes and partitions built from spur.conf, on-call drain,
+//! resume and down with attribution, and the agents that host the nodes.
+//!
+//! - [`build`]: nodes and partitions from the config, keeping runtime state across reconfigure.
+//! - [`agents`]: registration, heartbeats, the not-responding monitor, commands to agents.
+//!
+//! One mutation path: validate -> persist the admin state -> apply in
+//! memory -> publish. The audit rows are written by the RPC gate.
+
+pub mod agents;
+pub mod build;
+
+use crate::accounting::Caller;
+use crate::audit::Hub;
+use crate::error::{Error, Result};
+use crate::model::{Node, NodeAdmin, Partition, Reason};
+use crate::store::{Store, now_ms};
+use spur_client::vocab::hostlist;
+use spur_proto::v1 as pb;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use tokio::sync::{broadcast, mpsc};
+
+pub const KIND_NODE_STATE: &str = "node_state";
+
+/// A node state an admin can ask for with `scontrol update`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Requested {
+    Drain,
+    Resume,
+    Down,
+}
+
+impl Requested {
+    /// An unrecognised state falls back to idle (resume), with a warning, as the spec says.
+    pub fn parse(raw: &str) -> (Requested, Option<String>) {
+        match raw.trim().to_ascii_lowercase().as_str() {
+            "drain" => (Requested::Drain, None),
+            "resume" | "idle" | "undrain" => (Requested::Resume, None),
+            "down" => (Requested::Down, None),
+            other => {
+                (Requested::Resume, Some(format!("unrecognised state '{other}'; setting the node idle")))
+            }
+        }
+    }
+}
+
+pub(crate) struct AgentConn {
+    pub nodes: Vec<String>,
+    pub last_ms: i64,
+    pub commands: Option<mpsc::Sender<pb::AgentCommand>>,
+}
+
+#[derive(Default)]
+pub(crate) struct Cluster {
+    pub nodes: BTreeMap<String, Node>,
+    pub partitions: Vec<Partition>,
+    pub agents: HashMap<String, AgentConn>,
+}
+
+/// A node changed; subscribers re-read it.
+#[derive(Debug, Clone)]
+pub struct NodeEvent {
+    pub names: Vec<String>,
+}
+
+pub struct NodeService {
+    inner: RwLock<Cluster>,
+    store: Option<Arc<dyn Store>>,
+    hub: Arc<Hub>,
+    admission: Arc<crate::admission::Admission>,
+    pub heartbeat_secs: u32,
+    pub timeout_secs: u32,
+    events: broadcast::Sender<NodeEvent>,
+    reports: broadcast::Sender<pb::JobReport>,
+}
+
+impl NodeService {
+    pub async fn new(
+        cfg: &crate::config::Config,
+        store: Option<Arc<dyn Store>>,
+        hub: Arc<Hub>,
+        admission: Arc<crate::admission::Admission>,
+    ) -> Result<NodeService> {
+        let mut admin: HashMap<String, NodeAdmin> = HashMap::new();
+        if let Some(s) = &store {
+            for (name, doc) in s.load(KIND_NODE_STATE).await? {
+                admin.insert(name, serde_json::from_value(doc)?);
+            }
+        }
+        let mut cluster = Cluster::default();
+        build::apply_config(&mut cluster, cfg, now_ms())?;
+        for (name, a) in admin {
+            if let Some(n) = cluster.nodes.get_mut(&name) {
+                n.admin = a;
+            }
+        }
+        Ok(NodeService {
+            inner: RwLock::new(cluster),
+            store,
+            hub,
+            admission,
+            heartbeat_secs: cfg.controller.heartbeat_interval_secs,
+            timeout_secs: cfg.controller.node_timeout_secs,
+            events: broadcast::channel(1024).0,
+            reports: broadcast::channel(1024).0,
+        })
+    }
+
+    pub(crate) fn read(&self) -> RwLockReadGuard<'_, Cluster> {
+        self.inner.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn write(&self) -> RwLockWriteGuard<'_, Cluster> {
+        self.inner.write().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn nodes(&self) -> Vec<Node> {
+        self.read().nodes.values().cloned().collect()
+    }
+
+    pub fn node(&self, name: &str) -> Option<Node> {
+        self.read().nodes.get(name).cloned()
+    }
+
+    pub fn partitions(&self) -> Vec<Partition> {
+        self.read().partitions.clone()
+    }
+
+    pub fn subscribe(&self) -> broadcast::Receiver<NodeEvent> {
+        self.events.subscribe()
+    }
+
+    /// Job reports from agents, for whoever tracks jobs.
+    pub fn reports(&self) -> broadcast::Receiver<pb::JobReport> {
+        self.reports.subscribe()
+    }
+
+    pub(crate) fn publish(&self, names: Vec<String>) {
+        if !names.is_empty() {
+            let _ = self.events.send(NodeEvent { names });
+        }
+    }
+
+    /// Expands a hostlist and checks every name exists; errors name the culprit.
+    pub fn resolve(&self, expr: &str) -> Result<Vec<String>> {
+        let names = hostlist::expand(expr).map_err(|e| Error::invalid("nodename", e))?;
+        let c = self.read();
+        match names.iter().find(|n| !c.nodes.contains_key(*n)) {
+            Some(unknown) => Err(Error::NotFound(format!("nodename: unknown node '{unknown}'"))),
+            None => Ok(names),
+        }
+    }
+
+    /// `scontrol update nodename=LIST state=... reason=...`. Returns the
+    /// nodes changed and a warning when the state was not recognised.
+    pub async fn update(
+        &self,
+        caller: &Caller,
+        expr: &str,
+        state: &str,
+        reason: &str,
+    ) -> Result<(Vec<String>, Option<String>)> {
+        let names = self.resolve(expr)?;
+        let (want, warning) = Requested::parse(state);
+        let reason = reason.trim();
+        if matches!(want, Requested::Drain | Requested::Down) && reason.is_empty() {
+            let s = if want == Requested::Drain { "drain" } else { "down" };
+            return Err(Error::invalid("reason", format!("required with state={s} (say why, as in Slurm)")));
+        }
+        let stamp = Reason {
+            text: reason.to_string(),
+            user: caller.user.clone(),
+            uid: caller.uid.map(i64::from),
+            time_ms: now_ms(),
+            system: false,
+        };
+        let next: Vec<(String, NodeAdmin)> = {
+            let c = self.read();
+            names
+                .iter()
+                .filter_map(|n| c.nodes.get(n))
+                .map(|n| {
+                    let mut a = n.admin.clone();
+                    match want {
+                        Requested::Drain => {
+                            a.drain = true;
+                            a.reason = Some(stamp.clone());
+                        }
+                        Requested::Down => {
+                            a.down = true;
+                            a.reason = Some(stamp.clone());
+                        }
+                        Requested::Resume => {
+                            a.drain = false;
+                            a.down = false;
+                            // A system reason (not responding) stays until the agent returns.
+                            if n.responding || !a.reason.as_ref().is_some_and(|r| r.system) {
+                                a.reason = None;
+                            }
+                        }
+                    }
+                    (n.name.clone(), a)
+                })
+                .collect()
+        };
+        self.persist(&next).await?;
+        {
+            let mut c = self.write();
+            for (name, a) in &next {
+                if let Some(n) = c.nodes.get_mut(name) {
+                    n.admin = a.clone();
+                }
+            }
+        }
+        self.publish(names.clone());
+        Ok((names, warning))
+    }
+
+    async fn persist(&self, admin: &[(String, NodeAdmin)]) -> Result<()> {
+        let Some(store) = &self.store else { return Ok(()) };
+        for (name, a) in admin {
+            store.put(KIND_NODE_STATE, name, Some(&serde_json::to_value(a)?)).await?;
+        }
+        Ok(())
+    }
+
+    /// Re-reads the node and partition definitions, keeping the runtime and
+    /// admin state of nodes that remain. Returns what changed.
+    pub fn reconfigure(&self, cfg: &crate::config::Config) -> Result<Vec<String>> {
+        let changes = {
+            let mut c = self.write();
+            build::apply_config(&mut c, cfg, now_ms())?
+        };
+        self.publish(self.read().nodes.keys().cloned().collect());
+        Ok(changes)
+    }
+}

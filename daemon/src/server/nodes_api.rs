@@ -1,0 +1,188 @@
+//! The Nodes service (sinfo, scontrol show/update node, reconfigure) and the
+//! Agent service (spurd registration, heartbeats, commands, reports).
+
+use super::convert;
+use super::gate::{Gate, Note};
+use crate::config::Config;
+use crate::error::Error;
+use crate::nodes::NodeService;
+use crate::store::Action;
+use serde_json::json;
+use spur_client::vocab::hostlist;
+use spur_proto::v1 as pb;
+use spur_proto::v1::{agent_server::Agent, nodes_server::Nodes};
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::Arc;
+use tokio_stream::Stream;
+use tonic::{Request, Response, Status};
+
+pub struct NodesApi {
+    gate: Arc<Gate>,
+    nodes: Arc<NodeService>,
+    config_path: Option<PathBuf>,
+}
+
+impl NodesApi {
+    pub fn new(gate: Arc<Gate>, nodes: Arc<NodeService>, config_path: Option<PathBuf>) -> Self {
+        NodesApi { gate, nodes, config_path }
+    }
+
+    fn filter(&self, req: &pb::ListRequest) -> Result<(Option<Vec<String>>, Option<String>), Error> {
+        let (mut names, mut part) = (None, None);
+        for kv in &req.filter {
+            match kv.key.to_ascii_lowercase().as_str() {
+                "name" | "nodename" | "nodes" => names = Some(self.nodes.resolve(&kv.value)?),
+                "partition" => part = Some(kv.value.clone()),
+                _ => return Err(Error::invalid(&kv.key, "unknown filter (use name=, partition=)")),
+            }
+        }
+        Ok((names, part))
+    }
+}
+
+#[tonic::async_trait]
+impl Nodes for NodesApi {
+    async fn list_nodes(
+        &self,
+        req: Request<pb::ListRequest>,
+    ) -> Result<Response<pb::ListNodesResponse>, Status> {
+        self.gate
+            .run("/spur.v1.Nodes/ListNodes", req, |_, r| async move {
+                let (names, part) = self.filter(&r)?;
+                let nodes = self
+                    .nodes
+                    .nodes()
+                    .iter()
+                    .filter(|n| names.as_ref().is_none_or(|ns| ns.contains(&n.name)))
+                    .filter(|n| part.as_ref().is_none_or(|p| n.partitions.contains(p)))
+                    .map(convert::node)
+                    .collect();
+                Ok((pb::ListNodesResponse { nodes }, vec![]))
+            })
+            .await
+    }
+
+    async fn update_nodes(
+        &self,
+        req: Request<pb::UpdateNodesRequest>,
+    ) -> Result<Response<pb::UpdateNodesResponse>, Status> {
+        self.gate
+            .run("/spur.v1.Nodes/UpdateNodes", req, |ctx, r| async move {
+                let (updated, warning) =
+                    self.nodes.update(&ctx.caller, &r.nodes, &r.state, &r.reason).await?;
+                let notes = updated
+                    .iter()
+                    .map(|n| Note {
+                        action: Action::Update,
+                        name: n.clone(),
+                        info: json!({"warning": warning}),
+                    })
+                    .collect();
+                Ok((pb::UpdateNodesResponse { updated, warning: warning.unwrap_or_default() }, notes))
+            })
+            .await
+    }
+
+    async fn list_partitions(
+        &self,
+        req: Request<pb::ListRequest>,
+    ) -> Result<Response<pb::ListPartitionsResponse>, Status> {
+        self.gate
+            .run("/spur.v1.Nodes/ListPartitions", req, |_, r| async move {
+                let want: Option<String> =
+                    r.filter.iter().find(|kv| kv.key.eq_ignore_ascii_case("name")).map(|kv| kv.value.clone());
+                let c = self.nodes.read();
+                let partitions = c
+                    .partitions
+                    .iter()
+                    .filter(|p| want.as_ref().is_none_or(|w| &p.name == w))
+                    .map(|p| convert::partition(p, &c.nodes))
+                    .collect();
+                Ok((pb::ListPartitionsResponse { partitions }, vec![]))
+            })
+            .await
+    }
+
+    async fn reconfigure(
+        &self,
+        req: Request<pb::ReconfigureRequest>,
+    ) -> Result<Response<pb::ReconfigureResponse>, Status> {
+        self.gate
+            .run("/spur.v1.Nodes/Reconfigure", req, |_, _| async move {
+                let path = self.config_path.as_ref().ok_or_else(|| {
+                    Error::FailedPrecondition("this controller was not started from a config file".into())
+                })?;
+                let cfg = Config::load(path).map_err(|e| Error::InvalidArgument(e.to_string()))?;
+                let changes = self.nodes.reconfigure(&cfg)?;
+                let note =
+                    Note { action: Action::Update, name: String::new(), info: json!({ "changes": changes }) };
+                Ok((pb::ReconfigureResponse { changes }, vec![note]))
+            })
+            .await
+    }
+}
+
+pub struct AgentApi {
+    gate: Arc<Gate>,
+    nodes: Arc<NodeService>,
+}
+
+impl AgentApi {
+    pub fn new(gate: Arc<Gate>, nodes: Arc<NodeService>) -> Self {
+        AgentApi { gate, nodes }
+    }
+}
+
+type CommandStream = Pin<Box<dyn Stream<Item = Result<pb::AgentCommand, Status>> + Send>>;
+
+#[tonic::async_trait]
+impl Agent for AgentApi {
+    async fn register(
+        &self,
+        req: Request<pb::RegisterRequest>,
+    ) -> Result<Response<pb::RegisterResponse>, Status> {
+        self.gate
+            .run("/spur.v1.Agent/Register", req, |_, r| async move {
+                let agent_id = self.nodes.register(&r)?;
+                tracing::debug!(nodes = %hostlist::compress(&r.nodes), "registered");
+                Ok((
+                    pb::RegisterResponse { agent_id, heartbeat_interval_secs: self.nodes.heartbeat_secs },
+                    vec![],
+                ))
+            })
+            .await
+    }
+
+    async fn heartbeat(
+        &self,
+        req: Request<pb::HeartbeatRequest>,
+    ) -> Result<Response<pb::HeartbeatResponse>, Status> {
+        self.gate
+            .run("/spur.v1.Agent/Heartbeat", req, |_, r| async move {
+                Ok((pb::HeartbeatResponse { reregister: !self.nodes.heartbeat(&r.agent_id) }, vec![]))
+            })
+            .await
+    }
+
+    type CommandsStream = CommandStream;
+
+    async fn commands(&self, req: Request<pb::CommandsRequest>) -> Result<Response<CommandStream>, Status> {
+        self.gate
+            .run("/spur.v1.Agent/Commands", req, |_, r| async move {
+                let rx = self.nodes.commands(&r.agent_id)?;
+                let s = tokio_stream::StreamExt::map(tokio_stream::wrappers::ReceiverStream::new(rx), Ok);
+                Ok((Box::pin(s) as CommandStream, vec![]))
+            })
+            .await
+    }
+
+    async fn report_job(&self, req: Request<pb::JobReport>) -> Result<Response<pb::JobReportAck>, Status> {
+        self.gate
+            .run("/spur.v1.Agent/ReportJob", req, |_, r| async move {
+                self.nodes.report(r);
+                Ok((pb::JobReportAck {}, vec![]))
+            })
+            .await
+    }
+}

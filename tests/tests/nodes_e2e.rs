@@ -1,0 +1,202 @@
+//! On-call node work end to end: a controller and two `spurd` processes
+//! hosting node[01-08]; drain, sinfo -R, the txn log, resume, a lost agent,
+//! and a refused non-admin drain.
+
+use spur_tests::proc::{Agent, Controller, conf, run_with, wait_for};
+
+const KEY: &str = "nodes-test-key";
+
+const CLUSTER: &str = r#"
+[controller]
+heartbeat_interval_secs = 1
+node_timeout_secs = 3
+[[nodes]]
+name = "node[01-08]"
+cpus = 8
+memory_mb = 16384
+[[nodes]]
+name = "spare01"
+[[partitions]]
+name = "batch"
+nodes = "node[01-08]"
+default = true
+max_time = "1-00:00:00"
+[[partitions]]
+name = "spare"
+nodes = "spare01"
+"#;
+
+struct Env {
+    _dir: tempfile::TempDir,
+    c: Controller,
+}
+
+fn start(extra: &str) -> Env {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}/spur.db", dir.path().display());
+    let c = Controller::start(dir.path(), &conf(&db, &format!("{CLUSTER}\n{extra}")));
+    Env { _dir: dir, c }
+}
+
+impl Env {
+    fn run(&self, personality: &str, line: &str, env: &[(&str, &str)]) -> (bool, String, String) {
+        let args = shell_words(line);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = run_with(personality, &self.c.url, &args, env);
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into(),
+            String::from_utf8_lossy(&out.stderr).into(),
+        )
+    }
+
+    fn ok(&self, personality: &str, line: &str) -> String {
+        let (ok, out, err) = self.run(personality, line, &[]);
+        assert!(ok, "{personality} {line}: {err}");
+        out
+    }
+
+    fn wait_all_up(&self) {
+        wait_for("node[01-08] to register", || {
+            let s = self.ok("sinfo", "-h -N -o %N:%t -n node[01-08]");
+            (s.lines().count() == 8 && s.lines().all(|l| l.ends_with(":idle"))).then_some(())
+        });
+    }
+}
+
+/// Splits like a shell, honouring double quotes, so tests read like commands.
+fn shell_words(line: &str) -> Vec<String> {
+    let (mut out, mut cur, mut quoted) = (vec![], String::new(), false);
+    for c in line.chars() {
+        match c {
+            '"' => quoted = !quoted,
+            ' ' if !quoted => {
+                if !cur.is_empty() {
+                    out.push(std::mem::take(&mut cur));
+                }
+            }
+            c => cur.push(c),
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+#[test]
+fn drain_three_nodes_then_resume_with_attribution_and_audit() {
+    let e = start("");
+    let _a = Agent::start(&e.c.url, "node[01-04]", &[]);
+    let _b = Agent::start(&e.c.url, "node[05-08]", &[]);
+    e.wait_all_up();
+
+    e.ok("scontrol", r#"update nodename=node[02-04] state=drain reason="disk replacement""#);
+    let reasons = e.ok("sinfo", "-R");
+    let lines: Vec<&str> = reasons.lines().collect();
+    assert!(lines[0].split_whitespace().eq(["REASON", "USER", "TIMESTAMP", "NODELIST"]), "{reasons}");
+    assert_eq!(lines.len(), 2, "{reasons}");
+    assert!(lines[1].starts_with("disk replacement"), "{reasons}");
+    assert!(lines[1].ends_with("node[02-04]"), "{reasons}");
+    let me = spur_client::conn::Identity::local().user;
+    assert!(lines[1].contains(&me), "the user who drained: {reasons}");
+
+    let show = e.ok("scontrol", "show node node03");
+    assert!(show.contains("State=IDLE+DRAIN"), "{show}");
+    assert!(show.contains(&format!("Reason=disk replacement [{me}@")), "{show}");
+    let states = e.ok("sinfo", "-h -o %t:%N");
+    assert!(states.lines().any(|l| l == "drain:node[02-04]"), "{states}");
+
+    let txn = e.ok("sacctmgr", "-n -P show txn Entity=node format=Action,Where,Outcome");
+    assert_eq!(txn, "update|node:node02|success\nupdate|node:node03|success\nupdate|node:node04|success\n");
+
+    e.ok("scontrol", "update nodename=node[02-04] state=resume");
+    assert_eq!(e.ok("sinfo", "-R -h"), "");
+    e.wait_all_up();
+    assert_eq!(
+        e.ok("sacctmgr", "-n -P show txn Entity=node Outcome=success format=Where").lines().count(),
+        6
+    );
+}
+
+#[test]
+fn bad_updates_are_named_and_audited_as_errors() {
+    let e = start("");
+    let (ok, _, err) = e.run("scontrol", "update nodename=node[01-02] state=drain", &[]);
+    assert!(!ok && err.contains("reason"), "drain needs a reason: {err}");
+    let (ok, _, err) = e.run("scontrol", r#"update nodename=node99 state=drain reason="x""#, &[]);
+    assert!(!ok && err.contains("node99"), "{err}");
+    let (ok, _, err) = e.run("scontrol", r#"update nodename=node[01 state=drain reason="x""#, &[]);
+    assert!(!ok && err.contains("unclosed"), "{err}");
+    let (ok, _, err) = e.run("scontrol", "update nodename=node05 state=sideways", &[]);
+    assert!(ok, "an unknown state falls back to idle: {err}");
+    assert!(err.contains("warning") && err.contains("sideways"), "{err}");
+    let errors = e.ok("sacctmgr", "-n -P show txn Entity=node Outcome=error format=Where");
+    assert_eq!(errors, "node:node01\nnode:node02\nnode:node99\nnode:node[01\n");
+}
+
+#[test]
+fn a_lost_agent_sets_its_nodes_down_and_they_return_with_it() {
+    let e = start("");
+    let a = Agent::start(&e.c.url, "node[01-04]", &[]);
+    let _b = Agent::start(&e.c.url, "node[05-08]", &[]);
+    e.wait_all_up();
+    e.ok("scontrol", r#"update nodename=node04 state=drain reason="keep out""#);
+    a.kill();
+    let lost = wait_for("node[01-03] to be Not responding", || {
+        let r = e.ok("sinfo", "-R -h -o %E|%N");
+        r.lines().any(|l| l == "Not responding|node[01-03]").then_some(r)
+    });
+    assert!(lost.contains("keep out|node04"), "an admin reason is kept: {lost}");
+    let show = e.ok("scontrol", "show node node01");
+    assert!(show.contains("State=DOWN*"), "{show}");
+    let _a2 = Agent::start(&e.c.url, "node[01-04]", &[]);
+    wait_for("node[01-03] to return", || {
+        let r = e.ok("sinfo", "-R -h -o %E|%N");
+        (!r.contains("Not responding")).then_some(())
+    });
+    assert!(e.ok("scontrol", "show node node04").contains("State=IDLE+DRAIN"), "still drained by the admin");
+    let sys = e.ok("sacctmgr", "-n -P show txn Actor=spurctld format=Where,Source,Info");
+    assert!(sys.contains("node:node01|system|"), "{sys}");
+}
+
+#[test]
+fn a_non_admin_drain_is_refused_and_audited_as_denied() {
+    let key_dir = tempfile::tempdir().unwrap();
+    let key = key_dir.path().join("jwt.key");
+    std::fs::write(&key, KEY).unwrap();
+    let e = start(&format!("[auth]\nplugin = \"jwt\"\njwt_key_file = \"{}\"\n", key.display()));
+    let mint = |name: &str, level: &str| {
+        let out = std::process::Command::new(spur_tests::proc::bin("spur"))
+            .args(["token", "user", "--name", name, "--admin-level", level, "--key-file"])
+            .arg(&key)
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    };
+    let (admin, op) = (mint("boss", "Admin"), mint("olivia", "Operator"));
+    let (ok, _, err) =
+        e.run("scontrol", r#"update nodename=node[01-02] state=drain reason="mine""#, &[("SPUR_TOKEN", &op)]);
+    assert!(!ok && err.contains("Administrator"), "{err}");
+    let (ok, out, _) = e.run(
+        "sacctmgr",
+        "-n -P show txn Outcome=denied format=Actor,Where,Outcome",
+        &[("SPUR_TOKEN", &admin)],
+    );
+    assert!(ok);
+    assert_eq!(out, "olivia|node:node01|denied\nolivia|node:node02|denied\n");
+}
+
+#[test]
+fn admission_tokens_gate_agents() {
+    let e = start("[admission]\nmode = \"token\"\n");
+    let refused = Agent::start(&e.c.url, "node01", &[]).wait_exit();
+    assert!(!refused.success(), "no token, no registration");
+    let token = e.ok("spur", "token create --ttl 1h").trim().to_string();
+    let _a = Agent::start(&e.c.url, "node[01-08]", &[("SPUR_ADMISSION_TOKEN", &token)]);
+    e.wait_all_up();
+    let id = token.split('.').next().unwrap();
+    e.ok("spur", &format!("token revoke {id}"));
+    let again = Agent::start(&e.c.url, "spare01", &[("SPUR_ADMISSION_TOKEN", &token)]).wait_exit();
+    assert!(!again.success(), "a revoked token is refused");
+}
