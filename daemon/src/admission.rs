@@ -64,7 +64,7 @@ impl Admission {
     }
 
     async fn save(&self, rec: TokenRecord) -> Result<()> {
-        self.store()?.put(KIND_TOKEN, &rec.id, Some(&serde_json::to_value(&rec)?)).await?;
+        self.store()?.put(KIND_TOKEN, &[(rec.id.clone(), Some(serde_json::to_value(&rec)?))]).await?;
         if let Ok(mut t) = self.tokens.write() {
             t.insert(rec.id.clone(), rec);
         }

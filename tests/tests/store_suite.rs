@@ -332,7 +332,7 @@ async fn txn_filters_and_retention(b: Backend) {
             info: "{}".into(),
             ..TxnRow::default()
         };
-        store.insert_txn(&row).await.unwrap();
+        store.insert_txns(&[row]).await.unwrap();
     }
     let q = |peer: &str| TxnQuery {
         filter: TxnFilter { peer: Some(peer.into()), ..TxnFilter::default() },

@@ -51,32 +51,45 @@ impl Hub {
         let _ = self.tx.send(Arc::new(row));
     }
 
-    /// Writes a row after the fact, retrying; a row that still fails is
-    /// counted as dropped and logged with its actor, action and entity.
-    /// Without a store (accounting off) there is no txn table to write to.
-    pub async fn record(&self, mut row: TxnRow) {
+    /// Writes a row after the fact, retrying; see [`Hub::record_all`].
+    pub async fn record(&self, row: TxnRow) {
+        self.record_all(vec![row]).await
+    }
+
+    /// Writes rows after the fact in one transaction, retrying; rows that
+    /// still fail are counted as dropped and each is logged with its actor,
+    /// action and entity. Without a store (accounting off) there is no txn
+    /// table to write to.
+    pub async fn record_all(&self, rows: Vec<TxnRow>) {
         let Some(store) = &self.store else { return };
+        if rows.is_empty() {
+            return;
+        }
         let mut last_err = String::new();
         for delay in std::iter::once(Duration::ZERO).chain(RETRY_DELAYS) {
             tokio::time::sleep(delay).await;
-            match store.insert_txn(&row).await {
-                Ok(id) => {
-                    row.id = id;
-                    self.committed(row);
+            match store.insert_txns(&rows).await {
+                Ok(ids) => {
+                    for (mut row, id) in rows.into_iter().zip(ids) {
+                        row.id = id;
+                        self.committed(row);
+                    }
                     return;
                 }
                 Err(e) => last_err = e.to_string(),
             }
         }
-        self.dropped.fetch_add(1, Ordering::Relaxed);
-        tracing::error!(
-            actor = %row.head.actor,
-            action = %row.action,
-            entity = %format!("{}:{}", row.entity, row.name),
-            outcome = %row.outcome,
-            error = %last_err,
-            "audit row dropped after retries"
-        );
+        for row in rows {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+            tracing::error!(
+                actor = %row.head.actor,
+                action = %row.action,
+                entity = %format!("{}:{}", row.entity, row.name),
+                outcome = %row.outcome,
+                error = %last_err,
+                "audit row dropped after retries"
+            );
+        }
     }
 
     /// Deletes rows older than `days` days, periodically, for the life of the process.

@@ -188,11 +188,7 @@ impl NodeService {
                 ..TxnRow::default()
             })
             .collect();
-        tokio::spawn(async move {
-            for r in rows {
-                hub.record(r).await;
-            }
-        });
+        tokio::spawn(async move { hub.record_all(rows).await });
     }
 }
 

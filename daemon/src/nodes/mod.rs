@@ -219,10 +219,11 @@ impl NodeService {
 
     async fn persist(&self, admin: &[(String, NodeAdmin)]) -> Result<()> {
         let Some(store) = &self.store else { return Ok(()) };
-        for (name, a) in admin {
-            store.put(KIND_NODE_STATE, name, Some(&serde_json::to_value(a)?)).await?;
-        }
-        Ok(())
+        let docs = admin
+            .iter()
+            .map(|(name, a)| Ok((name.clone(), Some(serde_json::to_value(a)?))))
+            .collect::<Result<Vec<_>>>()?;
+        store.put(KIND_NODE_STATE, &docs).await
     }
 
     /// Re-reads the node and partition definitions, keeping the runtime and

@@ -192,9 +192,9 @@ impl Gate {
             ));
             if let Some((entity, _)) = audited {
                 let info = json!({"params": params, "error": e.to_string()});
-                for t in &targets {
-                    self.record(&ctx.caller, entity, t, intent, "denied", info.clone()).await;
-                }
+                let rows =
+                    targets.iter().map(|t| row(&ctx.caller, entity, t, intent, "denied", info.clone()));
+                self.hub.record_all(rows.collect()).await;
             }
             return Err(e.into());
         }
@@ -202,53 +202,45 @@ impl Gate {
         match core(ctx, msg).await {
             Ok((resp, notes)) => {
                 if let Some((entity, false)) = audited {
-                    for n in notes {
+                    let rows = notes.into_iter().map(|n| {
                         let mut info = json!({ "params": params });
                         if let (Value::Object(i), Value::Object(extra)) = (&mut info, n.info) {
                             i.extend(extra);
                         }
-                        self.record(&caller, entity, &n.name, n.action, "success", info).await;
-                    }
+                        row(&caller, entity, &n.name, n.action, "success", info)
+                    });
+                    self.hub.record_all(rows.collect()).await;
                 }
                 Ok(Response::new(resp))
             }
             Err(e) => {
                 if let Some((entity, _)) = audited {
                     let info = json!({"params": params, "error": e.to_string()});
-                    for t in &targets {
-                        self.record(&caller, entity, t, intent, e.outcome(), info.clone()).await;
-                    }
+                    let rows =
+                        targets.iter().map(|t| row(&caller, entity, t, intent, e.outcome(), info.clone()));
+                    self.hub.record_all(rows.collect()).await;
                 }
                 Err(e.into())
             }
         }
     }
+}
 
-    async fn record(
-        &self,
-        caller: &Caller,
-        entity: &str,
-        name: &str,
-        action: Action,
-        outcome: &str,
-        info: Value,
-    ) {
-        let row = TxnRow {
-            id: 0,
-            head: TxnHead {
-                time_ms: now_ms(),
-                actor: caller.user.clone(),
-                actor_uid: caller.uid.map(i64::from),
-                verified: caller.verified,
-                peer: caller.peer.clone(),
-                source: "api".into(),
-            },
-            action: action.as_str().into(),
-            entity: entity.into(),
-            name: name.into(),
-            outcome: outcome.into(),
-            info: info.to_string(),
-        };
-        self.hub.record(row).await;
+fn row(caller: &Caller, entity: &str, name: &str, action: Action, outcome: &str, info: Value) -> TxnRow {
+    TxnRow {
+        id: 0,
+        head: TxnHead {
+            time_ms: now_ms(),
+            actor: caller.user.clone(),
+            actor_uid: caller.uid.map(i64::from),
+            verified: caller.verified,
+            peer: caller.peer.clone(),
+            source: "api".into(),
+        },
+        action: action.as_str().into(),
+        entity: entity.into(),
+        name: name.into(),
+        outcome: outcome.into(),
+        info: info.to_string(),
     }
 }

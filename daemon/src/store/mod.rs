@@ -83,9 +83,11 @@ pub trait Store: Send + Sync {
     /// Runs `f` on the stored document under a lock and writes its result
     /// with a success txn row in one transaction. Returns the row as committed.
     async fn mutate(&self, kind: &str, name: &str, f: Mutator, head: TxnHead) -> Result<(Written, TxnRow)>;
-    /// Writes (or with None deletes) a document with no audit row of its own.
-    async fn put(&self, kind: &str, name: &str, doc: Option<&Value>) -> Result<()>;
-    async fn insert_txn(&self, row: &TxnRow) -> Result<i64>;
+    /// Writes (or with None deletes) documents of one kind in one
+    /// transaction, with no audit row of their own.
+    async fn put(&self, kind: &str, docs: &[(String, Option<Value>)]) -> Result<()>;
+    /// Inserts rows in one transaction; returns their ids, in order.
+    async fn insert_txns(&self, rows: &[TxnRow]) -> Result<Vec<i64>>;
     /// Matching rows, oldest first: the newest `limit`, or those after `after_id`.
     async fn list_txn(&self, q: &TxnQuery) -> Result<Vec<TxnRow>>;
     async fn delete_txn_before(&self, ms: i64) -> Result<u64>;

@@ -57,8 +57,8 @@ impl super::Store for PgStore {
         Ok(out)
     }
 
-    async fn insert_txn(&self, row: &TxnRow) -> Result<i64> {
-        insert_txn_in(&self.pool, row).await
+    async fn insert_txns(&self, rows: &[TxnRow]) -> Result<Vec<i64>> {
+        insert_txns_in(&self.pool, rows).await
     }
 
     async fn list_txn(&self, q: &crate::store::TxnQuery) -> Result<Vec<TxnRow>> {
@@ -69,8 +69,8 @@ impl super::Store for PgStore {
         delete_txn_before_in(&self.pool, ms).await
     }
 
-    async fn put(&self, kind: &str, name: &str, doc: Option<&serde_json::Value>) -> Result<()> {
-        put_in(&self.pool, kind, name, doc).await
+    async fn put(&self, kind: &str, docs: &[(String, Option<serde_json::Value>)]) -> Result<()> {
+        put_in(&self.pool, kind, docs).await
     }
 
     async fn close(&self) {

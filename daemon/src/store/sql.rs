@@ -212,18 +212,37 @@ macro_rules! store_common {
             Ok(sqlx::query(sql::DELETE_TXN_BEFORE).bind(ms).execute(pool).await?.rows_affected())
         }
 
+        async fn insert_txns_in(pool: &sqlx::Pool<$db>, rows: &[TxnRow]) -> crate::error::Result<Vec<i64>> {
+            let mut tx = pool.begin().await?;
+            let mut ids = Vec::with_capacity(rows.len());
+            for r in rows {
+                ids.push(insert_txn_in(&mut *tx, r).await?);
+            }
+            tx.commit().await?;
+            Ok(ids)
+        }
+
+        /// Writes (or deletes) several documents of one kind in one transaction.
         async fn put_in(
             pool: &sqlx::Pool<$db>,
             kind: &str,
-            name: &str,
-            doc: Option<&serde_json::Value>,
+            docs: &[(String, Option<serde_json::Value>)],
         ) -> crate::error::Result<()> {
-            match doc {
-                Some(d) => {
-                    sqlx::query(sql::UPSERT).bind(kind).bind(name).bind(d.to_string()).execute(pool).await?
-                }
-                None => sqlx::query(sql::DELETE_ONE).bind(kind).bind(name).execute(pool).await?,
-            };
+            let mut tx = pool.begin().await?;
+            for (name, doc) in docs {
+                match doc {
+                    Some(d) => {
+                        sqlx::query(sql::UPSERT)
+                            .bind(kind)
+                            .bind(name)
+                            .bind(d.to_string())
+                            .execute(&mut *tx)
+                            .await?
+                    }
+                    None => sqlx::query(sql::DELETE_ONE).bind(kind).bind(name).execute(&mut *tx).await?,
+                };
+            }
+            tx.commit().await?;
             Ok(())
         }
 

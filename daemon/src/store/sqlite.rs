@@ -56,8 +56,8 @@ impl super::Store for SqliteStore {
         Ok(out)
     }
 
-    async fn insert_txn(&self, row: &TxnRow) -> Result<i64> {
-        insert_txn_in(&self.writer, row).await
+    async fn insert_txns(&self, rows: &[TxnRow]) -> Result<Vec<i64>> {
+        insert_txns_in(&self.writer, rows).await
     }
 
     async fn list_txn(&self, q: &crate::store::TxnQuery) -> Result<Vec<TxnRow>> {
@@ -68,8 +68,8 @@ impl super::Store for SqliteStore {
         delete_txn_before_in(&self.writer, ms).await
     }
 
-    async fn put(&self, kind: &str, name: &str, doc: Option<&serde_json::Value>) -> Result<()> {
-        put_in(&self.writer, kind, name, doc).await
+    async fn put(&self, kind: &str, docs: &[(String, Option<serde_json::Value>)]) -> Result<()> {
+        put_in(&self.writer, kind, docs).await
     }
 
     async fn close(&self) {
