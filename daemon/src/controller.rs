@@ -16,6 +16,9 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
+/// How long in-flight requests get to finish at shutdown.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+
 /// The floor the spec puts under `fairshare_refresh_secs`.
 const MIN_REFRESH_SECS: u64 = 10;
 
@@ -41,6 +44,8 @@ impl Running {
     }
 
     /// Stops accepting, lets in-flight requests finish, and closes the store.
+    /// Streams that never end on their own (a console's tail, a health watch,
+    /// an agent's command stream) are cut after a short grace period.
     pub async fn shutdown(mut self) -> anyhow::Result<()> {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
@@ -48,11 +53,18 @@ impl Running {
         for t in &self.tasks {
             t.abort();
         }
-        let served = (&mut self.served).await;
+        let served = match tokio::time::timeout(SHUTDOWN_GRACE, &mut self.served).await {
+            Ok(r) => r?,
+            Err(_) => {
+                tracing::info!("closing the streams still open after {SHUTDOWN_GRACE:?}");
+                self.served.abort();
+                Ok(())
+            }
+        };
         if let Some(store) = self.acct.store() {
             store.close().await;
         }
-        served??;
+        served?;
         Ok(())
     }
 }

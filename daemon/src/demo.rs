@@ -50,35 +50,7 @@ const SEED: &[(Entity, &str)] = &[
 ];
 
 /// The demo cluster's nodes and partitions, as an admin would write them in spur.conf.
-const CLUSTER: &str = r#"
-cluster_name = "demo"
-[controller]
-heartbeat_interval_secs = 2
-node_timeout_secs = 10
-[[nodes]]
-name = "node[01-06]"
-cpus = 16
-memory_mb = 65536
-features = ["cpu"]
-[[nodes]]
-name = "gpu[01-02]"
-cpus = 32
-memory_mb = 262144
-gres = "gpu:4"
-features = ["gpu"]
-[[partitions]]
-name = "batch"
-nodes = "node[01-06]"
-default = true
-max_time = "2-00:00:00"
-default_time = "01:00:00"
-[[partitions]]
-name = "gpu"
-nodes = "gpu[01-02]"
-max_time = "1-00:00:00"
-priority_tier = 2
-preempt_mode = "requeue"
-"#;
+const CLUSTER: &str = include_str!("../../examples/demo/spur.conf");
 
 pub async fn start_demo(dir: &Path) -> anyhow::Result<Demo> {
     let path = dir.join("spur.conf");

@@ -136,6 +136,10 @@ impl Controller {
         }
     }
 
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().map(|c| c.id()).unwrap_or(0)
+    }
+
     /// Stops with SIGTERM and waits for a clean exit.
     pub fn stop(&mut self) -> ExitStatus {
         let mut child = self.child.take().expect("controller already stopped");

@@ -123,7 +123,7 @@ fn accounting_change_shows_changed_from_and_to() {
 
 #[test]
 fn audit_tail_sees_a_change_from_another_shell_at_once() {
-    let k = cluster("permissive");
+    let mut k = cluster("permissive");
     let mut tail = client(
         "spur",
         &k.c.url,
@@ -159,6 +159,7 @@ fn audit_tail_sees_a_change_from_another_shell_at_once() {
     let line = seen.expect("audit tail printed nothing");
     assert!(line.starts_with("create|admin|qos:t"), "{line}");
     assert!(line.ends_with("|success"), "{line}");
+    assert!(k.c.stop().success(), "SIGTERM stops the controller even with a tail attached");
     let _ = tail.kill();
     let _ = tail.wait();
 }

@@ -3,7 +3,8 @@
 //! the outside world reports back ([`Msg`]).
 
 use crate::pane::PaneId;
-use spur_proto::v1::{Account, Qos, User};
+use crate::session::Session;
+use spur_proto::v1::{Account, Qos, TxnRow, User};
 use std::time::Duration;
 use tui_input::InputRequest;
 
@@ -35,6 +36,10 @@ pub enum Action {
     Refresh,
     Edit,
     Delete,
+    /// Audit pane: hold new rows back / show them again.
+    TogglePause,
+    /// Audit pane: edit the controller-side txn filter.
+    TxnFilterMode,
     // Fixed keys inside prompts, forms and dialogs.
     Input(InputRequest),
     Submit,
@@ -52,7 +57,8 @@ pub enum Action {
 }
 
 impl Action {
-    /// Actions that lead to a write. Dispatch refuses them in read-only mode.
+    /// Actions that lead to a write. Dispatch refuses them in read-only mode
+    /// and for a role below Operator.
     pub fn is_write(&self) -> bool {
         matches!(self, Action::Edit | Action::Delete | Action::Request(_))
     }
@@ -151,6 +157,22 @@ pub enum Effect {
 pub enum Rpc {
     FetchAll,
     Write(WriteOp),
+    /// Ask the controller who the console is and what role it has.
+    WhoAmI,
+    /// (Re)start the txn tail; replaces any running one.
+    Tail(TailSpec),
+}
+
+/// One subscription to the txn log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TailSpec {
+    /// Generation: reports carry it back so rows of a replaced subscription are dropped.
+    pub sub: u64,
+    /// sacctmgr pairs, already validated with `TxnFilter::parse`.
+    pub filter: Vec<(String, String)>,
+    /// Resume after this row id (a reconnect). None: fill with the newest
+    /// rows from `ListTxn`, then tail from the last of them.
+    pub after_id: Option<i64>,
 }
 
 /// The records the console renders, as the controller returned them.
@@ -185,6 +207,23 @@ pub enum Msg {
         summary: String,
     },
     WriteFailed {
+        error: String,
+    },
+    /// The answer to [`Rpc::WhoAmI`].
+    Session(Session),
+    SessionFailed {
+        error: String,
+    },
+    /// Txn rows in id order, batched so a busy log costs one redraw per batch.
+    AuditRows {
+        sub: u64,
+        rows: Vec<TxnRow>,
+        /// The controller's notice that this subscriber fell behind and was caught up.
+        lagged: Option<String>,
+    },
+    /// The tail stopped for a reason other than losing the controller.
+    AuditFailed {
+        sub: u64,
         error: String,
     },
 }

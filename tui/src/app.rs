@@ -61,7 +61,7 @@ pub async fn run_console(settings: Settings) -> anyhow::Result<()> {
         if let Err(e) = term.draw(|f| ui::render(&state, f)) {
             break Err(e.into());
         }
-        let effects = tokio::select! {
+        let mut effects = tokio::select! {
             ev = events.next() => match ev {
                 Some(Ok(ev)) => update::on_event(&mut state, ev),
                 Some(Err(e)) => break Err(e.into()),
@@ -75,6 +75,11 @@ pub async fn run_console(settings: Settings) -> anyhow::Result<()> {
                 }
             },
         };
+        // Whatever else the network reported meanwhile goes into this one frame:
+        // a busy audit log must not cost a redraw per batch.
+        while net_alive && let Ok(m) = msg_rx.try_recv() {
+            effects.extend(dispatch(&mut state, Action::Net(m)));
+        }
         if effects.contains(&Effect::Quit) {
             break Ok(());
         }

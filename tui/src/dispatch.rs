@@ -1,16 +1,18 @@
 //! The one dispatcher: `dispatch(state, action) -> effects`.
 //!
-//! This is the only place that enforces read-only mode and confirmations:
-//! every write is requested with [`Action::Request`] (or a key that builds
-//! one), shown in a dialog whose focus starts on Cancel, and only
-//! [`commit`] ever produces an [`Rpc::Write`].
+//! This is the only place that enforces read-only mode, the role rule and
+//! confirmations: every write is requested with [`Action::Request`] (or a
+//! key that builds one), checked by [`write_block`], shown in a dialog whose
+//! focus starts on Cancel, and only [`commit`] ever produces an [`Rpc::Write`].
 
 use crate::action::{Action, Effect, Msg, Rpc, WriteOp};
+use crate::audit;
 use crate::command::{self, Command};
 use crate::filter::Filter;
 use crate::form::QosForm;
 use crate::nav;
 use crate::pane::PaneId;
+use crate::session;
 use crate::state::{Choice, Confirm, Conn, Mode, Prompt, State};
 use crate::views::{self, Target};
 use tui_input::Input;
@@ -20,14 +22,16 @@ pub fn dispatch(state: &mut State, action: Action) -> Vec<Effect> {
         // Feedback is about the previous key; the status bar keeps the last error.
         state.message = None;
     }
-    if action.is_write() && state.settings.read_only {
+    if action.is_write() {
         let what = match &action {
             Action::Request(op) => op.verb(),
             Action::Edit => "edit",
             _ => "delete",
         };
-        refuse(state, what);
-        return Vec::new();
+        if let Some(why) = write_block(state, what) {
+            state.error(why);
+            return Vec::new();
+        }
     }
     match action {
         Action::Quit => vec![Effect::Quit],
@@ -42,7 +46,7 @@ pub fn dispatch(state: &mut State, action: Action) -> Vec<Effect> {
             Vec::new()
         }
         other => match &state.mode {
-            Mode::Command(_) | Mode::Filter(_) => prompt(state, other),
+            Mode::Command(_) | Mode::Filter(_) | Mode::TxnFilter(_) => prompt(state, other),
             Mode::Confirm(_) => confirm(state, other),
             Mode::Form(_) => form(state, other),
             Mode::Help { .. } => {
@@ -54,15 +58,20 @@ pub fn dispatch(state: &mut State, action: Action) -> Vec<Effect> {
     }
 }
 
-fn refuse(state: &mut State, what: &str) {
-    state.error(format!("read-only mode: {what} refused (the console was started with --read-only)"));
+/// Why `what` may not be written now, or None. Checked on the key, on the
+/// request and again on the confirm, so no path around the dialog writes.
+fn write_block(state: &State, what: &str) -> Option<String> {
+    if state.settings.read_only {
+        return Some(format!("read-only mode: {what} refused (the console was started with --read-only)"));
+    }
+    session::write_refusal(state.session.as_ref()).map(|why| format!("{what} refused: {why}"))
 }
 
 /// Open the confirmation dialog for a write. Cancel returns to where the
 /// operator was (an edit form keeps its edits).
 fn request_write(state: &mut State, op: WriteOp) {
-    if state.settings.read_only {
-        refuse(state, op.verb());
+    if let Some(why) = write_block(state, op.verb()) {
+        state.error(why);
         return;
     }
     let prev = std::mem::take(&mut state.mode);
@@ -80,8 +89,8 @@ fn commit(state: &mut State) -> Vec<Effect> {
     let Mode::Confirm(c) = std::mem::take(&mut state.mode) else {
         return Vec::new();
     };
-    if state.settings.read_only {
-        refuse(state, c.op.verb());
+    if let Some(why) = write_block(state, c.op.verb()) {
+        state.error(why);
         return Vec::new();
     }
     state.mode = match c.prev {
@@ -127,7 +136,10 @@ fn on_net(state: &mut State, msg: Msg) -> Vec<Effect> {
             // Errors from before this connection describe a controller that is back.
             state.last_error = None;
             state.loading = true;
-            vec![Effect::Rpc(Rpc::FetchAll)]
+            // The role may have changed while away; the tail resumes after the last row seen.
+            let mut effects = vec![Effect::Rpc(Rpc::FetchAll), Effect::Rpc(Rpc::WhoAmI)];
+            effects.extend(audit::resume(state));
+            effects
         }
         Msg::Reconnecting { attempt, retry_in, error } => {
             state.conn = Conn::Reconnecting { attempt, retry_in };
@@ -155,11 +167,39 @@ fn on_net(state: &mut State, msg: Msg) -> Vec<Effect> {
             vec![Effect::Rpc(Rpc::FetchAll)]
         }
         Msg::WriteFailed { error } => {
+            // A refusal means the role shown is stale: ask again.
+            let denied = error.contains("PermissionDenied");
             state.error(error);
             // Part of a multi-row delete may have landed; show what is true now.
-            vec![Effect::Rpc(Rpc::FetchAll)]
+            let mut effects = vec![Effect::Rpc(Rpc::FetchAll)];
+            if denied {
+                effects.push(Effect::Rpc(Rpc::WhoAmI));
+            }
+            effects
+        }
+        Msg::Session(s) => {
+            state.session = Some(s);
+            Vec::new()
+        }
+        Msg::SessionFailed { error } => {
+            state.error(format!("whoami: {error}"));
+            Vec::new()
+        }
+        Msg::AuditRows { sub, rows, lagged } => {
+            audit::on_rows(state, sub, rows, lagged);
+            Vec::new()
+        }
+        Msg::AuditFailed { sub, error } => {
+            audit::on_failed(state, sub, error);
+            Vec::new()
         }
     }
+}
+
+/// Every pane switch goes through here: opening the Audit pane starts its tail.
+fn switch(state: &mut State, pane: PaneId) -> Vec<Effect> {
+    nav::switch(state, pane);
+    if pane == PaneId::Audit { audit::open(state) } else { Vec::new() }
 }
 
 fn normal(state: &mut State, action: Action) -> Vec<Effect> {
@@ -174,12 +214,24 @@ fn normal(state: &mut State, action: Action) -> Vec<Effect> {
             state.mode = Mode::Filter(Prompt { input: Input::new(text), hint: None });
         }
         Action::FilterMode => state.info(format!("{}: nothing to filter", state.pane.title())),
-        Action::NextPane => nav::switch(state, state.pane.next()),
-        Action::PrevPane => nav::switch(state, state.pane.prev()),
-        Action::GoPane(p) => nav::switch(state, p),
+        Action::NextPane => return switch(state, state.pane.next()),
+        Action::PrevPane => return switch(state, state.pane.prev()),
+        Action::GoPane(p) => return switch(state, p),
         Action::Refresh => {
             state.loading = true;
-            return vec![Effect::Rpc(Rpc::FetchAll)];
+            let mut effects = vec![Effect::Rpc(Rpc::FetchAll)];
+            if state.pane == PaneId::Audit {
+                effects.extend(audit::retry(state));
+            }
+            return effects;
+        }
+        Action::TogglePause | Action::TxnFilterMode if state.pane != PaneId::Audit => {
+            state.info(format!("that key works in the Audit pane ({})", PaneId::Audit.number()));
+        }
+        Action::TogglePause => audit::toggle_pause(state),
+        Action::TxnFilterMode => {
+            let text = state.audit.filter_text.clone();
+            state.mode = Mode::TxnFilter(Prompt { input: Input::new(text), hint: None });
         }
         Action::Edit => edit(state),
         Action::Delete => delete(state),
@@ -240,6 +292,7 @@ fn build_delete(state: &State, targets: Vec<Target>) -> Result<WriteOp, String> 
             Target::Account(n) => accounts.push(n),
             Target::Assoc { user, account, .. } => assocs.push((user, account)),
             Target::Root => return Err("the root account cannot be deleted".into()),
+            Target::Txn(_) => return Err("txn rows are the audit record; they cannot be deleted".into()),
         }
     }
     assocs.dedup();
@@ -252,6 +305,9 @@ fn build_delete(state: &State, targets: Vec<Target>) -> Result<WriteOp, String> 
 }
 
 fn prompt(state: &mut State, action: Action) -> Vec<Effect> {
+    if matches!(state.mode, Mode::TxnFilter(_)) {
+        return txn_filter_prompt(state, action);
+    }
     let is_filter = matches!(state.mode, Mode::Filter(_));
     let (Mode::Command(p) | Mode::Filter(p)) = &mut state.mode else {
         return Vec::new();
@@ -301,9 +357,48 @@ fn prompt(state: &mut State, action: Action) -> Vec<Effect> {
     Vec::new()
 }
 
+/// The txn filter is checked on every key but applied only on Enter:
+/// applying re-subscribes, which is not free.
+fn txn_filter_prompt(state: &mut State, action: Action) -> Vec<Effect> {
+    let Mode::TxnFilter(p) = &mut state.mode else {
+        return Vec::new();
+    };
+    match action {
+        Action::Input(req) => {
+            p.input.handle(req);
+            p.hint = audit::parse_filter(p.input.value()).err();
+        }
+        Action::Complete => {
+            let line = audit::complete_filter(p.input.value());
+            p.input = Input::new(line);
+            p.hint = audit::parse_filter(p.input.value()).err();
+        }
+        Action::Submit => {
+            let text = p.input.value().to_string();
+            match audit::apply_filter(state, &text) {
+                Ok(effects) => {
+                    state.mode = Mode::Normal;
+                    let shown = if text.trim().is_empty() { "none".to_string() } else { text };
+                    state.info(format!("audit filter: {shown}"));
+                    return effects;
+                }
+                Err(e) => {
+                    if let Mode::TxnFilter(p) = &mut state.mode {
+                        p.hint = Some(e);
+                    }
+                }
+            }
+        }
+        // Esc keeps the filter in force; an empty filter is applied with Enter.
+        Action::Back => state.mode = Mode::Normal,
+        _ => {}
+    }
+    Vec::new()
+}
+
 fn run_command(state: &mut State, cmd: Command) -> Vec<Effect> {
     match cmd {
-        Command::Pane(p) => nav::switch(state, p),
+        Command::Pane(p) => return switch(state, p),
         Command::Explain(id) => {
             state.explain = Some(id);
             nav::switch(state, PaneId::Preemption);

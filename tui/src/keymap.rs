@@ -289,6 +289,8 @@ pub fn default_table() -> Vec<Binding> {
         b("back", Action::Back, &["esc"], "back / clear filter, marks"),
         b("edit", Action::Edit, &["e"], "edit the selected QOS"),
         b("delete", Action::Delete, &["D"], "delete marked/selected rows"),
+        b("pause", Action::TogglePause, &["p"], "pause/resume the audit tail"),
+        b("txn_filter", Action::TxnFilterMode, &["f"], "filter audit: Outcome=error"),
     ]);
     for pane in PaneId::ALL {
         let name = match pane {

@@ -22,13 +22,16 @@
 //! | [`views`] | records -> rows and detail pages, one module per pane |
 //! | [`format`] | Slurm spellings of wall times, limits, shares |
 //! | [`ui`] | `render(&State, &mut Frame)`: layout, theme, bars, table, overlays |
-//! | [`net`] | the network task: gRPC calls, reconnect with backoff, health watch |
+//! | [`session`] | WhoAmI's user and role; the role rule for writes |
+//! | [`audit`] | the Audit pane's live tail: bounded buffer, pause, filter, resume |
+//! | [`net`] | the network task: gRPC calls, reconnect with backoff, health watch, txn tail |
 //! | [`terminal`] | raw mode / alternate screen, panic hook |
 //! | [`cli`] | command-line flags, controller URL, identity, NO_COLOR |
 //! | [`app`] | the event loop tying terminal, dispatch and network together |
 
 pub mod action;
 pub mod app;
+pub mod audit;
 pub mod cli;
 pub mod command;
 pub mod config;
@@ -40,6 +43,7 @@ pub mod keymap;
 pub mod nav;
 pub mod net;
 pub mod pane;
+pub mod session;
 pub mod state;
 pub mod terminal;
 pub mod ui;

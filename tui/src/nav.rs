@@ -62,14 +62,14 @@ fn move_by(state: &mut State, delta: isize) {
 }
 
 /// Put the selection back on `key` after the rows changed order or content.
-fn reselect(state: &mut State, pane: PaneId, key: Option<String>) {
+pub fn reselect(state: &mut State, pane: PaneId, key: Option<String>) {
     let Some(key) = key else { return };
     if let Some(i) = views::table(state, pane).and_then(|t| t.rows.iter().position(|r| r.key == key)) {
         state.views[pane.index()].selected = i;
     }
 }
 
-fn selected_key(state: &State, pane: PaneId) -> Option<String> {
+pub fn selected_key(state: &State, pane: PaneId) -> Option<String> {
     let rows = views::table(state, pane)?.rows;
     rows.get(state.views[pane.index()].selected).map(|r| r.key.clone())
 }

@@ -2,11 +2,13 @@
 //! renderer only reads it.
 
 use crate::action::{Snapshot, WriteOp};
+use crate::audit::AuditLog;
 use crate::config::ThemeName;
 use crate::filter::Filter;
 use crate::form::QosForm;
 use crate::keymap::Keymap;
 use crate::pane::PaneId;
+use crate::session::Session;
 use spur_client::conn::Identity;
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -18,8 +20,6 @@ pub struct Settings {
     pub controller: String,
     /// Who the console acts as; sent with every request (the audit log names it).
     pub identity: Identity,
-    /// Shown as "unknown" until the controller has an auth API.
-    pub role: String,
     pub read_only: bool,
     pub mouse: bool,
     pub theme: ThemeName,
@@ -31,7 +31,6 @@ impl Settings {
         Settings {
             controller: controller.into(),
             identity: Identity { user: "unknown".into(), uid: None, token: None },
-            role: "unknown".into(),
             read_only: false,
             mouse: false,
             theme: ThemeName::Default,
@@ -87,6 +86,8 @@ pub enum Mode {
     },
     Command(Prompt),
     Filter(Prompt),
+    /// The Audit pane's controller-side filter (`Actor=alice Outcome=denied`).
+    TxnFilter(Prompt),
     Help {
         scroll: u16,
         prev: Box<Mode>,
@@ -133,6 +134,10 @@ pub struct State {
     pub last_error: Option<String>,
     /// The job named by `:explain ID`.
     pub explain: Option<String>,
+    /// WhoAmI's answer for the current connection; None until it arrives.
+    pub session: Option<Session>,
+    /// The Audit pane's live tail.
+    pub audit: AuditLog,
 }
 
 impl State {
@@ -149,6 +154,8 @@ impl State {
             message: None,
             last_error: None,
             explain: None,
+            session: None,
+            audit: AuditLog::default(),
         }
     }
 

@@ -30,7 +30,7 @@ pub fn action_for_key(state: &State, key: KeyEvent) -> Option<Action> {
         return Some(Action::Quit);
     }
     match &state.mode {
-        Mode::Command(_) | Mode::Filter(_) => match key.code {
+        Mode::Command(_) | Mode::Filter(_) | Mode::TxnFilter(_) => match key.code {
             KeyCode::Esc => Some(Action::Back),
             KeyCode::Enter => Some(Action::Submit),
             KeyCode::Tab => Some(Action::Complete),
@@ -61,5 +61,5 @@ pub const FIXED_KEYS: &[(&str, &str)] = &[
     ("ctrl-c", "quit, from anywhere"),
     ("enter", "prompt/form: submit; dialog: press the focused button"),
     ("esc", "prompt/form/dialog: cancel"),
-    ("tab", "command: complete; form/dialog: next field/button"),
+    ("tab", "command, audit filter: complete; form/dialog: next field/button"),
 ];

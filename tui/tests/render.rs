@@ -94,3 +94,40 @@ fn selected_row_is_reversed_and_bold() {
         }
     }
 }
+
+#[test]
+fn audit_pane() {
+    for size in SIZES {
+        let mut state = common::on_audit(size);
+        let role = spur_console::session::Role::Operator;
+        dispatch(&mut state, Action::Net(Msg::Session(common::session(role))));
+        let name = format!("audit_{}x{}", size.0, size.1);
+        insta::assert_snapshot!(name, draw(&state).backend());
+    }
+}
+
+#[test]
+fn denied_and_error_rows_are_bold_with_a_symbol_and_coloured_unless_mono() {
+    use ratatui::style::Color;
+    for theme in [spur_console::config::ThemeName::Mono, spur_console::config::ThemeName::Default] {
+        let mut state = common::on_audit((80, 24));
+        state.settings.theme = theme;
+        dispatch(&mut state, Action::Top); // keep the selection off the rows checked
+        let term = draw(&state);
+        let buf = term.backend().buffer();
+        // Rows 1..5 are screen rows 3..7; row 2 is denied, row 4 an error.
+        for (y, symbol, colour) in [(4u16, "✗", Color::Red), (6, "!", Color::Yellow), (5, "", Color::Reset)]
+        {
+            let line: String = (0..80).map(|x| buf[(x, y)].symbol()).collect();
+            let cell = &buf[(3, y)];
+            let alert = !symbol.is_empty();
+            assert_eq!(cell.modifier.contains(Modifier::BOLD), alert, "row y={y}: {line}");
+            if alert {
+                assert!(line.contains(&format!("{symbol} ")), "{line}");
+            }
+            let mono = theme == spur_console::config::ThemeName::Mono;
+            let want = if mono || !alert { Color::Reset } else { colour };
+            assert_eq!(cell.fg, want, "row y={y} theme {theme:?}");
+        }
+    }
+}

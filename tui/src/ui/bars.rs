@@ -5,6 +5,7 @@ use super::table;
 use super::theme::Theme;
 use crate::action::Action;
 use crate::pane::PaneId;
+use crate::session;
 use crate::state::{Conn, Mode, Prompt, State};
 use crate::views;
 use ratatui::Frame;
@@ -30,7 +31,8 @@ pub fn tabs(state: &State, theme: Theme, frame: &mut Frame, area: Rect) {
 }
 
 pub fn breadcrumb(state: &State, theme: Theme, frame: &mut Frame, area: Rect) {
-    let root = match state.data.as_ref().map(|d| d.cluster.as_str()) {
+    let cluster = state.data.as_ref().map(|d| d.cluster.as_str()).filter(|c| !c.is_empty());
+    let root = match cluster.or(state.session.as_ref().map(|s| s.cluster.as_str())) {
         Some(c) if !c.is_empty() => format!("spur:{c}"),
         _ => "spur".to_string(),
     };
@@ -65,6 +67,9 @@ pub fn breadcrumb(state: &State, theme: Theme, frame: &mut Frame, area: Rect) {
         if !v.marks.is_empty() {
             parts.push(format!("{} marked", v.marks.len()));
         }
+        if state.pane == PaneId::Audit {
+            parts.extend(audit_crumbs(state));
+        }
         let body = super::layout::areas(state, frame.area()).body;
         let (_, hidden) = table::fitted(state, &model, body);
         if hidden > 0 {
@@ -76,6 +81,28 @@ pub fn breadcrumb(state: &State, theme: Theme, frame: &mut Frame, area: Rect) {
         spans.push(Span::styled("  ⟳ loading", theme.dim()));
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// The Audit pane's filter and whether it is live or paused (with the count held back).
+fn audit_crumbs(state: &State) -> Vec<String> {
+    let log = &state.audit;
+    let mut parts = Vec::new();
+    if !log.filter_text.is_empty() {
+        parts.push(format!("where {}", log.filter_text));
+    }
+    let connected = state.conn == Conn::Connected;
+    if log.paused {
+        parts.push(format!("⏸ paused, {} new (p resumes)", log.arrived));
+    } else if !connected && log.status != crate::audit::TailStatus::Idle {
+        // Say where it picks up, so an operator knows nothing is lost meanwhile.
+        match log.last_id {
+            Some(id) => parts.push(format!("○ offline, resumes after #{id}")),
+            None => parts.push("○ offline".into()),
+        }
+    } else if log.status == crate::audit::TailStatus::Live {
+        parts.push("● live".into());
+    }
+    parts
 }
 
 pub fn banner(state: &State, theme: Theme, frame: &mut Frame, area: Rect) {
@@ -92,10 +119,35 @@ pub fn banner(state: &State, theme: Theme, frame: &mut Frame, area: Rect) {
     frame.render_widget(Paragraph::new(lines).style(theme.banner()), area);
 }
 
-fn prompt(frame: &mut Frame, theme: Theme, area: Rect, lead: &str, p: &Prompt) {
+/// Columns the input keeps beside a hint, so what is typed stays visible.
+const INPUT_MIN: u16 = 16;
+
+/// The open prompt, its lead and whether its hint is an error.
+fn open_prompt(state: &State) -> Option<(&'static str, &Prompt, bool)> {
+    match &state.mode {
+        Mode::Command(p) => Some((":", p, false)),
+        Mode::Filter(p) => Some(("/", p, true)),
+        Mode::TxnFilter(p) => Some(("audit filter: ", p, true)),
+        _ => None,
+    }
+}
+
+/// A prompt hint too long for the prompt line (a txn filter error names
+/// the key and every choice); the status bar shows it instead.
+fn long_hint(state: &State, width: u16) -> Option<(&str, bool)> {
+    let (lead, p, error) = open_prompt(state)?;
+    let hint = p.hint.as_deref()?;
+    let room = usize::from(width.saturating_sub(lead.len() as u16 + INPUT_MIN + 2));
+    (Span::raw(hint).width() > room).then_some((hint, error))
+}
+
+fn prompt(frame: &mut Frame, theme: Theme, area: Rect, lead: &str, p: &Prompt, inline_hint: bool) {
     let lead_w = lead.len() as u16;
-    let hint = p.hint.as_deref().map(|h| format!("  {h}")).unwrap_or_default();
-    let hint_w = (Span::raw(&hint).width() as u16).min(area.width / 2);
+    let hint = match &p.hint {
+        Some(h) if inline_hint => format!("  {h}"),
+        _ => String::new(),
+    };
+    let hint_w = Span::raw(&hint).width() as u16;
     let width = area.width.saturating_sub(lead_w + hint_w).max(1);
     let scroll = p.input.visual_scroll(usize::from(width));
     let value: String = p.input.value().chars().skip(scroll).collect();
@@ -110,10 +162,8 @@ fn prompt(frame: &mut Frame, theme: Theme, area: Rect, lead: &str, p: &Prompt) {
 }
 
 pub fn line(state: &State, theme: Theme, frame: &mut Frame, area: Rect) {
-    match &state.mode {
-        Mode::Command(p) => return prompt(frame, theme, area, ":", p),
-        Mode::Filter(p) => return prompt(frame, theme, area, "/", p),
-        _ => {}
+    if let Some((lead, p, _)) = open_prompt(state) {
+        return prompt(frame, theme, area, lead, p, long_hint(state, area.width).is_none());
     }
     let line = match &state.message {
         Some(m) if m.error => Line::styled(m.text.clone(), theme.error()),
@@ -127,11 +177,21 @@ pub fn line(state: &State, theme: Theme, frame: &mut Frame, area: Rect) {
 fn hints(state: &State, theme: Theme, width: u16) -> Line<'static> {
     let km = &state.settings.keymap;
     let mut items = vec![(Action::Help, "help"), (Action::Quit, "quit"), (Action::CommandMode, "cmd")];
-    items.extend([(Action::FilterMode, "filter"), (Action::Open, "detail"), (Action::Refresh, "refresh")]);
-    if !state.settings.read_only {
-        items.extend([(Action::Edit, "edit"), (Action::Delete, "delete")]);
+    if state.pane == PaneId::Audit {
+        let pause = if state.audit.paused { "resume" } else { "pause" };
+        items.extend([(Action::TogglePause, pause), (Action::TxnFilterMode, "filter")]);
+        items.extend([(Action::Open, "info"), (Action::FilterMode, "grep"), (Action::Refresh, "retry")]);
+    } else {
+        items.extend([
+            (Action::FilterMode, "filter"),
+            (Action::Open, "detail"),
+            (Action::Refresh, "refresh"),
+        ]);
+        if writes_allowed(state) {
+            items.extend([(Action::Edit, "edit"), (Action::Delete, "delete")]);
+        }
+        items.extend([(Action::SortNext, "sort"), (Action::ToggleMark, "mark")]);
     }
-    items.extend([(Action::SortNext, "sort"), (Action::ToggleMark, "mark")]);
     let mut spans = Vec::new();
     let mut used = 0usize;
     for (action, label) in items {
@@ -147,16 +207,36 @@ fn hints(state: &State, theme: Theme, width: u16) -> Line<'static> {
     Line::from(spans)
 }
 
+fn writes_allowed(state: &State) -> bool {
+    !state.settings.read_only && session::write_refusal(state.session.as_ref()).is_none()
+}
+
+/// Connection first and the URL last: at 80 columns the URL is what gets cut.
 pub fn status(state: &State, theme: Theme, frame: &mut Frame, area: Rect) {
+    if let Some((hint, error)) = long_hint(state, area.width) {
+        let style = if error { theme.error() } else { theme.status() };
+        frame.render_widget(Paragraph::new(Line::styled(format!(" {hint}"), style)), area);
+        return;
+    }
     let s = &state.settings;
-    let mode = if s.read_only { "READ-ONLY" } else { "admin" };
+    let mode = match (s.read_only, session::write_refusal(state.session.as_ref())) {
+        (true, _) => "READ-ONLY".to_string(),
+        // The role is shown just before; the full reason comes with each refusal.
+        (false, Some(_)) => format!("no writes: needs {}", session::WRITE_ROLE.as_str()),
+        (false, None) => "admin".to_string(),
+    };
+    let who = match &state.session {
+        Some(session) => session.label(),
+        // Until WhoAmI answers: the name the console asserts, role not known yet.
+        None => format!("{}: role ?", s.identity.user),
+    };
     let conn = match state.conn {
         Conn::Connecting => "connecting…",
         Conn::Connected => "● connected",
         Conn::Reconnecting { .. } => "reconnecting…",
         Conn::Disconnected => "✖ disconnected",
     };
-    let mut text = format!(" {} │ {} │ role {} │ {mode} │ {conn}", s.controller, s.identity.user, s.role);
+    let mut text = format!(" {conn} │ {who} │ {mode} │ {}", s.controller);
     if let Some(e) = &state.last_error {
         text.push_str(" │ err: ");
         text.push_str(e);

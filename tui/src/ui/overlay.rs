@@ -141,5 +141,9 @@ pub fn detail(state: &State, theme: Theme, frame: &mut Frame, area: Rect, key: &
     lines.extend(d.fields.iter().map(|(label, value)| {
         Line::from(vec![Span::styled(format!("{label:>label_w$}  "), theme.key()), Span::raw(value.clone())])
     }));
+    if !d.body.is_empty() {
+        lines.push(Line::raw(""));
+        lines.extend(d.body.iter().map(|l| Line::raw(l.clone())));
+    }
     frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }).scroll((scroll, 0)), area);
 }

@@ -3,7 +3,7 @@
 use super::theme::{MARK, Theme};
 use crate::pane::PaneId;
 use crate::state::{Conn, State};
-use crate::views::{self, TableModel, Target};
+use crate::views::{self, Alert, TableModel, Target};
 use ratatui::Frame;
 use ratatui::layout::{Alignment, Constraint, Rect};
 use ratatui::text::{Line, Span};
@@ -17,7 +17,7 @@ fn data_width(area: Rect) -> u16 {
 /// (column index, width) of the columns shown, and how many are hidden.
 pub fn fitted(state: &State, model: &TableModel, area: Rect) -> (Vec<(usize, u16)>, usize) {
     let sort_col = state.view().sort.map(|(c, _)| c);
-    let cols = views::fit_columns(model.columns, &model.rows, data_width(area), sort_col);
+    let cols = views::fit_columns(model, data_width(area), sort_col);
     let hidden = model.columns.len() - cols.len();
     (cols, hidden)
 }
@@ -36,7 +36,13 @@ pub fn pane(state: &State, theme: Theme, frame: &mut Frame, area: Rect) {
         note(frame, area, Line::styled(text, theme.dim()));
         return;
     };
-    if state.data.is_none() {
+    if state.pane == PaneId::Audit && model.rows.is_empty() && model.total == 0 {
+        // The tail's state is what an empty log means: loading, refused or quiet.
+        let (text, error) = views::audit::empty_note(&state.audit);
+        note(frame, area, Line::styled(text, if error { theme.error() } else { theme.dim() }));
+        return;
+    }
+    if state.pane != PaneId::Audit && state.data.is_none() {
         let text = match state.conn {
             Conn::Connected | Conn::Connecting => "loading…",
             Conn::Reconnecting { .. } | Conn::Disconnected => "no data: the controller is unreachable",
@@ -56,7 +62,11 @@ pub fn pane(state: &State, theme: Theme, frame: &mut Frame, area: Rect) {
         Cell::from(format!("{}{arrow}", c.name))
     })))
     .style(theme.header());
-    let rows = model.rows.iter().map(|r| {
+    // Only the rows on screen become widgets: the Audit pane may hold 5,000
+    // and redraws several times a second while the log is busy.
+    let shown = usize::from(area.height.saturating_sub(1));
+    let first = view.offset.min(model.rows.len());
+    let rows = model.rows.iter().skip(first).take(shown).map(|r| {
         let marked = view.marks.contains(&r.key);
         let mark = if marked { Cell::from(Span::styled(MARK, theme.marked())) } else { Cell::from(" ") };
         let cells = cols.iter().map(|&(i, _)| {
@@ -65,8 +75,10 @@ pub fn pane(state: &State, theme: Theme, frame: &mut Frame, area: Rect) {
             let line = Line::from(text);
             Cell::from(if model.columns[i].numeric { line.alignment(Alignment::Right) } else { line })
         });
-        let style = match r.target {
-            Target::Account(_) | Target::Root => theme.account(),
+        let style = match (r.alert, &r.target) {
+            (Some(Alert::Denied), _) => theme.denied(),
+            (Some(Alert::Error), _) => theme.failed(),
+            (None, Target::Account(_) | Target::Root) => theme.account(),
             _ => theme.plain(),
         };
         Row::new(std::iter::once(mark).chain(cells)).style(style)
@@ -75,7 +87,8 @@ pub fn pane(state: &State, theme: Theme, frame: &mut Frame, area: Rect) {
         std::iter::once(Constraint::Length(1)).chain(cols.iter().map(|&(_, w)| Constraint::Length(w)));
     let table =
         Table::new(rows, widths).header(header).column_spacing(1).row_highlight_style(theme.selected());
-    let mut ts = TableState::default().with_offset(view.offset).with_selected(Some(view.selected));
+    let selected = view.selected.checked_sub(first);
+    let mut ts = TableState::default().with_selected(selected);
     frame.render_stateful_widget(table, area, &mut ts);
     if model.rows.is_empty() {
         let msg =

@@ -63,6 +63,16 @@ impl Theme {
         self.fg(Color::Red).add_modifier(Modifier::BOLD)
     }
 
+    /// A denied txn row: BOLD (and the row's `✗`) carry it without colour.
+    pub fn denied(self) -> Style {
+        self.fg(Color::Red).add_modifier(Modifier::BOLD)
+    }
+
+    /// A txn row that failed with an error: BOLD and `!`.
+    pub fn failed(self) -> Style {
+        self.fg(Color::Yellow).add_modifier(Modifier::BOLD)
+    }
+
     pub fn info(self) -> Style {
         self.fg(Color::Green)
     }

@@ -48,23 +48,11 @@ fn account_row(a: &Account) -> Row {
     ];
     let mut sort = vec![text_key(&a.name), SortKey::Num(a.fairshare), text_key(&a.grp_tres)];
     sort.extend([SortKey::Blank, SortKey::Blank, num_key(a.max_jobs)]);
-    pad(Row {
-        key: account_key(&a.name),
-        target: Target::Account(a.name.clone()),
-        cells,
-        sort,
-        prefix: String::new(),
-    })
+    padded(account_key(&a.name), Target::Account(a.name.clone()), cells, sort)
 }
 
 fn root_row() -> Row {
-    pad(Row {
-        key: account_key(ROOT),
-        target: Target::Root,
-        cells: vec![ROOT.into()],
-        sort: vec![text_key(ROOT)],
-        prefix: String::new(),
-    })
+    padded(account_key(ROOT), Target::Root, vec![ROOT.into()], vec![text_key(ROOT)])
 }
 
 fn assoc_row(a: &Association) -> Row {
@@ -96,14 +84,14 @@ fn assoc_row(a: &Association) -> Row {
     ];
     let target =
         Target::Assoc { user: a.user.clone(), account: a.account.clone(), partition: a.partition.clone() };
-    Row { key: assoc_key(a), target, cells, sort, prefix: String::new() }
+    Row::new(assoc_key(a), target, cells, sort)
 }
 
 /// Fill a row out to every column so renderers and sorters can index freely.
-fn pad(mut row: Row) -> Row {
-    row.cells.resize(COLUMNS.len(), String::new());
-    row.sort.resize(COLUMNS.len(), SortKey::Blank);
-    row
+fn padded(key: String, target: Target, mut cells: Vec<String>, mut sort: Vec<SortKey>) -> Row {
+    cells.resize(COLUMNS.len(), String::new());
+    sort.resize(COLUMNS.len(), SortKey::Blank);
+    Row::new(key, target, cells, sort)
 }
 
 struct Node {
@@ -165,7 +153,7 @@ fn flatten(node: Node, indent: &str, out: &mut Vec<Row>) {
 
 pub fn table(data: Option<&Snapshot>, view: &PaneView) -> TableModel {
     let Some(d) = data else {
-        return TableModel { columns: COLUMNS, rows: Vec::new(), total: 0 };
+        return TableModel { columns: COLUMNS, rows: Vec::new(), total: 0, cell_widths: None };
     };
     let names: HashSet<&str> = d.accounts.iter().map(|a| a.name.as_str()).collect();
     let mut kids: HashMap<&str, Vec<&Account>> = HashMap::new();
@@ -197,7 +185,7 @@ pub fn table(data: Option<&Snapshot>, view: &PaneView) -> TableModel {
         }
         flatten(node, "", &mut rows);
     }
-    TableModel { columns: COLUMNS, rows, total }
+    TableModel { columns: COLUMNS, rows, total, cell_widths: None }
 }
 
 pub fn detail(d: &Snapshot, key: &str) -> Option<Detail> {
@@ -215,6 +203,7 @@ pub fn detail(d: &Snapshot, key: &str) -> Option<Detail> {
                 title: "Account root".into(),
                 crumb: ROOT.into(),
                 fields: vec![f("Name", ROOT.into()), f("Note", "implicit top of the account tree".into())],
+                body: Vec::new(),
             });
         };
         let parent = if a.parent.is_empty() { ROOT.to_string() } else { a.parent.clone() };
@@ -228,7 +217,8 @@ pub fn detail(d: &Snapshot, key: &str) -> Option<Detail> {
             f("GrpTRES", a.grp_tres.clone()),
             f("Users", users.join(",")),
         ];
-        return Some(Detail { title: format!("Account {}", a.name), crumb: a.name.clone(), fields });
+        let (title, crumb) = (format!("Account {}", a.name), a.name.clone());
+        return Some(Detail { title, crumb, fields, body: Vec::new() });
     }
     let (user, a) = d
         .users
@@ -254,5 +244,6 @@ pub fn detail(d: &Snapshot, key: &str) -> Option<Detail> {
         title: format!("User {} in account {}", a.user, a.account),
         crumb: format!("{}@{}", a.user, a.account),
         fields,
+        body: Vec::new(),
     })
 }

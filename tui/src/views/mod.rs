@@ -3,16 +3,18 @@
 //! A pane with data implements two things here: a `table` (rows already
 //! filtered and sorted for its [`PaneView`]) and a `detail`. Panes whose
 //! data the controller does not serve yet return `None` and the renderer
-//! says so in one line. Queue, Nodes, HRES, Preemption and Audit plug in
-//! here when their services exist.
+//! says so in one line. Queue, Nodes, HRES and Preemption plug in here when
+//! their services exist.
 
 pub mod accounts;
+pub mod audit;
 pub mod qos;
 
 use crate::pane::PaneId;
 use crate::state::{PaneView, State};
 use ratatui::text::Span;
 use std::cmp::Ordering;
+use std::sync::Arc;
 
 #[derive(Debug, Clone, Copy)]
 pub struct Column {
@@ -36,6 +38,15 @@ pub enum Target {
     },
     /// The account tree's root when the controller has no `root` record.
     Root,
+    /// A txn log row, by id: a record of the past, never a write target.
+    Txn(i64),
+}
+
+/// Rows that must stand out (drawn BOLD with a symbol, coloured unless mono).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Alert {
+    Denied,
+    Error,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -51,13 +62,20 @@ pub struct Row {
     /// Stable identity for selection and marks.
     pub key: String,
     pub target: Target,
-    pub cells: Vec<String>,
-    pub sort: Vec<SortKey>,
+    /// Shared, because the Audit pane rebuilds its table of up to 5,000
+    /// rows several times a frame; cloning a row must not copy its text.
+    pub cells: Arc<[String]>,
+    pub sort: Arc<[SortKey]>,
     /// Tree glyphs drawn before the first cell.
     pub prefix: String,
+    pub alert: Option<Alert>,
 }
 
 impl Row {
+    pub fn new(key: String, target: Target, cells: Vec<String>, sort: Vec<SortKey>) -> Row {
+        Row { key, target, cells: cells.into(), sort: sort.into(), prefix: String::new(), alert: None }
+    }
+
     /// The text a filter is matched against: every cell, hidden columns included.
     pub fn text(&self) -> String {
         self.cells.join(" ")
@@ -70,6 +88,9 @@ pub struct TableModel {
     pub rows: Vec<Row>,
     /// Rows before filtering.
     pub total: usize,
+    /// The widest cell of each column when the pane keeps track as rows
+    /// arrive (Audit); None: measured from the rows on every call.
+    pub cell_widths: Option<Vec<u16>>,
 }
 
 /// A detail page: a title and label/value lines.
@@ -79,6 +100,8 @@ pub struct Detail {
     /// The record's short name for the breadcrumb.
     pub crumb: String,
     pub fields: Vec<(String, String)>,
+    /// Preformatted lines shown whole after the fields (e.g. a txn row's JSON).
+    pub body: Vec<String>,
 }
 
 /// The visible rows of a pane, or None when the controller has no data for it.
@@ -96,11 +119,16 @@ fn table_with(state: &State, pane: PaneId, view: &PaneView) -> Option<TableModel
     match pane {
         PaneId::Qos => Some(qos::table(data.map(|d| d.qos.as_slice()).unwrap_or_default(), view)),
         PaneId::Accounts => Some(accounts::table(data, view)),
-        PaneId::Queue | PaneId::Nodes | PaneId::Hres | PaneId::Preemption | PaneId::Audit => None,
+        PaneId::Audit => Some(audit::table(&state.audit, view)),
+        PaneId::Queue | PaneId::Nodes | PaneId::Hres | PaneId::Preemption => None,
     }
 }
 
 pub fn detail(state: &State, pane: PaneId, key: &str) -> Option<Detail> {
+    // The txn log is not part of the fetched snapshot.
+    if pane == PaneId::Audit {
+        return audit::detail(&state.audit, key);
+    }
     let data = state.data.as_ref()?;
     match pane {
         PaneId::Qos => qos::detail(&data.qos, key),
@@ -149,28 +177,36 @@ pub fn num_key(v: Option<i64>) -> SortKey {
     v.map(|v| SortKey::Num(v as f64)).unwrap_or(SortKey::Blank)
 }
 
-fn width(s: &str) -> u16 {
-    u16::try_from(Span::raw(s).width()).unwrap_or(u16::MAX)
+/// Display width. ASCII (nearly every cell) is its length: measuring
+/// thousands of audit cells per frame through unicode-width was the
+/// console's hottest path.
+pub fn width(s: &str) -> u16 {
+    let w = if s.is_ascii() { s.len() } else { Span::raw(s).width() };
+    u16::try_from(w).unwrap_or(u16::MAX)
 }
 
 /// Pick the columns that fit in `width` and their widths, dropping the least
 /// important first. The first column and the sort column always stay.
-pub fn fit_columns(
-    columns: &[Column],
-    rows: &[Row],
-    avail: u16,
-    sort_col: Option<usize>,
-) -> Vec<(usize, u16)> {
+pub fn fit_columns(model: &TableModel, avail: u16, sort_col: Option<usize>) -> Vec<(usize, u16)> {
+    let columns = model.columns;
     let natural: Vec<u16> = columns
         .iter()
         .enumerate()
         .map(|(i, c)| {
-            let cells = rows.iter().map(|r| {
-                let cell = r.cells.get(i).map(String::as_str).unwrap_or_default();
-                if i == 0 { width(&r.prefix).saturating_add(width(cell)) } else { width(cell) }
-            });
+            let widest = match &model.cell_widths {
+                Some(w) => w.get(i).copied().unwrap_or(0),
+                None => model
+                    .rows
+                    .iter()
+                    .map(|r| {
+                        let cell = r.cells.get(i).map(String::as_str).unwrap_or_default();
+                        if i == 0 { width(&r.prefix).saturating_add(width(cell)) } else { width(cell) }
+                    })
+                    .max()
+                    .unwrap_or(0),
+            };
             let arrow = u16::from(Some(i) == sort_col);
-            cells.max().unwrap_or(0).max(width(c.name) + arrow).min(c.max).max(1)
+            widest.max(width(c.name) + arrow).min(c.max).max(1)
         })
         .collect();
     let mut keep: Vec<usize> = (0..columns.len()).collect();

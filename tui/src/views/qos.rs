@@ -56,13 +56,13 @@ fn row(q: &Qos) -> Row {
         num_key(q.max_jobs_per_user),
         num_key(q.max_submit_jobs_per_user),
     ];
-    Row { key: q.name.clone(), target: Target::Qos(q.name.clone()), cells, sort, prefix: String::new() }
+    Row::new(q.name.clone(), Target::Qos(q.name.clone()), cells, sort)
 }
 
 pub fn table(qos: &[Qos], view: &PaneView) -> TableModel {
     let rows: Vec<Row> = qos.iter().map(row).collect();
     let total = rows.len();
-    TableModel { columns: COLUMNS, rows: filter_and_sort(rows, view), total }
+    TableModel { columns: COLUMNS, rows: filter_and_sort(rows, view), total, cell_widths: None }
 }
 
 pub fn detail(qos: &[Qos], key: &str) -> Option<Detail> {
@@ -91,5 +91,5 @@ pub fn detail(qos: &[Qos], key: &str) -> Option<Detail> {
     if q.synthetic {
         fields.push(f("Note", "placeholder shown while no QOS exists; it cannot be edited".into()));
     }
-    Some(Detail { title: format!("QOS {}", q.name), crumb: q.name.clone(), fields })
+    Some(Detail { title: format!("QOS {}", q.name), crumb: q.name.clone(), fields, body: Vec::new() })
 }

@@ -112,3 +112,57 @@ pub fn draw(state: &State) -> Terminal<TestBackend> {
     term.draw(|f| render(state, f)).unwrap();
     term
 }
+
+/// Epoch ms of a local wall-clock time, so rendered times are the same in every time zone.
+pub fn local_ms(time: &str) -> i64 {
+    spur_client::vocab::txn::parse_time(time, chrono::Local::now()).expect("fixture time")
+}
+
+pub fn txn(id: i64, actor: &str, action: &str, at: &str, outcome: &str) -> spur_proto::v1::TxnRow {
+    let (entity, name) = at.split_once(':').unwrap_or((at, ""));
+    spur_proto::v1::TxnRow {
+        id,
+        time_ms: local_ms("2026-03-01T09:00:00") + id * 1000,
+        actor: actor.into(),
+        actor_uid: Some(1000 + id),
+        verified: outcome != "denied",
+        peer: format!("10.0.0.{id}:5{id:04}"),
+        action: action.into(),
+        entity: entity.into(),
+        name: name.into(),
+        outcome: outcome.into(),
+        info: format!(r#"{{"params":{{"name":"{name}"}},"id":{id}}}"#),
+        source: "api".into(),
+        ..Default::default()
+    }
+}
+
+/// Fixed txn rows: successes, one denied attempt, one error.
+pub fn txn_rows() -> Vec<spur_proto::v1::TxnRow> {
+    vec![
+        txn(1, "alice", "create", "qos:normal", "success"),
+        txn(2, "bob", "delete", "account:physics", "denied"),
+        txn(3, "alice", "update", "qos:highprio", "success"),
+        txn(4, "carol", "create", "user:carol", "error"),
+        txn(5, "root", "update", "qos:scavenger", "success"),
+    ]
+}
+
+pub fn session(role: spur_console::session::Role) -> spur_console::session::Session {
+    spur_console::session::Session {
+        user: "alice".into(),
+        role,
+        verified: true,
+        cluster: "demo".into(),
+        auth_mode: "permissive".into(),
+    }
+}
+
+/// A console on the Audit pane with [`txn_rows`] loaded by its first subscription.
+pub fn on_audit(size: (u16, u16)) -> State {
+    let mut state = loaded(false, size);
+    dispatch(&mut state, Action::GoPane(spur_console::PaneId::Audit));
+    let sub = state.audit.sub;
+    dispatch(&mut state, Action::Net(Msg::AuditRows { sub, rows: txn_rows(), lagged: None }));
+    state
+}

@@ -1,15 +1,26 @@
 //! The network task: owns the gRPC connection, runs [`Rpc`]s and reports
 //! [`Msg`]s. It reconnects with exponential backoff (capped at 5 s) and
 //! notices a lost controller through the gRPC health `Watch` stream when
-//! the controller serves it; there is no timer polling.
+//! the controller serves it; there is no timer polling. Every client
+//! carries the [`IdentityInterceptor`] so the txn log names the console's user.
+//!
+//! The txn tail runs as its own task beside the request loop, so a long
+//! fetch never stalls it; it is aborted when the connection is lost and the
+//! app re-subscribes (after the last row seen) on the next `Connected`.
 
-use crate::action::{Msg, Rpc, Snapshot, WriteOp};
+mod calls;
+mod tail;
+
+use crate::action::{Msg, Rpc, TailSpec};
+use crate::session::Session;
 use spur_client::conn::{Identity, IdentityInterceptor};
+use spur_proto::v1::WhoAmIRequest;
 use spur_proto::v1::accounting_client::AccountingClient;
-use spur_proto::v1::{DeleteRequest, KeyValue, ListRequest, SetMode, SetRequest, SetResponse};
+use spur_proto::v1::audit_client::AuditClient;
+use spur_proto::v1::session_client::SessionClient;
 use std::time::Duration;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
-use tokio::task::JoinHandle;
+use tokio::task::{JoinError, JoinHandle};
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Channel, Endpoint};
 use tonic::{Code, Status};
@@ -39,7 +50,8 @@ enum Exit {
 
 async fn run(url: String, identity: Identity, mut rpcs: UnboundedReceiver<Rpc>, msgs: UnboundedSender<Msg>) {
     let endpoint = match Endpoint::from_shared(url.clone()) {
-        Ok(e) => e.connect_timeout(Duration::from_secs(3)).timeout(Duration::from_secs(30)),
+        // The timeout bounds each call until its response starts, so streams (health, tail) live on.
+        Ok(e) => e.connect_timeout(Duration::from_secs(3)).timeout(Duration::from_secs(30)).tcp_nodelay(true),
         Err(e) => {
             let _ = msgs.send(Msg::Disconnected { error: format!("invalid controller URL {url:?}: {e}") });
             return refuse_all(rpcs, msgs).await;
@@ -83,6 +95,8 @@ async fn wait(delay: Duration, rpcs: &mut UnboundedReceiver<Rpc>, msgs: &Unbound
             rpc = rpcs.recv() => match rpc {
                 None => return false,
                 Some(Rpc::FetchAll) => return true,
+                // Both are asked again on the next Connected.
+                Some(Rpc::WhoAmI | Rpc::Tail(_)) => {}
                 Some(Rpc::Write(op)) => {
                     let _ = msgs.send(Msg::WriteFailed { error: format!("{}: not connected to the controller", op.verb()) });
                 }
@@ -99,40 +113,99 @@ async fn refuse_all(mut rpcs: UnboundedReceiver<Rpc>, msgs: UnboundedSender<Msg>
     }
 }
 
+/// The running tail task; dropping it (a new subscription, a lost
+/// connection) stops it.
+struct Tail {
+    sub: u64,
+    task: JoinHandle<Result<(), Status>>,
+}
+
+impl Drop for Tail {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+enum Event {
+    Rpc(Option<Rpc>),
+    Lost(String),
+    TailEnded(Result<Result<(), Status>, JoinError>),
+}
+
 async fn serve(
     channel: Channel,
     identity: &Identity,
     rpcs: &mut UnboundedReceiver<Rpc>,
     msgs: &UnboundedSender<Msg>,
 ) -> Exit {
-    let mut client =
-        AccountingClient::with_interceptor(channel.clone(), IdentityInterceptor::new(identity.clone()));
+    let icpt = IdentityInterceptor::new(identity.clone());
+    let mut client = AccountingClient::with_interceptor(channel.clone(), icpt.clone());
+    let audit = AuditClient::with_interceptor(channel.clone(), icpt.clone());
+    let mut session = SessionClient::with_interceptor(channel.clone(), icpt);
     // None when the controller does not serve health: then loss shows up on the next call.
     let mut health = HealthClient::new(channel)
         .watch(HealthCheckRequest::default())
         .await
         .ok()
         .map(tonic::Response::into_inner);
+    let mut tail: Option<Tail> = None;
     loop {
-        let lost = async {
-            match health.as_mut() {
-                Some(stream) => loop {
-                    match stream.message().await {
-                        Ok(Some(_)) => continue,
-                        Ok(None) => return "the controller closed the connection".to_string(),
-                        Err(s) => return describe(&s),
-                    }
-                },
-                None => std::future::pending().await,
+        // In a block so the futures borrowing `health` and `tail` end before the match.
+        let event = {
+            let lost = async {
+                match health.as_mut() {
+                    Some(stream) => loop {
+                        match stream.message().await {
+                            Ok(Some(_)) => continue,
+                            Ok(None) => return "the controller closed the connection".to_string(),
+                            Err(s) => return describe(&s),
+                        }
+                    },
+                    None => std::future::pending().await,
+                }
+            };
+            let ended = async {
+                match tail.as_mut() {
+                    Some(t) => (&mut t.task).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                rpc = rpcs.recv() => Event::Rpc(rpc),
+                error = lost => Event::Lost(error),
+                result = ended => Event::TailEnded(result),
             }
         };
-        let rpc = tokio::select! {
-            rpc = rpcs.recv() => rpc,
-            error = lost => return Exit::Lost(error),
+        let rpc = match event {
+            Event::Rpc(None) => return Exit::Closed,
+            Event::Rpc(Some(rpc)) => rpc,
+            Event::Lost(error) => return Exit::Lost(error),
+            Event::TailEnded(result) => {
+                let sub = tail.take().map_or(0, |t| t.sub);
+                let error = match result {
+                    Ok(Ok(())) => "the controller ended the txn tail".to_string(),
+                    Ok(Err(s)) if gone(&s) => return Exit::Lost(describe(&s)),
+                    Ok(Err(s)) => describe(&s),
+                    Err(e) => format!("the tail task failed: {e}"),
+                };
+                let _ = msgs.send(Msg::AuditFailed { sub, error });
+                continue;
+            }
         };
         match rpc {
-            None => return Exit::Closed,
-            Some(Rpc::FetchAll) => match fetch(&mut client).await {
+            Rpc::Tail(spec) => tail = Some(start_tail(&audit, spec, msgs)),
+            Rpc::WhoAmI => match session.who_am_i(WhoAmIRequest {}).await {
+                Ok(r) => {
+                    let _ = msgs.send(Msg::Session(Session::from_pb(r.into_inner())));
+                }
+                Err(s) if gone(&s) => return Exit::Lost(describe(&s)),
+                // An older controller without WhoAmI: the role stays unknown, which is not an error.
+                Err(s) if s.code() == Code::Unimplemented => {}
+                Err(s) => {
+                    let _ = msgs.send(Msg::SessionFailed { error: describe(&s) });
+                }
+            },
+            Rpc::FetchAll => match calls::fetch(&mut client).await {
                 Ok(s) => {
                     let _ = msgs.send(Msg::Loaded(s));
                 }
@@ -141,9 +214,9 @@ async fn serve(
                     let _ = msgs.send(Msg::FetchFailed { error: describe(&s) });
                 }
             },
-            Some(Rpc::Write(op)) => {
+            Rpc::Write(op) => {
                 let verb = op.verb();
-                match write(&mut client, op).await {
+                match calls::write(&mut client, op).await {
                     Ok(summary) => {
                         let _ = msgs.send(Msg::WriteDone { summary });
                     }
@@ -157,6 +230,11 @@ async fn serve(
             }
         }
     }
+}
+
+fn start_tail(audit: &tail::Client, spec: TailSpec, msgs: &UnboundedSender<Msg>) -> Tail {
+    let sub = spec.sub;
+    Tail { sub, task: tokio::spawn(tail::run(audit.clone(), spec, msgs.clone())) }
 }
 
 fn gone(s: &Status) -> bool {
@@ -184,70 +262,4 @@ fn source_chain(e: &dyn std::error::Error) -> String {
         cur = s.source();
     }
     parts.join(": ")
-}
-
-async fn fetch(client: &mut Client) -> Result<Snapshot, Status> {
-    let (mut a, mut b, mut c) = (client.clone(), client.clone(), client.clone());
-    let (qos, accounts, users) = tokio::try_join!(
-        a.list_qos(ListRequest::default()),
-        b.list_accounts(ListRequest::default()),
-        c.list_users(ListRequest::default()),
-    )?;
-    let accounts = accounts.into_inner();
-    Ok(Snapshot {
-        qos: qos.into_inner().qos,
-        cluster: accounts.cluster_name,
-        accounts: accounts.accounts,
-        users: users.into_inner().users,
-    })
-}
-
-fn kv(key: &str, value: &str) -> KeyValue {
-    KeyValue { key: key.into(), value: value.into() }
-}
-
-fn deleted(n: usize) -> String {
-    if n == 1 { "1 record".into() } else { format!("{n} records") }
-}
-
-/// Run one write; the summary counts the records the controller says it changed.
-// Request messages may grow fields (dry-run variants, cluster); new ones keep their defaults.
-#[allow(clippy::needless_update)]
-async fn write(client: &mut Client, op: WriteOp) -> Result<String, Status> {
-    let changes = |r: tonic::Response<SetResponse>| r.into_inner().changes.len();
-    let del = |w: Vec<KeyValue>| DeleteRequest { r#where: w, dry_run: false, ..Default::default() };
-    match op {
-        WriteOp::DeleteQos { names } => {
-            let mut n = 0;
-            for name in &names {
-                n += changes(client.delete_qos(del(vec![kv("name", name)])).await?);
-            }
-            Ok(format!("deleted QOS {} ({} changed)", names.join(","), deleted(n)))
-        }
-        WriteOp::ModifyQos { name, set, .. } => {
-            let req = SetRequest {
-                mode: SetMode::Modify as i32,
-                r#where: vec![kv("name", &name)],
-                set: set.iter().map(|(k, v)| kv(k, v)).collect(),
-                dry_run: false,
-                ..Default::default()
-            };
-            let n = changes(client.set_qos(req).await?);
-            Ok(format!("modified QOS {name} ({} changed)", deleted(n)))
-        }
-        WriteOp::DeleteAccount { names } => {
-            let mut n = 0;
-            for name in &names {
-                n += changes(client.delete_account(del(vec![kv("name", name)])).await?);
-            }
-            Ok(format!("deleted account {} ({} changed)", names.join(","), deleted(n)))
-        }
-        WriteOp::DeleteUser { assocs } => {
-            let mut n = 0;
-            for (user, account) in &assocs {
-                n += changes(client.delete_user(del(vec![kv("name", user), kv("account", account)])).await?);
-            }
-            Ok(format!("deleted {} association(s) ({} changed)", assocs.len(), deleted(n)))
-        }
-    }
 }

@@ -1,0 +1,75 @@
+//! Who the controller says the console is (`Session.WhoAmI`) and the one
+//! rule that turns that into "may this console write?".
+//!
+//! The controller is the authority: it refuses writes from a caller without
+//! the role whatever the console does. The console refuses them first so an
+//! operator learns why before filling in a form, not after.
+
+use spur_proto::v1::WhoAmIResponse;
+
+/// The controller's roles, ordered: `None < Operator < Administrator`.
+pub use spur_client::vocab::names::AdminLevel as Role;
+
+/// The least role the controller accepts for accounting writes (and for
+/// reading the txn log).
+pub const WRITE_ROLE: Role = Role::Operator;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Session {
+    /// The user the controller attributes requests to (may differ from the
+    /// local login when a token names someone else).
+    pub user: String,
+    pub role: Role,
+    /// Whether the kernel or a credential vouched for the user, rather than
+    /// the user merely asserting a name.
+    pub verified: bool,
+    pub cluster: String,
+    /// permissive | required | disabled.
+    pub auth_mode: String,
+}
+
+impl Session {
+    pub fn from_pb(r: WhoAmIResponse) -> Session {
+        Session {
+            user: r.user,
+            // A role this console does not know grants nothing: least privilege.
+            role: Role::parse(&r.role).unwrap_or(Role::None),
+            verified: r.verified,
+            cluster: r.cluster_name,
+            auth_mode: r.auth_mode,
+        }
+    }
+
+    /// `alice: Operator, verified` for the status bar.
+    pub fn label(&self) -> String {
+        let verified = if self.verified { "verified" } else { "unverified" };
+        format!("{}: {}, {verified}", self.user, self.role.as_str())
+    }
+}
+
+/// Why this session may not write, or None when it may. An unknown session
+/// (WhoAmI not answered yet, or a controller without it) is not refused:
+/// the controller still decides, and a missing API must not lock the console.
+pub fn write_refusal(session: Option<&Session>) -> Option<String> {
+    let s = session?;
+    (s.role < WRITE_ROLE).then(|| format!("needs {}; you are {}", WRITE_ROLE.as_str(), s.role.as_str()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn session(role: &str) -> Session {
+        Session::from_pb(WhoAmIResponse { user: "u".into(), role: role.into(), ..Default::default() })
+    }
+
+    #[test]
+    fn only_operator_and_up_may_write() {
+        assert_eq!(write_refusal(None), None);
+        assert_eq!(write_refusal(Some(&session("None"))).as_deref(), Some("needs Operator; you are None"));
+        assert_eq!(write_refusal(Some(&session("Operator"))), None);
+        assert_eq!(write_refusal(Some(&session("Administrator"))), None);
+        // Unknown spellings grant nothing.
+        assert!(write_refusal(Some(&session("Wizard"))).is_some());
+    }
+}
