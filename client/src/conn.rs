@@ -3,6 +3,7 @@
 use spur_proto::v1::accounting_client::AccountingClient;
 use spur_proto::v1::admission_client::AdmissionClient;
 use spur_proto::v1::audit_client::AuditClient;
+use spur_proto::v1::cluster_client::ClusterClient;
 use spur_proto::v1::nodes_client::NodesClient;
 use spur_proto::v1::session_client::SessionClient;
 use tonic::metadata::MetadataValue;
@@ -113,6 +114,7 @@ pub struct Clients {
     pub session: SessionClient<Svc>,
     pub admission: AdmissionClient<Svc>,
     pub nodes: NodesClient<Svc>,
+    pub cluster: ClusterClient<Svc>,
 }
 
 pub async fn connect(url: &str, identity: Identity) -> Result<Clients, ConnectError> {
@@ -132,7 +134,8 @@ pub async fn connect(url: &str, identity: Identity) -> Result<Clients, ConnectEr
         audit: AuditClient::with_interceptor(channel.clone(), icpt.clone()),
         session: SessionClient::with_interceptor(channel.clone(), icpt.clone()),
         admission: AdmissionClient::with_interceptor(channel.clone(), icpt.clone()),
-        nodes: NodesClient::with_interceptor(channel, icpt),
+        nodes: NodesClient::with_interceptor(channel.clone(), icpt.clone()),
+        cluster: ClusterClient::with_interceptor(channel, icpt),
     })
 }
 

@@ -127,6 +127,7 @@ impl Targeted for pb::HeartbeatRequest {}
 impl Targeted for pb::CommandsRequest {}
 impl Targeted for pb::JobReport {}
 impl Targeted for pb::ListRequest {}
+impl Targeted for pb::WatchRequest {}
 impl Targeted for pb::TailTxnRequest {}
 impl Targeted for pb::WhoAmIRequest {}
 impl Targeted for pb::ListTokensRequest {}

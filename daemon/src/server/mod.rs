@@ -6,11 +6,12 @@
 //! - [`layer`]: authentication and `audit_rpc` logging in front of every RPC.
 //! - [`gate`]: role checks and txn rows, around every handler.
 //! - [`convert`]: domain records to proto messages, in one place.
-//! - `accounting`, `audit_api`, `session`, `admission_api`, `nodes_api`: the services.
+//! - `accounting`, `audit_api`, `session`, `admission_api`, `nodes_api`, `cluster_api`: the services.
 
 mod accounting;
 mod admission_api;
 mod audit_api;
+mod cluster_api;
 pub mod convert;
 pub mod gate;
 mod identity;
@@ -27,7 +28,8 @@ use crate::nodes::NodeService;
 use gate::Gate;
 use spur_proto::v1::{
     accounting_server::AccountingServer, admission_server::AdmissionServer, agent_server::AgentServer,
-    audit_server::AuditServer, nodes_server::NodesServer, session_server::SessionServer,
+    audit_server::AuditServer, cluster_server::ClusterServer, nodes_server::NodesServer,
+    session_server::SessionServer,
 };
 use std::sync::Arc;
 use tonic::service::Routes;
@@ -56,6 +58,7 @@ pub async fn routes(
             nodes.clone(),
             cfg.path.clone(),
         )))
-        .add_service(AgentServer::new(nodes_api::AgentApi::new(gate, nodes)));
+        .add_service(AgentServer::new(nodes_api::AgentApi::new(gate.clone(), nodes.clone())))
+        .add_service(ClusterServer::new(cluster_api::ClusterApi::new(gate, nodes)));
     Ok(routes)
 }

@@ -65,6 +65,7 @@ pub const RPCS: &[(&str, Class)] = &[
     ("/spur.v1.Nodes/UpdateNodes", Mutate { entity: "node", role: Admin, target: "nodes", in_txn: false }),
     ("/spur.v1.Nodes/ListPartitions", Read(Anyone)),
     ("/spur.v1.Nodes/Reconfigure", Mutate { entity: "config", role: Admin, target: "", in_txn: false }),
+    ("/spur.v1.Cluster/Watch", Read(Anyone)),
     ("/spur.v1.Agent/Register", Internal),
     ("/spur.v1.Agent/Heartbeat", Internal),
     ("/spur.v1.Agent/Commands", Internal),

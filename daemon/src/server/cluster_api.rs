@@ -1,0 +1,87 @@
+//! The Cluster service: a snapshot of the nodes, then every node and
+//! accounting change as it happens, so the console never polls.
+
+use super::convert;
+use super::gate::Gate;
+use crate::accounting::AcctService;
+use crate::nodes::NodeService;
+use spur_proto::v1 as pb;
+use spur_proto::v1::cluster_server::Cluster;
+use std::pin::Pin;
+use std::sync::Arc;
+use tokio::sync::{broadcast::error::RecvError, mpsc};
+use tokio_stream::Stream;
+use tonic::{Request, Response, Status};
+
+pub struct ClusterApi {
+    gate: Arc<Gate>,
+    nodes: Arc<NodeService>,
+    acct: Arc<AcctService>,
+}
+
+impl ClusterApi {
+    pub fn new(gate: Arc<Gate>, nodes: Arc<NodeService>) -> Self {
+        ClusterApi { acct: gate.acct.clone(), gate, nodes }
+    }
+}
+
+type Event = Result<pb::ClusterEvent, Status>;
+type WatchStream = Pin<Box<dyn Stream<Item = Event> + Send>>;
+
+fn nodes_event(nodes: &NodeService, names: Option<&[String]>) -> pb::ClusterEvent {
+    let list = match names {
+        Some(ns) => ns.iter().filter_map(|n| nodes.node(n)).map(|n| convert::node(&n)).collect(),
+        None => nodes.nodes().iter().map(convert::node).collect(),
+    };
+    pb::ClusterEvent {
+        event: Some(pb::cluster_event::Event::Nodes(pb::NodesChanged {
+            nodes: list,
+            snapshot: names.is_none(),
+        })),
+    }
+}
+
+async fn watch(nodes: Arc<NodeService>, acct: Arc<AcctService>, tx: mpsc::Sender<Event>) {
+    let mut node_rx = nodes.subscribe();
+    let mut acct_rx = acct.subscribe();
+    if tx.send(Ok(nodes_event(&nodes, None))).await.is_err() {
+        return;
+    }
+    loop {
+        let ev = tokio::select! {
+            r = node_rx.recv() => match r {
+                Ok(e) => nodes_event(&nodes, Some(&e.names)),
+                Err(RecvError::Lagged(_)) => nodes_event(&nodes, None),
+                Err(RecvError::Closed) => return,
+            },
+            r = acct_rx.recv() => match r {
+                Ok(e) => pb::ClusterEvent { event: Some(pb::cluster_event::Event::Catalog(pb::CatalogChanged {
+                    entity: e.kind.into(), name: e.name, deleted: e.deleted,
+                })) },
+                Err(RecvError::Lagged(n)) => pb::ClusterEvent {
+                    event: Some(pb::cluster_event::Event::Lagged(format!("missed {n} accounting changes; re-read"))),
+                },
+                Err(RecvError::Closed) => return,
+            },
+        };
+        if tx.send(Ok(ev)).await.is_err() {
+            return;
+        }
+    }
+}
+
+#[tonic::async_trait]
+impl Cluster for ClusterApi {
+    type WatchStream = WatchStream;
+
+    async fn watch(&self, req: Request<pb::WatchRequest>) -> Result<Response<WatchStream>, Status> {
+        let (nodes, acct) = (self.nodes.clone(), self.acct.clone());
+        self.gate
+            .run("/spur.v1.Cluster/Watch", req, |_, _| async move {
+                let (tx, rx) = mpsc::channel(64);
+                tokio::spawn(watch(nodes, acct, tx));
+                Ok((Box::pin(tokio_stream::wrappers::ReceiverStream::new(rx)) as WatchStream, vec![]))
+            })
+            .await
+    }
+}
