@@ -11,12 +11,14 @@ use spur_proto::v1 as pb;
 use spur_tests::proc::{Agent, Controller, conf, wait_for};
 use std::time::{Duration, Instant};
 
-fn cpu_ticks(pid: u32) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    // Fields after the command name: utime is 14th, stime 15th overall.
-    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
-    let f: Vec<u64> = rest.split_whitespace().filter_map(|x| x.parse().ok()).collect();
-    f.get(11).copied().unwrap_or(0) + f.get(12).copied().unwrap_or(0)
+/// CPU time of every thread of `pid`, in nanoseconds (schedstat is finer than clock ticks).
+fn cpu_ns(pid: u32) -> u64 {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return 0 };
+    tasks
+        .filter_map(|t| t.ok())
+        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
+        .filter_map(|s| s.split_whitespace().next().and_then(|v| v.parse::<u64>().ok()))
+        .sum()
 }
 
 #[tokio::main]
@@ -70,13 +72,12 @@ async fn main() -> anyhow::Result<()> {
     );
 
     let pid = c.pid();
-    let ticks_per_sec = 100.0; // USER_HZ on Linux
-    let before = cpu_ticks(pid);
+    let before = cpu_ns(pid);
     let t = Instant::now();
     tokio::time::sleep(Duration::from_secs(secs)).await;
-    let used = (cpu_ticks(pid) - before) as f64 / ticks_per_sec;
+    let used = cpu_ns(pid).saturating_sub(before) as f64 / 1e9;
     println!(
-        "spurctld CPU with 1,512 nodes heartbeating every 1 s from 2 agents: {:.2}% of one core ({:.2} s CPU in {:.0} s)",
+        "spurctld CPU with 1,512 nodes heartbeating every 1 s from 2 agents: {:.3}% of one core ({:.3} s CPU in {:.0} s)",
         100.0 * used / t.elapsed().as_secs_f64(),
         used,
         t.elapsed().as_secs_f64()

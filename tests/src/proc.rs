@@ -178,7 +178,8 @@ impl Agent {
             .env("SPUR_LOG", "error")
             .env_remove("SPUR_ADMISSION_TOKEN")
             .stdin(Stdio::null())
-            .stdout(Stdio::null());
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
         for (k, v) in env {
             c.env(k, v);
         }

@@ -4,14 +4,20 @@
 //! - [`columns`]: each show's columns with Slurm's names.
 //! - [`output`]: human tables, `-p`/`-P` delimited output and JSON.
 //! - [`sacctmgr`]: running a parsed command against the controller.
+//! - [`sinfo`]: `sinfo` / `spur info`: partitions and nodes, Slurm's format codes.
+//! - [`scontrol`]: `scontrol` / `spur control`: show/update nodes, partitions, reconfigure.
+//! - [`kv`]: Slurm-style flags (getopt), `Key=value` pairs and abbreviated keywords.
 //! - [`audit`]: `spur audit tail`.
 //! - [`token`]: `spur token user|create|list|revoke`.
 
 pub mod args;
 pub mod audit;
 pub mod columns;
+pub mod kv;
 pub mod output;
 pub mod sacctmgr;
+pub mod scontrol;
+pub mod sinfo;
 pub mod token;
 
 use std::path::Path;
@@ -31,6 +37,8 @@ pub const PERSONALITIES: &[(&str, &str)] = &[
 const SPUR_USAGE: &str = "\
 usage: spur SUBCOMMAND [args...]
   accounts ...          the same as sacctmgr
+  info ...              the same as sinfo
+  control ...           the same as scontrol
   audit tail [Key=value ...] [-P] [--after ID]   print txn rows as they commit
   token user --name N [--admin-level L] [--ttl 24h]   mint a user JWT from the key in spur.conf
   token create [--ttl 24h] | token list | token revoke ID   node admission tokens
@@ -69,6 +77,8 @@ pub async fn main(argv: Vec<String>) -> i32 {
 async fn subcommand(sub: &str, name: &str, args: &[String]) -> i32 {
     match sub {
         "accounts" => sacctmgr::main(args).await,
+        "info" => sinfo::main(args).await,
+        "control" => scontrol::main(args).await,
         _ => {
             eprintln!("{name}: error: '{name}' is not available from this Spur release yet");
             1

@@ -117,7 +117,8 @@ pub fn compress<S: AsRef<str>>(names: &[S]) -> String {
     for (prefix, entries) in by_prefix {
         let width = entries.iter().filter(|e| e.2).map(|e| e.1).max().unwrap_or(0);
         // Unpadded numbers at least `width` long render the same padded.
-        let (wide, narrow): (Vec<&Entry>, Vec<_>) = entries.iter().partition(|e| e.2 || (width > 0 && e.1 >= width));
+        let (wide, narrow): (Vec<&Entry>, Vec<_>) =
+            entries.iter().partition(|e| e.2 || (width > 0 && e.1 >= width));
         for (nums, w) in [(wide, width), (narrow, 0)] {
             let nums: Vec<u64> = nums.iter().map(|e| e.0).collect();
             if !nums.is_empty() {

@@ -56,10 +56,19 @@ mod tests {
     #[test]
     fn drain_shows_draining_then_drained() {
         let busy = NodeState { base: "MIXED", drain: true, not_responding: false, busy: true };
-        assert_eq!((busy.short(), busy.long(), busy.scontrol()), ("drng".into(), "draining".into(), "MIXED+DRAIN".into()));
+        assert_eq!(
+            (busy.short(), busy.long(), busy.scontrol()),
+            ("drng".into(), "draining".into(), "MIXED+DRAIN".into())
+        );
         let idle = NodeState { base: "IDLE", busy: false, ..busy };
-        assert_eq!((idle.short(), idle.long(), idle.scontrol()), ("drain".into(), "drained".into(), "IDLE+DRAIN".into()));
+        assert_eq!(
+            (idle.short(), idle.long(), idle.scontrol()),
+            ("drain".into(), "drained".into(), "IDLE+DRAIN".into())
+        );
         let lost = NodeState { base: "DOWN", drain: false, not_responding: true, busy: false };
-        assert_eq!((lost.short(), lost.long(), lost.scontrol()), ("down*".into(), "down*".into(), "DOWN*".into()));
+        assert_eq!(
+            (lost.short(), lost.long(), lost.scontrol()),
+            ("down*".into(), "down*".into(), "DOWN*".into())
+        );
     }
 }

@@ -1,0 +1,500 @@
+//! `sinfo` (also `spur info`): partitions and nodes, printed the way Slurm's
+//! sinfo prints them. Nodes are grouped into one line per distinct value of
+//! the fields shown (partition, state, reason, ...), exactly as sinfo does;
+//! `-o` takes Slurm's `%[.][width]X` codes. The printf-style format engine
+//! (rather than the comfy-table renderer) is what makes the bytes match.
+
+use super::kv::{self, Arg, Item, fit};
+use super::scontrol::{natural, node_json, partition_json, status};
+use crate::conn::{self, Identity};
+use crate::vocab::hostlist;
+use crate::vocab::nodestate::NodeState;
+use crate::vocab::txn::format_time;
+use spur_proto::v1 as pb;
+use std::collections::{HashMap, HashSet};
+
+pub const USAGE: &str = "\
+usage: sinfo [-adehNrRs] [-p PARTITION,...] [-n NODELIST] [-t STATE,...] [-o FORMAT] [--json] [--controller URL]
+  -N, --Node            one line per node (and partition)
+  -R, --list-reasons    why nodes are down or drained: REASON USER TIMESTAMP NODELIST
+  -s, --summarize       node counts as allocated/idle/other/total per partition
+  -p, --partition=P,... only these partitions      -n, --nodes=LIST  only these nodes
+  -t, --states=S,...    idle alloc mix down drain drained draining unk no_respond (or all)
+  -d, --dead / -r, --responding   only non-responding / responding nodes
+  -e, --exact           group only nodes with identical CPUs, memory and weight
+  -h, --noheader        no header line              -a, --all   accepted (no hidden partitions)
+  -o, --format=FORMAT   e.g. \"%9P %.5a %.10l %.6D %.6t %N\"; %[.][width]X, '.' right-justifies:
+      %P partition (* default)  %R partition  %a avail  %l timelimit  %L default time
+      %p priority tier  %M preempt mode  %D nodes  %N nodelist  %t/%T state short/long
+      %c cpus  %m memory MB  %w weight  %C cpus A/I/O/T  %F nodes A/I/O/T  %G gres
+      %f/%b features  %E reason  %u reason user  %U user(uid)  %H reason time
+      %O agent host (Spur)  %n agent host as hostnames
+  --json                the selected nodes and partitions as JSON";
+
+const FLAGS: &str = "a/all d/dead e/exact h/noheader n/nodes= N/Node o/format= p/partition= r/responding \
+    R/list-reasons s/summarize t/states= -/json -/controller= -/help -/usage";
+
+#[derive(Debug, Default, Clone)]
+pub struct Args {
+    pub noheader: bool,
+    pub node_mode: bool,
+    pub reasons: bool,
+    pub summarize: bool,
+    pub exact: bool,
+    pub dead: bool,
+    pub responding: bool,
+    pub json: bool,
+    pub help: bool,
+    /// Empty: every partition.
+    pub partitions: Vec<String>,
+    /// `-n`, expanded.
+    pub nodes: Option<HashSet<String>>,
+    pub states: Vec<Test>,
+    pub format: Option<String>,
+    pub controller: Option<String>,
+}
+
+/// A `-t` state test.
+type Test = fn(&pb::Node) -> bool;
+
+/// `-t` names in Slurm's lookup order (so the prefix `d` means `down`). States a
+/// Spur node cannot be in (fail, maint, ...) are accepted and match nothing.
+const STATES: &[(&str, Test)] = &[
+    ("unknown unk", |n| !matches!(n.base_state.as_str(), "DOWN" | "IDLE" | "ALLOCATED" | "MIXED")),
+    ("down", |n| n.base_state == "DOWN"),
+    // Slurm's `idle` is a plain idle node: no drain flag.
+    ("idle", |n| n.base_state == "IDLE" && !n.drain),
+    ("allocated alloc", |n| n.base_state == "ALLOCATED"),
+    ("error err", |_| false),
+    ("mixed mix", |n| n.base_state == "MIXED"),
+    ("future futr", |_| false),
+    ("drain", |n| n.drain),
+    ("drained", |n| n.drain && !state(n).busy),
+    ("draining drng", |n| n.drain && state(n).busy),
+    ("completing comp", |_| false),
+    ("no_respond", |n| n.not_responding),
+    ("fail failing maint reserved resv planned reboot", |_| false),
+];
+
+fn state_test(tok: &str) -> Option<Test> {
+    let t = tok.to_ascii_lowercase();
+    STATES.iter().find(|(names, _)| names.split(' ').any(|n| n.starts_with(t.as_str()))).map(|(_, f)| *f)
+}
+
+pub fn parse(argv: &[String]) -> Result<Args, String> {
+    let mut a = Args::default();
+    for arg in kv::getopt(argv, FLAGS)? {
+        let (name, val) = match arg {
+            Arg::Word(w) => return Err(format!("unrecognised argument '{w}' (see sinfo --help)")),
+            Arg::Flag(n, v) => (n, v.unwrap_or_default()),
+        };
+        match name {
+            "all" => {}
+            "dead" => a.dead = true,
+            "exact" => a.exact = true,
+            "noheader" => a.noheader = true,
+            "Node" => a.node_mode = true,
+            "responding" => a.responding = true,
+            "list-reasons" => a.reasons = true,
+            "summarize" => a.summarize = true,
+            "json" => a.json = true,
+            "help" | "usage" => a.help = true,
+            "controller" => a.controller = Some(val),
+            "format" => a.format = Some(val),
+            "partition" => {
+                a.partitions = val.split(',').filter(|s| !s.is_empty()).map(String::from).collect()
+            }
+            "nodes" => {
+                let names = hostlist::expand(&val).map_err(|e| format!("--nodes: {e}"))?;
+                a.nodes = Some(names.into_iter().collect());
+            }
+            _ => {
+                // --states: "all" clears the filter, like Slurm.
+                a.states.clear();
+                if val.eq_ignore_ascii_case("all") {
+                    continue;
+                }
+                for tok in val.split(',').filter(|s| !s.is_empty()) {
+                    let valid = "idle, alloc, mix, down, drain, drained, draining, unk, no_respond, all";
+                    a.states
+                        .push(state_test(tok).ok_or_else(|| format!("bad state '{tok}' (valid: {valid})"))?);
+                }
+            }
+        }
+    }
+    Ok(a)
+}
+
+/// A node's state in parts, for Slurm's spellings; busy (DRAINING rather than
+/// DRAINED) means jobs run on it or CPUs are allocated.
+pub fn state(n: &pb::Node) -> NodeState<'_> {
+    NodeState {
+        base: &n.base_state,
+        drain: n.drain,
+        not_responding: n.not_responding,
+        busy: n.running_jobs > 0 || n.alloc_cpus > 0,
+    }
+}
+
+impl Args {
+    /// Filters that hide nodes also hide partitions left with none (as sinfo does).
+    fn filtering(&self) -> bool {
+        self.nodes.is_some() || !self.states.is_empty() || self.dead || self.responding || self.reasons
+    }
+
+    fn keep(&self, n: &pb::Node) -> bool {
+        if self.nodes.as_ref().is_some_and(|set| !set.contains(&n.name))
+            || (self.dead && !n.not_responding)
+            || (self.responding && n.not_responding)
+        {
+            return false;
+        }
+        if self.states.is_empty() {
+            // -R alone lists down and drained nodes, and any node carrying a reason.
+            return !self.reasons || n.base_state == "DOWN" || n.drain || !n.reason.is_empty();
+        }
+        self.states.iter().any(|test| test(n))
+    }
+
+    fn keep_part(&self, p: &pb::Partition) -> bool {
+        self.partitions.is_empty() || self.partitions.contains(&p.name)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// A partition property: groups split on it.
+    Part,
+    /// A node property: groups split on it.
+    Node,
+    /// Per-node size: shown as `min+` unless `-e`, which splits on it.
+    Size,
+    /// Summed or listed over the group's nodes.
+    Total,
+}
+
+const CODES: &[(char, &str, Kind)] = &[
+    ('P', "PARTITION", Kind::Part),
+    ('R', "PARTITION", Kind::Part),
+    ('a', "AVAIL", Kind::Part),
+    ('l', "TIMELIMIT", Kind::Part),
+    ('L', "DEFAULTTIME", Kind::Part),
+    ('p', "PRIO_TIER", Kind::Part),
+    ('M', "PREEMPT_MODE", Kind::Part),
+    ('t', "STATE", Kind::Node),
+    ('T', "STATE", Kind::Node),
+    ('E', "REASON", Kind::Node),
+    ('u', "USER", Kind::Node),
+    ('U', "USER", Kind::Node),
+    ('H', "TIMESTAMP", Kind::Node),
+    ('f', "AVAIL_FEATURES", Kind::Node),
+    ('b', "ACTIVE_FEATURES", Kind::Node),
+    ('G', "GRES", Kind::Node),
+    ('O', "AGENT_HOST", Kind::Node),
+    ('n', "HOSTNAMES", Kind::Node),
+    ('c', "CPUS", Kind::Size),
+    ('m', "MEMORY", Kind::Size),
+    ('w', "WEIGHT", Kind::Size),
+    ('D', "NODES", Kind::Total),
+    ('N', "NODELIST", Kind::Total),
+    ('C', "CPUS(A/I/O/T)", Kind::Total),
+    ('F', "NODES(A/I/O/T)", Kind::Total),
+];
+
+/// A field letter's header and how it groups.
+fn spec(code: char) -> Option<(&'static str, Kind)> {
+    CODES.iter().find(|(k, _, _)| *k == code).map(|(_, h, kind)| (*h, *kind))
+}
+
+/// What to print: Slurm's default formats; `%P` and `-N`'s `%N` size to fit (at least 9).
+pub struct Plan {
+    pub items: Vec<Item>,
+    auto_part: bool,
+    auto_node: bool,
+}
+
+pub fn plan(a: &Args) -> Result<Plan, String> {
+    let (fmt, auto_part, auto_node) = match &a.format {
+        Some(f) => (f.as_str(), false, false),
+        None if a.summarize => ("%9P %.5a %.10l %.16F  %N", true, false),
+        None if a.node_mode => ("%N %.6D %.9P %6t", true, true),
+        None if a.reasons => ("%20E %9u %19H %N", false, false),
+        None => ("%9P %.5a %.10l %.6D %.6t %N", true, false),
+    };
+    Ok(Plan { items: kv::parse_format(fmt, |c| spec(c).is_some(), "sinfo")?, auto_part, auto_node })
+}
+
+struct Group<'a> {
+    part: Option<(usize, &'a pb::Partition)>,
+    nodes: Vec<&'a pb::Node>,
+}
+
+fn kind(code: char) -> Kind {
+    spec(code).map_or(Kind::Total, |(_, k)| k)
+}
+
+/// Slurm's numeric node state (base plus DRAIN 0x200 and NO_RESPOND 0x800), for sorting.
+fn state_num(n: &pb::Node) -> u32 {
+    let base = match n.base_state.as_str() {
+        "DOWN" => 1,
+        "IDLE" => 2,
+        "ALLOCATED" => 3,
+        "MIXED" => 5,
+        _ => 0,
+    };
+    base | if n.drain { 0x200 } else { 0 } | if n.not_responding { 0x800 } else { 0 }
+}
+
+/// sinfo's own time style: `1-00:00:00`, `4:00:00`, `30:00` (unlike scontrol's).
+pub fn sinfo_time(minutes: i64) -> String {
+    let secs = minutes.max(0).saturating_mul(60);
+    let (d, h, m, s) = (secs / 86400, (secs / 3600) % 24, (secs / 60) % 60, secs % 60);
+    match (d, h) {
+        (0, 0) => format!("{m}:{s:02}"),
+        (0, _) => format!("{h}:{m:02}:{s:02}"),
+        _ => format!("{d}-{h:02}:{m:02}:{s:02}"),
+    }
+}
+
+fn part_cell(code: char, p: &pb::Partition) -> String {
+    match code {
+        'P' if p.is_default => format!("{}*", p.name),
+        'P' | 'R' => p.name.clone(),
+        'a' => match p.state.to_ascii_uppercase().as_str() {
+            s @ ("UP" | "DOWN" | "DRAIN") => s.to_ascii_lowercase(),
+            // Slurm prints "inactive"; the default %.5a shows it as "inact".
+            "INACTIVE" => "inactive".into(),
+            _ => "unknown".into(),
+        },
+        'l' => p.max_time_minutes.map(sinfo_time).unwrap_or_else(|| "infinite".into()),
+        'L' => p.default_time_minutes.map(sinfo_time).unwrap_or_else(|| "n/a".into()),
+        'p' => p.priority_tier.to_string(),
+        _ => or(&p.preempt_mode.to_ascii_uppercase(), "OFF"),
+    }
+}
+
+fn or(s: &str, dflt: &str) -> String {
+    if s.is_empty() { dflt.to_string() } else { s.to_string() }
+}
+
+/// A node property as one node shows it; `None` for a partition with no nodes.
+fn node_cell(code: char, n: Option<&pb::Node>) -> String {
+    let Some(n) = n else {
+        return match code {
+            'E' => "none",
+            'f' | 'b' | 'G' => "(null)",
+            'u' | 'U' | 'H' => "Unknown",
+            _ => "n/a",
+        }
+        .into();
+    };
+    match code {
+        't' => state(n).short(),
+        'T' => state(n).long(),
+        'E' => or(&n.reason, "none"),
+        'u' | 'U' => match (n.reason_user.as_str(), n.reason_uid) {
+            ("", None) => "Unknown".into(),
+            ("", Some(uid)) => format!("Unk({uid})"),
+            (u, Some(uid)) if code == 'U' => format!("{u}({uid})"),
+            (u, _) => u.into(),
+        },
+        'H' if n.reason_time_ms != 0 => format_time(n.reason_time_ms),
+        'H' => "Unknown".into(),
+        'f' | 'b' if n.features.is_empty() => "(null)".into(),
+        'f' | 'b' => n.features.join(","),
+        'G' => or(&n.gres, "(null)"),
+        _ => or(&n.agent_host, "n/a"),
+    }
+}
+
+fn size(n: &pb::Node, code: char) -> u64 {
+    match code {
+        'c' => n.cpus.into(),
+        'm' => n.memory_mb,
+        _ => n.weight.into(),
+    }
+}
+
+fn cell(code: char, g: &Group) -> String {
+    match kind(code) {
+        Kind::Part => g.part.map(|(_, p)| part_cell(code, p)).unwrap_or_else(|| "n/a".into()),
+        Kind::Node => node_cell(code, g.nodes.first().copied()),
+        Kind::Size => {
+            let (lo, hi) =
+                g.nodes.iter().map(|n| size(n, code)).fold((u64::MAX, 0), |(l, h), v| (l.min(v), h.max(v)));
+            match (g.nodes.is_empty(), lo == hi) {
+                (true, _) => "0".into(),
+                (_, true) => lo.to_string(),
+                _ => format!("{lo}+"),
+            }
+        }
+        Kind::Total => match code {
+            'D' => g.nodes.len().to_string(),
+            'N' => {
+                let mut names: Vec<&str> = g.nodes.iter().map(|n| n.name.as_str()).collect();
+                names.sort_by(|a, b| natural(a, b));
+                hostlist::compress(&names)
+            }
+            code => {
+                // Allocated/idle/other/total, of CPUs (%C) or of nodes (%F). The free share
+                // of drained, down, unresponsive and unknown nodes is "other", not idle.
+                let mut c = [0u64; 4];
+                for n in &g.nodes {
+                    let busy = matches!(n.base_state.as_str(), "ALLOCATED" | "MIXED");
+                    let out = n.drain || n.not_responding || !(busy || n.base_state == "IDLE");
+                    let (used, total) = match code {
+                        'C' => (u64::from(n.alloc_cpus.min(n.cpus)), u64::from(n.cpus)),
+                        // A node counts once: as other when unavailable, even with jobs on it.
+                        _ => (u64::from(busy && !out), 1),
+                    };
+                    c[0] += used;
+                    c[if out { 2 } else { 1 }] += total - used;
+                    c[3] += total;
+                }
+                format!("{}/{}/{}/{}", c[0], c[1], c[2], c[3])
+            }
+        },
+    }
+}
+
+/// The grouping key of one node in one partition: every shown field that splits groups.
+fn key(items: &[Item], p: &pb::Partition, n: &pb::Node, a: &Args) -> Vec<String> {
+    let one = Group { part: Some((0, p)), nodes: vec![n] };
+    let mut k: Vec<String> = items
+        .iter()
+        .filter_map(|it| match it {
+            Item::Field { code: c @ ('t' | 'T'), .. } => {
+                Some(format!("{c}{}{}", state_num(n), state(n).busy))
+            }
+            Item::Field { code, .. } => match kind(*code) {
+                Kind::Part | Kind::Node => Some(cell(*code, &one)),
+                Kind::Size if a.exact => Some(cell(*code, &one)),
+                _ => None,
+            },
+            Item::Text(_) => None,
+        })
+        .collect();
+    if a.node_mode {
+        k.push(n.name.clone());
+    }
+    k
+}
+
+fn build<'a>(items: &[Item], nodes: &'a [pb::Node], parts: &'a [pb::Partition], a: &Args) -> Vec<Group<'a>> {
+    let mut groups: Vec<Group<'a>> = vec![];
+    let mut index: HashMap<Vec<String>, usize> = HashMap::new();
+    let mut members: HashSet<(usize, &str)> = HashSet::new();
+    for (pi, p) in parts.iter().enumerate().filter(|(_, p)| a.keep_part(p)) {
+        let mut any = false;
+        for n in nodes.iter().filter(|n| n.partitions.contains(&p.name) && a.keep(n)) {
+            any = true;
+            let gi = *index.entry(key(items, p, n, a)).or_insert_with(|| {
+                groups.push(Group { part: Some((pi, p)), nodes: vec![] });
+                groups.len() - 1
+            });
+            if members.insert((gi, n.name.as_str())) {
+                groups[gi].nodes.push(n);
+            }
+        }
+        // sinfo shows every partition, even one without nodes, unless filtering nodes.
+        let shows_part = items.iter().any(|i| matches!(i, Item::Field { code: 'P' | 'R', .. }));
+        if !any && shows_part && !a.node_mode && !a.filtering() {
+            groups.push(Group { part: Some((pi, p)), nodes: vec![] });
+        }
+    }
+    let part_of = |g: &Group| g.part.map(|(i, _)| i).unwrap_or(usize::MAX);
+    if a.node_mode {
+        let first = |g: &Group<'a>| {
+            g.nodes.iter().map(|n| n.name.as_str()).min_by(|x, y| natural(x, y)).unwrap_or("")
+        };
+        groups.sort_by(|x, y| natural(first(x), first(y)));
+    } else {
+        // Slurm's "#P,-t": partition order, then state, highest first.
+        let st = |g: &Group| g.nodes.first().map(|n| state_num(n)).unwrap_or(0);
+        groups.sort_by(|x, y| part_of(x).cmp(&part_of(y)).then(st(y).cmp(&st(x))));
+    }
+    groups
+}
+
+fn table(plan: &Plan, groups: &[Group], noheader: bool) -> String {
+    let longest = |f: &dyn Fn(&Group) -> usize| groups.iter().map(f).max().unwrap_or(0).max(9);
+    let part_w = longest(&|g| g.part.map(|(_, p)| p.name.len() + p.is_default as usize).unwrap_or(3));
+    let node_w = longest(&|g| cell('N', g).len());
+    let line = |g: Option<&Group>| {
+        let mut out = String::new();
+        for it in &plan.items {
+            let &Item::Field { code, mut width, right } = it else {
+                out.push_str(if let Item::Text(t) = it { t } else { "" });
+                continue;
+            };
+            if plan.auto_part && matches!(code, 'P' | 'R') {
+                width = part_w;
+            }
+            if plan.auto_node && code == 'N' {
+                width = node_w;
+            }
+            let header = spec(code).map_or("", |(h, _)| h);
+            let mut v = g.map(|g| cell(code, g)).unwrap_or_else(|| header.to_string());
+            // A default partition cut short keeps its '*' as the last character.
+            if g.is_some() && code == 'P' && width > 0 && v.ends_with('*') && v.chars().count() > width {
+                v = v.chars().take(width - 1).chain(['*']).collect();
+            }
+            out.push_str(&fit(&v, width, right));
+        }
+        out.push('\n');
+        out
+    };
+    let mut out = if noheader { String::new() } else { line(None) };
+    for g in groups {
+        out.push_str(&line(Some(g)));
+    }
+    out
+}
+
+/// The whole report from listed nodes and partitions; no I/O.
+pub fn report(a: &Args, nodes: &[pb::Node], parts: &[pb::Partition]) -> Result<String, String> {
+    if a.json {
+        let ps: Vec<&pb::Partition> = parts.iter().filter(|p| a.keep_part(p)).collect();
+        let in_parts =
+            |n: &pb::Node| a.partitions.is_empty() || ps.iter().any(|p| n.partitions.contains(&p.name));
+        let ns: Vec<_> = nodes.iter().filter(|n| a.keep(n) && in_parts(n)).map(node_json).collect();
+        let ps: Vec<_> = ps.iter().map(|p| partition_json(p)).collect();
+        let doc = serde_json::json!({ "partitions": ps, "nodes": ns });
+        return Ok(serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n");
+    }
+    let plan = plan(a)?;
+    Ok(table(&plan, &build(&plan.items, nodes, parts, a), a.noheader))
+}
+
+async fn run(mut a: Args) -> Result<String, String> {
+    // SINFO_FORMAT replaces only the plain partition view, as in Slurm.
+    if a.format.is_none() && !(a.summarize || a.node_mode || a.reasons) {
+        a.format = std::env::var("SINFO_FORMAT").ok().filter(|f| !f.is_empty());
+    }
+    plan(&a)?;
+    let url = conn::resolve_controller(a.controller.as_deref());
+    let mut c = conn::connect(&url, Identity::local()).await.map_err(|e| e.to_string())?;
+    let nodes = c.nodes.list_nodes(pb::ListRequest::default()).await.map_err(status)?.into_inner().nodes;
+    let parts =
+        c.nodes.list_partitions(pb::ListRequest::default()).await.map_err(status)?.into_inner().partitions;
+    report(&a, &nodes, &parts)
+}
+
+/// Runs sinfo with its arguments (without argv[0]); returns the exit code.
+pub async fn main(argv: &[String]) -> i32 {
+    let result = match parse(argv) {
+        Ok(a) if a.help => Ok(format!("{USAGE}\n")),
+        Ok(a) => run(a).await,
+        Err(e) => Err(e),
+    };
+    match result {
+        Ok(out) => {
+            print!("{out}");
+            0
+        }
+        Err(e) => {
+            eprintln!("sinfo: error: {e}");
+            1
+        }
+    }
+}
