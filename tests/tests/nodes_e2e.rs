@@ -202,3 +202,27 @@ fn admission_tokens_gate_agents() {
     let again = Agent::start(&e.c.url, "spare01", &[("SPUR_ADMISSION_TOKEN", &token)]).wait_exit();
     assert!(!again.success(), "a revoked token is refused");
 }
+
+#[test]
+fn reconfigure_applies_node_and_partition_changes_and_is_audited() {
+    let e = start("");
+    let text = std::fs::read_to_string(&e.c.config).unwrap();
+    let grown = text.replace("name = \"spare01\"", "name = \"spare[01-02]\"").replace(
+        "[[partitions]]\nname = \"spare\"\nnodes = \"spare01\"",
+        "[[partitions]]\nname = \"spare\"\nnodes = \"spare[01-02]\"\nmax_time = 30",
+    );
+    assert_ne!(text, grown);
+    std::fs::write(&e.c.config, grown).unwrap();
+    let out = e.ok("scontrol", "reconfigure");
+    assert!(out.contains("nodes added: spare02"), "{out}");
+    assert!(out.contains("partition spare changed"), "{out}");
+    let part = e.ok("scontrol", "show partition spare");
+    assert!(part.contains("Nodes=spare[01-02]") && part.contains("MaxTime=00:30:00"), "{part}");
+    let txn = e.ok("sacctmgr", "-n -P show txn Entity=config format=Action,Where,Outcome");
+    assert_eq!(txn, "update|config:|success\n");
+    // A broken file is refused with the key named, and nothing changes.
+    std::fs::write(&e.c.config, "[[nodes]]\nname = \"x[1-\"\n").unwrap();
+    let (ok, _, err) = e.run("scontrol", "reconfigure", &[]);
+    assert!(!ok && err.contains("nodes[0].name"), "{err}");
+    assert!(e.ok("sinfo", "-h -o %N -p spare").contains("spare[01-02]"));
+}
