@@ -1,5 +1,6 @@
 //! The Audit service: `sacctmgr show txn` and the live tail.
 
+use super::convert;
 use super::gate::Gate;
 use crate::audit::Hub;
 use crate::error::{Error, Result};
@@ -26,23 +27,6 @@ impl AuditApi {
     }
 }
 
-pub fn to_pb(r: &TxnRow) -> pb::TxnRow {
-    pb::TxnRow {
-        id: r.id,
-        time_ms: r.head.time_ms,
-        actor: r.head.actor.clone(),
-        actor_uid: r.head.actor_uid,
-        verified: r.head.verified,
-        peer: r.head.peer.clone(),
-        action: r.action.clone(),
-        entity: r.entity.clone(),
-        name: r.name.clone(),
-        outcome: r.outcome.clone(),
-        info: r.info.clone(),
-        source: r.head.source.clone(),
-    }
-}
-
 fn view(r: &TxnRow) -> RowView<'_> {
     RowView {
         actor: &r.head.actor,
@@ -64,7 +48,7 @@ type Event = std::result::Result<pb::TailTxnEvent, Status>;
 type TailStream = Pin<Box<dyn Stream<Item = Event> + Send>>;
 
 fn row_event(r: &TxnRow) -> Event {
-    Ok(pb::TailTxnEvent { event: Some(pb::tail_txn_event::Event::Row(to_pb(r))) })
+    Ok(pb::TailTxnEvent { event: Some(pb::tail_txn_event::Event::Row(convert::txn(r))) })
 }
 
 /// Sends the stored rows after `after`; returns the last id sent, or None
@@ -154,7 +138,7 @@ impl Audit for AuditApi {
                     Some(s) => s.list_txn(&TxnQuery { filter, after_id: None }).await?,
                     None => vec![],
                 };
-                Ok((pb::ListTxnResponse { rows: rows.iter().map(to_pb).collect() }, vec![]))
+                Ok((pb::ListTxnResponse { rows: rows.iter().map(convert::txn).collect() }, vec![]))
             })
             .await
     }

@@ -2,6 +2,7 @@
 
 use crate::accounting::ChangeOut;
 use crate::model::{Account, Assoc, Node, Partition, Qos, User};
+use crate::store::TxnRow;
 use spur_client::vocab::tres::{self, format_map};
 use spur_proto::v1 as pb;
 
@@ -136,5 +137,22 @@ pub fn partition(p: &Partition, nodes: &std::collections::BTreeMap<String, Node>
         state: p.state.clone(),
         total_nodes: p.nodes.len() as u32,
         total_cpus: p.nodes.iter().filter_map(|n| nodes.get(n)).map(|n| n.cpus).sum(),
+    }
+}
+
+pub fn txn(r: &TxnRow) -> pb::TxnRow {
+    pb::TxnRow {
+        id: r.id,
+        time_ms: r.head.time_ms,
+        actor: r.head.actor.clone(),
+        actor_uid: r.head.actor_uid,
+        verified: r.head.verified,
+        peer: r.head.peer.clone(),
+        action: r.action.clone(),
+        entity: r.entity.clone(),
+        name: r.name.clone(),
+        outcome: r.outcome.clone(),
+        info: r.info.clone(),
+        source: r.head.source.clone(),
     }
 }
