@@ -66,6 +66,12 @@ pub const RPCS: &[(&str, Class)] = &[
     ("/spur.v1.Nodes/ListPartitions", Read(Anyone)),
     ("/spur.v1.Nodes/Reconfigure", Mutate { entity: "config", role: Admin, target: "", in_txn: false }),
     ("/spur.v1.Cluster/Watch", Read(Anyone)),
+    // Anyone may submit and manage their own jobs; the jobs core checks
+    // ownership, and Operator and above manage anyone's.
+    ("/spur.v1.Jobs/Submit", Mutate { entity: "job", role: Anyone, target: "id", in_txn: false }),
+    ("/spur.v1.Jobs/ListJobs", Read(Anyone)),
+    ("/spur.v1.Jobs/Cancel", Mutate { entity: "job", role: Anyone, target: "ids", in_txn: false }),
+    ("/spur.v1.Jobs/UpdateJob", Mutate { entity: "job", role: Anyone, target: "id", in_txn: false }),
     ("/spur.v1.Agent/Register", Internal),
     ("/spur.v1.Agent/Heartbeat", Internal),
     ("/spur.v1.Agent/Commands", Internal),
