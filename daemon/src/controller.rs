@@ -6,6 +6,7 @@ use crate::admission::Admission;
 use crate::audit::{self, Hub};
 use crate::auth::Authenticator;
 use crate::config::Config;
+use crate::jobs::JobService;
 use crate::nodes::NodeService;
 use crate::server::{gate::Gate, layer::AuthLayer};
 use crate::store;
@@ -15,6 +16,9 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
+
+/// A scheduling pass runs this often, and at once on a submit, a job's end or a node change.
+const SCHED_INTERVAL: Duration = Duration::from_secs(2);
 
 /// How long in-flight requests get to finish at shutdown.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
@@ -28,6 +32,7 @@ pub struct Running {
     pub acct: Arc<AcctService>,
     pub hub: Arc<Hub>,
     pub nodes: Arc<NodeService>,
+    pub jobs: Arc<JobService>,
     stop: Option<oneshot::Sender<()>>,
     served: JoinHandle<Result<(), tonic::transport::Error>>,
     /// Background loops (cache refresh, retention, metrics), aborted on shutdown.
@@ -83,12 +88,13 @@ pub async fn start(cfg: Config, listen: &str) -> anyhow::Result<Running> {
     let hub = Arc::new(Hub::new(store.clone()));
     let acct = Arc::new(AcctService::new(hub.clone()).await?);
     let admission = Arc::new(Admission::load(cfg.admission.mode, store.clone()).await?);
-    let nodes = Arc::new(NodeService::new(&cfg, store, hub.clone(), admission.clone()).await?);
+    let nodes = Arc::new(NodeService::new(&cfg, store.clone(), hub.clone(), admission.clone()).await?);
+    let jobs = Arc::new(JobService::new(&cfg, store, acct.clone(), nodes.clone()).await?);
     let listener =
         TcpListener::bind(listen).await.map_err(|e| anyhow::anyhow!("cannot listen on '{listen}': {e}"))?;
     let addr = listener.local_addr()?;
     let gate = Arc::new(Gate { auth: auth.clone(), acct: acct.clone(), hub: hub.clone() });
-    let routes = crate::server::routes(gate, admission, nodes.clone(), &cfg).await?;
+    let routes = crate::server::routes(gate, admission, nodes.clone(), jobs.clone(), &cfg).await?;
     let layer = AuthLayer::new(auth, cfg.logging.audit_rpcs);
     let (stop, stopped) = oneshot::channel::<()>();
     // Nagle plus delayed ACKs would add ~40 ms to every other response.
@@ -107,6 +113,7 @@ pub async fn start(cfg: Config, listen: &str) -> anyhow::Result<Running> {
     let mut tasks = vec![spawn_refresher(acct.clone(), cfg.accounting.fairshare_refresh_secs)];
     tasks.extend(hub.spawn_retention(cfg.accounting.txn_retention_days));
     tasks.push(nodes.spawn_monitor());
+    tasks.extend(jobs.spawn(SCHED_INTERVAL));
     let mut metrics_addr = None;
     if !cfg.metrics.listen_addr.is_empty() {
         let l = TcpListener::bind(&cfg.metrics.listen_addr)
@@ -115,7 +122,7 @@ pub async fn start(cfg: Config, listen: &str) -> anyhow::Result<Running> {
         metrics_addr = Some(l.local_addr()?);
         tasks.push(audit::metrics::spawn(l, hub.clone()));
     }
-    Ok(Running { addr, metrics_addr, acct, hub, nodes, stop: Some(stop), served, tasks })
+    Ok(Running { addr, metrics_addr, acct, hub, nodes, jobs, stop: Some(stop), served, tasks })
 }
 
 /// Reloads the catalog so changes made by another controller sharing the

@@ -1,6 +1,7 @@
 //! spurctld (the controller), spurd (the node agent), and their library.
 //!
 //! - [`config`]: spur.conf (TOML); errors name the key and the file.
+//! - [`jobs`]: submit, the queue, cancel/update, and the loop that applies the scheduler's plan.
 //! - [`model`]: plain data (QOS, accounts, users, associations).
 //! - [`accounting`]: sacctmgr semantics and the one mutation path for accounting records.
 //! - [`agent`]: spurd: registration, heartbeats, running job processes.
@@ -8,6 +9,7 @@
 //! - [`audit`]: the txn log's live tail, after-the-fact writer, counters and /metrics.
 //! - [`auth`]: identity (none | jwt) and roles.
 //! - [`nodes`]: nodes, partitions and agents; drain/resume/down with attribution.
+//! - [`sched`]: the scheduler core, a pure fn(&Snapshot, now) -> Plan; submit-time resolution and gate.
 //! - [`store`]: persistence behind one trait: SQLite (embedded) and PostgreSQL.
 //! - [`server`]: tonic services: decode -> identify -> call the core -> map errors.
 //! - [`controller`]: wiring a configured controller onto a listener, and shutdown.
@@ -23,7 +25,9 @@ pub mod config;
 pub mod controller;
 pub mod demo;
 pub mod error;
+pub mod jobs;
 pub mod model;
 pub mod nodes;
+pub mod sched;
 pub mod server;
 pub mod store;

@@ -226,6 +226,35 @@ impl NodeService {
         store.put(KIND_NODE_STATE, &docs).await
     }
 
+    /// Adds (or with `release`, returns) a job's per-node allocation.
+    pub fn allocate(&self, nodes: &[String], per_node: (u32, u64, u64), release: bool) {
+        let (cpus, mem, gpus) = per_node;
+        {
+            let mut c = self.write();
+            for name in nodes {
+                let Some(n) = c.nodes.get_mut(name) else { continue };
+                if release {
+                    n.alloc_cpus = n.alloc_cpus.saturating_sub(cpus);
+                    n.alloc_memory_mb = n.alloc_memory_mb.saturating_sub(mem);
+                    n.running_jobs = n.running_jobs.saturating_sub(1);
+                } else {
+                    n.alloc_cpus = (n.alloc_cpus + cpus).min(n.cpus);
+                    n.alloc_memory_mb += mem;
+                    n.running_jobs += 1;
+                }
+                if gpus > 0 {
+                    let used = n.alloc_gres.iter().find(|(g, _)| g == "gpu").map(|(_, c)| *c).unwrap_or(0);
+                    let next = if release { used.saturating_sub(gpus) } else { used + gpus };
+                    n.alloc_gres.retain(|(g, _)| g != "gpu");
+                    if next > 0 {
+                        n.alloc_gres.push(("gpu".into(), next));
+                    }
+                }
+            }
+        }
+        self.publish(nodes.to_vec());
+    }
+
     /// Re-reads the node and partition definitions, keeping the runtime and
     /// admin state of nodes that remain. Returns what changed.
     pub fn reconfigure(&self, cfg: &crate::config::Config) -> Result<Vec<String>> {

@@ -156,3 +156,52 @@ pub fn txn(r: &TxnRow) -> pb::TxnRow {
         source: r.head.source.clone(),
     }
 }
+
+pub fn job(j: &crate::jobs::record::JobRecord) -> pb::Job {
+    pb::Job {
+        id: j.id,
+        name: j.name.clone(),
+        user: j.user.clone(),
+        account: j.account.clone().unwrap_or_default(),
+        qos: j.qos.clone().unwrap_or_default(),
+        partition: j.partition.clone(),
+        state: j.state.clone(),
+        reason: j.reason.clone(),
+        reason_detail: j.reason_detail.clone(),
+        priority: j.eff_priority,
+        time_limit_minutes: j.time_limit,
+        submit_ms: j.submit_ms,
+        start_ms: j.start_ms,
+        end_ms: j.end_ms,
+        nodes: j.nodes.clone(),
+        num_nodes: j.num_nodes,
+        num_cpus: j.ntasks.max(j.num_nodes) * j.cpus_per_task.max(1),
+        exit_code: j.exit_code,
+        spec: Some(pb::JobSpec {
+            name: j.name.clone(),
+            account: j.account.clone().unwrap_or_default(),
+            partition: j.partition.clone(),
+            qos: j.qos.clone().unwrap_or_default(),
+            num_nodes: j.num_nodes,
+            ntasks: j.ntasks,
+            cpus_per_task: j.cpus_per_task,
+            mem_mb: j.mem_mb,
+            gpus_per_node: j.gpus as u32,
+            time_limit_minutes: j.time_limit,
+            nodelist: spur_client::vocab::hostlist::compress(&j.nodelist),
+            exclude: spur_client::vocab::hostlist::compress(&j.exclude),
+            priority: j.priority.map(|p| p as i64),
+            exclusive: j.exclusive,
+            licenses: j.licenses.clone(),
+            hold: !j.hold.is_empty(),
+            requeue: Some(j.requeue),
+            stdout_path: j.stdout_path.clone(),
+            stderr_path: j.stderr_path.clone(),
+            comment: j.comment.clone(),
+            // The script and environment stay on the controller.
+            script: String::new(),
+            env: vec![],
+            workdir: j.workdir.clone(),
+        }),
+    }
+}

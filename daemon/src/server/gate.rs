@@ -126,6 +126,40 @@ impl Targeted for pb::RegisterRequest {}
 impl Targeted for pb::HeartbeatRequest {}
 impl Targeted for pb::CommandsRequest {}
 impl Targeted for pb::JobReport {}
+impl Targeted for pb::SubmitRequest {
+    /// The job's shape, never its script or environment.
+    fn params(&self) -> Value {
+        let s = self.spec.clone().unwrap_or_default();
+        json!({
+            "name": s.name, "account": s.account, "partition": s.partition, "qos": s.qos,
+            "nodes": s.num_nodes, "ntasks": s.ntasks, "cpus_per_task": s.cpus_per_task,
+            "mem_mb": s.mem_mb, "gpus": s.gpus_per_node, "time_limit": s.time_limit_minutes,
+            "priority": s.priority, "hold": s.hold,
+        })
+    }
+    fn intent(&self) -> Action {
+        Action::Create
+    }
+}
+
+impl Targeted for pb::CancelRequest {
+    fn targets(&self) -> Vec<String> {
+        if self.ids.is_empty() { vec![String::new()] } else { self.ids.iter().map(u64::to_string).collect() }
+    }
+    fn params(&self) -> Value {
+        json!({ "ids": self.ids, "signal": self.signal, "filter": pairs_json(&self.filter) })
+    }
+}
+
+impl Targeted for pb::UpdateJobRequest {
+    fn target(&self) -> String {
+        self.id.to_string()
+    }
+    fn params(&self) -> Value {
+        Value::Object(pairs_json(&self.set))
+    }
+}
+
 impl Targeted for pb::ListRequest {}
 impl Targeted for pb::WatchRequest {}
 impl Targeted for pb::TailTxnRequest {}

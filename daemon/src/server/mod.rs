@@ -15,6 +15,7 @@ mod cluster_api;
 pub mod convert;
 pub mod gate;
 mod identity;
+mod jobs_api;
 pub mod layer;
 mod nodes_api;
 pub mod rpc;
@@ -28,7 +29,7 @@ use crate::nodes::NodeService;
 use gate::Gate;
 use spur_proto::v1::{
     accounting_server::AccountingServer, admission_server::AdmissionServer, agent_server::AgentServer,
-    audit_server::AuditServer, cluster_server::ClusterServer, nodes_server::NodesServer,
+    audit_server::AuditServer, cluster_server::ClusterServer, jobs_server::JobsServer, nodes_server::NodesServer,
     session_server::SessionServer,
 };
 use std::sync::Arc;
@@ -39,6 +40,7 @@ pub async fn routes(
     gate: Arc<Gate>,
     admission: Arc<Admission>,
     nodes: Arc<NodeService>,
+    jobs: Arc<crate::jobs::JobService>,
     cfg: &Config,
 ) -> anyhow::Result<Routes> {
     let reflection = tonic_reflection::server::Builder::configure()
@@ -59,6 +61,7 @@ pub async fn routes(
             cfg.path.clone(),
         )))
         .add_service(AgentServer::new(nodes_api::AgentApi::new(gate.clone(), nodes.clone())))
+        .add_service(JobsServer::new(jobs_api::JobsApi::new(gate.clone(), jobs)))
         .add_service(ClusterServer::new(cluster_api::ClusterApi::new(gate, nodes)));
     Ok(routes)
 }

@@ -1,0 +1,331 @@
+//! Jobs: submit (resolution and the gate), the queue, cancel and update, and
+//! the loop that runs the pure scheduler and applies its plan.
+//!
+//! - [`record`]: the persisted job.
+//! - [`run`]: the scheduling loop, launches on agents, reports, the time-limit watchdog.
+
+pub mod record;
+pub mod run;
+
+use crate::accounting::{AcctService, Caller};
+use crate::auth::Role;
+use crate::error::{Error, Result};
+use crate::nodes::NodeService;
+use crate::sched::submit::{self, SubmitCounts, SubmitError, SubmitPolicy};
+use crate::sched::SchedConfig;
+use crate::store::{Store, now_ms};
+use record::{JobRecord, PENDING, RUNNING};
+use spur_client::vocab::hostlist;
+use spur_proto::v1 as pb;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use tokio::sync::Notify;
+
+pub const KIND_JOB: &str = "job";
+
+#[derive(Default)]
+pub(crate) struct Queue {
+    pub jobs: BTreeMap<u64, JobRecord>,
+    pub counts: SubmitCounts,
+}
+
+pub struct JobService {
+    queue: Mutex<Queue>,
+    next_id: AtomicU64,
+    store: Option<Arc<dyn Store>>,
+    pub(crate) acct: Arc<AcctService>,
+    pub(crate) nodes: Arc<NodeService>,
+    policy: SubmitPolicy,
+    pub(crate) sched: SchedConfig,
+    pub(crate) kick: Notify,
+}
+
+impl JobService {
+    pub async fn new(
+        cfg: &crate::config::Config,
+        store: Option<Arc<dyn Store>>,
+        acct: Arc<AcctService>,
+        nodes: Arc<NodeService>,
+    ) -> Result<JobService> {
+        let mut queue = Queue::default();
+        if let Some(s) = &store {
+            for (_, doc) in s.load(KIND_JOB).await? {
+                let j: JobRecord = serde_json::from_value(doc)?;
+                queue.jobs.insert(j.id, j);
+            }
+        }
+        let active: Vec<_> = queue.jobs.values().filter(|j| j.is_active()).map(JobRecord::sched_job).collect();
+        queue.counts = SubmitCounts::from_jobs(active.iter());
+        // Running jobs keep their nodes until their agent says otherwise.
+        for j in queue.jobs.values().filter(|j| j.state == RUNNING) {
+            nodes.allocate(&j.nodes, j.alloc, false);
+        }
+        let next = queue.jobs.keys().max().copied().unwrap_or(0) + 1;
+        let accounting = !cfg.accounting.database_url.is_empty();
+        Ok(JobService {
+            queue: Mutex::new(queue),
+            next_id: AtomicU64::new(next),
+            store,
+            acct,
+            nodes,
+            policy: SubmitPolicy {
+                accounting_enabled: accounting,
+                default_qos: cfg.accounting.default_qos.clone(),
+                require_qos: cfg.accounting.require_qos,
+                require_association: cfg.accounting.require_association,
+                default_time_limit: None,
+            },
+            sched: SchedConfig { accounting_enabled: accounting, ..SchedConfig::default() },
+            kick: Notify::new(),
+        })
+    }
+
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Queue> {
+        self.queue.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) async fn persist(&self, jobs: &[JobRecord]) -> Result<()> {
+        let Some(s) = &self.store else { return Ok(()) };
+        let docs = jobs.iter().map(|j| Ok((j.id.to_string(), Some(serde_json::to_value(j)?)))).collect::<Result<Vec<_>>>()?;
+        s.put(KIND_JOB, &docs).await
+    }
+
+    pub fn jobs(&self) -> Vec<JobRecord> {
+        self.lock().jobs.values().cloned().collect()
+    }
+
+    pub fn job(&self, id: u64) -> Option<JobRecord> {
+        self.lock().jobs.get(&id).cloned()
+    }
+
+    /// sbatch: resolve the account, QOS and time limit, gate, persist, queue.
+    pub async fn submit(&self, ctx_role: Role, caller: &Caller, spec: pb::JobSpec) -> Result<u64> {
+        let parts = self.nodes.partitions();
+        let partition = if spec.partition.is_empty() {
+            parts.iter().find(|p| p.is_default).or(parts.first())
+        } else {
+            parts.iter().find(|p| p.name == spec.partition)
+        }
+        .ok_or_else(|| match spec.partition.as_str() {
+            "" => Error::FailedPrecondition("no partition given and no default partition is configured".into()),
+            p => Error::invalid("partition", format!("partition '{p}' does not exist")),
+        })?
+        .clone();
+        if spec.priority.is_some() && ctx_role < Role::Operator {
+            return Err(Error::PermissionDenied("--priority needs the Operator role".into()));
+        }
+        let expand = |key: &str, v: &str| -> Result<Vec<String>> {
+            if v.is_empty() { Ok(vec![]) } else { hostlist::expand(v).map_err(|e| Error::invalid(key, e)) }
+        };
+        let name = |v: &str| (!v.is_empty()).then(|| v.to_ascii_lowercase());
+        let mut rec = JobRecord {
+            id: 0,
+            name: if spec.name.is_empty() { "sbatch".into() } else { spec.name.clone() },
+            user: caller.user.clone(),
+            account: name(&spec.account),
+            qos: name(&spec.qos),
+            partition: partition.name.clone(),
+            priority: spec.priority.map(|p| p.max(0) as u64),
+            submit_ms: now_ms(),
+            num_nodes: spec.num_nodes.max(1),
+            ntasks: spec.ntasks.max(1),
+            cpus_per_task: spec.cpus_per_task.max(1),
+            mem_mb: spec.mem_mb,
+            gpus: u64::from(spec.gpus_per_node),
+            time_limit: spec.time_limit_minutes,
+            nodelist: expand("nodelist", &spec.nodelist)?,
+            exclude: expand("exclude", &spec.exclude)?,
+            exclusive: spec.exclusive,
+            hold: if spec.hold { "user".into() } else { String::new() },
+            requeue: spec.requeue.unwrap_or(true),
+            licenses: spec.licenses.clone(),
+            stdout_path: spec.stdout_path.clone(),
+            stderr_path: spec.stderr_path.clone(),
+            comment: spec.comment.clone(),
+            script: spec.script.clone(),
+            env: spec.env.iter().map(|kv| (kv.key.clone(), kv.value.clone())).collect(),
+            workdir: spec.workdir.clone(),
+            state: PENDING.into(),
+            ..JobRecord::default()
+        };
+        if let Some(bad) = rec.nodelist.iter().find(|n| self.nodes.node(n).is_none()) {
+            return Err(Error::invalid("nodelist", format!("unknown node '{bad}'")));
+        }
+        let catalog = self.acct.catalog();
+        let resolved = {
+            let q = self.lock();
+            submit::submit(&rec.sched_job(), Some(&partition), &catalog, &self.policy, &q.counts)
+        };
+        let resolved = resolved.map_err(|e| match e {
+            SubmitError::Unavailable(m) => Error::Unavailable(m),
+            SubmitError::Invalid { code, message } => Error::InvalidArgument(format!("{}: {message}", code.as_str())),
+            SubmitError::Misconfigured(m) => Error::FailedPrecondition(m),
+            SubmitError::Denied(r) => Error::FailedPrecondition(format!("{}: {r}", r.code.as_str())),
+        })?;
+        for w in &resolved.warnings {
+            tracing::warn!(user = %rec.user, "{w}");
+        }
+        rec.account = resolved.account;
+        rec.qos = resolved.qos;
+        rec.time_limit = resolved.time_limit;
+        rec.id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        self.persist(std::slice::from_ref(&rec)).await?;
+        {
+            let mut q = self.lock();
+            q.counts.add(&rec.sched_job());
+            q.jobs.insert(rec.id, rec.clone());
+        }
+        self.kick.notify_one();
+        Ok(rec.id)
+    }
+
+    /// Checks the caller may act on a job: its owner, or Operator and above.
+    fn owns(&self, role: Role, caller: &Caller, j: &JobRecord) -> Result<()> {
+        if role >= Role::Operator || j.user == caller.user {
+            Ok(())
+        } else {
+            Err(Error::PermissionDenied(format!("job {} belongs to '{}'; only its owner or an Operator may change it", j.id, j.user)))
+        }
+    }
+
+    /// scancel. Returns the jobs cancelled.
+    pub async fn cancel(&self, role: Role, caller: &Caller, ids: &[u64], signal: i32) -> Result<Vec<u64>> {
+        let mut done = vec![];
+        for id in ids {
+            let j = self.job(*id).ok_or_else(|| Error::NotFound(format!("job {id} does not exist")))?;
+            self.owns(role, caller, &j)?;
+            if !j.is_active() {
+                continue;
+            }
+            if signal != 0 && j.state == RUNNING {
+                self.signal(&j, signal).await;
+                done.push(*id);
+                continue;
+            }
+            if j.state == RUNNING {
+                self.signal(&j, 9).await;
+            }
+            self.finish(*id, "CANCELLED", 0, "").await?;
+            done.push(*id);
+        }
+        Ok(done)
+    }
+
+    pub(crate) async fn signal(&self, j: &JobRecord, signal: i32) {
+        let Some(first) = j.nodes.first() else { return };
+        let cmd = pb::AgentCommand { cmd: Some(pb::agent_command::Cmd::Signal(pb::SignalJob { job_id: j.id, signal })) };
+        if let Err(e) = self.nodes.send(first, cmd).await {
+            tracing::warn!(job = j.id, error = %e, "could not signal the job");
+        }
+    }
+
+    /// Ends a job: releases its nodes, records the final state, wakes the scheduler.
+    pub(crate) async fn finish(&self, id: u64, state: &str, exit_code: i32, reason: &str) -> Result<()> {
+        let rec = {
+            let mut q = self.lock();
+            let Some(j) = q.jobs.get_mut(&id) else { return Ok(()) };
+            if !j.is_active() {
+                return Ok(());
+            }
+            let was_running = j.state == RUNNING;
+            j.state = state.into();
+            j.end_ms = now_ms();
+            j.exit_code = exit_code;
+            j.reason = reason.into();
+            j.reason_detail.clear();
+            let rec = j.clone();
+            let sj = rec.sched_job();
+            q.counts.remove(&sj);
+            if was_running {
+                self.nodes.allocate(&rec.nodes, rec.alloc, true);
+            }
+            rec
+        };
+        self.persist(&[rec]).await?;
+        self.kick.notify_one();
+        Ok(())
+    }
+
+    /// scontrol update job / hold / release / requeue.
+    pub async fn update(&self, role: Role, caller: &Caller, id: u64, set: &[(String, String)]) -> Result<()> {
+        let j = self.job(id).ok_or_else(|| Error::NotFound(format!("job {id} does not exist")))?;
+        self.owns(role, caller, &j)?;
+        let mut next = j.clone();
+        for (k, v) in set {
+            match k.to_ascii_lowercase().as_str() {
+                "timelimit" => {
+                    next.time_limit = if v.eq_ignore_ascii_case("unlimited") {
+                        None
+                    } else {
+                        Some(spur_client::vocab::time::parse_minutes(v).map_err(|m| Error::invalid(k, m))?)
+                    }
+                }
+                "priority" => {
+                    if role < Role::Operator {
+                        return Err(Error::PermissionDenied("Priority= needs the Operator role".into()));
+                    }
+                    next.priority = Some(v.parse().map_err(|_| Error::invalid(k, format!("'{v}' is not a whole number")))?);
+                }
+                "qos" => next.qos = Some(v.to_ascii_lowercase()),
+                "partition" => {
+                    if !self.nodes.partitions().iter().any(|p| &p.name == v) {
+                        return Err(Error::invalid(k, format!("partition '{v}' does not exist")));
+                    }
+                    next.partition = v.clone();
+                }
+                "action" => match v.as_str() {
+                    "hold" => next.hold = if role >= Role::Operator && caller.user != j.user { "admin".into() } else { "user".into() },
+                    "release" => {
+                        if next.hold == "admin" && role < Role::Operator {
+                            return Err(Error::PermissionDenied("an admin hold is released by an Operator".into()));
+                        }
+                        next.hold.clear()
+                    }
+                    "requeue" => {
+                        if j.state != RUNNING {
+                            return Err(Error::FailedPrecondition(format!("job {id} is not running")));
+                        }
+                        self.requeue(id).await?;
+                        return Ok(());
+                    }
+                    _ => return Err(Error::invalid("action", format!("'{v}' is not hold, release or requeue"))),
+                },
+                _ => return Err(Error::invalid(k, "unknown key (use TimeLimit, Priority, QOS or Partition)")),
+            }
+        }
+        if matches!(next.state.as_str(), PENDING | RUNNING) && next.state == RUNNING && next.partition != j.partition {
+            return Err(Error::FailedPrecondition(format!("job {id} is running; its partition cannot change")));
+        }
+        self.persist(std::slice::from_ref(&next)).await?;
+        self.lock().jobs.insert(id, next);
+        self.kick.notify_one();
+        Ok(())
+    }
+
+    /// Puts a running job back in the queue with its spec intact.
+    pub(crate) async fn requeue(&self, id: u64) -> Result<()> {
+        let rec = {
+            let mut q = self.lock();
+            let Some(j) = q.jobs.get_mut(&id) else { return Ok(()) };
+            if j.state != RUNNING {
+                return Ok(());
+            }
+            let nodes = std::mem::take(&mut j.nodes);
+            let alloc = j.alloc;
+            j.state = PENDING.into();
+            j.start_ms = 0;
+            let rec = j.clone();
+            self.nodes.allocate(&nodes, alloc, true);
+            (rec, nodes)
+        };
+        let (rec, nodes) = rec;
+        if let Some(first) = nodes.first() {
+            let cmd = pb::AgentCommand { cmd: Some(pb::agent_command::Cmd::Signal(pb::SignalJob { job_id: id, signal: 9 })) };
+            let _ = self.nodes.send(first, cmd).await;
+        }
+        self.persist(&[rec]).await?;
+        self.kick.notify_one();
+        Ok(())
+    }
+}

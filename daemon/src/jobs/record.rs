@@ -1,0 +1,92 @@
+//! A job as the controller keeps and persists it: what was asked (the spec,
+//! script included), what resolution filled in, and where it stands.
+
+use crate::sched::{self, Hold, JobState};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(default)]
+pub struct JobRecord {
+    pub id: u64,
+    pub name: String,
+    pub user: String,
+    pub account: Option<String>,
+    pub qos: Option<String>,
+    pub partition: String,
+    pub priority: Option<u64>,
+    pub submit_ms: i64,
+    pub num_nodes: u32,
+    pub ntasks: u32,
+    pub cpus_per_task: u32,
+    pub mem_mb: u64,
+    pub gpus: u64,
+    /// Minutes; None is unbounded.
+    pub time_limit: Option<u64>,
+    pub nodelist: Vec<String>,
+    pub exclude: Vec<String>,
+    pub exclusive: bool,
+    /// "", "user" or "admin".
+    pub hold: String,
+    pub requeue: bool,
+    pub licenses: String,
+    pub stdout_path: String,
+    pub stderr_path: String,
+    pub comment: String,
+    pub script: String,
+    pub env: Vec<(String, String)>,
+    pub workdir: String,
+    /// PENDING, RUNNING, COMPLETED, CANCELLED, FAILED, TIMEOUT, NODE_FAIL, ...
+    pub state: String,
+    pub reason: String,
+    pub reason_detail: String,
+    pub eff_priority: f64,
+    pub nodes: Vec<String>,
+    pub start_ms: i64,
+    pub end_ms: i64,
+    pub exit_code: i32,
+    /// What each allocated node gave: CPUs, memory, GPUs.
+    pub alloc: (u32, u64, u64),
+}
+
+pub const PENDING: &str = "PENDING";
+pub const RUNNING: &str = "RUNNING";
+
+impl JobRecord {
+    pub fn is_active(&self) -> bool {
+        self.state == PENDING || self.state == RUNNING
+    }
+
+    /// The scheduler's view of the job.
+    pub fn sched_job(&self) -> sched::Job {
+        sched::Job {
+            id: self.id,
+            user: self.user.clone(),
+            account: self.account.clone(),
+            qos: self.qos.clone(),
+            partition: self.partition.clone(),
+            priority: self.priority,
+            submit_ms: self.submit_ms,
+            begin_ms: None,
+            num_nodes: self.num_nodes,
+            ntasks: self.ntasks,
+            cpus_per_task: self.cpus_per_task,
+            mem_mb: self.mem_mb,
+            gpus: self.gpus,
+            time_limit: self.time_limit,
+            nodelist: self.nodelist.clone(),
+            exclude: self.exclude.clone(),
+            exclusive: self.exclusive,
+            hold: match self.hold.as_str() {
+                "user" => Hold::User,
+                "admin" => Hold::Admin,
+                _ => Hold::None,
+            },
+            licenses: vec![],
+            state: if self.state == RUNNING {
+                JobState::Running { nodes: self.nodes.clone(), start_ms: self.start_ms }
+            } else {
+                JobState::Pending
+            },
+        }
+    }
+}

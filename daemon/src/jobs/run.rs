@@ -1,0 +1,187 @@
+//! The async side of scheduling: build a snapshot, run the pure scheduler,
+//! apply its plan (allocate, launch on the first node's agent), record every
+//! pending job's reason, and handle reports, time limits and failed nodes.
+
+use super::JobService;
+use super::record::{JobRecord, PENDING, RUNNING};
+use crate::model::BaseState;
+use crate::sched::{self, SchedNode, Snapshot};
+use crate::store::now_ms;
+use spur_client::vocab::hostlist;
+use spur_proto::v1 as pb;
+use std::sync::Arc;
+use std::time::Duration;
+
+impl JobService {
+    /// Runs a pass every `interval` and whenever something changes; consumes
+    /// agents' job reports.
+    pub fn spawn(self: &Arc<Self>, interval: Duration) -> Vec<tokio::task::JoinHandle<()>> {
+        let me = self.clone();
+        let passes = tokio::spawn(async move {
+            let mut nodes_rx = me.nodes.subscribe();
+            loop {
+                me.pass().await;
+                tokio::select! {
+                    _ = tokio::time::sleep(interval) => {}
+                    _ = me.kick.notified() => {}
+                    _ = nodes_rx.recv() => {}
+                }
+            }
+        });
+        let me = self.clone();
+        let reports = tokio::spawn(async move {
+            let mut rx = me.nodes.reports();
+            loop {
+                match rx.recv().await {
+                    Ok(r) => me.on_report(r).await,
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
+                        tracing::error!(missed = n, "job reports were missed");
+                    }
+                    Err(_) => return,
+                }
+            }
+        });
+        vec![passes, reports]
+    }
+
+    async fn on_report(&self, r: pb::JobReport) {
+        let Some(j) = self.job(r.job_id) else { return };
+        if j.state != RUNNING {
+            return;
+        }
+        let (state, reason) = match (r.state.as_str(), r.exit_code, r.signal) {
+            ("failed", ..) => ("FAILED", format!("launch failed: {}", r.message)),
+            (_, 0, 0) => ("COMPLETED", String::new()),
+            (_, _, 0) => ("FAILED", "NonZeroExitCode".to_string()),
+            _ => ("FAILED", format!("killed by signal {}", r.signal)),
+        };
+        if let Err(e) = self.finish(r.job_id, state, r.exit_code, &reason).await {
+            tracing::error!(job = r.job_id, error = %e, "could not record the job's end");
+        }
+    }
+
+    /// One scheduling pass.
+    pub async fn pass(&self) {
+        let now = now_ms();
+        self.enforce(now).await;
+        let nodes = self.nodes.nodes();
+        let snap = Snapshot {
+            nodes: nodes.iter().map(SchedNode::from_model).collect(),
+            partitions: self.nodes.partitions(),
+            jobs: self.lock().jobs.values().filter(|j| j.is_active()).map(JobRecord::sched_job).collect(),
+            catalog: self.acct.catalog(),
+            config: self.sched.clone(),
+            ..Snapshot::default()
+        };
+        let plan = sched::schedule(&snap, now);
+        let mut launches = vec![];
+        let mut started = vec![];
+        {
+            let mut q = self.lock();
+            for p in &plan.pending {
+                if let Some(j) = q.jobs.get_mut(&p.job) {
+                    j.reason = p.reason.code.as_str().into();
+                    j.reason_detail = p.reason.to_string();
+                    j.eff_priority = p.priority.value() as f64;
+                }
+            }
+            for s in &plan.starts {
+                let Some(j) = q.jobs.get_mut(&s.job) else { continue };
+                if j.state != PENDING {
+                    continue;
+                }
+                let shape = j.sched_job().shape();
+                let first = nodes.iter().find(|n| Some(&n.name) == s.nodes.first());
+                j.alloc = match first {
+                    Some(n) if shape.exclusive => (n.cpus, n.memory_mb, shape.gpus),
+                    _ => (shape.cpus, shape.mem_mb, shape.gpus),
+                };
+                j.state = RUNNING.into();
+                j.nodes = s.nodes.clone();
+                j.start_ms = now;
+                j.reason.clear();
+                j.reason_detail.clear();
+                j.eff_priority = s.priority.value() as f64;
+                self.nodes.allocate(&j.nodes, j.alloc, false);
+                launches.push(launch(j));
+                started.push(j.clone());
+            }
+        }
+        if started.is_empty() {
+            return;
+        }
+        if let Err(e) = self.persist(&started).await {
+            tracing::error!(error = %e, "could not persist started jobs");
+        }
+        for (node, cmd, id) in launches {
+            if let Err(e) = self.nodes.send(&node, cmd).await {
+                tracing::warn!(job = id, node, error = %e, "launch failed; requeueing");
+                let _ = self.requeue(id).await;
+            }
+        }
+    }
+
+    /// The time-limit watchdog, and jobs whose nodes went down.
+    async fn enforce(&self, now: i64) {
+        let running: Vec<JobRecord> = self.lock().jobs.values().filter(|j| j.state == RUNNING).cloned().collect();
+        for j in running {
+            if j.time_limit.is_some_and(|m| now >= j.start_ms + (m as i64) * 60_000) {
+                let _ = self.finish(j.id, "TIMEOUT", 0, "TimeLimit").await;
+                self.signal(&j, 9).await;
+                continue;
+            }
+            let lost = j.nodes.iter().any(|n| self.nodes.node(n).is_none_or(|n| n.base_state() == BaseState::Down));
+            if lost {
+                if j.requeue {
+                    tracing::warn!(job = j.id, "a node of the job went down; requeueing");
+                    let _ = self.requeue(j.id).await;
+                } else {
+                    let _ = self.finish(j.id, "NODE_FAIL", 0, "NodeDown").await;
+                }
+            }
+        }
+    }
+}
+
+/// The launch command for a started job, with Slurm's environment.
+fn launch(j: &JobRecord) -> (String, pb::AgentCommand, u64) {
+    let nodelist = hostlist::compress(&j.nodes);
+    let mut env: Vec<(String, String)> = vec![
+        ("SPUR_JOB_ID".into(), j.id.to_string()),
+        ("SLURM_JOB_ID".into(), j.id.to_string()),
+        ("SLURM_JOBID".into(), j.id.to_string()),
+        ("SLURM_JOB_NAME".into(), j.name.clone()),
+        ("SLURM_JOB_NODELIST".into(), nodelist.clone()),
+        ("SLURM_NODELIST".into(), nodelist),
+        ("SLURM_JOB_NUM_NODES".into(), j.nodes.len().to_string()),
+        ("SLURM_NNODES".into(), j.nodes.len().to_string()),
+        ("SLURM_NTASKS".into(), j.ntasks.max(j.num_nodes).to_string()),
+        ("SLURM_CPUS_PER_TASK".into(), j.cpus_per_task.to_string()),
+        ("SLURM_JOB_PARTITION".into(), j.partition.clone()),
+        ("SLURM_JOB_ACCOUNT".into(), j.account.clone().unwrap_or_default()),
+        ("SLURM_JOB_QOS".into(), j.qos.clone().unwrap_or_default()),
+        ("SLURM_JOB_USER".into(), j.user.clone()),
+        ("SLURM_SUBMIT_DIR".into(), j.workdir.clone()),
+    ];
+    env.extend(j.env.iter().cloned());
+    let path = |p: &str| {
+        let p = if p.is_empty() { "slurm-%j.out" } else { p };
+        let p = p.replace("%j", &j.id.to_string()).replace("%u", &j.user).replace("%x", &j.name);
+        if p.starts_with('/') || j.workdir.is_empty() { p } else { format!("{}/{p}", j.workdir) }
+    };
+    let stdout = path(&j.stdout_path);
+    let stderr = if j.stderr_path.is_empty() { stdout.clone() } else { path(&j.stderr_path) };
+    let first = j.nodes.first().cloned().unwrap_or_default();
+    let cmd = pb::AgentCommand {
+        cmd: Some(pb::agent_command::Cmd::Launch(pb::Launch {
+            job_id: j.id,
+            node: first.clone(),
+            script: j.script.clone(),
+            env: env.into_iter().map(|(key, value)| pb::KeyValue { key, value }).collect(),
+            stdout_path: stdout,
+            stderr_path: stderr,
+            workdir: j.workdir.clone(),
+        })),
+    };
+    (first, cmd, j.id)
+}

@@ -1,0 +1,186 @@
+//! The scheduler: a pure, synchronous function from a [`Snapshot`] and `now`
+//! to a [`Plan`]. No I/O, no clock, no locks; tests and benches call it
+//! directly (DESIGN.md: "The scheduler is a pure function").
+//!
+//! - [`job`]: the plain job data the scheduler reads; its TRES and per-node shape.
+//! - [`reason`]: the one table of Slurm reason codes, and [`Reason`] (code + facts).
+//! - [`submit`]: account and QOS resolution, the default time limit, the submit gate.
+//! - [`priority`]: effective priority and its factors; decayed usage and fair share.
+//! - `limits`: limit checks shared by the gate and the pass; usage groups.
+//! - `scope`: a job's QOS, association, groups and accounting hold, resolved once.
+//! - `nodes`: node state in a pass, ordered scans, the backfill reservation.
+//! - `pass`: the pass itself: order, checks, placement, EASY backfill.
+//!
+//! What a pass does, in priority order (ties by submit time): holds, begin
+//! time, accounting holds (AccountingUnavailable, InvalidQOS), partition
+//! state/MaxTime/size, per-job limits, grpwall (only once a consumption
+//! figure is known), running-count and TRES limits, licenses, then placement
+//! (CPUs, memory, GPUs, exclusivity, nodelist/exclude; lowest weight first;
+//! grptres node= counts distinct nodes and packs onto the group's nodes).
+//! The highest job left without room in each partition reserves the nodes
+//! it fits on earliest; a lower job then starts only if it ends before that
+//! or keeps off those nodes. Every start updates free resources and usage
+//! for the jobs after it; every job left pending gets a typed [`Reason`].
+
+pub mod job;
+mod limits;
+mod nodes;
+mod pass;
+pub mod priority;
+pub mod reason;
+mod scope;
+pub mod submit;
+#[cfg(test)]
+mod tests;
+
+use crate::accounting::Catalog;
+use crate::model::{BaseState, Node, Partition};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+pub use job::{Hold, Job, JobId, JobState, Shape};
+pub use priority::{FairShare, PriorityFactors, UsageRecord, UsageTable};
+pub use reason::{Facts, LimitFacts, LimitKind, Reason, ReasonCode, Scope, Unit};
+pub use submit::{Resolved, SubmitCounts, SubmitError, SubmitPolicy};
+
+/// The `scheduler.*` knobs a pass reads.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SchedConfig {
+    /// EASY backfill; off, a job without room stops lower work on its nodes.
+    pub backfill_enabled: bool,
+    /// How many jobs a pass tries behind the first reservation. Jobs ahead
+    /// of it are always tried; cheap checks (holds, limits) run for all.
+    pub queue_depth: usize,
+    /// `[accounting] database_url` is set.
+    pub accounting_enabled: bool,
+}
+
+impl Default for SchedConfig {
+    fn default() -> Self {
+        SchedConfig { backfill_enabled: true, queue_depth: 64, accounting_enabled: false }
+    }
+}
+
+/// A node as the scheduler sees it: capacity, what is free now, and whether
+/// it is in service (up, registered, not drained).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SchedNode {
+    pub name: String,
+    pub cpus: u32,
+    pub mem_mb: u64,
+    pub gpus: u64,
+    pub free_cpus: u32,
+    pub free_mem_mb: u64,
+    pub free_gpus: u64,
+    pub weight: u32,
+    /// Partitions that list this node, besides the partitions' own lists.
+    pub partitions: Vec<String>,
+    pub schedulable: bool,
+}
+
+impl SchedNode {
+    /// An idle, schedulable node.
+    pub fn idle(name: &str, cpus: u32, mem_mb: u64, gpus: u64) -> SchedNode {
+        SchedNode {
+            name: name.into(),
+            cpus,
+            mem_mb,
+            gpus,
+            free_cpus: cpus,
+            free_mem_mb: mem_mb,
+            free_gpus: gpus,
+            weight: 1,
+            partitions: vec![],
+            schedulable: true,
+        }
+    }
+
+    pub fn from_model(n: &Node) -> SchedNode {
+        let gpus = |g: &[(String, u64)]| -> u64 {
+            g.iter().filter(|(name, _)| name == "gpu" || name.starts_with("gpu:")).map(|(_, c)| c).sum()
+        };
+        let (total, used) = (gpus(&n.gres), gpus(&n.alloc_gres));
+        // Full nodes stay in service: they free up as jobs end, which the reservation needs.
+        let up = !matches!(n.base_state(), BaseState::Down | BaseState::Unknown) && !n.admin.drain;
+        SchedNode {
+            name: n.name.clone(),
+            cpus: n.cpus,
+            mem_mb: n.memory_mb,
+            gpus: total,
+            free_cpus: n.cpus.saturating_sub(n.alloc_cpus),
+            free_mem_mb: n.memory_mb.saturating_sub(n.alloc_memory_mb),
+            free_gpus: total.saturating_sub(used),
+            weight: n.weight,
+            partitions: n.partitions.clone(),
+            schedulable: up,
+        }
+    }
+}
+
+/// Everything one pass reads. Free resources on nodes already account for
+/// the running jobs, which are listed so usage, distinct nodes and end
+/// times are known.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    pub nodes: Vec<SchedNode>,
+    pub partitions: Vec<Partition>,
+    /// Pending and running jobs.
+    pub jobs: Vec<Job>,
+    pub catalog: Arc<Catalog>,
+    /// Decayed usage for fair share.
+    pub usage: UsageTable,
+    /// Minutes consumed per QOS over the grpwall window; None until first read,
+    /// and while None no grpwall applies. A QOS missing from a read map used 0.
+    pub grp_wall_used: Option<HashMap<String, u64>>,
+    /// Free count per license name.
+    pub licenses: BTreeMap<String, u32>,
+    pub config: SchedConfig,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Start {
+    pub job: JobId,
+    pub nodes: Vec<String>,
+    /// Started behind a reservation held by a higher-priority job.
+    pub backfilled: bool,
+    pub priority: PriorityFactors,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pending {
+    pub job: JobId,
+    pub reason: Reason,
+    pub priority: PriorityFactors,
+}
+
+/// Nodes held for a blocked job from its expected start.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reservation {
+    pub job: JobId,
+    pub partition: String,
+    pub start_ms: i64,
+    pub nodes: Vec<String>,
+}
+
+/// A pass's decisions. `pending` holds every job left pending, in priority order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Plan {
+    pub starts: Vec<Start>,
+    pub pending: Vec<Pending>,
+    pub reservations: Vec<Reservation>,
+}
+
+impl Plan {
+    pub fn reason_of(&self, job: JobId) -> Option<&Reason> {
+        self.pending.iter().find(|p| p.job == job).map(|p| &p.reason)
+    }
+
+    pub fn start_of(&self, job: JobId) -> Option<&Start> {
+        self.starts.iter().find(|s| s.job == job)
+    }
+}
+
+/// One scheduling pass.
+pub fn schedule(snap: &Snapshot, now_ms: i64) -> Plan {
+    pass::run(snap, now_ms)
+}

@@ -1,0 +1,280 @@
+//! Nodes during a pass: free resources as starts consume them, each
+//! partition's nodes in weight order with a skip list past nodes that can
+//! take nothing more, picking nodes for a job, and the backfill reservation's
+//! earliest start.
+
+use super::SchedNode;
+use super::job::{JobId, Shape};
+
+#[derive(Debug, Clone)]
+pub(crate) struct NodeState {
+    pub cpus: u32,
+    pub mem: u64,
+    pub gpus: u64,
+    pub free_cpus: u32,
+    pub free_mem: u64,
+    pub free_gpus: u64,
+    pub jobs: u32,
+    /// Held by an exclusive job.
+    pub exclusive: bool,
+    pub up: bool,
+    pub weight: u32,
+    /// The start of the earliest reservation holding this node; `i64::MAX` when none.
+    pub reserved_from: i64,
+    pub reserved_by: JobId,
+}
+
+impl NodeState {
+    pub fn new(n: &SchedNode) -> NodeState {
+        NodeState {
+            cpus: n.cpus,
+            mem: n.mem_mb,
+            gpus: n.gpus,
+            free_cpus: n.free_cpus.min(n.cpus),
+            free_mem: n.free_mem_mb.min(n.mem_mb),
+            free_gpus: n.free_gpus.min(n.gpus),
+            jobs: 0,
+            exclusive: false,
+            up: n.schedulable,
+            weight: n.weight,
+            reserved_from: i64::MAX,
+            reserved_by: 0,
+        }
+    }
+
+    /// Nothing more fits for the rest of the pass: within a pass resources only shrink.
+    fn closed(&self) -> bool {
+        !self.up || self.exclusive || self.free_cpus == 0
+    }
+
+    fn empty(&self) -> bool {
+        self.jobs == 0 && self.free_cpus == self.cpus && self.free_mem == self.mem && self.free_gpus == self.gpus
+    }
+
+    /// Room for one node of `s` now, reservations aside.
+    pub fn fits(&self, s: &Shape) -> bool {
+        self.up
+            && !self.exclusive
+            && if s.exclusive {
+                self.empty() && self.cpus >= s.cpus && self.mem >= s.mem_mb && self.gpus >= s.gpus
+            } else {
+                self.free_cpus >= s.cpus && self.free_mem >= s.mem_mb && self.free_gpus >= s.gpus
+            }
+    }
+
+    pub fn take(&mut self, s: &Shape) {
+        self.jobs += 1;
+        if s.exclusive {
+            self.exclusive = true;
+            (self.free_cpus, self.free_mem, self.free_gpus) = (0, 0, 0);
+        } else {
+            self.free_cpus = self.free_cpus.saturating_sub(s.cpus);
+            self.free_mem = self.free_mem.saturating_sub(s.mem_mb);
+            self.free_gpus = self.free_gpus.saturating_sub(s.gpus);
+        }
+    }
+
+    fn release(&mut self, s: &Shape) {
+        self.jobs = self.jobs.saturating_sub(1);
+        if s.exclusive {
+            self.exclusive = false;
+        }
+        if self.jobs == 0 {
+            (self.free_cpus, self.free_mem, self.free_gpus) = (self.cpus, self.mem, self.gpus);
+        } else if !s.exclusive {
+            self.free_cpus = self.free_cpus.saturating_add(s.cpus).min(self.cpus);
+            self.free_mem = self.free_mem.saturating_add(s.mem_mb).min(self.mem);
+            self.free_gpus = self.free_gpus.saturating_add(s.gpus).min(self.gpus);
+        }
+    }
+}
+
+/// A running (or just started) job's footprint, for the reservation estimate.
+#[derive(Debug, Clone)]
+pub(crate) struct Alloc {
+    pub nodes: Vec<u32>,
+    pub shape: Shape,
+    /// `i64::MAX` for an unbounded job: it never frees its nodes.
+    pub end_ms: i64,
+}
+
+/// A partition's nodes in placement order (lowest weight first).
+#[derive(Debug, Clone)]
+pub(crate) struct PartNodes {
+    pub order: Vec<u32>,
+    /// Skip list over `order`: `next[i] == i` while position i may still take
+    /// work, else a pointer further on (path-compressed), so full nodes cost
+    /// nothing after the first look.
+    next: Vec<u32>,
+    pub member: Vec<bool>,
+}
+
+impl PartNodes {
+    pub fn new(mut members: Vec<u32>, nodes: &[NodeState]) -> PartNodes {
+        members.sort_by_key(|i| (nodes.get(*i as usize).map_or(0, |n| n.weight), *i));
+        members.dedup();
+        let mut member = vec![false; nodes.len()];
+        members.iter().for_each(|i| member[*i as usize] = true);
+        let next = (0..=members.len() as u32).collect();
+        PartNodes { order: members, next, member }
+    }
+
+    fn find(&mut self, i: usize) -> usize {
+        let mut root = i;
+        while (self.next[root] as usize) != root {
+            root = self.next[root] as usize;
+        }
+        let mut cur = i;
+        while cur != root {
+            let nx = self.next[cur] as usize;
+            self.next[cur] = root as u32;
+            cur = nx;
+        }
+        root
+    }
+}
+
+/// Per-pass scratch marking the nodes picked for the job being placed.
+#[derive(Debug, Clone)]
+pub(crate) struct Marks {
+    stamp: Vec<u32>,
+    cur: u32,
+}
+
+impl Marks {
+    pub fn new(n: usize) -> Marks {
+        Marks { stamp: vec![0; n], cur: 0 }
+    }
+
+    pub fn next_job(&mut self) {
+        self.cur = self.cur.wrapping_add(1);
+        if self.cur == 0 {
+            self.stamp.iter_mut().for_each(|s| *s = 0);
+            self.cur = 1;
+        }
+    }
+}
+
+/// The nodes picked so far for one job, and those that fit but are reserved.
+#[derive(Debug, Default)]
+pub(crate) struct Pick {
+    pub nodes: Vec<u32>,
+    pub reserved: usize,
+    pub reserved_by: Option<JobId>,
+    /// A listed node had no room even ignoring reservations.
+    pub listed_busy: bool,
+}
+
+/// What a job needs from one node and until when.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Want<'a> {
+    pub shape: Shape,
+    pub end_ms: i64,
+    pub excluded: &'a [u32],
+}
+
+impl Pick {
+    fn consider(&mut self, nodes: &[NodeState], i: u32, want: &Want<'_>, marks: &mut Marks) -> bool {
+        let n = &nodes[i as usize];
+        if marks.stamp[i as usize] == marks.cur || !n.fits(&want.shape) {
+            return false;
+        }
+        marks.stamp[i as usize] = marks.cur;
+        if want.end_ms <= n.reserved_from {
+            self.nodes.push(i);
+            true
+        } else {
+            self.reserved += 1;
+            self.reserved_by.get_or_insert(n.reserved_by);
+            false
+        }
+    }
+
+    /// Named nodes (`--nodelist`, or a group's occupied nodes to pack onto), up to `need`.
+    pub fn listed(&mut self, nodes: &[NodeState], list: &[u32], want: &Want<'_>, need: usize, marks: &mut Marks) {
+        for &i in list {
+            if self.nodes.len() >= need {
+                break;
+            }
+            let before = (self.nodes.len(), self.reserved);
+            if marks.stamp[i as usize] != marks.cur
+                && !self.consider(nodes, i, want, marks)
+                && (self.nodes.len(), self.reserved) == before
+            {
+                self.listed_busy = true;
+            }
+        }
+    }
+
+    /// Any other nodes of the partition, in weight order, up to `need`.
+    pub fn scan(&mut self, nodes: &[NodeState], part: &mut PartNodes, want: &Want<'_>, need: usize, marks: &mut Marks) {
+        let mut pos = part.find(0);
+        while pos < part.order.len() && self.nodes.len() < need {
+            let i = part.order[pos];
+            if nodes[i as usize].closed() {
+                part.next[pos] = pos as u32 + 1;
+            } else if want.excluded.binary_search(&i).is_err() {
+                self.consider(nodes, i, want, marks);
+            }
+            pos = part.find(pos + 1);
+        }
+    }
+}
+
+/// When a blocked job could start if nothing else started, and on which
+/// nodes: release running jobs' nodes in end-time order until it fits.
+/// None when it never fits on what is known (unbounded jobs never end).
+pub(crate) fn earliest_start(
+    nodes: &[NodeState],
+    part: &PartNodes,
+    allocs: &[Alloc],
+    shape: &Shape,
+    required: &[u32],
+    excluded: &[u32],
+    now_ms: i64,
+) -> Option<(i64, Vec<u32>)> {
+    let eligible = |i: u32| part.member[i as usize] && nodes[i as usize].up && excluded.binary_search(&i).is_err();
+    let mut sim: Vec<NodeState> = nodes.to_vec();
+    let mut fit: Vec<bool> = sim.iter().enumerate().map(|(i, n)| eligible(i as u32) && n.fits(shape)).collect();
+    let mut fit_count = fit.iter().filter(|f| **f).count();
+    let required_fit = |fit: &[bool]| required.iter().all(|r| fit[*r as usize]);
+    let choose = |fit: &[bool]| {
+        let mut out: Vec<u32> = required.to_vec();
+        let rest = part.order.iter().filter(|i| fit[**i as usize] && !required.contains(i));
+        out.extend(rest.take((shape.nodes as usize).saturating_sub(required.len())));
+        out
+    };
+    if fit_count >= shape.nodes as usize && required_fit(&fit) {
+        return Some((now_ms, choose(&fit)));
+    }
+    let mut events: Vec<(i64, usize)> = allocs
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| a.end_ms < i64::MAX && a.nodes.iter().any(|n| part.member[*n as usize]))
+        .map(|(k, a)| (a.end_ms, k))
+        .collect();
+    events.sort_unstable();
+    let mut k = 0;
+    while k < events.len() {
+        let t = events[k].0;
+        while k < events.len() && events[k].0 == t {
+            let a = &allocs[events[k].1];
+            for &n in &a.nodes {
+                let node = &mut sim[n as usize];
+                node.release(&a.shape);
+                let now_fits = eligible(n) && node.fits(shape);
+                match (fit[n as usize], now_fits) {
+                    (false, true) => fit_count += 1,
+                    (true, false) => fit_count -= 1,
+                    _ => {}
+                }
+                fit[n as usize] = now_fits;
+            }
+            k += 1;
+        }
+        if fit_count >= shape.nodes as usize && required_fit(&fit) {
+            return Some((t.max(now_ms), choose(&fit)));
+        }
+    }
+    None
+}

@@ -1,0 +1,429 @@
+//! One scheduling pass: order the pending jobs, run the cheap checks on each,
+//! place what fits, and give every other job its reason. EASY backfill: the
+//! highest job without room in a partition reserves the nodes it fits on
+//! earliest, and later jobs may not use those nodes unless they end first.
+
+use super::job::{Hold, Job, JobId, JobState, Shape};
+use super::limits::{self, ASSOC_PER_JOB, QOS_PER_JOB};
+use super::nodes::{Alloc, Marks, NodeState, PartNodes, Pick, Want, earliest_start};
+use super::priority::PriorityFactors;
+use super::reason::{Facts, LimitFacts, LimitKind, Reason, ReasonCode as C, Scope, Unit};
+use super::scope::Scopes;
+use super::{Pending, Plan, Reservation, Snapshot, Start};
+use crate::model::Partition;
+use std::collections::HashMap;
+
+/// A shape that found no room in a partition. Within a pass resources only
+/// shrink and reservations only grow, so a job asking at least as much fails
+/// too, and a large queue of similar jobs costs one scan per shape.
+#[derive(Debug)]
+struct Failure {
+    shape: Shape,
+    end_ms: i64,
+    /// None: no room even ignoring reservations. Some: room only on reserved nodes.
+    reserved_by: Option<JobId>,
+}
+
+/// Failures remembered per partition; a bound keeps each lookup cheap.
+const FAILURE_MEMORY: usize = 64;
+/// Jobs that never fit (e.g. behind unbounded jobs) may not use up a partition's reservation.
+const RESERVE_TRIES: u32 = 8;
+
+struct Part<'a> {
+    p: &'a Partition,
+    nodes: PartNodes,
+    failures: Vec<Failure>,
+    reserved: bool,
+    reserve_tries: u32,
+    /// Backfill off: the job whose wait stops lower work here this pass.
+    blocked_by: Option<JobId>,
+}
+
+struct Pass<'a> {
+    snap: &'a Snapshot,
+    now: i64,
+    nodes: Vec<NodeState>,
+    node_idx: HashMap<&'a str, u32>,
+    parts: Vec<Part<'a>>,
+    part_idx: HashMap<&'a str, u32>,
+    scopes: Scopes<'a>,
+    allocs: Vec<Alloc>,
+    licenses: HashMap<&'a str, u32>,
+    marks: Marks,
+    /// Reservation holders: expected start and partition.
+    resv: HashMap<JobId, (Option<i64>, &'a str)>,
+    behind_reservation: bool,
+    attempts: usize,
+    plan: Plan,
+}
+
+type Entry = (usize, u32, Option<u32>, PriorityFactors);
+
+pub(crate) fn run(snap: &Snapshot, now_ms: i64) -> Plan {
+    let mut pass = Pass::new(snap, now_ms);
+    for (j, sc, part, priority) in pass.order() {
+        let job = &snap.jobs[j];
+        match pass.try_job(job, sc, part) {
+            Ok(picked) => pass.start(job, sc, picked, priority),
+            Err(reason) => pass.plan.pending.push(Pending { job: job.id, reason, priority }),
+        }
+    }
+    pass.plan
+}
+
+fn secs(ms: i64) -> u64 {
+    u64::try_from(ms.max(0) / 1000).unwrap_or(0)
+}
+
+impl<'a> Pass<'a> {
+    fn new(snap: &'a Snapshot, now: i64) -> Pass<'a> {
+        let mut nodes: Vec<NodeState> = snap.nodes.iter().map(NodeState::new).collect();
+        let node_idx: HashMap<&str, u32> =
+            snap.nodes.iter().enumerate().map(|(i, n)| (n.name.as_str(), i as u32)).collect();
+        let mut listed: HashMap<&str, Vec<u32>> = HashMap::new();
+        for (i, n) in snap.nodes.iter().enumerate() {
+            n.partitions.iter().for_each(|p| listed.entry(p.as_str()).or_default().push(i as u32));
+        }
+        let (mut parts, mut part_idx) = (Vec::new(), HashMap::new());
+        for p in &snap.partitions {
+            let mut members: Vec<u32> = p.nodes.iter().filter_map(|n| node_idx.get(n.as_str()).copied()).collect();
+            members.extend(listed.get(p.name.as_str()).into_iter().flatten());
+            part_idx.entry(p.name.as_str()).or_insert(parts.len() as u32);
+            let nodes = PartNodes::new(members, &nodes);
+            parts.push(Part { p, nodes, failures: vec![], reserved: false, reserve_tries: 0, blocked_by: None });
+        }
+        let mut scopes = Scopes::new(&snap.catalog, snap.config.accounting_enabled, &snap.usage);
+        let mut allocs = Vec::new();
+        for job in &snap.jobs {
+            let JobState::Running { nodes: names, start_ms } = &job.state else { continue };
+            let idx: Vec<u32> = names.iter().filter_map(|n| node_idx.get(n.as_str()).copied()).collect();
+            let shape = job.shape();
+            for &n in &idx {
+                let node = &mut nodes[n as usize];
+                node.jobs += 1;
+                node.exclusive |= shape.exclusive;
+            }
+            let sc = scopes.of(job) as usize;
+            let ask = job.tres();
+            for &g in &scopes.list[sc].groups {
+                scopes.groups[g as usize].add(&ask, &idx);
+            }
+            allocs.push(Alloc { nodes: idx, shape, end_ms: job.end_ms(*start_ms).max(now) });
+        }
+        Pass {
+            snap,
+            now,
+            marks: Marks::new(nodes.len()),
+            nodes,
+            node_idx,
+            parts,
+            part_idx,
+            scopes,
+            allocs,
+            licenses: snap.licenses.iter().map(|(k, v)| (k.as_str(), *v)).collect(),
+            resv: HashMap::new(),
+            behind_reservation: false,
+            attempts: 0,
+            plan: Plan::default(),
+        }
+    }
+
+    /// Pending jobs by effective priority, then submit time, then id.
+    fn order(&mut self) -> Vec<Entry> {
+        let jobs = &self.snap.jobs;
+        let mut out: Vec<Entry> = Vec::with_capacity(jobs.len());
+        for (j, job) in jobs.iter().enumerate().filter(|(_, j)| !j.is_running()) {
+            let sc = self.scopes.of(job);
+            let part = self.part_idx.get(job.partition.as_str()).copied();
+            let tier = part.map_or(1, |p| self.parts[p as usize].p.priority_tier);
+            let s = &self.scopes.list[sc as usize];
+            out.push((j, sc, part, PriorityFactors::for_job(job, s.qos, s.fair_share, tier, self.now)));
+        }
+        out.sort_by(|a, b| {
+            let (ja, jb) = (&jobs[a.0], &jobs[b.0]);
+            b.3.effective.total_cmp(&a.3.effective).then(ja.submit_ms.cmp(&jb.submit_ms)).then(ja.id.cmp(&jb.id))
+        });
+        out
+    }
+
+    fn try_job(&mut self, job: &'a Job, sc: u32, part: Option<u32>) -> Result<Vec<u32>, Reason> {
+        self.checks(job, sc as usize, part)?;
+        let Some(p) = part else {
+            return Err(Reason::new(C::PartitionConfig, Facts::UnknownPartition { partition: job.partition.clone() }));
+        };
+        self.place(job, sc as usize, p as usize)
+    }
+
+    /// Everything short of placement, in the order a reader expects the blocker named.
+    fn checks(&self, job: &Job, sc: usize, part: Option<u32>) -> Result<(), Reason> {
+        match job.hold {
+            Hold::User => return Err(Reason::new(C::JobHeldUser, Facts::None)),
+            Hold::Admin => return Err(Reason::new(C::JobHeldAdmin, Facts::None)),
+            Hold::None => {}
+        }
+        if let Some(b) = job.begin_ms.filter(|b| *b > self.now) {
+            let in_s = secs(b.saturating_sub(self.now));
+            return Err(Reason::new(C::BeginTime, Facts::BeginTime { begin_ms: b, in_s }));
+        }
+        let s = &self.scopes.list[sc];
+        if let Some(r) = &s.hold {
+            return Err(r.clone());
+        }
+        let Some(pi) = part else {
+            return Err(Reason::new(C::PartitionConfig, Facts::UnknownPartition { partition: job.partition.clone() }));
+        };
+        let part = &self.parts[pi as usize];
+        let (p, name) = (part.p, || part.p.name.clone());
+        let state = p.state.trim().to_ascii_uppercase();
+        let code = match state.as_str() {
+            "DOWN" => Some(C::PartitionDown),
+            "INACTIVE" => Some(C::PartitionInactive),
+            _ => None,
+        };
+        if let Some(code) = code {
+            return Err(Reason::new(code, Facts::PartitionState { partition: name(), state }));
+        }
+        if let Some(max) = p.max_time.filter(|max| job.time_limit.is_none_or(|t| t > *max)) {
+            let facts = Facts::PartitionTime { partition: name(), max_time: max, time_limit: job.time_limit };
+            return Err(Reason::new(C::PartitionTimeLimit, facts));
+        }
+        if job.nodes() as usize > part.nodes.order.len() {
+            let facts = Facts::PartitionNodes {
+                partition: name(),
+                nodes: part.nodes.order.len() as u64,
+                asks: u64::from(job.nodes()),
+            };
+            return Err(Reason::new(C::PartitionNodeLimit, facts));
+        }
+        let ask = job.tres();
+        let user = job.user.as_str();
+        // Per-job caps: rejected at submit under DenyOnLimit, pending otherwise
+        // (or when the limit was lowered after the job was queued).
+        if let (Some(a), Some(acct)) = (s.assoc, job.account.as_deref()) {
+            let scope = || Scope::Assoc { user: user.into(), account: acct.into() };
+            limits::wall(job.time_limit, a.max_wall, C::AssocMaxWallDurationPerJobLimit, scope).map_or(Ok(()), Err)?;
+            limits::per_job(&ask, &a.max_tres_per_job, &ASSOC_PER_JOB, scope).map_or(Ok(()), Err)?;
+        }
+        if let Some(q) = s.qos {
+            let qname = job.qos.as_deref().unwrap_or(&q.name);
+            let scope = || Scope::Qos(qname.into());
+            limits::wall(job.time_limit, q.max_wall, C::QOSMaxWallDurationPerJobLimit, scope).map_or(Ok(()), Err)?;
+            limits::per_job(&ask, &q.max_tres_per_job, &QOS_PER_JOB, scope).map_or(Ok(()), Err)?;
+            // grpwall needs a consumption figure; until one is read no budget applies.
+            if let (Some(cap), Some(spent)) = (q.grp_wall, &self.snap.grp_wall_used) {
+                let used = spent.get(qname).copied().unwrap_or(0);
+                if used >= cap {
+                    let facts = LimitFacts {
+                        kind: LimitKind::Budget,
+                        scope: scope(),
+                        key: "grpwall",
+                        unit: Unit::Minutes,
+                        cap,
+                        used,
+                        asks: job.time_limit,
+                    };
+                    return Err(Reason::limit(C::QOSGrpWallLimit, facts));
+                }
+            }
+        }
+        for &g in &s.groups {
+            self.scopes.groups[g as usize].check(&ask).map_or(Ok(()), Err)?;
+        }
+        for (lic, asks) in &job.licenses {
+            let free = self.licenses.get(lic.as_str()).copied().unwrap_or(0);
+            if free < *asks {
+                return Err(Reason::new(C::Licenses, Facts::License { name: lic.clone(), free, asks: *asks }));
+            }
+        }
+        Ok(())
+    }
+
+    fn place(&mut self, job: &'a Job, sc: usize, pi: usize) -> Result<Vec<u32>, Reason> {
+        let backfill = self.snap.config.backfill_enabled;
+        let p: &'a Partition = self.parts[pi].p;
+        let pname = p.name.as_str();
+        if let Some(b) = self.parts[pi].blocked_by.filter(|_| !backfill) {
+            return Err(Reason::new(C::Priority, Facts::BlockedBehind { partition: pname.into(), job: b }));
+        }
+        if self.behind_reservation {
+            let depth = self.snap.config.queue_depth;
+            if self.attempts >= depth {
+                return Err(Reason::new(C::Priority, Facts::QueueDepth { depth }));
+            }
+            self.attempts += 1;
+        }
+        let (mut required, mut missing) = (Vec::new(), Vec::new());
+        for n in &job.nodelist {
+            match self.node_idx.get(n.as_str()).copied() {
+                Some(i) if self.parts[pi].nodes.member[i as usize] && self.nodes[i as usize].up => required.push(i),
+                _ => missing.push(n.clone()),
+            }
+        }
+        if !missing.is_empty() {
+            let facts = Facts::NodesUnavailable { partition: pname.into(), nodes: missing };
+            return Err(Reason::new(C::ReqNodeNotAvail, facts));
+        }
+        required.sort_unstable();
+        required.dedup();
+        let mut excluded: Vec<u32> = job.exclude.iter().filter_map(|n| self.node_idx.get(n.as_str()).copied()).collect();
+        excluded.sort_unstable();
+        let (shape, end_ms) = (job.shape(), job.end_ms(self.now));
+        let need = shape.nodes as usize;
+        // Groups whose distinct-node cap could be crossed by this job's nodes.
+        let tight: Vec<(u32, u64)> = (self.scopes.list[sc].groups.iter())
+            .filter_map(|&g| self.scopes.groups[g as usize].node_allowance().filter(|a| *a < need as u64).map(|a| (g, a)))
+            .collect();
+        let simple = required.is_empty() && tight.is_empty();
+        if simple && let Some(r) = self.remembered(pi, &shape, end_ms) {
+            return Err(r);
+        }
+        self.marks.next_job();
+        let want = Want { shape, end_ms, excluded: &excluded };
+        let mut pick = Pick::default();
+        pick.listed(&self.nodes, &required, &want, need, &mut self.marks);
+        if pick.nodes.len() < required.len() {
+            return Err(match pick.listed_busy {
+                true => self.no_room(job, pi, &shape, &required, &excluded),
+                false => self.reserved_reason(pick.reserved_by),
+            });
+        }
+        if !tight.is_empty() {
+            // Pack onto nodes the groups already occupy, as an additive nodelist,
+            // then allow only as many new nodes as every cap still has room for.
+            let preferred = self.preferred(pi, &tight, &excluded);
+            pick.listed(&self.nodes, &preferred, &want, need, &mut self.marks);
+            let remaining = need.saturating_sub(pick.nodes.len()) as u64;
+            for &(g, allowance) in &tight {
+                let group = &self.scopes.groups[g as usize];
+                let new = pick.nodes.iter().filter(|n| !group.occupies(**n)).count() as u64 + remaining;
+                if new > allowance {
+                    return Err(group.node_reason(new));
+                }
+            }
+        }
+        pick.scan(&self.nodes, &mut self.parts[pi].nodes, &want, need, &mut self.marks);
+        if pick.nodes.len() >= need {
+            return Ok(pick.nodes);
+        }
+        let only_reserved = pick.nodes.len() + pick.reserved >= need;
+        if simple && excluded.is_empty() {
+            let reserved_by = if only_reserved { pick.reserved_by } else { None };
+            self.remember(pi, Failure { shape, end_ms, reserved_by });
+        }
+        Err(match only_reserved {
+            true => self.reserved_reason(pick.reserved_by),
+            false => self.no_room(job, pi, &shape, &required, &excluded),
+        })
+    }
+
+    /// The groups' occupied nodes in this partition, those shared by most tight groups first.
+    fn preferred(&self, pi: usize, tight: &[(u32, u64)], excluded: &[u32]) -> Vec<u32> {
+        let groups = &self.scopes.groups;
+        let member = &self.parts[pi].nodes.member;
+        let mut cand: Vec<u32> = (tight.iter().flat_map(|(g, _)| groups[*g as usize].occupied.keys().copied()))
+            .filter(|n| member[*n as usize] && excluded.binary_search(n).is_err())
+            .collect();
+        cand.sort_unstable();
+        cand.dedup();
+        let misses = |n: u32| tight.iter().filter(|(g, _)| !groups[*g as usize].occupies(n)).count();
+        cand.sort_by_key(|n| (misses(*n), self.nodes[*n as usize].weight, *n));
+        cand
+    }
+
+    fn remembered(&self, pi: usize, shape: &Shape, end_ms: i64) -> Option<Reason> {
+        let part = &self.parts[pi];
+        if part.failures.iter().any(|f| f.reserved_by.is_none() && shape.covers(&f.shape)) {
+            let facts =
+                Facts::Resources { partition: part.p.name.clone(), ask: *shape, start_ms: None, start_in_s: None };
+            return Some(Reason::new(C::Resources, facts));
+        }
+        let f = part.failures.iter().find(|f| f.reserved_by.is_some() && f.shape == *shape && end_ms >= f.end_ms)?;
+        Some(self.reserved_reason(f.reserved_by))
+    }
+
+    fn remember(&mut self, pi: usize, f: Failure) {
+        let list = &mut self.parts[pi].failures;
+        if f.reserved_by.is_none() {
+            list.retain(|e| e.reserved_by.is_some() || !e.shape.covers(&f.shape));
+        }
+        if list.len() >= FAILURE_MEMORY {
+            list.remove(0);
+        }
+        list.push(f);
+    }
+
+    fn reserved_reason(&self, by: Option<JobId>) -> Reason {
+        let job = by.unwrap_or(0);
+        let (start, partition) = self.resv.get(&job).copied().unwrap_or((None, ""));
+        if !self.snap.config.backfill_enabled {
+            return Reason::new(C::Priority, Facts::BlockedBehind { partition: partition.into(), job });
+        }
+        let start_ms = start.unwrap_or(self.now);
+        Reason::new(C::Priority, Facts::Reserved { job, start_ms, start_in_s: secs(start_ms - self.now) })
+    }
+
+    /// No room now. The partition's first such job reserves the nodes it fits on earliest.
+    fn no_room(&mut self, job: &Job, pi: usize, shape: &Shape, required: &[u32], excluded: &[u32]) -> Reason {
+        let (backfill, now) = (self.snap.config.backfill_enabled, self.now);
+        let mut start = None;
+        if !self.parts[pi].reserved && self.parts[pi].reserve_tries < RESERVE_TRIES {
+            self.parts[pi].reserve_tries += 1;
+            let part = &self.parts[pi];
+            let p: &'a Partition = part.p;
+            let pname = p.name.as_str();
+            if let Some((t, nodes)) = earliest_start(&self.nodes, &part.nodes, &self.allocs, shape, required, excluded, now)
+            {
+                start = Some(t);
+                for &n in &nodes {
+                    let node = &mut self.nodes[n as usize];
+                    if t < node.reserved_from {
+                        (node.reserved_from, node.reserved_by) = (t, job.id);
+                    }
+                }
+                let names = nodes.iter().map(|n| self.snap.nodes[*n as usize].name.clone()).collect();
+                let r = Reservation { job: job.id, partition: p.name.clone(), start_ms: t, nodes: names };
+                self.plan.reservations.push(r);
+                self.parts[pi].reserved = true;
+                self.behind_reservation = true;
+            }
+            self.resv.entry(job.id).or_insert((start, pname));
+        }
+        if !backfill && self.parts[pi].blocked_by.is_none() {
+            // Strict order: nothing lower may use this partition's nodes this pass.
+            self.parts[pi].blocked_by = Some(job.id);
+            self.resv.entry(job.id).or_insert((start, self.parts[pi].p.name.as_str()));
+            for &n in &self.parts[pi].nodes.order {
+                let node = &mut self.nodes[n as usize];
+                (node.reserved_from, node.reserved_by) = (i64::MIN, job.id);
+            }
+            self.behind_reservation = true;
+        }
+        let facts = Facts::Resources {
+            partition: self.parts[pi].p.name.clone(),
+            ask: *shape,
+            start_ms: start,
+            start_in_s: start.map(|t| secs(t - now)),
+        };
+        Reason::new(C::Resources, facts)
+    }
+
+    fn start(&mut self, job: &Job, sc: u32, picked: Vec<u32>, priority: PriorityFactors) {
+        let shape = job.shape();
+        for &n in &picked {
+            self.nodes[n as usize].take(&shape);
+        }
+        let ask = job.tres();
+        for &g in &self.scopes.list[sc as usize].groups {
+            self.scopes.groups[g as usize].add(&ask, &picked);
+        }
+        for (lic, n) in &job.licenses {
+            if let Some(free) = self.licenses.get_mut(lic.as_str()) {
+                *free = free.saturating_sub(*n);
+            }
+        }
+        let nodes = picked.iter().map(|n| self.snap.nodes[*n as usize].name.clone()).collect();
+        self.allocs.push(Alloc { nodes: picked, shape, end_ms: job.end_ms(self.now) });
+        let backfilled = self.behind_reservation;
+        self.plan.starts.push(Start { job: job.id, nodes, backfilled, priority });
+    }
+}

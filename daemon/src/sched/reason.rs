@@ -1,0 +1,322 @@
+//! Slurm's pending and reject reason codes (one table), and the typed
+//! [`Reason`]: a code plus the facts behind it. The console and the CLI
+//! render these; they never recompute scheduler logic.
+
+use super::job::{JobId, Shape};
+use spur_client::vocab::hostlist;
+use spur_client::vocab::time::{format_minutes, format_seconds};
+use std::fmt;
+
+/// Declares the code table once: variant, Slurm spelling, meaning.
+macro_rules! codes {
+    ($($v:ident => $text:literal, $doc:literal;)*) => {
+        /// A Slurm reason code, as `squeue %r` and `scontrol show job` print it.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum ReasonCode { $($v,)* }
+
+        impl ReasonCode {
+            pub const ALL: &'static [ReasonCode] = &[$(ReasonCode::$v,)*];
+
+            pub fn as_str(self) -> &'static str {
+                match self { $(ReasonCode::$v => $text,)* }
+            }
+
+            /// One line for docs and for a reason that carries no facts.
+            pub fn description(self) -> &'static str {
+                match self { $(ReasonCode::$v => $doc,)* }
+            }
+        }
+    };
+}
+
+codes! {
+    Priority => "Priority", "higher-priority jobs are ahead of this one";
+    Resources => "Resources", "the job is waiting for resources to free up";
+    JobHeldUser => "JobHeldUser", "held by its user; release with scontrol release";
+    JobHeldAdmin => "JobHeldAdmin", "held by an administrator; an operator must release it";
+    BeginTime => "BeginTime", "the job's begin time has not been reached";
+    PartitionTimeLimit => "PartitionTimeLimit", "the job's time limit exceeds the partition's MaxTime";
+    PartitionNodeLimit => "PartitionNodeLimit", "the job asks for more nodes than the partition has";
+    PartitionDown => "PartitionDown", "the partition is DOWN";
+    PartitionInactive => "PartitionInactive", "the partition is INACTIVE";
+    PartitionConfig => "PartitionConfig", "the job's partition does not exist";
+    ReqNodeNotAvail => "ReqNodeNotAvail", "a required node is down, drained or outside the partition";
+    Licenses => "Licenses", "the job is waiting for licenses";
+    AccountingUnavailable => "AccountingUnavailable",
+        "the accounting cache has not loaded, so the job's limits cannot be checked";
+    InvalidQOS => "InvalidQOS", "the job's QOS does not exist";
+    InvalidAccount => "InvalidAccount", "the job's account does not exist or is not the user's";
+    QOSGrpNodeLimit => "QOSGrpNodeLimit", "the QOS grptres node cap is reached";
+    QOSGrpCpuLimit => "QOSGrpCpuLimit", "the QOS grptres cpu cap is reached";
+    QOSGrpMemLimit => "QOSGrpMemLimit", "the QOS grptres mem cap is reached";
+    QOSGrpGRES => "QOSGrpGRES", "the QOS grptres gres cap is reached";
+    QOSGrpWallLimit => "QOSGrpWallLimit", "the QOS grpwall budget is used up";
+    QOSMaxJobsPerUserLimit => "QOSMaxJobsPerUserLimit", "the user's running jobs under the QOS are at maxjobsperuser";
+    QOSMaxCpuPerUserLimit => "QOSMaxCpuPerUserLimit", "the user's CPUs under the QOS are at maxtresperuser";
+    QOSMaxMemoryPerUser => "QOSMaxMemoryPerUser", "the user's memory under the QOS is at maxtresperuser";
+    QOSMaxGRESPerUser => "QOSMaxGRESPerUser", "the user's GPUs under the QOS are at maxtresperuser";
+    QOSMaxNodePerUserLimit => "QOSMaxNodePerUserLimit", "the user's nodes under the QOS are at maxtresperuser";
+    QOSMaxCpuPerJobLimit => "QOSMaxCpuPerJobLimit", "the job asks for more CPUs than the QOS maxtresperjob";
+    QOSMaxNodePerJobLimit => "QOSMaxNodePerJobLimit", "the job asks for more nodes than the QOS maxtresperjob";
+    QOSMaxMemoryPerJob => "QOSMaxMemoryPerJob", "the job asks for more memory than the QOS maxtresperjob";
+    QOSMaxGRESPerJob => "QOSMaxGRESPerJob", "the job asks for more GPUs than the QOS maxtresperjob";
+    QOSMaxWallDurationPerJobLimit => "QOSMaxWallDurationPerJobLimit", "the job's time limit exceeds the QOS maxwall";
+    QOSMaxSubmitJobPerUserLimit => "QOSMaxSubmitJobPerUserLimit", "the user's submitted jobs under the QOS are at maxsubmitjobsperuser";
+    MaxSubmitJobsPerAccount => "MaxSubmitJobsPerAccount", "the account's submitted jobs under the QOS are at maxsubmitjobsperaccount";
+    QOSGrpSubmitJobsLimit => "QOSGrpSubmitJobsLimit", "the QOS's submitted jobs are at grpsubmit";
+    AssocMaxJobsLimit => "AssocMaxJobsLimit", "the association's running jobs are at maxjobs";
+    AssocGrpJobsLimit => "AssocGrpJobsLimit", "the account's running jobs are at maxrunningjobs";
+    AssocGrpNodeLimit => "AssocGrpNodeLimit", "the association grptres node cap is reached";
+    AssocGrpCpuLimit => "AssocGrpCpuLimit", "the association grptres cpu cap is reached";
+    AssocGrpMemLimit => "AssocGrpMemLimit", "the association grptres mem cap is reached";
+    AssocGrpGRES => "AssocGrpGRES", "the association grptres gres cap is reached";
+    AssocMaxCpuPerJobLimit => "AssocMaxCpuPerJobLimit", "the job asks for more CPUs than the association maxtresperjob";
+    AssocMaxNodePerJobLimit => "AssocMaxNodePerJobLimit", "the job asks for more nodes than the association maxtresperjob";
+    AssocMaxMemoryPerJob => "AssocMaxMemoryPerJob", "the job asks for more memory than the association maxtresperjob";
+    AssocMaxGRESPerJob => "AssocMaxGRESPerJob", "the job asks for more GPUs than the association maxtresperjob";
+    AssocMaxWallDurationPerJobLimit => "AssocMaxWallDurationPerJobLimit", "the job's time limit exceeds the association maxwall";
+    AssocMaxSubmitJobLimit => "AssocMaxSubmitJobLimit", "the association's submitted jobs are at maxsubmitjobs";
+    AssocGrpSubmitJobsLimit => "AssocGrpSubmitJobsLimit", "the account's submitted jobs are at grpsubmit";
+}
+
+impl ReasonCode {
+    /// Exact Slurm spelling first, then case-insensitive.
+    pub fn parse(raw: &str) -> Result<ReasonCode, String> {
+        let raw = raw.trim();
+        Self::ALL
+            .iter()
+            .find(|c| c.as_str() == raw)
+            .or_else(|| Self::ALL.iter().find(|c| c.as_str().eq_ignore_ascii_case(raw)))
+            .copied()
+            .ok_or_else(|| format!("unknown reason code '{raw}'"))
+    }
+}
+
+impl fmt::Display for ReasonCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Whose limit it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scope {
+    Qos(String),
+    QosUser { qos: String, user: String },
+    QosAccount { qos: String, account: String },
+    Assoc { user: String, account: String },
+    Account(String),
+}
+
+impl fmt::Display for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Scope::Qos(q) => write!(f, "QOS {q}"),
+            Scope::QosUser { qos, user } => write!(f, "user {user} under QOS {qos}"),
+            Scope::QosAccount { qos, account } => write!(f, "account {account} under QOS {qos}"),
+            Scope::Assoc { user, account } => write!(f, "user {user} in account {account}"),
+            Scope::Account(a) => write!(f, "account {a}"),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    Cpus,
+    MemMb,
+    Gpus,
+    Nodes,
+    RunningJobs,
+    SubmittedJobs,
+    Minutes,
+}
+
+impl Unit {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Unit::Cpus => "CPUs",
+            Unit::MemMb => "MB of memory",
+            Unit::Gpus => "GPUs",
+            Unit::Nodes => "nodes",
+            Unit::RunningJobs => "running jobs",
+            Unit::SubmittedJobs => "submitted jobs",
+            Unit::Minutes => "minutes",
+        }
+    }
+}
+
+/// How a limit reads: a shared cap being full, a per-job cap, a wall cap, or a budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LimitKind {
+    Aggregate,
+    PerJob,
+    Wall,
+    Budget,
+}
+
+/// A limit with its value, the current usage and what the job asks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LimitFacts {
+    pub kind: LimitKind,
+    pub scope: Scope,
+    /// The sacctmgr key, e.g. `grptres`, `maxjobsperuser`.
+    pub key: &'static str,
+    pub unit: Unit,
+    pub cap: u64,
+    pub used: u64,
+    /// None only for a wall limit on an unbounded job.
+    pub asks: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Facts {
+    None,
+    Limit(LimitFacts),
+    UnknownPartition { partition: String },
+    PartitionState { partition: String, state: String },
+    PartitionTime { partition: String, max_time: u64, time_limit: Option<u64> },
+    PartitionNodes { partition: String, nodes: u64, asks: u64 },
+    NodesUnavailable { partition: String, nodes: Vec<String> },
+    /// No room now; the reservation holder also knows when it expects to start.
+    Resources { partition: String, ask: Shape, start_ms: Option<i64>, start_in_s: Option<u64> },
+    /// Fits now only on nodes reserved for a higher job, and would not end before it starts.
+    Reserved { job: JobId, start_ms: i64, start_in_s: u64 },
+    /// Backfill is off and a higher job is blocked on the same nodes.
+    BlockedBehind { partition: String, job: JobId },
+    QueueDepth { depth: usize },
+    Accounting { qos: Option<String>, account: Option<String> },
+    Missing { what: &'static str, name: String },
+    License { name: String, free: u32, asks: u32 },
+    BeginTime { begin_ms: i64, in_s: u64 },
+}
+
+/// Why a job is pending or was rejected: the code, and the facts behind it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reason {
+    pub code: ReasonCode,
+    pub facts: Facts,
+}
+
+impl Reason {
+    pub fn new(code: ReasonCode, facts: Facts) -> Reason {
+        Reason { code, facts }
+    }
+
+    pub fn limit(code: ReasonCode, facts: LimitFacts) -> Reason {
+        Reason { code, facts: Facts::Limit(facts) }
+    }
+
+    /// The sentence without the code.
+    pub fn sentence(&self) -> String {
+        match &self.facts {
+            Facts::None => self.code.description().to_string(),
+            f => f.to_string(),
+        }
+    }
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.code, self.sentence())
+    }
+}
+
+fn wall(m: Option<u64>) -> String {
+    m.map_or_else(|| "UNLIMITED".to_string(), format_minutes)
+}
+
+impl fmt::Display for LimitFacts {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (scope, key, unit) = (&self.scope, self.key, self.unit.as_str());
+        match self.kind {
+            LimitKind::Aggregate => write!(
+                f,
+                "{scope} is at {}/{} {unit} ({key}); the job needs {} more",
+                self.used,
+                self.cap,
+                self.asks.unwrap_or(0)
+            ),
+            LimitKind::PerJob => write!(
+                f,
+                "the job asks for {} {unit}; {scope} allows {} per job ({key})",
+                self.asks.unwrap_or(0),
+                self.cap
+            ),
+            LimitKind::Wall => match self.asks {
+                Some(t) => write!(
+                    f,
+                    "the job's time limit {} exceeds {scope}'s {key} of {}",
+                    format_minutes(t),
+                    format_minutes(self.cap)
+                ),
+                None => write!(f, "the job has no time limit; {scope}'s {key} is {}", format_minutes(self.cap)),
+            },
+            LimitKind::Budget => write!(
+                f,
+                "{scope} has used {} of its {key} budget of {}",
+                format_minutes(self.used),
+                format_minutes(self.cap)
+            ),
+        }
+    }
+}
+
+impl fmt::Display for Facts {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Facts::None => Ok(()),
+            Facts::Limit(l) => l.fmt(f),
+            Facts::UnknownPartition { partition } => write!(f, "partition '{partition}' does not exist"),
+            Facts::PartitionState { partition, state } => write!(f, "partition {partition} is {state}"),
+            Facts::PartitionTime { partition, max_time, time_limit } => write!(
+                f,
+                "the job's time limit {} exceeds partition {partition}'s MaxTime {}",
+                wall(*time_limit),
+                format_minutes(*max_time)
+            ),
+            Facts::PartitionNodes { partition, nodes, asks } => {
+                write!(f, "the job asks for {asks} nodes; partition {partition} has {nodes}")
+            }
+            Facts::NodesUnavailable { partition, nodes } => write!(
+                f,
+                "required node(s) {} are down, drained or not in partition {partition}",
+                hostlist::compress(nodes)
+            ),
+            Facts::Resources { partition, ask, start_in_s, .. } => {
+                write!(f, "partition {partition} has no room now for {ask}")?;
+                match start_in_s {
+                    Some(s) => write!(f, "; expected to start in {}", format_seconds(*s)),
+                    None => Ok(()),
+                }
+            }
+            Facts::Reserved { job, start_in_s, .. } => write!(
+                f,
+                "it fits now only on nodes reserved for higher-priority job {job}, which is expected \
+                 to start in {}, and it would not end before then",
+                format_seconds(*start_in_s)
+            ),
+            Facts::BlockedBehind { partition, job } => {
+                write!(f, "backfill is off and higher-priority job {job} is waiting in partition {partition}")
+            }
+            Facts::QueueDepth { depth } => write!(
+                f,
+                "not tried this pass: {depth} jobs behind the blocked ones were (scheduler.queue_depth)"
+            ),
+            Facts::Accounting { qos, account } => {
+                write!(f, "the accounting cache has not loaded, so the limits of")?;
+                match (qos, account) {
+                    (Some(q), Some(a)) => write!(f, " QOS {q} and account {a}")?,
+                    (Some(q), None) => write!(f, " QOS {q}")?,
+                    (None, Some(a)) => write!(f, " account {a}")?,
+                    (None, None) => write!(f, " the job")?,
+                }
+                write!(f, " cannot be checked; the job starts once it loads")
+            }
+            Facts::Missing { what, name } => write!(f, "{what} '{name}' does not exist"),
+            Facts::License { name, free, asks } => {
+                write!(f, "license {name} has {free} free; the job asks for {asks}")
+            }
+            Facts::BeginTime { in_s, .. } => write!(f, "the job may start in {}", format_seconds(*in_s)),
+        }
+    }
+}

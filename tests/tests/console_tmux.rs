@@ -1,0 +1,171 @@
+//! The console in a real terminal: tmux runs `spur-console` against a
+//! controller with one `spurd` hosting node[01-04]. Keystrokes drain node02
+//! through the Nodes pane; the screen is read back with `capture-pane`,
+//! then the Audit pane and `sinfo -R` must agree.
+//!
+//! Needs tmux. Without it the test is skipped with a note, except in CI
+//! (`CI` set), where it must run (`.ci/run` installs tmux).
+
+use spur_tests::proc::{Agent, Controller, DEADLINE, bin, conf, ok};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const CLUSTER: &str = r#"
+[controller]
+heartbeat_interval_secs = 1
+node_timeout_secs = 5
+[[nodes]]
+name = "node[01-04]"
+cpus = 4
+memory_mb = 8192
+[[partitions]]
+name = "batch"
+nodes = "node[01-04]"
+default = true
+"#;
+
+/// Fits sinfo -R's 20-column REASON, so the assertion sees it whole.
+const REASON: &str = "bad DIMM (tmux)";
+
+/// A tmux server on its own socket, so the test never touches the user's
+/// sessions; killed on drop, so a failing test leaves nothing running.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn run(&self, args: &[&str]) -> Output {
+        let out = Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run tmux");
+        assert!(out.status.success(), "tmux {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        out
+    }
+
+    /// Named keys (`Enter`, `Tab`) or single characters.
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", "console"];
+        args.extend(keys);
+        self.run(&args);
+    }
+
+    /// Text typed as is (`-l`: no key-name lookup, so "Enter" would be five letters).
+    fn type_text(&self, text: &str) {
+        self.run(&["send-keys", "-t", "console", "-l", text]);
+    }
+
+    fn screen(&self) -> String {
+        String::from_utf8_lossy(&self.run(&["capture-pane", "-p", "-t", "console"]).stdout).into_owned()
+    }
+
+    /// Polls the screen until `check` holds; at the deadline fails showing the last screen.
+    fn wait(&self, what: &str, check: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            let screen = self.screen();
+            if check(&screen) {
+                return screen;
+            }
+            assert!(start.elapsed() < DEADLINE, "timed out waiting for {what}; the screen:\n{screen}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux").arg("-L").arg(&self.socket).arg("kill-server").output();
+    }
+}
+
+fn has_tmux() -> bool {
+    Command::new("tmux").arg("-V").output().is_ok_and(|o| o.status.success())
+}
+
+/// Single-quoted for sh.
+fn quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// The screen line that shows `node`'s row.
+fn row<'a>(screen: &'a str, node: &str) -> &'a str {
+    screen.lines().find(|l| l.split_whitespace().next() == Some(node)).unwrap_or("")
+}
+
+#[test]
+fn drain_a_node_from_the_console_in_tmux() {
+    let ci = std::env::var_os("CI").is_some();
+    if !has_tmux() {
+        assert!(!ci, "tmux is required in CI (.ci/run installs it)");
+        eprintln!("note: tmux is not installed; skipping the console tmux test");
+        return;
+    }
+    // Node actions need Administrator; under the default auth plugin only uid 0 is one
+    // without a token, and a user cannot grant themselves the role.
+    if spur_client::conn::Identity::local().uid != Some(0) {
+        assert!(!ci, "CI runs the tests as root");
+        eprintln!("note: not uid 0, so not Administrator; skipping the console tmux test");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}/spur.db", dir.path().display());
+    let c = Controller::start(dir.path(), &conf(&db, CLUSTER));
+    let _agent = Agent::start(&c.url, "node[01-04]", &[]);
+
+    let console = bin("spur-console");
+    // An empty config home: the test must not read the developer's console.toml.
+    let command = format!(
+        "env -u SPUR_TOKEN -u SPUR_CONSOLE_CONFIG XDG_CONFIG_HOME={} {} --controller {}; echo \"console exited: $?\"; sleep 600",
+        quote(&dir.path().display().to_string()),
+        quote(&console.display().to_string()),
+        quote(&c.url),
+    );
+    let tmux = Tmux { socket: format!("spur-console-test-{}", std::process::id()) };
+    tmux.run(&["new-session", "-d", "-s", "console", "-x", "100", "-y", "30", &command]);
+
+    tmux.wait("the console to connect as Administrator", |s| {
+        s.contains("Administrator") && s.contains("connected")
+    });
+    tmux.keys(&["2"]);
+    tmux.wait("node[01-04] to register (IDLE)", |s| {
+        ["node01", "node02", "node03", "node04"].iter().all(|n| row(s, n).contains("IDLE"))
+    });
+    // Rows are in name order and the selection starts on node01.
+    tmux.keys(&["j", "d"]);
+    tmux.wait("the reason field for node02", |s| {
+        s.contains("Drain node02") && s.contains("Reason (required")
+    });
+    tmux.type_text(REASON);
+    tmux.wait("the typed reason", |s| s.contains(&format!("> {REASON}")));
+    tmux.keys(&["Enter"]);
+    tmux.wait("the confirmation naming node and reason", |s| {
+        s.contains("Drain node02?") && s.contains(&format!("Reason: {REASON}")) && s.contains("[ Cancel ]")
+    });
+    // Focus starts on Cancel: move it to Drain, then press it.
+    tmux.keys(&["Tab", "Enter"]);
+    let screen = tmux.wait("node02 drained, live from the watch", |s| {
+        let r = row(s, "node02");
+        (r.contains("DRAINED") || r.contains("DRAINING")) && r.contains(REASON)
+    });
+    assert!(row(&screen, "node02").contains('◐'), "{screen}");
+    assert!(!row(&screen, "node01").contains("DRAIN"), "only node02 was drained:\n{screen}");
+
+    tmux.keys(&["7"]);
+    tmux.wait("the drain in the Audit pane", |s| {
+        s.lines().any(|l| l.contains("node:node02") && l.contains("update"))
+    });
+
+    let reasons = ok("sinfo", &c.url, &["-R"]);
+    let line =
+        reasons.lines().find(|l| l.contains(REASON)).unwrap_or_else(|| panic!("no reason:\n{reasons}"));
+    // Attributed to the console's user, as the controller saw it.
+    let user = spur_client::conn::Identity::local().user;
+    assert!(line.contains("node02") && line.contains(&user), "{reasons}");
+
+    tmux.keys(&["q"]);
+    tmux.wait("the console to quit cleanly", |s| s.contains("console exited: 0"));
+}

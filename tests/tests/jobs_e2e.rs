@@ -1,0 +1,163 @@
+//! Jobs end to end through the API: submit to a controller with real
+//! `spurd` agents, run, finish and free the nodes; pending reasons; the gate.
+
+use spur_client::conn::{self, Clients, Identity};
+use spur_proto::v1 as pb;
+use spur_tests::proc::{Agent, Controller, DEADLINE, conf, ok};
+
+const CLUSTER: &str = r#"
+[controller]
+heartbeat_interval_secs = 1
+node_timeout_secs = 5
+[[nodes]]
+name = "node[01-04]"
+cpus = 4
+memory_mb = 8192
+[[partitions]]
+name = "batch"
+nodes = "node[01-04]"
+default = true
+"#;
+
+async fn client(url: &str) -> Clients {
+    conn::connect(url, Identity { user: "root".into(), uid: Some(0), token: None }).await.unwrap()
+}
+
+async fn wait_state(c: &mut Clients, id: u64, want: &str) -> pb::Job {
+    let start = std::time::Instant::now();
+    loop {
+        let req = pb::ListRequest { filter: vec![pb::KeyValue { key: "id".into(), value: id.to_string() }] };
+        let jobs = c.jobs.list_jobs(req).await.unwrap().into_inner().jobs;
+        if let Some(j) = jobs.into_iter().next()
+            && j.state == want
+        {
+            return j;
+        }
+        assert!(start.elapsed() < DEADLINE, "job {id} never reached {want}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+fn spec(script: &str, dir: &std::path::Path) -> pb::JobSpec {
+    pb::JobSpec {
+        name: "t".into(),
+        num_nodes: 1,
+        ntasks: 1,
+        cpus_per_task: 1,
+        script: format!("#!/bin/sh\n{script}\n"),
+        workdir: dir.display().to_string(),
+        ..Default::default()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn jobs_run_finish_and_free_their_nodes() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}/spur.db", dir.path().display());
+    let c = Controller::start(dir.path(), &conf(&db, CLUSTER));
+    let _a = Agent::start(&c.url, "node[01-04]", &[]);
+    let mut cl = client(&c.url).await;
+    let id = cl
+        .jobs
+        .submit(pb::SubmitRequest {
+            spec: Some(spec("echo id=$SLURM_JOB_ID nodes=$SLURM_JOB_NODELIST", dir.path())),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .job_id;
+    let done = wait_state(&mut cl, id, "COMPLETED").await;
+    assert_eq!(done.nodes.len(), 1);
+    let out = std::fs::read_to_string(dir.path().join(format!("slurm-{id}.out"))).unwrap();
+    assert_eq!(out, format!("id={id} nodes={}\n", done.nodes[0]));
+    let idle = ok("sinfo", &c.url, &["-h", "-o", "%t %D"]);
+    assert_eq!(idle.trim(), "idle 4", "nodes freed: {idle}");
+
+    // A failing job is FAILED with its exit code; a long one can be cancelled.
+    let bad = cl
+        .jobs
+        .submit(pb::SubmitRequest { spec: Some(spec("exit 3", dir.path())) })
+        .await
+        .unwrap()
+        .into_inner()
+        .job_id;
+    assert_eq!(wait_state(&mut cl, bad, "FAILED").await.exit_code, 3);
+    let long = cl
+        .jobs
+        .submit(pb::SubmitRequest { spec: Some(spec("sleep 300", dir.path())) })
+        .await
+        .unwrap()
+        .into_inner()
+        .job_id;
+    wait_state(&mut cl, long, "RUNNING").await;
+    cl.jobs.cancel(pb::CancelRequest { ids: vec![long], ..Default::default() }).await.unwrap();
+    wait_state(&mut cl, long, "CANCELLED").await;
+    let txn = ok(
+        "sacctmgr",
+        &c.url,
+        &["-n", "-P", "show", "txn", "Entity=job", "format=Action,Where,Outcome,Info"],
+    );
+    assert!(txn.contains(&format!("create|job:{id}|success|")), "{txn}");
+    assert!(!txn.contains("echo id="), "scripts never reach the audit log: {txn}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_qos_node_cap_keeps_the_third_exclusive_job_pending() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}/spur.db", dir.path().display());
+    let c = Controller::start(dir.path(), &conf(&db, CLUSTER));
+    let _a = Agent::start(&c.url, "node[01-04]", &[]);
+    ok("sacctmgr", &c.url, &["-i", "add", "qos", "name=gpu", "grptres=node=2", "maxjobsperuser=10"]);
+    ok("sacctmgr", &c.url, &["-i", "add", "account", "name=ml"]);
+    ok("sacctmgr", &c.url, &["-i", "add", "user", "name=root", "account=ml", "qos=gpu", "defaultqos=gpu"]);
+    let mut cl = client(&c.url).await;
+    let mut ids = vec![];
+    for _ in 0..3 {
+        let s = pb::JobSpec { exclusive: true, qos: "gpu".into(), ..spec("sleep 300", dir.path()) };
+        ids.push(cl.jobs.submit(pb::SubmitRequest { spec: Some(s) }).await.unwrap().into_inner().job_id);
+    }
+    wait_state(&mut cl, ids[0], "RUNNING").await;
+    wait_state(&mut cl, ids[1], "RUNNING").await;
+    let start = std::time::Instant::now();
+    let third = loop {
+        let j = wait_state(&mut cl, ids[2], "PENDING").await;
+        if j.reason == "QOSGrpNodeLimit" {
+            break j;
+        }
+        assert!(start.elapsed() < DEADLINE, "reason: {} {}", j.reason, j.reason_detail);
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    assert!(third.reason_detail.contains("gpu"), "{}", third.reason_detail);
+    cl.jobs.cancel(pb::CancelRequest { ids: ids.clone(), ..Default::default() }).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_gate_rejects_with_the_slurm_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}/spur.db", dir.path().display());
+    let c = Controller::start(dir.path(), &conf(&db, CLUSTER));
+    ok("sacctmgr", &c.url, &["-i", "add", "qos", "name=tight", "maxtresperjob=cpu=2", "flags=DenyOnLimit"]);
+    ok("sacctmgr", &c.url, &["-i", "add", "qos", "name=none", "maxsubmitjobsperuser=0"]);
+    ok("sacctmgr", &c.url, &["-i", "add", "account", "name=ml"]);
+    ok("sacctmgr", &c.url, &["-i", "add", "user", "name=root", "account=ml"]);
+    let mut cl = client(&c.url).await;
+    let big = pb::JobSpec { qos: "tight".into(), ntasks: 4, ..spec("true", dir.path()) };
+    let e = cl.jobs.submit(pb::SubmitRequest { spec: Some(big) }).await.unwrap_err();
+    assert!(e.message().starts_with("QOSMaxCpuPerJobLimit"), "{}", e.message());
+    let e = cl
+        .jobs
+        .submit(pb::SubmitRequest {
+            spec: Some(pb::JobSpec { qos: "none".into(), ..spec("true", dir.path()) }),
+        })
+        .await
+        .unwrap_err();
+    assert!(e.message().starts_with("QOSMaxSubmitJobPerUserLimit"), "{}", e.message());
+    let e = cl
+        .jobs
+        .submit(pb::SubmitRequest {
+            spec: Some(pb::JobSpec { qos: "ghost".into(), ..spec("true", dir.path()) }),
+        })
+        .await
+        .unwrap_err();
+    assert!(e.message().contains("QOS 'ghost' does not exist"), "{}", e.message());
+}
