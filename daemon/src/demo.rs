@@ -52,6 +52,51 @@ const SEED: &[(Entity, &str)] = &[
 /// The demo cluster's nodes and partitions, as an admin would write them in spur.conf.
 const CLUSTER: &str = include_str!("../../examples/demo/spur.conf");
 
+/// Who submits what in the demo: (user, account, qos, nodes, cpus, seconds).
+const STREAM: &[(&str, &str, &str, u32, u32, u64)] = &[
+    ("alice", "ml", "highprio", 1, 8, 40),
+    ("carol", "ml", "", 1, 4, 25),
+    ("dave", "physics", "normal", 2, 16, 60),
+    ("dave", "physics", "burst", 1, 2, 15),
+    ("alice", "ml", "normal", 1, 16, 90),
+    ("carol", "ml", "", 4, 16, 120),
+    ("bob", "research", "", 1, 1, 10),
+];
+
+/// Keeps a trickle of jobs coming so the queue has running and pending work.
+fn spawn_job_stream(
+    jobs: std::sync::Arc<crate::jobs::JobService>,
+    dir: std::path::PathBuf,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(std::time::Duration::from_secs(3));
+        for (i, (user, account, qos, nodes, cpus, secs)) in STREAM.iter().cycle().enumerate() {
+            tick.tick().await;
+            let active = jobs.jobs().iter().filter(|j| j.is_active()).count();
+            if active >= 24 {
+                continue;
+            }
+            let spec = spur_proto::v1::JobSpec {
+                name: format!("demo{i}"),
+                account: (*account).into(),
+                qos: (*qos).into(),
+                num_nodes: *nodes,
+                ntasks: *cpus,
+                cpus_per_task: 1,
+                time_limit_minutes: Some(10),
+                script: format!("#!/bin/sh\nsleep {secs}\n"),
+                workdir: dir.display().to_string(),
+                stdout_path: "/dev/null".into(),
+                ..Default::default()
+            };
+            let caller = Caller { user: (*user).into(), peer: "demo".into(), ..Caller::default() };
+            if let Err(e) = jobs.submit(crate::auth::Role::Administrator, &caller, spec).await {
+                tracing::debug!(error = %e, "demo submit refused");
+            }
+        }
+    })
+}
+
 pub async fn start_demo(dir: &Path) -> anyhow::Result<Demo> {
     let path = dir.join("spur.conf");
     let db = dir.join("spur.db");
@@ -95,5 +140,7 @@ pub async fn start_demo(dir: &Path) -> anyhow::Result<Demo> {
             })
         })
         .collect();
+    let mut agents: Vec<tokio::task::JoinHandle<()>> = agents;
+    agents.push(spawn_job_stream(running.jobs.clone(), dir.to_path_buf()));
     Ok(Demo { running, agents })
 }
