@@ -17,9 +17,6 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-/// A scheduling pass runs this often, and at once on a submit, a job's end or a node change.
-const SCHED_INTERVAL: Duration = Duration::from_secs(2);
-
 /// How long in-flight requests get to finish at shutdown.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 
@@ -113,7 +110,7 @@ pub async fn start(cfg: Config, listen: &str) -> anyhow::Result<Running> {
     let mut tasks = vec![spawn_refresher(acct.clone(), cfg.accounting.fairshare_refresh_secs)];
     tasks.extend(hub.spawn_retention(cfg.accounting.txn_retention_days));
     tasks.push(nodes.spawn_monitor());
-    tasks.extend(jobs.spawn(SCHED_INTERVAL));
+    tasks.extend(jobs.spawn(Duration::from_secs(cfg.scheduler.interval)));
     let mut metrics_addr = None;
     if !cfg.metrics.listen_addr.is_empty() {
         let l = TcpListener::bind(&cfg.metrics.listen_addr)

@@ -26,6 +26,8 @@ pub struct Config {
     #[serde(default)]
     pub metrics: MetricsConfig,
     #[serde(default)]
+    pub scheduler: SchedulerConfig,
+    #[serde(default)]
     pub nodes: Vec<NodeConfig>,
     #[serde(default)]
     pub partitions: Vec<PartitionConfig>,
@@ -76,6 +78,40 @@ pub struct AccountingConfig {
     /// 0 or unset keeps txn rows forever.
     #[serde(default)]
     pub txn_retention_days: u64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SchedulerConfig {
+    /// Seconds between scheduling passes (a submit, a job's end or a node change also starts one).
+    #[serde(default = "default_interval")]
+    pub interval: u64,
+    /// EASY backfill.
+    #[serde(default = "yes")]
+    pub backfill_enabled: bool,
+    /// How many jobs a pass tries behind the first blocked one.
+    #[serde(default = "default_queue_depth")]
+    pub queue_depth: usize,
+}
+
+fn default_interval() -> u64 {
+    2
+}
+fn yes() -> bool {
+    true
+}
+fn default_queue_depth() -> usize {
+    64
+}
+
+impl Default for SchedulerConfig {
+    fn default() -> Self {
+        SchedulerConfig {
+            interval: default_interval(),
+            backfill_enabled: true,
+            queue_depth: default_queue_depth(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
@@ -203,6 +239,7 @@ impl Default for Config {
             admission: AdmissionConfig::default(),
             logging: LoggingConfig::default(),
             metrics: MetricsConfig::default(),
+            scheduler: SchedulerConfig::default(),
             nodes: vec![],
             partitions: vec![],
             base_dir: PathBuf::from("."),
@@ -264,6 +301,9 @@ impl Config {
         }
         if a.mode == AuthMode::Required && a.plugin != AuthPlugin::Jwt {
             return Err("key 'auth.mode': \"required\" needs auth.plugin = \"jwt\"".into());
+        }
+        if self.scheduler.interval == 0 {
+            return Err("key 'scheduler.interval': must be at least 1 second".into());
         }
         if self.controller.heartbeat_interval_secs == 0 {
             return Err("key 'controller.heartbeat_interval_secs': must be at least 1".into());

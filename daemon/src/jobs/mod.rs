@@ -11,8 +11,8 @@ use crate::accounting::{AcctService, Caller};
 use crate::auth::Role;
 use crate::error::{Error, Result};
 use crate::nodes::NodeService;
-use crate::sched::submit::{self, SubmitCounts, SubmitError, SubmitPolicy};
 use crate::sched::SchedConfig;
+use crate::sched::submit::{self, SubmitCounts, SubmitError, SubmitPolicy};
 use crate::store::{Store, now_ms};
 use record::{JobRecord, PENDING, RUNNING};
 use spur_client::vocab::hostlist;
@@ -55,7 +55,8 @@ impl JobService {
                 queue.jobs.insert(j.id, j);
             }
         }
-        let active: Vec<_> = queue.jobs.values().filter(|j| j.is_active()).map(JobRecord::sched_job).collect();
+        let active: Vec<_> =
+            queue.jobs.values().filter(|j| j.is_active()).map(JobRecord::sched_job).collect();
         queue.counts = SubmitCounts::from_jobs(active.iter());
         // Running jobs keep their nodes until their agent says otherwise.
         for j in queue.jobs.values().filter(|j| j.state == RUNNING) {
@@ -76,7 +77,11 @@ impl JobService {
                 require_association: cfg.accounting.require_association,
                 default_time_limit: None,
             },
-            sched: SchedConfig { accounting_enabled: accounting, ..SchedConfig::default() },
+            sched: SchedConfig {
+                accounting_enabled: accounting,
+                backfill_enabled: cfg.scheduler.backfill_enabled,
+                queue_depth: cfg.scheduler.queue_depth,
+            },
             kick: Notify::new(),
         })
     }
@@ -87,7 +92,10 @@ impl JobService {
 
     pub(crate) async fn persist(&self, jobs: &[JobRecord]) -> Result<()> {
         let Some(s) = &self.store else { return Ok(()) };
-        let docs = jobs.iter().map(|j| Ok((j.id.to_string(), Some(serde_json::to_value(j)?)))).collect::<Result<Vec<_>>>()?;
+        let docs = jobs
+            .iter()
+            .map(|j| Ok((j.id.to_string(), Some(serde_json::to_value(j)?))))
+            .collect::<Result<Vec<_>>>()?;
         s.put(KIND_JOB, &docs).await
     }
 
@@ -108,7 +116,9 @@ impl JobService {
             parts.iter().find(|p| p.name == spec.partition)
         }
         .ok_or_else(|| match spec.partition.as_str() {
-            "" => Error::FailedPrecondition("no partition given and no default partition is configured".into()),
+            "" => {
+                Error::FailedPrecondition("no partition given and no default partition is configured".into())
+            }
             p => Error::invalid("partition", format!("partition '{p}' does not exist")),
         })?
         .clone();
@@ -159,7 +169,9 @@ impl JobService {
         };
         let resolved = resolved.map_err(|e| match e {
             SubmitError::Unavailable(m) => Error::Unavailable(m),
-            SubmitError::Invalid { code, message } => Error::InvalidArgument(format!("{}: {message}", code.as_str())),
+            SubmitError::Invalid { code, message } => {
+                Error::InvalidArgument(format!("{}: {message}", code.as_str()))
+            }
             SubmitError::Misconfigured(m) => Error::FailedPrecondition(m),
             SubmitError::Denied(r) => Error::FailedPrecondition(format!("{}: {r}", r.code.as_str())),
         })?;
@@ -185,7 +197,10 @@ impl JobService {
         if role >= Role::Operator || j.user == caller.user {
             Ok(())
         } else {
-            Err(Error::PermissionDenied(format!("job {} belongs to '{}'; only its owner or an Operator may change it", j.id, j.user)))
+            Err(Error::PermissionDenied(format!(
+                "job {} belongs to '{}'; only its owner or an Operator may change it",
+                j.id, j.user
+            )))
         }
     }
 
@@ -214,7 +229,9 @@ impl JobService {
 
     pub(crate) async fn signal(&self, j: &JobRecord, signal: i32) {
         let Some(first) = j.nodes.first() else { return };
-        let cmd = pb::AgentCommand { cmd: Some(pb::agent_command::Cmd::Signal(pb::SignalJob { job_id: j.id, signal })) };
+        let cmd = pb::AgentCommand {
+            cmd: Some(pb::agent_command::Cmd::Signal(pb::SignalJob { job_id: j.id, signal })),
+        };
         if let Err(e) = self.nodes.send(first, cmd).await {
             tracing::warn!(job = j.id, error = %e, "could not signal the job");
         }
@@ -265,7 +282,9 @@ impl JobService {
                     if role < Role::Operator {
                         return Err(Error::PermissionDenied("Priority= needs the Operator role".into()));
                     }
-                    next.priority = Some(v.parse().map_err(|_| Error::invalid(k, format!("'{v}' is not a whole number")))?);
+                    next.priority = Some(
+                        v.parse().map_err(|_| Error::invalid(k, format!("'{v}' is not a whole number")))?,
+                    );
                 }
                 "qos" => next.qos = Some(v.to_ascii_lowercase()),
                 "partition" => {
@@ -275,10 +294,18 @@ impl JobService {
                     next.partition = v.clone();
                 }
                 "action" => match v.as_str() {
-                    "hold" => next.hold = if role >= Role::Operator && caller.user != j.user { "admin".into() } else { "user".into() },
+                    "hold" => {
+                        next.hold = if role >= Role::Operator && caller.user != j.user {
+                            "admin".into()
+                        } else {
+                            "user".into()
+                        }
+                    }
                     "release" => {
                         if next.hold == "admin" && role < Role::Operator {
-                            return Err(Error::PermissionDenied("an admin hold is released by an Operator".into()));
+                            return Err(Error::PermissionDenied(
+                                "an admin hold is released by an Operator".into(),
+                            ));
                         }
                         next.hold.clear()
                     }
@@ -289,13 +316,25 @@ impl JobService {
                         self.requeue(id).await?;
                         return Ok(());
                     }
-                    _ => return Err(Error::invalid("action", format!("'{v}' is not hold, release or requeue"))),
+                    _ => {
+                        return Err(Error::invalid(
+                            "action",
+                            format!("'{v}' is not hold, release or requeue"),
+                        ));
+                    }
                 },
-                _ => return Err(Error::invalid(k, "unknown key (use TimeLimit, Priority, QOS or Partition)")),
+                _ => {
+                    return Err(Error::invalid(k, "unknown key (use TimeLimit, Priority, QOS or Partition)"));
+                }
             }
         }
-        if matches!(next.state.as_str(), PENDING | RUNNING) && next.state == RUNNING && next.partition != j.partition {
-            return Err(Error::FailedPrecondition(format!("job {id} is running; its partition cannot change")));
+        if matches!(next.state.as_str(), PENDING | RUNNING)
+            && next.state == RUNNING
+            && next.partition != j.partition
+        {
+            return Err(Error::FailedPrecondition(format!(
+                "job {id} is running; its partition cannot change"
+            )));
         }
         self.persist(std::slice::from_ref(&next)).await?;
         self.lock().jobs.insert(id, next);
@@ -321,7 +360,9 @@ impl JobService {
         };
         let (rec, nodes) = rec;
         if let Some(first) = nodes.first() {
-            let cmd = pb::AgentCommand { cmd: Some(pb::agent_command::Cmd::Signal(pb::SignalJob { job_id: id, signal: 9 })) };
+            let cmd = pb::AgentCommand {
+                cmd: Some(pb::agent_command::Cmd::Signal(pb::SignalJob { job_id: id, signal: 9 })),
+            };
             let _ = self.nodes.send(first, cmd).await;
         }
         self.persist(&[rec]).await?;
