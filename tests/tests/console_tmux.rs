@@ -27,16 +27,17 @@ default = true
 /// Fits sinfo -R's 20-column REASON, so the assertion sees it whole.
 const REASON: &str = "bad DIMM (tmux)";
 
-/// A tmux server on its own socket, so the test never touches the user's
-/// sessions; killed on drop, so a failing test leaves nothing running.
+/// A tmux server on its own socket (`-S`, in the test's temp dir, so not
+/// even the socket file outlives the test and the user's sessions are never
+/// touched); killed on drop, so a failing test leaves nothing running.
 struct Tmux {
-    socket: String,
+    socket: std::path::PathBuf,
 }
 
 impl Tmux {
     fn run(&self, args: &[&str]) -> Output {
         let out = Command::new("tmux")
-            .arg("-L")
+            .arg("-S")
             .arg(&self.socket)
             .args(args)
             .stdin(Stdio::null())
@@ -78,7 +79,7 @@ impl Tmux {
 
 impl Drop for Tmux {
     fn drop(&mut self) {
-        let _ = Command::new("tmux").arg("-L").arg(&self.socket).arg("kill-server").output();
+        let _ = Command::new("tmux").arg("-S").arg(&self.socket).arg("kill-server").output();
     }
 }
 
@@ -124,7 +125,8 @@ fn drain_a_node_from_the_console_in_tmux() {
         quote(&console.display().to_string()),
         quote(&c.url),
     );
-    let tmux = Tmux { socket: format!("spur-console-test-{}", std::process::id()) };
+    // Declared after `dir`, so it is dropped (the server killed) before the socket's directory goes.
+    let tmux = Tmux { socket: dir.path().join("tmux.sock") };
     tmux.run(&["new-session", "-d", "-s", "console", "-x", "100", "-y", "30", &command]);
 
     tmux.wait("the console to connect as Administrator", |s| {

@@ -3,8 +3,9 @@
 //! the outside world reports back ([`Msg`]).
 
 use crate::pane::PaneId;
-use crate::session::Session;
-use spur_proto::v1::{Account, Qos, TxnRow, User};
+use crate::session::{self, Role, Session};
+use spur_client::vocab::hostlist;
+use spur_proto::v1::{Account, Node, Qos, TxnRow, User};
 use std::time::Duration;
 use tui_input::InputRequest;
 
@@ -36,6 +37,8 @@ pub enum Action {
     Refresh,
     Edit,
     Delete,
+    /// Nodes pane: drain, resume or down the marked (else the selected) nodes.
+    NodeAction(NodeOp),
     /// Audit pane: hold new rows back / show them again.
     TogglePause,
     /// Audit pane: edit the controller-side txn filter.
@@ -58,9 +61,78 @@ pub enum Action {
 
 impl Action {
     /// Actions that lead to a write. Dispatch refuses them in read-only mode
-    /// and for a role below Operator.
+    /// and for a role below [`Action::role`].
     pub fn is_write(&self) -> bool {
-        matches!(self, Action::Edit | Action::Delete | Action::Request(_))
+        matches!(self, Action::Edit | Action::Delete | Action::NodeAction(_) | Action::Request(_))
+    }
+
+    /// The least role a write action needs.
+    pub fn role(&self) -> Role {
+        match self {
+            Action::NodeAction(_) => session::NODE_ROLE,
+            Action::Request(op) => op.role(),
+            _ => session::WRITE_ROLE,
+        }
+    }
+
+    /// Short verb for refusals.
+    pub fn verb(&self) -> &'static str {
+        match self {
+            Action::Request(op) => op.verb(),
+            Action::NodeAction(op) => op.verb(),
+            Action::Edit => "edit",
+            _ => "delete",
+        }
+    }
+}
+
+/// What an on-call admin does to nodes, as `scontrol update state=` spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NodeOp {
+    Drain,
+    Resume,
+    Down,
+}
+
+impl NodeOp {
+    /// The `state=` value the controller takes.
+    pub fn state(self) -> &'static str {
+        match self {
+            NodeOp::Drain => "drain",
+            NodeOp::Resume => "resume",
+            NodeOp::Down => "down",
+        }
+    }
+
+    /// Drain and down must say why (the controller refuses them otherwise):
+    /// the reason is what the next on-call reads in `sinfo -R`.
+    pub fn needs_reason(self) -> bool {
+        self != NodeOp::Resume
+    }
+
+    pub fn title(self) -> &'static str {
+        match self {
+            NodeOp::Drain => "Drain",
+            NodeOp::Resume => "Resume",
+            NodeOp::Down => "Down",
+        }
+    }
+
+    pub fn verb(self) -> &'static str {
+        match self {
+            NodeOp::Drain => "drain nodes",
+            NodeOp::Resume => "resume nodes",
+            NodeOp::Down => "down nodes",
+        }
+    }
+
+    /// What the change does, for the confirmation.
+    fn effect(self) -> &'static str {
+        match self {
+            NodeOp::Drain => "Running jobs finish; no new jobs start there.",
+            NodeOp::Resume => "Clears drain/down and the reason; jobs may start there again.",
+            NodeOp::Down => "Taken out of service now; no jobs start there until resumed.",
+        }
     }
 }
 
@@ -83,6 +155,12 @@ pub enum WriteOp {
     DeleteUser {
         assocs: Vec<(String, String)>,
     },
+    /// `scontrol update nodename=... state=... reason=...`; `reason` is empty for resume.
+    UpdateNodes {
+        nodes: Vec<String>,
+        op: NodeOp,
+        reason: String,
+    },
 }
 
 impl WriteOp {
@@ -97,6 +175,9 @@ impl WriteOp {
             },
             WriteOp::DeleteAccount { names: vec!["ml".into()] },
             WriteOp::DeleteUser { assocs: vec![("alice".into(), "ml".into())] },
+            WriteOp::UpdateNodes { nodes: vec!["node01".into()], op: NodeOp::Drain, reason: "fan".into() },
+            WriteOp::UpdateNodes { nodes: vec!["node01".into()], op: NodeOp::Resume, reason: String::new() },
+            WriteOp::UpdateNodes { nodes: vec!["node01".into()], op: NodeOp::Down, reason: "psu".into() },
         ];
         for op in &all {
             // Exhaustive on purpose: a new variant fails to compile until it is listed above.
@@ -104,7 +185,8 @@ impl WriteOp {
                 WriteOp::DeleteQos { .. }
                 | WriteOp::ModifyQos { .. }
                 | WriteOp::DeleteAccount { .. }
-                | WriteOp::DeleteUser { .. } => {}
+                | WriteOp::DeleteUser { .. }
+                | WriteOp::UpdateNodes { .. } => {}
             }
         }
         all
@@ -117,12 +199,35 @@ impl WriteOp {
             WriteOp::ModifyQos { .. } => "modify QOS",
             WriteOp::DeleteAccount { .. } => "delete account",
             WriteOp::DeleteUser { .. } => "delete user association",
+            WriteOp::UpdateNodes { op, .. } => op.verb(),
         }
     }
 
-    /// Whether the operation destroys records (the confirm button says so).
+    /// The least role the controller accepts for this write.
+    pub fn role(&self) -> Role {
+        match self {
+            WriteOp::UpdateNodes { .. } => session::NODE_ROLE,
+            _ => session::WRITE_ROLE,
+        }
+    }
+
+    /// Whether the operation destroys records (a detail view of them closes).
     pub fn destructive(&self) -> bool {
-        !matches!(self, WriteOp::ModifyQos { .. })
+        matches!(self, WriteOp::DeleteQos { .. } | WriteOp::DeleteAccount { .. } | WriteOp::DeleteUser { .. })
+    }
+
+    /// Whether the marks were the operation's targets, so they are spent once it is sent.
+    pub fn consumes_marks(&self) -> bool {
+        self.destructive() || matches!(self, WriteOp::UpdateNodes { .. })
+    }
+
+    /// The confirm button's label: it says what pressing it does.
+    pub fn button(&self) -> &'static str {
+        match self {
+            WriteOp::ModifyQos { .. } => "Apply",
+            WriteOp::UpdateNodes { op, .. } => op.title(),
+            _ => "Delete",
+        }
     }
 
     /// Title and body of the confirmation dialog.
@@ -141,6 +246,21 @@ impl WriteOp {
                 format!("Delete {} association(s)?", assocs.len()),
                 assocs.iter().map(|(u, a)| format!("sacctmgr delete user name={u} account={a}")).collect(),
             ),
+            WriteOp::UpdateNodes { nodes, op, reason } => {
+                let list = hostlist::compress(nodes);
+                let what = match nodes.as_slice() {
+                    [one] => one.clone(),
+                    many => format!("{} nodes", many.len()),
+                };
+                let mut body = vec![format!("Nodes:  {list}")];
+                let mut cmd = format!("scontrol update nodename={list} state={}", op.state());
+                if op.needs_reason() {
+                    body.push(format!("Reason: {reason}"));
+                    cmd.push_str(&format!(" reason=\"{reason}\""));
+                }
+                body.extend([op.effect().to_string(), format!("= {cmd}")]);
+                (format!("{} {what}?", op.title()), body)
+            }
         }
     }
 }
@@ -156,6 +276,8 @@ pub enum Effect {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Rpc {
     FetchAll,
+    /// Re-read one catalog list (the controller said it changed).
+    FetchList(Catalog),
     Write(WriteOp),
     /// Ask the controller who the console is and what role it has.
     WhoAmI,
@@ -185,6 +307,68 @@ pub struct Snapshot {
     pub users: Vec<User>,
 }
 
+/// The accounting lists the console shows, re-read one at a time when the
+/// controller's watch says one changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Catalog {
+    Qos,
+    Accounts,
+    Users,
+}
+
+impl Catalog {
+    pub const ALL: [Catalog; 3] = [Catalog::Qos, Catalog::Accounts, Catalog::Users];
+
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The lists to re-read when the controller says `entity` changed. An
+    /// account change re-reads users too: deleting an account removes its
+    /// associations, which live on the user records.
+    pub fn for_entity(entity: &str) -> &'static [Catalog] {
+        match entity {
+            "qos" => &[Catalog::Qos],
+            "account" => &[Catalog::Accounts, Catalog::Users],
+            "user" => &[Catalog::Users],
+            // An entity this console does not know: re-read everything rather than show stale data.
+            _ => &Catalog::ALL,
+        }
+    }
+}
+
+/// One re-read catalog list.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CatalogList {
+    Qos(Vec<Qos>),
+    Accounts { cluster: String, accounts: Vec<Account> },
+    Users(Vec<User>),
+}
+
+impl CatalogList {
+    pub fn kind(&self) -> Catalog {
+        match self {
+            CatalogList::Qos(_) => Catalog::Qos,
+            CatalogList::Accounts { .. } => Catalog::Accounts,
+            CatalogList::Users(_) => Catalog::Users,
+        }
+    }
+}
+
+/// What `Cluster.Watch` reported, batched: events arriving within a few
+/// milliseconds travel as one update and cost one redraw.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ClusterUpdate {
+    /// `nodes` is every node (a fresh stream or one that fell behind), not only changed ones.
+    pub snapshot: bool,
+    /// Nodes as they are now; the rest are unchanged unless `snapshot`.
+    pub nodes: Vec<Node>,
+    /// Catalog lists to re-read, without repeats.
+    pub stale: Vec<Catalog>,
+    /// The controller's note that this watcher missed accounting changes.
+    pub lagged: Option<String>,
+}
+
 /// Reports from the network task.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Msg {
@@ -206,6 +390,11 @@ pub enum Msg {
     WriteDone {
         summary: String,
     },
+    /// The write landed, but the controller had a warning about it.
+    WriteWarned {
+        summary: String,
+        warning: String,
+    },
     WriteFailed {
         error: String,
     },
@@ -224,6 +413,19 @@ pub enum Msg {
     /// The tail stopped for a reason other than losing the controller.
     AuditFailed {
         sub: u64,
+        error: String,
+    },
+    /// Live nodes and catalog changes from `Cluster.Watch`.
+    Cluster(ClusterUpdate),
+    /// The controller refused `Cluster.Watch` (not merely lacks it): data is
+    /// then re-read after writes, and the Nodes pane says why it is empty.
+    WatchRefused {
+        error: String,
+    },
+    /// The answer to [`Rpc::FetchList`].
+    ListLoaded(CatalogList),
+    ListFailed {
+        list: Catalog,
         error: String,
     },
 }

@@ -4,15 +4,18 @@
 //! confirmations: every write is requested with [`Action::Request`] (or a
 //! key that builds one), checked by [`write_block`], shown in a dialog whose
 //! focus starts on Cancel, and only [`commit`] ever produces an [`Rpc::Write`].
+//! Node actions need Administrator, accounting writes Operator.
 
-use crate::action::{Action, Effect, Msg, Rpc, WriteOp};
+use crate::action::{Action, Effect, Msg, NodeOp, Rpc, WriteOp};
 use crate::audit;
 use crate::command::{self, Command};
 use crate::filter::Filter;
 use crate::form::QosForm;
+use crate::live;
 use crate::nav;
+use crate::nodes;
 use crate::pane::PaneId;
-use crate::session;
+use crate::session::{self, Role};
 use crate::state::{Choice, Confirm, Conn, Mode, Prompt, State};
 use crate::views::{self, Target};
 use tui_input::Input;
@@ -22,16 +25,11 @@ pub fn dispatch(state: &mut State, action: Action) -> Vec<Effect> {
         // Feedback is about the previous key; the status bar keeps the last error.
         state.message = None;
     }
-    if action.is_write() {
-        let what = match &action {
-            Action::Request(op) => op.verb(),
-            Action::Edit => "edit",
-            _ => "delete",
-        };
-        if let Some(why) = write_block(state, what) {
-            state.error(why);
-            return Vec::new();
-        }
+    if action.is_write()
+        && let Some(why) = write_block(state, action.verb(), action.role())
+    {
+        state.error(why);
+        return Vec::new();
     }
     match action {
         Action::Quit => vec![Effect::Quit],
@@ -49,6 +47,12 @@ pub fn dispatch(state: &mut State, action: Action) -> Vec<Effect> {
             Mode::Command(_) | Mode::Filter(_) | Mode::TxnFilter(_) => prompt(state, other),
             Mode::Confirm(_) => confirm(state, other),
             Mode::Form(_) => form(state, other),
+            Mode::Reason(_) => {
+                if let Some(op) = nodes::prompt(state, other) {
+                    request_write(state, op);
+                }
+                Vec::new()
+            }
             Mode::Help { .. } => {
                 nav::help(state, other);
                 Vec::new()
@@ -58,19 +62,20 @@ pub fn dispatch(state: &mut State, action: Action) -> Vec<Effect> {
     }
 }
 
-/// Why `what` may not be written now, or None. Checked on the key, on the
-/// request and again on the confirm, so no path around the dialog writes.
-fn write_block(state: &State, what: &str) -> Option<String> {
+/// Why `what` (which needs `role`) may not be written now, or None. Checked
+/// on the key, on the request and again on the confirm, so no path around
+/// the dialog writes.
+fn write_block(state: &State, what: &str, role: Role) -> Option<String> {
     if state.settings.read_only {
         return Some(format!("read-only mode: {what} refused (the console was started with --read-only)"));
     }
-    session::write_refusal(state.session.as_ref()).map(|why| format!("{what} refused: {why}"))
+    session::refusal(state.session.as_ref(), role).map(|why| format!("{what} refused: {why}"))
 }
 
 /// Open the confirmation dialog for a write. Cancel returns to where the
 /// operator was (an edit form keeps its edits).
 fn request_write(state: &mut State, op: WriteOp) {
-    if let Some(why) = write_block(state, op.verb()) {
+    if let Some(why) = write_block(state, op.verb(), op.role()) {
         state.error(why);
         return;
     }
@@ -89,15 +94,20 @@ fn commit(state: &mut State) -> Vec<Effect> {
     let Mode::Confirm(c) = std::mem::take(&mut state.mode) else {
         return Vec::new();
     };
-    if let Some(why) = write_block(state, c.op.verb()) {
+    if let Some(why) = write_block(state, c.op.verb(), c.op.role()) {
         state.error(why);
         return Vec::new();
     }
-    state.mode = match c.prev {
+    // Past the reason field, back to where the node action started.
+    let prev = match c.prev {
+        Mode::Reason(r) => *r.prev,
+        other => other,
+    };
+    state.mode = match prev {
         Mode::Detail { key, scroll } if !c.op.destructive() => Mode::Detail { key, scroll },
         _ => Mode::Normal,
     };
-    if c.op.destructive() {
+    if c.op.consumes_marks() {
         state.view_mut().marks.clear();
     }
     state.loading = true;
@@ -133,6 +143,7 @@ fn on_net(state: &mut State, msg: Msg) -> Vec<Effect> {
     match msg {
         Msg::Connected => {
             state.conn = Conn::Connected;
+            live::reset(state);
             // Errors from before this connection describe a controller that is back.
             state.last_error = None;
             state.loading = true;
@@ -143,12 +154,14 @@ fn on_net(state: &mut State, msg: Msg) -> Vec<Effect> {
         }
         Msg::Reconnecting { attempt, retry_in, error } => {
             state.conn = Conn::Reconnecting { attempt, retry_in };
+            live::reset(state);
             state.last_error = Some(error);
             state.loading = false;
             Vec::new()
         }
         Msg::Disconnected { error } => {
             state.conn = Conn::Disconnected;
+            live::reset(state);
             state.loading = false;
             state.error(error);
             Vec::new()
@@ -162,16 +175,21 @@ fn on_net(state: &mut State, msg: Msg) -> Vec<Effect> {
             state.error(format!("fetch failed: {error}"));
             Vec::new()
         }
+        // With the watch live the change is pushed; re-fetching is only for a controller without it.
         Msg::WriteDone { summary } => {
             state.info(summary);
-            vec![Effect::Rpc(Rpc::FetchAll)]
+            refetch_unless_live(state)
+        }
+        Msg::WriteWarned { summary, warning } => {
+            state.error(format!("{summary}; warning: {warning}"));
+            refetch_unless_live(state)
         }
         Msg::WriteFailed { error } => {
             // A refusal means the role shown is stale: ask again.
             let denied = error.contains("PermissionDenied");
             state.error(error);
             // Part of a multi-row delete may have landed; show what is true now.
-            let mut effects = vec![Effect::Rpc(Rpc::FetchAll)];
+            let mut effects = refetch_unless_live(state);
             if denied {
                 effects.push(Effect::Rpc(Rpc::WhoAmI));
             }
@@ -193,7 +211,28 @@ fn on_net(state: &mut State, msg: Msg) -> Vec<Effect> {
             audit::on_failed(state, sub, error);
             Vec::new()
         }
+        Msg::Cluster(update) => live::on_update(state, update),
+        Msg::WatchRefused { error } => {
+            state.watch_error = Some(error.clone());
+            state.error(format!("cluster watch: {error}"));
+            Vec::new()
+        }
+        Msg::ListLoaded(list) => live::on_list(state, list),
+        Msg::ListFailed { list, error } => {
+            live::on_list_failed(state, list, error);
+            Vec::new()
+        }
     }
+}
+
+/// After a write: re-fetch unless the watch pushes the change. `loading`
+/// (set when the write was sent) then ends here, or when the fetch answers.
+fn refetch_unless_live(state: &mut State) -> Vec<Effect> {
+    if state.live {
+        state.loading = false;
+        return Vec::new();
+    }
+    vec![Effect::Rpc(Rpc::FetchAll)]
 }
 
 /// Every pane switch goes through here: opening the Audit pane starts its tail.
@@ -235,6 +274,11 @@ fn normal(state: &mut State, action: Action) -> Vec<Effect> {
         }
         Action::Edit => edit(state),
         Action::Delete => delete(state),
+        Action::NodeAction(op) => {
+            if let Some(op) = nodes::start(state, op) {
+                request_write(state, op);
+            }
+        }
         other => nav::normal(state, other),
     }
     Vec::new()
@@ -293,6 +337,16 @@ fn build_delete(state: &State, targets: Vec<Target>) -> Result<WriteOp, String> 
             Target::Assoc { user, account, .. } => assocs.push((user, account)),
             Target::Root => return Err("the root account cannot be deleted".into()),
             Target::Txn(_) => return Err("txn rows are the audit record; they cannot be deleted".into()),
+            Target::Node(_) => {
+                let km = &state.settings.keymap;
+                let (drain, down) = (
+                    km.keys_of(&Action::NodeAction(NodeOp::Drain)),
+                    km.keys_of(&Action::NodeAction(NodeOp::Down)),
+                );
+                return Err(format!(
+                    "nodes come from spur.conf and are not deleted; drain ({drain}) or down ({down}) them"
+                ));
+            }
         }
     }
     assocs.dedup();

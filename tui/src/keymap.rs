@@ -2,7 +2,7 @@
 //! description). Key lookup, the help overlay, the hint line and config
 //! rebinding all read this one table.
 
-use crate::action::Action;
+use crate::action::{Action, NodeOp};
 use crate::pane::PaneId;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use std::collections::HashMap;
@@ -289,6 +289,10 @@ pub fn default_table() -> Vec<Binding> {
         b("back", Action::Back, &["esc"], "back / clear filter, marks"),
         b("edit", Action::Edit, &["e"], "edit the selected QOS"),
         b("delete", Action::Delete, &["D"], "delete marked/selected rows"),
+        // Lower-case d is drain, not delete: on the Nodes pane D is refused anyway.
+        b("node_drain", Action::NodeAction(NodeOp::Drain), &["d"], "drain marked/selected nodes"),
+        b("node_resume", Action::NodeAction(NodeOp::Resume), &["u"], "resume nodes into service"),
+        b("node_down", Action::NodeAction(NodeOp::Down), &["x"], "down marked/selected nodes"),
         b("pause", Action::TogglePause, &["p"], "pause/resume the audit tail"),
         b("txn_filter", Action::TxnFilterMode, &["f"], "filter audit: Outcome=error"),
     ]);

@@ -24,7 +24,9 @@
 //! | [`ui`] | `render(&State, &mut Frame)`: layout, theme, bars, table, overlays |
 //! | [`session`] | WhoAmI's user and role; the role rule for writes |
 //! | [`audit`] | the Audit pane's live tail: bounded buffer, pause, filter, resume |
-//! | [`net`] | the network task: gRPC calls, reconnect with backoff, health watch, txn tail |
+//! | [`live`] | `Cluster.Watch` updates: live nodes, coalesced catalog re-reads |
+//! | [`nodes`] | drain / resume / down: targets, the reason field, recent reasons |
+//! | [`net`] | the network task: gRPC calls, reconnect with backoff, health watch, txn tail, cluster watch |
 //! | [`terminal`] | raw mode / alternate screen, panic hook |
 //! | [`cli`] | command-line flags, controller URL, identity, NO_COLOR |
 //! | [`app`] | the event loop tying terminal, dispatch and network together |
@@ -40,8 +42,10 @@ pub mod filter;
 pub mod form;
 pub mod format;
 pub mod keymap;
+pub mod live;
 pub mod nav;
 pub mod net;
+pub mod nodes;
 pub mod pane;
 pub mod session;
 pub mod state;
@@ -50,7 +54,7 @@ pub mod ui;
 pub mod update;
 pub mod views;
 
-pub use action::{Action, Effect, Msg, Rpc, Snapshot, WriteOp};
+pub use action::{Action, Catalog, CatalogList, ClusterUpdate, Effect, Msg, NodeOp, Rpc, Snapshot, WriteOp};
 pub use app::{run, run_console};
 pub use cli::Cli;
 pub use dispatch::dispatch;

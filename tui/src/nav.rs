@@ -84,9 +84,17 @@ pub fn set_filter(state: &mut State, filter: Option<Filter>) {
 /// New data from the controller: keep selections on the same records and
 /// drop marks of records that are gone.
 pub fn replace_data(state: &mut State, snapshot: Snapshot) {
+    update_data(state, |s| {
+        s.data = Some(snapshot);
+        s.loading = false;
+    });
+}
+
+/// Apply `change` to the data, then keep selections on the same records,
+/// drop marks of records that are gone and leave a detail view whose record is.
+pub fn update_data(state: &mut State, change: impl FnOnce(&mut State)) {
     let keys: Vec<Option<String>> = PaneId::ALL.iter().map(|&p| selected_key(state, p)).collect();
-    state.data = Some(snapshot);
-    state.loading = false;
+    change(state);
     for (pane, key) in PaneId::ALL.into_iter().zip(keys) {
         reselect(state, pane, key);
         let live: std::collections::HashSet<String> =

@@ -14,6 +14,10 @@ pub use spur_client::vocab::names::AdminLevel as Role;
 /// reading the txn log).
 pub const WRITE_ROLE: Role = Role::Operator;
 
+/// The least role for node state changes (drain, resume, down): they take
+/// hardware in or out of service, so the controller keeps them to admins.
+pub const NODE_ROLE: Role = Role::Administrator;
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Session {
     /// The user the controller attributes requests to (may differ from the
@@ -47,12 +51,18 @@ impl Session {
     }
 }
 
-/// Why this session may not write, or None when it may. An unknown session
-/// (WhoAmI not answered yet, or a controller without it) is not refused:
-/// the controller still decides, and a missing API must not lock the console.
-pub fn write_refusal(session: Option<&Session>) -> Option<String> {
+/// Why this session may not do what needs `need`, or None when it may. An
+/// unknown session (WhoAmI not answered yet, or a controller without it) is
+/// not refused: the controller still decides, and a missing API must not
+/// lock the console.
+pub fn refusal(session: Option<&Session>, need: Role) -> Option<String> {
     let s = session?;
-    (s.role < WRITE_ROLE).then(|| format!("needs {}; you are {}", WRITE_ROLE.as_str(), s.role.as_str()))
+    (s.role < need).then(|| format!("needs {}; you are {}", need.as_str(), s.role.as_str()))
+}
+
+/// [`refusal`] for accounting writes.
+pub fn write_refusal(session: Option<&Session>) -> Option<String> {
+    refusal(session, WRITE_ROLE)
 }
 
 #[cfg(test)]
@@ -71,5 +81,8 @@ mod tests {
         assert_eq!(write_refusal(Some(&session("Administrator"))), None);
         // Unknown spellings grant nothing.
         assert!(write_refusal(Some(&session("Wizard"))).is_some());
+        let op = session("Operator");
+        assert_eq!(refusal(Some(&op), NODE_ROLE).as_deref(), Some("needs Administrator; you are Operator"));
+        assert_eq!(refusal(Some(&session("Administrator")), NODE_ROLE), None);
     }
 }

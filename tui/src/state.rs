@@ -7,9 +7,12 @@ use crate::config::ThemeName;
 use crate::filter::Filter;
 use crate::form::QosForm;
 use crate::keymap::Keymap;
+use crate::live::Refetch;
+use crate::nodes::ReasonPrompt;
 use crate::pane::PaneId;
 use crate::session::Session;
 use spur_client::conn::Identity;
+use spur_proto::v1::Node;
 use std::collections::BTreeSet;
 use std::time::Duration;
 use tui_input::Input;
@@ -94,6 +97,8 @@ pub enum Mode {
     },
     Confirm(Box<Confirm>),
     Form(Box<QosForm>),
+    /// The reason field of a drain or down, before its confirmation.
+    Reason(Box<ReasonPrompt>),
 }
 
 /// Per-pane view state, kept when switching panes.
@@ -138,6 +143,17 @@ pub struct State {
     pub session: Option<Session>,
     /// The Audit pane's live tail.
     pub audit: AuditLog,
+    /// Every node, live from `Cluster.Watch`; None until its first snapshot.
+    pub nodes: Option<Vec<Node>>,
+    /// `Cluster.Watch` is delivering on this connection, so writes need no
+    /// re-fetch: their effect is pushed.
+    pub live: bool,
+    /// Why the controller refused `Cluster.Watch`, when it did.
+    pub watch_error: Option<String>,
+    /// Per catalog list (by [`crate::action::Catalog::index`]): a re-read under way.
+    pub refetch: [Refetch; 3],
+    /// Drain/down reasons typed this session, newest first, offered again.
+    pub recent_reasons: Vec<String>,
 }
 
 impl State {
@@ -156,6 +172,11 @@ impl State {
             explain: None,
             session: None,
             audit: AuditLog::default(),
+            nodes: None,
+            live: false,
+            watch_error: None,
+            refetch: Default::default(),
+            recent_reasons: Vec::new(),
         }
     }
 

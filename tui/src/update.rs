@@ -43,6 +43,14 @@ pub fn action_for_key(state: &State, key: KeyEvent) -> Option<Action> {
             KeyCode::BackTab | KeyCode::Up => Some(Action::FocusPrev),
             _ => to_input_request(&Event::Key(key)).map(Action::Input),
         },
+        // Up/Down and Tab walk the recent reasons; everything else edits the text.
+        Mode::Reason(_) => match key.code {
+            KeyCode::Esc => Some(Action::Back),
+            KeyCode::Enter => Some(Action::Submit),
+            KeyCode::Tab | KeyCode::Down => Some(Action::FocusNext),
+            KeyCode::BackTab | KeyCode::Up => Some(Action::FocusPrev),
+            _ => to_input_request(&Event::Key(key)).map(Action::Input),
+        },
         Mode::Confirm(_) => match key.code {
             KeyCode::Esc | KeyCode::Char('n') => Some(Action::Back),
             KeyCode::Enter => Some(Action::Submit),
@@ -62,4 +70,5 @@ pub const FIXED_KEYS: &[(&str, &str)] = &[
     ("enter", "prompt/form: submit; dialog: press the focused button"),
     ("esc", "prompt/form/dialog: cancel"),
     ("tab", "command, audit filter: complete; form/dialog: next field/button"),
+    ("↑/↓", "drain/down reason: pick a recent reason (tab too)"),
 ];

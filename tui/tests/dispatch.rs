@@ -214,8 +214,8 @@ fn keymap_defaults_have_no_conflicts_and_config_errors_name_things() {
     assert!(err.contains("colours"), "{err}");
     let err = config::parse("[theme]\nname = \"neon\"\n").unwrap_err();
     assert!(err.contains("neon"), "{err}");
-    let cfg = config::parse("[keys]\nquit = [\"x\", \"ctrl-q\"]\n[theme]\nname = \"mono\"\n").unwrap();
-    assert_eq!(cfg.keymap.action_for(KeySpec::parse("x").unwrap()), Some(&Action::Quit));
+    let cfg = config::parse("[keys]\nquit = [\"Z\", \"ctrl-q\"]\n[theme]\nname = \"mono\"\n").unwrap();
+    assert_eq!(cfg.keymap.action_for(KeySpec::parse("Z").unwrap()), Some(&Action::Quit));
     assert_eq!(cfg.keymap.action_for(KeySpec::parse("q").unwrap()), None);
     assert_eq!(cfg.theme, config::ThemeName::Mono);
 }

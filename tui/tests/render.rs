@@ -131,3 +131,49 @@ fn denied_and_error_rows_are_bold_with_a_symbol_and_coloured_unless_mono() {
         }
     }
 }
+
+#[test]
+fn nodes_pane() {
+    for size in SIZES {
+        let mut state = common::on_nodes(size, spur_console::session::Role::Administrator);
+        dispatch(&mut state, Action::Down);
+        dispatch(&mut state, Action::ToggleMark); // node02 marked, node03 selected
+        let name = format!("nodes_{}x{}", size.0, size.1);
+        insta::assert_snapshot!(name, draw(&state).backend());
+    }
+}
+
+#[test]
+fn drain_dialog() {
+    let mut state = common::on_nodes((80, 24), spur_console::session::Role::Administrator);
+    dispatch(&mut state, Action::Down); // node02
+    dispatch(&mut state, Action::NodeAction(spur_console::NodeOp::Drain));
+    insta::assert_snapshot!("drain_reason_80x24", draw(&state).backend());
+    common::type_text(&mut state, "dimm");
+    dispatch(&mut state, Action::FocusNext); // the only offered reason with "dimm": bad DIMM
+    dispatch(&mut state, Action::Submit);
+    insta::assert_snapshot!("drain_confirm_80x24", draw(&state).backend());
+}
+
+#[test]
+fn node_states_are_bold_with_a_symbol_and_coloured_unless_mono() {
+    use ratatui::style::Color;
+    for theme in [spur_console::config::ThemeName::Mono, spur_console::config::ThemeName::Default] {
+        let mut state = common::on_nodes((120, 40), spur_console::session::Role::Administrator);
+        state.settings.theme = theme;
+        let term = draw(&state);
+        let buf = term.backend().buffer();
+        // Rows start at y=3: node01 (selected), node02 draining, node03 drained, node04 down*, node05.
+        let mono = theme == spur_console::config::ThemeName::Mono;
+        for (y, symbol, colour) in [(4u16, "◐", Color::Yellow), (5, "◐", Color::Yellow), (6, "▼", Color::Red)]
+        {
+            let line: String = (0..120).map(|x| buf[(x, y)].symbol()).collect();
+            assert!(line.contains(symbol), "{line}");
+            let cell = &buf[(3, y)];
+            assert!(cell.modifier.contains(Modifier::BOLD), "y={y}: {line}");
+            assert_eq!(cell.fg, if mono { Color::Reset } else { colour }, "y={y} {theme:?}");
+        }
+        let plain = &buf[(3, 7)];
+        assert!(!plain.modifier.contains(Modifier::BOLD));
+    }
+}

@@ -1,8 +1,11 @@
-//! The accounting calls: the snapshot fetch and the writes.
+//! The unary calls: the snapshot fetch, single-list re-reads and the writes.
 
-use super::Client;
-use crate::action::{Snapshot, WriteOp};
-use spur_proto::v1::{DeleteRequest, KeyValue, ListRequest, SetMode, SetRequest, SetResponse};
+use super::{Client, NodesClient};
+use crate::action::{Catalog, CatalogList, NodeOp, Snapshot, WriteOp};
+use spur_client::vocab::hostlist;
+use spur_proto::v1::{
+    DeleteRequest, KeyValue, ListRequest, SetMode, SetRequest, SetResponse, UpdateNodesRequest,
+};
 use tonic::Status;
 
 pub async fn fetch(client: &mut Client) -> Result<Snapshot, Status> {
@@ -21,6 +24,20 @@ pub async fn fetch(client: &mut Client) -> Result<Snapshot, Status> {
     })
 }
 
+/// Re-read one list after the watch said it changed.
+pub async fn fetch_list(client: &mut Client, list: Catalog) -> Result<CatalogList, Status> {
+    Ok(match list {
+        Catalog::Qos => CatalogList::Qos(client.list_qos(ListRequest::default()).await?.into_inner().qos),
+        Catalog::Accounts => {
+            let r = client.list_accounts(ListRequest::default()).await?.into_inner();
+            CatalogList::Accounts { cluster: r.cluster_name, accounts: r.accounts }
+        }
+        Catalog::Users => {
+            CatalogList::Users(client.list_users(ListRequest::default()).await?.into_inner().users)
+        }
+    })
+}
+
 pub fn kv(key: &str, value: &str) -> KeyValue {
     KeyValue { key: key.into(), value: value.into() }
 }
@@ -29,10 +46,33 @@ fn deleted(n: usize) -> String {
     if n == 1 { "1 record".into() } else { format!("{n} records") }
 }
 
-/// Run one write; the summary counts the records the controller says it changed.
+/// What a write did, and the controller's warning about it if any.
+pub struct Written {
+    pub summary: String,
+    pub warning: Option<String>,
+}
+
+/// Run one write; the summary counts what the controller says it changed.
+pub async fn write(client: &mut Client, nodes: &mut NodesClient, op: WriteOp) -> Result<Written, Status> {
+    if let WriteOp::UpdateNodes { nodes: names, op, reason } = op {
+        let req = UpdateNodesRequest { nodes: hostlist::compress(&names), state: op.state().into(), reason };
+        let r = nodes.update_nodes(req).await?.into_inner();
+        let done = match op {
+            NodeOp::Drain => "drained",
+            NodeOp::Resume => "resumed",
+            NodeOp::Down => "marked down",
+        };
+        let summary = format!("{done} {}", hostlist::compress(&r.updated));
+        let warning = Some(r.warning).filter(|w| !w.is_empty());
+        return Ok(Written { summary, warning });
+    }
+    let summary = accounting(client, op).await?;
+    Ok(Written { summary, warning: None })
+}
+
 // Request messages may grow fields (dry-run variants, cluster); new ones keep their defaults.
 #[allow(clippy::needless_update)]
-pub async fn write(client: &mut Client, op: WriteOp) -> Result<String, Status> {
+async fn accounting(client: &mut Client, op: WriteOp) -> Result<String, Status> {
     let changes = |r: tonic::Response<SetResponse>| r.into_inner().changes.len();
     let del = |w: Vec<KeyValue>| DeleteRequest { r#where: w, dry_run: false, ..Default::default() };
     match op {
@@ -68,5 +108,6 @@ pub async fn write(client: &mut Client, op: WriteOp) -> Result<String, Status> {
             }
             Ok(format!("deleted {} association(s) ({} changed)", assocs.len(), deleted(n)))
         }
+        WriteOp::UpdateNodes { .. } => Err(Status::internal("node updates are not accounting writes")),
     }
 }

@@ -7,16 +7,24 @@
 //! The txn tail runs as its own task beside the request loop, so a long
 //! fetch never stalls it; it is aborted when the connection is lost and the
 //! app re-subscribes (after the last row seen) on the next `Connected`.
+//!
+//! `Cluster.Watch` is part of the connection: it is opened, and its node
+//! snapshot received, before `Connected` is reported, so the fetch the app
+//! then asks for cannot miss a change; when it ends the connection is
+//! re-made. A controller without it is served as before (re-fetch after writes).
 
 mod calls;
 mod tail;
+mod watch;
 
 use crate::action::{Msg, Rpc, TailSpec};
 use crate::session::Session;
-use spur_client::conn::{Identity, IdentityInterceptor};
+use spur_client::conn::{Identity, IdentityInterceptor, Svc};
 use spur_proto::v1::WhoAmIRequest;
 use spur_proto::v1::accounting_client::AccountingClient;
 use spur_proto::v1::audit_client::AuditClient;
+use spur_proto::v1::cluster_client::ClusterClient;
+use spur_proto::v1::nodes_client::NodesClient as NodesGrpc;
 use spur_proto::v1::session_client::SessionClient;
 use std::time::Duration;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
@@ -40,6 +48,7 @@ pub fn spawn(
 }
 
 type Client = AccountingClient<InterceptedService<Channel, IdentityInterceptor>>;
+type NodesClient = NodesGrpc<Svc>;
 
 enum Exit {
     /// The app loop hung up: stop.
@@ -64,9 +73,7 @@ async fn run(url: String, identity: Identity, mut rpcs: UnboundedReceiver<Rpc>, 
             Ok(channel) => {
                 delay = FIRST_RETRY;
                 attempt = 0;
-                if msgs.send(Msg::Connected).is_err() {
-                    return;
-                }
+                // serve() reports Connected once the cluster watch is subscribed.
                 match serve(channel, &identity, &mut rpcs, &msgs).await {
                     Exit::Closed => return,
                     Exit::Lost(e) => e,
@@ -95,8 +102,8 @@ async fn wait(delay: Duration, rpcs: &mut UnboundedReceiver<Rpc>, msgs: &Unbound
             rpc = rpcs.recv() => match rpc {
                 None => return false,
                 Some(Rpc::FetchAll) => return true,
-                // Both are asked again on the next Connected.
-                Some(Rpc::WhoAmI | Rpc::Tail(_)) => {}
+                // Asked again (or covered by FetchAll) on the next Connected.
+                Some(Rpc::WhoAmI | Rpc::Tail(_) | Rpc::FetchList(_)) => {}
                 Some(Rpc::Write(op)) => {
                     let _ = msgs.send(Msg::WriteFailed { error: format!("{}: not connected to the controller", op.verb()) });
                 }
@@ -126,10 +133,46 @@ impl Drop for Tail {
     }
 }
 
+/// A running task that stops when dropped.
+struct Task(JoinHandle<Result<(), Status>>);
+
+impl Drop for Task {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+type Ended = Result<Result<(), Status>, JoinError>;
+
 enum Event {
     Rpc(Option<Rpc>),
     Lost(String),
-    TailEnded(Result<Result<(), Status>, JoinError>),
+    TailEnded(Ended),
+    WatchEnded(Ended),
+}
+
+/// Open the cluster watch and report the connection; the watch task, if
+/// the controller serves one. Err: the controller went away meanwhile.
+async fn connected(
+    channel: Channel,
+    icpt: IdentityInterceptor,
+    msgs: &UnboundedSender<Msg>,
+) -> Result<Option<Task>, String> {
+    let mut cluster = ClusterClient::with_interceptor(channel, icpt);
+    let opened = watch::open(&mut cluster).await.map_err(|s| describe(&s))?;
+    let _ = msgs.send(Msg::Connected);
+    Ok(match opened {
+        watch::Opened::Live(live) => {
+            let (stream, first) = *live;
+            let _ = msgs.send(Msg::Cluster(first));
+            Some(Task(tokio::spawn(watch::run(stream, msgs.clone()))))
+        }
+        watch::Opened::Unsupported => None,
+        watch::Opened::Refused(error) => {
+            let _ = msgs.send(Msg::WatchRefused { error });
+            None
+        }
+    })
 }
 
 async fn serve(
@@ -140,14 +183,19 @@ async fn serve(
 ) -> Exit {
     let icpt = IdentityInterceptor::new(identity.clone());
     let mut client = AccountingClient::with_interceptor(channel.clone(), icpt.clone());
+    let mut nodes = NodesGrpc::with_interceptor(channel.clone(), icpt.clone());
     let audit = AuditClient::with_interceptor(channel.clone(), icpt.clone());
-    let mut session = SessionClient::with_interceptor(channel.clone(), icpt);
+    let mut session = SessionClient::with_interceptor(channel.clone(), icpt.clone());
     // None when the controller does not serve health: then loss shows up on the next call.
-    let mut health = HealthClient::new(channel)
+    let mut health = HealthClient::new(channel.clone())
         .watch(HealthCheckRequest::default())
         .await
         .ok()
         .map(tonic::Response::into_inner);
+    let mut watching = match connected(channel, icpt, msgs).await {
+        Ok(w) => w,
+        Err(e) => return Exit::Lost(e),
+    };
     let mut tail: Option<Tail> = None;
     loop {
         // In a block so the futures borrowing `health` and `tail` end before the match.
@@ -170,16 +218,31 @@ async fn serve(
                     None => std::future::pending().await,
                 }
             };
+            let unwatched = async {
+                match watching.as_mut() {
+                    Some(w) => (&mut w.0).await,
+                    None => std::future::pending().await,
+                }
+            };
             tokio::select! {
                 rpc = rpcs.recv() => Event::Rpc(rpc),
                 error = lost => Event::Lost(error),
                 result = ended => Event::TailEnded(result),
+                result = unwatched => Event::WatchEnded(result),
             }
         };
         let rpc = match event {
             Event::Rpc(None) => return Exit::Closed,
             Event::Rpc(Some(rpc)) => rpc,
             Event::Lost(error) => return Exit::Lost(error),
+            // Re-making the connection re-subscribes and brings a fresh snapshot.
+            Event::WatchEnded(result) => {
+                return Exit::Lost(match result {
+                    Ok(Ok(())) => "the controller ended the cluster watch".to_string(),
+                    Ok(Err(s)) => describe(&s),
+                    Err(e) => format!("the cluster watch task failed: {e}"),
+                });
+            }
             Event::TailEnded(result) => {
                 let sub = tail.take().map_or(0, |t| t.sub);
                 let error = match result {
@@ -205,6 +268,15 @@ async fn serve(
                     let _ = msgs.send(Msg::SessionFailed { error: describe(&s) });
                 }
             },
+            Rpc::FetchList(list) => match calls::fetch_list(&mut client, list).await {
+                Ok(l) => {
+                    let _ = msgs.send(Msg::ListLoaded(l));
+                }
+                Err(s) if gone(&s) => return Exit::Lost(describe(&s)),
+                Err(s) => {
+                    let _ = msgs.send(Msg::ListFailed { list, error: describe(&s) });
+                }
+            },
             Rpc::FetchAll => match calls::fetch(&mut client).await {
                 Ok(s) => {
                     let _ = msgs.send(Msg::Loaded(s));
@@ -216,9 +288,12 @@ async fn serve(
             },
             Rpc::Write(op) => {
                 let verb = op.verb();
-                match calls::write(&mut client, op).await {
-                    Ok(summary) => {
+                match calls::write(&mut client, &mut nodes, op).await {
+                    Ok(calls::Written { summary, warning: None }) => {
                         let _ = msgs.send(Msg::WriteDone { summary });
+                    }
+                    Ok(calls::Written { summary, warning: Some(warning) }) => {
+                        let _ = msgs.send(Msg::WriteWarned { summary, warning });
                     }
                     Err(s) => {
                         let _ = msgs.send(Msg::WriteFailed { error: format!("{verb}: {}", describe(&s)) });

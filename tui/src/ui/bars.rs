@@ -3,7 +3,7 @@
 
 use super::table;
 use super::theme::Theme;
-use crate::action::Action;
+use crate::action::{Action, NodeOp};
 use crate::pane::PaneId;
 use crate::session;
 use crate::state::{Conn, Mode, Prompt, State};
@@ -40,12 +40,9 @@ pub fn breadcrumb(state: &State, theme: Theme, frame: &mut Frame, area: Rect) {
     if let (PaneId::Preemption, Some(job)) = (state.pane, &state.explain) {
         parts.push(format!("job {job}"));
     }
-    let detail_key = match &state.mode {
-        Mode::Detail { key, .. } => Some(key),
-        Mode::Help { prev, .. } => match prev.as_ref() {
-            Mode::Detail { key, .. } => Some(key),
-            _ => None,
-        },
+    // The bottom layer: a detail view stays named under help or a dialog.
+    let detail_key = match super::layers(&state.mode).first() {
+        Some(Mode::Detail { key, .. }) => Some(key),
         _ => None,
     };
     if let Some(key) = detail_key {
@@ -181,13 +178,24 @@ fn hints(state: &State, theme: Theme, width: u16) -> Line<'static> {
         let pause = if state.audit.paused { "resume" } else { "pause" };
         items.extend([(Action::TogglePause, pause), (Action::TxnFilterMode, "filter")]);
         items.extend([(Action::Open, "info"), (Action::FilterMode, "grep"), (Action::Refresh, "retry")]);
+    } else if state.pane == PaneId::Nodes {
+        // On call, marking and draining come before browsing.
+        items.push((Action::ToggleMark, "mark"));
+        if writes_allowed(state, session::NODE_ROLE) {
+            items.extend([
+                (Action::NodeAction(NodeOp::Drain), "drain"),
+                (Action::NodeAction(NodeOp::Resume), "resume"),
+                (Action::NodeAction(NodeOp::Down), "down"),
+            ]);
+        }
+        items.extend([(Action::FilterMode, "filter"), (Action::Open, "detail"), (Action::SortNext, "sort")]);
     } else {
         items.extend([
             (Action::FilterMode, "filter"),
             (Action::Open, "detail"),
             (Action::Refresh, "refresh"),
         ]);
-        if writes_allowed(state) {
+        if writes_allowed(state, session::WRITE_ROLE) {
             items.extend([(Action::Edit, "edit"), (Action::Delete, "delete")]);
         }
         items.extend([(Action::SortNext, "sort"), (Action::ToggleMark, "mark")]);
@@ -207,8 +215,8 @@ fn hints(state: &State, theme: Theme, width: u16) -> Line<'static> {
     Line::from(spans)
 }
 
-fn writes_allowed(state: &State) -> bool {
-    !state.settings.read_only && session::write_refusal(state.session.as_ref()).is_none()
+fn writes_allowed(state: &State, role: session::Role) -> bool {
+    !state.settings.read_only && session::refusal(state.session.as_ref(), role).is_none()
 }
 
 /// Connection first and the URL last: at 80 columns the URL is what gets cut.

@@ -32,19 +32,23 @@ pub fn render(state: &State, frame: &mut Frame) {
             Mode::Help { scroll, .. } => overlay::help(state, theme, frame, *scroll),
             Mode::Form(form) => overlay::form(form, theme, frame, !matches!(state.mode, Mode::Confirm(_))),
             Mode::Confirm(c) => overlay::confirm(c, theme, frame),
+            // Only while it is the top layer: the confirmation repeats the reason, and two
+            // stacked boxes of similar size read as one broken dialog.
+            Mode::Reason(r) if !matches!(state.mode, Mode::Confirm(_)) => overlay::reason(r, theme, frame),
             _ => {}
         }
     }
 }
 
 /// The modes stacked on screen, bottom first (a dialog over a form, help over a detail view).
-fn layers(mode: &Mode) -> Vec<&Mode> {
+pub(crate) fn layers(mode: &Mode) -> Vec<&Mode> {
     let mut stack = vec![mode];
     let mut cur = mode;
     loop {
         cur = match cur {
             Mode::Help { prev, .. } => prev,
             Mode::Confirm(c) => &c.prev,
+            Mode::Reason(r) => &r.prev,
             _ => break,
         };
         stack.push(cur);

@@ -1,9 +1,12 @@
 //! Views drawn over or instead of the table: help, the confirmation
-//! dialog, the QOS edit form and the detail view.
+//! dialog, the QOS edit form, the drain/down reason field and the detail view.
 
 use super::layout::centered;
 use super::theme::Theme;
+use crate::action::Action;
 use crate::form::QosForm;
+use crate::nodes::ReasonPrompt;
+use crate::pane::PaneId;
 use crate::state::{Choice, Confirm, State};
 use crate::update::FIXED_KEYS;
 use crate::views;
@@ -11,6 +14,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Padding, Paragraph, Wrap};
+use spur_client::vocab::hostlist;
 
 fn popup(frame: &mut Frame, theme: Theme, area: Rect, title: &str) -> Rect {
     frame.render_widget(Clear, area);
@@ -31,15 +35,27 @@ pub fn help(state: &State, theme: Theme, frame: &mut Frame, scroll: u16) {
     let inner = popup(frame, theme, area, " Keys — esc closes ");
     let bindings = state.settings.keymap.bindings();
     let key_w = bindings.iter().map(|b| keys_text(b).chars().count()).max().unwrap_or(4).min(12);
-    let entries: Vec<Line> = bindings
-        .iter()
-        .map(|b| {
-            Line::from(vec![
-                Span::styled(format!("{:>key_w$} ", keys_text(b)), theme.key()),
-                Span::raw(b.desc),
-            ])
-        })
-        .collect();
+    let entry = |keys: &str, desc: &str| {
+        Line::from(vec![Span::styled(format!("{keys:>key_w$} "), theme.key()), Span::raw(desc.to_string())])
+    };
+    // Pane keys left at their defaults (the numbers the tab bar shows) take one
+    // line instead of seven, so the whole table fits 80x24 without scrolling.
+    let default_panes =
+        bindings.iter().filter(|b| matches!(b.action, Action::GoPane(_))).all(|b| match b.action {
+            Action::GoPane(p) => keys_text(b) == p.number().to_string(),
+            _ => false,
+        });
+    let mut entries: Vec<Line> = Vec::new();
+    for b in bindings {
+        match b.action {
+            Action::GoPane(p) if default_panes => {
+                if p == PaneId::ALL[0] {
+                    entries.push(entry(&format!("1..{}", PaneId::ALL.len()), "go to the numbered pane"));
+                }
+            }
+            _ => entries.push(entry(&keys_text(b), b.desc)),
+        }
+    }
     let fixed: Vec<Line> = FIXED_KEYS
         .iter()
         .map(|(k, d)| Line::from(vec![Span::styled(format!("{k:>key_w$} "), theme.key()), Span::raw(*d)]))
@@ -66,13 +82,41 @@ fn keys_text(b: &crate::keymap::Binding) -> String {
     b.keys.iter().map(|k| k.to_string()).collect::<Vec<_>>().join("/")
 }
 
+/// Greedy word wrap to `width` columns (long words are cut), done here
+/// rather than by the Paragraph so the dialog can be sized to the result.
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let width = width.max(1);
+    let mut out = vec![String::new()];
+    for word in text.split(' ') {
+        let cur = out.last_mut().map(|l| views::width(l) as usize).unwrap_or(0);
+        let w = views::width(word) as usize;
+        if cur > 0 && cur + 1 + w > width {
+            out.push(String::new());
+        } else if cur > 0 {
+            out.last_mut().expect("never empty").push(' ');
+        }
+        let mut rest: String = word.to_string();
+        while views::width(&rest) as usize > width {
+            let head: String = rest.chars().take(width).collect();
+            rest = rest.chars().skip(width).collect();
+            out.last_mut().expect("never empty").push_str(&head);
+            out.push(String::new());
+        }
+        out.last_mut().expect("never empty").push_str(&rest);
+    }
+    out
+}
+
 pub fn confirm(c: &Confirm, theme: Theme, frame: &mut Frame) {
     let (title, body) = c.op.describe();
     let screen = frame.area();
+    let width = screen.width.saturating_sub(4).min(74);
+    // Border and padding take four columns.
+    let body: Vec<String> = body.iter().flat_map(|l| wrap(l, usize::from(width.saturating_sub(4)))).collect();
     let height = (body.len() as u16).saturating_add(5);
-    let area = centered(screen, screen.width.saturating_sub(4).min(74), height);
+    let area = centered(screen, width, height);
     let inner = popup(frame, theme, area, &format!(" {title} "));
-    let ok = if c.op.destructive() { "Delete" } else { "Apply" };
+    let ok = c.op.button();
     let button = |label: &str, choice: Choice| {
         let style = if c.focus == choice { theme.selected() } else { theme.plain() };
         Span::styled(format!("[ {label} ]"), style)
@@ -130,6 +174,43 @@ pub fn form(form: &QosForm, theme: Theme, frame: &mut Frame, focused: bool) {
     frame.render_widget(Paragraph::new(vec![about, hint]), footer);
 }
 
+/// The reason field of a drain or down, with the recent reasons under it.
+pub fn reason(p: &ReasonPrompt, theme: Theme, frame: &mut Frame) {
+    let offered = p.offered();
+    let listed = offered.len().max(1) as u16;
+    let screen = frame.area();
+    let area = centered(screen, screen.width.saturating_sub(4).min(74), listed + 8);
+    let title = format!(" {} {} ", p.op.title(), hostlist::compress(&p.nodes));
+    let inner = popup(frame, theme, area, &title);
+    let width = usize::from(inner.width.saturating_sub(2)).max(1);
+    let scroll = p.input.visual_scroll(width);
+    let value: String = p.input.value().chars().skip(scroll).collect();
+    let mut lines = vec![
+        Line::styled("Reason (required; sinfo -R shows it):", theme.header()),
+        Line::from(vec![Span::styled("> ", theme.key()), Span::raw(value)]),
+        match &p.hint {
+            Some(h) => Line::styled(h.clone(), theme.error()),
+            None => Line::raw(""),
+        },
+        Line::styled("Recent reasons (↑/↓ or tab):", theme.dim()),
+    ];
+    if offered.is_empty() {
+        lines.push(Line::styled("  none yet", theme.dim()));
+    }
+    for (i, r) in offered.iter().enumerate() {
+        // `›` marks the pick as well as REVERSED, so it shows without colour or bold.
+        lines.push(match p.pick == Some(i) {
+            true => Line::styled(format!("› {r}"), theme.selected()),
+            false => Line::raw(format!("  {r}")),
+        });
+    }
+    lines.push(Line::raw(""));
+    lines.push(Line::styled("enter review · esc cancel", theme.dim()));
+    frame.render_widget(Paragraph::new(lines), inner);
+    let x = inner.x + 2 + p.input.visual_cursor().saturating_sub(scroll) as u16;
+    frame.set_cursor_position((x.min(inner.right().saturating_sub(1)), inner.y + 1));
+}
+
 pub fn detail(state: &State, theme: Theme, frame: &mut Frame, area: Rect, key: &str, scroll: u16) {
     let Some(d) = views::detail(state, state.pane, key) else {
         let msg = Line::styled(format!("{key}: no longer present (esc goes back)"), theme.dim());
@@ -146,4 +227,16 @@ pub fn detail(state: &State, theme: Theme, frame: &mut Frame, area: Rect, key: &
         lines.extend(d.body.iter().map(|l| Line::raw(l.clone())));
     }
     frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }).scroll((scroll, 0)), area);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wrap;
+
+    #[test]
+    fn wrap_breaks_at_words_and_cuts_long_ones() {
+        assert_eq!(wrap("aaa bbb ccc", 7), ["aaa bbb", "ccc"]);
+        assert_eq!(wrap("Nodes:  node02", 40), ["Nodes:  node02"]);
+        assert_eq!(wrap("abcdefghij", 4), ["abcd", "efgh", "ij"]);
+    }
 }

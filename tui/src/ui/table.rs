@@ -26,7 +26,25 @@ fn note(frame: &mut Frame, area: Rect, line: Line) {
     frame.render_widget(Paragraph::new(line).wrap(Wrap { trim: true }), area);
 }
 
+/// Why the Nodes pane has no table yet: still connecting, refused, or a
+/// controller without `Cluster.Watch`.
+fn nodes_note(state: &State) -> (String, bool) {
+    match (&state.watch_error, &state.conn) {
+        (_, Conn::Reconnecting { .. } | Conn::Disconnected) => {
+            ("no data: the controller is unreachable".into(), false)
+        }
+        (Some(e), _) => (format!("✗ Nodes unavailable: the controller refused the cluster watch: {e}"), true),
+        (None, Conn::Connecting) => ("loading…".into(), false),
+        (None, Conn::Connected) => ("Nodes: not available from this controller yet.".into(), false),
+    }
+}
+
 pub fn pane(state: &State, theme: Theme, frame: &mut Frame, area: Rect) {
+    if state.pane == PaneId::Nodes && state.nodes.is_none() {
+        let (text, error) = nodes_note(state);
+        note(frame, area, Line::styled(text, if error { theme.error() } else { theme.dim() }));
+        return;
+    }
     let Some(model) = views::table(state, state.pane) else {
         let subject = match (&state.explain, state.pane) {
             (Some(job), PaneId::Preemption) => format!("{} (job {job})", state.pane.title()),
@@ -42,7 +60,7 @@ pub fn pane(state: &State, theme: Theme, frame: &mut Frame, area: Rect) {
         note(frame, area, Line::styled(text, if error { theme.error() } else { theme.dim() }));
         return;
     }
-    if state.pane != PaneId::Audit && state.data.is_none() {
+    if !matches!(state.pane, PaneId::Audit | PaneId::Nodes) && state.data.is_none() {
         let text = match state.conn {
             Conn::Connected | Conn::Connecting => "loading…",
             Conn::Reconnecting { .. } | Conn::Disconnected => "no data: the controller is unreachable",
@@ -78,6 +96,9 @@ pub fn pane(state: &State, theme: Theme, frame: &mut Frame, area: Rect) {
         let style = match (r.alert, &r.target) {
             (Some(Alert::Denied), _) => theme.denied(),
             (Some(Alert::Error), _) => theme.failed(),
+            (Some(Alert::Down), _) => theme.node_down(),
+            (Some(Alert::Drain), _) => theme.node_drain(),
+            (Some(Alert::NotResponding), _) => theme.node_lost(),
             (None, Target::Account(_) | Target::Root) => theme.account(),
             _ => theme.plain(),
         };

@@ -73,6 +73,21 @@ impl Theme {
         self.fg(Color::Yellow).add_modifier(Modifier::BOLD)
     }
 
+    /// A DOWN node: BOLD and `▼`, red unless mono.
+    pub fn node_down(self) -> Style {
+        self.fg(Color::Red).add_modifier(Modifier::BOLD)
+    }
+
+    /// A draining or drained node: BOLD and `◐`, yellow unless mono.
+    pub fn node_drain(self) -> Style {
+        self.fg(Color::Yellow).add_modifier(Modifier::BOLD)
+    }
+
+    /// A node not responding (yet up): BOLD and `*`, magenta unless mono.
+    pub fn node_lost(self) -> Style {
+        self.fg(Color::Magenta).add_modifier(Modifier::BOLD)
+    }
+
     pub fn info(self) -> Style {
         self.fg(Color::Green)
     }

@@ -35,7 +35,8 @@ fn outcome_cell(outcome: &str) -> String {
     match alert(outcome) {
         Some(Alert::Denied) => format!("✗ {outcome}"),
         Some(Alert::Error) => format!("! {outcome}"),
-        None => outcome.to_string(),
+        // alert() gives txn rows no node alerts.
+        _ => outcome.to_string(),
     }
 }
 

@@ -3,11 +3,12 @@
 //! A pane with data implements two things here: a `table` (rows already
 //! filtered and sorted for its [`PaneView`]) and a `detail`. Panes whose
 //! data the controller does not serve yet return `None` and the renderer
-//! says so in one line. Queue, Nodes, HRES and Preemption plug in here when
-//! their services exist.
+//! says so in one line. Queue, HRES and Preemption plug in here when their
+//! services exist.
 
 pub mod accounts;
 pub mod audit;
+pub mod nodes;
 pub mod qos;
 
 use crate::pane::PaneId;
@@ -40,6 +41,8 @@ pub enum Target {
     Root,
     /// A txn log row, by id: a record of the past, never a write target.
     Txn(i64),
+    /// A node, by name: drained, resumed or downed, never deleted.
+    Node(String),
 }
 
 /// Rows that must stand out (drawn BOLD with a symbol, coloured unless mono).
@@ -47,6 +50,12 @@ pub enum Target {
 pub enum Alert {
     Denied,
     Error,
+    /// A node that is DOWN (`▼`).
+    Down,
+    /// A draining or drained node (`◐`).
+    Drain,
+    /// A node whose agent stopped heartbeating, not yet down (`?`, `*`).
+    NotResponding,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -120,14 +129,17 @@ fn table_with(state: &State, pane: PaneId, view: &PaneView) -> Option<TableModel
         PaneId::Qos => Some(qos::table(data.map(|d| d.qos.as_slice()).unwrap_or_default(), view)),
         PaneId::Accounts => Some(accounts::table(data, view)),
         PaneId::Audit => Some(audit::table(&state.audit, view)),
-        PaneId::Queue | PaneId::Nodes | PaneId::Hres | PaneId::Preemption => None,
+        PaneId::Nodes => state.nodes.as_deref().map(|n| nodes::table(n, view)),
+        PaneId::Queue | PaneId::Hres | PaneId::Preemption => None,
     }
 }
 
 pub fn detail(state: &State, pane: PaneId, key: &str) -> Option<Detail> {
-    // The txn log is not part of the fetched snapshot.
-    if pane == PaneId::Audit {
-        return audit::detail(&state.audit, key);
+    // Neither the txn log nor the nodes (live from the cluster watch) are in the fetched snapshot.
+    match pane {
+        PaneId::Audit => return audit::detail(&state.audit, key),
+        PaneId::Nodes => return nodes::detail(state.nodes.as_deref()?, key),
+        _ => {}
     }
     let data = state.data.as_ref()?;
     match pane {

@@ -166,3 +166,68 @@ pub fn on_audit(size: (u16, u16)) -> State {
     dispatch(&mut state, Action::Net(Msg::AuditRows { sub, rows: txn_rows(), lagged: None }));
     state
 }
+
+fn node(name: &str, base: &str, cpus: (u32, u32), partitions: &[&str]) -> spur_proto::v1::Node {
+    spur_proto::v1::Node {
+        name: name.into(),
+        base_state: base.into(),
+        alloc_cpus: cpus.0,
+        cpus: cpus.1,
+        memory_mb: 65536,
+        alloc_memory_mb: u64::from(cpus.0) * 4096,
+        partitions: partitions.iter().map(|p| p.to_string()).collect(),
+        running_jobs: u32::from(cpus.0 > 0),
+        agent_host: "rack1".into(),
+        last_heartbeat_ms: local_ms("2026-03-01T09:30:00"),
+        ..Default::default()
+    }
+}
+
+fn with_reason(mut n: spur_proto::v1::Node, reason: &str, user: &str, at: &str) -> spur_proto::v1::Node {
+    n.reason = reason.into();
+    n.reason_user = user.into();
+    n.reason_uid = Some(0);
+    n.reason_time_ms = local_ms(at);
+    n
+}
+
+/// Nodes in every state an on-call scans for: idle, draining (jobs still
+/// run), drained, down and not responding, allocated, and a GPU node.
+pub fn nodes() -> Vec<spur_proto::v1::Node> {
+    let batch = &["batch"];
+    let mut draining = node("node02", "MIXED", (4, 16), batch);
+    draining.drain = true;
+    let mut drained = node("node03", "IDLE", (0, 16), batch);
+    drained.drain = true;
+    let mut down = node("node04", "DOWN", (0, 16), batch);
+    down.not_responding = true;
+    let mut gpu = node("gpu01", "MIXED", (8, 64), &["gpu", "batch"]);
+    gpu.memory_mb = 512 * 1024;
+    gpu.gres = "gpu:8".into();
+    gpu.gres_used = "gpu:2".into();
+    vec![
+        node("node01", "IDLE", (0, 16), batch),
+        with_reason(draining, "bad DIMM", "root", "2026-03-01T08:15:00"),
+        with_reason(drained, "kernel upgrade", "alice", "2026-03-01T07:00:00"),
+        with_reason(down, "Not responding", "spur", "2026-03-01T09:00:00"),
+        node("node05", "ALLOCATED", (16, 16), batch),
+        gpu,
+    ]
+}
+
+/// A console on the Nodes pane with [`nodes`] from the watch's snapshot, as `role`.
+pub fn on_nodes(size: (u16, u16), role: spur_console::session::Role) -> State {
+    let mut state = loaded(false, size);
+    let update = spur_console::ClusterUpdate { snapshot: true, nodes: nodes(), ..Default::default() };
+    dispatch(&mut state, Action::Net(Msg::Cluster(update)));
+    dispatch(&mut state, Action::Net(Msg::Session(session(role))));
+    dispatch(&mut state, Action::GoPane(spur_console::PaneId::Nodes));
+    state
+}
+
+/// Type text into whatever prompt is open.
+pub fn type_text(state: &mut State, text: &str) {
+    for c in text.chars() {
+        dispatch(state, Action::Input(tui_input::InputRequest::InsertChar(c)));
+    }
+}

@@ -1,0 +1,222 @@
+//! The Nodes pane through dispatch: role and read-only gating of drain,
+//! resume and down, the reason field, the confirmation, and live updates
+//! from the cluster watch.
+
+mod common;
+
+use common::{on_nodes, type_text};
+use spur_console::session::Role;
+use spur_console::state::{Choice, Mode};
+use spur_console::{
+    Action, Catalog, CatalogList, ClusterUpdate, Effect, Msg, NodeOp, PaneId, Rpc, WriteOp, dispatch, views,
+};
+
+const OPS: [NodeOp; 3] = [NodeOp::Drain, NodeOp::Resume, NodeOp::Down];
+
+fn writes(effects: &[Effect]) -> usize {
+    effects.iter().filter(|e| matches!(e, Effect::Rpc(Rpc::Write(_)))).count()
+}
+
+fn keys(state: &spur_console::State) -> Vec<String> {
+    views::table(state, PaneId::Nodes).unwrap().rows.into_iter().map(|r| r.key).collect()
+}
+
+fn drain_op() -> WriteOp {
+    WriteOp::UpdateNodes { nodes: vec!["node01".into()], op: NodeOp::Drain, reason: "fan".into() }
+}
+
+#[test]
+fn node_actions_are_refused_in_read_only_mode() {
+    for op in OPS {
+        let mut state = on_nodes((80, 24), Role::Administrator);
+        state.settings.read_only = true;
+        let mut effects = dispatch(&mut state, Action::NodeAction(op));
+        effects.extend(dispatch(&mut state, Action::Request(drain_op())));
+        for follow in [Action::FocusNext, Action::Submit, Action::Submit] {
+            effects.extend(dispatch(&mut state, follow));
+        }
+        assert_eq!(writes(&effects), 0, "{op:?} wrote in read-only mode");
+        assert!(matches!(state.mode, Mode::Normal), "{op:?} opened {:?}", state.mode);
+        let err = state.last_error.clone().unwrap_or_default();
+        assert!(err.contains("read-only"), "{op:?}: {err}");
+    }
+}
+
+#[test]
+fn node_actions_need_administrator_and_say_so() {
+    for op in OPS {
+        let mut state = on_nodes((80, 24), Role::Operator);
+        let mut effects = dispatch(&mut state, Action::NodeAction(op));
+        assert!(matches!(state.mode, Mode::Normal), "{op:?} opened {:?}", state.mode);
+        let err = state.last_error.clone().unwrap_or_default();
+        assert_eq!(err, format!("{} refused: needs Administrator; you are Operator", op.verb()));
+        // A request built elsewhere is refused the same way, before any dialog.
+        effects.extend(dispatch(&mut state, Action::Request(drain_op())));
+        assert!(matches!(state.mode, Mode::Normal));
+        assert_eq!(writes(&effects), 0);
+    }
+    // Operator still does accounting writes: the node rule is not the write rule.
+    let mut state = on_nodes((80, 24), Role::Operator);
+    dispatch(&mut state, Action::GoPane(PaneId::Qos));
+    dispatch(&mut state, Action::Delete);
+    assert!(matches!(state.mode, Mode::Confirm(_)));
+}
+
+#[test]
+fn drain_needs_a_reason() {
+    let mut state = on_nodes((80, 24), Role::Administrator);
+    dispatch(&mut state, Action::NodeAction(NodeOp::Drain));
+    let Mode::Reason(p) = &state.mode else { panic!("no reason field: {:?}", state.mode) };
+    assert_eq!(p.nodes, ["node01"]);
+    type_text(&mut state, "   ");
+    assert!(dispatch(&mut state, Action::Submit).is_empty());
+    let Mode::Reason(p) = &state.mode else { panic!("the field closed on an empty reason") };
+    assert!(p.hint.as_deref().unwrap_or_default().contains("reason is required"), "{:?}", p.hint);
+    // Esc leaves without writing anything.
+    dispatch(&mut state, Action::Back);
+    assert!(matches!(state.mode, Mode::Normal));
+}
+
+#[test]
+fn drain_confirmation_names_nodes_and_reason_and_starts_on_cancel() {
+    let mut state = on_nodes((80, 24), Role::Administrator);
+    dispatch(&mut state, Action::ToggleMark); // node01, moves to node02
+    dispatch(&mut state, Action::ToggleMark); // node02
+    dispatch(&mut state, Action::NodeAction(NodeOp::Drain));
+    type_text(&mut state, "swap PSU");
+    assert!(dispatch(&mut state, Action::Submit).is_empty());
+    let Mode::Confirm(c) = &state.mode else { panic!("no confirmation: {:?}", state.mode) };
+    assert_eq!(c.focus, Choice::Cancel);
+    let (title, body) = c.op.describe();
+    assert_eq!(title, "Drain 2 nodes?");
+    assert!(body.iter().any(|l| l.contains("node[01-02]")), "{body:?}");
+    assert!(body.iter().any(|l| l.contains("Reason: swap PSU")), "{body:?}");
+    assert_eq!(c.op.button(), "Drain");
+    // Enter on the default focus cancels, back to the reason field with the text kept.
+    assert_eq!(writes(&dispatch(&mut state, Action::Submit)), 0);
+    let Mode::Reason(p) = &state.mode else { panic!("cancel should return to the reason: {:?}", state.mode) };
+    assert_eq!(p.input.value(), "swap PSU");
+    dispatch(&mut state, Action::Submit);
+    dispatch(&mut state, Action::FocusNext);
+    let effects = dispatch(&mut state, Action::Submit);
+    let want = WriteOp::UpdateNodes {
+        nodes: vec!["node01".into(), "node02".into()],
+        op: NodeOp::Drain,
+        reason: "swap PSU".into(),
+    };
+    assert_eq!(effects, vec![Effect::Rpc(Rpc::Write(want))]);
+    assert!(matches!(state.mode, Mode::Normal));
+    assert!(state.view().marks.is_empty(), "the marks were spent on the drain");
+    assert_eq!(state.recent_reasons, ["swap PSU"]);
+}
+
+#[test]
+fn reason_field_offers_recent_reasons() {
+    let mut state = on_nodes((80, 24), Role::Administrator);
+    state.recent_reasons = vec!["rack 7 power".into()];
+    dispatch(&mut state, Action::NodeAction(NodeOp::Down));
+    let Mode::Reason(p) = &state.mode else { panic!("no reason field") };
+    // This session's first, then those on nodes now, newest first.
+    assert_eq!(p.offered(), ["rack 7 power", "Not responding", "bad DIMM", "kernel upgrade"]);
+    dispatch(&mut state, Action::FocusNext);
+    dispatch(&mut state, Action::FocusNext);
+    let Mode::Reason(p) = &state.mode else { panic!() };
+    assert_eq!(p.input.value(), "Not responding");
+    // Walking back past the first restores what was typed (nothing).
+    dispatch(&mut state, Action::FocusPrev);
+    dispatch(&mut state, Action::FocusPrev);
+    let Mode::Reason(p) = &state.mode else { panic!() };
+    assert_eq!(p.input.value(), "");
+    // Typing narrows the offer; Tab takes the match.
+    type_text(&mut state, "dimm");
+    dispatch(&mut state, Action::Complete);
+    let Mode::Reason(p) = &state.mode else { panic!() };
+    assert_eq!(p.offered(), ["bad DIMM"]);
+    assert_eq!(p.input.value(), "bad DIMM");
+    dispatch(&mut state, Action::Submit);
+    let Mode::Confirm(c) = &state.mode else { panic!("no confirmation") };
+    assert!(matches!(&c.op, WriteOp::UpdateNodes { op: NodeOp::Down, reason, .. } if reason == "bad DIMM"));
+}
+
+#[test]
+fn resume_confirms_without_a_reason() {
+    let mut state = on_nodes((80, 24), Role::Administrator);
+    dispatch(&mut state, Action::Down); // node02
+    dispatch(&mut state, Action::NodeAction(NodeOp::Resume));
+    let Mode::Confirm(c) = &state.mode else { panic!("no confirmation: {:?}", state.mode) };
+    assert_eq!(c.focus, Choice::Cancel);
+    let want =
+        WriteOp::UpdateNodes { nodes: vec!["node02".into()], op: NodeOp::Resume, reason: String::new() };
+    assert_eq!(c.op, want);
+}
+
+#[test]
+fn node_keys_elsewhere_and_delete_on_nodes_explain_themselves() {
+    let mut state = on_nodes((80, 24), Role::Administrator);
+    dispatch(&mut state, Action::Delete);
+    assert!(matches!(state.mode, Mode::Normal));
+    assert!(state.last_error.clone().unwrap_or_default().contains("drain (d)"), "{:?}", state.last_error);
+    dispatch(&mut state, Action::GoPane(PaneId::Qos));
+    dispatch(&mut state, Action::NodeAction(NodeOp::Drain));
+    assert!(matches!(state.mode, Mode::Normal));
+    assert!(state.message.as_ref().is_some_and(|m| m.text.contains("Nodes pane")));
+}
+
+#[test]
+fn watch_changes_replace_nodes_by_name_and_keep_the_selection() {
+    let mut state = on_nodes((80, 24), Role::Administrator);
+    dispatch(&mut state, Action::SortNext); // Node ▲
+    dispatch(&mut state, Action::SortNext); // State ▲: trouble first
+    assert_eq!(keys(&state)[..3], ["node04", "node02", "node03"]);
+    for a in [Action::Top, Action::Down, Action::Down, Action::Down] {
+        dispatch(&mut state, a);
+    }
+    assert_eq!(keys(&state)[state.view().selected], "node01");
+    let mut node01 = common::nodes()[0].clone();
+    node01.base_state = "DOWN".into();
+    let update = ClusterUpdate { nodes: vec![node01], ..Default::default() };
+    assert!(dispatch(&mut state, Action::Net(Msg::Cluster(update))).is_empty());
+    assert_eq!(state.nodes.as_ref().unwrap().len(), 6, "replaced, not added");
+    assert_eq!(keys(&state)[0], "node01", "now down, so first");
+    assert_eq!(state.view().selected, 0, "the selection followed node01");
+}
+
+#[test]
+fn catalog_changes_reread_one_list_coalesced() {
+    let mut state = on_nodes((80, 24), Role::Administrator);
+    let fetch = |l| vec![Effect::Rpc(Rpc::FetchList(l))];
+    let changed =
+        |stale: Vec<Catalog>| Action::Net(Msg::Cluster(ClusterUpdate { stale, ..Default::default() }));
+    assert_eq!(dispatch(&mut state, changed(vec![Catalog::Qos])), fetch(Catalog::Qos));
+    // While that read is under way, more changes only ask for one more read after it.
+    assert!(dispatch(&mut state, changed(vec![Catalog::Qos])).is_empty());
+    assert!(dispatch(&mut state, changed(vec![Catalog::Qos])).is_empty());
+    let mut qos = common::snapshot().qos;
+    qos.truncate(1);
+    let loaded = || Action::Net(Msg::ListLoaded(CatalogList::Qos(qos.clone())));
+    assert_eq!(dispatch(&mut state, loaded()), fetch(Catalog::Qos));
+    assert!(dispatch(&mut state, loaded()).is_empty());
+    assert_eq!(state.data.as_ref().unwrap().qos.len(), 1);
+    // A lagged watcher re-reads every list.
+    let lagged = ClusterUpdate { lagged: Some("missed 3 changes".into()), ..Default::default() };
+    let effects = dispatch(&mut state, Action::Net(Msg::Cluster(lagged)));
+    assert_eq!(effects.len(), 3);
+    // With the watch live, a write's effect is pushed: no re-fetch.
+    state.loading = true; // as the confirm left it
+    let done = Msg::WriteDone { summary: "drained node01".into() };
+    assert!(dispatch(&mut state, Action::Net(done)).is_empty());
+    assert!(!state.loading, "no fetch follows, so nothing is loading");
+}
+
+#[test]
+fn a_refused_node_write_shows_the_reason_and_asks_the_role_again() {
+    let mut state = on_nodes((80, 24), Role::Administrator);
+    let error =
+        "drain nodes: PermissionDenied: UpdateNodes needs Administrator; alice is Operator".to_string();
+    let effects = dispatch(&mut state, Action::Net(Msg::WriteFailed { error: error.clone() }));
+    assert_eq!(effects, vec![Effect::Rpc(Rpc::WhoAmI)]);
+    assert_eq!(state.last_error.as_deref(), Some(error.as_str()));
+    let warned = Msg::WriteWarned { summary: "drained node01".into(), warning: "state fell back".into() };
+    dispatch(&mut state, Action::Net(warned));
+    assert!(state.message.as_ref().is_some_and(|m| m.error && m.text.contains("warning: state fell back")));
+}
