@@ -4,6 +4,7 @@ use spur_proto::v1::accounting_client::AccountingClient;
 use spur_proto::v1::admission_client::AdmissionClient;
 use spur_proto::v1::audit_client::AuditClient;
 use spur_proto::v1::cluster_client::ClusterClient;
+use spur_proto::v1::jobs_client::JobsClient;
 use spur_proto::v1::nodes_client::NodesClient;
 use spur_proto::v1::session_client::SessionClient;
 use tonic::metadata::MetadataValue;
@@ -115,6 +116,7 @@ pub struct Clients {
     pub admission: AdmissionClient<Svc>,
     pub nodes: NodesClient<Svc>,
     pub cluster: ClusterClient<Svc>,
+    pub jobs: JobsClient<Svc>,
 }
 
 pub async fn connect(url: &str, identity: Identity) -> Result<Clients, ConnectError> {
@@ -135,7 +137,8 @@ pub async fn connect(url: &str, identity: Identity) -> Result<Clients, ConnectEr
         session: SessionClient::with_interceptor(channel.clone(), icpt.clone()),
         admission: AdmissionClient::with_interceptor(channel.clone(), icpt.clone()),
         nodes: NodesClient::with_interceptor(channel.clone(), icpt.clone()),
-        cluster: ClusterClient::with_interceptor(channel, icpt),
+        cluster: ClusterClient::with_interceptor(channel.clone(), icpt.clone()),
+        jobs: JobsClient::with_interceptor(channel, icpt),
     })
 }
 

@@ -40,8 +40,8 @@ fn sinfo_reports_an_unreachable_controller() {
 fn scontrol_names_bad_commands_and_keys() {
     fails_with(&spur(&["control", "update", "nodename=n1", "weight=3"]), "'weight'");
     fails_with(&spur(&["control", "update", "nodename=n1", "state=drain", "reason=hw", "fault"]), "'fault'");
-    fails_with(&spur(&["control", "show", "job", "12"]), "jobs come later");
-    fails_with(&spur(&["control", "requeue", "12"]), "jobs come later");
+    fails_with(&spur(&["control", "show", "job", "x12"]), "'x12'");
+    fails_with(&spur(&["control", "suspend", "12"]), "suspend is not available");
     fails_with(&spur(&["control", "frob"]), "scontrol: error: unrecognised command 'frob'");
     fails_with(&spur(&["control", "--bogus", "show", "node"]), "'--bogus'");
     fails_with(&spur(&["control"]), "no command");

@@ -64,11 +64,11 @@ fn errors_name_the_problem() {
     assert!(err(&["update", "nodename=n1", "reason=x"]).contains("State= is required"));
     assert!(err(&["update", "nodename=n1", "state=drain", "reason=hw", "fault"]).contains("'fault'"));
     assert!(err(&["update", "nodename=n[3-1]", "state=idle"]).contains("backwards"));
-    assert!(err(&["update", "jobid=5", "priority=1"]).contains("jobs come later"));
+    assert!(err(&["update", "jobid=5", "weight=1"]).contains("'weight'"));
     assert!(err(&["update", "partitionname=gpu", "state=down"]).contains("reconfigure"));
-    assert!(err(&["show", "job", "5"]).contains("jobs come later"));
-    assert!(err(&["hold", "5"]).contains("hold is not available"));
-    assert!(err(&["release", "5"]).contains("jobs come later"));
+    assert!(err(&["show", "job", "x"]).contains("'x'"));
+    assert!(err(&["uhold", "5"]).contains("uhold is not available"));
+    assert!(err(&["suspend", "5"]).contains("job commands"));
     assert!(err(&["ping"]).contains("ping is not available"));
     assert!(err(&["frobnicate"]).contains("'frobnicate'"));
     assert!(err(&["show", "widgets"]).contains("'widgets'"));

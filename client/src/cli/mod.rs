@@ -5,7 +5,12 @@
 //! - [`output`]: human tables, `-p`/`-P` delimited output and JSON.
 //! - [`sacctmgr`]: running a parsed command against the controller.
 //! - [`sinfo`]: `sinfo` / `spur info`: partitions and nodes, Slurm's format codes.
-//! - [`scontrol`]: `scontrol` / `spur control`: show/update nodes, partitions, reconfigure.
+//! - [`scontrol`]: `scontrol` / `spur control`: show/update nodes, partitions, jobs, reconfigure.
+//! - [`jobctl`]: scontrol's job commands: show job, update job, hold/release/requeue.
+//! - [`squeue`]: `squeue` / `spur queue`: the job queue, Slurm's `-o`/`-O` formats and sorts.
+//! - [`sbatch`]: `sbatch` / `spur submit`: a job spec from options and `#SBATCH` lines.
+//! - [`scancel`]: `scancel` / `spur cancel`: cancel or signal jobs by id or filter.
+//! - [`jobfmt`]: job states, ids, durations, signals, and the `show job` record.
 //! - [`kv`]: Slurm-style flags (getopt), `Key=value` pairs and abbreviated keywords.
 //! - [`audit`]: `spur audit tail`.
 //! - [`token`]: `spur token user|create|list|revoke`.
@@ -13,11 +18,16 @@
 pub mod args;
 pub mod audit;
 pub mod columns;
+pub mod jobctl;
+pub mod jobfmt;
 pub mod kv;
 pub mod output;
 pub mod sacctmgr;
+pub mod sbatch;
+pub mod scancel;
 pub mod scontrol;
 pub mod sinfo;
+pub mod squeue;
 pub mod token;
 
 use std::path::Path;
@@ -39,6 +49,9 @@ usage: spur SUBCOMMAND [args...]
   accounts ...          the same as sacctmgr
   info ...              the same as sinfo
   control ...           the same as scontrol
+  queue ...             the same as squeue
+  submit ...            the same as sbatch
+  cancel ...            the same as scancel
   audit tail [Key=value ...] [-P] [--after ID]   print txn rows as they commit
   token user --name N [--admin-level L] [--ttl 24h]   mint a user JWT from the key in spur.conf
   token create [--ttl 24h] | token list | token revoke ID   node admission tokens
@@ -79,6 +92,9 @@ async fn subcommand(sub: &str, name: &str, args: &[String]) -> i32 {
         "accounts" => sacctmgr::main(args).await,
         "info" => sinfo::main(args).await,
         "control" => scontrol::main(args).await,
+        "queue" => squeue::main(args).await,
+        "submit" => sbatch::main(args).await,
+        "cancel" => scancel::main(args).await,
         _ => {
             eprintln!("{name}: error: '{name}' is not available from this Spur release yet");
             1

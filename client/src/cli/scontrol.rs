@@ -1,9 +1,10 @@
-//! `scontrol` (also `spur control`): `show node|partition|hostnames|hostlist`,
-//! `update NodeName=... State=... Reason=...` and `reconfigure`, in Slurm's
-//! key=value layout. Parsing yields a [`Command`]; job commands (`show job`,
-//! `hold`, `update JobId=`) are recognised and refused until jobs exist, and
-//! plug in as new variants.
+//! `scontrol` (also `spur control`): `show node|partition|job|hostnames|hostlist`,
+//! `update NodeName=... State=... Reason=...`, `update JobId=... TimeLimit=...`,
+//! `hold|release|requeue JOBS` and `reconfigure`, in Slurm's key=value layout.
+//! Parsing yields a [`Command`]; the job commands' parsing and running live
+//! in [`jobctl`], and the job record in `jobfmt`.
 
+use super::jobctl;
 use super::kv::{self, Arg, Pair};
 use super::sinfo::state;
 use crate::conn::{self, Clients, Identity};
@@ -21,6 +22,9 @@ usage: scontrol [-o] [-Q] [--json] [--controller URL] COMMAND
   show hostnames LIST            expand a hostlist, one name per line
   show hostlist[sorted] NAMES    compress names into a hostlist
   update NodeName=LIST State=drain|resume|idle|down [Reason=\"...\"]
+  show job [ID]                  jobs in key=value form (all the controller still has)
+  update JobId=ID[,ID] TimeLimit=T Priority=N QOS=Q Partition=P   (or: update job ID ...)
+  hold|release|requeue ID[,ID]   hold a pending job, release it, requeue a running one
   reconfigure                    re-read spur.conf on the controller
 flags:
   -o, --oneliner   one line per record       -Q, --quiet   no warnings
@@ -38,6 +42,9 @@ pub struct Flags {
     pub controller: Option<String>,
 }
 
+/// A parsed command. `UpdateJobs` carries canonical keys (`TimeLimit`,
+/// `Priority`, `QOS`, `Partition`) with checked values; `JobAction` is
+/// `hold`, `release` or `requeue`, sent as `action=`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {
     ShowNodes(Option<String>),
@@ -45,28 +52,43 @@ pub enum Command {
     ShowHostnames(String),
     ShowHostlist { names: String, sorted: bool },
     UpdateNodes { nodes: String, state: String, reason: String },
+    ShowJobs(Option<u64>),
+    UpdateJobs { ids: Vec<u64>, set: Vec<(String, String)> },
+    JobAction { action: &'static str, ids: Vec<u64> },
     Reconfigure,
     Help,
 }
 
 /// `(keyword, shortest prefix)`, as scontrol matches them.
-const COMMANDS: &[(&str, usize)] = &[("show", 3), ("update", 3), ("reconfigure", 3), ("help", 1)];
+const COMMANDS: &[(&str, usize)] = &[
+    ("show", 3),
+    ("update", 3),
+    ("reconfigure", 3),
+    ("help", 1),
+    ("hold", 2),
+    ("release", 3),
+    ("requeue", 3),
+];
 const ENTITIES: &[(&str, usize)] =
-    &[("nodes", 1), ("partitions", 2), ("hostnames", 5), ("hostlist", 5), ("hostlistsorted", 9)];
+    &[("nodes", 1), ("partitions", 2), ("jobs", 1), ("hostnames", 5), ("hostlist", 5), ("hostlistsorted", 9)];
 
-/// Slurm commands Spur does not serve yet: those waiting for jobs, then the rest.
+/// Slurm commands Spur does not serve yet: job commands, then the rest.
 /// Matched on at least their first three letters.
-const LATER_JOBS: &str = "hold uhold release requeue requeuehold suspend resume top notify listpids wait_job";
+const LATER_JOBS: &str = "uhold requeuehold suspend resume top notify listpids wait_job";
 const LATER: &str = "create delete ping version reboot cancel_reboot shutdown takeover setdebug \
     setdebugflags schedloglevel token write";
-const SHOW_LATER_JOBS: &str = "jobs steps";
+const SHOW_LATER_JOBS: &str = "steps";
 const SHOW_LATER: &str = "reservations config licenses topology federation burstbuffer assoc_mgr daemons";
 
 fn later(word: &str, jobs: &'static str, other: &'static str, what: &str) -> Option<String> {
     let w = word.to_ascii_lowercase();
     let hit =
         |list: &'static str| list.split_whitespace().find(|k| w.len() >= 3.min(k.len()) && k.starts_with(&w));
-    let why = if hit(jobs).is_some() { " (jobs come later)" } else { "" };
+    let why = if hit(jobs).is_some() {
+        " (job commands: show job, update job, hold, release, requeue)"
+    } else {
+        ""
+    };
     let name = hit(jobs).or_else(|| hit(other))?;
     Some(format!("{what}{name} is not available in this Spur release yet{why}"))
 }
@@ -94,6 +116,7 @@ pub fn parse(argv: &[String]) -> Result<(Flags, Command), String> {
     let cmd = match kv::keyword(first, COMMANDS) {
         Some("show") => show(rest)?,
         Some("update") => update(rest)?,
+        Some(a @ ("hold" | "release" | "requeue")) => jobctl::parse_action(a, rest)?,
         Some("reconfigure") => match rest.first() {
             Some(x) => return Err(format!("reconfigure: unexpected argument '{x}'")),
             None => Command::Reconfigure,
@@ -109,7 +132,7 @@ pub fn parse(argv: &[String]) -> Result<(Flags, Command), String> {
 
 fn show(args: &[String]) -> Result<Command, String> {
     let Some((what, rest)) = args.split_first() else {
-        return Err("show: say what to show: node, partition, hostnames or hostlist".into());
+        return Err("show: say what to show: node, partition, job, hostnames or hostlist".into());
     };
     if let Some(x) = rest.get(1) {
         return Err(format!("show {what}: unexpected argument '{x}' (give one name or hostlist)"));
@@ -124,27 +147,31 @@ fn show(args: &[String]) -> Result<Command, String> {
             Command::ShowNodes(arg)
         }
         Some("partitions") => Command::ShowPartitions(arg),
+        Some("jobs") => jobctl::parse_show(arg.as_deref())?,
         Some("hostnames") => Command::ShowHostnames(need(arg)?),
         Some(e) => Command::ShowHostlist { names: need(arg)?, sorted: e == "hostlistsorted" },
         None => {
             return Err(later(what, SHOW_LATER_JOBS, SHOW_LATER, "show ").unwrap_or_else(|| {
-                format!("show: unknown entity '{what}' (use node, partition, hostnames or hostlist)")
+                format!("show: unknown entity '{what}' (use node, partition, job, hostnames or hostlist)")
             }));
         }
     })
 }
 
 fn update(args: &[String]) -> Result<Command, String> {
+    if jobctl::names_job(args) {
+        return jobctl::parse_update(args);
+    }
     let pairs = kv::pairs(args)?;
     let has = |k: &str| pairs.iter().any(|p| p.is(k));
     if !has("nodename") {
-        return Err(if has("jobid") || has("jobname") || has("job") {
-            "update job is not available in this Spur release yet (jobs come later)".into()
+        return Err(if has("jobname") {
+            "update JobName= is not available in this Spur release; select the job with JobId=".into()
         } else if has("partitionname") {
             "update partition is not available in this Spur release yet (edit spur.conf, then scontrol reconfigure)"
                 .into()
         } else {
-            "update: say what to update with NodeName=LIST (jobs come later)".into()
+            "update: say what to update with NodeName=LIST or JobId=ID".into()
         });
     }
     let (mut nodes, mut st, mut reason) = (String::new(), String::new(), String::new());
@@ -367,6 +394,9 @@ fn local(cmd: &Command) -> Result<Option<String>, String> {
 }
 
 pub async fn execute(cmd: &Command, f: &Flags, c: &mut Clients) -> Result<Outcome, String> {
+    if let Some(stdout) = jobctl::execute(cmd, f, c).await? {
+        return Ok(Outcome { stdout, warning: None });
+    }
     let n = &mut c.nodes;
     let stdout = match cmd {
         Command::ShowNodes(list) => {

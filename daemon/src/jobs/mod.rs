@@ -28,6 +28,8 @@ pub const KIND_JOB: &str = "job";
 pub(crate) struct Queue {
     pub jobs: BTreeMap<u64, JobRecord>,
     pub counts: SubmitCounts,
+    /// Jobs whose killed run will still report an end, to be ignored.
+    pub stale_reports: std::collections::HashSet<u64>,
 }
 
 pub struct JobService {
@@ -173,7 +175,7 @@ impl JobService {
                 Error::InvalidArgument(format!("{}: {message}", code.as_str()))
             }
             SubmitError::Misconfigured(m) => Error::FailedPrecondition(m),
-            SubmitError::Denied(r) => Error::FailedPrecondition(format!("{}: {r}", r.code.as_str())),
+            SubmitError::Denied(r) => Error::FailedPrecondition(r.to_string()),
         })?;
         for w in &resolved.warnings {
             tracing::warn!(user = %rec.user, "{w}");
@@ -355,6 +357,7 @@ impl JobService {
             j.state = PENDING.into();
             j.start_ms = 0;
             let rec = j.clone();
+            q.stale_reports.insert(id);
             self.nodes.allocate(&nodes, alloc, true);
             (rec, nodes)
         };

@@ -45,6 +45,10 @@ impl JobService {
     }
 
     async fn on_report(&self, r: pb::JobReport) {
+        // The end of a run the controller already took back (requeue) says nothing of the new run.
+        if self.lock().stale_reports.remove(&r.job_id) {
+            return;
+        }
         let Some(j) = self.job(r.job_id) else { return };
         if j.state != RUNNING {
             return;
@@ -81,7 +85,7 @@ impl JobService {
             for p in &plan.pending {
                 if let Some(j) = q.jobs.get_mut(&p.job) {
                     j.reason = p.reason.code.as_str().into();
-                    j.reason_detail = p.reason.to_string();
+                    j.reason_detail = p.reason.sentence();
                     j.eff_priority = p.priority.value() as f64;
                 }
             }
@@ -123,14 +127,16 @@ impl JobService {
 
     /// The time-limit watchdog, and jobs whose nodes went down.
     async fn enforce(&self, now: i64) {
-        let running: Vec<JobRecord> = self.lock().jobs.values().filter(|j| j.state == RUNNING).cloned().collect();
+        let running: Vec<JobRecord> =
+            self.lock().jobs.values().filter(|j| j.state == RUNNING).cloned().collect();
         for j in running {
             if j.time_limit.is_some_and(|m| now >= j.start_ms + (m as i64) * 60_000) {
                 let _ = self.finish(j.id, "TIMEOUT", 0, "TimeLimit").await;
                 self.signal(&j, 9).await;
                 continue;
             }
-            let lost = j.nodes.iter().any(|n| self.nodes.node(n).is_none_or(|n| n.base_state() == BaseState::Down));
+            let lost =
+                j.nodes.iter().any(|n| self.nodes.node(n).is_none_or(|n| n.base_state() == BaseState::Down));
             if lost {
                 if j.requeue {
                     tracing::warn!(job = j.id, "a node of the job went down; requeueing");

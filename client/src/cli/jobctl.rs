@@ -1,0 +1,135 @@
+//! scontrol's job commands: `show job [ID]`, `update JobId=ID Key=value...`
+//! (or `update job ID ...`), and `hold|release|requeue ID[,ID]`. Parsing
+//! yields [`Command`] variants of scontrol's; updates are checked here and sent
+//! with canonical keys, so the controller reads exactly what was validated.
+
+use super::jobfmt;
+use super::kv::{self, Pair};
+use super::scontrol::{Command, Flags, status};
+use crate::conn::Clients;
+use crate::vocab::time::parse_minutes;
+use spur_proto::v1 as pb;
+
+/// Whether `update ARGS` is about jobs: `update job ...` or any `JobId=`.
+pub fn names_job(args: &[String]) -> bool {
+    let jobid = |w: &String| w.split_once('=').is_some_and(|(k, _)| k.eq_ignore_ascii_case("jobid"));
+    args.first().is_some_and(|w| w.eq_ignore_ascii_case("job") || w.eq_ignore_ascii_case("jobs"))
+        || args.iter().any(jobid)
+}
+
+/// `hold 12,13 14` and `hold JobId=12` both name jobs.
+pub fn parse_action(action: &'static str, rest: &[String]) -> Result<Command, String> {
+    let words: Vec<&str> = rest.iter().map(|w| strip_jobid(w)).collect();
+    let ids = jobfmt::parse_ids(&words).map_err(|e| format!("{action}: {e}"))?;
+    if ids.is_empty() {
+        return Err(format!("{action}: needs a job id"));
+    }
+    Ok(Command::JobAction { action, ids })
+}
+
+/// `show job` (every job) or `show job ID`.
+pub fn parse_show(arg: Option<&str>) -> Result<Command, String> {
+    let Some(id) = arg else { return Ok(Command::ShowJobs(None)) };
+    match jobfmt::parse_ids(&[strip_jobid(id)]).map_err(|e| format!("show job: {e}"))?.as_slice() {
+        [one] => Ok(Command::ShowJobs(Some(*one))),
+        _ => Err(format!("show job: give one job id, not '{id}'")),
+    }
+}
+
+fn strip_jobid(w: &str) -> &str {
+    match w.split_once('=') {
+        Some((k, v)) if k.eq_ignore_ascii_case("jobid") => v,
+        _ => w,
+    }
+}
+
+/// `update JobId=ID[,ID] Key=value...`, or `update job ID Key=value...`.
+pub fn parse_update(args: &[String]) -> Result<Command, String> {
+    let (mut ids, rest) = match args.split_first() {
+        Some((w, rest)) if w.eq_ignore_ascii_case("job") || w.eq_ignore_ascii_case("jobs") => {
+            let (id, rest) = rest.split_first().ok_or("update job: needs a job id")?;
+            (jobfmt::parse_ids(&[strip_jobid(id)])?, rest)
+        }
+        _ => (vec![], args),
+    };
+    let mut set = vec![];
+    for Pair { key, value } in kv::pairs(rest)? {
+        let v = value.trim();
+        let (canon, v) = match key.to_ascii_lowercase().as_str() {
+            "jobid" => {
+                ids.extend(jobfmt::parse_ids(&[v]).map_err(|e| format!("JobId: {e}"))?);
+                continue;
+            }
+            "timelimit" if v.eq_ignore_ascii_case("unlimited") || v.eq_ignore_ascii_case("infinite") => {
+                ("TimeLimit", "UNLIMITED".to_string())
+            }
+            // Sent as minutes, so the controller reads exactly what was checked here.
+            "timelimit" => {
+                ("TimeLimit", parse_minutes(v).map_err(|e| format!("TimeLimit: {e}"))?.to_string())
+            }
+            "priority" => match v.parse::<u64>() {
+                Ok(p) => ("Priority", p.to_string()),
+                Err(_) => return Err(format!("Priority: '{v}' is not a whole number of zero or more")),
+            },
+            "qos" | "partition" if v.is_empty() => return Err(format!("{key}: needs a name")),
+            "qos" => ("QOS", v.to_string()),
+            "partition" => ("Partition", v.to_string()),
+            _ => {
+                return Err(format!(
+                    "update job: '{key}' cannot be changed in this Spur release (use TimeLimit=, Priority=, QOS=, Partition=)"
+                ));
+            }
+        };
+        set.push((canon.to_string(), v));
+    }
+    let mut seen = std::collections::HashSet::new();
+    ids.retain(|id| seen.insert(*id));
+    if ids.is_empty() {
+        return Err("update job: say which job with JobId=ID".into());
+    }
+    if set.is_empty() {
+        return Err("update job: nothing to change (use TimeLimit=, Priority=, QOS=, Partition=)".into());
+    }
+    Ok(Command::UpdateJobs { ids, set })
+}
+
+/// `scontrol show job`: records in job id order, or JSON.
+pub fn show_jobs(all: &[pb::Job], id: Option<u64>, f: &Flags, now_ms: i64) -> Result<String, String> {
+    let mut jobs: Vec<&pb::Job> = all.iter().filter(|j| id.is_none_or(|i| j.id == i)).collect();
+    jobs.sort_by_key(|j| j.id);
+    if let (Some(i), true) = (id, jobs.is_empty()) {
+        return Err(format!("job {i} not found (Invalid job id specified)"));
+    }
+    if f.json {
+        let v: Vec<serde_json::Value> = jobs.iter().map(|j| jobfmt::job_json(j, now_ms)).collect();
+        return Ok(serde_json::to_string_pretty(&serde_json::json!({ "jobs": v })).unwrap_or_default() + "\n");
+    }
+    if jobs.is_empty() {
+        return Ok("No jobs in the system\n".into());
+    }
+    Ok(jobs.iter().map(|j| jobfmt::job_record(j, now_ms, f.oneliner)).collect())
+}
+
+/// Runs a job command; `None` for any other command. Updates stop at the
+/// first job the controller refuses, naming it when several were given.
+pub async fn execute(cmd: &Command, f: &Flags, c: &mut Clients) -> Result<Option<String>, String> {
+    let (ids, set) = match cmd {
+        Command::ShowJobs(id) => {
+            let filter = id.iter().map(|i| pb::KeyValue { key: "id".into(), value: i.to_string() }).collect();
+            let jobs = c.jobs.list_jobs(pb::ListRequest { filter }).await.map_err(status)?.into_inner().jobs;
+            return show_jobs(&jobs, *id, f, chrono::Utc::now().timestamp_millis()).map(Some);
+        }
+        Command::UpdateJobs { ids, set } => (ids, set.clone()),
+        Command::JobAction { action, ids } => (ids, vec![("action".to_string(), action.to_string())]),
+        _ => return Ok(None),
+    };
+    let set: Vec<pb::KeyValue> = set.into_iter().map(|(key, value)| pb::KeyValue { key, value }).collect();
+    for &id in ids {
+        let req = pb::UpdateJobRequest { id, set: set.clone() };
+        c.jobs.update_job(req).await.map_err(|e| match ids.len() {
+            1 => status(e),
+            _ => format!("job {id}: {}", status(e)),
+        })?;
+    }
+    Ok(Some(String::new()))
+}

@@ -1,0 +1,319 @@
+//! The job vocabulary shared by `squeue`, `scancel` and `scontrol show job`:
+//! state names (long and compact), job id lists, Slurm's two duration styles,
+//! and the `scontrol show job` record and JSON. Everything here is a pure
+//! function of a `pb::Job` and `now`, so the rendering is testable on fake jobs.
+
+use crate::vocab::hostlist;
+use crate::vocab::time::{format_minutes, format_seconds};
+use crate::vocab::txn::format_time;
+use spur_proto::v1 as pb;
+
+/// Every Slurm job state as `(long, compact)`, in Slurm's numeric order: `-S t`
+/// sorts by position here, so pending jobs come before running ones.
+pub const STATES: &[(&str, &str)] = &[
+    ("PENDING", "PD"),
+    ("RUNNING", "R"),
+    ("SUSPENDED", "S"),
+    ("COMPLETED", "CD"),
+    ("CANCELLED", "CA"),
+    ("FAILED", "F"),
+    ("TIMEOUT", "TO"),
+    ("NODE_FAIL", "NF"),
+    ("PREEMPTED", "PR"),
+    ("BOOT_FAIL", "BF"),
+    ("DEADLINE", "DL"),
+    ("OUT_OF_MEMORY", "OOM"),
+    ("COMPLETING", "CG"),
+    ("CONFIGURING", "CF"),
+    ("REQUEUED", "RQ"),
+    ("REQUEUE_HOLD", "RH"),
+    ("RESIZING", "RS"),
+    ("REVOKED", "RV"),
+    ("SIGNALING", "SI"),
+    ("SPECIAL_EXIT", "SE"),
+    ("STAGE_OUT", "SO"),
+    ("STOPPED", "ST"),
+];
+
+/// What `squeue` shows without `-t`: jobs that have not finished (as Slurm does).
+pub const ACTIVE: &[&str] = &["PENDING", "RUNNING", "SUSPENDED", "COMPLETING", "CONFIGURING", "REQUEUED"];
+
+/// `squeue %t`: `PD`, `R`, ...; a state Spur does not know is shown as it came.
+pub fn compact(state: &str) -> &str {
+    STATES.iter().find(|(l, _)| l.eq_ignore_ascii_case(state)).map_or(state, |(_, s)| s)
+}
+
+/// Position for `-S t`; unknown states sort last.
+pub fn state_rank(state: &str) -> usize {
+    STATES.iter().position(|(l, _)| l.eq_ignore_ascii_case(state)).unwrap_or(STATES.len())
+}
+
+/// A state typed by a user, long or compact, any case: `pd`, `Running`.
+pub fn parse_state(tok: &str) -> Result<&'static str, String> {
+    STATES
+        .iter()
+        .find(|(l, s)| l.eq_ignore_ascii_case(tok) || s.eq_ignore_ascii_case(tok))
+        .map(|(l, _)| *l)
+        .ok_or_else(|| {
+            format!("invalid job state '{tok}' (use PD, R, S, CG, CD, CA, F, TO, NF, PR, RQ or long names)")
+        })
+}
+
+/// A `-t` list: `None` for `all` (no filter).
+pub fn parse_states(list: &str) -> Result<Option<Vec<&'static str>>, String> {
+    let mut out = vec![];
+    for tok in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        if tok.eq_ignore_ascii_case("all") {
+            return Ok(None);
+        }
+        let st = parse_state(tok)?;
+        if !out.contains(&st) {
+            out.push(st);
+        }
+    }
+    if out.is_empty() {
+        return Err(format!("no job state in '{list}'"));
+    }
+    Ok(Some(out))
+}
+
+/// A job id list, `12,13` or several words; arrays and steps are named as unsupported.
+pub fn parse_ids<S: AsRef<str>>(words: &[S]) -> Result<Vec<u64>, String> {
+    let mut out = vec![];
+    for tok in words.iter().flat_map(|w| w.as_ref().split(',')).map(str::trim).filter(|s| !s.is_empty()) {
+        match tok.parse::<u64>() {
+            Ok(id) if id > 0 => {
+                if !out.contains(&id) {
+                    out.push(id);
+                }
+            }
+            _ if tok.contains(['_', '.']) && tok.starts_with(|c: char| c.is_ascii_digit()) => {
+                return Err(format!("invalid job id '{tok}' (job arrays and steps do not exist in Spur)"));
+            }
+            _ => return Err(format!("invalid job id '{tok}'")),
+        }
+    }
+    Ok(out)
+}
+
+/// squeue's duration style: `0:00`, `5:03`, `1:00:00`, `2-03:04:05`.
+pub fn squeue_secs(secs: u64) -> String {
+    let (d, h, m, s) = (secs / 86400, (secs / 3600) % 24, (secs / 60) % 60, secs % 60);
+    match (d, h) {
+        (0, 0) => format!("{m}:{s:02}"),
+        (0, _) => format!("{h}:{m:02}:{s:02}"),
+        _ => format!("{d}-{h:02}:{m:02}:{s:02}"),
+    }
+}
+
+pub fn is(j: &pb::Job, state: &str) -> bool {
+    j.state.eq_ignore_ascii_case(state)
+}
+
+/// Seconds the job has run: none while pending, up to now while running,
+/// start to end once it ended.
+pub fn run_secs(j: &pb::Job, now_ms: i64) -> u64 {
+    if j.start_ms <= 0 || is(j, "PENDING") {
+        return 0;
+    }
+    let end = if j.end_ms > 0 { j.end_ms } else { now_ms };
+    u64::try_from(end.saturating_sub(j.start_ms) / 1000).unwrap_or(0)
+}
+
+/// The end a running job is due at (start + limit), or the recorded end.
+pub fn end_ms(j: &pb::Job) -> Option<i64> {
+    if j.end_ms > 0 {
+        return Some(j.end_ms);
+    }
+    let limit = i64::try_from(j.time_limit_minutes?).ok()?;
+    (j.start_ms > 0 && !is(j, "PENDING")).then(|| j.start_ms.saturating_add(limit.saturating_mul(60_000)))
+}
+
+/// `%R`: `(Reason)` for jobs waiting or ended by a fault, else the nodes (as Slurm).
+pub fn reason_list(j: &pb::Job) -> String {
+    let why = ["PENDING", "REQUEUED", "FAILED", "TIMEOUT", "OUT_OF_MEMORY", "DEADLINE"];
+    if why.iter().any(|s| is(j, s)) { format!("({})", reason(j)) } else { nodelist(j) }
+}
+
+pub fn reason(j: &pb::Job) -> &str {
+    if j.reason.is_empty() { "None" } else { &j.reason }
+}
+
+/// The reason's facts, without the `Code: ` prefix a controller may repeat
+/// (Spur's renders its typed reason as `QOSGrpNodeLimit: QOS gpu is at 4/4 nodes`).
+pub fn reason_detail(j: &pb::Job) -> &str {
+    let d = j.reason_detail.trim();
+    let rest = d.strip_prefix(j.reason.as_str()).filter(|_| !j.reason.is_empty());
+    match rest {
+        Some("") => "",
+        Some(r) if r.starts_with(':') => r[1..].trim_start(),
+        _ => d,
+    }
+}
+
+pub fn nodelist(j: &pb::Job) -> String {
+    hostlist::compress(&j.nodes)
+}
+
+/// Spur's effective priority is a float with no fixed scale; it is shown
+/// rounded, as the whole number Slurm admins expect from `Priority=`.
+pub fn priority(j: &pb::Job) -> String {
+    format!("{:.0}", j.priority.max(0.0))
+}
+
+pub fn time_or(ms: i64, none: &str) -> String {
+    if ms > 0 { format_time(ms) } else { none.to_string() }
+}
+
+/// A stdout/stderr pattern as the job will see it: `%j`, `%x`, `%u`, `%A`, `%%`.
+pub fn expand_path(j: &pb::Job, p: &str) -> String {
+    let mut out = String::new();
+    let mut chars = p.chars();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('j' | 'A') => out.push_str(&j.id.to_string()),
+            Some('x') => out.push_str(&j.name),
+            Some('u') => out.push_str(&j.user),
+            Some('%') => out.push('%'),
+            Some(other) => {
+                out.push('%');
+                out.push(other);
+            }
+            None => out.push('%'),
+        }
+    }
+    out
+}
+
+fn null(s: &str) -> &str {
+    if s.is_empty() { "(null)" } else { s }
+}
+
+/// The job's TRES as Slurm prints them: `cpu=8,mem=2000M,node=2,gres/gpu=4`.
+pub fn tres(j: &pb::Job) -> String {
+    let spec = j.spec.clone().unwrap_or_default();
+    let nodes = u64::from(j.num_nodes.max(1));
+    let mut out = format!("cpu={}", j.num_cpus);
+    if spec.mem_mb > 0 {
+        out += &format!(",mem={}M", spec.mem_mb.saturating_mul(nodes));
+    }
+    out += &format!(",node={nodes}");
+    if spec.gpus_per_node > 0 {
+        out += &format!(",gres/gpu={}", u64::from(spec.gpus_per_node).saturating_mul(nodes));
+    }
+    out
+}
+
+/// `scontrol show job` for one job, in Slurm's order. The pending reason's
+/// facts follow the code in parentheses, last on the JobState line: an admin
+/// reads them where Slurm puts the reason, and `Reason=(\S+)` still yields
+/// just the code for scripts.
+pub fn job_record(j: &pb::Job, now_ms: i64, oneliner: bool) -> String {
+    let spec = j.spec.clone().unwrap_or_default();
+    let mut reason = format!("Reason={}", reason(j));
+    if !reason_detail(j).is_empty() {
+        reason += &format!(" ({})", reason_detail(j));
+    }
+    let limit = j.time_limit_minutes.map_or("UNLIMITED".into(), format_minutes);
+    // A pending job's recorded end (from before a requeue) is not its end.
+    let end = if is(j, "PENDING") { None } else { end_ms(j) };
+    let (start, end) = (time_or(j.start_ms, "Unknown"), end.map_or("Unknown".into(), format_time));
+    let stdout = expand_path(j, &spec.stdout_path);
+    let stderr = if spec.stderr_path.is_empty() { stdout.clone() } else { expand_path(j, &spec.stderr_path) };
+    let mut lines = vec![
+        format!("JobId={} JobName={}", j.id, j.name),
+        format!("UserId={}", j.user),
+        format!("Priority={} Account={} QOS={}", priority(j), null(&j.account), null(&j.qos)),
+        format!("JobState={} {reason}", j.state),
+        format!("Requeue={} BatchFlag=1 ExitCode={}:0", u8::from(spec.requeue.unwrap_or(true)), j.exit_code),
+        format!("RunTime={} TimeLimit={limit}", format_seconds(run_secs(j, now_ms))),
+        format!("SubmitTime={}", time_or(j.submit_ms, "Unknown")),
+        format!("StartTime={start} EndTime={end}"),
+        format!("Partition={}", j.partition),
+        format!("ReqNodeList={} ExcNodeList={}", null(&spec.nodelist), null(&spec.exclude)),
+        format!("NodeList={}", null(&nodelist(j))),
+        format!(
+            "NumNodes={} NumCPUs={} NumTasks={} CPUs/Task={}",
+            j.num_nodes,
+            j.num_cpus,
+            spec.ntasks.max(j.num_nodes).max(1),
+            spec.cpus_per_task.max(1)
+        ),
+        format!("TRES={}", tres(j)),
+        format!("MinMemoryNode={}", if spec.mem_mb > 0 { format!("{}M", spec.mem_mb) } else { "0".into() }),
+        format!(
+            "OverSubscribe={} Licenses={}",
+            if spec.exclusive { "NO" } else { "OK" },
+            null(&spec.licenses)
+        ),
+        format!("WorkDir={}", null(&spec.workdir)),
+    ];
+    if !spec.comment.is_empty() {
+        lines.push(format!("Comment={}", spec.comment));
+    }
+    lines.push(format!("StdErr={}", null(&stderr)));
+    lines.push(format!("StdOut={}", null(&stdout)));
+    if spec.gpus_per_node > 0 {
+        lines.push(format!("TresPerNode=gres/gpu:{}", spec.gpus_per_node));
+    }
+    let sep = if oneliner { " " } else { "\n   " };
+    lines.join(sep) + if oneliner { "\n" } else { "\n\n" }
+}
+
+/// A job as JSON, shared by `squeue --json` and `scontrol show job --json`.
+/// The script is never included: it can carry secrets and is not shown anywhere.
+pub fn job_json(j: &pb::Job, now_ms: i64) -> serde_json::Value {
+    let spec = j.spec.clone().unwrap_or_default();
+    let time = |ms: i64| (ms > 0).then(|| format_time(ms));
+    serde_json::json!({
+        "job_id": j.id, "name": j.name, "user": j.user, "account": j.account, "qos": j.qos,
+        "partition": j.partition, "state": j.state, "state_compact": compact(&j.state),
+        "reason": reason(j), "reason_detail": reason_detail(j), "priority": j.priority,
+        "time_limit_minutes": j.time_limit_minutes, "run_time_secs": run_secs(j, now_ms),
+        "submit_time": time(j.submit_ms), "start_time": time(j.start_ms), "end_time": end_ms(j).and_then(time),
+        "nodes": nodelist(j), "num_nodes": j.num_nodes, "num_cpus": j.num_cpus, "exit_code": j.exit_code,
+        "ntasks": spec.ntasks, "cpus_per_task": spec.cpus_per_task, "mem_mb": spec.mem_mb,
+        "gpus_per_node": spec.gpus_per_node, "req_nodes": spec.nodelist, "exc_nodes": spec.exclude,
+        "exclusive": spec.exclusive, "licenses": spec.licenses, "hold": spec.hold,
+        "requeue": spec.requeue.unwrap_or(true), "stdout": expand_path(j, &spec.stdout_path),
+        "stderr": expand_path(j, &spec.stderr_path), "comment": spec.comment, "workdir": spec.workdir,
+    })
+}
+
+/// The signal numbers `scancel -s` accepts by name (Linux numbering).
+pub const SIGNALS: &[(&str, i32)] = &[
+    ("HUP", 1),
+    ("INT", 2),
+    ("QUIT", 3),
+    ("ABRT", 6),
+    ("KILL", 9),
+    ("USR1", 10),
+    ("USR2", 12),
+    ("ALRM", 14),
+    ("TERM", 15),
+    ("CONT", 18),
+    ("STOP", 19),
+    ("TSTP", 20),
+    ("TTIN", 21),
+    ("TTOU", 22),
+    ("XCPU", 24),
+    ("WINCH", 28),
+];
+
+/// `TERM`, `SIGTERM`, `term` or `15`. Zero is refused: on the wire it means "no signal".
+pub fn parse_signal(raw: &str) -> Result<i32, String> {
+    let t = raw.trim();
+    if let Ok(n) = t.parse::<i32>() {
+        return if (1..=64).contains(&n) { Ok(n) } else { Err(format!("invalid signal '{raw}' (1-64)")) };
+    }
+    let up = t.to_ascii_uppercase();
+    let name = up.strip_prefix("SIG").unwrap_or(&up);
+    SIGNALS.iter().find(|(n, _)| *n == name).map(|(_, v)| *v).ok_or_else(|| {
+        let known: Vec<&str> = SIGNALS.iter().map(|(n, _)| *n).collect();
+        format!("invalid signal '{raw}' (use a number or {})", known.join(", "))
+    })
+}

@@ -1,0 +1,193 @@
+//! `scancel` (also `spur cancel`): cancel or signal jobs by id and/or by
+//! filter. Silent on success, as Slurm's scancel is. Ids together with filters
+//! cancel only the named jobs that also match the filters (Slurm intersects
+//! them); the controller's Cancel takes ids *or* filters, so that case lists
+//! first and cancels the matching ids.
+
+use super::jobfmt;
+use super::kv::{self, Arg};
+use super::scontrol::status;
+use crate::conn::{self, Clients, Identity};
+use spur_proto::v1 as pb;
+
+pub const USAGE: &str = "\
+usage: scancel [OPTIONS] [JOB_ID[,JOB_ID...] ...]
+  -u, --user=USER,...        only these users' jobs      --me   only mine
+  -A, --account=A,...  -p, --partition=P,...  -q, --qos=Q,...  -n, --name=NAME,...
+  -t, --state=STATE          PENDING|PD, RUNNING|R or SUSPENDED|S (comma list)
+  -s, --signal=SIGNAL        send SIGNAL (TERM, KILL, USR1, ... or a number) instead of cancelling
+  -Q, --quiet                no error for jobs that already ended
+Without job ids, every job of yours matching the filters is cancelled.";
+
+const FLAGS: &str = "A/account= n/name= p/partition= q/qos= s/signal= t/state= u/user= Q/quiet h/help \
+    -/me -/jobname= -/controller= -/usage";
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Args {
+    pub ids: Vec<u64>,
+    pub users: Vec<String>,
+    pub accounts: Vec<String>,
+    pub partitions: Vec<String>,
+    pub qos: Vec<String>,
+    pub names: Vec<String>,
+    pub states: Vec<&'static str>,
+    /// 0: cancel.
+    pub signal: i32,
+    pub me: bool,
+    pub quiet: bool,
+    pub help: bool,
+    pub controller: Option<String>,
+}
+
+fn list(v: &str) -> Vec<String> {
+    v.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect()
+}
+
+pub fn parse(argv: &[String]) -> Result<Args, String> {
+    let mut a = Args::default();
+    let mut words = vec![];
+    for arg in kv::getopt(argv, FLAGS)? {
+        let (name, val) = match arg {
+            Arg::Word(w) => {
+                words.push(w);
+                continue;
+            }
+            Arg::Flag(n, v) => (n, v.unwrap_or_default()),
+        };
+        match name {
+            "account" => a.accounts.extend(list(&val)),
+            "name" | "jobname" => a.names.extend(list(&val)),
+            "partition" => a.partitions.extend(list(&val)),
+            "qos" => a.qos.extend(list(&val)),
+            "user" => a.users.extend(list(&val)),
+            "signal" => a.signal = jobfmt::parse_signal(&val).map_err(|e| format!("--signal: {e}"))?,
+            "quiet" => a.quiet = true,
+            "me" => a.me = true,
+            "help" | "usage" => a.help = true,
+            "controller" => a.controller = Some(val),
+            _ => {
+                for tok in list(&val) {
+                    let st = jobfmt::parse_state(&tok).map_err(|e| format!("--state: {e}"))?;
+                    if !matches!(st, "PENDING" | "RUNNING" | "SUSPENDED") {
+                        return Err(format!(
+                            "--state: '{tok}': scancel selects PENDING, RUNNING or SUSPENDED jobs only"
+                        ));
+                    }
+                    a.states.push(st);
+                }
+            }
+        }
+    }
+    a.ids = jobfmt::parse_ids(&words)?;
+    if !a.help && a.ids.is_empty() && a.filters("").is_empty() && !a.me {
+        return Err("No job identification provided (give job ids or a filter such as -u USER)".into());
+    }
+    Ok(a)
+}
+
+impl Args {
+    /// The filter pairs; `me` is the local user name, used for `--me`.
+    pub fn filters(&self, me: &str) -> Vec<pb::KeyValue> {
+        let mut users = self.users.clone();
+        if self.me && !me.is_empty() {
+            users.push(me.to_string());
+        }
+        let pairs = [
+            ("user", users),
+            ("account", self.accounts.clone()),
+            ("partition", self.partitions.clone()),
+            ("qos", self.qos.clone()),
+            ("name", self.names.clone()),
+            ("state", self.states.iter().map(|s| s.to_string()).collect()),
+        ];
+        pairs
+            .into_iter()
+            .filter(|(_, v)| !v.is_empty())
+            .map(|(k, v)| pb::KeyValue { key: k.into(), value: v.join(",") })
+            .collect()
+    }
+}
+
+/// How the request goes to the controller.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Plan {
+    /// Ids alone, or filters alone: one Cancel.
+    Cancel(pb::CancelRequest),
+    /// Ids and filters: list the named jobs that match, then cancel those.
+    ListThenCancel { list: pb::ListRequest, signal: i32 },
+}
+
+pub fn plan(a: &Args, me: &str) -> Plan {
+    let filter = a.filters(me);
+    match (a.ids.is_empty(), filter.is_empty()) {
+        (false, false) => {
+            let ids: Vec<String> = a.ids.iter().map(u64::to_string).collect();
+            let mut f = vec![pb::KeyValue { key: "id".into(), value: ids.join(",") }];
+            f.extend(filter);
+            Plan::ListThenCancel { list: pb::ListRequest { filter: f }, signal: a.signal }
+        }
+        _ => Plan::Cancel(pb::CancelRequest { ids: a.ids.clone(), filter, signal: a.signal }),
+    }
+}
+
+/// Named jobs the controller did not cancel had already ended; Slurm reports
+/// each on its own line (unless `-Q`).
+pub fn leftovers(asked: &[u64], cancelled: &[u64], quiet: bool) -> Vec<String> {
+    if quiet {
+        return vec![];
+    }
+    asked
+        .iter()
+        .filter(|id| !cancelled.contains(id))
+        .map(|id| format!("Kill job error on job id {id}: Job/step already completing or completed"))
+        .collect()
+}
+
+async fn execute(a: &Args, c: &mut Clients, me: &str) -> Result<(), Vec<String>> {
+    let one = |e: tonic::Status| vec![status(e)];
+    let (req, asked) = match plan(a, me) {
+        Plan::Cancel(req) => {
+            let asked = req.ids.clone();
+            (req, asked)
+        }
+        Plan::ListThenCancel { list, signal } => {
+            let jobs = c.jobs.list_jobs(list).await.map_err(one)?.into_inner().jobs;
+            let ids: Vec<u64> = jobs.iter().filter(|j| a.ids.contains(&j.id)).map(|j| j.id).collect();
+            if ids.is_empty() {
+                return Ok(());
+            }
+            (pb::CancelRequest { ids: ids.clone(), filter: vec![], signal }, ids)
+        }
+    };
+    let cancelled = c.jobs.cancel(req).await.map_err(one)?.into_inner().cancelled;
+    let errs = leftovers(&asked, &cancelled, a.quiet);
+    if errs.is_empty() { Ok(()) } else { Err(errs) }
+}
+
+async fn run(argv: &[String]) -> Result<String, Vec<String>> {
+    let a = parse(argv).map_err(|e| vec![e])?;
+    if a.help {
+        return Ok(format!("{USAGE}\n"));
+    }
+    let me = Identity::local();
+    let url = conn::resolve_controller(a.controller.as_deref());
+    let mut c = conn::connect(&url, me.clone()).await.map_err(|e| vec![e.to_string()])?;
+    execute(&a, &mut c, &me.user).await?;
+    Ok(String::new())
+}
+
+/// Runs scancel with its arguments (without argv[0]); returns the exit code.
+pub async fn main(argv: &[String]) -> i32 {
+    match run(argv).await {
+        Ok(out) => {
+            print!("{out}");
+            0
+        }
+        Err(errs) => {
+            for e in errs {
+                eprintln!("scancel: error: {}", e.replace('\n', " "));
+            }
+            1
+        }
+    }
+}

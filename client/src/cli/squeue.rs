@@ -1,0 +1,409 @@
+//! `squeue` (also `spur queue`): the job queue, printed the way Slurm's squeue
+//! prints it. `-o` takes Slurm's `%[.][width]X` codes, `-O` its long field
+//! names (`name[:[.]width]`, 20 wide by default), `-S` its sort letters. The
+//! state filter travels to the controller as `state=`, so a queue with many
+//! finished jobs stays cheap to list; every filter is also re-applied here so
+//! the output never depends on which filters a controller understands.
+
+use super::jobfmt::{self, squeue_secs};
+use super::kv::{self, Arg, Item, fit};
+use super::scontrol::{natural, status};
+use crate::conn::{self, Identity};
+use spur_proto::v1 as pb;
+use std::cmp::Ordering;
+
+pub const USAGE: &str = "\
+usage: squeue [-hl] [-u USER,...] [-A ACCOUNT,...] [-p PARTITION,...] [-q QOS,...] [-t STATE,...]
+              [-j ID,...] [-o FORMAT | -O FIELDS] [-S SORT] [--me] [--json] [--controller URL]
+  -u, --user / --me     only these users' jobs / only mine
+  -A, --account  -p, --partition  -q, --qos  -j, --jobs   comma lists
+  -t, --states=S,...    PD R S CG CD CA F TO NF PR RQ (or long names, or all); default: unfinished
+                        jobs, or every state with -j
+  -h, --noheader        no header line          -l, --long   STATE and TIME_LIMIT columns
+  -S, --sort=KEYS       format letters, '-' descending: -S -p,i  (default P,t,-p)
+  -o, --format=FORMAT   default \"%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R\"; '.' right-justifies:
+      %i id  %j name  %u user  %a account  %q qos  %P partition  %p/%Q priority  %t/%T state
+      %N nodes  %r reason  %R nodes or (reason)  %M time used  %l time limit  %L time left
+      %D node count  %C cpus  %S start  %V submit  %e end  %k comment  %W licenses
+      %b gres per node  %m memory per node  %Z workdir  %x excluded  %n requested  %h oversubscribe
+  -O, --Format=FIELDS   JobID,Name:30,UserName,Account,QOS,Partition,Priority,StateCompact,State,
+      NodeList,Reason,ReasonList,TimeUsed,TimeLimit,TimeLeft,NumNodes,NumCPUs,StartTime,SubmitTime,
+      EndTime,Comment,Licenses,...  (name[:[.]width], default width 20)
+  --json                the selected jobs as JSON";
+
+const FLAGS: &str = "a/all A/account= h/noheader j/jobs= l/long o/format= O/Format= p/partition= \
+    q/qos= S/sort= t/states= u/user= -/me -/json -/controller= -/help -/usage";
+
+const DEFAULT_FORMAT: &str = "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R";
+const LONG_FORMAT: &str = "%.18i %.9P %.8j %.8u %.8T %.10M %.9l %.6D %R";
+const DEFAULT_SORT: &str = "P,t,-p";
+
+/// `(letter, -O name, header)`.
+const FIELDS: &[(char, &str, &str)] = &[
+    ('i', "JobID", "JOBID"),
+    ('j', "Name", "NAME"),
+    ('u', "UserName", "USER"),
+    ('a', "Account", "ACCOUNT"),
+    ('q', "QOS", "QOS"),
+    ('P', "Partition", "PARTITION"),
+    ('p', "Priority", "PRIORITY"),
+    ('Q', "PriorityLong", "PRIORITY"),
+    ('t', "StateCompact", "ST"),
+    ('T', "State", "STATE"),
+    ('N', "NodeList", "NODELIST"),
+    ('r', "Reason", "REASON"),
+    ('R', "ReasonList", "NODELIST(REASON)"),
+    ('M', "TimeUsed", "TIME"),
+    ('l', "TimeLimit", "TIME_LIMIT"),
+    ('L', "TimeLeft", "TIME_LEFT"),
+    ('D', "NumNodes", "NODES"),
+    ('C', "NumCPUs", "CPUS"),
+    ('S', "StartTime", "START_TIME"),
+    ('V', "SubmitTime", "SUBMIT_TIME"),
+    ('e', "EndTime", "END_TIME"),
+    ('k', "Comment", "COMMENT"),
+    ('W', "Licenses", "LICENSES"),
+    ('b', "tres-per-node", "TRES_PER_NODE"),
+    ('m', "MinMemory", "MIN_MEMORY"),
+    ('Z', "WorkDir", "WORK_DIR"),
+    ('x', "ExcNodes", "EXC_NODES"),
+    ('n', "ReqNodes", "REQ_NODES"),
+    ('h', "OverSubscribe", "OVER_SUBSCRIBE"),
+];
+
+fn header(code: char) -> &'static str {
+    FIELDS.iter().find(|f| f.0 == code).map_or("", |f| f.2)
+}
+
+/// Which states to show.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum States {
+    /// Unfinished jobs; every state when `-j` names jobs (as Slurm).
+    #[default]
+    Default,
+    All,
+    Only(Vec<&'static str>),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Format {
+    /// `-o`: printf-style codes.
+    Codes(String),
+    /// `-O`: long field names.
+    Names(String),
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Args {
+    pub noheader: bool,
+    pub long: bool,
+    pub json: bool,
+    pub help: bool,
+    /// `--me`: resolved to the local user when the request is built.
+    pub me: bool,
+    pub format: Option<Format>,
+    pub sort: Option<String>,
+    pub users: Vec<String>,
+    pub accounts: Vec<String>,
+    pub partitions: Vec<String>,
+    pub qos: Vec<String>,
+    pub states: States,
+    pub jobs: Vec<u64>,
+    pub controller: Option<String>,
+}
+
+fn list(v: &str) -> Vec<String> {
+    v.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect()
+}
+
+pub fn parse(argv: &[String]) -> Result<Args, String> {
+    let mut a = Args::default();
+    for arg in kv::getopt(argv, FLAGS)? {
+        let (name, val) = match arg {
+            Arg::Word(w) => return Err(format!("unrecognised argument '{w}' (see squeue --help)")),
+            Arg::Flag(n, v) => (n, v.unwrap_or_default()),
+        };
+        match name {
+            "all" => {}
+            "noheader" => a.noheader = true,
+            "long" => a.long = true,
+            "json" => a.json = true,
+            "me" => a.me = true,
+            "help" | "usage" => a.help = true,
+            "controller" => a.controller = Some(val),
+            "format" => a.format = Some(Format::Codes(val)),
+            "Format" => a.format = Some(Format::Names(val)),
+            "sort" => a.sort = Some(val),
+            "user" => a.users.extend(list(&val)),
+            "account" => a.accounts.extend(list(&val)),
+            "partition" => a.partitions.extend(list(&val)),
+            "qos" => a.qos.extend(list(&val)),
+            "jobs" => a.jobs.extend(jobfmt::parse_ids(&[val]).map_err(|e| format!("--jobs: {e}"))?),
+            _ => {
+                a.states = match jobfmt::parse_states(&val).map_err(|e| format!("--states: {e}"))? {
+                    None => States::All,
+                    Some(v) => States::Only(v),
+                }
+            }
+        }
+    }
+    // Checked now so a bad format or sort fails before any network call.
+    plan(&a)?;
+    sort_keys(a.sort.as_deref().unwrap_or(DEFAULT_SORT))?;
+    Ok(a)
+}
+
+impl Args {
+    fn states(&self) -> Option<Vec<&'static str>> {
+        match &self.states {
+            States::Default if self.jobs.is_empty() => Some(jobfmt::ACTIVE.to_vec()),
+            States::Only(v) => Some(v.clone()),
+            _ => None,
+        }
+    }
+
+    /// The ListJobs filter: `id=`, `user=`, `account=`, `partition=`, `qos=`, `state=`.
+    pub fn filter(&self) -> Vec<pb::KeyValue> {
+        let ids: Vec<String> = self.jobs.iter().map(u64::to_string).collect();
+        let states = self.states().unwrap_or_default();
+        let pairs = [
+            ("id", ids),
+            ("user", self.users.clone()),
+            ("account", self.accounts.clone()),
+            ("partition", self.partitions.clone()),
+            ("qos", self.qos.clone()),
+            ("state", states.iter().map(|s| s.to_string()).collect()),
+        ];
+        pairs
+            .into_iter()
+            .filter(|(_, v)| !v.is_empty())
+            .map(|(k, v)| pb::KeyValue { key: k.into(), value: v.join(",") })
+            .collect()
+    }
+
+    pub fn keep(&self, j: &pb::Job) -> bool {
+        let any = |want: &[String], have: &str| {
+            want.is_empty() || want.iter().any(|w| w.eq_ignore_ascii_case(have))
+        };
+        (self.jobs.is_empty() || self.jobs.contains(&j.id))
+            && any(&self.users, &j.user)
+            && any(&self.accounts, &j.account)
+            && any(&self.partitions, &j.partition)
+            && any(&self.qos, &j.qos)
+            && self.states().is_none_or(|s| s.iter().any(|st| jobfmt::is(j, st)))
+    }
+}
+
+/// The items to print, from `-o`, `-O`, `-l` or the default.
+pub fn plan(a: &Args) -> Result<Vec<Item>, String> {
+    let known = |c: char| FIELDS.iter().any(|f| f.0 == c);
+    match &a.format {
+        Some(Format::Names(names)) => long_format(names),
+        Some(Format::Codes(f)) => kv::parse_format(f, known, "squeue"),
+        None => kv::parse_format(if a.long { LONG_FORMAT } else { DEFAULT_FORMAT }, known, "squeue"),
+    }
+}
+
+/// `-O JobID,Name:30,State:.10`: each field 20 wide unless given; text after
+/// the width is printed after the field, as Slurm's suffix.
+fn long_format(names: &str) -> Result<Vec<Item>, String> {
+    let mut items = vec![];
+    for tok in names.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+        let (name, size) = tok.split_once(':').unwrap_or((tok, ""));
+        let code = FIELDS
+            .iter()
+            .find(|f| f.1.eq_ignore_ascii_case(name))
+            .map(|f| f.0)
+            .ok_or_else(|| format!("--Format: unknown field '{name}' (see squeue --help)"))?;
+        let right = size.starts_with('.');
+        let digits: String = size.trim_start_matches('.').chars().take_while(char::is_ascii_digit).collect();
+        let suffix = &size.trim_start_matches('.')[digits.len()..];
+        let width = match digits.as_str() {
+            "" if size.is_empty() => 20,
+            "" => return Err(format!("--Format: '{tok}' needs a width after ':'")),
+            d => d.parse::<usize>().map_err(|_| format!("--Format: bad width in '{tok}'"))?.min(4096),
+        };
+        items.push(Item::Field { code, width, right });
+        if !suffix.is_empty() {
+            items.push(Item::Text(suffix.to_string()));
+        }
+    }
+    if items.is_empty() {
+        return Err("--Format: no fields given".into());
+    }
+    Ok(items)
+}
+
+fn or_null(s: &str) -> String {
+    if s.is_empty() { "(null)".into() } else { s.to_string() }
+}
+
+/// One field of one job.
+pub fn cell(code: char, j: &pb::Job, now_ms: i64) -> String {
+    let spec = j.spec.clone().unwrap_or_default();
+    let limit =
+        |f: &dyn Fn(u64) -> u64| j.time_limit_minutes.map_or("UNLIMITED".into(), |m| squeue_secs(f(m)));
+    match code {
+        'i' => j.id.to_string(),
+        'j' => j.name.clone(),
+        'u' => j.user.clone(),
+        'a' => or_null(&j.account),
+        'q' => or_null(&j.qos),
+        'P' => j.partition.clone(),
+        'p' | 'Q' => jobfmt::priority(j),
+        't' => jobfmt::compact(&j.state).to_string(),
+        'T' => j.state.clone(),
+        'N' => jobfmt::nodelist(j),
+        'r' => jobfmt::reason(j).to_string(),
+        'R' => jobfmt::reason_list(j),
+        'M' => squeue_secs(jobfmt::run_secs(j, now_ms)),
+        'l' => limit(&|m| m.saturating_mul(60)),
+        'L' => limit(&|m| m.saturating_mul(60).saturating_sub(jobfmt::run_secs(j, now_ms))),
+        'D' => j.num_nodes.to_string(),
+        'C' => j.num_cpus.to_string(),
+        'S' => jobfmt::time_or(j.start_ms, "N/A"),
+        'V' => jobfmt::time_or(j.submit_ms, "N/A"),
+        'e' => jobfmt::time_or(jobfmt::end_ms(j).unwrap_or(0), "N/A"),
+        'k' => or_null(&spec.comment),
+        'W' => or_null(&spec.licenses),
+        'b' if spec.gpus_per_node > 0 => format!("gres/gpu:{}", spec.gpus_per_node),
+        'b' => "N/A".into(),
+        'm' if spec.mem_mb > 0 => format!("{}M", spec.mem_mb),
+        'm' => "0".into(),
+        'Z' => or_null(&spec.workdir),
+        'x' => spec.exclude,
+        'n' => spec.nodelist,
+        'h' => if spec.exclusive { "NO" } else { "OK" }.into(),
+        _ => String::new(),
+    }
+}
+
+/// A `-S` list: format letters, each optionally preceded by `-` (descending)
+/// or `+`; commas are optional, as in Slurm.
+pub fn sort_keys(spec: &str) -> Result<Vec<(char, bool)>, String> {
+    let mut keys = vec![];
+    let mut desc = false;
+    for c in spec.chars() {
+        match c {
+            ',' | ' ' => {}
+            '-' => desc = true,
+            '+' => desc = false,
+            c if FIELDS.iter().any(|f| f.0 == c) => {
+                keys.push((c, desc));
+                desc = false;
+            }
+            c => return Err(format!("--sort: invalid sort field '{c}' in '{spec}' (use format letters)")),
+        }
+    }
+    Ok(keys)
+}
+
+fn compare(code: char, x: &pb::Job, y: &pb::Job, now_ms: i64) -> Ordering {
+    let num = |j: &pb::Job| -> f64 {
+        match code {
+            'i' => j.id as f64,
+            'p' | 'Q' => j.priority,
+            'M' => jobfmt::run_secs(j, now_ms) as f64,
+            'l' | 'L' => j.time_limit_minutes.map_or(f64::INFINITY, |m| m as f64),
+            'D' => j.num_nodes.into(),
+            'C' => j.num_cpus.into(),
+            'S' => j.start_ms as f64,
+            'V' => j.submit_ms as f64,
+            'e' => jobfmt::end_ms(j).unwrap_or(0) as f64,
+            't' | 'T' => jobfmt::state_rank(&j.state) as f64,
+            _ => f64::NAN,
+        }
+    };
+    match (num(x), num(y)) {
+        (a, b) if a.is_nan() || b.is_nan() => natural(&cell(code, x, now_ms), &cell(code, y, now_ms)),
+        (a, b) => a.total_cmp(&b),
+    }
+}
+
+/// Sorts by the keys in order; ties fall back to job id, so output is stable.
+pub fn sort(jobs: &mut [&pb::Job], keys: &[(char, bool)], now_ms: i64) {
+    jobs.sort_by(|x, y| {
+        keys.iter()
+            .map(|&(c, desc)| if desc { compare(c, y, x, now_ms) } else { compare(c, x, y, now_ms) })
+            .find(|o| o.is_ne())
+            .unwrap_or_else(|| x.id.cmp(&y.id))
+    });
+}
+
+/// The whole report from listed jobs; no I/O.
+pub fn report(a: &Args, jobs: &[pb::Job], now_ms: i64) -> Result<String, String> {
+    let items = plan(a)?;
+    let mut shown: Vec<&pb::Job> = jobs.iter().filter(|j| a.keep(j)).collect();
+    sort(&mut shown, &sort_keys(a.sort.as_deref().unwrap_or(DEFAULT_SORT))?, now_ms);
+    if a.json {
+        let v: Vec<serde_json::Value> = shown.iter().map(|j| jobfmt::job_json(j, now_ms)).collect();
+        return Ok(serde_json::to_string_pretty(&serde_json::json!({ "jobs": v })).unwrap_or_default() + "\n");
+    }
+    let line = |j: Option<&pb::Job>| {
+        let mut out = String::new();
+        for it in &items {
+            match it {
+                Item::Text(t) => out.push_str(t),
+                Item::Field { code, width, right } => {
+                    let v = j.map_or_else(|| header(*code).to_string(), |j| cell(*code, j, now_ms));
+                    out.push_str(&fit(&v, *width, *right));
+                }
+            }
+        }
+        out + "\n"
+    };
+    let mut out = String::new();
+    if a.long && !a.noheader {
+        // squeue -l opens with the time of the listing, in ctime's layout (a header, so -h drops it).
+        let t = chrono::DateTime::from_timestamp_millis(now_ms).unwrap_or_default();
+        out += &format!("{}\n", t.with_timezone(&chrono::Local).format("%a %b %e %H:%M:%S %Y"));
+    }
+    if !a.noheader {
+        out += &line(None);
+    }
+    for j in shown {
+        out += &line(Some(j));
+    }
+    Ok(out)
+}
+
+async fn run(mut a: Args) -> Result<String, String> {
+    // Slurm's environment defaults, used only when the flag is absent.
+    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    if a.format.is_none() && !a.long {
+        a.format =
+            env("SQUEUE_FORMAT").map(Format::Codes).or_else(|| env("SQUEUE_FORMAT2").map(Format::Names));
+        plan(&a).map_err(|e| format!("SQUEUE_FORMAT: {e}"))?;
+    }
+    if a.sort.is_none() {
+        a.sort = env("SQUEUE_SORT");
+        sort_keys(a.sort.as_deref().unwrap_or(DEFAULT_SORT)).map_err(|e| format!("SQUEUE_SORT: {e}"))?;
+    }
+    if a.me {
+        a.users.push(Identity::local().user);
+    }
+    let url = conn::resolve_controller(a.controller.as_deref());
+    let mut c = conn::connect(&url, Identity::local()).await.map_err(|e| e.to_string())?;
+    let req = pb::ListRequest { filter: a.filter() };
+    let jobs = c.jobs.list_jobs(req).await.map_err(status)?.into_inner().jobs;
+    report(&a, &jobs, chrono::Utc::now().timestamp_millis())
+}
+
+/// Runs squeue with its arguments (without argv[0]); returns the exit code.
+pub async fn main(argv: &[String]) -> i32 {
+    let result = match parse(argv) {
+        Ok(a) if a.help => Ok(format!("{USAGE}\n")),
+        Ok(a) => run(a).await,
+        Err(e) => Err(e),
+    };
+    match result {
+        Ok(out) => {
+            print!("{out}");
+            0
+        }
+        Err(e) => {
+            eprintln!("squeue: error: {e}");
+            1
+        }
+    }
+}

@@ -1,0 +1,206 @@
+//! sbatch's pure half: options, `#SBATCH` directives and their override by the
+//! command line, `--wrap`, defaults (name, workdir, output path), and errors
+//! that name the offending argument. Scripts come from a fake reader.
+
+use spur_client::cli::sbatch::{Prepared, Submission, accepted, directives, parse_gres, parse_mem, prepare};
+use std::path::Path;
+
+const SCRIPT: &str = "#!/bin/bash
+# a comment between directives is fine
+#SBATCH -J fromscript
+#SBATCH --account=ml --partition gpu   # trailing comment
+#SBATCH -N 2
+#SBATCH --time=1-00:00:00
+#SBATCH --mem=4G
+#SBATCH --gres=gpu:2
+#SBATCH --comment=\"two words\"
+
+srun hostname
+#SBATCH --qos=ignored-after-the-first-command
+";
+
+fn args(words: &[&str]) -> Vec<String> {
+    words.iter().map(|w| w.to_string()).collect()
+}
+
+/// Runs `prepare` with `/work` as cwd; `script.sh` reads SCRIPT, stdin reads `stdin`.
+fn submit_with(words: &[&str], stdin: &str) -> Result<Submission, String> {
+    let read = |p: Option<&str>| match p {
+        Some("script.sh") | Some("/abs/script.sh") => Ok(SCRIPT.to_string()),
+        Some("bad.sh") => Ok("echo no shebang\n".to_string()),
+        Some("dos.sh") => Ok("#!/bin/sh\r\necho hi\r\n".to_string()),
+        Some(other) => Err(format!("cannot read script '{other}': No such file or directory")),
+        None => Ok(stdin.to_string()),
+    };
+    match prepare(&args(words), Path::new("/work"), read)? {
+        Prepared::Submit(s) => Ok(*s),
+        Prepared::Help => Err("help".into()),
+    }
+}
+
+fn submit(words: &[&str]) -> Result<Submission, String> {
+    submit_with(words, "")
+}
+
+#[test]
+fn directives_give_defaults() {
+    let s = submit(&["script.sh"]).unwrap().spec;
+    assert_eq!(s.name, "fromscript");
+    assert_eq!((s.account.as_str(), s.partition.as_str()), ("ml", "gpu"));
+    assert_eq!(s.num_nodes, 2);
+    assert_eq!(s.time_limit_minutes, Some(1440));
+    assert_eq!(s.mem_mb, 4096);
+    assert_eq!(s.gpus_per_node, 2);
+    assert_eq!(s.comment, "two words");
+    // Directives after the first command are not read, as in Slurm.
+    assert_eq!(s.qos, "");
+    assert_eq!(s.script, SCRIPT);
+    assert_eq!(s.workdir, "/work");
+    assert_eq!(s.stdout_path, "/work/slurm-%j.out");
+    assert_eq!(s.stderr_path, "");
+}
+
+#[test]
+fn the_command_line_overrides_directives() {
+    let s =
+        submit(&["-J", "cli", "-N1", "--time=30", "-p", "debug", "--mem", "512", "script.sh"]).unwrap().spec;
+    assert_eq!(s.name, "cli");
+    assert_eq!(s.num_nodes, 1);
+    assert_eq!(s.time_limit_minutes, Some(30));
+    assert_eq!(s.partition, "debug");
+    assert_eq!(s.mem_mb, 512);
+    assert_eq!(s.account, "ml", "not overridden, so the directive stays");
+}
+
+#[test]
+fn options_stop_at_the_script_name() {
+    // `-N 3` after the script is the script's argument, not sbatch's; arguments
+    // have nowhere to go in the request yet, so they are refused by name.
+    let err = submit(&["script.sh", "-N", "3"]).unwrap_err();
+    assert!(err.contains("'-N'"), "{err}");
+}
+
+#[test]
+fn wrap_makes_a_shell_script() {
+    let sub = submit(&["--wrap=echo hi", "-t", "UNLIMITED", "--parsable", "-H", "--no-requeue"]).unwrap();
+    let s = &sub.spec;
+    assert_eq!(s.script, "#!/bin/sh\necho hi\n");
+    assert_eq!(s.name, "wrap");
+    assert_eq!(s.time_limit_minutes, None);
+    assert!(s.hold && sub.parsable);
+    assert_eq!(s.requeue, Some(false));
+    assert!(submit(&["--wrap", "x", "script.sh"]).unwrap_err().contains("'script.sh'"));
+}
+
+#[test]
+fn stdin_scripts_and_paths() {
+    let sub = submit_with(&["-D", "sub", "-o", "out-%j.txt", "-e", "/tmp/err"], "#!/bin/sh\ntrue\n").unwrap();
+    let s = &sub.spec;
+    assert_eq!(s.name, "sbatch");
+    assert_eq!(s.workdir, "/work/sub");
+    assert_eq!(s.stdout_path, "/work/sub/out-%j.txt");
+    assert_eq!(s.stderr_path, "/tmp/err");
+    assert_eq!(submit(&["/abs/script.sh"]).unwrap().spec.name, "fromscript");
+    assert_eq!(submit(&["-D", "/scratch", "/abs/script.sh"]).unwrap().spec.workdir, "/scratch");
+}
+
+#[test]
+fn the_rest_of_the_options() {
+    let s = submit(&[
+        "-A",
+        "a",
+        "-q",
+        "high",
+        "-n",
+        "8",
+        "-c4",
+        "-w",
+        "n[1-2]",
+        "-x",
+        "n3",
+        "--priority=7",
+        "--exclusive",
+        "-L",
+        "matlab:2,ansys",
+        "--requeue",
+        "--gpus-per-node=1",
+        "--comment",
+        "c",
+        "script.sh",
+    ])
+    .unwrap()
+    .spec;
+    assert_eq!((s.ntasks, s.cpus_per_task), (8, 4));
+    assert_eq!((s.nodelist.as_str(), s.exclude.as_str()), ("n[1-2]", "n3"));
+    assert_eq!(s.priority, Some(7));
+    assert!(s.exclusive);
+    assert_eq!(s.licenses, "matlab:2,ansys");
+    assert_eq!(s.requeue, Some(true));
+    assert_eq!(s.gpus_per_node, 1);
+    assert_eq!((s.qos.as_str(), s.comment.as_str()), ("high", "c"));
+    assert!(matches!(prepare(&args(&["--help"]), Path::new("/"), |_| Err("no".into())), Ok(Prepared::Help)));
+}
+
+#[test]
+fn bad_values_are_named() {
+    let err = |w: &[&str]| submit(w).unwrap_err();
+    assert!(err(&["--bogus", "script.sh"]).contains("'--bogus'"));
+    assert!(err(&["-Z", "script.sh"]).contains("'-Z'"));
+    assert!(err(&["-N", "0", "script.sh"]).contains("--nodes: '0'"));
+    assert!(err(&["-N", "2-4", "script.sh"]).contains("ranges"));
+    assert!(err(&["-n", "x", "script.sh"]).contains("--ntasks: 'x'"));
+    assert!(err(&["-t", "10:75", "script.sh"]).contains("'10:75'"));
+    assert!(err(&["--mem", "3X", "script.sh"]).contains("--mem: '3X'"));
+    assert!(err(&["--gres=gpu:a100:2", "script.sh"]).contains("types"));
+    assert!(err(&["--gres=fpga:1", "script.sh"]).contains("'fpga:1'"));
+    assert!(err(&["-w", "n[3-1]", "script.sh"]).contains("--nodelist"));
+    assert!(err(&["--priority=-1", "script.sh"]).contains("--priority: '-1'"));
+    assert!(err(&["-L", "lic:0", "script.sh"]).contains("'lic:0'"));
+    assert!(err(&["--exclusive=user", "script.sh"]).contains("takes no value"));
+    assert!(err(&["--time"]).contains("needs a value"));
+    assert!(err(&["missing.sh"]).contains("'missing.sh'"));
+    assert!(err(&["bad.sh"]).contains("#!"));
+    assert!(err(&["dos.sh"]).contains("DOS"));
+    assert!(submit_with(&[], "").unwrap_err().contains("empty"));
+}
+
+#[test]
+fn bad_directives_name_their_line() {
+    let script = "#!/bin/sh\n#SBATCH -N 1\n#SBATCH --nodes=lots\necho\n";
+    let e = prepare(&args(&[]), Path::new("/"), |_| Ok(script.to_string())).unwrap_err();
+    assert!(e.contains("line 3") && e.contains("'lots'"), "{e}");
+    let script = "#!/bin/sh\n#SBATCH --wrap=x\n";
+    let e = prepare(&args(&[]), Path::new("/"), |_| Ok(script.to_string())).unwrap_err();
+    assert!(e.contains("line 2") && e.contains("command line"), "{e}");
+    let script = "#!/bin/sh\n#SBATCH -N 1 stray\n";
+    let e = prepare(&args(&[]), Path::new("/"), |_| Ok(script.to_string())).unwrap_err();
+    assert!(e.contains("'stray'"), "{e}");
+}
+
+#[test]
+fn directive_words_follow_slurm_quoting() {
+    let d = directives(
+        "#!/bin/sh\n#SBATCH --comment=\"a b\" -J x\\ y\n#SBATCHX -N 9\n# SBATCH -N 8\n\n#SBATCH -n 2\n",
+    );
+    assert_eq!(d, vec![(2, args(&["--comment=a b", "-J", "x y"])), (6, args(&["-n", "2"]))]);
+}
+
+#[test]
+fn sizes_and_gres() {
+    assert_eq!(parse_mem("100"), Ok(100));
+    assert_eq!(parse_mem("2048K"), Ok(2));
+    assert_eq!(parse_mem("1k"), Ok(1), "rounded up to a whole MB");
+    assert_eq!(parse_mem("2g"), Ok(2048));
+    assert_eq!(parse_mem("1T"), Ok(1 << 20));
+    assert!(parse_mem("99999999999999999T").is_err());
+    assert!(parse_mem("").is_err() && parse_mem("G").is_err());
+    assert_eq!(parse_gres("gpu"), Ok(1));
+    assert_eq!(parse_gres("gres/gpu:4"), Ok(4));
+    assert_eq!(parse_gres("none"), Ok(0));
+}
+
+#[test]
+fn output_lines_match_slurm() {
+    assert_eq!(accepted(42, false), "Submitted batch job 42\n");
+    assert_eq!(accepted(42, true), "42\n");
+}
