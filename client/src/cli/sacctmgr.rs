@@ -57,9 +57,7 @@ fn kvs(pairs: &[(String, String)]) -> Vec<pb::KeyValue> {
     pairs.iter().map(|(k, v)| pb::KeyValue { key: k.clone(), value: v.clone() }).collect()
 }
 
-fn status(s: tonic::Status) -> String {
-    s.message().to_string()
-}
+use super::scontrol::status;
 
 async fn call(cmd: &Command, c: &mut Clients, dry_run: bool) -> Result<Vec<pb::Change>, String> {
     let a = &mut c.accounting;
