@@ -11,7 +11,8 @@ use std::collections::HashMap;
 pub const UNITS: [Unit; 4] = [Unit::Cpus, Unit::MemMb, Unit::Gpus, Unit::Nodes];
 
 /// QOS `maxtresperjob` codes, in [`Dim`] order.
-pub const QOS_PER_JOB: [C; 4] = [C::QOSMaxCpuPerJobLimit, C::QOSMaxMemoryPerJob, C::QOSMaxGRESPerJob, C::QOSMaxNodePerJobLimit];
+pub const QOS_PER_JOB: [C; 4] =
+    [C::QOSMaxCpuPerJobLimit, C::QOSMaxMemoryPerJob, C::QOSMaxGRESPerJob, C::QOSMaxNodePerJobLimit];
 /// Association `maxtresperjob` codes, in [`Dim`] order.
 pub const ASSOC_PER_JOB: [C; 4] =
     [C::AssocMaxCpuPerJobLimit, C::AssocMaxMemoryPerJob, C::AssocMaxGRESPerJob, C::AssocMaxNodePerJobLimit];
@@ -47,7 +48,15 @@ pub fn wall(limit: Option<u64>, cap: Option<u64>, code: C, scope: impl FnOnce() 
     breach.then(|| {
         Reason::limit(
             code,
-            LimitFacts { kind: LimitKind::Wall, scope: scope(), key: "maxwall", unit: Unit::Minutes, cap, used: 0, asks: limit },
+            LimitFacts {
+                kind: LimitKind::Wall,
+                scope: scope(),
+                key: "maxwall",
+                unit: Unit::Minutes,
+                cap,
+                used: 0,
+                asks: limit,
+            },
         )
     })
 }
@@ -86,7 +95,8 @@ pub enum GroupKind {
 impl GroupKind {
     /// The running-count code and key, the TRES key, and the TRES codes in [`Dim`] order.
     fn codes(self) -> (Option<(C, &'static str)>, &'static str, [C; 4]) {
-        const ASSOC: [C; 4] = [C::AssocGrpCpuLimit, C::AssocGrpMemLimit, C::AssocGrpGRES, C::AssocGrpNodeLimit];
+        const ASSOC: [C; 4] =
+            [C::AssocGrpCpuLimit, C::AssocGrpMemLimit, C::AssocGrpGRES, C::AssocGrpNodeLimit];
         match self {
             GroupKind::Qos => {
                 (None, "grptres", [C::QOSGrpCpuLimit, C::QOSGrpMemLimit, C::QOSGrpGRES, C::QOSGrpNodeLimit])
@@ -94,7 +104,12 @@ impl GroupKind {
             GroupKind::QosUser => (
                 Some((C::QOSMaxJobsPerUserLimit, "maxjobsperuser")),
                 "maxtresperuser",
-                [C::QOSMaxCpuPerUserLimit, C::QOSMaxMemoryPerUser, C::QOSMaxGRESPerUser, C::QOSMaxNodePerUserLimit],
+                [
+                    C::QOSMaxCpuPerUserLimit,
+                    C::QOSMaxMemoryPerUser,
+                    C::QOSMaxGRESPerUser,
+                    C::QOSMaxNodePerUserLimit,
+                ],
             ),
             GroupKind::Assoc => (Some((C::AssocMaxJobsLimit, "maxjobs")), "grptres", ASSOC),
             GroupKind::Account => (Some((C::AssocGrpJobsLimit, "maxrunningjobs")), "grptres", ASSOC),
@@ -144,7 +159,8 @@ impl Group {
     pub fn check(&self, ask: &Tres) -> Option<Reason> {
         let (running, key, codes) = self.kind.codes();
         if let Some((code, rkey)) = running
-            && let Some(r) = count(self.max_running, self.running, code, rkey, Unit::RunningJobs, || self.scope.clone())
+            && let Some(r) =
+                count(self.max_running, self.running, code, rkey, Unit::RunningJobs, || self.scope.clone())
         {
             return Some(r);
         }

@@ -8,6 +8,7 @@
 //! - [`priority`]: effective priority and its factors; decayed usage and fair share.
 //! - `limits`: limit checks shared by the gate and the pass; usage groups.
 //! - `scope`: a job's QOS, association, groups and accounting hold, resolved once.
+//! - `memo`: what a pass remembers about jobs that found no room.
 //! - `nodes`: node state in a pass, ordered scans, the backfill reservation.
 //! - `pass`: the pass itself: order, checks, placement, EASY backfill.
 //!
@@ -24,6 +25,7 @@
 
 pub mod job;
 mod limits;
+mod memo;
 mod nodes;
 mod pass;
 pub mod priority;

@@ -48,7 +48,10 @@ impl NodeState {
     }
 
     fn empty(&self) -> bool {
-        self.jobs == 0 && self.free_cpus == self.cpus && self.free_mem == self.mem && self.free_gpus == self.gpus
+        self.jobs == 0
+            && self.free_cpus == self.cpus
+            && self.free_mem == self.mem
+            && self.free_gpus == self.gpus
     }
 
     /// Room for one node of `s` now, reservations aside.
@@ -191,7 +194,14 @@ impl Pick {
     }
 
     /// Named nodes (`--nodelist`, or a group's occupied nodes to pack onto), up to `need`.
-    pub fn listed(&mut self, nodes: &[NodeState], list: &[u32], want: &Want<'_>, need: usize, marks: &mut Marks) {
+    pub fn listed(
+        &mut self,
+        nodes: &[NodeState],
+        list: &[u32],
+        want: &Want<'_>,
+        need: usize,
+        marks: &mut Marks,
+    ) {
         for &i in list {
             if self.nodes.len() >= need {
                 break;
@@ -207,7 +217,14 @@ impl Pick {
     }
 
     /// Any other nodes of the partition, in weight order, up to `need`.
-    pub fn scan(&mut self, nodes: &[NodeState], part: &mut PartNodes, want: &Want<'_>, need: usize, marks: &mut Marks) {
+    pub fn scan(
+        &mut self,
+        nodes: &[NodeState],
+        part: &mut PartNodes,
+        want: &Want<'_>,
+        need: usize,
+        marks: &mut Marks,
+    ) {
         let mut pos = part.find(0);
         while pos < part.order.len() && self.nodes.len() < need {
             let i = part.order[pos];
@@ -233,9 +250,11 @@ pub(crate) fn earliest_start(
     excluded: &[u32],
     now_ms: i64,
 ) -> Option<(i64, Vec<u32>)> {
-    let eligible = |i: u32| part.member[i as usize] && nodes[i as usize].up && excluded.binary_search(&i).is_err();
+    let eligible =
+        |i: u32| part.member[i as usize] && nodes[i as usize].up && excluded.binary_search(&i).is_err();
     let mut sim: Vec<NodeState> = nodes.to_vec();
-    let mut fit: Vec<bool> = sim.iter().enumerate().map(|(i, n)| eligible(i as u32) && n.fits(shape)).collect();
+    let mut fit: Vec<bool> =
+        sim.iter().enumerate().map(|(i, n)| eligible(i as u32) && n.fits(shape)).collect();
     let mut fit_count = fit.iter().filter(|f| **f).count();
     let required_fit = |fit: &[bool]| required.iter().all(|r| fit[*r as usize]);
     let choose = |fit: &[bool]| {

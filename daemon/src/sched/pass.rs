@@ -5,6 +5,7 @@
 
 use super::job::{Hold, Job, JobId, JobState, Shape};
 use super::limits::{self, ASSOC_PER_JOB, QOS_PER_JOB};
+use super::memo::{NodeCapFailures, RoomFailures};
 use super::nodes::{Alloc, Marks, NodeState, PartNodes, Pick, Want, earliest_start};
 use super::priority::PriorityFactors;
 use super::reason::{Facts, LimitFacts, LimitKind, Reason, ReasonCode as C, Scope, Unit};
@@ -13,26 +14,13 @@ use super::{Pending, Plan, Reservation, Snapshot, Start};
 use crate::model::Partition;
 use std::collections::HashMap;
 
-/// A shape that found no room in a partition. Within a pass resources only
-/// shrink and reservations only grow, so a job asking at least as much fails
-/// too, and a large queue of similar jobs costs one scan per shape.
-#[derive(Debug)]
-struct Failure {
-    shape: Shape,
-    end_ms: i64,
-    /// None: no room even ignoring reservations. Some: room only on reserved nodes.
-    reserved_by: Option<JobId>,
-}
-
-/// Failures remembered per partition; a bound keeps each lookup cheap.
-const FAILURE_MEMORY: usize = 64;
 /// Jobs that never fit (e.g. behind unbounded jobs) may not use up a partition's reservation.
 const RESERVE_TRIES: u32 = 8;
 
 struct Part<'a> {
     p: &'a Partition,
     nodes: PartNodes,
-    failures: Vec<Failure>,
+    failures: RoomFailures,
     reserved: bool,
     reserve_tries: u32,
     /// Backfill off: the job whose wait stops lower work here this pass.
@@ -52,19 +40,28 @@ struct Pass<'a> {
     marks: Marks,
     /// Reservation holders: expected start and partition.
     resv: HashMap<JobId, (Option<i64>, &'a str)>,
+    node_fail: NodeCapFailures,
     behind_reservation: bool,
     attempts: usize,
     plan: Plan,
 }
 
-type Entry = (usize, u32, Option<u32>, PriorityFactors);
+/// A pending job in the order: its sort key inline, so sorting a large queue
+/// does not chase pointers into the job list.
+struct Entry {
+    key: (f64, i64, JobId),
+    job: usize,
+    scope: u32,
+    part: Option<u32>,
+    priority: PriorityFactors,
+}
 
 pub(crate) fn run(snap: &Snapshot, now_ms: i64) -> Plan {
     let mut pass = Pass::new(snap, now_ms);
-    for (j, sc, part, priority) in pass.order() {
-        let job = &snap.jobs[j];
-        match pass.try_job(job, sc, part) {
-            Ok(picked) => pass.start(job, sc, picked, priority),
+    for Entry { job, scope, part, priority, .. } in pass.order() {
+        let job = &snap.jobs[job];
+        match pass.try_job(job, scope, part) {
+            Ok(picked) => pass.start(job, scope, picked, priority),
             Err(reason) => pass.plan.pending.push(Pending { job: job.id, reason, priority }),
         }
     }
@@ -86,11 +83,19 @@ impl<'a> Pass<'a> {
         }
         let (mut parts, mut part_idx) = (Vec::new(), HashMap::new());
         for p in &snap.partitions {
-            let mut members: Vec<u32> = p.nodes.iter().filter_map(|n| node_idx.get(n.as_str()).copied()).collect();
+            let mut members: Vec<u32> =
+                p.nodes.iter().filter_map(|n| node_idx.get(n.as_str()).copied()).collect();
             members.extend(listed.get(p.name.as_str()).into_iter().flatten());
             part_idx.entry(p.name.as_str()).or_insert(parts.len() as u32);
             let nodes = PartNodes::new(members, &nodes);
-            parts.push(Part { p, nodes, failures: vec![], reserved: false, reserve_tries: 0, blocked_by: None });
+            parts.push(Part {
+                p,
+                nodes,
+                failures: RoomFailures::default(),
+                reserved: false,
+                reserve_tries: 0,
+                blocked_by: None,
+            });
         }
         let mut scopes = Scopes::new(&snap.catalog, snap.config.accounting_enabled, &snap.usage);
         let mut allocs = Vec::new();
@@ -122,6 +127,7 @@ impl<'a> Pass<'a> {
             allocs,
             licenses: snap.licenses.iter().map(|(k, v)| (k.as_str(), *v)).collect(),
             resv: HashMap::new(),
+            node_fail: NodeCapFailures::default(),
             behind_reservation: false,
             attempts: 0,
             plan: Plan::default(),
@@ -133,15 +139,16 @@ impl<'a> Pass<'a> {
         let jobs = &self.snap.jobs;
         let mut out: Vec<Entry> = Vec::with_capacity(jobs.len());
         for (j, job) in jobs.iter().enumerate().filter(|(_, j)| !j.is_running()) {
-            let sc = self.scopes.of(job);
+            let scope = self.scopes.of(job);
             let part = self.part_idx.get(job.partition.as_str()).copied();
             let tier = part.map_or(1, |p| self.parts[p as usize].p.priority_tier);
-            let s = &self.scopes.list[sc as usize];
-            out.push((j, sc, part, PriorityFactors::for_job(job, s.qos, s.fair_share, tier, self.now)));
+            let s = &self.scopes.list[scope as usize];
+            let priority = PriorityFactors::for_job(job, s.qos, s.fair_share, tier, self.now);
+            let key = (priority.effective, job.submit_ms, job.id);
+            out.push(Entry { key, job: j, scope, part, priority });
         }
-        out.sort_by(|a, b| {
-            let (ja, jb) = (&jobs[a.0], &jobs[b.0]);
-            b.3.effective.total_cmp(&a.3.effective).then(ja.submit_ms.cmp(&jb.submit_ms)).then(ja.id.cmp(&jb.id))
+        out.sort_unstable_by(|a, b| {
+            (b.key.0.total_cmp(&a.key.0)).then(a.key.1.cmp(&b.key.1)).then(a.key.2.cmp(&b.key.2))
         });
         out
     }
@@ -149,7 +156,10 @@ impl<'a> Pass<'a> {
     fn try_job(&mut self, job: &'a Job, sc: u32, part: Option<u32>) -> Result<Vec<u32>, Reason> {
         self.checks(job, sc as usize, part)?;
         let Some(p) = part else {
-            return Err(Reason::new(C::PartitionConfig, Facts::UnknownPartition { partition: job.partition.clone() }));
+            return Err(Reason::new(
+                C::PartitionConfig,
+                Facts::UnknownPartition { partition: job.partition.clone() },
+            ));
         };
         self.place(job, sc as usize, p as usize)
     }
@@ -170,7 +180,10 @@ impl<'a> Pass<'a> {
             return Err(r.clone());
         }
         let Some(pi) = part else {
-            return Err(Reason::new(C::PartitionConfig, Facts::UnknownPartition { partition: job.partition.clone() }));
+            return Err(Reason::new(
+                C::PartitionConfig,
+                Facts::UnknownPartition { partition: job.partition.clone() },
+            ));
         };
         let part = &self.parts[pi as usize];
         let (p, name) = (part.p, || part.p.name.clone());
@@ -201,13 +214,15 @@ impl<'a> Pass<'a> {
         // (or when the limit was lowered after the job was queued).
         if let (Some(a), Some(acct)) = (s.assoc, job.account.as_deref()) {
             let scope = || Scope::Assoc { user: user.into(), account: acct.into() };
-            limits::wall(job.time_limit, a.max_wall, C::AssocMaxWallDurationPerJobLimit, scope).map_or(Ok(()), Err)?;
+            limits::wall(job.time_limit, a.max_wall, C::AssocMaxWallDurationPerJobLimit, scope)
+                .map_or(Ok(()), Err)?;
             limits::per_job(&ask, &a.max_tres_per_job, &ASSOC_PER_JOB, scope).map_or(Ok(()), Err)?;
         }
         if let Some(q) = s.qos {
             let qname = job.qos.as_deref().unwrap_or(&q.name);
             let scope = || Scope::Qos(qname.into());
-            limits::wall(job.time_limit, q.max_wall, C::QOSMaxWallDurationPerJobLimit, scope).map_or(Ok(()), Err)?;
+            limits::wall(job.time_limit, q.max_wall, C::QOSMaxWallDurationPerJobLimit, scope)
+                .map_or(Ok(()), Err)?;
             limits::per_job(&ask, &q.max_tres_per_job, &QOS_PER_JOB, scope).map_or(Ok(()), Err)?;
             // grpwall needs a consumption figure; until one is read no budget applies.
             if let (Some(cap), Some(spent)) = (q.grp_wall, &self.snap.grp_wall_used) {
@@ -232,7 +247,10 @@ impl<'a> Pass<'a> {
         for (lic, asks) in &job.licenses {
             let free = self.licenses.get(lic.as_str()).copied().unwrap_or(0);
             if free < *asks {
-                return Err(Reason::new(C::Licenses, Facts::License { name: lic.clone(), free, asks: *asks }));
+                return Err(Reason::new(
+                    C::Licenses,
+                    Facts::License { name: lic.clone(), free, asks: *asks },
+                ));
             }
         }
         Ok(())
@@ -255,7 +273,9 @@ impl<'a> Pass<'a> {
         let (mut required, mut missing) = (Vec::new(), Vec::new());
         for n in &job.nodelist {
             match self.node_idx.get(n.as_str()).copied() {
-                Some(i) if self.parts[pi].nodes.member[i as usize] && self.nodes[i as usize].up => required.push(i),
+                Some(i) if self.parts[pi].nodes.member[i as usize] && self.nodes[i as usize].up => {
+                    required.push(i)
+                }
                 _ => missing.push(n.clone()),
             }
         }
@@ -265,17 +285,23 @@ impl<'a> Pass<'a> {
         }
         required.sort_unstable();
         required.dedup();
-        let mut excluded: Vec<u32> = job.exclude.iter().filter_map(|n| self.node_idx.get(n.as_str()).copied()).collect();
+        let mut excluded: Vec<u32> =
+            job.exclude.iter().filter_map(|n| self.node_idx.get(n.as_str()).copied()).collect();
         excluded.sort_unstable();
         let (shape, end_ms) = (job.shape(), job.end_ms(self.now));
         let need = shape.nodes as usize;
         // Groups whose distinct-node cap could be crossed by this job's nodes.
         let tight: Vec<(u32, u64)> = (self.scopes.list[sc].groups.iter())
-            .filter_map(|&g| self.scopes.groups[g as usize].node_allowance().filter(|a| *a < need as u64).map(|a| (g, a)))
+            .filter_map(|&g| {
+                self.scopes.groups[g as usize].node_allowance().filter(|a| *a < need as u64).map(|a| (g, a))
+            })
             .collect();
         let simple = required.is_empty() && tight.is_empty();
-        if simple && let Some(r) = self.remembered(pi, &shape, end_ms) {
-            return Err(r);
+        if simple && let Some(by) = self.parts[pi].failures.recall(&shape, end_ms) {
+            return Err(match by {
+                None => Reason::new(C::Resources, self.no_room_facts(pi, &shape, None)),
+                Some(_) => self.reserved_reason(by),
+            });
         }
         self.marks.next_job();
         let want = Want { shape, end_ms, excluded: &excluded };
@@ -288,6 +314,13 @@ impl<'a> Pass<'a> {
             });
         }
         if !tight.is_empty() {
+            let cacheable = required.is_empty() && excluded.is_empty();
+            let key = (pi, tight.iter().map(|t| t.0).collect::<Vec<u32>>());
+            let occupied: usize =
+                tight.iter().map(|(g, _)| self.scopes.groups[*g as usize].occupied.len()).sum();
+            if let Some(r) = self.node_fail.recall(&key, &shape, occupied).filter(|_| cacheable) {
+                return Err(r.clone());
+            }
             // Pack onto nodes the groups already occupy, as an additive nodelist,
             // then allow only as many new nodes as every cap still has room for.
             let preferred = self.preferred(pi, &tight, &excluded);
@@ -297,7 +330,11 @@ impl<'a> Pass<'a> {
                 let group = &self.scopes.groups[g as usize];
                 let new = pick.nodes.iter().filter(|n| !group.occupies(**n)).count() as u64 + remaining;
                 if new > allowance {
-                    return Err(group.node_reason(new));
+                    let reason = group.node_reason(new);
+                    if cacheable {
+                        self.node_fail.remember(key, shape, occupied, reason.clone());
+                    }
+                    return Err(reason);
                 }
             }
         }
@@ -308,7 +345,7 @@ impl<'a> Pass<'a> {
         let only_reserved = pick.nodes.len() + pick.reserved >= need;
         if simple && excluded.is_empty() {
             let reserved_by = if only_reserved { pick.reserved_by } else { None };
-            self.remember(pi, Failure { shape, end_ms, reserved_by });
+            self.parts[pi].failures.remember(shape, end_ms, reserved_by);
         }
         Err(match only_reserved {
             true => self.reserved_reason(pick.reserved_by),
@@ -320,36 +357,21 @@ impl<'a> Pass<'a> {
     fn preferred(&self, pi: usize, tight: &[(u32, u64)], excluded: &[u32]) -> Vec<u32> {
         let groups = &self.scopes.groups;
         let member = &self.parts[pi].nodes.member;
-        let mut cand: Vec<u32> = (tight.iter().flat_map(|(g, _)| groups[*g as usize].occupied.keys().copied()))
-            .filter(|n| member[*n as usize] && excluded.binary_search(n).is_err())
-            .collect();
+        let mut cand: Vec<u32> =
+            (tight.iter().flat_map(|(g, _)| groups[*g as usize].occupied.keys().copied()))
+                .filter(|n| member[*n as usize] && excluded.binary_search(n).is_err())
+                .collect();
         cand.sort_unstable();
         cand.dedup();
-        let misses = |n: u32| tight.iter().filter(|(g, _)| !groups[*g as usize].occupies(n)).count();
-        cand.sort_by_key(|n| (misses(*n), self.nodes[*n as usize].weight, *n));
-        cand
-    }
-
-    fn remembered(&self, pi: usize, shape: &Shape, end_ms: i64) -> Option<Reason> {
-        let part = &self.parts[pi];
-        if part.failures.iter().any(|f| f.reserved_by.is_none() && shape.covers(&f.shape)) {
-            let facts =
-                Facts::Resources { partition: part.p.name.clone(), ask: *shape, start_ms: None, start_in_s: None };
-            return Some(Reason::new(C::Resources, facts));
-        }
-        let f = part.failures.iter().find(|f| f.reserved_by.is_some() && f.shape == *shape && end_ms >= f.end_ms)?;
-        Some(self.reserved_reason(f.reserved_by))
-    }
-
-    fn remember(&mut self, pi: usize, f: Failure) {
-        let list = &mut self.parts[pi].failures;
-        if f.reserved_by.is_none() {
-            list.retain(|e| e.reserved_by.is_some() || !e.shape.covers(&f.shape));
-        }
-        if list.len() >= FAILURE_MEMORY {
-            list.remove(0);
-        }
-        list.push(f);
+        // With one tight group every candidate is its own; with more, prefer shared nodes.
+        let misses = |n: u32| match tight.len() {
+            1 => 0,
+            _ => tight.iter().filter(|(g, _)| !groups[*g as usize].occupies(n)).count(),
+        };
+        let mut keyed: Vec<(usize, u32, u32)> =
+            cand.into_iter().map(|n| (misses(n), self.nodes[n as usize].weight, n)).collect();
+        keyed.sort_unstable();
+        keyed.into_iter().map(|k| k.2).collect()
     }
 
     fn reserved_reason(&self, by: Option<JobId>) -> Reason {
@@ -359,7 +381,10 @@ impl<'a> Pass<'a> {
             return Reason::new(C::Priority, Facts::BlockedBehind { partition: partition.into(), job });
         }
         let start_ms = start.unwrap_or(self.now);
-        Reason::new(C::Priority, Facts::Reserved { job, start_ms, start_in_s: secs(start_ms - self.now) })
+        Reason::new(
+            C::Priority,
+            Facts::Reserved { job, start_ms, start_in_s: secs(start_ms.saturating_sub(self.now)) },
+        )
     }
 
     /// No room now. The partition's first such job reserves the nodes it fits on earliest.
@@ -371,7 +396,8 @@ impl<'a> Pass<'a> {
             let part = &self.parts[pi];
             let p: &'a Partition = part.p;
             let pname = p.name.as_str();
-            if let Some((t, nodes)) = earliest_start(&self.nodes, &part.nodes, &self.allocs, shape, required, excluded, now)
+            if let Some((t, nodes)) =
+                earliest_start(&self.nodes, &part.nodes, &self.allocs, shape, required, excluded, now)
             {
                 start = Some(t);
                 for &n in &nodes {
@@ -398,13 +424,16 @@ impl<'a> Pass<'a> {
             }
             self.behind_reservation = true;
         }
-        let facts = Facts::Resources {
+        Reason::new(C::Resources, self.no_room_facts(pi, shape, start))
+    }
+
+    fn no_room_facts(&self, pi: usize, shape: &Shape, start: Option<i64>) -> Facts {
+        Facts::Resources {
             partition: self.parts[pi].p.name.clone(),
             ask: *shape,
             start_ms: start,
-            start_in_s: start.map(|t| secs(t - now)),
-        };
-        Reason::new(C::Resources, facts)
+            start_in_s: start.map(|t| secs(t.saturating_sub(self.now))),
+        }
     }
 
     fn start(&mut self, job: &Job, sc: u32, picked: Vec<u32>, priority: PriorityFactors) {

@@ -101,7 +101,8 @@ pub fn decayed_usage<'a>(
     for r in records {
         let end = r.end_ms.unwrap_or(now_ms).min(now_ms);
         let start = r.start_ms.min(end);
-        let (age_end, age_start) = ((now_ms - end) as f64 / 1000.0, (now_ms - start) as f64 / 1000.0);
+        let age = |t: i64| now_ms.saturating_sub(t) as f64 / 1000.0;
+        let (age_end, age_start) = (age(end), age(start));
         let secs = if h > 0.0 {
             let lambda = std::f64::consts::LN_2 / h;
             ((-lambda * age_end).exp() - (-lambda * age_start).exp()) / lambda

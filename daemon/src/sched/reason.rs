@@ -172,22 +172,65 @@ pub struct LimitFacts {
 pub enum Facts {
     None,
     Limit(LimitFacts),
-    UnknownPartition { partition: String },
-    PartitionState { partition: String, state: String },
-    PartitionTime { partition: String, max_time: u64, time_limit: Option<u64> },
-    PartitionNodes { partition: String, nodes: u64, asks: u64 },
-    NodesUnavailable { partition: String, nodes: Vec<String> },
+    UnknownPartition {
+        partition: String,
+    },
+    PartitionState {
+        partition: String,
+        state: String,
+    },
+    PartitionTime {
+        partition: String,
+        max_time: u64,
+        time_limit: Option<u64>,
+    },
+    PartitionNodes {
+        partition: String,
+        nodes: u64,
+        asks: u64,
+    },
+    NodesUnavailable {
+        partition: String,
+        nodes: Vec<String>,
+    },
     /// No room now; the reservation holder also knows when it expects to start.
-    Resources { partition: String, ask: Shape, start_ms: Option<i64>, start_in_s: Option<u64> },
+    Resources {
+        partition: String,
+        ask: Shape,
+        start_ms: Option<i64>,
+        start_in_s: Option<u64>,
+    },
     /// Fits now only on nodes reserved for a higher job, and would not end before it starts.
-    Reserved { job: JobId, start_ms: i64, start_in_s: u64 },
+    Reserved {
+        job: JobId,
+        start_ms: i64,
+        start_in_s: u64,
+    },
     /// Backfill is off and a higher job is blocked on the same nodes.
-    BlockedBehind { partition: String, job: JobId },
-    QueueDepth { depth: usize },
-    Accounting { qos: Option<String>, account: Option<String> },
-    Missing { what: &'static str, name: String },
-    License { name: String, free: u32, asks: u32 },
-    BeginTime { begin_ms: i64, in_s: u64 },
+    BlockedBehind {
+        partition: String,
+        job: JobId,
+    },
+    QueueDepth {
+        depth: usize,
+    },
+    Accounting {
+        qos: Option<String>,
+        account: Option<String>,
+    },
+    Missing {
+        what: &'static str,
+        name: String,
+    },
+    License {
+        name: String,
+        free: u32,
+        asks: u32,
+    },
+    BeginTime {
+        begin_ms: i64,
+        in_s: u64,
+    },
 }
 
 /// Why a job is pending or was rejected: the code, and the facts behind it.
@@ -249,7 +292,9 @@ impl fmt::Display for LimitFacts {
                     format_minutes(t),
                     format_minutes(self.cap)
                 ),
-                None => write!(f, "the job has no time limit; {scope}'s {key} is {}", format_minutes(self.cap)),
+                None => {
+                    write!(f, "the job has no time limit; {scope}'s {key} is {}", format_minutes(self.cap))
+                }
             },
             LimitKind::Budget => write!(
                 f,
@@ -300,7 +345,7 @@ impl fmt::Display for Facts {
             }
             Facts::QueueDepth { depth } => write!(
                 f,
-                "not tried this pass: {depth} jobs behind the blocked ones were (scheduler.queue_depth)"
+                "not tried this pass: only the first {depth} jobs behind a blocked one are (scheduler.queue_depth)"
             ),
             Facts::Accounting { qos, account } => {
                 write!(f, "the accounting cache has not loaded, so the limits of")?;

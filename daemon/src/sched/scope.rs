@@ -73,10 +73,10 @@ impl<'a> Scopes<'a> {
             Some(Reason::new(C::AccountingUnavailable, facts))
         } else if let Some(q) = qos_name.filter(|q| self.enforce && !c.qos.contains_key(*q)) {
             Some(Reason::new(C::InvalidQOS, Facts::Missing { what: "QOS", name: q.into() }))
-        } else if let Some(a) = account.filter(|a| self.enforce && !c.account_exists(a)) {
-            Some(Reason::new(C::InvalidAccount, Facts::Missing { what: "account", name: a.into() }))
         } else {
-            None
+            let missing = account.filter(|a| self.enforce && !c.account_exists(a));
+            missing
+                .map(|a| Reason::new(C::InvalidAccount, Facts::Missing { what: "account", name: a.into() }))
         };
         if !self.enforce {
             return JobScope { qos: None, assoc: None, groups: vec![], hold, fair_share: 1.0 };

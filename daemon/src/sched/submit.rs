@@ -138,16 +138,26 @@ pub fn submit(
     if !catalog.loaded {
         // The user's associations and default account are unknown until it loads.
         return Err(SubmitError::Unavailable(
-            "the accounting cache has not loaded yet, so the job's account cannot be checked; retry shortly".into(),
+            "the accounting cache has not loaded yet, so the job's account cannot be checked; retry shortly"
+                .into(),
         ));
     }
     out.account = resolve_account(&job.user, job.account.as_deref(), catalog, policy)?;
     let part = partition.map_or(job.partition.as_str(), |p| p.name.as_str());
     let assoc = out.account.as_deref().and_then(|a| find_assoc(catalog, &job.user, a, part));
-    out.qos = resolve_qos(&job.user, out.account.as_deref(), assoc, job.qos.as_deref(), catalog, policy, &mut out.warnings)?;
+    out.qos = resolve_qos(
+        &job.user,
+        out.account.as_deref(),
+        assoc,
+        job.qos.as_deref(),
+        catalog,
+        policy,
+        &mut out.warnings,
+    )?;
     let qos = out.qos.as_deref().and_then(|q| catalog.qos.get(q));
     out.time_limit = default_time_limit(job.time_limit, partition, policy.default_time_limit, qos, assoc);
-    let resolved = Job { account: out.account.clone(), qos: out.qos.clone(), time_limit: out.time_limit, ..job.clone() };
+    let resolved =
+        Job { account: out.account.clone(), qos: out.qos.clone(), time_limit: out.time_limit, ..job.clone() };
     gate(&resolved, qos, assoc, counts).map_err(SubmitError::Denied)?;
     Ok(out)
 }
@@ -166,7 +176,10 @@ pub fn resolve_account(
             return Err(invalid(C::InvalidAccount, format!("user '{user}' has no account associations")));
         }
         if !assocs.iter().any(|a| a.account == account) {
-            return Err(invalid(C::InvalidAccount, format!("user '{user}' is not associated with account '{account}'")));
+            return Err(invalid(
+                C::InvalidAccount,
+                format!("user '{user}' is not associated with account '{account}'"),
+            ));
         }
         return Ok(Some(account.to_string()));
     }
@@ -210,7 +223,9 @@ pub fn resolve_qos(
         if catalog.qos.contains_key(d) {
             return Ok(Some(d.to_string()));
         }
-        warnings.push(format!("default QOS '{d}' of user '{user}' under account '{acct}' no longer exists; ignored"));
+        warnings.push(format!(
+            "default QOS '{d}' of user '{user}' under account '{acct}' no longer exists; ignored"
+        ));
     }
     let fallback = policy.default_qos.as_str();
     if !fallback.is_empty() {
@@ -260,7 +275,12 @@ pub fn default_time_limit(
 /// maxwall first, then the QOS's; per-job TRES (both) and QOS maxwall only
 /// under DenyOnLimit, which a job with no QOS is treated as having.
 /// Running-count limits and grpwall never reject here.
-pub fn gate(job: &Job, qos: Option<&Qos>, assoc: Option<&Assoc>, counts: &SubmitCounts) -> Result<(), Reason> {
+pub fn gate(
+    job: &Job,
+    qos: Option<&Qos>,
+    assoc: Option<&Assoc>,
+    counts: &SubmitCounts,
+) -> Result<(), Reason> {
     let user = job.user.as_str();
     let deny = qos.is_none_or(|q| q.flags.deny_on_limit);
     let ask = job.tres();
@@ -269,7 +289,14 @@ pub fn gate(job: &Job, qos: Option<&Qos>, assoc: Option<&Assoc>, counts: &Submit
     if let (Some(s), Some(a)) = (assoc, job.account.as_deref()) {
         let scope = || Scope::Assoc { user: user.into(), account: a.into() };
         let used = SubmitCounts::nested(&counts.user_account, user, a);
-        checks.push(limits::count(s.max_submit_jobs, used, C::AssocMaxSubmitJobLimit, "maxsubmitjobs", sub, scope));
+        checks.push(limits::count(
+            s.max_submit_jobs,
+            used,
+            C::AssocMaxSubmitJobLimit,
+            "maxsubmitjobs",
+            sub,
+            scope,
+        ));
         let used = counts.account.get(a).copied().unwrap_or(0);
         let acct = || Scope::Account(a.into());
         checks.push(limits::count(s.grp_submit, used, C::AssocGrpSubmitJobsLimit, "grpsubmit", sub, acct));
@@ -283,12 +310,26 @@ pub fn gate(job: &Job, qos: Option<&Qos>, assoc: Option<&Assoc>, counts: &Submit
         let used = SubmitCounts::nested(&counts.qos_user, name, user);
         let scope = || Scope::QosUser { qos: name.into(), user: user.into() };
         let code = C::QOSMaxSubmitJobPerUserLimit;
-        checks.push(limits::count(q.max_submit_jobs_per_user, used, code, "maxsubmitjobsperuser", sub, scope));
+        checks.push(limits::count(
+            q.max_submit_jobs_per_user,
+            used,
+            code,
+            "maxsubmitjobsperuser",
+            sub,
+            scope,
+        ));
         if let Some(a) = job.account.as_deref() {
             let used = SubmitCounts::nested(&counts.qos_account, name, a);
             let scope = || Scope::QosAccount { qos: name.into(), account: a.into() };
             let key = "maxsubmitjobsperaccount";
-            checks.push(limits::count(q.max_submit_jobs_per_account, used, C::MaxSubmitJobsPerAccount, key, sub, scope));
+            checks.push(limits::count(
+                q.max_submit_jobs_per_account,
+                used,
+                C::MaxSubmitJobsPerAccount,
+                key,
+                sub,
+                scope,
+            ));
         }
         let used = counts.qos.get(name).copied().unwrap_or(0);
         let scope = || Scope::Qos(name.into());

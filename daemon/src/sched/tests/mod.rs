@@ -2,6 +2,7 @@
 //! concern, sharing a small cluster builder.
 
 mod backfill;
+mod hostile;
 mod pending;
 mod placement;
 mod priority;
@@ -71,7 +72,8 @@ pub struct Fx {
 
 impl Fx {
     pub fn new(n: usize, cpus: u32, mem_mb: u64, gpus: u64) -> Fx {
-        let nodes: Vec<SchedNode> = (1..=n).map(|i| SchedNode::idle(&format!("n{i}"), cpus, mem_mb, gpus)).collect();
+        let nodes: Vec<SchedNode> =
+            (1..=n).map(|i| SchedNode::idle(&format!("n{i}"), cpus, mem_mb, gpus)).collect();
         let names: Vec<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
         let part = partition("batch", &names);
         let mut catalog = Catalog { loaded: true, ..Catalog::default() };
@@ -134,6 +136,8 @@ impl Fx {
 pub fn outcome(plan: &Plan, id: u64) -> Result<Vec<String>, String> {
     match plan.start_of(id) {
         Some(s) => Ok(s.nodes.clone()),
-        None => Err(plan.reason_of(id).map_or_else(|| "neither started nor pending".into(), |r| r.to_string())),
+        None => {
+            Err(plan.reason_of(id).map_or_else(|| "neither started nor pending".into(), |r| r.to_string()))
+        }
     }
 }

@@ -1,0 +1,176 @@
+//! One pure scheduler pass (`sched::schedule`) with EASY backfill over a
+//! synthetic cluster: a mixed queue (small, multi-node exclusive, GPU and
+//! wide jobs) from 200 users in 10 accounts under QOS limits, with a third of
+//! the nodes busy with running jobs whose ends the reservation plans around.
+//! Targets: 10,000 pending × 1,000 nodes under 50 ms; 100,000 × 5,000 under 1 s.
+//! Each size runs with the default `queue_depth` (64) and with no bound.
+//! Run with `cargo bench -p spur-daemon --bench sched`.
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use spur_client::vocab::names::PreemptMode;
+use spur_client::vocab::tres::parse_map;
+use spur_daemon::accounting::Catalog;
+use spur_daemon::model::{Account, Assoc, Partition, Qos, User};
+use spur_daemon::sched::{Job, JobState, SchedConfig, SchedNode, Snapshot, schedule};
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::Duration;
+
+const NOW: i64 = 1_700_000_000_000;
+const MIN: i64 = 60_000;
+
+/// A small deterministic generator, so every run schedules the same queue.
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self, n: u64) -> u64 {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (self.0 >> 33) % n.max(1)
+    }
+}
+
+fn partition(name: &str, nodes: Vec<String>) -> Partition {
+    Partition {
+        name: name.into(),
+        nodes,
+        is_default: name == "batch",
+        max_time: Some(7 * 1440),
+        default_time: None,
+        priority_tier: 1,
+        preempt_mode: PreemptMode::Off,
+        preempt_exempt_time: None,
+        state: "UP".into(),
+    }
+}
+
+fn catalog() -> Catalog {
+    let mut c = Catalog { loaded: true, ..Catalog::default() };
+    let normal = Qos { name: "normal".into(), max_jobs_per_user: Some(400), ..Qos::default() };
+    let gpu = Qos {
+        name: "gpu".into(),
+        priority: 500,
+        grp_tres: parse_map("gres/gpu=256,node=60").unwrap_or_default(),
+        max_tres_per_user: parse_map("gres/gpu=32").unwrap_or_default(),
+        ..Qos::default()
+    };
+    c.qos.insert("normal".into(), normal);
+    c.qos.insert("gpu".into(), gpu);
+    for a in 0..10 {
+        let name = format!("acct{a}");
+        let acct = Account {
+            name: name.clone(),
+            fairshare: 1.0 + a as f64,
+            max_jobs: Some(3000),
+            ..Account::default()
+        };
+        c.accounts.insert(name, acct);
+    }
+    for u in 0..200 {
+        let name = format!("user{u:03}");
+        let account = format!("acct{}", u % 10);
+        let assoc = Assoc { account: account.clone(), max_jobs: Some(300), ..Assoc::default() };
+        c.users.insert(
+            name.clone(),
+            User { name, default_account: account, assocs: vec![assoc], ..User::default() },
+        );
+    }
+    c
+}
+
+/// `pending` queued jobs on `nodes` nodes (a tenth of them GPU nodes).
+fn snapshot(pending: usize, nodes: usize, queue_depth: usize) -> Snapshot {
+    let mut rng = Lcg(42);
+    let gpu_nodes = nodes / 10;
+    let mut list: Vec<SchedNode> = (0..nodes)
+        .map(|i| {
+            let mut n = if i < gpu_nodes {
+                SchedNode::idle(&format!("g{i:05}"), 32, 512_000, 8)
+            } else {
+                SchedNode::idle(&format!("c{i:05}"), 64, 256_000, 0)
+            };
+            n.weight = 1 + (i % 4) as u32;
+            n
+        })
+        .collect();
+    let gpu_names: Vec<String> = list[..gpu_nodes].iter().map(|n| n.name.clone()).collect();
+    let cpu_names: Vec<String> = list[gpu_nodes..].iter().map(|n| n.name.clone()).collect();
+    let mut jobs = Vec::with_capacity(pending + nodes);
+    // A third of the nodes run an exclusive job ending within the next 8 hours.
+    for (i, n) in list.iter_mut().enumerate().filter(|(i, _)| i % 3 == 0) {
+        (n.free_cpus, n.free_mem_mb, n.free_gpus) = (0, 0, 0);
+        let user = format!("user{:03}", rng.next(200));
+        let part = if i < gpu_nodes { "gpu" } else { "batch" };
+        jobs.push(Job {
+            account: Some(format!("acct{}", user[4..].parse::<u64>().unwrap_or(0) % 10)),
+            qos: Some(if i < gpu_nodes { "gpu" } else { "normal" }.into()),
+            exclusive: true,
+            time_limit: Some(480),
+            state: JobState::Running {
+                nodes: vec![n.name.clone()],
+                start_ms: NOW - rng.next(480) as i64 * MIN,
+            },
+            ..Job::new(1_000_000 + i as u64, &user, part)
+        });
+    }
+    for id in 0..pending as u64 {
+        let user = format!("user{:03}", rng.next(200));
+        let account = Some(format!("acct{}", user[4..].parse::<u64>().unwrap_or(0) % 10));
+        let base = Job {
+            account,
+            qos: Some("normal".into()),
+            submit_ms: NOW - rng.next(7 * 1440) as i64 * MIN,
+            time_limit: Some(10 + rng.next(1430)),
+            mem_mb: 1000 * (1 + rng.next(8)),
+            ..Job::new(id, &user, "batch")
+        };
+        let job = match rng.next(100) {
+            0..70 => Job { ntasks: 1 + rng.next(16) as u32, ..base },
+            70..90 => Job { num_nodes: 2 + rng.next(7) as u32, exclusive: true, ..base },
+            90..95 => Job {
+                partition: "gpu".into(),
+                qos: Some("gpu".into()),
+                ntasks: 4,
+                gpus: 1 + rng.next(4),
+                ..base
+            },
+            _ => Job { num_nodes: 32 + rng.next(97) as u32, exclusive: true, ..base },
+        };
+        jobs.push(job);
+    }
+    Snapshot {
+        nodes: list,
+        partitions: vec![partition("batch", cpu_names), partition("gpu", gpu_names)],
+        jobs,
+        catalog: Arc::new(catalog()),
+        config: SchedConfig { backfill_enabled: true, queue_depth, accounting_enabled: true },
+        ..Snapshot::default()
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let sizes = [(10_000, 1_000), (100_000, 5_000)];
+    for (pending, nodes) in sizes {
+        for (depth, label) in
+            [(SchedConfig::default().queue_depth, "queue_depth 64"), (usize::MAX, "no queue_depth")]
+        {
+            let snap = snapshot(pending, nodes, depth);
+            let plan = schedule(&snap, NOW);
+            assert_eq!(plan.starts.len() + plan.pending.len(), pending, "every pending job is decided");
+            assert!(!plan.starts.is_empty() && !plan.reservations.is_empty());
+            println!(
+                "{pending} pending × {nodes} nodes, {label}: {} starts, {} reservations",
+                plan.starts.len(),
+                plan.reservations.len()
+            );
+            let name = format!("schedule {pending} pending x {nodes} nodes, backfill, {label}");
+            c.bench_function(&name, |b| b.iter(|| schedule(black_box(&snap), NOW)));
+        }
+    }
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(10).measurement_time(Duration::from_secs(5));
+    targets = bench
+}
+criterion_main!(benches);

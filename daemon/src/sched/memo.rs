@@ -1,0 +1,75 @@
+//! What a pass remembers about jobs that found no room, so a large queue of
+//! similar jobs costs one scan per shape rather than one per job. Both
+//! memories rely on the same fact: within a pass, free resources only shrink
+//! and reservations only grow.
+
+use super::job::{JobId, Shape};
+use super::reason::Reason;
+use std::collections::HashMap;
+
+/// Entries kept per memory; a bound keeps each lookup cheap.
+const MEMORY: usize = 64;
+
+fn push_bounded<T>(list: &mut Vec<T>, item: T) {
+    if list.len() >= MEMORY {
+        list.remove(0);
+    }
+    list.push(item);
+}
+
+#[derive(Debug)]
+struct Failure {
+    shape: Shape,
+    end_ms: i64,
+    /// None: no room even ignoring reservations. Some: room only on nodes this job reserved.
+    reserved_by: Option<JobId>,
+}
+
+/// Shapes that found no room in one partition this pass.
+#[derive(Debug, Default)]
+pub(crate) struct RoomFailures {
+    list: Vec<Failure>,
+}
+
+impl RoomFailures {
+    /// `Some(None)`: a job asking at least as much has no room either.
+    /// `Some(Some(j))`: the same shape, ending no earlier, fits only on `j`'s reserved nodes.
+    pub fn recall(&self, shape: &Shape, end_ms: i64) -> Option<Option<JobId>> {
+        if self.list.iter().any(|f| f.reserved_by.is_none() && shape.covers(&f.shape)) {
+            return Some(None);
+        }
+        let f =
+            self.list.iter().find(|f| f.reserved_by.is_some() && f.shape == *shape && end_ms >= f.end_ms)?;
+        Some(f.reserved_by)
+    }
+
+    pub fn remember(&mut self, shape: Shape, end_ms: i64, reserved_by: Option<JobId>) {
+        if reserved_by.is_none() {
+            // Entries asking at least as much are implied by the new one.
+            self.list.retain(|e| e.reserved_by.is_some() || !e.shape.covers(&shape));
+        }
+        push_bounded(&mut self.list, Failure { shape, end_ms, reserved_by });
+    }
+}
+
+/// Jobs refused by a distinct-node cap, per (partition, tight groups): the
+/// shape, the groups' occupied-node total then, and the reason. Packing room
+/// only shrinks until one of those groups occupies a new node.
+#[derive(Debug, Default)]
+pub(crate) struct NodeCapFailures {
+    map: HashMap<CapKey, Vec<(Shape, usize, Reason)>>,
+}
+
+/// A partition and the tight groups' ids.
+pub(crate) type CapKey = (usize, Vec<u32>);
+
+impl NodeCapFailures {
+    pub fn recall(&self, key: &CapKey, shape: &Shape, occupied: usize) -> Option<&Reason> {
+        let list = self.map.get(key)?;
+        list.iter().find(|(s, o, _)| s == shape && *o == occupied).map(|(.., r)| r)
+    }
+
+    pub fn remember(&mut self, key: CapKey, shape: Shape, occupied: usize, reason: Reason) {
+        push_bounded(self.map.entry(key).or_default(), (shape, occupied, reason));
+    }
+}
