@@ -73,7 +73,16 @@ fn limits_show_as_pending_reasons_and_the_gate_rejects() {
     e.ok("sacctmgr", "-i add qos name=deny maxtresperjob=cpu=2 flags=DenyOnLimit");
     e.ok("sacctmgr", "-i add qos name=closed maxsubmitjobsperuser=0");
     e.ok("sacctmgr", "-i add qos name=walled maxwall=90");
-    e.ok("sacctmgr", "-i add user name=root account=ml qos=gpu,one,deny,closed,walled defaultqos=walled");
+    e.ok("sacctmgr", "-i add qos name=budget grpwall=0");
+    e.ok(
+        "sacctmgr",
+        "-i add user name=root account=ml qos=gpu,one,deny,closed,walled,budget defaultqos=walled",
+    );
+
+    // An exhausted GrpWall budget never rejects; the job pends.
+    let b = e.sbatch(&["-q", "budget", "--wrap=true"]);
+    e.wait_field(b, "%r", "QOSGrpWallLimit");
+    ok("scancel", &e.c.url, &[&b.to_string()]);
 
     let gpu: Vec<u64> = (0..3).map(|_| e.sbatch(&["-q", "gpu", "--exclusive", "--wrap=sleep 300"])).collect();
     e.wait_field(gpu[2], "%r", "QOSGrpNodeLimit");

@@ -92,6 +92,13 @@ pub struct SchedulerConfig {
     /// How many jobs a pass tries behind the first blocked one.
     #[serde(default = "default_queue_depth")]
     pub queue_depth: usize,
+    /// Half-life of the decayed usage behind fair share.
+    #[serde(default = "default_halflife")]
+    pub fairshare_halflife_days: f64,
+}
+
+fn default_halflife() -> f64 {
+    7.0
 }
 
 fn default_interval() -> u64 {
@@ -110,6 +117,7 @@ impl Default for SchedulerConfig {
             interval: default_interval(),
             backfill_enabled: true,
             queue_depth: default_queue_depth(),
+            fairshare_halflife_days: default_halflife(),
         }
     }
 }

@@ -40,6 +40,11 @@ pub struct JobService {
     pub(crate) nodes: Arc<NodeService>,
     policy: SubmitPolicy,
     pub(crate) sched: SchedConfig,
+    /// Usage and GrpWall figures, recomputed every `refresh_ms`.
+    pub(crate) figures: Mutex<Option<run::Figures>>,
+    pub(crate) refresh_ms: i64,
+    pub(crate) halflife_days: f64,
+    pub(crate) grp_wall_window_days: u64,
     pub(crate) kick: Notify,
 }
 
@@ -85,6 +90,10 @@ impl JobService {
                 queue_depth: cfg.scheduler.queue_depth,
             },
             kick: Notify::new(),
+            figures: Mutex::new(None),
+            refresh_ms: (cfg.accounting.fairshare_refresh_secs.max(10) * 1000) as i64,
+            halflife_days: cfg.scheduler.fairshare_halflife_days,
+            grp_wall_window_days: cfg.accounting.grp_wall_window_days,
         })
     }
 

@@ -40,6 +40,8 @@ pub struct JobRecord {
     pub reason: String,
     pub reason_detail: String,
     pub eff_priority: f64,
+    /// base, fair share, age factor, tier: the terms of `eff_priority`.
+    pub factors: (f64, f64, f64, u32),
     pub nodes: Vec<String>,
     pub start_ms: i64,
     pub end_ms: i64,

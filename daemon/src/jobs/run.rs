@@ -69,11 +69,15 @@ impl JobService {
         let now = now_ms();
         self.enforce(now).await;
         let nodes = self.nodes.nodes();
+        let catalog = self.acct.catalog();
+        let figures = self.figures(now, &catalog);
         let snap = Snapshot {
             nodes: nodes.iter().map(SchedNode::from_model).collect(),
             partitions: self.nodes.partitions(),
             jobs: self.lock().jobs.values().filter(|j| j.is_active()).map(JobRecord::sched_job).collect(),
-            catalog: self.acct.catalog(),
+            catalog,
+            usage: figures.usage,
+            grp_wall_used: figures.grp_wall_used,
             config: self.sched.clone(),
             ..Snapshot::default()
         };
@@ -87,6 +91,7 @@ impl JobService {
                     j.reason = p.reason.code.as_str().into();
                     j.reason_detail = p.reason.sentence();
                     j.eff_priority = p.priority.value() as f64;
+                    j.factors = factors(&p.priority);
                 }
             }
             for s in &plan.starts {
@@ -106,6 +111,7 @@ impl JobService {
                 j.reason.clear();
                 j.reason_detail.clear();
                 j.eff_priority = s.priority.value() as f64;
+                j.factors = factors(&s.priority);
                 self.nodes.allocate(&j.nodes, j.alloc, false);
                 launches.push(launch(j));
                 started.push(j.clone());
@@ -146,6 +152,56 @@ impl JobService {
                 }
             }
         }
+    }
+}
+
+fn factors(p: &sched::PriorityFactors) -> (f64, f64, f64, u32) {
+    (p.base, p.fair_share, p.age, p.tier)
+}
+
+/// Figures read from job history: decayed usage for fair share, and each
+/// QOS's wall-clock minutes over the GrpWall window.
+#[derive(Debug, Clone, Default)]
+pub struct Figures {
+    pub at_ms: i64,
+    pub usage: sched::UsageTable,
+    pub grp_wall_used: Option<std::collections::HashMap<String, u64>>,
+}
+
+impl JobService {
+    /// The figures, recomputed when older than the refresh interval (the
+    /// spec's `fairshare_refresh_secs`), so a budget can overshoot between reads.
+    fn figures(&self, now: i64, catalog: &crate::accounting::Catalog) -> Figures {
+        if let Some(f) = self.figures.lock().unwrap_or_else(|p| p.into_inner()).as_ref()
+            && now - f.at_ms < self.refresh_ms
+        {
+            return f.clone();
+        }
+        let jobs: Vec<JobRecord> = self.lock().jobs.values().filter(|j| j.start_ms > 0).cloned().collect();
+        let records: Vec<sched::UsageRecord> = jobs
+            .iter()
+            .map(|j| sched::UsageRecord {
+                user: j.user.clone(),
+                account: j.account.clone().unwrap_or_default(),
+                qos: j.qos.clone(),
+                cpus: u64::from(j.alloc.0) * j.nodes.len().max(1) as u64,
+                start_ms: j.start_ms,
+                end_ms: (j.end_ms > 0).then_some(j.end_ms),
+            })
+            .collect();
+        let usage = sched::priority::decayed_usage(records.iter(), catalog, now, self.halflife_days);
+        let window_start = now - (self.grp_wall_window_days as i64) * 86_400_000;
+        let mut wall: std::collections::HashMap<String, u64> = std::collections::HashMap::new();
+        for j in &jobs {
+            let (Some(q), end) = (&j.qos, if j.end_ms > 0 { j.end_ms } else { now }) else { continue };
+            let from = j.start_ms.max(window_start);
+            if end > from {
+                *wall.entry(q.clone()).or_default() += ((end - from) / 60_000) as u64;
+            }
+        }
+        let f = Figures { at_ms: now, usage, grp_wall_used: Some(wall) };
+        *self.figures.lock().unwrap_or_else(|p| p.into_inner()) = Some(f.clone());
+        f
     }
 }
 

@@ -177,6 +177,10 @@ pub fn job(j: &crate::jobs::record::JobRecord) -> pb::Job {
         num_nodes: j.num_nodes,
         num_cpus: j.ntasks.max(j.num_nodes) * j.cpus_per_task.max(1),
         exit_code: j.exit_code,
+        prio_base: j.factors.0,
+        prio_fair_share: j.factors.1,
+        prio_age: j.factors.2,
+        prio_tier: j.factors.3,
         spec: Some(pb::JobSpec {
             name: j.name.clone(),
             account: j.account.clone().unwrap_or_default(),
