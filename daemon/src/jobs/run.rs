@@ -169,6 +169,13 @@ pub struct Figures {
 }
 
 impl JobService {
+    /// Fair share per (account, user), from the current usage figures.
+    pub fn shares(&self) -> sched::FairShare {
+        let catalog = self.acct.catalog();
+        let f = self.figures(now_ms(), &catalog);
+        sched::FairShare::compute(&catalog, &f.usage)
+    }
+
     /// The figures, recomputed when older than the refresh interval (the
     /// spec's `fairshare_refresh_secs`), so a budget can overshoot between reads.
     fn figures(&self, now: i64, catalog: &crate::accounting::Catalog) -> Figures {

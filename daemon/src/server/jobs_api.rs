@@ -25,7 +25,8 @@ impl JobsApi {
 /// `key=a,b` list filters for ListJobs and Cancel.
 fn matches(filter: &[pb::KeyValue], j: &crate::jobs::record::JobRecord) -> Result<bool, Error> {
     for kv in filter {
-        let wants: Vec<String> = kv.value.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect();
+        let wants: Vec<String> =
+            kv.value.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect();
         let hit = |v: &str| wants.iter().any(|w| w.eq_ignore_ascii_case(v));
         let ok = match kv.key.to_ascii_lowercase().as_str() {
             "id" | "jobs" => hit(&j.id.to_string()),
@@ -35,7 +36,12 @@ fn matches(filter: &[pb::KeyValue], j: &crate::jobs::record::JobRecord) -> Resul
             "qos" => hit(j.qos.as_deref().unwrap_or("")),
             "state" => hit(&j.state),
             "name" => hit(&j.name),
-            _ => return Err(Error::invalid(&kv.key, "unknown filter (use id, user, account, partition, qos, state, name)")),
+            _ => {
+                return Err(Error::invalid(
+                    &kv.key,
+                    "unknown filter (use id, user, account, partition, qos, state, name)",
+                ));
+            }
         };
         if !ok {
             return Ok(false);
@@ -57,7 +63,10 @@ impl Jobs for JobsApi {
             .await
     }
 
-    async fn list_jobs(&self, req: Request<pb::ListRequest>) -> Result<Response<pb::ListJobsResponse>, Status> {
+    async fn list_jobs(
+        &self,
+        req: Request<pb::ListRequest>,
+    ) -> Result<Response<pb::ListJobsResponse>, Status> {
         self.gate
             .run("/spur.v1.Jobs/ListJobs", req, |_, r| async move {
                 let mut jobs = vec![];
@@ -88,19 +97,63 @@ impl Jobs for JobsApi {
                 let cancelled = self.jobs.cancel(ctx.role, &ctx.caller, &ids, r.signal).await?;
                 let notes = cancelled
                     .iter()
-                    .map(|id| Note { action: Action::Update, name: id.to_string(), info: json!({"cancelled": true}) })
+                    .map(|id| Note {
+                        action: Action::Update,
+                        name: id.to_string(),
+                        info: json!({"cancelled": true}),
+                    })
                     .collect();
                 Ok((pb::CancelResponse { cancelled }, notes))
             })
             .await
     }
 
-    async fn update_job(&self, req: Request<pb::UpdateJobRequest>) -> Result<Response<pb::UpdateJobResponse>, Status> {
+    async fn list_shares(
+        &self,
+        req: Request<pb::ListRequest>,
+    ) -> Result<Response<pb::ListSharesResponse>, Status> {
+        self.gate
+            .run("/spur.v1.Jobs/ListShares", req, |_, r| async move {
+                let want = |key: &str| {
+                    r.filter.iter().find(|kv| kv.key.eq_ignore_ascii_case(key)).map(|kv| kv.value.clone())
+                };
+                let (account, user) = (want("account"), want("user"));
+                let shares = self.jobs.shares();
+                let rows = shares
+                    .rows
+                    .iter()
+                    .filter(|(a, _)| account.as_ref().is_none_or(|w| w == *a))
+                    .flat_map(|(a, users)| {
+                        users.iter().filter(|(u, _)| user.as_ref().is_none_or(|w| w == *u)).map(
+                            move |(u, row)| pb::ShareRow {
+                                account: a.clone(),
+                                user: u.clone(),
+                                norm_shares: row.shares,
+                                raw_usage: row.raw_usage,
+                                norm_usage: row.norm_usage,
+                                fair_share: row.factor,
+                            },
+                        )
+                    })
+                    .collect();
+                Ok((pb::ListSharesResponse { rows }, vec![]))
+            })
+            .await
+    }
+
+    async fn update_job(
+        &self,
+        req: Request<pb::UpdateJobRequest>,
+    ) -> Result<Response<pb::UpdateJobResponse>, Status> {
         self.gate
             .run("/spur.v1.Jobs/UpdateJob", req, |ctx, r| async move {
-                let set: Vec<(String, String)> = r.set.iter().map(|kv| (kv.key.clone(), kv.value.clone())).collect();
+                let set: Vec<(String, String)> =
+                    r.set.iter().map(|kv| (kv.key.clone(), kv.value.clone())).collect();
                 self.jobs.update(ctx.role, &ctx.caller, r.id, &set).await?;
-                Ok((pb::UpdateJobResponse {}, vec![Note { action: Action::Update, name: r.id.to_string(), info: json!({}) }]))
+                Ok((
+                    pb::UpdateJobResponse {},
+                    vec![Note { action: Action::Update, name: r.id.to_string(), info: json!({}) }],
+                ))
             })
             .await
     }
