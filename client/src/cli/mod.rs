@@ -10,6 +10,9 @@
 //! - [`squeue`]: `squeue` / `spur queue`: the job queue, Slurm's `-o`/`-O` formats and sorts.
 //! - [`sbatch`]: `sbatch` / `spur submit`: a job spec from options and `#SBATCH` lines.
 //! - [`scancel`]: `scancel` / `spur cancel`: cancel or signal jobs by id or filter.
+//! - [`sacct`]: `sacct` / `spur acct`: job accounting in a time window, Slurm's print_fields layout.
+//! - [`sprio`]: `sprio` / `spur prio`: the priority factors of pending jobs.
+//! - [`sshare`]: `sshare` / `spur share`: fair share per account and user.
 //! - [`jobfmt`]: job states, ids, durations, signals, and the `show job` record.
 //! - [`kv`]: Slurm-style flags (getopt), `Key=value` pairs and abbreviated keywords.
 //! - [`audit`]: `spur audit tail`.
@@ -22,12 +25,15 @@ pub mod jobctl;
 pub mod jobfmt;
 pub mod kv;
 pub mod output;
+pub mod sacct;
 pub mod sacctmgr;
 pub mod sbatch;
 pub mod scancel;
 pub mod scontrol;
 pub mod sinfo;
+pub mod sprio;
 pub mod squeue;
+pub mod sshare;
 pub mod token;
 
 use std::path::Path;
@@ -42,6 +48,7 @@ pub const PERSONALITIES: &[(&str, &str)] = &[
     ("scancel", "cancel"),
     ("sprio", "prio"),
     ("sacct", "acct"),
+    ("sshare", "share"),
 ];
 
 const SPUR_USAGE: &str = "\
@@ -52,6 +59,9 @@ usage: spur SUBCOMMAND [args...]
   queue ...             the same as squeue
   submit ...            the same as sbatch
   cancel ...            the same as scancel
+  acct ...              the same as sacct
+  prio ...              the same as sprio
+  share ...             the same as sshare
   audit tail [Key=value ...] [-P] [--after ID]   print txn rows as they commit
   token user --name N [--admin-level L] [--ttl 24h]   mint a user JWT from the key in spur.conf
   token create [--ttl 24h] | token list | token revoke ID   node admission tokens
@@ -95,6 +105,9 @@ async fn subcommand(sub: &str, name: &str, args: &[String]) -> i32 {
         "queue" => squeue::main(args).await,
         "submit" => sbatch::main(args).await,
         "cancel" => scancel::main(args).await,
+        "acct" => sacct::main(args).await,
+        "prio" => sprio::main(args).await,
+        "share" => sshare::main(args).await,
         _ => {
             eprintln!("{name}: error: '{name}' is not available from this Spur release yet");
             1

@@ -5,7 +5,7 @@ use crate::store::{Store, TxnRow};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, oneshot};
 
 /// Delays between the attempts of an after-the-fact write: three retries
 /// over about half a second.
@@ -16,8 +16,16 @@ const RETRY_DELAYS: [Duration; 3] =
 /// resumes from the store.
 const TAIL_BUFFER: usize = 4096;
 
+/// After-the-fact rows waiting for the current group commit.
+#[derive(Default)]
+struct Queue {
+    waiting: Vec<(Vec<TxnRow>, oneshot::Sender<()>)>,
+    writing: bool,
+}
+
 pub struct Hub {
     store: Option<Arc<dyn Store>>,
+    queue: std::sync::Mutex<Queue>,
     tx: broadcast::Sender<Arc<TxnRow>>,
     written: AtomicU64,
     dropped: AtomicU64,
@@ -26,7 +34,7 @@ pub struct Hub {
 impl Hub {
     pub fn new(store: Option<Arc<dyn Store>>) -> Hub {
         let (tx, _) = broadcast::channel(TAIL_BUFFER);
-        Hub { store, tx, written: AtomicU64::new(0), dropped: AtomicU64::new(0) }
+        Hub { store, queue: Default::default(), tx, written: AtomicU64::new(0), dropped: AtomicU64::new(0) }
     }
 
     pub fn store(&self) -> Option<&Arc<dyn Store>> {
@@ -61,34 +69,68 @@ impl Hub {
     /// action and entity. Without a store (accounting off) there is no txn
     /// table to write to.
     pub async fn record_all(&self, rows: Vec<TxnRow>) {
-        let Some(store) = &self.store else { return };
-        if rows.is_empty() {
+        if self.store.is_none() || rows.is_empty() {
             return;
         }
+        // Group commit: the first writer to arrive writes everything queued
+        // meanwhile in one transaction; the others wait for its commit.
+        let (ack, done) = oneshot::channel();
+        let lead = {
+            let mut q = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+            q.waiting.push((rows, ack));
+            !std::mem::replace(&mut q.writing, true)
+        };
+        if lead {
+            loop {
+                let batch = {
+                    let mut q = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+                    if q.waiting.is_empty() {
+                        q.writing = false;
+                        break;
+                    }
+                    std::mem::take(&mut q.waiting)
+                };
+                self.write_batch(batch).await;
+            }
+        }
+        let _ = done.await;
+    }
+
+    async fn write_batch(&self, batch: Vec<(Vec<TxnRow>, oneshot::Sender<()>)>) {
+        let Some(store) = &self.store else { return };
+        let (groups, acks): (Vec<Vec<TxnRow>>, Vec<oneshot::Sender<()>>) = batch.into_iter().unzip();
+        let rows: Vec<TxnRow> = groups.into_iter().flatten().collect();
         let mut last_err = String::new();
+        let mut written = false;
         for delay in std::iter::once(Duration::ZERO).chain(RETRY_DELAYS) {
             tokio::time::sleep(delay).await;
             match store.insert_txns(&rows).await {
                 Ok(ids) => {
-                    for (mut row, id) in rows.into_iter().zip(ids) {
+                    for (mut row, id) in rows.iter().cloned().zip(ids) {
                         row.id = id;
                         self.committed(row);
                     }
-                    return;
+                    written = true;
+                    break;
                 }
                 Err(e) => last_err = e.to_string(),
             }
         }
-        for row in rows {
-            self.dropped.fetch_add(1, Ordering::Relaxed);
-            tracing::error!(
-                actor = %row.head.actor,
-                action = %row.action,
-                entity = %format!("{}:{}", row.entity, row.name),
-                outcome = %row.outcome,
-                error = %last_err,
-                "audit row dropped after retries"
-            );
+        if !written {
+            for row in &rows {
+                self.dropped.fetch_add(1, Ordering::Relaxed);
+                tracing::error!(
+                    actor = %row.head.actor,
+                    action = %row.action,
+                    entity = %format!("{}:{}", row.entity, row.name),
+                    outcome = %row.outcome,
+                    error = %last_err,
+                    "audit row dropped after retries"
+                );
+            }
+        }
+        for a in acks {
+            let _ = a.send(());
         }
     }
 

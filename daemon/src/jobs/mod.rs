@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::nodes::NodeService;
 use crate::sched::SchedConfig;
 use crate::sched::submit::{self, SubmitCounts, SubmitError, SubmitPolicy};
-use crate::store::{Store, now_ms};
+use crate::store::{BatchWriter, Store, now_ms};
 use record::{JobRecord, PENDING, RUNNING};
 use spur_client::vocab::hostlist;
 use spur_proto::v1 as pb;
@@ -35,7 +35,8 @@ pub(crate) struct Queue {
 pub struct JobService {
     queue: Mutex<Queue>,
     next_id: AtomicU64,
-    store: Option<Arc<dyn Store>>,
+    /// Job writes share transactions (group commit); None without a store.
+    writer: Option<BatchWriter>,
     pub(crate) acct: Arc<AcctService>,
     pub(crate) nodes: Arc<NodeService>,
     policy: SubmitPolicy,
@@ -74,7 +75,7 @@ impl JobService {
         Ok(JobService {
             queue: Mutex::new(queue),
             next_id: AtomicU64::new(next),
-            store,
+            writer: store.map(|s| BatchWriter::spawn(s, KIND_JOB)),
             acct,
             nodes,
             policy: SubmitPolicy {
@@ -102,12 +103,12 @@ impl JobService {
     }
 
     pub(crate) async fn persist(&self, jobs: &[JobRecord]) -> Result<()> {
-        let Some(s) = &self.store else { return Ok(()) };
+        let Some(w) = &self.writer else { return Ok(()) };
         let docs = jobs
             .iter()
             .map(|j| Ok((j.id.to_string(), Some(serde_json::to_value(j)?))))
             .collect::<Result<Vec<_>>>()?;
-        s.put(KIND_JOB, &docs).await
+        w.put(docs).await
     }
 
     pub fn jobs(&self) -> Vec<JobRecord> {

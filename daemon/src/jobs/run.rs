@@ -12,6 +12,9 @@ use spur_proto::v1 as pb;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// The least time between two passes.
+const MIN_GAP: Duration = Duration::from_millis(100);
+
 impl JobService {
     /// Runs a pass every `interval` and whenever something changes; consumes
     /// agents' job reports.
@@ -21,6 +24,9 @@ impl JobService {
             let mut nodes_rx = me.nodes.subscribe();
             loop {
                 me.pass().await;
+                // Events arriving in a burst (a wave of submits) share one pass,
+                // so the queue lock is not held pass after pass under load.
+                tokio::time::sleep(MIN_GAP).await;
                 tokio::select! {
                     _ = tokio::time::sleep(interval) => {}
                     _ = me.kick.notified() => {}

@@ -6,6 +6,7 @@
 //! and inserts its txn audit row in the same transaction, so a change and
 //! its audit row commit together or not at all.
 
+mod batch;
 mod postgres;
 mod sql;
 mod sqlite;
@@ -14,6 +15,7 @@ use crate::error::{Error, Result};
 use serde_json::Value;
 use std::sync::Arc;
 
+pub use batch::BatchWriter;
 pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
 

@@ -1,0 +1,499 @@
+//! `sacct` (also `spur acct`): accounting for jobs, read from the controller's
+//! job table (ListJobs keeps finished jobs). Selection follows Slurm: the
+//! caller's own jobs unless `-a`, `-u` or `-j` (or when run as root), and
+//! Slurm's default time window (midnight to now; epoch with `-j`; the instant
+//! `now` with `-s`). With `-s`, a job is chosen by the state it was in during
+//! the window, so `-s R` also finds jobs that ran and have since ended.
+//!
+//! The table is Slurm's print_fields layout byte for byte (fixed widths, a
+//! dashed rule, a space after every field, `+` marking a cut value, positive
+//! widths right-justified), because scripts written against real sacct slice
+//! its columns. [`print_fields`] is shared with `sshare`, which uses the same
+//! layout in Slurm.
+
+use super::args::Parsable;
+use super::jobfmt::{self, is};
+use super::kv::{self, Arg};
+use super::scontrol::status;
+use crate::conn::{self, Identity};
+use crate::vocab::time::{format_minutes, format_seconds};
+use crate::vocab::txn::parse_time;
+use chrono::{DateTime, Local, NaiveTime, TimeZone};
+use spur_proto::v1 as pb;
+
+pub const USAGE: &str = "\
+usage: sacct [-abnpPX] [-j ID,...] [-u USER,...] [-A ACCOUNT,...] [-r PARTITION,...] [-q QOS,...]
+             [-s STATE,...] [-S TIME] [-E TIME] [-o FIELDS] [--name NAME,...] [--delimiter C] [--json]
+  -j, --jobs=ID,...     these jobs (of any user; the window starts at the epoch)
+  -u, --user=U,... / -a, --allusers   these users' jobs / everyone's (default: your own; root: all)
+  -A, --accounts  -r, --partition  -q, --qos  --name   comma lists
+  -S, --starttime=TIME  -E, --endtime=TIME   the window: YYYY-MM-DD[THH:MM[:SS]], HH:MM[:SS], today,
+                        midnight, now, now-Ndays|hours|minutes. Default midnight..now; with -j the epoch..now;
+                        with -s the instant -S (default now), so -s CD needs -S to find anything, as in Slurm
+  -s, --state=S,...     PD R S CD CA F TO NF PR OOM ... (or long names): PD/R match jobs pending/running
+                        at some time in the window, ended states match jobs that ended in it
+  -o, --format=FIELDS   name[%width],...; a negative width left-justifies (default
+                        JobID,JobName,Partition,Account,AllocCPUS,State,ExitCode; SACCT_FORMAT overrides)
+  -b, --brief           JobID,State,ExitCode         -e, --helpformat   list the fields
+  -n, --noheader        no header                    -X, --allocations  accepted (Spur has no job steps)
+  -p, --parsable / -P, --parsable2   '|' delimited, with / without a trailing '|'; --delimiter=C
+  --json                the selected jobs as JSON (every field; -o is ignored)
+ExitCode is code:signal; a job killed by signal N shows 0:N, one whose shell never started -1:0.";
+
+const FLAGS: &str = "a/allusers A/accounts= b/brief e/helpformat E/endtime= h/help j/jobs= n/noheader \
+    o/format= p/parsable P/parsable2 q/qos= r/partition= s/state= S/starttime= u/user= X/allocations \
+    -/delimiter= -/json -/name= -/controller= -/usage";
+
+pub const DEFAULT_FORMAT: &str = "JobID,JobName,Partition,Account,AllocCPUS,State,ExitCode";
+const BRIEF_FORMAT: &str = "JobID,State,ExitCode";
+
+/// One sacct field: Slurm's name, width (negative: left-justified) and value at a time.
+pub type Field = (&'static str, i32, fn(&pb::Job, i64) -> String);
+
+const fn f(name: &'static str, width: i32, get: fn(&pb::Job, i64) -> String) -> Field {
+    (name, width, get)
+}
+
+/// In Slurm's (alphabetical) order: a typed prefix picks the first match, as sacct does.
+pub const FIELDS: &[Field] = &[
+    f("Account", 10, |j, _| j.account.clone()),
+    f("AllocCPUS", 10, |j, _| alloc(j, j.num_cpus)),
+    f("AllocNodes", 10, |j, _| alloc(j, j.num_nodes)),
+    f("Comment", 14, |j, _| j.spec.as_ref().map(|s| s.comment.clone()).unwrap_or_default()),
+    f("CPUTime", 10, |j, now| format_seconds(cpu_secs(j, now))),
+    f("CPUTimeRAW", 10, |j, now| cpu_secs(j, now).to_string()),
+    f("Elapsed", 10, |j, now| format_seconds(jobfmt::run_secs(j, now))),
+    f("ElapsedRaw", 10, |j, now| jobfmt::run_secs(j, now).to_string()),
+    // Spur has no separate eligible time; a job is eligible from submission.
+    f("Eligible", 19, |j, _| jobfmt::time_or(j.submit_ms, "Unknown")),
+    f("End", 19, |j, _| jobfmt::time_or(ended(j).unwrap_or(0), "Unknown")),
+    f("ExitCode", 8, |j, _| exit_code(j)),
+    f("JobID", -12, |j, _| j.id.to_string()),
+    f("JobIDRaw", -12, |j, _| j.id.to_string()),
+    f("JobName", 10, |j, _| j.name.clone()),
+    f("NCPUS", 10, |j, _| alloc(j, j.num_cpus)),
+    f("NNodes", 8, |j, _| j.num_nodes.to_string()),
+    f("NodeList", 15, |j, _| if j.nodes.is_empty() { "None assigned".into() } else { jobfmt::nodelist(j) }),
+    f("Partition", 10, |j, _| j.partition.clone()),
+    f("Priority", 10, |j, _| jobfmt::priority(j)),
+    f("QOS", 10, |j, _| j.qos.clone()),
+    f("Reason", 22, |j, _| jobfmt::reason(j).to_string()),
+    f("ReqCPUS", 8, |j, _| j.num_cpus.to_string()),
+    f("ReqMem", 10, |j, _| {
+        j.spec.as_ref().filter(|s| s.mem_mb > 0).map_or("0".into(), |s| format!("{}M", s.mem_mb))
+    }),
+    f("ReqNodes", 8, |j, _| j.num_nodes.to_string()),
+    f("Start", 19, |j, _| jobfmt::time_or(shown_start(j), "Unknown")),
+    f("State", 10, |j, _| j.state.clone()),
+    f("Submit", 19, |j, _| jobfmt::time_or(j.submit_ms, "Unknown")),
+    f("Timelimit", 10, |j, _| j.time_limit_minutes.map_or("UNLIMITED".into(), format_minutes)),
+    f("TimelimitRaw", 10, |j, _| j.time_limit_minutes.map_or("UNLIMITED".into(), |m| m.to_string())),
+    f("User", 9, |j, _| j.user.clone()),
+    f("WorkDir", 20, |j, _| j.spec.as_ref().map(|s| s.workdir.clone()).unwrap_or_default()),
+];
+
+/// States after which a job has a real end (Slurm's "ended in the window" states).
+const ENDED: &str = "COMPLETED CANCELLED FAILED TIMEOUT NODE_FAIL PREEMPTED BOOT_FAIL DEADLINE OUT_OF_MEMORY \
+    REQUEUED RESIZING REVOKED";
+
+/// A pending (or requeued) job's start and end belong to an earlier run.
+fn waiting(j: &pb::Job) -> bool {
+    is(j, "PENDING") || is(j, "REQUEUED") || is(j, "REQUEUE_HOLD")
+}
+
+fn run_start(j: &pb::Job) -> i64 {
+    if waiting(j) { 0 } else { j.start_ms }
+}
+
+pub fn ended(j: &pb::Job) -> Option<i64> {
+    (j.end_ms > 0 && !jobfmt::ACTIVE.iter().any(|s| is(j, s))).then_some(j.end_ms)
+}
+
+/// Slurm shows a job that ended without starting (cancelled while pending) as starting when it ended.
+fn shown_start(j: &pb::Job) -> i64 {
+    match run_start(j) {
+        0 => ended(j).unwrap_or(0),
+        s => s,
+    }
+}
+
+/// Allocated counts are 0 until the job has started, as in Slurm.
+fn alloc(j: &pb::Job, n: u32) -> String {
+    if run_start(j) > 0 { n.to_string() } else { "0".into() }
+}
+
+fn cpu_secs(j: &pb::Job, now: i64) -> u64 {
+    jobfmt::run_secs(j, now).saturating_mul(u64::from(j.num_cpus))
+}
+
+/// `code:signal`. The controller records a signal death as exit code -1 with
+/// the reason `killed by signal N`, so the signal is read back from there.
+pub fn exit_code(j: &pb::Job) -> String {
+    let signal = j.reason.strip_prefix("killed by signal ").and_then(|s| s.trim().parse::<i32>().ok());
+    match signal {
+        Some(sig) if j.exit_code < 0 => format!("0:{sig}"),
+        _ => format!("{}:0", j.exit_code),
+    }
+}
+
+/// Slurm's print_fields: `(header, width)` columns, then rows of cells.
+/// Table cells are cut to the width with `+` as the last character (headers
+/// are cut plainly) and every field is followed by one space; delimited
+/// output is never cut.
+pub fn print_fields(
+    cols: &[(&str, i32)],
+    rows: &[Vec<String>],
+    p: Parsable,
+    delim: &str,
+    header: bool,
+) -> String {
+    let widths: Vec<i32> = cols.iter().map(|c| c.1).collect();
+    let mut out = String::new();
+    if header {
+        let heads: Vec<String> = cols.iter().map(|c| c.0.to_string()).collect();
+        fields_line(&mut out, &heads, &widths, p, delim, false);
+        if p == Parsable::No {
+            let rule: Vec<String> = widths.iter().map(|w| "-".repeat(w.unsigned_abs() as usize)).collect();
+            fields_line(&mut out, &rule, &widths, p, delim, false);
+        }
+    }
+    for r in rows {
+        fields_line(&mut out, r, &widths, p, delim, true);
+    }
+    out
+}
+
+/// One line: padded and cut to the widths (`plus`: a cut value ends in `+`),
+/// or joined by the delimiter.
+fn fields_line(out: &mut String, cells: &[String], widths: &[i32], p: Parsable, delim: &str, plus: bool) {
+    for (i, (v, w)) in cells.iter().zip(widths).enumerate() {
+        let abs = w.unsigned_abs() as usize;
+        if p != Parsable::No {
+            out.push_str(v);
+            if p == Parsable::Trailing || i + 1 < cells.len() {
+                out.push_str(delim);
+            }
+            continue;
+        }
+        let mut v: String = v.chars().take(abs).collect();
+        if plus && abs > 0 && cells[i].chars().count() > abs {
+            v.pop();
+            v.push('+');
+        }
+        out.push_str(&if *w < 0 { format!("{v:<abs$} ") } else { format!("{v:>abs$} ") });
+    }
+    out.push('\n');
+}
+
+/// `--helpformat`: the names, four to a line, as Slurm prints them.
+pub fn help_format(names: &[&str], width: usize) -> String {
+    let mut out = String::new();
+    for (i, n) in names.iter().enumerate() {
+        if i % 4 != 0 {
+            out.push(' ');
+        } else if i > 0 {
+            out.push('\n');
+        }
+        out += &format!("{n:<width$}");
+    }
+    out + "\n"
+}
+
+/// Splits a `name[%width]` list into names and widths (Slurm's `atoi` after
+/// `%`: positive right-justifies, negative left-justifies); `pick` finds a name.
+pub fn parse_columns<T>(
+    spec: &str,
+    pick: impl Fn(&str) -> Option<T>,
+    cmd: &str,
+) -> Result<Vec<(T, Option<i32>)>, String> {
+    let mut out = vec![];
+    for tok in spec.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+        let (name, width) = match tok.split_once('%') {
+            None => (tok, None),
+            Some((n, w)) => match w.parse::<i32>() {
+                Ok(w) if w != 0 => (n, Some(w.clamp(-4096, 4096))),
+                _ => return Err(format!("invalid field width in '{tok}' (use name%N or name%-N)")),
+            },
+        };
+        let field = pick(name.trim())
+            .ok_or_else(|| format!("Invalid field requested: \"{name}\" (see {cmd} --helpformat)"))?;
+        out.push((field, width));
+    }
+    Ok(out)
+}
+
+/// Prefix match in table order, case-insensitive, as Slurm's `strncasecmp` loop.
+pub fn prefix<'a, T>(all: &'a [T], name: impl Fn(&T) -> &str, want: &str) -> Option<&'a T> {
+    let w = want.to_ascii_lowercase();
+    if w.is_empty() {
+        return None;
+    }
+    all.iter().find(|t| name(t).to_ascii_lowercase().starts_with(&w))
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Args {
+    pub help: bool,
+    pub helpformat: bool,
+    pub json: bool,
+    pub noheader: bool,
+    pub parsable: Parsable,
+    pub delimiter: Option<String>,
+    pub all_users: bool,
+    pub users: Vec<String>,
+    pub jobs: Vec<u64>,
+    pub accounts: Vec<String>,
+    pub partitions: Vec<String>,
+    pub qos: Vec<String>,
+    pub names: Vec<String>,
+    pub states: Vec<&'static str>,
+    pub start: Option<String>,
+    pub end: Option<String>,
+    /// `-o` and `-b`, in order; empty: SACCT_FORMAT or the default.
+    pub format: Vec<String>,
+    pub controller: Option<String>,
+    /// The caller, set when the command runs: whose jobs are shown by default.
+    pub me: String,
+    /// Root sees every user's jobs by default, as in Slurm.
+    pub root: bool,
+}
+
+fn list(v: &str) -> Vec<String> {
+    v.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect()
+}
+
+pub fn parse(argv: &[String]) -> Result<Args, String> {
+    let mut a = Args::default();
+    for arg in kv::getopt(argv, FLAGS)? {
+        let (name, val) = match arg {
+            Arg::Word(w) => return Err(format!("unrecognised argument '{w}' (see sacct --help)")),
+            Arg::Flag(n, v) => (n, v.unwrap_or_default()),
+        };
+        match name {
+            "help" | "usage" => a.help = true,
+            "helpformat" => a.helpformat = true,
+            "json" => a.json = true,
+            "noheader" => a.noheader = true,
+            "parsable" => a.parsable = Parsable::Trailing,
+            "parsable2" => a.parsable = Parsable::NoTrailing,
+            "allocations" => {}
+            "delimiter" => a.delimiter = Some(val),
+            "controller" => a.controller = Some(val),
+            "allusers" => a.all_users = true,
+            // As in Slurm, `-u -1` means everyone and a later -u undoes an earlier -a.
+            "user" if val.trim() == "-1" => a.all_users = true,
+            "user" => {
+                a.all_users = false;
+                a.users.extend(list(&val));
+            }
+            "jobs" => a.jobs.extend(jobfmt::parse_ids(&[val]).map_err(|e| format!("--jobs: {e}"))?),
+            "accounts" => a.accounts.extend(list(&val)),
+            "partition" => a.partitions.extend(list(&val)),
+            "qos" => a.qos.extend(list(&val)),
+            "name" => a.names.extend(list(&val)),
+            // `all` (squeue's word) means no state test.
+            "state" => a.states.extend(
+                jobfmt::parse_states(&val).map_err(|e| format!("--state: {e}"))?.into_iter().flatten(),
+            ),
+            "starttime" => a.start = Some(val),
+            "endtime" => a.end = Some(val),
+            "brief" => a.format.push(BRIEF_FORMAT.into()),
+            _ => a.format.push(val),
+        }
+    }
+    // Checked now, so a bad field or time fails before any network call.
+    columns(&a)?;
+    a.window(Local::now())?;
+    Ok(a)
+}
+
+/// Slurm's time forms Spur's parser lacks (`today`, `midnight`, `HH:MM[:SS]`), then the rest.
+pub fn parse_when(raw: &str, now: DateTime<Local>) -> Result<i64, String> {
+    let s = raw.trim();
+    let midnight = ["today", "midnight"].iter().any(|w| s.eq_ignore_ascii_case(w)).then_some(NaiveTime::MIN);
+    let clock = || ["%H:%M:%S", "%H:%M"].iter().find_map(|f| NaiveTime::parse_from_str(s, f).ok());
+    let Some(t) = midnight.or_else(clock) else { return parse_time(s, now) };
+    let local = Local.from_local_datetime(&now.date_naive().and_time(t)).earliest();
+    local.map(|d| d.timestamp_millis()).ok_or_else(|| format!("'{raw}' is not a local time"))
+}
+
+impl Args {
+    /// The `-o`/`-b` fields joined, or the default.
+    fn format_spec(&self) -> String {
+        if self.format.is_empty() { DEFAULT_FORMAT.into() } else { self.format.join(",") }
+    }
+
+    /// The window `[start, end)` in epoch ms, with Slurm's defaults. As in
+    /// Slurm, an end equal to the start or to now is moved one second on, so
+    /// that instant is included.
+    pub fn window(&self, now: DateTime<Local>) -> Result<(i64, i64), String> {
+        let now_ms = now.timestamp_millis();
+        let start = self.start.as_deref().map(|s| parse_when(s, now)).transpose();
+        let end = self.end.as_deref().map(|s| parse_when(s, now)).transpose();
+        let start = start.map_err(|e| format!("--starttime: {e}"))?;
+        let end = end.map_err(|e| format!("--endtime: {e}"))?;
+        let s = match start {
+            Some(s) => s,
+            None if !self.jobs.is_empty() => 0,
+            None if !self.states.is_empty() => now_ms,
+            None => parse_when("midnight", now)?,
+        };
+        let e = match end {
+            Some(e) => e,
+            None if !self.states.is_empty() && start.is_some() => s,
+            None => now_ms,
+        };
+        if e < s {
+            return Err("--endtime is before --starttime".into());
+        }
+        Ok((s, if e == s || e == now_ms { e + 1000 } else { e }))
+    }
+
+    /// Whose jobs: `None` for everyone. `-j` without `-u` and root see all, as in Slurm.
+    pub fn users(&self) -> Option<Vec<String>> {
+        if self.all_users || (self.users.is_empty() && (self.root || !self.jobs.is_empty())) {
+            None
+        } else if self.users.is_empty() {
+            Some(vec![self.me.clone()])
+        } else {
+            Some(self.users.clone())
+        }
+    }
+
+    /// The ListJobs filter. States are not sent: `-s R` also wants ended jobs.
+    pub fn filter(&self) -> Vec<pb::KeyValue> {
+        let ids: Vec<String> = self.jobs.iter().map(u64::to_string).collect();
+        let pairs = [
+            ("id", ids),
+            ("user", self.users().unwrap_or_default()),
+            ("account", self.accounts.clone()),
+            ("partition", self.partitions.clone()),
+            ("qos", self.qos.clone()),
+            ("name", self.names.clone()),
+        ];
+        pairs
+            .into_iter()
+            .filter(|(_, v)| !v.is_empty())
+            .map(|(k, v)| pb::KeyValue { key: k.into(), value: v.join(",") })
+            .collect()
+    }
+}
+
+/// Slurm's window test for one job (times in ms, `[s, e)`).
+pub fn in_window(j: &pb::Job, states: &[&str], s: i64, e: i64) -> bool {
+    let (submit, start, end) = (j.submit_ms, run_start(j), ended(j));
+    if states.is_empty() {
+        return submit > 0 && submit < e && end.is_none_or(|t| t >= s);
+    }
+    states.iter().any(|st| match *st {
+        "PENDING" => {
+            let left = if start > 0 { s < start } else { end.map_or(waiting(j), |t| s < t) };
+            submit > 0 && submit < e && left
+        }
+        "RUNNING" => start > 0 && start < e && end.map_or(is(j, "RUNNING") || is(j, "COMPLETING"), |t| s < t),
+        "SUSPENDED" => is(j, "SUSPENDED") && start > 0 && start < e,
+        st if ENDED.split_whitespace().any(|e| e == st) => {
+            is(j, st) && j.end_ms > 0 && s <= j.end_ms && j.end_ms <= e
+        }
+        st => is(j, st),
+    })
+}
+
+type Column = (&'static Field, i32);
+
+pub fn columns(a: &Args) -> Result<Vec<Column>, String> {
+    let mut out = vec![];
+    for (fields, width) in parse_columns(&a.format_spec(), pick, "sacct")? {
+        out.extend(fields.into_iter().map(|f| (f, width.unwrap_or(f.1))));
+    }
+    Ok(out)
+}
+
+/// `all`, or one field by prefix.
+fn pick(name: &str) -> Option<Vec<&'static Field>> {
+    if name.eq_ignore_ascii_case("all") {
+        return Some(FIELDS.iter().collect());
+    }
+    prefix(FIELDS, |f| f.0, name).map(|f| vec![f])
+}
+
+/// The jobs shown, in job id order (as sacct lists them).
+pub fn select<'a>(a: &Args, jobs: &'a [pb::Job], now: DateTime<Local>) -> Result<Vec<&'a pb::Job>, String> {
+    let (s, e) = a.window(now)?;
+    let users = a.users();
+    let any =
+        |want: &[String], have: &str| want.is_empty() || want.iter().any(|w| w.eq_ignore_ascii_case(have));
+    let mut shown: Vec<&pb::Job> = jobs
+        .iter()
+        .filter(|j| {
+            (a.jobs.is_empty() || a.jobs.contains(&j.id))
+                && users.as_deref().is_none_or(|u| any(u, &j.user))
+                && any(&a.accounts, &j.account)
+                && any(&a.partitions, &j.partition)
+                && any(&a.qos, &j.qos)
+                && any(&a.names, &j.name)
+                && in_window(j, &a.states, s, e)
+        })
+        .collect();
+    shown.sort_by_key(|j| j.id);
+    Ok(shown)
+}
+
+/// The whole report from listed jobs; no I/O.
+pub fn report(a: &Args, jobs: &[pb::Job], now: DateTime<Local>) -> Result<String, String> {
+    let cols = columns(a)?;
+    let now_ms = now.timestamp_millis();
+    let shown = select(a, jobs, now)?;
+    if a.json {
+        let v: Vec<serde_json::Value> = shown
+            .iter()
+            .map(|j| {
+                let mut v = jobfmt::job_json(j, now_ms);
+                v["exit_status"] = exit_code(j).into();
+                v["elapsed_secs"] = jobfmt::run_secs(j, now_ms).into();
+                v
+            })
+            .collect();
+        return Ok(serde_json::to_string_pretty(&serde_json::json!({ "jobs": v })).unwrap_or_default() + "\n");
+    }
+    let heads: Vec<(&str, i32)> = cols.iter().map(|(f, w)| (f.0, *w)).collect();
+    let rows: Vec<Vec<String>> =
+        shown.iter().map(|j| cols.iter().map(|(f, _)| (f.2)(j, now_ms)).collect()).collect();
+    Ok(print_fields(&heads, &rows, a.parsable, a.delimiter.as_deref().unwrap_or("|"), !a.noheader))
+}
+
+async fn run(mut a: Args) -> Result<String, String> {
+    if a.format.is_empty()
+        && let Some(env) = std::env::var("SACCT_FORMAT").ok().filter(|v| !v.trim().is_empty())
+    {
+        a.format.push(env);
+        columns(&a).map_err(|e| format!("SACCT_FORMAT: {e}"))?;
+    }
+    let me = Identity::local();
+    (a.me, a.root) = (me.user.clone(), me.uid == Some(0));
+    let url = conn::resolve_controller(a.controller.as_deref());
+    let mut c = conn::connect(&url, me).await.map_err(|e| e.to_string())?;
+    let req = pb::ListRequest { filter: a.filter() };
+    let jobs = c.jobs.list_jobs(req).await.map_err(status)?.into_inner().jobs;
+    report(&a, &jobs, Local::now())
+}
+
+/// Runs sacct with its arguments (without argv[0]); returns the exit code.
+pub async fn main(argv: &[String]) -> i32 {
+    let result = match parse(argv) {
+        Ok(a) if a.help => Ok(format!("{USAGE}\n")),
+        Ok(a) if a.helpformat => Ok(help_format(&FIELDS.iter().map(|f| f.0).collect::<Vec<_>>(), 19)),
+        Ok(a) => run(a).await,
+        Err(e) => Err(e),
+    };
+    match result {
+        Ok(out) => {
+            print!("{out}");
+            0
+        }
+        Err(e) => {
+            eprintln!("sacct: error: {e}");
+            1
+        }
+    }
+}

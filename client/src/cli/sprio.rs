@@ -1,0 +1,220 @@
+//! `sprio` (also `spur prio`): the priority factors of pending jobs. Slurm's
+//! sprio shows weighted factors that add up to the priority; Spur's priority
+//! is a product, so the columns are the factors of
+//! `PRIORITY = BASE × min(FAIRSHARE, 10) × AGE × max(TIER, 1)` as the
+//! controller computed them. The layout is sprio's: `%[.][width]X` codes,
+//! `.` right-justifying, one line per job in job id order.
+
+use super::jobfmt;
+use super::kv::{self, Arg, Item, fit};
+use super::scontrol::status;
+use crate::conn::{self, Identity};
+use spur_proto::v1 as pb;
+
+pub const USAGE: &str = "\
+usage: sprio [-hl] [-j ID,...] [-u USER,...] [-p PARTITION,...] [-o FORMAT] [--json] [--controller URL]
+Spur's priority is a product, not Slurm's weighted sum, so the columns are its factors:
+  PRIORITY = BASE x min(FAIRSHARE, 10) x AGE x max(TIER, 1)
+  BASE       --priority, else 1000 + the QOS priority
+  FAIRSHARE  2^(1 - usage/shares) of the job's user and account: 2 idle, 1 at its share, below 1 over it
+  AGE        1 at submission, rising to 2 after seven days pending
+  TIER       the partition's PriorityTier
+Only pending jobs have factors; others are not listed.
+  -j, --jobs=ID,...     these jobs        -u, --user=U,...  these users' jobs (adds USER)
+  -p, --partition=P,... these partitions  -h, --noheader    no header line
+  -l, --long            USER and ACCOUNT columns as well
+  -o, --format=FORMAT   default \"%.15i %9P %.10Y %.10B %.10A %.10F %.10T\"; '.' right-justifies:
+      %i job id  %P (or %r) partition  %u user  %a account  %q qos
+      %Y priority  %B base  %A age  %F fair share  %T tier
+  --json                the factors as JSON";
+
+const FLAGS: &str =
+    "h/noheader j/jobs= l/long o/format= p/partition= u/user= -/json -/controller= -/help -/usage";
+
+const DEFAULT_FORMAT: &str = "%.15i %9P %.10Y %.10B %.10A %.10F %.10T";
+const USER_FORMAT: &str = "%.15i %9P %.8u %.10Y %.10B %.10A %.10F %.10T";
+const LONG_FORMAT: &str = "%.15i %9P %.8u %.10a %.10Y %.10B %.10A %.10F %.10T";
+
+/// `(code, header)`.
+const FIELDS: &[(char, &str)] = &[
+    ('i', "JOBID"),
+    ('P', "PARTITION"),
+    ('r', "PARTITION"),
+    ('u', "USER"),
+    ('a', "ACCOUNT"),
+    ('q', "QOS"),
+    ('Y', "PRIORITY"),
+    ('B', "BASE"),
+    ('A', "AGE"),
+    ('F', "FAIRSHARE"),
+    ('T', "TIER"),
+];
+
+#[derive(Debug, Clone, Default)]
+pub struct Args {
+    pub noheader: bool,
+    pub long: bool,
+    pub json: bool,
+    pub help: bool,
+    pub format: Option<String>,
+    pub jobs: Vec<u64>,
+    pub users: Vec<String>,
+    pub partitions: Vec<String>,
+    pub controller: Option<String>,
+}
+
+fn list(v: &str) -> Vec<String> {
+    v.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect()
+}
+
+pub fn parse(argv: &[String]) -> Result<Args, String> {
+    let mut a = Args::default();
+    for arg in kv::getopt(argv, FLAGS)? {
+        let (name, val) = match arg {
+            Arg::Word(w) => return Err(format!("unrecognised argument '{w}' (see sprio --help)")),
+            Arg::Flag(n, v) => (n, v.unwrap_or_default()),
+        };
+        match name {
+            "noheader" => a.noheader = true,
+            "long" => a.long = true,
+            "json" => a.json = true,
+            "help" | "usage" => a.help = true,
+            "controller" => a.controller = Some(val),
+            "format" => a.format = Some(val),
+            "user" => a.users.extend(list(&val)),
+            "partition" => a.partitions.extend(list(&val)),
+            _ => a.jobs.extend(jobfmt::parse_ids(&[val]).map_err(|e| format!("--jobs: {e}"))?),
+        }
+    }
+    plan(&a)?;
+    Ok(a)
+}
+
+/// The items to print: `-o`, `-l`, the default, or the default with USER when `-u` is given (as sprio).
+pub fn plan(a: &Args) -> Result<Vec<Item>, String> {
+    let fmt = match &a.format {
+        Some(f) => f.as_str(),
+        None if a.long => LONG_FORMAT,
+        None if !a.users.is_empty() => USER_FORMAT,
+        None => DEFAULT_FORMAT,
+    };
+    kv::parse_format(fmt, |c| FIELDS.iter().any(|f| f.0 == c), "sprio")
+}
+
+impl Args {
+    /// The ListJobs filter: only pending jobs have priority factors.
+    pub fn filter(&self) -> Vec<pb::KeyValue> {
+        let ids: Vec<String> = self.jobs.iter().map(u64::to_string).collect();
+        let pairs = [
+            ("state", vec!["PENDING".to_string()]),
+            ("id", ids),
+            ("user", self.users.clone()),
+            ("partition", self.partitions.clone()),
+        ];
+        pairs
+            .into_iter()
+            .filter(|(_, v)| !v.is_empty())
+            .map(|(k, v)| pb::KeyValue { key: k.into(), value: v.join(",") })
+            .collect()
+    }
+
+    pub fn keep(&self, j: &pb::Job) -> bool {
+        let any = |want: &[String], have: &str| {
+            want.is_empty() || want.iter().any(|w| w.eq_ignore_ascii_case(have))
+        };
+        jobfmt::is(j, "PENDING")
+            && (self.jobs.is_empty() || self.jobs.contains(&j.id))
+            && any(&self.users, &j.user)
+            && any(&self.partitions, &j.partition)
+    }
+}
+
+/// Factors near 1 need decimals to be told apart; BASE and TIER are whole numbers.
+pub fn cell(code: char, j: &pb::Job) -> String {
+    match code {
+        'i' => j.id.to_string(),
+        'P' | 'r' => j.partition.clone(),
+        'u' => j.user.clone(),
+        'a' => j.account.clone(),
+        'q' => j.qos.clone(),
+        'Y' => jobfmt::priority(j),
+        'B' => format!("{:.0}", j.prio_base.max(0.0)),
+        'A' => format!("{:.4}", j.prio_age),
+        'F' => format!("{:.4}", j.prio_fair_share),
+        'T' => j.prio_tier.to_string(),
+        _ => String::new(),
+    }
+}
+
+fn header(code: char) -> &'static str {
+    FIELDS.iter().find(|f| f.0 == code).map_or("", |f| f.1)
+}
+
+/// The whole report from listed jobs; no I/O.
+pub fn report(a: &Args, jobs: &[pb::Job]) -> Result<String, String> {
+    let items = plan(a)?;
+    let mut shown: Vec<&pb::Job> = jobs.iter().filter(|j| a.keep(j)).collect();
+    shown.sort_by_key(|j| j.id);
+    if a.json {
+        let v: Vec<serde_json::Value> = shown
+            .iter()
+            .map(|j| {
+                serde_json::json!({
+                    "job_id": j.id, "partition": j.partition, "user": j.user, "account": j.account,
+                    "qos": j.qos, "priority": j.priority, "base": j.prio_base,
+                    "fair_share": j.prio_fair_share, "age": j.prio_age, "tier": j.prio_tier,
+                })
+            })
+            .collect();
+        return Ok(serde_json::to_string_pretty(&serde_json::json!({ "jobs": v })).unwrap_or_default() + "\n");
+    }
+    // sprio's answer when named jobs are not pending (or do not exist).
+    if !a.jobs.is_empty() && shown.is_empty() {
+        return Ok("Unable to find jobs matching user/id(s) specified\n".into());
+    }
+    let line = |j: Option<&pb::Job>| {
+        let mut out = String::new();
+        for it in &items {
+            match it {
+                Item::Text(t) => out.push_str(t),
+                Item::Field { code, width, right } => {
+                    let v = j.map_or_else(|| header(*code).to_string(), |j| cell(*code, j));
+                    out.push_str(&fit(&v, *width, *right));
+                }
+            }
+        }
+        out + "\n"
+    };
+    let mut out = if a.noheader { String::new() } else { line(None) };
+    for j in shown {
+        out += &line(Some(j));
+    }
+    Ok(out)
+}
+
+async fn run(a: Args) -> Result<String, String> {
+    let url = conn::resolve_controller(a.controller.as_deref());
+    let mut c = conn::connect(&url, Identity::local()).await.map_err(|e| e.to_string())?;
+    let req = pb::ListRequest { filter: a.filter() };
+    let jobs = c.jobs.list_jobs(req).await.map_err(status)?.into_inner().jobs;
+    report(&a, &jobs)
+}
+
+/// Runs sprio with its arguments (without argv[0]); returns the exit code.
+pub async fn main(argv: &[String]) -> i32 {
+    let result = match parse(argv) {
+        Ok(a) if a.help => Ok(format!("{USAGE}\n")),
+        Ok(a) => run(a).await,
+        Err(e) => Err(e),
+    };
+    match result {
+        Ok(out) => {
+            print!("{out}");
+            0
+        }
+        Err(e) => {
+            eprintln!("sprio: error: {e}");
+            1
+        }
+    }
+}

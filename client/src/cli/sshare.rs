@@ -1,0 +1,240 @@
+//! `sshare` (also `spur share`): fair share per account and user, in Slurm's
+//! columns and print_fields layout (shared with `sacct`). ListShares returns
+//! one row per (account, user); the account lines Slurm prints above its
+//! users are summed here from all of the account's rows, so an account's
+//! totals do not depend on which users are shown. The tree's parent links are
+//! not in ListShares, so accounts are listed flat, each followed by its users
+//! indented one space (Slurm indents a user one level below its account).
+//!
+//! RawShares is blank: the controller reports normalised shares only.
+//! EffectvUsage equals NormUsage (no usage is inherited from parents), and
+//! FairShare is Spur's factor `2^(1 - usage/shares)`: 2 for an idle user, 1 at
+//! exactly its share (Slurm's classic factor is half of it).
+
+use super::args::Parsable;
+use super::kv::{self, Arg};
+use super::sacct::{help_format, parse_columns, prefix, print_fields};
+use super::scontrol::status;
+use crate::conn::{self, Identity};
+use spur_proto::v1 as pb;
+use std::collections::BTreeMap;
+
+pub const USAGE: &str = "\
+usage: sshare [-aelnpPU] [-A ACCOUNT,...] [-u USER,...] [-o FIELDS] [--json] [--controller URL]
+  -a, --all             every user's lines (default: your own, under every account)
+  -u, --users=U,...     these users' lines (-u -1: everyone)
+  -A, --accounts=A,...  only these accounts        -U, --Users   user lines only
+  -l, --long            adds NormUsage             -e, --helpformat   list the fields
+  -o, --format=FIELDS   name[%width],... of Account User RawShares NormShares RawUsage NormUsage
+                        EffectvUsage FairShare (a negative width left-justifies)
+  -n, -h, --noheader    no header   -p, --parsable / -P, --parsable2   '|' delimited
+  --json                the lines as JSON
+RawShares is blank (the controller keeps normalised shares only); EffectvUsage is NormUsage.
+FairShare is Spur's 2^(1 - NormUsage/NormShares): 2 idle, 1 at the user's share, below 1 above it.
+Accounts are listed flat (no parent tree); their lines sum all of the account's users.";
+
+const FLAGS: &str = "a/all A/accounts= e/helpformat h/noheader l/long n/noheader o/format= p/parsable \
+    P/parsable2 u/users= U/Users -/json -/controller= -/help -/usage";
+
+const DEFAULT_FORMAT: &str = "Account,User,RawShares,NormShares,RawUsage,EffectvUsage,FairShare";
+const LONG_FORMAT: &str = "Account,User,RawShares,NormShares,RawUsage,NormUsage,EffectvUsage,FairShare";
+
+/// One printed line: an account's (no user, no fair share) or a user's.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Line {
+    pub account: String,
+    pub user: Option<String>,
+    pub norm_shares: f64,
+    pub raw_usage: f64,
+    pub norm_usage: f64,
+    pub fair_share: Option<f64>,
+}
+
+fn dbl(v: f64) -> String {
+    format!("{v:.6}")
+}
+
+/// `(name, width, value)` in Slurm's table order, so a prefix picks as sshare does.
+type Get = fn(&Line) -> String;
+const FIELDS: &[(&str, i32, Get)] = &[
+    ("Account", -20, |l| if l.user.is_some() { format!(" {}", l.account) } else { l.account.clone() }),
+    ("EffectvUsage", 13, |l| dbl(l.norm_usage)),
+    ("FairShare", 10, |l| l.fair_share.map(dbl).unwrap_or_default()),
+    ("NormShares", 11, |l| dbl(l.norm_shares)),
+    ("NormUsage", 11, |l| dbl(l.norm_usage)),
+    ("RawShares", 10, |_| String::new()),
+    ("RawUsage", 11, |l| format!("{:.0}", l.raw_usage.max(0.0))),
+    ("User", 10, |l| l.user.clone().unwrap_or_default()),
+];
+
+#[derive(Debug, Clone, Default)]
+pub struct Args {
+    pub help: bool,
+    pub helpformat: bool,
+    pub json: bool,
+    pub noheader: bool,
+    pub long: bool,
+    pub users_only: bool,
+    pub parsable: Parsable,
+    pub all_users: bool,
+    pub users: Vec<String>,
+    pub accounts: Vec<String>,
+    pub format: Vec<String>,
+    pub controller: Option<String>,
+}
+
+fn list(v: &str) -> Vec<String> {
+    v.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect()
+}
+
+pub fn parse(argv: &[String]) -> Result<Args, String> {
+    let mut a = Args::default();
+    for arg in kv::getopt(argv, FLAGS)? {
+        let (name, val) = match arg {
+            Arg::Word(w) => return Err(format!("unrecognised argument '{w}' (see sshare --help)")),
+            Arg::Flag(n, v) => (n, v.unwrap_or_default()),
+        };
+        match name {
+            "help" | "usage" => a.help = true,
+            "helpformat" => a.helpformat = true,
+            "json" => a.json = true,
+            "noheader" => a.noheader = true,
+            "long" => a.long = true,
+            "Users" => a.users_only = true,
+            "parsable" => a.parsable = Parsable::Trailing,
+            "parsable2" => a.parsable = Parsable::NoTrailing,
+            "controller" => a.controller = Some(val),
+            "all" => a.all_users = true,
+            // As in Slurm, `-u -1` means everyone and a later -u undoes an earlier -a.
+            "users" if val.trim() == "-1" => a.all_users = true,
+            "users" => {
+                a.all_users = false;
+                a.users.extend(list(&val));
+            }
+            "accounts" => a.accounts.extend(list(&val)),
+            _ => a.format.push(val),
+        }
+    }
+    columns(&a)?;
+    Ok(a)
+}
+
+pub fn columns(a: &Args) -> Result<Vec<(&'static str, i32, Get)>, String> {
+    let spec = match (&a.format[..], a.long) {
+        ([], false) => DEFAULT_FORMAT.to_string(),
+        ([], true) => LONG_FORMAT.to_string(),
+        (f, _) => f.join(","),
+    };
+    let cols = parse_columns(&spec, |n| prefix(FIELDS, |f| f.0, n), "sshare")?;
+    Ok(cols.into_iter().map(|(f, w)| (f.0, w.unwrap_or(f.1), f.2)).collect())
+}
+
+impl Args {
+    /// Whose user lines: `None` for everyone; by default the caller's, as sshare.
+    pub fn users(&self, me: &str) -> Option<Vec<String>> {
+        if self.all_users {
+            None
+        } else if self.users.is_empty() {
+            Some(vec![me.to_string()])
+        } else {
+            Some(self.users.clone())
+        }
+    }
+
+    /// ListShares takes one account, so a longer `-A` list is filtered here.
+    /// Users are never sent: account lines need every user's row.
+    pub fn filter(&self) -> Vec<pb::KeyValue> {
+        match &self.accounts[..] {
+            [one] => vec![pb::KeyValue { key: "account".into(), value: one.clone() }],
+            _ => vec![],
+        }
+    }
+}
+
+/// The lines to print, accounts in name order, each followed by its shown users.
+pub fn lines(a: &Args, rows: &[pb::ShareRow], me: &str) -> Vec<Line> {
+    let users = a.users(me);
+    let mut by_account: BTreeMap<&str, Vec<&pb::ShareRow>> = BTreeMap::new();
+    for r in rows {
+        if a.accounts.is_empty() || a.accounts.iter().any(|w| w.eq_ignore_ascii_case(&r.account)) {
+            by_account.entry(r.account.as_str()).or_default().push(r);
+        }
+    }
+    let mut out = vec![];
+    for (account, mut rs) in by_account {
+        rs.sort_by(|x, y| x.user.cmp(&y.user));
+        if !a.users_only {
+            out.push(Line {
+                account: account.to_string(),
+                user: None,
+                norm_shares: rs.iter().map(|r| r.norm_shares).sum(),
+                raw_usage: rs.iter().map(|r| r.raw_usage).sum(),
+                norm_usage: rs.iter().map(|r| r.norm_usage).sum(),
+                fair_share: None,
+            });
+        }
+        let shown = rs.into_iter().filter(|r| users.as_ref().is_none_or(|u| u.contains(&r.user)));
+        out.extend(shown.map(|r| Line {
+            account: account.to_string(),
+            user: Some(r.user.clone()),
+            norm_shares: r.norm_shares,
+            raw_usage: r.raw_usage,
+            norm_usage: r.norm_usage,
+            fair_share: Some(r.fair_share),
+        }));
+    }
+    out
+}
+
+/// The whole report from listed rows; no I/O.
+pub fn report(a: &Args, rows: &[pb::ShareRow], me: &str) -> Result<String, String> {
+    let cols = columns(a)?;
+    let lines = lines(a, rows, me);
+    if a.json {
+        let v: Vec<serde_json::Value> = lines
+            .iter()
+            .map(|l| {
+                serde_json::json!({
+                    "account": l.account, "user": l.user, "norm_shares": l.norm_shares,
+                    "raw_usage": l.raw_usage, "norm_usage": l.norm_usage,
+                    "effective_usage": l.norm_usage, "fair_share": l.fair_share,
+                })
+            })
+            .collect();
+        return Ok(
+            serde_json::to_string_pretty(&serde_json::json!({ "shares": v })).unwrap_or_default() + "\n"
+        );
+    }
+    let heads: Vec<(&str, i32)> = cols.iter().map(|c| (c.0, c.1)).collect();
+    let cells: Vec<Vec<String>> = lines.iter().map(|l| cols.iter().map(|c| (c.2)(l)).collect()).collect();
+    Ok(print_fields(&heads, &cells, a.parsable, "|", !a.noheader))
+}
+
+async fn run(a: Args) -> Result<String, String> {
+    let me = Identity::local();
+    let url = conn::resolve_controller(a.controller.as_deref());
+    let mut c = conn::connect(&url, me.clone()).await.map_err(|e| e.to_string())?;
+    let req = pb::ListRequest { filter: a.filter() };
+    let rows = c.jobs.list_shares(req).await.map_err(status)?.into_inner().rows;
+    report(&a, &rows, &me.user)
+}
+
+/// Runs sshare with its arguments (without argv[0]); returns the exit code.
+pub async fn main(argv: &[String]) -> i32 {
+    let result = match parse(argv) {
+        Ok(a) if a.help => Ok(format!("{USAGE}\n")),
+        Ok(a) if a.helpformat => Ok(help_format(&FIELDS.iter().map(|f| f.0).collect::<Vec<_>>(), 17)),
+        Ok(a) => run(a).await,
+        Err(e) => Err(e),
+    };
+    match result {
+        Ok(out) => {
+            print!("{out}");
+            0
+        }
+        Err(e) => {
+            eprintln!("sshare: error: {e}");
+            1
+        }
+    }
+}
