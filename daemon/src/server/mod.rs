@@ -29,8 +29,8 @@ use crate::nodes::NodeService;
 use gate::Gate;
 use spur_proto::v1::{
     accounting_server::AccountingServer, admission_server::AdmissionServer, agent_server::AgentServer,
-    audit_server::AuditServer, cluster_server::ClusterServer, jobs_server::JobsServer, nodes_server::NodesServer,
-    session_server::SessionServer,
+    audit_server::AuditServer, cluster_server::ClusterServer, jobs_server::JobsServer,
+    nodes_server::NodesServer, session_server::SessionServer,
 };
 use std::sync::Arc;
 use tonic::service::Routes;
