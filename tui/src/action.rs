@@ -2,10 +2,12 @@
 //! what the app asks the outside world to do ([`Effect`], [`Rpc`]) and what
 //! the outside world reports back ([`Msg`]).
 
+use crate::jobs::{JobOp, JobSet};
 use crate::pane::PaneId;
 use crate::session::{self, Role, Session};
 use spur_client::vocab::hostlist;
 use spur_proto::v1::{Account, Node, Qos, TxnRow, User};
+use std::sync::Arc;
 use std::time::Duration;
 use tui_input::InputRequest;
 
@@ -39,6 +41,10 @@ pub enum Action {
     Delete,
     /// Nodes pane: drain, resume or down the marked (else the selected) nodes.
     NodeAction(NodeOp),
+    /// Queue pane: cancel, hold, release or requeue the marked (else the selected) jobs.
+    JobAction(JobOp),
+    /// Queue pane: the next quick filter by job state (all, pending, running, finished).
+    JobStates,
     /// Audit pane: hold new rows back / show them again.
     TogglePause,
     /// Audit pane: edit the controller-side txn filter.
@@ -63,13 +69,17 @@ impl Action {
     /// Actions that lead to a write. Dispatch refuses them in read-only mode
     /// and for a role below [`Action::role`].
     pub fn is_write(&self) -> bool {
-        matches!(self, Action::Edit | Action::Delete | Action::NodeAction(_) | Action::Request(_))
+        matches!(
+            self,
+            Action::Edit | Action::Delete | Action::NodeAction(_) | Action::JobAction(_) | Action::Request(_)
+        )
     }
 
     /// The least role a write action needs.
     pub fn role(&self) -> Role {
         match self {
             Action::NodeAction(_) => session::NODE_ROLE,
+            Action::JobAction(_) => session::JOB_ROLE,
             Action::Request(op) => op.role(),
             _ => session::WRITE_ROLE,
         }
@@ -80,6 +90,7 @@ impl Action {
         match self {
             Action::Request(op) => op.verb(),
             Action::NodeAction(op) => op.verb(),
+            Action::JobAction(op) => op.verb(),
             Action::Edit => "edit",
             _ => "delete",
         }
@@ -161,12 +172,19 @@ pub enum WriteOp {
         op: NodeOp,
         reason: String,
     },
+    /// `scancel` / `scontrol hold|release|requeue`; `owners` are the jobs'
+    /// users, named in the confirmation.
+    UpdateJobs {
+        op: JobOp,
+        ids: Vec<u64>,
+        owners: Vec<String>,
+    },
 }
 
 impl WriteOp {
     /// One value of every variant, so tests can prove every write is guarded.
     pub fn examples() -> Vec<WriteOp> {
-        let all = vec![
+        let mut all = vec![
             WriteOp::DeleteQos { names: vec!["low".into()] },
             WriteOp::ModifyQos {
                 name: "low".into(),
@@ -179,6 +197,9 @@ impl WriteOp {
             WriteOp::UpdateNodes { nodes: vec!["node01".into()], op: NodeOp::Resume, reason: String::new() },
             WriteOp::UpdateNodes { nodes: vec!["node01".into()], op: NodeOp::Down, reason: "psu".into() },
         ];
+        for op in [JobOp::Cancel, JobOp::Hold, JobOp::Release, JobOp::Requeue] {
+            all.push(WriteOp::UpdateJobs { op, ids: vec![12, 13], owners: vec!["alice".into()] });
+        }
         for op in &all {
             // Exhaustive on purpose: a new variant fails to compile until it is listed above.
             match op {
@@ -186,7 +207,8 @@ impl WriteOp {
                 | WriteOp::ModifyQos { .. }
                 | WriteOp::DeleteAccount { .. }
                 | WriteOp::DeleteUser { .. }
-                | WriteOp::UpdateNodes { .. } => {}
+                | WriteOp::UpdateNodes { .. }
+                | WriteOp::UpdateJobs { .. } => {}
             }
         }
         all
@@ -200,6 +222,7 @@ impl WriteOp {
             WriteOp::DeleteAccount { .. } => "delete account",
             WriteOp::DeleteUser { .. } => "delete user association",
             WriteOp::UpdateNodes { op, .. } => op.verb(),
+            WriteOp::UpdateJobs { op, .. } => op.verb(),
         }
     }
 
@@ -207,6 +230,8 @@ impl WriteOp {
     pub fn role(&self) -> Role {
         match self {
             WriteOp::UpdateNodes { .. } => session::NODE_ROLE,
+            // Whose jobs they are is checked per job (`queue::refusal`).
+            WriteOp::UpdateJobs { .. } => session::JOB_ROLE,
             _ => session::WRITE_ROLE,
         }
     }
@@ -218,7 +243,7 @@ impl WriteOp {
 
     /// Whether the marks were the operation's targets, so they are spent once it is sent.
     pub fn consumes_marks(&self) -> bool {
-        self.destructive() || matches!(self, WriteOp::UpdateNodes { .. })
+        self.destructive() || matches!(self, WriteOp::UpdateNodes { .. } | WriteOp::UpdateJobs { .. })
     }
 
     /// The confirm button's label: it says what pressing it does.
@@ -226,6 +251,7 @@ impl WriteOp {
         match self {
             WriteOp::ModifyQos { .. } => "Apply",
             WriteOp::UpdateNodes { op, .. } => op.title(),
+            WriteOp::UpdateJobs { op, .. } => op.button(),
             _ => "Delete",
         }
     }
@@ -261,6 +287,7 @@ impl WriteOp {
                 body.extend([op.effect().to_string(), format!("= {cmd}")]);
                 (format!("{} {what}?", op.title()), body)
             }
+            WriteOp::UpdateJobs { op, ids, owners } => crate::queue::describe(*op, ids, owners),
         }
     }
 }
@@ -283,6 +310,8 @@ pub enum Rpc {
     WhoAmI,
     /// (Re)start the txn tail; replaces any running one.
     Tail(TailSpec),
+    /// Read every job (`Jobs.ListJobs`); see `queue` for when.
+    FetchJobs,
 }
 
 /// One subscription to the txn log.
@@ -427,5 +456,12 @@ pub enum Msg {
     ListFailed {
         list: Catalog,
         error: String,
+    },
+    /// The answer to [`Rpc::FetchJobs`], compacted in the network task.
+    Jobs(Arc<JobSet>),
+    /// `unsupported`: the controller has no Jobs service, which is not an error.
+    JobsFailed {
+        error: String,
+        unsupported: bool,
     },
 }

@@ -8,14 +8,15 @@
 //! at or below the last id are dropped here, so there is no gap and no
 //! duplicate.
 
-use crate::action::{Effect, Rpc, TailSpec};
+use crate::action::{Action, Effect, Rpc, TailSpec};
 use crate::nav;
 use crate::pane::PaneId;
-use crate::state::State;
+use crate::state::{Mode, State};
 use crate::views::{self, Row};
 use spur_client::vocab::txn::TxnFilter;
 use spur_proto::v1::TxnRow;
 use std::collections::VecDeque;
+use tui_input::Input;
 
 /// Rows kept on screen (and, separately, held while paused); the oldest go first.
 pub const CAPACITY: usize = 5_000;
@@ -151,6 +152,45 @@ pub fn complete_filter(line: &str) -> String {
         Some(w) => format!("{head}{w}"),
         None => line.to_string(),
     }
+}
+
+/// The txn filter is checked on every key but applied only on Enter:
+/// applying re-subscribes, which is not free.
+pub fn prompt(state: &mut State, action: Action) -> Vec<Effect> {
+    let Mode::TxnFilter(p) = &mut state.mode else {
+        return Vec::new();
+    };
+    match action {
+        Action::Input(req) => {
+            p.input.handle(req);
+            p.hint = parse_filter(p.input.value()).err();
+        }
+        Action::Complete => {
+            let line = complete_filter(p.input.value());
+            p.input = Input::new(line);
+            p.hint = parse_filter(p.input.value()).err();
+        }
+        Action::Submit => {
+            let text = p.input.value().to_string();
+            match apply_filter(state, &text) {
+                Ok(effects) => {
+                    state.mode = Mode::Normal;
+                    let shown = if text.trim().is_empty() { "none".to_string() } else { text };
+                    state.info(format!("audit filter: {shown}"));
+                    return effects;
+                }
+                Err(e) => {
+                    if let Mode::TxnFilter(p) = &mut state.mode {
+                        p.hint = Some(e);
+                    }
+                }
+            }
+        }
+        // Esc keeps the filter in force; an empty filter is applied with Enter.
+        Action::Back => state.mode = Mode::Normal,
+        _ => {}
+    }
+    Vec::new()
 }
 
 /// The pane was opened: subscribe the first time.

@@ -4,7 +4,8 @@
 //! confirmations: every write is requested with [`Action::Request`] (or a
 //! key that builds one), checked by [`write_block`], shown in a dialog whose
 //! focus starts on Cancel, and only [`commit`] ever produces an [`Rpc::Write`].
-//! Node actions need Administrator, accounting writes Operator.
+//! Node actions need Administrator, accounting writes Operator; job actions
+//! are open to a job's owner and to Operator and above ([`queue::refusal`]).
 
 use crate::action::{Action, Effect, Msg, NodeOp, Rpc, WriteOp};
 use crate::audit;
@@ -15,6 +16,7 @@ use crate::live;
 use crate::nav;
 use crate::nodes;
 use crate::pane::PaneId;
+use crate::queue;
 use crate::session::{self, Role};
 use crate::state::{Choice, Confirm, Conn, Mode, Prompt, State};
 use crate::views::{self, Target};
@@ -72,10 +74,15 @@ fn write_block(state: &State, what: &str, role: Role) -> Option<String> {
     session::refusal(state.session.as_ref(), role).map(|why| format!("{what} refused: {why}"))
 }
 
+/// [`write_block`] for a concrete write, plus whose jobs it touches.
+fn op_block(state: &State, op: &WriteOp) -> Option<String> {
+    write_block(state, op.verb(), op.role()).or_else(|| queue::refusal(state, op))
+}
+
 /// Open the confirmation dialog for a write. Cancel returns to where the
 /// operator was (an edit form keeps its edits).
 fn request_write(state: &mut State, op: WriteOp) {
-    if let Some(why) = write_block(state, op.verb(), op.role()) {
+    if let Some(why) = op_block(state, &op) {
         state.error(why);
         return;
     }
@@ -94,7 +101,7 @@ fn commit(state: &mut State) -> Vec<Effect> {
     let Mode::Confirm(c) = std::mem::take(&mut state.mode) else {
         return Vec::new();
     };
-    if let Some(why) = write_block(state, c.op.verb(), c.op.role()) {
+    if let Some(why) = op_block(state, &c.op) {
         state.error(why);
         return Vec::new();
     }
@@ -109,6 +116,10 @@ fn commit(state: &mut State) -> Vec<Effect> {
     };
     if c.op.consumes_marks() {
         state.view_mut().marks.clear();
+    }
+    if matches!(c.op, WriteOp::UpdateJobs { .. }) {
+        // Its answer re-reads the queue.
+        state.queue.writes += 1;
     }
     state.loading = true;
     state.info(format!("{}…", c.op.verb()));
@@ -150,11 +161,13 @@ fn on_net(state: &mut State, msg: Msg) -> Vec<Effect> {
             // The role may have changed while away; the tail resumes after the last row seen.
             let mut effects = vec![Effect::Rpc(Rpc::FetchAll), Effect::Rpc(Rpc::WhoAmI)];
             effects.extend(audit::resume(state));
+            effects.extend(queue::on_connected(state));
             effects
         }
         Msg::Reconnecting { attempt, retry_in, error } => {
             state.conn = Conn::Reconnecting { attempt, retry_in };
             live::reset(state);
+            queue::reset(state);
             state.last_error = Some(error);
             state.loading = false;
             Vec::new()
@@ -162,6 +175,7 @@ fn on_net(state: &mut State, msg: Msg) -> Vec<Effect> {
         Msg::Disconnected { error } => {
             state.conn = Conn::Disconnected;
             live::reset(state);
+            queue::reset(state);
             state.loading = false;
             state.error(error);
             Vec::new()
@@ -184,6 +198,8 @@ fn on_net(state: &mut State, msg: Msg) -> Vec<Effect> {
             state.error(format!("{summary}; warning: {warning}"));
             refetch_unless_live(state)
         }
+        Msg::Jobs(set) => queue::on_loaded(state, set),
+        Msg::JobsFailed { error, unsupported } => queue::on_failed(state, error, unsupported),
         Msg::WriteFailed { error } => {
             // A refusal means the role shown is stale: ask again.
             let denied = error.contains("PermissionDenied");
@@ -227,12 +243,16 @@ fn on_net(state: &mut State, msg: Msg) -> Vec<Effect> {
 
 /// After a write: re-fetch unless the watch pushes the change. `loading`
 /// (set when the write was sent) then ends here, or when the fetch answers.
+/// Jobs are not pushed yet: a job action's answer always re-reads them.
 fn refetch_unless_live(state: &mut State) -> Vec<Effect> {
+    let jobs = queue::after_write(state);
     if state.live {
         state.loading = false;
-        return Vec::new();
+        return jobs;
     }
-    vec![Effect::Rpc(Rpc::FetchAll)]
+    let mut effects = vec![Effect::Rpc(Rpc::FetchAll)];
+    effects.extend(jobs);
+    effects
 }
 
 /// Every pane switch goes through here: opening the Audit pane starts its tail.
@@ -262,6 +282,7 @@ fn normal(state: &mut State, action: Action) -> Vec<Effect> {
             if state.pane == PaneId::Audit {
                 effects.extend(audit::retry(state));
             }
+            effects.extend(queue::stale(state));
             return effects;
         }
         Action::TogglePause | Action::TxnFilterMode if state.pane != PaneId::Audit => {
@@ -279,6 +300,12 @@ fn normal(state: &mut State, action: Action) -> Vec<Effect> {
                 request_write(state, op);
             }
         }
+        Action::JobAction(op) => {
+            if let Some(op) = queue::start(state, op) {
+                request_write(state, op);
+            }
+        }
+        Action::JobStates => queue::cycle_states(state),
         other => nav::normal(state, other),
     }
     Vec::new()
@@ -305,6 +332,12 @@ fn edit(state: &mut State) {
 
 /// Targets: the marked rows, else the selected one.
 fn delete(state: &mut State) {
+    if state.pane == PaneId::Queue {
+        // Said before building rows: the queue may hold 100,000 jobs.
+        let cancel = state.settings.keymap.keys_of(&Action::JobAction(crate::jobs::JobOp::Cancel));
+        state.error(format!("jobs are cancelled, not deleted: press {cancel}"));
+        return;
+    }
     let marks = state.view().marks.clone();
     let rows = views::all_rows(state, state.pane);
     let targets: Vec<Target> = if marks.is_empty() {
@@ -337,6 +370,7 @@ fn build_delete(state: &State, targets: Vec<Target>) -> Result<WriteOp, String> 
             Target::Assoc { user, account, .. } => assocs.push((user, account)),
             Target::Root => return Err("the root account cannot be deleted".into()),
             Target::Txn(_) => return Err("txn rows are the audit record; they cannot be deleted".into()),
+            Target::Job(_) => return Err("jobs are cancelled, not deleted".into()),
             Target::Node(_) => {
                 let km = &state.settings.keymap;
                 let (drain, down) = (
@@ -360,7 +394,7 @@ fn build_delete(state: &State, targets: Vec<Target>) -> Result<WriteOp, String> 
 
 fn prompt(state: &mut State, action: Action) -> Vec<Effect> {
     if matches!(state.mode, Mode::TxnFilter(_)) {
-        return txn_filter_prompt(state, action);
+        return audit::prompt(state, action);
     }
     let is_filter = matches!(state.mode, Mode::Filter(_));
     let (Mode::Command(p) | Mode::Filter(p)) = &mut state.mode else {
@@ -406,45 +440,6 @@ fn prompt(state: &mut State, action: Action) -> Vec<Effect> {
                 nav::set_filter(state, None);
             }
         }
-        _ => {}
-    }
-    Vec::new()
-}
-
-/// The txn filter is checked on every key but applied only on Enter:
-/// applying re-subscribes, which is not free.
-fn txn_filter_prompt(state: &mut State, action: Action) -> Vec<Effect> {
-    let Mode::TxnFilter(p) = &mut state.mode else {
-        return Vec::new();
-    };
-    match action {
-        Action::Input(req) => {
-            p.input.handle(req);
-            p.hint = audit::parse_filter(p.input.value()).err();
-        }
-        Action::Complete => {
-            let line = audit::complete_filter(p.input.value());
-            p.input = Input::new(line);
-            p.hint = audit::parse_filter(p.input.value()).err();
-        }
-        Action::Submit => {
-            let text = p.input.value().to_string();
-            match audit::apply_filter(state, &text) {
-                Ok(effects) => {
-                    state.mode = Mode::Normal;
-                    let shown = if text.trim().is_empty() { "none".to_string() } else { text };
-                    state.info(format!("audit filter: {shown}"));
-                    return effects;
-                }
-                Err(e) => {
-                    if let Mode::TxnFilter(p) = &mut state.mode {
-                        p.hint = Some(e);
-                    }
-                }
-            }
-        }
-        // Esc keeps the filter in force; an empty filter is applied with Enter.
-        Action::Back => state.mode = Mode::Normal,
         _ => {}
     }
     Vec::new()

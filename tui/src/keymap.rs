@@ -3,6 +3,7 @@
 //! rebinding all read this one table.
 
 use crate::action::{Action, NodeOp};
+use crate::jobs::JobOp;
 use crate::pane::PaneId;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use std::collections::HashMap;
@@ -293,6 +294,12 @@ pub fn default_table() -> Vec<Binding> {
         b("node_drain", Action::NodeAction(NodeOp::Drain), &["d"], "drain marked/selected nodes"),
         b("node_resume", Action::NodeAction(NodeOp::Resume), &["u"], "resume nodes into service"),
         b("node_down", Action::NodeAction(NodeOp::Down), &["x"], "down marked/selected nodes"),
+        // Upper case: the Nodes pane's d/u/x are lower case, and these act on other people's work.
+        b("job_cancel", Action::JobAction(JobOp::Cancel), &["C"], "cancel marked/selected jobs"),
+        b("job_hold", Action::JobAction(JobOp::Hold), &["H"], "hold pending jobs"),
+        b("job_release", Action::JobAction(JobOp::Release), &["L"], "release held jobs"),
+        b("job_requeue", Action::JobAction(JobOp::Requeue), &["Q"], "requeue running jobs"),
+        b("job_states", Action::JobStates, &["t"], "cycle all/PD/R/done jobs"),
         b("pause", Action::TogglePause, &["p"], "pause/resume the audit tail"),
         b("txn_filter", Action::TxnFilterMode, &["f"], "filter audit: Outcome=error"),
     ]);

@@ -26,6 +26,8 @@
 //! | [`audit`] | the Audit pane's live tail: bounded buffer, pause, filter, resume |
 //! | [`live`] | `Cluster.Watch` updates: live nodes, coalesced catalog re-reads |
 //! | [`nodes`] | drain / resume / down: targets, the reason field, recent reasons |
+//! | [`jobs`] | `ListJobs` compacted for 100,000 jobs: records, state codes, memoised order, job actions |
+//! | [`queue`] | the Queue pane's re-reads, `t` state filter, cancel / hold / release / requeue |
 //! | [`net`] | the network task: gRPC calls, reconnect with backoff, health watch, txn tail, cluster watch |
 //! | [`terminal`] | raw mode / alternate screen, panic hook |
 //! | [`cli`] | command-line flags, controller URL, identity, NO_COLOR |
@@ -41,12 +43,14 @@ pub mod dispatch;
 pub mod filter;
 pub mod form;
 pub mod format;
+pub mod jobs;
 pub mod keymap;
 pub mod live;
 pub mod nav;
 pub mod net;
 pub mod nodes;
 pub mod pane;
+pub mod queue;
 pub mod session;
 pub mod state;
 pub mod terminal;
@@ -58,6 +62,7 @@ pub use action::{Action, Catalog, CatalogList, ClusterUpdate, Effect, Msg, NodeO
 pub use app::{run, run_console};
 pub use cli::Cli;
 pub use dispatch::dispatch;
+pub use jobs::{JobOp, JobSet};
 pub use pane::PaneId;
 pub use state::{Settings, State};
 pub use ui::render;

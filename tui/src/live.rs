@@ -10,6 +10,7 @@
 
 use crate::action::{Catalog, CatalogList, ClusterUpdate, Effect, Rpc, Snapshot};
 use crate::nav;
+use crate::queue;
 use crate::state::State;
 use spur_proto::v1::Node;
 use std::collections::HashMap;
@@ -35,17 +36,25 @@ pub fn reset(state: &mut State) {
 /// The watch reported: merge nodes, re-read stale lists.
 pub fn on_update(state: &mut State, update: ClusterUpdate) -> Vec<Effect> {
     let ClusterUpdate { snapshot, nodes, stale, lagged } = update;
+    // The first snapshot of a connection comes with `Connected`, which reads the jobs anyway.
+    let first = !state.live;
     state.live = true;
     state.watch_error = None;
-    if snapshot || !nodes.is_empty() {
+    let nodes_changed = snapshot || !nodes.is_empty();
+    if nodes_changed {
         nav::update_data(state, |s| merge_nodes(s, snapshot, nodes));
     }
+    // Jobs starting and ending change node allocations: until jobs are
+    // pushed, a node change (or missed changes) is the cue to re-read them.
+    let mut effects =
+        if (nodes_changed && !first) || lagged.is_some() { queue::stale(state) } else { Vec::new() };
     // Missed accounting changes could be any of them.
     let stale = if lagged.is_some() { Catalog::ALL.to_vec() } else { stale };
     if let Some(note) = lagged {
         state.info(format!("cluster watch: {note}"));
     }
-    stale.into_iter().flat_map(|list| mark_stale(state, list)).collect()
+    effects.extend(stale.into_iter().flat_map(|list| mark_stale(state, list)));
+    effects
 }
 
 fn merge_nodes(state: &mut State, snapshot: bool, nodes: Vec<Node>) {

@@ -7,7 +7,8 @@ use crate::filter::Filter;
 use crate::pane::PaneId;
 use crate::state::{Mode, State};
 use crate::ui::layout;
-use crate::views;
+use crate::views::{self, Rows};
+use std::collections::HashSet;
 
 /// The key of the row the operator is acting on: the detail view's record,
 /// else the selected row.
@@ -15,8 +16,7 @@ pub fn current_key(state: &State) -> Option<String> {
     if let Mode::Detail { key, .. } = &state.mode {
         return Some(key.clone());
     }
-    let rows = views::table(state, state.pane)?.rows;
-    rows.get(state.view().selected).map(|r| r.key.clone())
+    views::table(state, state.pane)?.rows.key(state.view().selected)
 }
 
 fn row_count(state: &State) -> usize {
@@ -64,14 +64,13 @@ fn move_by(state: &mut State, delta: isize) {
 /// Put the selection back on `key` after the rows changed order or content.
 pub fn reselect(state: &mut State, pane: PaneId, key: Option<String>) {
     let Some(key) = key else { return };
-    if let Some(i) = views::table(state, pane).and_then(|t| t.rows.iter().position(|r| r.key == key)) {
+    if let Some(i) = views::table(state, pane).and_then(|t| t.rows.position(&key)) {
         state.views[pane.index()].selected = i;
     }
 }
 
 pub fn selected_key(state: &State, pane: PaneId) -> Option<String> {
-    let rows = views::table(state, pane)?.rows;
-    rows.get(state.views[pane.index()].selected).map(|r| r.key.clone())
+    views::table(state, pane)?.rows.key(state.views[pane.index()].selected)
 }
 
 pub fn set_filter(state: &mut State, filter: Option<Filter>) {
@@ -97,9 +96,7 @@ pub fn update_data(state: &mut State, change: impl FnOnce(&mut State)) {
     change(state);
     for (pane, key) in PaneId::ALL.into_iter().zip(keys) {
         reselect(state, pane, key);
-        let live: std::collections::HashSet<String> =
-            views::all_rows(state, pane).into_iter().map(|r| r.key).collect();
-        state.views[pane.index()].marks.retain(|k| live.contains(k));
+        prune_marks(state, pane);
     }
     if let Mode::Detail { key, .. } = &state.mode
         && views::detail(state, state.pane, key).is_none()
@@ -108,6 +105,23 @@ pub fn update_data(state: &mut State, change: impl FnOnce(&mut State)) {
         state.info("the record shown was removed");
     }
     clamp_all(state);
+}
+
+/// Drop the marks of records that are gone.
+fn prune_marks(state: &mut State, pane: PaneId) {
+    if state.views[pane.index()].marks.is_empty() {
+        return;
+    }
+    let rows = views::all_rows(state, pane);
+    // Built rows are checked through a set; a lazy source (100,000 jobs) finds each mark by key.
+    let built: Option<HashSet<&str>> = match &rows {
+        Rows::Built(r) => Some(r.iter().map(|r| r.key.as_str()).collect()),
+        Rows::Lazy { .. } => None,
+    };
+    state.views[pane.index()].marks.retain(|k| match &built {
+        Some(keys) => keys.contains(k.as_str()),
+        None => rows.position(k).is_some(),
+    });
 }
 
 /// Scrolling in the help overlay.

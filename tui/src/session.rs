@@ -18,6 +18,14 @@ pub const WRITE_ROLE: Role = Role::Operator;
 /// hardware in or out of service, so the controller keeps them to admins.
 pub const NODE_ROLE: Role = Role::Administrator;
 
+/// Job actions (cancel, hold, release, requeue) are open to every user for
+/// their own jobs, so the role gate lets them through; whose jobs they are
+/// is checked per job against [`OTHERS_JOBS_ROLE`].
+pub const JOB_ROLE: Role = Role::None;
+
+/// The least role for acting on someone else's job.
+pub const OTHERS_JOBS_ROLE: Role = Role::Operator;
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Session {
     /// The user the controller attributes requests to (may differ from the

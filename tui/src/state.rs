@@ -6,10 +6,12 @@ use crate::audit::AuditLog;
 use crate::config::ThemeName;
 use crate::filter::Filter;
 use crate::form::QosForm;
+use crate::jobs::StateFilter;
 use crate::keymap::Keymap;
 use crate::live::Refetch;
 use crate::nodes::ReasonPrompt;
 use crate::pane::PaneId;
+use crate::queue::Queue;
 use crate::session::Session;
 use spur_client::conn::Identity;
 use spur_proto::v1::Node;
@@ -27,6 +29,24 @@ pub struct Settings {
     pub mouse: bool,
     pub theme: ThemeName,
     pub keymap: Keymap,
+    /// Where run times are read from; fixed in tests so snapshots hold still.
+    pub clock: Clock,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Clock {
+    System,
+    /// Epoch milliseconds.
+    Fixed(i64),
+}
+
+impl Clock {
+    pub fn now_ms(self) -> i64 {
+        match self {
+            Clock::System => chrono::Utc::now().timestamp_millis(),
+            Clock::Fixed(ms) => ms,
+        }
+    }
 }
 
 impl Settings {
@@ -38,6 +58,7 @@ impl Settings {
             mouse: false,
             theme: ThemeName::Default,
             keymap: Keymap::default(),
+            clock: Clock::System,
         }
     }
 }
@@ -113,6 +134,8 @@ pub struct PaneView {
     pub filter: Option<Filter>,
     /// Row keys, so marks survive re-fetch, sorting and filtering.
     pub marks: BTreeSet<String>,
+    /// Queue pane only: the `t` quick filter by job state.
+    pub job_states: StateFilter,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -154,6 +177,8 @@ pub struct State {
     pub refetch: [Refetch; 3],
     /// Drain/down reasons typed this session, newest first, offered again.
     pub recent_reasons: Vec<String>,
+    /// The Queue pane's jobs and their re-reads.
+    pub queue: Queue,
 }
 
 impl State {
@@ -161,7 +186,8 @@ impl State {
         State {
             settings,
             size,
-            pane: PaneId::Qos,
+            // squeue is what an operator looks at first.
+            pane: PaneId::Queue,
             views: Default::default(),
             mode: Mode::Normal,
             conn: Conn::Connecting,
@@ -177,7 +203,13 @@ impl State {
             watch_error: None,
             refetch: Default::default(),
             recent_reasons: Vec::new(),
+            queue: Queue::default(),
         }
+    }
+
+    /// Now, by the settings' clock: run times are read against it.
+    pub fn now_ms(&self) -> i64 {
+        self.settings.clock.now_ms()
     }
 
     pub fn view(&self) -> &PaneView {

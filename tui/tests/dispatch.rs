@@ -229,7 +229,7 @@ fn sorting_cycles_and_reverses() {
         views::table(&state, PaneId::Qos).unwrap().rows.into_iter().map(|r| r.key).collect();
     assert_eq!(names, ["scavenger", "normal", "low", "highprio"]);
     dispatch(&mut state, Action::SortReverse);
-    let first = views::table(&state, PaneId::Qos).unwrap().rows[0].key.clone();
+    let first = views::table(&state, PaneId::Qos).unwrap().rows.key(0).unwrap();
     assert_eq!(first, "highprio");
 }
 
@@ -289,7 +289,7 @@ fn accounts_without_a_root_record_hang_under_root() {
     let mut state = loaded(false, (80, 24));
     dispatch(&mut state, Action::Net(spur_console::Msg::Loaded(snapshot)));
     let table = views::table(&state, PaneId::Accounts).unwrap();
-    assert_eq!(table.rows[0].target, views::Target::Root);
+    assert_eq!(table.rows.get(0).unwrap().target, views::Target::Root);
     assert_eq!(table.rows.len(), table.total);
     // Root cannot be deleted, even by marking it.
     dispatch(&mut state, Action::GoPane(PaneId::Accounts));

@@ -71,7 +71,7 @@ fn qos_edit_form() {
 #[test]
 fn unavailable_pane_says_so() {
     let mut state = loaded(false, (80, 24));
-    dispatch(&mut state, Action::GoPane(PaneId::Queue));
+    dispatch(&mut state, Action::GoPane(PaneId::Hres));
     let text = draw(&state).backend().to_string();
     assert!(text.contains("not available from this controller yet"), "{text}");
 }

@@ -1,11 +1,15 @@
-//! The unary calls: the snapshot fetch, single-list re-reads and the writes.
+//! The unary calls: the snapshot fetch, single-list re-reads, the job
+//! list and the writes.
 
-use super::{Client, NodesClient};
+use super::{Client, JobsClient, NodesClient};
 use crate::action::{Catalog, CatalogList, NodeOp, Snapshot, WriteOp};
+use crate::jobs::{JobOp, JobSet, id_list};
 use spur_client::vocab::hostlist;
 use spur_proto::v1::{
-    DeleteRequest, KeyValue, ListRequest, SetMode, SetRequest, SetResponse, UpdateNodesRequest,
+    CancelRequest, DeleteRequest, KeyValue, ListRequest, SetMode, SetRequest, SetResponse, UpdateJobRequest,
+    UpdateNodesRequest,
 };
+use std::sync::Arc;
 use tonic::Status;
 
 pub async fn fetch(client: &mut Client) -> Result<Snapshot, Status> {
@@ -38,6 +42,46 @@ pub async fn fetch_list(client: &mut Client, list: Catalog) -> Result<CatalogLis
     })
 }
 
+/// Every job the controller keeps (pending, running and those recently
+/// ended), compacted here, off the UI thread: 100,000 jobs take a while.
+pub async fn fetch_jobs(jobs: &mut JobsClient) -> Result<Arc<JobSet>, Status> {
+    let list = jobs.list_jobs(ListRequest::default()).await?.into_inner().jobs;
+    let now = chrono::Utc::now().timestamp_millis();
+    let set = tokio::task::spawn_blocking(move || JobSet::from_pb(list, now))
+        .await
+        .map_err(|e| Status::internal(format!("compacting the job list failed: {e}")))?;
+    Ok(Arc::new(set))
+}
+
+/// Cancel in one call; hold, release and requeue one job at a time (the
+/// controller's UpdateJob takes one id). Jobs done before a refusal are
+/// reported as done, with the refusal as the warning.
+async fn update_jobs(jobs: &mut JobsClient, op: JobOp, ids: Vec<u64>) -> Result<Written, Status> {
+    if op == JobOp::Cancel {
+        let req = CancelRequest { ids: ids.clone(), filter: Vec::new(), signal: 0 };
+        let done = jobs.cancel(req).await?.into_inner().cancelled;
+        let ended: Vec<u64> = ids.iter().copied().filter(|id| !done.contains(id)).collect();
+        let warning = (!ended.is_empty()).then(|| format!("{} had already ended", id_list(&ended, ",", 20)));
+        return Ok(Written { summary: format!("cancelled {}", id_list(&done, ",", 20)), warning });
+    }
+    let mut done = Vec::new();
+    for id in &ids {
+        let req = UpdateJobRequest { id: *id, set: vec![kv("action", op.action())] };
+        match jobs.update_job(req).await {
+            Ok(_) => done.push(*id),
+            Err(s) if done.is_empty() => return Err(s),
+            Err(s) => {
+                let warning = format!("job {id}: {:?}: {}", s.code(), s.message());
+                return Ok(Written {
+                    summary: format!("{} {}", op.done(), id_list(&done, ",", 20)),
+                    warning: Some(warning),
+                });
+            }
+        }
+    }
+    Ok(Written { summary: format!("{} {}", op.done(), id_list(&done, ",", 20)), warning: None })
+}
+
 pub fn kv(key: &str, value: &str) -> KeyValue {
     KeyValue { key: key.into(), value: value.into() }
 }
@@ -53,7 +97,15 @@ pub struct Written {
 }
 
 /// Run one write; the summary counts what the controller says it changed.
-pub async fn write(client: &mut Client, nodes: &mut NodesClient, op: WriteOp) -> Result<Written, Status> {
+pub async fn write(
+    client: &mut Client,
+    nodes: &mut NodesClient,
+    jobs: &mut JobsClient,
+    op: WriteOp,
+) -> Result<Written, Status> {
+    if let WriteOp::UpdateJobs { op, ids, .. } = op {
+        return update_jobs(jobs, op, ids).await;
+    }
     if let WriteOp::UpdateNodes { nodes: names, op, reason } = op {
         let req = UpdateNodesRequest { nodes: hostlist::compress(&names), state: op.state().into(), reason };
         let r = nodes.update_nodes(req).await?.into_inner();
@@ -108,6 +160,8 @@ async fn accounting(client: &mut Client, op: WriteOp) -> Result<String, Status> 
             }
             Ok(format!("deleted {} association(s) ({} changed)", assocs.len(), deleted(n)))
         }
-        WriteOp::UpdateNodes { .. } => Err(Status::internal("node updates are not accounting writes")),
+        WriteOp::UpdateNodes { .. } | WriteOp::UpdateJobs { .. } => {
+            Err(Status::internal("node and job updates are not accounting writes"))
+        }
     }
 }

@@ -12,6 +12,10 @@
 //! snapshot received, before `Connected` is reported, so the fetch the app
 //! then asks for cannot miss a change; when it ends the connection is
 //! re-made. A controller without it is served as before (re-fetch after writes).
+//!
+//! Jobs are read when the app asks (`Rpc::FetchJobs`; see `crate::queue`
+//! for when), with tonic's 4 MiB answer limit raised for large queues, and
+//! compacted on a blocking thread before they are reported.
 
 mod calls;
 mod tail;
@@ -24,6 +28,7 @@ use spur_proto::v1::WhoAmIRequest;
 use spur_proto::v1::accounting_client::AccountingClient;
 use spur_proto::v1::audit_client::AuditClient;
 use spur_proto::v1::cluster_client::ClusterClient;
+use spur_proto::v1::jobs_client::JobsClient as JobsGrpc;
 use spur_proto::v1::nodes_client::NodesClient as NodesGrpc;
 use spur_proto::v1::session_client::SessionClient;
 use std::time::Duration;
@@ -35,6 +40,8 @@ use tonic::{Code, Status};
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_client::HealthClient;
 
+/// The largest `ListJobs` answer accepted (a million jobs, roughly).
+const JOBS_MESSAGE_MAX: usize = 1 << 30;
 const FIRST_RETRY: Duration = Duration::from_millis(250);
 const MAX_RETRY: Duration = Duration::from_secs(5);
 
@@ -49,6 +56,7 @@ pub fn spawn(
 
 type Client = AccountingClient<InterceptedService<Channel, IdentityInterceptor>>;
 type NodesClient = NodesGrpc<Svc>;
+type JobsClient = JobsGrpc<Svc>;
 
 enum Exit {
     /// The app loop hung up: stop.
@@ -103,7 +111,7 @@ async fn wait(delay: Duration, rpcs: &mut UnboundedReceiver<Rpc>, msgs: &Unbound
                 None => return false,
                 Some(Rpc::FetchAll) => return true,
                 // Asked again (or covered by FetchAll) on the next Connected.
-                Some(Rpc::WhoAmI | Rpc::Tail(_) | Rpc::FetchList(_)) => {}
+                Some(Rpc::WhoAmI | Rpc::Tail(_) | Rpc::FetchList(_) | Rpc::FetchJobs) => {}
                 Some(Rpc::Write(op)) => {
                     let _ = msgs.send(Msg::WriteFailed { error: format!("{}: not connected to the controller", op.verb()) });
                 }
@@ -184,6 +192,9 @@ async fn serve(
     let icpt = IdentityInterceptor::new(identity.clone());
     let mut client = AccountingClient::with_interceptor(channel.clone(), icpt.clone());
     let mut nodes = NodesGrpc::with_interceptor(channel.clone(), icpt.clone());
+    // tonic refuses answers over 4 MiB by default; 100,000 jobs are some 30 MiB.
+    let mut jobs =
+        JobsGrpc::with_interceptor(channel.clone(), icpt.clone()).max_decoding_message_size(JOBS_MESSAGE_MAX);
     let audit = AuditClient::with_interceptor(channel.clone(), icpt.clone());
     let mut session = SessionClient::with_interceptor(channel.clone(), icpt.clone());
     // None when the controller does not serve health: then loss shows up on the next call.
@@ -286,9 +297,19 @@ async fn serve(
                     let _ = msgs.send(Msg::FetchFailed { error: describe(&s) });
                 }
             },
+            Rpc::FetchJobs => match calls::fetch_jobs(&mut jobs).await {
+                Ok(set) => {
+                    let _ = msgs.send(Msg::Jobs(set));
+                }
+                Err(s) if gone(&s) => return Exit::Lost(describe(&s)),
+                Err(s) => {
+                    let unsupported = s.code() == Code::Unimplemented;
+                    let _ = msgs.send(Msg::JobsFailed { error: describe(&s), unsupported });
+                }
+            },
             Rpc::Write(op) => {
                 let verb = op.verb();
-                match calls::write(&mut client, &mut nodes, op).await {
+                match calls::write(&mut client, &mut nodes, &mut jobs, op).await {
                     Ok(calls::Written { summary, warning: None }) => {
                         let _ = msgs.send(Msg::WriteDone { summary });
                     }

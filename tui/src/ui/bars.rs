@@ -4,6 +4,7 @@
 use super::table;
 use super::theme::Theme;
 use crate::action::{Action, NodeOp};
+use crate::jobs::{JobOp, StateFilter};
 use crate::pane::PaneId;
 use crate::session;
 use crate::state::{Conn, Mode, Prompt, State};
@@ -54,6 +55,9 @@ pub fn breadcrumb(state: &State, theme: Theme, frame: &mut Frame, area: Rect) {
             n if n == model.total => format!("{n} rows"),
             n => format!("{n} of {} rows", model.total),
         });
+        if state.pane == PaneId::Queue && v.job_states != StateFilter::All {
+            parts.push(format!("{} only", v.job_states.label()));
+        }
         if let Some(f) = &v.filter {
             parts.push(format!("filter {}", f.text));
         }
@@ -178,6 +182,23 @@ fn hints(state: &State, theme: Theme, width: u16) -> Line<'static> {
         let pause = if state.audit.paused { "resume" } else { "pause" };
         items.extend([(Action::TogglePause, pause), (Action::TxnFilterMode, "filter")]);
         items.extend([(Action::Open, "info"), (Action::FilterMode, "grep"), (Action::Refresh, "retry")]);
+    } else if state.pane == PaneId::Queue {
+        items.push((Action::ToggleMark, "mark"));
+        // Owners act on their own jobs whatever their role, so only read-only hides these.
+        if !state.settings.read_only {
+            items.extend([
+                (Action::JobAction(JobOp::Cancel), "cancel"),
+                (Action::JobAction(JobOp::Hold), "hold"),
+                (Action::JobAction(JobOp::Release), "release"),
+                (Action::JobAction(JobOp::Requeue), "requeue"),
+            ]);
+        }
+        items.extend([
+            (Action::JobStates, "state"),
+            (Action::FilterMode, "filter"),
+            (Action::Open, "detail"),
+            (Action::SortNext, "sort"),
+        ]);
     } else if state.pane == PaneId::Nodes {
         // On call, marking and draining come before browsing.
         items.push((Action::ToggleMark, "mark"));

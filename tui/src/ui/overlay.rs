@@ -45,6 +45,7 @@ pub fn help(state: &State, theme: Theme, frame: &mut Frame, scroll: u16) {
             Action::GoPane(p) => keys_text(b) == p.number().to_string(),
             _ => false,
         });
+    let groups = groups(bindings);
     let mut entries: Vec<Line> = Vec::new();
     for b in bindings {
         match b.action {
@@ -53,7 +54,11 @@ pub fn help(state: &State, theme: Theme, frame: &mut Frame, scroll: u16) {
                     entries.push(entry(&format!("1..{}", PaneId::ALL.len()), "go to the numbered pane"));
                 }
             }
-            _ => entries.push(entry(&keys_text(b), b.desc)),
+            _ => match groups.iter().find(|g| g.members.contains(&b.action)) {
+                Some(g) if g.members[0] == b.action => entries.push(entry(&g.keys, g.desc)),
+                Some(_) => {}
+                None => entries.push(entry(&keys_text(b), b.desc)),
+            },
         }
     }
     let fixed: Vec<Line> = FIXED_KEYS
@@ -73,6 +78,45 @@ pub fn help(state: &State, theme: Theme, frame: &mut Frame, scroll: u16) {
     let mut lines = vec![Line::styled("In prompts, forms and dialogs:", theme.header())];
     lines.extend(fixed);
     frame.render_widget(Paragraph::new(lines), bottom);
+}
+
+/// Pane actions shown on one help line (`d/u/x drain/resume/down nodes`).
+struct Group {
+    members: Vec<Action>,
+    keys: String,
+    desc: &'static str,
+}
+
+/// The groups whose actions have one key each (a rebinding to several
+/// keys, or none, lists them one by one again), so the table fits 80x24.
+fn groups(bindings: &[crate::keymap::Binding]) -> Vec<Group> {
+    use crate::action::NodeOp;
+    use crate::jobs::JobOp;
+    let all = [
+        (
+            vec![NodeOp::Drain, NodeOp::Resume, NodeOp::Down].into_iter().map(Action::NodeAction).collect(),
+            "drain/resume/down nodes",
+        ),
+        (
+            [JobOp::Cancel, JobOp::Hold, JobOp::Release, JobOp::Requeue]
+                .into_iter()
+                .map(Action::JobAction)
+                .collect(),
+            "cancel/hold/release/requeue",
+        ),
+    ];
+    all.into_iter()
+        .filter_map(|(members, desc): (Vec<Action>, &'static str)| {
+            let keys: Option<Vec<String>> = members
+                .iter()
+                .map(|a| match bindings.iter().find(|b| &b.action == a).map(|b| b.keys.as_slice()) {
+                    Some([one]) => Some(one.to_string()),
+                    _ => None,
+                })
+                .collect();
+            Some(Group { keys: keys?.join("/"), members, desc })
+        })
+        .collect()
 }
 
 fn keys_text(b: &crate::keymap::Binding) -> String {
@@ -219,9 +263,17 @@ pub fn detail(state: &State, theme: Theme, frame: &mut Frame, area: Rect, key: &
     };
     let label_w = d.fields.iter().map(|(l, _)| l.len()).max().unwrap_or(4);
     let mut lines = vec![Line::styled(d.title.clone(), theme.header()), Line::raw("")];
-    lines.extend(d.fields.iter().map(|(label, value)| {
-        Line::from(vec![Span::styled(format!("{label:>label_w$}  "), theme.key()), Span::raw(value.clone())])
-    }));
+    // Long values (a pending reason's sentence) wrap under themselves, not under the labels.
+    let value_w = usize::from(area.width).saturating_sub(label_w + 2).max(20);
+    for (label, value) in &d.fields {
+        for (i, part) in wrap(value, value_w).into_iter().enumerate() {
+            let label = if i == 0 { label.as_str() } else { "" };
+            lines.push(Line::from(vec![
+                Span::styled(format!("{label:>label_w$}  "), theme.key()),
+                Span::raw(part),
+            ]));
+        }
+    }
     if !d.body.is_empty() {
         lines.push(Line::raw(""));
         lines.extend(d.body.iter().map(|l| Line::raw(l.clone())));

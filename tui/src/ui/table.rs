@@ -1,7 +1,9 @@
 //! The pane body: a table for panes with data, one line for the others.
 
 use super::theme::{MARK, Theme};
+use crate::jobs::StateFilter;
 use crate::pane::PaneId;
+use crate::queue::Status;
 use crate::state::{Conn, State};
 use crate::views::{self, Alert, TableModel, Target};
 use ratatui::Frame;
@@ -39,7 +41,24 @@ fn nodes_note(state: &State) -> (String, bool) {
     }
 }
 
+/// Why the Queue pane has no jobs to show yet.
+fn queue_note(state: &State) -> (String, bool) {
+    match (&state.queue.status, &state.conn) {
+        (_, Conn::Reconnecting { .. } | Conn::Disconnected) => {
+            ("no data: the controller is unreachable".into(), false)
+        }
+        (Status::Unsupported, _) => ("Queue: not available from this controller yet.".into(), false),
+        (Status::Failed(e), _) => (format!("✗ jobs unavailable: {e} (r retries)"), true),
+        (Status::Loading | Status::Loaded, _) => ("loading…".into(), false),
+    }
+}
+
 pub fn pane(state: &State, theme: Theme, frame: &mut Frame, area: Rect) {
+    if state.pane == PaneId::Queue && state.queue.jobs.is_none() {
+        let (text, error) = queue_note(state);
+        note(frame, area, Line::styled(text, if error { theme.error() } else { theme.dim() }));
+        return;
+    }
     if state.pane == PaneId::Nodes && state.nodes.is_none() {
         let (text, error) = nodes_note(state);
         note(frame, area, Line::styled(text, if error { theme.error() } else { theme.dim() }));
@@ -60,7 +79,7 @@ pub fn pane(state: &State, theme: Theme, frame: &mut Frame, area: Rect) {
         note(frame, area, Line::styled(text, if error { theme.error() } else { theme.dim() }));
         return;
     }
-    if !matches!(state.pane, PaneId::Audit | PaneId::Nodes) && state.data.is_none() {
+    if !matches!(state.pane, PaneId::Audit | PaneId::Nodes | PaneId::Queue) && state.data.is_none() {
         let text = match state.conn {
             Conn::Connected | Conn::Connecting => "loading…",
             Conn::Reconnecting { .. } | Conn::Disconnected => "no data: the controller is unreachable",
@@ -80,11 +99,12 @@ pub fn pane(state: &State, theme: Theme, frame: &mut Frame, area: Rect) {
         Cell::from(format!("{}{arrow}", c.name))
     })))
     .style(theme.header());
-    // Only the rows on screen become widgets: the Audit pane may hold 5,000
-    // and redraws several times a second while the log is busy.
+    // Only the rows on screen are built and become widgets: the Queue may
+    // hold 100,000 jobs, and the Audit pane redraws several times a second.
     let shown = usize::from(area.height.saturating_sub(1));
     let first = view.offset.min(model.rows.len());
-    let rows = model.rows.iter().skip(first).take(shown).map(|r| {
+    let window = model.rows.window(first, shown);
+    let rows = window.iter().map(|r| {
         let marked = view.marks.contains(&r.key);
         let mark = if marked { Cell::from(Span::styled(MARK, theme.marked())) } else { Cell::from(" ") };
         let cells = cols.iter().map(|&(i, _)| {
@@ -99,6 +119,8 @@ pub fn pane(state: &State, theme: Theme, frame: &mut Frame, area: Rect) {
             (Some(Alert::Down), _) => theme.node_down(),
             (Some(Alert::Drain), _) => theme.node_drain(),
             (Some(Alert::NotResponding), _) => theme.node_lost(),
+            (Some(Alert::JobFailed), _) => theme.denied(),
+            (Some(Alert::JobEnded), _) => theme.dim(),
             (None, Target::Account(_) | Target::Root) => theme.account(),
             _ => theme.plain(),
         };
@@ -112,8 +134,12 @@ pub fn pane(state: &State, theme: Theme, frame: &mut Frame, area: Rect) {
     let mut ts = TableState::default().with_selected(selected);
     frame.render_stateful_widget(table, area, &mut ts);
     if model.rows.is_empty() {
-        let msg =
-            if view.filter.is_some() { "no rows match the filter (esc clears it)" } else { "none defined" };
+        let msg = match (state.pane, view.job_states) {
+            _ if view.filter.is_some() => "no rows match the filter (esc clears it)".to_string(),
+            (PaneId::Queue, StateFilter::All) => "no jobs".to_string(),
+            (PaneId::Queue, s) => format!("no {} jobs", s.label()),
+            _ => "none defined".to_string(),
+        };
         let below = Rect { y: area.y.saturating_add(1), height: area.height.saturating_sub(1), ..area };
         note(frame, below, Line::styled(msg, theme.dim()));
     }

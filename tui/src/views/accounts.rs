@@ -153,7 +153,7 @@ fn flatten(node: Node, indent: &str, out: &mut Vec<Row>) {
 
 pub fn table(data: Option<&Snapshot>, view: &PaneView) -> TableModel {
     let Some(d) = data else {
-        return TableModel { columns: COLUMNS, rows: Vec::new(), total: 0, cell_widths: None };
+        return TableModel { columns: COLUMNS, rows: Vec::new().into(), total: 0, cell_widths: None };
     };
     let names: HashSet<&str> = d.accounts.iter().map(|a| a.name.as_str()).collect();
     let mut kids: HashMap<&str, Vec<&Account>> = HashMap::new();
@@ -185,7 +185,7 @@ pub fn table(data: Option<&Snapshot>, view: &PaneView) -> TableModel {
         }
         flatten(node, "", &mut rows);
     }
-    TableModel { columns: COLUMNS, rows, total, cell_widths: None }
+    TableModel { columns: COLUMNS, rows: rows.into(), total, cell_widths: None }
 }
 
 pub fn detail(d: &Snapshot, key: &str) -> Option<Detail> {

@@ -69,7 +69,7 @@ pub fn table(log: &AuditLog, view: &PaneView) -> TableModel {
     let rows: Vec<Row> = log.rows.iter().map(|e| e.row.clone()).collect();
     let total = rows.len();
     let cell_widths = Some(log.widths.clone());
-    TableModel { columns: COLUMNS, rows: filter_and_sort(rows, view), total, cell_widths }
+    TableModel { columns: COLUMNS, rows: filter_and_sort(rows, view).into(), total, cell_widths }
 }
 
 /// What the pane says while it has no rows, and whether that is an error.

@@ -3,18 +3,25 @@
 //! A pane with data implements two things here: a `table` (rows already
 //! filtered and sorted for its [`PaneView`]) and a `detail`. Panes whose
 //! data the controller does not serve yet return `None` and the renderer
-//! says so in one line. Queue, HRES and Preemption plug in here when their
+//! says so in one line. HRES and Preemption plug in here when their
 //! services exist.
+//!
+//! Small panes build every row ([`Rows::Built`]). The Queue may hold
+//! 100,000 jobs, so its rows are built on demand from a [`RowSource`] in a
+//! precomputed order ([`Rows::Lazy`]): a frame builds only the rows on screen.
 
 pub mod accounts;
 pub mod audit;
 pub mod nodes;
 pub mod qos;
+pub mod queue;
 
 use crate::pane::PaneId;
 use crate::state::{PaneView, State};
 use ratatui::text::Span;
+use std::borrow::Cow;
 use std::cmp::Ordering;
+use std::fmt;
 use std::sync::Arc;
 
 #[derive(Debug, Clone, Copy)]
@@ -43,6 +50,8 @@ pub enum Target {
     Txn(i64),
     /// A node, by name: drained, resumed or downed, never deleted.
     Node(String),
+    /// A job, by id: cancelled, held, released or requeued, never deleted.
+    Job(u64),
 }
 
 /// Rows that must stand out (drawn BOLD with a symbol, coloured unless mono).
@@ -56,6 +65,10 @@ pub enum Alert {
     Drain,
     /// A node whose agent stopped heartbeating, not yet down (`?`, `*`).
     NotResponding,
+    /// A job that failed, timed out or lost its node (`✗`).
+    JobFailed,
+    /// A job that ended otherwise (`✓`, `⊘`): DIM, as it needs nothing.
+    JobEnded,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -91,10 +104,128 @@ impl Row {
     }
 }
 
+/// Where a lazily built table gets its rows.
+pub trait RowSource: fmt::Debug + Send + Sync {
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// The row of record `index` (in the source's own order).
+    fn row(&self, index: usize) -> Row;
+    /// Just the key of record `index`, without building the row.
+    fn key(&self, index: usize) -> String;
+    /// The record with this key.
+    fn find(&self, key: &str) -> Option<usize>;
+}
+
+/// A table's rows in display order.
+#[derive(Debug, Clone)]
+pub enum Rows {
+    Built(Vec<Row>),
+    /// Rows of `source` in `order` (indexes into it; None: the source's order).
+    Lazy {
+        source: Arc<dyn RowSource>,
+        order: Option<Arc<[u32]>>,
+    },
+}
+
+impl Default for Rows {
+    fn default() -> Self {
+        Rows::Built(Vec::new())
+    }
+}
+
+impl From<Vec<Row>> for Rows {
+    fn from(rows: Vec<Row>) -> Self {
+        Rows::Built(rows)
+    }
+}
+
+impl Rows {
+    pub fn len(&self) -> usize {
+        match self {
+            Rows::Built(rows) => rows.len(),
+            Rows::Lazy { source, order: None } => source.len(),
+            Rows::Lazy { order: Some(order), .. } => order.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The source index of display row `i`.
+    fn index(&self, i: usize) -> Option<usize> {
+        match self {
+            Rows::Built(_) => None,
+            Rows::Lazy { source, order: None } => (i < source.len()).then_some(i),
+            Rows::Lazy { order: Some(order), .. } => order.get(i).map(|&o| o as usize),
+        }
+    }
+
+    pub fn get(&self, i: usize) -> Option<Cow<'_, Row>> {
+        match self {
+            Rows::Built(rows) => rows.get(i).map(Cow::Borrowed),
+            Rows::Lazy { source, .. } => self.index(i).map(|s| Cow::Owned(source.row(s))),
+        }
+    }
+
+    /// The key of display row `i`, without building a lazy row.
+    pub fn key(&self, i: usize) -> Option<String> {
+        match self {
+            Rows::Built(rows) => rows.get(i).map(|r| r.key.clone()),
+            Rows::Lazy { source, .. } => self.index(i).map(|s| source.key(s)),
+        }
+    }
+
+    /// The display position of the row with `key`.
+    pub fn position(&self, key: &str) -> Option<usize> {
+        match self {
+            Rows::Built(rows) => rows.iter().position(|r| r.key == key),
+            Rows::Lazy { source, order } => {
+                let s = source.find(key)?;
+                match order {
+                    None => Some(s),
+                    Some(order) => order.iter().position(|&o| o as usize == s),
+                }
+            }
+        }
+    }
+
+    /// Rows `first..first + count`: the only rows a frame builds.
+    pub fn window(&self, first: usize, count: usize) -> Vec<Cow<'_, Row>> {
+        let end = first.saturating_add(count).min(self.len());
+        (first.min(end)..end).filter_map(|i| self.get(i)).collect()
+    }
+
+    /// Built rows, for measuring; a lazy source keeps its own widths.
+    pub fn built(&self) -> &[Row] {
+        match self {
+            Rows::Built(rows) => rows,
+            Rows::Lazy { .. } => &[],
+        }
+    }
+}
+
+/// Every row, built (tests, and panes small enough to build anyway).
+impl IntoIterator for Rows {
+    type Item = Row;
+    type IntoIter = std::vec::IntoIter<Row>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        match self {
+            Rows::Built(rows) => rows.into_iter(),
+            lazy => {
+                lazy.window(0, lazy.len()).into_iter().map(Cow::into_owned).collect::<Vec<_>>().into_iter()
+            }
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct TableModel {
     pub columns: &'static [Column],
-    pub rows: Vec<Row>,
+    pub rows: Rows,
     /// Rows before filtering.
     pub total: usize,
     /// The widest cell of each column when the pane keeps track as rows
@@ -119,7 +250,7 @@ pub fn table(state: &State, pane: PaneId) -> Option<TableModel> {
 }
 
 /// Every row of a pane, ignoring the filter (to resolve marks hidden by it).
-pub fn all_rows(state: &State, pane: PaneId) -> Vec<Row> {
+pub fn all_rows(state: &State, pane: PaneId) -> Rows {
     table_with(state, pane, &PaneView::default()).map(|t| t.rows).unwrap_or_default()
 }
 
@@ -130,15 +261,17 @@ fn table_with(state: &State, pane: PaneId, view: &PaneView) -> Option<TableModel
         PaneId::Accounts => Some(accounts::table(data, view)),
         PaneId::Audit => Some(audit::table(&state.audit, view)),
         PaneId::Nodes => state.nodes.as_deref().map(|n| nodes::table(n, view)),
-        PaneId::Queue | PaneId::Hres | PaneId::Preemption => None,
+        PaneId::Queue => state.queue.jobs.as_ref().map(|j| queue::table(j, view, state.now_ms())),
+        PaneId::Hres | PaneId::Preemption => None,
     }
 }
 
 pub fn detail(state: &State, pane: PaneId, key: &str) -> Option<Detail> {
-    // Neither the txn log nor the nodes (live from the cluster watch) are in the fetched snapshot.
+    // The txn log, the nodes (live from the cluster watch) and the jobs are not in the fetched snapshot.
     match pane {
         PaneId::Audit => return audit::detail(&state.audit, key),
         PaneId::Nodes => return nodes::detail(state.nodes.as_deref()?, key),
+        PaneId::Queue => return queue::detail(state.queue.jobs.as_deref()?, key, state.now_ms()),
         _ => {}
     }
     let data = state.data.as_ref()?;
@@ -209,6 +342,7 @@ pub fn fit_columns(model: &TableModel, avail: u16, sort_col: Option<usize>) -> V
                 Some(w) => w.get(i).copied().unwrap_or(0),
                 None => model
                     .rows
+                    .built()
                     .iter()
                     .map(|r| {
                         let cell = r.cells.get(i).map(String::as_str).unwrap_or_default();

@@ -126,7 +126,7 @@ fn row(n: &Node) -> Row {
 pub fn table(nodes: &[Node], view: &PaneView) -> TableModel {
     let rows: Vec<Row> = nodes.iter().map(row).collect();
     let total = rows.len();
-    TableModel { columns: COLUMNS, rows: filter_and_sort(rows, view), total, cell_widths: None }
+    TableModel { columns: COLUMNS, rows: filter_and_sort(rows, view).into(), total, cell_widths: None }
 }
 
 pub fn detail(nodes: &[Node], key: &str) -> Option<Detail> {

@@ -62,7 +62,7 @@ fn row(q: &Qos) -> Row {
 pub fn table(qos: &[Qos], view: &PaneView) -> TableModel {
     let rows: Vec<Row> = qos.iter().map(row).collect();
     let total = rows.len();
-    TableModel { columns: COLUMNS, rows: filter_and_sort(rows, view), total, cell_widths: None }
+    TableModel { columns: COLUMNS, rows: filter_and_sort(rows, view).into(), total, cell_widths: None }
 }
 
 pub fn detail(qos: &[Qos], key: &str) -> Option<Detail> {

@@ -96,7 +96,13 @@ pub fn settings(read_only: bool) -> Settings {
     s.identity = Identity { user: "alice".into(), uid: Some(1000), token: None };
     s.read_only = read_only;
     s.theme = ThemeName::Mono;
+    s.clock = spur_console::state::Clock::Fixed(now());
     s
+}
+
+/// The fixed "now" of every test: run times are read against it.
+pub fn now() -> i64 {
+    local_ms("2026-03-01T10:00:00")
 }
 
 /// A connected console with the fixture loaded.
@@ -104,6 +110,8 @@ pub fn loaded(read_only: bool, size: (u16, u16)) -> State {
     let mut state = State::new(settings(read_only), size);
     dispatch(&mut state, Action::Net(Msg::Connected));
     dispatch(&mut state, Action::Net(Msg::Loaded(snapshot())));
+    // The console opens on the Queue; most tests are about the accounting panes.
+    dispatch(&mut state, Action::GoPane(spur_console::PaneId::Qos));
     state
 }
 
@@ -230,4 +238,113 @@ pub fn type_text(state: &mut State, text: &str) {
     for c in text.chars() {
         dispatch(state, Action::Input(tui_input::InputRequest::InsertChar(c)));
     }
+}
+
+fn job(id: u64, user: &str, account: &str, qos: &str, partition: &str, state: &str) -> spur_proto::v1::Job {
+    spur_proto::v1::Job {
+        id,
+        name: format!("job{id}"),
+        user: user.into(),
+        account: account.into(),
+        qos: qos.into(),
+        partition: partition.into(),
+        state: state.into(),
+        priority: 1000.0 - id as f64,
+        time_limit_minutes: Some(60),
+        submit_ms: local_ms("2026-03-01T06:00:00") + id as i64 * 1000,
+        num_nodes: 1,
+        num_cpus: 4,
+        spec: Some(spur_proto::v1::JobSpec { workdir: "/home/x".into(), mem_mb: 4096, ..Default::default() }),
+        ..Default::default()
+    }
+}
+
+fn ran(mut j: spur_proto::v1::Job, nodes: &[&str], start: &str, end: Option<&str>) -> spur_proto::v1::Job {
+    j.nodes = nodes.iter().map(|n| n.to_string()).collect();
+    j.num_nodes = nodes.len() as u32;
+    j.start_ms = local_ms(start);
+    j.end_ms = end.map_or(0, local_ms);
+    j
+}
+
+fn waiting(mut j: spur_proto::v1::Job, reason: &str, detail: &str) -> spur_proto::v1::Job {
+    j.reason = reason.into();
+    j.reason_detail = detail.into();
+    j
+}
+
+/// Jobs in every state the Queue pane tells apart: running (one for two
+/// days), pending for three reasons (priority, a QOS limit, a user hold),
+/// completing, completed, failed, cancelled and timed out. alice (the
+/// console's user) owns 101, 104 and 106.
+pub fn jobs() -> Vec<spur_proto::v1::Job> {
+    let mut held = waiting(job(105, "dave", "physics", "normal", "batch", "PENDING"), "JobHeldUser", "");
+    held.spec.as_mut().unwrap().hold = true;
+    let mut failed = ran(
+        job(107, "bob", "research", "normal", "batch", "FAILED"),
+        &["node05"],
+        "2026-03-01T09:00:00",
+        Some("2026-03-01T09:00:42"),
+    );
+    failed.exit_code = 1;
+    failed.reason = "NonZeroExitCode".into();
+    let mut timeout = ran(
+        job(109, "dave", "physics", "normal", "batch", "TIMEOUT"),
+        &["node04"],
+        "2026-03-01T07:00:00",
+        Some("2026-03-01T08:00:00"),
+    );
+    timeout.reason = "TimeLimit".into();
+    vec![
+        ran(
+            job(101, "alice", "ml", "highprio", "gpu", "RUNNING"),
+            &["gpu01", "gpu02"],
+            "2026-03-01T09:12:30",
+            None,
+        ),
+        ran(
+            job(102, "bob", "physics", "normal", "batch", "RUNNING"),
+            &["node01", "node02", "node03"],
+            "2026-02-27T08:00:00",
+            None,
+        ),
+        waiting(
+            job(103, "carol", "ml", "", "batch", "PENDING"),
+            "Priority",
+            "2 jobs of higher priority wait for batch",
+        ),
+        waiting(
+            job(104, "alice", "ml", "gpu", "gpu", "PENDING"),
+            "QOSGrpNodeLimit",
+            "QOSGrpNodeLimit: QOS gpu is at 2/2 nodes (GrpTRES=node=2); job 104 needs 1 more",
+        ),
+        held,
+        ran(
+            job(106, "alice", "ml", "normal", "batch", "COMPLETED"),
+            &["node01"],
+            "2026-03-01T08:00:00",
+            Some("2026-03-01T08:05:07"),
+        ),
+        failed,
+        job(108, "carol", "ml", "normal", "batch", "CANCELLED"),
+        timeout,
+        ran(
+            job(110, "bob", "physics", "burst", "batch", "COMPLETING"),
+            &["node02", "node03"],
+            "2026-03-01T09:58:00",
+            None,
+        ),
+    ]
+}
+
+/// A console on the Queue pane with [`jobs`] loaded, as `role` (None: WhoAmI not answered).
+pub fn on_queue(read_only: bool, size: (u16, u16), role: Option<spur_console::session::Role>) -> State {
+    let mut state = loaded(read_only, size);
+    if let Some(role) = role {
+        dispatch(&mut state, Action::Net(Msg::Session(session(role))));
+    }
+    let set = spur_console::JobSet::from_pb(jobs(), now());
+    dispatch(&mut state, Action::Net(Msg::Jobs(std::sync::Arc::new(set))));
+    dispatch(&mut state, Action::GoPane(spur_console::PaneId::Queue));
+    state
 }

@@ -1,0 +1,225 @@
+//! The Queue pane's jobs: when they are re-read, the `t` state filter, and
+//! cancel / hold / release / requeue on the marked (else the selected) jobs.
+//! Called only from [`crate::dispatch`], which checks read-only mode before
+//! anything here runs and opens the confirmation after.
+//!
+//! Re-reads: `Cluster.Watch` does not push job changes yet. A job starting
+//! or ending changes its nodes' allocation, which the watch does push, so a
+//! node change re-reads the jobs; so do a (re)connect, the answer to every
+//! job action and `r`. There is no timer. Every trigger goes through
+//! [`stale`], the one place a job-event push would replace. As with the
+//! catalog lists, at most one read is in flight, plus one follow-up for
+//! changes that arrived while it was.
+
+use crate::action::{Effect, Rpc, WriteOp};
+use crate::jobs::{JobOp, JobSet, id_list};
+use crate::live::Refetch;
+use crate::nav;
+use crate::pane::PaneId;
+use crate::session;
+use crate::state::State;
+use std::sync::Arc;
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Status {
+    /// Not read yet on this connection.
+    #[default]
+    Loading,
+    Loaded,
+    /// The controller has no Jobs service (an older one, or a test double).
+    Unsupported,
+    /// The read failed; shown in the pane while there are no jobs to show.
+    Failed(String),
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Queue {
+    /// None until the first read answers.
+    pub jobs: Option<Arc<JobSet>>,
+    pub status: Status,
+    pub refetch: Refetch,
+    /// Job actions sent whose answer has not come back; each answer re-reads.
+    pub writes: u32,
+}
+
+/// The jobs may have changed: read them, or note that they must be read again.
+pub fn stale(state: &mut State) -> Vec<Effect> {
+    let q = &mut state.queue;
+    if q.status == Status::Unsupported {
+        return Vec::new();
+    }
+    match q.refetch {
+        Refetch::Idle => {
+            q.refetch = Refetch::InFlight;
+            vec![Effect::Rpc(Rpc::FetchJobs)]
+        }
+        Refetch::InFlight | Refetch::Dirty => {
+            q.refetch = Refetch::Dirty;
+            Vec::new()
+        }
+    }
+}
+
+/// The connection was lost: reads and writes asked of it are void.
+pub fn reset(state: &mut State) {
+    state.queue.refetch = Refetch::Idle;
+    state.queue.writes = 0;
+}
+
+/// A (re)connect: read the jobs once the cluster watch is subscribed (it
+/// is, when `Connected` arrives), so no node change falls in between.
+pub fn on_connected(state: &mut State) -> Vec<Effect> {
+    reset(state);
+    // The controller may have been upgraded while away.
+    if state.queue.status == Status::Unsupported {
+        state.queue.status = Status::Loading;
+    }
+    stale(state)
+}
+
+/// A read answered: show it, keeping selection and marks on the same jobs.
+pub fn on_loaded(state: &mut State, set: Arc<JobSet>) -> Vec<Effect> {
+    nav::update_data(state, |s| s.queue.jobs = Some(set));
+    state.queue.status = Status::Loaded;
+    follow_up(state)
+}
+
+pub fn on_failed(state: &mut State, error: String, unsupported: bool) -> Vec<Effect> {
+    if unsupported {
+        state.queue.refetch = Refetch::Idle;
+        state.queue.status = Status::Unsupported;
+        return Vec::new();
+    }
+    state.error(format!("reading jobs: {error}"));
+    state.queue.status = Status::Failed(error);
+    follow_up(state)
+}
+
+fn follow_up(state: &mut State) -> Vec<Effect> {
+    let q = &mut state.queue;
+    if q.refetch == Refetch::Dirty {
+        q.refetch = Refetch::Idle;
+        return stale(state);
+    }
+    q.refetch = Refetch::Idle;
+    Vec::new()
+}
+
+/// A write answered (done, warned or failed): if it was a job action, the
+/// queue changed (or the refusal may be stale), so read it again.
+pub fn after_write(state: &mut State) -> Vec<Effect> {
+    if state.queue.writes == 0 {
+        return Vec::new();
+    }
+    state.queue.writes -= 1;
+    stale(state)
+}
+
+/// `t`: All → Pending → Running → Finished → All, keeping the selected job if it is still shown.
+pub fn cycle_states(state: &mut State) {
+    if state.pane != PaneId::Queue {
+        state.info(format!("that key works in the Queue pane ({})", PaneId::Queue.number()));
+        return;
+    }
+    let key = nav::selected_key(state, PaneId::Queue);
+    let view = state.view_mut();
+    view.job_states = view.job_states.next();
+    let label = view.job_states.label();
+    nav::reselect(state, PaneId::Queue, key);
+    nav::clamp_all(state);
+    state.info(format!("showing {label} jobs"));
+}
+
+/// The job ids an action is for: the marked ones (even if a filter hides
+/// them), else the selected one or the one in the detail view.
+fn targets(state: &State) -> Vec<u64> {
+    let marks = &state.views[PaneId::Queue.index()].marks;
+    if marks.is_empty() {
+        nav::current_key(state).and_then(|k| k.parse().ok()).into_iter().collect()
+    } else {
+        let mut ids: Vec<u64> = marks.iter().filter_map(|k| k.parse().ok()).collect();
+        ids.sort_unstable();
+        ids
+    }
+}
+
+/// The operator pressed a job action key: the write to confirm, with the
+/// jobs it does not apply to left out (and said so), or None with the reason.
+pub fn start(state: &mut State, op: JobOp) -> Option<WriteOp> {
+    if state.pane != PaneId::Queue {
+        state.info(format!("that key works in the Queue pane ({})", PaneId::Queue.number()));
+        return None;
+    }
+    let Some(set) = state.queue.jobs.clone() else {
+        state.error("Queue: no jobs loaded yet");
+        return None;
+    };
+    let wanted = targets(state);
+    if wanted.is_empty() {
+        state.error("Queue: no job selected");
+        return None;
+    }
+    let (mut ids, mut owners, mut skipped) = (Vec::new(), Vec::new(), Vec::new());
+    for id in wanted {
+        match set.get(id).map(|r| (r, op.skip_reason(r))) {
+            Some((r, None)) => {
+                ids.push(id);
+                owners.push(r.user.to_string());
+            }
+            Some((_, Some(why))) => skipped.push(format!("{id} {why}")),
+            None => skipped.push(format!("{id} gone")),
+        }
+    }
+    owners.sort();
+    owners.dedup();
+    let note = skipped.iter().take(5).cloned().collect::<Vec<_>>().join(", ");
+    let more = if skipped.len() > 5 { format!(" (+{} more)", skipped.len() - 5) } else { String::new() };
+    if ids.is_empty() {
+        state.error(format!("{}: nothing to do: {note}{more}", op.verb()));
+        return None;
+    }
+    if !skipped.is_empty() {
+        state.info(format!("skipping {note}{more}"));
+    }
+    Some(WriteOp::UpdateJobs { op, ids, owners })
+}
+
+/// Why this session may not act on these jobs, or None. A user may act on
+/// their own jobs; anyone else's need Operator (the controller's rule,
+/// checked first so the operator learns why before the dialog). An unknown
+/// session is not refused: the controller still decides.
+pub fn refusal(state: &State, op: &WriteOp) -> Option<String> {
+    let WriteOp::UpdateJobs { op, ids, .. } = op else { return None };
+    let s = state.session.as_ref()?;
+    if s.role >= session::OTHERS_JOBS_ROLE {
+        return None;
+    }
+    let set = state.queue.jobs.as_ref()?;
+    let (id, owner) =
+        ids.iter().filter_map(|&id| set.get(id)).find(|r| *r.user != s.user).map(|r| (r.id, &r.user))?;
+    Some(format!(
+        "{} refused: job {id} belongs to {owner}; only its owner or an {} may change it (you are {}, {})",
+        op.verb(),
+        session::OTHERS_JOBS_ROLE.as_str(),
+        s.user,
+        s.role.as_str()
+    ))
+}
+
+/// Title and body of a job action's confirmation: the ids (the first 40,
+/// so a thousand marked jobs still fit), whose they are, what happens and
+/// the equivalent command.
+pub fn describe(op: JobOp, ids: &[u64], owners: &[String]) -> (String, Vec<String>) {
+    const SHOWN: usize = 40;
+    let title = match ids {
+        [one] => format!("{} job {one}?", op.title()),
+        many => format!("{} {} jobs?", op.title(), many.len()),
+    };
+    let body = vec![
+        format!("Jobs:   {}", id_list(ids, ",", SHOWN)),
+        format!("Owner:  {}", owners.join(", ")),
+        op.effect().to_string(),
+        format!("= {}", op.command(ids, SHOWN)),
+    ];
+    (title, body)
+}

@@ -1,0 +1,73 @@
+//! Snapshots of the Queue pane, its detail view and a job action's
+//! confirmation, with the fixed jobs of `common::jobs` at a fixed clock.
+
+mod common;
+
+use common::{draw, on_queue};
+use ratatui::style::Modifier;
+use spur_console::session::Role;
+use spur_console::{Action, JobOp, dispatch};
+
+#[test]
+fn queue_pane() {
+    for size in [(80, 24), (120, 40)] {
+        let mut state = on_queue(false, size, Some(Role::Operator));
+        dispatch(&mut state, Action::Down);
+        dispatch(&mut state, Action::ToggleMark);
+        let name = format!("queue_{}x{}", size.0, size.1);
+        insta::assert_snapshot!(name, draw(&state).backend());
+    }
+}
+
+#[test]
+fn pending_job_detail_names_the_reason_and_its_facts() {
+    for size in [(80, 24), (120, 40)] {
+        let mut state = on_queue(false, size, Some(Role::Operator));
+        for _ in 0..3 {
+            dispatch(&mut state, Action::Down);
+        }
+        dispatch(&mut state, Action::Open);
+        let text = draw(&state).backend().to_string();
+        assert!(text.contains("QOS gpu is at 2/2 nodes"), "{text}");
+        let name = format!("queue_detail_{}x{}", size.0, size.1);
+        insta::assert_snapshot!(name, draw(&state).backend());
+    }
+}
+
+#[test]
+fn cancel_confirmation() {
+    let mut state = on_queue(false, (80, 24), Some(Role::Operator));
+    dispatch(&mut state, Action::ToggleMark);
+    dispatch(&mut state, Action::ToggleMark);
+    dispatch(&mut state, Action::JobAction(JobOp::Cancel));
+    insta::assert_snapshot!("queue_cancel_80x24", draw(&state).backend());
+}
+
+#[test]
+fn failed_jobs_are_bold_and_finished_ones_dim_without_colour() {
+    let state = on_queue(false, (120, 40), None);
+    let term = draw(&state);
+    let buf = term.backend().buffer();
+    let row_of = |id: &str| {
+        (0..buf.area.height)
+            .find(|&y| (0..5).map(|x| buf[(x, y)].symbol()).collect::<String>().trim() == id)
+            .unwrap_or_else(|| panic!("no row for job {id}"))
+    };
+    // Mono theme: the modifiers and the symbols carry it.
+    assert!(buf[(3, row_of("107"))].modifier.contains(Modifier::BOLD));
+    assert!(buf[(3, row_of("106"))].modifier.contains(Modifier::DIM));
+    assert!(!buf[(3, row_of("102"))].modifier.contains(Modifier::DIM));
+}
+
+#[test]
+fn not_yet_read_unsupported_and_failed_say_so() {
+    let mut state = common::loaded(false, (80, 24));
+    dispatch(&mut state, Action::GoPane(spur_console::PaneId::Queue));
+    assert!(draw(&state).backend().to_string().contains("loading…"));
+    let error = "Unimplemented: no Jobs".to_string();
+    dispatch(&mut state, Action::Net(spur_console::Msg::JobsFailed { error, unsupported: true }));
+    assert!(draw(&state).backend().to_string().contains("Queue: not available from this controller yet."));
+    let error = "Internal: disk on fire".to_string();
+    dispatch(&mut state, Action::Net(spur_console::Msg::JobsFailed { error, unsupported: false }));
+    assert!(draw(&state).backend().to_string().contains("✗ jobs unavailable: Internal: disk on fire"));
+}
