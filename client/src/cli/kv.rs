@@ -207,6 +207,11 @@ pub fn fit(v: &str, width: usize, right: bool) -> String {
     if right { format!("{s:>width$}") } else { format!("{s:<width$}") }
 }
 
+/// A comma list (`-u a,b`), with blanks dropped.
+pub fn list(v: &str) -> Vec<String> {
+    v.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,6 +11,8 @@
 //! its columns. [`print_fields`] is shared with `sshare`, which uses the same
 //! layout in Slurm.
 
+use super::kv::list;
+
 use super::args::Parsable;
 use super::jobfmt::{self, is};
 use super::kv::{self, Arg};
@@ -256,10 +258,6 @@ pub struct Args {
     pub me: String,
     /// Root sees every user's jobs by default, as in Slurm.
     pub root: bool,
-}
-
-fn list(v: &str) -> Vec<String> {
-    v.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect()
 }
 
 pub fn parse(argv: &[String]) -> Result<Args, String> {

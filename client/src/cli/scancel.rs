@@ -4,6 +4,8 @@
 //! them); the controller's Cancel takes ids *or* filters, so that case lists
 //! first and cancels the matching ids.
 
+use super::kv::list;
+
 use super::jobfmt;
 use super::kv::{self, Arg};
 use super::scontrol::status;
@@ -37,10 +39,6 @@ pub struct Args {
     pub quiet: bool,
     pub help: bool,
     pub controller: Option<String>,
-}
-
-fn list(v: &str) -> Vec<String> {
-    v.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect()
 }
 
 pub fn parse(argv: &[String]) -> Result<Args, String> {

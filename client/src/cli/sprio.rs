@@ -5,6 +5,8 @@
 //! controller computed them. The layout is sprio's: `%[.][width]X` codes,
 //! `.` right-justifying, one line per job in job id order.
 
+use super::kv::list;
+
 use super::jobfmt;
 use super::kv::{self, Arg, Item, fit};
 use super::scontrol::status;
@@ -61,10 +63,6 @@ pub struct Args {
     pub users: Vec<String>,
     pub partitions: Vec<String>,
     pub controller: Option<String>,
-}
-
-fn list(v: &str) -> Vec<String> {
-    v.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect()
 }
 
 pub fn parse(argv: &[String]) -> Result<Args, String> {

@@ -5,6 +5,8 @@
 //! finished jobs stays cheap to list; every filter is also re-applied here so
 //! the output never depends on which filters a controller understands.
 
+use super::kv::list;
+
 use super::jobfmt::{self, squeue_secs};
 use super::kv::{self, Arg, Item, fit};
 use super::scontrol::{natural, status};
@@ -110,10 +112,6 @@ pub struct Args {
     pub states: States,
     pub jobs: Vec<u64>,
     pub controller: Option<String>,
-}
-
-fn list(v: &str) -> Vec<String> {
-    v.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect()
 }
 
 pub fn parse(argv: &[String]) -> Result<Args, String> {

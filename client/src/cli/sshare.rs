@@ -11,6 +11,8 @@
 //! FairShare is Spur's factor `2^(1 - usage/shares)`: 2 for an idle user, 1 at
 //! exactly its share (Slurm's classic factor is half of it).
 
+use super::kv::list;
+
 use super::args::Parsable;
 use super::kv::{self, Arg};
 use super::sacct::{help_format, parse_columns, prefix, print_fields};
@@ -81,10 +83,6 @@ pub struct Args {
     pub accounts: Vec<String>,
     pub format: Vec<String>,
     pub controller: Option<String>,
-}
-
-fn list(v: &str) -> Vec<String> {
-    v.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect()
 }
 
 pub fn parse(argv: &[String]) -> Result<Args, String> {
