@@ -160,6 +160,8 @@ impl JobService {
             exclude: expand("exclude", &spec.exclude)?,
             exclusive: spec.exclusive,
             hold: if spec.hold { "user".into() } else { String::new() },
+            // Known before the first pass, so squeue shows it at once.
+            reason: if spec.hold { "JobHeldUser".into() } else { String::new() },
             requeue: spec.requeue.unwrap_or(true),
             licenses: spec.licenses.clone(),
             stdout_path: spec.stdout_path.clone(),
