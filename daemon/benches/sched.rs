@@ -142,7 +142,12 @@ fn snapshot(pending: usize, nodes: usize, queue_depth: usize) -> Snapshot {
         partitions: vec![partition("batch", cpu_names), partition("gpu", gpu_names)],
         jobs,
         catalog: Arc::new(catalog()),
-        config: SchedConfig { backfill_enabled: true, queue_depth, accounting_enabled: true },
+        config: SchedConfig {
+            backfill_enabled: true,
+            queue_depth,
+            accounting_enabled: true,
+            ..SchedConfig::default()
+        },
         ..Snapshot::default()
     }
 }

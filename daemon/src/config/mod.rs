@@ -2,8 +2,10 @@
 //! the key and the file.
 
 mod cluster;
+mod scheduler;
 
 pub use cluster::{NodeConfig, PartitionConfig, TimeValue, parse_gres};
+pub use scheduler::{PreemptType, SchedulerConfig, Seconds};
 
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -78,48 +80,6 @@ pub struct AccountingConfig {
     /// 0 or unset keeps txn rows forever.
     #[serde(default)]
     pub txn_retention_days: u64,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SchedulerConfig {
-    /// Seconds between scheduling passes (a submit, a job's end or a node change also starts one).
-    #[serde(default = "default_interval")]
-    pub interval: u64,
-    /// EASY backfill.
-    #[serde(default = "yes")]
-    pub backfill_enabled: bool,
-    /// How many jobs a pass tries behind the first blocked one.
-    #[serde(default = "default_queue_depth")]
-    pub queue_depth: usize,
-    /// Half-life of the decayed usage behind fair share.
-    #[serde(default = "default_halflife")]
-    pub fairshare_halflife_days: f64,
-}
-
-fn default_halflife() -> f64 {
-    7.0
-}
-
-fn default_interval() -> u64 {
-    2
-}
-fn yes() -> bool {
-    true
-}
-fn default_queue_depth() -> usize {
-    64
-}
-
-impl Default for SchedulerConfig {
-    fn default() -> Self {
-        SchedulerConfig {
-            interval: default_interval(),
-            backfill_enabled: true,
-            queue_depth: default_queue_depth(),
-            fairshare_halflife_days: default_halflife(),
-        }
-    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
@@ -310,9 +270,7 @@ impl Config {
         if a.mode == AuthMode::Required && a.plugin != AuthPlugin::Jwt {
             return Err("key 'auth.mode': \"required\" needs auth.plugin = \"jwt\"".into());
         }
-        if self.scheduler.interval == 0 {
-            return Err("key 'scheduler.interval': must be at least 1 second".into());
-        }
+        self.scheduler.validate()?;
         if self.controller.heartbeat_interval_secs == 0 {
             return Err("key 'controller.heartbeat_interval_secs': must be at least 1".into());
         }

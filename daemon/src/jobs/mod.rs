@@ -4,6 +4,7 @@
 //! - [`record`]: the persisted job.
 //! - [`run`]: the scheduling loop, launches on agents, reports, the time-limit watchdog.
 
+pub mod preempt;
 pub mod record;
 pub mod run;
 
@@ -14,6 +15,7 @@ use crate::nodes::NodeService;
 use crate::sched::SchedConfig;
 use crate::sched::submit::{self, SubmitCounts, SubmitError, SubmitPolicy};
 use crate::store::{BatchWriter, Store, now_ms};
+use preempt::preempt_config;
 use record::{JobRecord, PENDING, RUNNING};
 use spur_client::vocab::hostlist;
 use spur_proto::v1 as pb;
@@ -47,6 +49,10 @@ pub struct JobService {
     pub(crate) halflife_days: f64,
     pub(crate) grp_wall_window_days: u64,
     pub(crate) kick: Notify,
+    /// The last pass's snapshot and plan, for `scontrol explain`.
+    pub(crate) last: Mutex<Option<Arc<preempt::LastPass>>>,
+    /// When each preemptor last had victims evicted (drain timeout).
+    pub(crate) evicted_for: Mutex<std::collections::HashMap<u64, i64>>,
 }
 
 impl JobService {
@@ -67,8 +73,8 @@ impl JobService {
             queue.jobs.values().filter(|j| j.is_active()).map(JobRecord::sched_job).collect();
         queue.counts = SubmitCounts::from_jobs(active.iter());
         // Running jobs keep their nodes until their agent says otherwise.
-        for j in queue.jobs.values().filter(|j| j.state == RUNNING) {
-            nodes.allocate(&j.nodes, j.alloc, false);
+        for j in queue.jobs.values().filter(|j| j.is_placed()) {
+            nodes.allocate(&j.nodes, j.held(), false);
         }
         let next = queue.jobs.keys().max().copied().unwrap_or(0) + 1;
         let accounting = !cfg.accounting.database_url.is_empty();
@@ -89,8 +95,11 @@ impl JobService {
                 accounting_enabled: accounting,
                 backfill_enabled: cfg.scheduler.backfill_enabled,
                 queue_depth: cfg.scheduler.queue_depth,
+                preempt: preempt_config(&cfg.scheduler),
             },
             kick: Notify::new(),
+            last: Mutex::new(None),
+            evicted_for: Mutex::new(Default::default()),
             figures: Mutex::new(None),
             refresh_ms: (cfg.accounting.fairshare_refresh_secs.max(10) * 1000) as i64,
             halflife_days: cfg.scheduler.fairshare_halflife_days,
@@ -232,7 +241,7 @@ impl JobService {
                 done.push(*id);
                 continue;
             }
-            if j.state == RUNNING {
+            if j.is_placed() {
                 self.signal(&j, 9).await;
             }
             self.finish(*id, "CANCELLED", 0, "").await?;
@@ -259,7 +268,7 @@ impl JobService {
             if !j.is_active() {
                 return Ok(());
             }
-            let was_running = j.state == RUNNING;
+            let held = j.is_placed().then(|| j.held());
             j.state = state.into();
             j.end_ms = now_ms();
             j.exit_code = exit_code;
@@ -268,8 +277,8 @@ impl JobService {
             let rec = j.clone();
             let sj = rec.sched_job();
             q.counts.remove(&sj);
-            if was_running {
-                self.nodes.allocate(&rec.nodes, rec.alloc, true);
+            if let Some(held) = held {
+                self.nodes.allocate(&rec.nodes, held, true);
             }
             rec
         };
@@ -324,7 +333,7 @@ impl JobService {
                         next.hold.clear()
                     }
                     "requeue" => {
-                        if j.state != RUNNING {
+                        if !j.is_placed() {
                             return Err(Error::FailedPrecondition(format!("job {id} is not running")));
                         }
                         self.requeue(id).await?;
@@ -361,11 +370,11 @@ impl JobService {
         let rec = {
             let mut q = self.lock();
             let Some(j) = q.jobs.get_mut(&id) else { return Ok(()) };
-            if j.state != RUNNING {
+            if !j.is_placed() {
                 return Ok(());
             }
             let nodes = std::mem::take(&mut j.nodes);
-            let alloc = j.alloc;
+            let alloc = j.held();
             j.state = PENDING.into();
             j.start_ms = 0;
             let rec = j.clone();

@@ -48,14 +48,39 @@ pub struct JobRecord {
     pub exit_code: i32,
     /// What each allocated node gave: CPUs, memory, GPUs.
     pub alloc: (u32, u64, u64),
+    /// The job whose start preempted this one (cancel, requeue or suspend).
+    pub preempted_by: Option<u64>,
+    /// While SUSPENDED: since when. Suspended time does not count against the time limit.
+    pub suspend_ms: i64,
+    pub suspended_total_ms: i64,
 }
 
 pub const PENDING: &str = "PENDING";
 pub const RUNNING: &str = "RUNNING";
+pub const SUSPENDED: &str = "SUSPENDED";
 
 impl JobRecord {
     pub fn is_active(&self) -> bool {
-        self.state == PENDING || self.state == RUNNING
+        self.state == PENDING || self.state == RUNNING || self.state == SUSPENDED
+    }
+
+    /// Holds nodes: running or suspended.
+    pub fn is_placed(&self) -> bool {
+        self.state == RUNNING || self.state == SUSPENDED
+    }
+
+    /// What the job holds on each of its nodes now: a suspended job gave its CPUs and GPUs back.
+    pub fn held(&self) -> (u32, u64, u64) {
+        match self.state.as_str() {
+            RUNNING => self.alloc,
+            SUSPENDED => (0, self.alloc.1, 0),
+            _ => (0, 0, 0),
+        }
+    }
+
+    /// When the time limit runs out, suspended time excluded.
+    pub fn deadline_ms(&self) -> Option<i64> {
+        self.time_limit.map(|m| self.start_ms + self.suspended_total_ms + (m as i64) * 60_000)
     }
 
     /// The scheduler's view of the job.
@@ -84,10 +109,16 @@ impl JobRecord {
                 _ => Hold::None,
             },
             licenses: vec![],
-            state: if self.state == RUNNING {
-                JobState::Running { nodes: self.nodes.clone(), start_ms: self.start_ms }
-            } else {
-                JobState::Pending
+            requeueable: self.requeue,
+            reservation: None,
+            state: match self.state.as_str() {
+                RUNNING => JobState::Running { nodes: self.nodes.clone(), start_ms: self.start_ms },
+                SUSPENDED => JobState::Suspended {
+                    nodes: self.nodes.clone(),
+                    start_ms: self.start_ms,
+                    by: self.preempted_by.unwrap_or(0),
+                },
+                _ => JobState::Pending,
             },
         }
     }

@@ -84,10 +84,12 @@ impl JobService {
             catalog,
             usage: figures.usage,
             grp_wall_used: figures.grp_wall_used,
+            evicted_for: self.evicted_for(),
             config: self.sched.clone(),
             ..Snapshot::default()
         };
         let plan = sched::schedule(&snap, now);
+        self.apply_preemption(&plan, now).await;
         let mut launches = vec![];
         let mut started = vec![];
         {
@@ -123,6 +125,12 @@ impl JobService {
                 started.push(j.clone());
             }
         }
+        let evicted = !plan.preemptions.is_empty();
+        self.remember(super::preempt::LastPass { snap, plan, now_ms: now });
+        if evicted {
+            // The victims' room is free now; place their preemptors without waiting a full interval.
+            self.kick.notify_one();
+        }
         if started.is_empty() {
             return;
         }
@@ -142,7 +150,7 @@ impl JobService {
         let running: Vec<JobRecord> =
             self.lock().jobs.values().filter(|j| j.state == RUNNING).cloned().collect();
         for j in running {
-            if j.time_limit.is_some_and(|m| now >= j.start_ms + (m as i64) * 60_000) {
+            if j.deadline_ms().is_some_and(|d| now >= d) {
                 let _ = self.finish(j.id, "TIMEOUT", 0, "TimeLimit").await;
                 self.signal(&j, 9).await;
                 continue;

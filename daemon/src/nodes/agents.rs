@@ -5,7 +5,7 @@
 use super::{AgentConn, NodeService};
 use crate::error::{Error, Result};
 use crate::model::Reason;
-use crate::store::{TxnHead, TxnRow, now_ms};
+use crate::store::{TxnRow, now_ms};
 use spur_proto::v1 as pb;
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,7 +13,7 @@ use tokio::sync::mpsc;
 
 pub const NOT_RESPONDING: &str = "Not responding";
 /// Who the controller's own actions are attributed to.
-pub const SYSTEM_ACTOR: &str = "spurctld";
+pub use crate::store::SYSTEM_ACTOR;
 
 impl NodeService {
     /// Registers an agent for its nodes; returns its id.
@@ -173,20 +173,7 @@ impl NodeService {
         let hub = self.hub.clone();
         let rows: Vec<TxnRow> = nodes
             .iter()
-            .map(|n| TxnRow {
-                head: TxnHead {
-                    time_ms: now_ms(),
-                    actor: SYSTEM_ACTOR.into(),
-                    source: "system".into(),
-                    ..TxnHead::default()
-                },
-                action: "update".into(),
-                entity: "node".into(),
-                name: n.clone(),
-                outcome: "success".into(),
-                info: serde_json::json!({ "state": what }).to_string(),
-                ..TxnRow::default()
-            })
+            .map(|n| TxnRow::system("node", n, "update", serde_json::json!({ "state": what })))
             .collect();
         tokio::spawn(async move { hub.record_all(rows).await });
     }

@@ -228,7 +228,19 @@ impl NodeService {
 
     /// Adds (or with `release`, returns) a job's per-node allocation.
     pub fn allocate(&self, nodes: &[String], per_node: (u32, u64, u64), release: bool) {
+        self.adjust(nodes, per_node, release, true)
+    }
+
+    /// The audit hub, for rows the controller writes on its own.
+    pub(crate) fn hub(&self) -> &Arc<Hub> {
+        &self.hub
+    }
+
+    /// Takes or gives back part of a job's footprint; `count` moves the job
+    /// count too (a suspended job frees its CPUs but still sits on the node).
+    pub fn adjust(&self, nodes: &[String], per_node: (u32, u64, u64), release: bool, count: bool) {
         let (cpus, mem, gpus) = per_node;
+        let count = u32::from(count);
         {
             let mut c = self.write();
             for name in nodes {
@@ -236,11 +248,11 @@ impl NodeService {
                 if release {
                     n.alloc_cpus = n.alloc_cpus.saturating_sub(cpus);
                     n.alloc_memory_mb = n.alloc_memory_mb.saturating_sub(mem);
-                    n.running_jobs = n.running_jobs.saturating_sub(1);
+                    n.running_jobs = n.running_jobs.saturating_sub(count);
                 } else {
                     n.alloc_cpus = (n.alloc_cpus + cpus).min(n.cpus);
                     n.alloc_memory_mb += mem;
-                    n.running_jobs += 1;
+                    n.running_jobs += count;
                 }
                 if gpus > 0 {
                     let used = n.alloc_gres.iter().find(|(g, _)| g == "gpu").map(|(_, c)| *c).unwrap_or(0);

@@ -24,6 +24,13 @@ pub enum JobState {
         nodes: Vec<String>,
         start_ms: i64,
     },
+    /// Stopped by a preemptor under `suspend`: it keeps its nodes (and their
+    /// memory) and resumes once `by` is no longer active.
+    Suspended {
+        nodes: Vec<String>,
+        start_ms: i64,
+        by: JobId,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -54,6 +61,11 @@ pub struct Job {
     pub hold: Hold,
     /// `-L name:count`.
     pub licenses: Vec<(String, u32)>,
+    /// May go back to the queue (`--requeue`); preemption in requeue mode cancels otherwise.
+    pub requeueable: bool,
+    /// The admin reservation the job runs in, which protects it from preemption
+    /// by jobs of a tier not above its own.
+    pub reservation: Option<String>,
     pub state: JobState,
 }
 
@@ -73,6 +85,10 @@ impl Job {
 
     pub fn is_running(&self) -> bool {
         matches!(self.state, JobState::Running { .. })
+    }
+
+    pub fn is_pending(&self) -> bool {
+        matches!(self.state, JobState::Pending)
     }
 
     /// Node count, at least one and at least the named nodes.

@@ -11,6 +11,10 @@
 //! - `memo`: what a pass remembers about jobs that found no room.
 //! - `nodes`: node state in a pass, ordered scans, the backfill reservation.
 //! - `pass`: the pass itself: order, checks, placement, EASY backfill.
+//! - `preempt`: preemption for jobs blocked on resources: the gap, the guards,
+//!   the pool threshold, victims that provably make room; suspend and resume.
+//! - [`verdict`]: the typed verdicts and their sentences.
+//! - `explain`: the same evaluation on demand, for `scontrol explain`.
 //!
 //! What a pass does, in priority order (ties by submit time): holds, begin
 //! time, accounting holds (AccountingUnavailable, InvalidQOS), partition
@@ -23,27 +27,33 @@
 //! or keeps off those nodes. Every start updates free resources and usage
 //! for the jobs after it; every job left pending gets a typed [`Reason`].
 
+mod explain;
 pub mod job;
 mod limits;
 mod memo;
 mod nodes;
 mod pass;
+mod preempt;
 pub mod priority;
 pub mod reason;
 mod scope;
 pub mod submit;
 #[cfg(test)]
 mod tests;
+pub mod verdict;
 
 use crate::accounting::Catalog;
 use crate::model::{BaseState, Node, Partition};
+use spur_client::vocab::names::PreemptMode;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
+pub use explain::{explain_job, explain_pair};
 pub use job::{Hold, Job, JobId, JobState, Shape};
 pub use priority::{FairShare, PriorityFactors, UsageRecord, UsageTable};
 pub use reason::{Facts, LimitFacts, LimitKind, Reason, ReasonCode, Scope, Unit};
 pub use submit::{Resolved, SubmitCounts, SubmitError, SubmitPolicy};
+pub use verdict::{GapCheck, Guard, JobCheck, JobVerdict, Outcome, PairVerdict, Side, Source};
 
 /// The `scheduler.*` knobs a pass reads.
 #[derive(Debug, Clone, PartialEq)]
@@ -55,11 +65,50 @@ pub struct SchedConfig {
     pub queue_depth: usize,
     /// `[accounting] database_url` is set.
     pub accounting_enabled: bool,
+    pub preempt: PreemptConfig,
 }
 
 impl Default for SchedConfig {
     fn default() -> Self {
-        SchedConfig { backfill_enabled: true, queue_depth: 64, accounting_enabled: false }
+        SchedConfig {
+            backfill_enabled: true,
+            queue_depth: 64,
+            accounting_enabled: false,
+            preempt: PreemptConfig::default(),
+        }
+    }
+}
+
+/// The preemption knobs of `[scheduler]`, resolved (durations in seconds).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PreemptConfig {
+    pub enabled: bool,
+    /// `preempt_type = "qos_priority"`: the QOS allow-list applies.
+    pub qos_allow_list: bool,
+    pub exempt_secs: u64,
+    /// Percent; eviction only at or above it.
+    pub threshold_pct: f64,
+    /// An absolute minimum delta on top of the 2× rule.
+    pub min_gap: Option<f64>,
+    pub min_runtime_secs: u64,
+    pub multi_victim: bool,
+    pub max_evictions: u32,
+    pub drain_timeout_secs: u64,
+}
+
+impl Default for PreemptConfig {
+    fn default() -> Self {
+        PreemptConfig {
+            enabled: false,
+            qos_allow_list: false,
+            exempt_secs: 0,
+            threshold_pct: 75.0,
+            min_gap: None,
+            min_runtime_secs: 60,
+            multi_victim: false,
+            max_evictions: 8,
+            drain_timeout_secs: 30,
+        }
     }
 }
 
@@ -136,6 +185,8 @@ pub struct Snapshot {
     pub grp_wall_used: Option<HashMap<String, u64>>,
     /// Free count per license name.
     pub licenses: BTreeMap<String, u32>,
+    /// When each preemptor last had victims evicted, for the drain timeout.
+    pub evicted_for: HashMap<JobId, i64>,
     pub config: SchedConfig,
 }
 
@@ -164,12 +215,26 @@ pub struct Reservation {
     pub nodes: Vec<String>,
 }
 
+/// A running job to remove so a higher-priority job can start.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Preemption {
+    pub victim: JobId,
+    pub by: JobId,
+    /// cancel, requeue or suspend (requeue already turned into cancel for a job that may not requeue).
+    pub mode: PreemptMode,
+}
+
 /// A pass's decisions. `pending` holds every job left pending, in priority order.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Plan {
     pub starts: Vec<Start>,
     pub pending: Vec<Pending>,
     pub reservations: Vec<Reservation>,
+    pub preemptions: Vec<Preemption>,
+    /// Suspended jobs whose preemptor is gone and whose nodes have room again.
+    pub resumes: Vec<JobId>,
+    /// For every job blocked on resources: what preemption concluded.
+    pub verdicts: Vec<JobVerdict>,
 }
 
 impl Plan {
@@ -179,6 +244,10 @@ impl Plan {
 
     pub fn start_of(&self, job: JobId) -> Option<&Start> {
         self.starts.iter().find(|s| s.job == job)
+    }
+
+    pub fn verdict_of(&self, job: JobId) -> Option<&JobVerdict> {
+        self.verdicts.iter().find(|v| v.job == job)
     }
 }
 

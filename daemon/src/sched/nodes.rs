@@ -22,6 +22,9 @@ pub(crate) struct NodeState {
     /// The start of the earliest reservation holding this node; `i64::MAX` when none.
     pub reserved_from: i64,
     pub reserved_by: JobId,
+    /// Capacity a suspended job gave up, kept for its preemptor (or for its
+    /// own resume once the preemptor is gone).
+    pub held_for: Option<JobId>,
 }
 
 impl NodeState {
@@ -39,6 +42,7 @@ impl NodeState {
             weight: n.weight,
             reserved_from: i64::MAX,
             reserved_by: 0,
+            held_for: None,
         }
     }
 
@@ -77,7 +81,7 @@ impl NodeState {
         }
     }
 
-    fn release(&mut self, s: &Shape) {
+    pub fn release(&mut self, s: &Shape) {
         self.jobs = self.jobs.saturating_sub(1);
         if s.exclusive {
             self.exclusive = false;
@@ -171,6 +175,7 @@ pub(crate) struct Pick {
 /// What a job needs from one node and until when.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Want<'a> {
+    pub job: JobId,
     pub shape: Shape,
     pub end_ms: i64,
     pub excluded: &'a [u32],
@@ -179,7 +184,8 @@ pub(crate) struct Want<'a> {
 impl Pick {
     fn consider(&mut self, nodes: &[NodeState], i: u32, want: &Want<'_>, marks: &mut Marks) -> bool {
         let n = &nodes[i as usize];
-        if marks.stamp[i as usize] == marks.cur || !n.fits(&want.shape) {
+        let held = n.held_for.is_some_and(|h| h != want.job);
+        if marks.stamp[i as usize] == marks.cur || held || !n.fits(&want.shape) {
             return false;
         }
         marks.stamp[i as usize] = marks.cur;
@@ -245,13 +251,18 @@ pub(crate) fn earliest_start(
     nodes: &[NodeState],
     part: &PartNodes,
     allocs: &[Alloc],
-    shape: &Shape,
+    want: &Want<'_>,
     required: &[u32],
-    excluded: &[u32],
     now_ms: i64,
 ) -> Option<(i64, Vec<u32>)> {
-    let eligible =
-        |i: u32| part.member[i as usize] && nodes[i as usize].up && excluded.binary_search(&i).is_err();
+    let (shape, excluded, job) = (&want.shape, want.excluded, want.job);
+    let eligible = |i: u32| {
+        let n = &nodes[i as usize];
+        part.member[i as usize]
+            && n.up
+            && n.held_for.is_none_or(|h| h == job)
+            && excluded.binary_search(&i).is_err()
+    };
     let mut sim: Vec<NodeState> = nodes.to_vec();
     let mut fit: Vec<bool> =
         sim.iter().enumerate().map(|(i, n)| eligible(i as u32) && n.fits(shape)).collect();

@@ -7,6 +7,7 @@ use super::job::{Hold, Job, JobId, JobState, Shape};
 use super::limits::{self, ASSOC_PER_JOB, QOS_PER_JOB};
 use super::memo::{NodeCapFailures, RoomFailures};
 use super::nodes::{Alloc, Marks, NodeState, PartNodes, Pick, Want, earliest_start};
+use super::preempt::hold_for_preemptor;
 use super::priority::PriorityFactors;
 use super::reason::{Facts, LimitFacts, LimitKind, Reason, ReasonCode as C, Scope, Unit};
 use super::scope::Scopes;
@@ -17,9 +18,9 @@ use std::collections::HashMap;
 /// Jobs that never fit (e.g. behind unbounded jobs) may not use up a partition's reservation.
 const RESERVE_TRIES: u32 = 8;
 
-struct Part<'a> {
-    p: &'a Partition,
-    nodes: PartNodes,
+pub(super) struct Part<'a> {
+    pub p: &'a Partition,
+    pub nodes: PartNodes,
     failures: RoomFailures,
     reserved: bool,
     reserve_tries: u32,
@@ -27,15 +28,23 @@ struct Part<'a> {
     blocked_by: Option<JobId>,
 }
 
-struct Pass<'a> {
-    snap: &'a Snapshot,
-    now: i64,
-    nodes: Vec<NodeState>,
-    node_idx: HashMap<&'a str, u32>,
-    parts: Vec<Part<'a>>,
-    part_idx: HashMap<&'a str, u32>,
-    scopes: Scopes<'a>,
-    allocs: Vec<Alloc>,
+pub(super) struct Pass<'a> {
+    pub snap: &'a Snapshot,
+    pub now: i64,
+    pub nodes: Vec<NodeState>,
+    pub node_idx: HashMap<&'a str, u32>,
+    pub parts: Vec<Part<'a>>,
+    pub part_idx: HashMap<&'a str, u32>,
+    pub scopes: Scopes<'a>,
+    pub allocs: Vec<Alloc>,
+    /// Running jobs, for preemption: where they sit and what they weigh now.
+    pub running: Vec<Running>,
+    /// Per node, indexes into `running`.
+    pub on_node: Vec<Vec<u32>>,
+    /// Victims chosen this pass, so no two blocked jobs count on the same one.
+    pub evictions: u32,
+    /// Some node is held for one job (a suspended job's room): no-room memos would be wrong.
+    held: bool,
     licenses: HashMap<&'a str, u32>,
     marks: Marks,
     /// Reservation holders: expected start and partition.
@@ -43,7 +52,17 @@ struct Pass<'a> {
     node_fail: NodeCapFailures,
     behind_reservation: bool,
     attempts: usize,
-    plan: Plan,
+    pub plan: Plan,
+}
+
+/// A running job as preemption sees it.
+pub(super) struct Running {
+    pub job: usize,
+    pub alloc: usize,
+    pub scope: u32,
+    pub part: Option<u32>,
+    pub priority: PriorityFactors,
+    pub evicted: bool,
 }
 
 /// A pending job in the order: its sort key inline, so sorting a large queue
@@ -58,22 +77,29 @@ struct Entry {
 
 pub(crate) fn run(snap: &Snapshot, now_ms: i64) -> Plan {
     let mut pass = Pass::new(snap, now_ms);
+    pass.resume_suspended();
     for Entry { job, scope, part, priority, .. } in pass.order() {
         let job = &snap.jobs[job];
         match pass.try_job(job, scope, part) {
             Ok(picked) => pass.start(job, scope, picked, priority),
-            Err(reason) => pass.plan.pending.push(Pending { job: job.id, reason, priority }),
+            Err(reason) => {
+                if let Some(pi) = part.filter(|_| reason.code == C::Resources) {
+                    let v = pass.consider_preemption(job, scope, pi as usize, &priority, false);
+                    pass.plan.verdicts.push(v);
+                }
+                pass.plan.pending.push(Pending { job: job.id, reason, priority })
+            }
         }
     }
     pass.plan
 }
 
-fn secs(ms: i64) -> u64 {
+pub(super) fn secs(ms: i64) -> u64 {
     u64::try_from(ms.max(0) / 1000).unwrap_or(0)
 }
 
 impl<'a> Pass<'a> {
-    fn new(snap: &'a Snapshot, now: i64) -> Pass<'a> {
+    pub fn new(snap: &'a Snapshot, now: i64) -> Pass<'a> {
         let mut nodes: Vec<NodeState> = snap.nodes.iter().map(NodeState::new).collect();
         let node_idx: HashMap<&str, u32> =
             snap.nodes.iter().enumerate().map(|(i, n)| (n.name.as_str(), i as u32)).collect();
@@ -99,7 +125,12 @@ impl<'a> Pass<'a> {
         }
         let mut scopes = Scopes::new(&snap.catalog, snap.config.accounting_enabled, &snap.usage);
         let mut allocs = Vec::new();
-        for job in &snap.jobs {
+        let mut running = Vec::new();
+        let mut on_node = vec![Vec::new(); nodes.len()];
+        for (j, job) in snap.jobs.iter().enumerate() {
+            if let JobState::Suspended { nodes: names, by, .. } = &job.state {
+                hold_for_preemptor(&mut nodes, &node_idx, names, *by, job.id, &snap.jobs);
+            }
             let JobState::Running { nodes: names, start_ms } = &job.state else { continue };
             let idx: Vec<u32> = names.iter().filter_map(|n| node_idx.get(n.as_str()).copied()).collect();
             let shape = job.shape();
@@ -107,12 +138,19 @@ impl<'a> Pass<'a> {
                 let node = &mut nodes[n as usize];
                 node.jobs += 1;
                 node.exclusive |= shape.exclusive;
+                on_node[n as usize].push(running.len() as u32);
             }
-            let sc = scopes.of(job) as usize;
+            let sc = scopes.of(job);
             let ask = job.tres();
-            for &g in &scopes.list[sc].groups {
+            for &g in &scopes.list[sc as usize].groups {
                 scopes.groups[g as usize].add(&ask, &idx);
             }
+            // A running job's priority is recomputed at check time, with the pending side's formula.
+            let part = snap.partitions.iter().position(|p| p.name == job.partition).map(|p| p as u32);
+            let tier = part.map_or(1, |p| snap.partitions[p as usize].priority_tier);
+            let s = &scopes.list[sc as usize];
+            let priority = PriorityFactors::for_job(job, s.qos, s.fair_share, tier, now);
+            running.push(Running { job: j, alloc: allocs.len(), scope: sc, part, priority, evicted: false });
             allocs.push(Alloc { nodes: idx, shape, end_ms: job.end_ms(*start_ms).max(now) });
         }
         Pass {
@@ -125,6 +163,10 @@ impl<'a> Pass<'a> {
             part_idx,
             scopes,
             allocs,
+            running,
+            on_node,
+            evictions: 0,
+            held: snap.jobs.iter().any(|j| matches!(j.state, JobState::Suspended { .. })),
             licenses: snap.licenses.iter().map(|(k, v)| (k.as_str(), *v)).collect(),
             resv: HashMap::new(),
             node_fail: NodeCapFailures::default(),
@@ -138,7 +180,7 @@ impl<'a> Pass<'a> {
     fn order(&mut self) -> Vec<Entry> {
         let jobs = &self.snap.jobs;
         let mut out: Vec<Entry> = Vec::with_capacity(jobs.len());
-        for (j, job) in jobs.iter().enumerate().filter(|(_, j)| !j.is_running()) {
+        for (j, job) in jobs.iter().enumerate().filter(|(_, j)| j.is_pending()) {
             let scope = self.scopes.of(job);
             let part = self.part_idx.get(job.partition.as_str()).copied();
             let tier = part.map_or(1, |p| self.parts[p as usize].p.priority_tier);
@@ -296,7 +338,7 @@ impl<'a> Pass<'a> {
                 self.scopes.groups[g as usize].node_allowance().filter(|a| *a < need as u64).map(|a| (g, a))
             })
             .collect();
-        let simple = required.is_empty() && tight.is_empty();
+        let simple = required.is_empty() && tight.is_empty() && !self.held;
         if simple && let Some(by) = self.parts[pi].failures.recall(&shape, end_ms) {
             return Err(match by {
                 None => Reason::new(C::Resources, self.no_room_facts(pi, &shape, None)),
@@ -304,7 +346,7 @@ impl<'a> Pass<'a> {
             });
         }
         self.marks.next_job();
-        let want = Want { shape, end_ms, excluded: &excluded };
+        let want = Want { job: job.id, shape, end_ms, excluded: &excluded };
         let mut pick = Pick::default();
         pick.listed(&self.nodes, &required, &want, need, &mut self.marks);
         if pick.nodes.len() < required.len() {
@@ -396,8 +438,9 @@ impl<'a> Pass<'a> {
             let part = &self.parts[pi];
             let p: &'a Partition = part.p;
             let pname = p.name.as_str();
+            let want = Want { job: job.id, shape: *shape, end_ms: i64::MAX, excluded };
             if let Some((t, nodes)) =
-                earliest_start(&self.nodes, &part.nodes, &self.allocs, shape, required, excluded, now)
+                earliest_start(&self.nodes, &part.nodes, &self.allocs, &want, required, now)
             {
                 start = Some(t);
                 for &n in &nodes {

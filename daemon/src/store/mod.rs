@@ -70,6 +70,29 @@ pub struct TxnRow {
     pub info: String,
 }
 
+/// The actor of changes the controller makes on its own (not responding, preemption).
+pub const SYSTEM_ACTOR: &str = "spurctld";
+
+impl TxnRow {
+    /// An after-the-fact success row for a change the controller made itself.
+    pub fn system(entity: &str, name: &str, action: &str, info: serde_json::Value) -> TxnRow {
+        TxnRow {
+            head: TxnHead {
+                time_ms: now_ms(),
+                actor: SYSTEM_ACTOR.into(),
+                source: "system".into(),
+                ..TxnHead::default()
+            },
+            action: action.into(),
+            entity: entity.into(),
+            name: name.into(),
+            outcome: "success".into(),
+            info: info.to_string(),
+            ..TxnRow::default()
+        }
+    }
+}
+
 /// A txn query: sacctmgr's filters, and optionally "after this id" for a tail resuming.
 #[derive(Debug, Clone, Default)]
 pub struct TxnQuery {

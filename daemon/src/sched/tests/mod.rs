@@ -5,6 +5,7 @@ mod backfill;
 mod hostile;
 mod pending;
 mod placement;
+mod preempt;
 mod priority;
 mod reasons;
 mod submit;
@@ -127,8 +128,11 @@ impl Fx {
     }
 
     pub fn plan(&self) -> Plan {
-        let snap = Snapshot { catalog: Arc::new(self.catalog.clone()), ..self.snap.clone() };
-        schedule(&snap, NOW)
+        schedule(&self.snap_with_catalog(), NOW)
+    }
+
+    pub fn snap_with_catalog(&self) -> Snapshot {
+        Snapshot { catalog: Arc::new(self.catalog.clone()), ..self.snap.clone() }
     }
 }
 

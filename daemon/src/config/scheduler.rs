@@ -1,0 +1,194 @@
+//! `[scheduler]`: pass cadence, backfill, fair share, and the preemption
+//! knobs of spec/fuzzball-provisioners.md ("Scheduler Parameters") and
+//! spec/spur-accounting-qos.md (preempt_type, preempt_exempt_time).
+
+use serde::Deserialize;
+use spur_client::vocab::time::parse_seconds;
+
+/// Which preemptions the gap rule may fire (spec: "QOS preemption hierarchy").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PreemptType {
+    /// The effective-priority gap alone decides.
+    #[default]
+    None,
+    /// The pending job's QOS must also list the running job's QOS in `preempt`.
+    QosPriority,
+}
+
+impl PreemptType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PreemptType::None => "none",
+            PreemptType::QosPriority => "qos_priority",
+        }
+    }
+}
+
+/// A duration written as whole seconds (`60`) or as text (`"60s"`, `"5m"`,
+/// `"1h"`, or Slurm's `hh:mm:ss`), as the provisioner spec writes them.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum Seconds {
+    Whole(u64),
+    Text(String),
+}
+
+impl Seconds {
+    pub fn secs(&self) -> Result<u64, String> {
+        let t = match self {
+            Seconds::Whole(n) => return Ok(*n),
+            Seconds::Text(t) => t.trim(),
+        };
+        let unit = |suffix: &str, mult: u64| -> Option<Result<u64, String>> {
+            let n = t.strip_suffix(suffix)?;
+            Some(n.trim().parse::<u64>().map(|n| n * mult).map_err(|_| format!("'{t}' is not a duration")))
+        };
+        unit("s", 1).or_else(|| unit("m", 60)).or_else(|| unit("h", 3600)).unwrap_or_else(|| {
+            parse_seconds(t).map_err(|_| format!("'{t}' is not a duration (60, 60s, 5m, 1h)"))
+        })
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SchedulerConfig {
+    /// Seconds between scheduling passes (a submit, a job's end or a node change also starts one).
+    #[serde(default = "default_interval")]
+    pub interval: u64,
+    /// EASY backfill.
+    #[serde(default = "yes")]
+    pub backfill_enabled: bool,
+    /// How many jobs a pass tries behind the first blocked one.
+    #[serde(default = "default_queue_depth")]
+    pub queue_depth: usize,
+    /// Half-life of the decayed usage behind fair share.
+    #[serde(default = "default_halflife")]
+    pub fairshare_halflife_days: f64,
+    /// The preemption pass; off by default as in the provisioner spec.
+    #[serde(default)]
+    pub preemption_enabled: bool,
+    #[serde(default)]
+    pub preempt_type: PreemptType,
+    /// Seconds a job runs before it may be preempted, below partition and QOS overrides.
+    #[serde(default)]
+    pub preempt_exempt_time: u64,
+    /// Percent of the blocked job's pool in use at or above which eviction may happen; 0 is unset.
+    #[serde(default = "default_threshold")]
+    pub preemption_threshold: f64,
+    /// An absolute minimum priority delta, on top of the 2× rule; unset by default.
+    #[serde(default)]
+    pub preemption_gap: Option<f64>,
+    #[serde(default = "default_min_runtime")]
+    pub min_preemption_runtime: Seconds,
+    #[serde(default)]
+    pub preemption_multi_victim_enabled: bool,
+    #[serde(default = "default_max_evictions")]
+    pub max_evictions_per_tick: u32,
+    #[serde(default = "default_drain_timeout")]
+    pub preemption_drain_timeout: Seconds,
+}
+
+/// The provisioner spec's default threshold, also used for an explicit 0.
+pub const DEFAULT_THRESHOLD: f64 = 75.0;
+
+fn default_halflife() -> f64 {
+    7.0
+}
+fn default_interval() -> u64 {
+    2
+}
+fn yes() -> bool {
+    true
+}
+fn default_queue_depth() -> usize {
+    64
+}
+fn default_threshold() -> f64 {
+    DEFAULT_THRESHOLD
+}
+fn default_min_runtime() -> Seconds {
+    Seconds::Whole(60)
+}
+fn default_max_evictions() -> u32 {
+    8
+}
+fn default_drain_timeout() -> Seconds {
+    Seconds::Whole(30)
+}
+
+impl Default for SchedulerConfig {
+    fn default() -> Self {
+        SchedulerConfig {
+            interval: default_interval(),
+            backfill_enabled: true,
+            queue_depth: default_queue_depth(),
+            fairshare_halflife_days: default_halflife(),
+            preemption_enabled: false,
+            preempt_type: PreemptType::None,
+            preempt_exempt_time: 0,
+            preemption_threshold: DEFAULT_THRESHOLD,
+            preemption_gap: None,
+            min_preemption_runtime: default_min_runtime(),
+            preemption_multi_victim_enabled: false,
+            max_evictions_per_tick: default_max_evictions(),
+            preemption_drain_timeout: default_drain_timeout(),
+        }
+    }
+}
+
+impl SchedulerConfig {
+    pub fn validate(&self) -> Result<(), String> {
+        if self.interval == 0 {
+            return Err("key 'scheduler.interval': must be at least 1 second".into());
+        }
+        let t = self.preemption_threshold;
+        if !(0.0..=100.0).contains(&t) {
+            return Err(format!("key 'scheduler.preemption_threshold': {t} is not a percentage (0-100)"));
+        }
+        if let Some(g) = self.preemption_gap.filter(|g| !g.is_finite() || *g < 0.0) {
+            return Err(format!("key 'scheduler.preemption_gap': {g} must be zero or more"));
+        }
+        self.min_preemption_runtime
+            .secs()
+            .map_err(|e| format!("key 'scheduler.min_preemption_runtime': {e}"))?;
+        self.preemption_drain_timeout
+            .secs()
+            .map_err(|e| format!("key 'scheduler.preemption_drain_timeout': {e}"))?;
+        Ok(())
+    }
+
+    /// The threshold in effect: 0 means the default.
+    pub fn threshold(&self) -> f64 {
+        if self.preemption_threshold <= 0.0 { DEFAULT_THRESHOLD } else { self.preemption_threshold }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_accept_seconds_and_suffixes() {
+        assert_eq!(Seconds::Whole(60).secs(), Ok(60));
+        assert_eq!(Seconds::Text("5m".into()).secs(), Ok(300));
+        assert_eq!(Seconds::Text("30s".into()).secs(), Ok(30));
+        assert_eq!(Seconds::Text("00:01:00".into()).secs(), Ok(60));
+        assert!(Seconds::Text("soon".into()).secs().unwrap_err().contains("'soon'"));
+    }
+
+    #[test]
+    fn bad_knobs_name_their_key() {
+        let c = SchedulerConfig { preemption_threshold: 140.0, ..SchedulerConfig::default() };
+        assert!(c.validate().unwrap_err().contains("scheduler.preemption_threshold"));
+        let c = SchedulerConfig { preemption_gap: Some(-1.0), ..SchedulerConfig::default() };
+        assert!(c.validate().unwrap_err().contains("scheduler.preemption_gap"));
+        let c = SchedulerConfig {
+            preemption_drain_timeout: Seconds::Text("x".into()),
+            ..SchedulerConfig::default()
+        };
+        assert!(c.validate().unwrap_err().contains("scheduler.preemption_drain_timeout"));
+        let c = SchedulerConfig { preemption_threshold: 0.0, ..SchedulerConfig::default() };
+        assert_eq!(c.threshold(), DEFAULT_THRESHOLD);
+    }
+}

@@ -1,0 +1,75 @@
+//! `scontrol explain`: the preemption evaluation of a pass, run on demand
+//! against a snapshot with nothing started yet, weighing every running job.
+//! The same code as the pass, so an explanation cannot disagree with it.
+
+use super::job::{JobId, JobState};
+use super::pass::Pass;
+use super::priority::PriorityFactors;
+use super::verdict::{JobVerdict, PairVerdict};
+use super::{Plan, Snapshot};
+
+/// The full verdict for a pending job, or why there is none. When the pass
+/// that produced `plan` decided for this job, its checks and outcome (which
+/// depend on what else that pass did) replace the on-demand ones.
+pub fn explain_job(
+    snap: &Snapshot,
+    plan: Option<&Plan>,
+    now_ms: i64,
+    id: JobId,
+) -> Result<JobVerdict, String> {
+    let mut pass = Pass::new(snap, now_ms);
+    let (sc, pi, prio) = pending(&mut pass, id)?;
+    let job = &snap.jobs.iter().find(|j| j.id == id).ok_or_else(|| missing(id))?;
+    let mut v = pass.consider_preemption(job, sc, pi, &prio, true);
+    if let Some(decided) = plan.and_then(|p| p.verdict_of(id)) {
+        v.checks.clone_from(&decided.checks);
+        v.outcome = decided.outcome.clone();
+    } else if let Some(r) =
+        plan.and_then(|p| p.reason_of(id)).filter(|r| r.code != super::ReasonCode::Resources)
+    {
+        v.outcome = super::Outcome::NotBlocked { reason: r.code.as_str().into() };
+    }
+    Ok(v)
+}
+
+/// The full verdict for one (pending, running) pair.
+pub fn explain_pair(
+    snap: &Snapshot,
+    now_ms: i64,
+    pending_id: JobId,
+    running_id: JobId,
+) -> Result<PairVerdict, String> {
+    let mut pass = Pass::new(snap, now_ms);
+    let (sc, pi, prio) = pending(&mut pass, pending_id)?;
+    let r = (0..pass.running.len())
+        .find(|r| snap.jobs[pass.running[*r].job].id == running_id)
+        .ok_or_else(|| format!("job {running_id} is not running"))?;
+    let job = snap.jobs.iter().find(|j| j.id == pending_id).ok_or_else(|| missing(pending_id))?;
+    let mut in_pool = vec![false; snap.nodes.len()];
+    let excluded = |n: &str| job.exclude.iter().any(|x| x == n);
+    for &i in &pass.parts[pi].nodes.order {
+        in_pool[i as usize] = pass.nodes[i as usize].up && !excluded(&snap.nodes[i as usize].name);
+    }
+    Ok(pass.pair(job, sc, pi, &prio, &in_pool, r))
+}
+
+fn missing(id: JobId) -> String {
+    format!("job {id} is not in the queue")
+}
+
+/// The pending job's scope, partition and priority as the pass computes them.
+fn pending(pass: &mut Pass<'_>, id: JobId) -> Result<(u32, usize, PriorityFactors), String> {
+    let snap = pass.snap;
+    let job = snap.jobs.iter().find(|j| j.id == id).ok_or_else(|| missing(id))?;
+    if !matches!(job.state, JobState::Pending) {
+        return Err(format!("job {id} is not pending"));
+    }
+    let pi = *pass
+        .part_idx
+        .get(job.partition.as_str())
+        .ok_or_else(|| format!("job {id}'s partition '{}' does not exist", job.partition))?;
+    let sc = pass.scopes.of(job);
+    let s = &pass.scopes.list[sc as usize];
+    let tier = pass.parts[pi as usize].p.priority_tier;
+    Ok((sc, pi as usize, PriorityFactors::for_job(job, s.qos, s.fair_share, tier, pass.now)))
+}

@@ -1,0 +1,345 @@
+//! Preemption inside a pass, for a job left pending on `Resources`: the
+//! job-level checks (enabled, partition mode, drain timeout, eviction cap,
+//! pool threshold), then every running job that holds a node it could use,
+//! through the 2× gap and the guards in the spec's order. Victims are evicted
+//! only when releasing them provably makes the job placeable; otherwise none.
+//! Suspended victims keep their nodes: the capacity they gave up is held for
+//! their preemptor, and they resume once it is gone.
+
+use super::Preemption;
+use super::job::{Job, JobId, JobState, Shape};
+use super::nodes::NodeState;
+use super::pass::{Pass, secs};
+use super::priority::PriorityFactors;
+use super::verdict::{GapCheck, Guard, JobCheck, JobVerdict, LISTED, Outcome, PairVerdict, Side, Source};
+use spur_client::vocab::names::PreemptMode;
+use std::collections::HashMap;
+
+/// Marks a suspended job's nodes as held for its preemptor while that is
+/// still active, else for the job itself so nothing takes its room first.
+pub(super) fn hold_for_preemptor(
+    nodes: &mut [NodeState],
+    node_idx: &HashMap<&str, u32>,
+    names: &[String],
+    by: JobId,
+    me: JobId,
+    jobs: &[Job],
+) {
+    let active = jobs.iter().any(|j| j.id == by && !matches!(j.state, JobState::Suspended { .. }));
+    let holder = if active { by } else { me };
+    for i in names.iter().filter_map(|n| node_idx.get(n.as_str())) {
+        nodes[*i as usize].held_for.get_or_insert(holder);
+    }
+}
+
+/// Gives back what a victim holds on a node: all of it, or for a suspended
+/// victim its CPUs and GPUs only, since its memory stays allocated.
+fn give_back(n: &mut NodeState, s: &Shape, mode: PreemptMode) {
+    if mode != PreemptMode::Suspend {
+        return n.release(s);
+    }
+    if s.exclusive {
+        n.exclusive = false;
+        (n.free_cpus, n.free_gpus) = (n.cpus, n.gpus);
+    } else {
+        n.free_cpus = n.free_cpus.saturating_add(s.cpus).min(n.cpus);
+        n.free_gpus = n.free_gpus.saturating_add(s.gpus).min(n.gpus);
+    }
+}
+
+impl<'a> Pass<'a> {
+    /// Suspended jobs whose preemptor is gone take their CPUs back, ahead of any pending job.
+    pub fn resume_suspended(&mut self) {
+        for job in &self.snap.jobs {
+            let JobState::Suspended { nodes, .. } = &job.state else { continue };
+            let idx: Vec<u32> = nodes.iter().filter_map(|n| self.node_idx.get(n.as_str()).copied()).collect();
+            if idx.iter().any(|i| self.nodes[*i as usize].held_for != Some(job.id)) {
+                continue;
+            }
+            let shape = Shape { mem_mb: 0, exclusive: false, ..job.shape() };
+            let room = |n: &NodeState| n.up && n.free_cpus >= shape.cpus && n.free_gpus >= shape.gpus;
+            if idx.iter().all(|i| room(&self.nodes[*i as usize])) {
+                for &i in &idx {
+                    let n = &mut self.nodes[i as usize];
+                    n.held_for = None;
+                    n.take(&shape);
+                }
+                self.plan.resumes.push(job.id);
+            }
+        }
+    }
+
+    /// The partition's in-service nodes the job could use, in placement order.
+    fn pool(&self, job: &Job, pi: usize) -> Vec<u32> {
+        let excluded = |i: u32| job.exclude.iter().any(|n| self.node_idx.get(n.as_str()) == Some(&i));
+        (self.parts[pi].nodes.order.iter().copied())
+            .filter(|i| self.nodes[*i as usize].up && !excluded(*i))
+            .collect()
+    }
+
+    /// Utilization of the pool in the busiest dimension the job asks for.
+    fn threshold(&self, pool: &[u32], shape: &Shape) -> JobCheck {
+        let (mut cap, mut used) = ([0u64; 3], [0u64; 3]);
+        for n in pool.iter().map(|i| &self.nodes[*i as usize]) {
+            let (c, f) =
+                ([u64::from(n.cpus), n.mem, n.gpus], [u64::from(n.free_cpus), n.free_mem, n.free_gpus]);
+            for d in 0..3 {
+                cap[d] += c[d];
+                used[d] += c[d].saturating_sub(f[d]);
+            }
+        }
+        let asks = [true, shape.mem_mb > 0, shape.gpus > 0];
+        let names = ["cpu", "mem", "gpu"];
+        let (mut used_pct, mut dim) = (0.0, "cpu");
+        for d in (0..3).filter(|d| asks[*d] && cap[*d] > 0) {
+            let pct = used[d] as f64 * 100.0 / cap[d] as f64;
+            if pct > used_pct {
+                (used_pct, dim) = (pct, names[d]);
+            }
+        }
+        JobCheck::Threshold { used_pct, dim, threshold: self.snap.config.preempt.threshold_pct }
+    }
+
+    fn side(&self, job: &Job, priority: &PriorityFactors) -> Side {
+        Side {
+            job: job.id,
+            user: job.user.clone(),
+            qos: job.qos.clone(),
+            partition: job.partition.clone(),
+            factors: *priority,
+        }
+    }
+
+    /// The full verdict for one (pending, running) pair; `in_pool` marks the nodes the pending job could use.
+    pub fn pair(
+        &self,
+        job: &Job,
+        sc: u32,
+        pi: usize,
+        priority: &PriorityFactors,
+        in_pool: &[bool],
+        r: usize,
+    ) -> PairVerdict {
+        let cfg = &self.snap.config.preempt;
+        let run = &self.snap.jobs[self.running[r].job];
+        let rs = &self.scopes.list[self.running[r].scope as usize];
+        let rpart = self.running[r].part.map(|p| self.parts[p as usize].p);
+        let rpname = || run.partition.clone();
+        let gap = GapCheck {
+            pending: priority.effective,
+            candidate: self.running[r].priority.effective,
+            min_delta: cfg.min_gap,
+        };
+        let mine = self.parts[pi].p;
+        let mut guards = vec![Guard::PartitionMode { partition: mine.name.clone(), mode: mine.preempt_mode }];
+        let pq = self.scopes.list[sc as usize].qos;
+        guards.push(Guard::QosAllowList {
+            enforced: cfg.qos_allow_list,
+            pending_qos: job.qos.clone(),
+            allows: pq.map(|q| q.preempt.clone()).unwrap_or_default(),
+            candidate_qos: run.qos.clone(),
+        });
+        let qname = || run.qos.clone().unwrap_or_default();
+        let (mode, from) = match rs.qos.map(|q| q.preempt_mode).filter(|m| *m != PreemptMode::Off) {
+            Some(m) => (m, Source::Qos(qname())),
+            None => (rpart.map_or(PreemptMode::Off, |p| p.preempt_mode), Source::Partition(rpname())),
+        };
+        guards.push(Guard::CandidateMode { mode, from });
+        let ran_s = match &run.state {
+            JobState::Running { start_ms, .. } => secs(self.now.saturating_sub(*start_ms)),
+            _ => 0,
+        };
+        let (exempt_s, from) =
+            match (rs.qos.and_then(|q| q.preempt_exempt_time), rpart.and_then(|p| p.preempt_exempt_time)) {
+                (Some(t), _) => (t, Source::Qos(qname())),
+                (None, Some(t)) => (t, Source::Partition(rpname())),
+                (None, None) => (cfg.exempt_secs, Source::Global),
+            };
+        guards.push(Guard::ExemptTime { exempt_s, from, ran_s });
+        guards.push(Guard::MinRuntime { min_s: cfg.min_runtime_secs, ran_s });
+        guards.push(Guard::Reservation {
+            reservation: run.reservation.clone(),
+            pending_tier: mine.priority_tier,
+            candidate_tier: rpart.map_or(1, |p| p.priority_tier),
+        });
+        let alloc = &self.allocs[self.running[r].alloc];
+        let shared = (alloc.nodes.iter())
+            .filter(|n| in_pool[**n as usize])
+            .map(|n| self.snap.nodes[*n as usize].name.clone())
+            .collect();
+        guards.push(Guard::NodeOverlap { shared });
+        let action =
+            if mode == PreemptMode::Requeue && !run.requeueable { PreemptMode::Cancel } else { mode };
+        PairVerdict {
+            pending: self.side(job, priority),
+            candidate: self.side(run, &self.running[r].priority),
+            gap,
+            guards,
+            action,
+        }
+    }
+
+    /// Whether the job fits once `victims` (indexes into `running`) are gone; the nodes it would get.
+    fn fits_without(&self, job: &Job, pool: &[u32], victims: &[(usize, PreemptMode)]) -> Option<Vec<u32>> {
+        let shape = job.shape();
+        let mut sim: HashMap<u32, NodeState> = HashMap::new();
+        for &(r, mode) in victims {
+            let a = &self.allocs[self.running[r].alloc];
+            for &n in &a.nodes {
+                let node = sim.entry(n).or_insert_with(|| self.nodes[n as usize].clone());
+                give_back(node, &a.shape, mode);
+            }
+        }
+        let ok = |i: u32| {
+            let n = sim.get(&i).unwrap_or(&self.nodes[i as usize]);
+            n.held_for.is_none_or(|h| h == job.id) && n.fits(&shape)
+        };
+        let required: Vec<u32> =
+            job.nodelist.iter().filter_map(|n| self.node_idx.get(n.as_str()).copied()).collect();
+        if required.len() < job.nodelist.len() || !required.iter().all(|i| pool.contains(i) && ok(*i)) {
+            return None;
+        }
+        let mut out = required.clone();
+        for &i in pool {
+            if out.len() >= shape.nodes as usize {
+                break;
+            }
+            if !required.contains(&i) && ok(i) {
+                out.push(i);
+            }
+        }
+        (out.len() >= shape.nodes as usize).then_some(out)
+    }
+
+    /// What preemption concludes for a job blocked on resources. In the pass
+    /// (`full` false) it stops at the first failing job-level check and only
+    /// weighs jobs on the pool's nodes; `scontrol explain` weighs everything.
+    pub fn consider_preemption(
+        &mut self,
+        job: &Job,
+        sc: u32,
+        pi: usize,
+        priority: &PriorityFactors,
+        full: bool,
+    ) -> JobVerdict {
+        let cfg = self.snap.config.preempt.clone();
+        let p = self.parts[pi].p;
+        let mut checks = vec![
+            JobCheck::Enabled(cfg.enabled),
+            JobCheck::PartitionMode { partition: p.name.clone(), mode: p.preempt_mode },
+        ];
+        if let Some(t) = self.snap.evicted_for.get(&job.id) {
+            let evicted_s_ago = secs(self.now.saturating_sub(*t));
+            checks.push(JobCheck::Drain { evicted_s_ago, timeout_s: cfg.drain_timeout_secs });
+        }
+        checks.push(JobCheck::EvictionCap { used: self.evictions, max: cfg.max_evictions });
+        let verdict = |checks, candidates, considered, outcome| JobVerdict {
+            job: job.id,
+            checks,
+            candidates,
+            considered,
+            outcome,
+        };
+        if !full && checks.iter().any(|c| !c.passes()) {
+            return verdict(checks, vec![], 0, Outcome::Checks);
+        }
+        let pool = self.pool(job, pi);
+        checks.push(self.threshold(&pool, &job.shape()));
+        let blocked = checks.iter().any(|c| !c.passes());
+        if !full && blocked {
+            return verdict(checks, vec![], 0, Outcome::Checks);
+        }
+        let mut in_pool = vec![false; self.nodes.len()];
+        pool.iter().for_each(|i| in_pool[*i as usize] = true);
+        let mut cands: Vec<usize> = match full {
+            true => (0..self.running.len()).collect(),
+            false => {
+                pool.iter().flat_map(|i| self.on_node[*i as usize].iter().map(|r| *r as usize)).collect()
+            }
+        };
+        cands.sort_unstable();
+        cands.dedup();
+        cands.retain(|r| !self.running[*r].evicted);
+        let mut pairs: Vec<(usize, PairVerdict)> =
+            cands.into_iter().map(|r| (r, self.pair(job, sc, pi, priority, &in_pool, r))).collect();
+        pairs.sort_by(|(_, a), (_, b)| {
+            (b.eligible().cmp(&a.eligible()))
+                .then(b.gap.holds().cmp(&a.gap.holds()))
+                .then(a.candidate.factors.effective.total_cmp(&b.candidate.factors.effective))
+        });
+        let considered = pairs.len();
+        let eligible: Vec<(usize, PreemptMode)> =
+            pairs.iter().filter(|(_, v)| v.eligible()).map(|(r, v)| (*r, v.action)).collect();
+        let outcome = if blocked {
+            Outcome::Checks
+        } else if eligible.is_empty() {
+            Outcome::NoCandidate
+        } else {
+            self.choose(job, &pool, &eligible, cfg.multi_victim, cfg.max_evictions)
+        };
+        if let Outcome::Evict { victims, .. } = &outcome
+            && !full
+        {
+            let chosen: Vec<(usize, PreemptMode)> = (eligible.iter().copied())
+                .filter(|(r, _)| victims.contains(&self.snap.jobs[self.running[*r].job].id))
+                .collect();
+            for (r, mode) in chosen {
+                self.running[r].evicted = true;
+                self.evictions += 1;
+                let victim = self.snap.jobs[self.running[r].job].id;
+                self.plan.preemptions.push(Preemption { victim, by: job.id, mode });
+            }
+        }
+        let candidates = pairs.into_iter().take(LISTED).map(|(_, v)| v).collect();
+        verdict(checks, candidates, considered, outcome)
+    }
+
+    /// The victims: the lowest-priority eligible job that alone makes room, or
+    /// with multi-victim on, the smallest prefix that does, pruned of any member
+    /// the rest can do without.
+    fn choose(
+        &self,
+        job: &Job,
+        pool: &[u32],
+        eligible: &[(usize, PreemptMode)],
+        multi: bool,
+        max: u32,
+    ) -> Outcome {
+        let not_enough = Outcome::NotEnough { eligible: eligible.len(), multi_victim: multi };
+        let mut set: Vec<(usize, PreemptMode)> = Vec::new();
+        let mut nodes = None;
+        if multi {
+            for e in eligible {
+                set.push(*e);
+                if let Some(n) = self.fits_without(job, pool, &set) {
+                    nodes = Some(n);
+                    break;
+                }
+            }
+            let Some(mut got) = nodes else { return not_enough };
+            for k in (0..set.len()).rev() {
+                let mut fewer = set.clone();
+                fewer.remove(k);
+                if let Some(n) = self.fits_without(job, pool, &fewer) {
+                    (set, got) = (fewer, n);
+                }
+            }
+            nodes = Some(got);
+        } else if let Some((e, n)) =
+            eligible.iter().find_map(|e| self.fits_without(job, pool, &[*e]).map(|n| (*e, n)))
+        {
+            set.push(e);
+            nodes = Some(n);
+        }
+        let Some(nodes) = nodes else { return not_enough };
+        let left = max.saturating_sub(self.evictions);
+        if set.len() > left as usize {
+            return Outcome::OverCap { needed: set.len(), left };
+        }
+        Outcome::Evict {
+            victims: set.iter().map(|(r, _)| self.snap.jobs[self.running[*r].job].id).collect(),
+            nodes: nodes.iter().map(|n| self.snap.nodes[*n as usize].name.clone()).collect(),
+            ask: job.shape(),
+        }
+    }
+}
