@@ -45,6 +45,8 @@ pub enum Action {
     JobAction(JobOp),
     /// Queue pane: the next quick filter by job state (all, pending, running, finished).
     JobStates,
+    /// Queue pane: open the Preemption pane on the selected job.
+    Explain,
     /// Audit pane: hold new rows back / show them again.
     TogglePause,
     /// Audit pane: edit the controller-side txn filter.
@@ -312,6 +314,8 @@ pub enum Rpc {
     Tail(TailSpec),
     /// Read every job (`Jobs.ListJobs`); see `queue` for when.
     FetchJobs,
+    /// Read one pending job's explanation (`Jobs.Explain`); see `explain` for when.
+    Explain(u64),
 }
 
 /// One subscription to the txn log.
@@ -459,6 +463,11 @@ pub enum Msg {
     },
     /// The answer to [`Rpc::FetchJobs`], compacted in the network task.
     Jobs(Arc<JobSet>),
+    /// The answer to [`Rpc::Explain`].
+    Explained {
+        job: u64,
+        answer: Result<Box<spur_proto::v1::Explanation>, String>,
+    },
     /// `unsupported`: the controller has no Jobs service, which is not an error.
     JobsFailed {
         error: String,

@@ -7,7 +7,7 @@ use crate::pane::PaneId;
 pub enum Command {
     Pane(PaneId),
     /// `:explain ID` opens the Preemption pane for one job.
-    Explain(String),
+    Explain(u64),
     Help,
     Quit,
 }
@@ -38,7 +38,9 @@ pub fn parse(line: &str) -> Result<Command, String> {
     };
     match (name, pane, arg) {
         (_, Some(p), None) => Ok(Command::Pane(p)),
-        ("explain", _, Some(id)) => Ok(Command::Explain(id.to_string())),
+        ("explain", _, Some(id)) => {
+            id.parse().map(Command::Explain).map_err(|_| format!(":explain: '{id}' is not a job id"))
+        }
         ("explain", _, None) => Err("usage: :explain JOBID".into()),
         ("q" | "quit" | "q!" | "qa", _, None) => Ok(Command::Quit),
         ("help" | "h", _, None) => Ok(Command::Help),

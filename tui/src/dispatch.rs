@@ -10,6 +10,7 @@
 use crate::action::{Action, Effect, Msg, NodeOp, Rpc, WriteOp};
 use crate::audit;
 use crate::command::{self, Command};
+use crate::explain;
 use crate::filter::Filter;
 use crate::form::QosForm;
 use crate::live;
@@ -168,6 +169,7 @@ fn on_net(state: &mut State, msg: Msg) -> Vec<Effect> {
             state.conn = Conn::Reconnecting { attempt, retry_in };
             live::reset(state);
             queue::reset(state);
+            explain::reset(state);
             state.last_error = Some(error);
             state.loading = false;
             Vec::new()
@@ -176,6 +178,7 @@ fn on_net(state: &mut State, msg: Msg) -> Vec<Effect> {
             state.conn = Conn::Disconnected;
             live::reset(state);
             queue::reset(state);
+            explain::reset(state);
             state.loading = false;
             state.error(error);
             Vec::new()
@@ -198,7 +201,13 @@ fn on_net(state: &mut State, msg: Msg) -> Vec<Effect> {
             state.error(format!("{summary}; warning: {warning}"));
             refetch_unless_live(state)
         }
-        Msg::Jobs(set) => queue::on_loaded(state, set),
+        Msg::Jobs(set) => {
+            // What changed the jobs changed the verdicts too.
+            let mut effects = queue::on_loaded(state, set);
+            effects.extend(explain::stale(state));
+            effects
+        }
+        Msg::Explained { job, answer } => explain::on_loaded(state, job, answer),
         Msg::JobsFailed { error, unsupported } => queue::on_failed(state, error, unsupported),
         Msg::WriteFailed { error } => {
             // A refusal means the role shown is stale: ask again.
@@ -255,10 +264,15 @@ fn refetch_unless_live(state: &mut State) -> Vec<Effect> {
     effects
 }
 
-/// Every pane switch goes through here: opening the Audit pane starts its tail.
+/// Every pane switch goes through here: opening the Audit pane starts its
+/// tail, opening the Preemption pane re-reads its explanation.
 fn switch(state: &mut State, pane: PaneId) -> Vec<Effect> {
     nav::switch(state, pane);
-    if pane == PaneId::Audit { audit::open(state) } else { Vec::new() }
+    match pane {
+        PaneId::Audit => audit::open(state),
+        PaneId::Preemption => explain::stale(state),
+        _ => Vec::new(),
+    }
 }
 
 fn normal(state: &mut State, action: Action) -> Vec<Effect> {
@@ -306,6 +320,7 @@ fn normal(state: &mut State, action: Action) -> Vec<Effect> {
             }
         }
         Action::JobStates => queue::cycle_states(state),
+        Action::Explain => return explain::open_selected(state),
         other => nav::normal(state, other),
     }
     Vec::new()
@@ -448,10 +463,7 @@ fn prompt(state: &mut State, action: Action) -> Vec<Effect> {
 fn run_command(state: &mut State, cmd: Command) -> Vec<Effect> {
     match cmd {
         Command::Pane(p) => return switch(state, p),
-        Command::Explain(id) => {
-            state.explain = Some(id);
-            nav::switch(state, PaneId::Preemption);
-        }
+        Command::Explain(id) => return explain::open(state, id),
         Command::Help => state.mode = Mode::Help { scroll: 0, prev: Box::new(Mode::Normal) },
         Command::Quit => return vec![Effect::Quit],
     }

@@ -300,6 +300,7 @@ pub fn default_table() -> Vec<Binding> {
         b("job_release", Action::JobAction(JobOp::Release), &["L"], "release held jobs"),
         b("job_requeue", Action::JobAction(JobOp::Requeue), &["Q"], "requeue running jobs"),
         b("job_states", Action::JobStates, &["t"], "cycle all/PD/R/done jobs"),
+        b("explain", Action::Explain, &["w"], "why: the job's reason and preemption verdicts"),
         b("pause", Action::TogglePause, &["p"], "pause/resume the audit tail"),
         b("txn_filter", Action::TxnFilterMode, &["f"], "filter audit: Outcome=error"),
     ]);

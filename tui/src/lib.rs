@@ -28,6 +28,7 @@
 //! | [`nodes`] | drain / resume / down: targets, the reason field, recent reasons |
 //! | [`jobs`] | `ListJobs` compacted for 100,000 jobs: records, state codes, memoised order, job actions |
 //! | [`queue`] | the Queue pane's re-reads, `t` state filter, cancel / hold / release / requeue |
+//! | [`explain`] | the Preemption pane's explanation of one job: opening (`w`, `:explain`), re-reads |
 //! | [`net`] | the network task: gRPC calls, reconnect with backoff, health watch, txn tail, cluster watch |
 //! | [`terminal`] | raw mode / alternate screen, panic hook |
 //! | [`cli`] | command-line flags, controller URL, identity, NO_COLOR |
@@ -40,6 +41,7 @@ pub mod cli;
 pub mod command;
 pub mod config;
 pub mod dispatch;
+pub mod explain;
 pub mod filter;
 pub mod form;
 pub mod format;

@@ -64,7 +64,15 @@ impl PaneId {
 
     /// Whether the controller API this console speaks has data for the pane.
     pub fn available(self) -> bool {
-        matches!(self, PaneId::Queue | PaneId::Nodes | PaneId::Qos | PaneId::Accounts | PaneId::Audit)
+        matches!(
+            self,
+            PaneId::Queue
+                | PaneId::Nodes
+                | PaneId::Qos
+                | PaneId::Accounts
+                | PaneId::Preemption
+                | PaneId::Audit
+        )
     }
 
     pub fn next(self) -> PaneId {

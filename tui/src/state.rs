@@ -160,8 +160,8 @@ pub struct State {
     pub message: Option<Message>,
     /// The last error, kept in the status bar until a newer one replaces it.
     pub last_error: Option<String>,
-    /// The job named by `:explain ID`.
-    pub explain: Option<String>,
+    /// The Preemption pane's job and its explanation (`:explain ID`, `w`).
+    pub explain: crate::explain::Explain,
     /// WhoAmI's answer for the current connection; None until it arrives.
     pub session: Option<Session>,
     /// The Audit pane's live tail.
@@ -195,7 +195,7 @@ impl State {
             loading: false,
             message: None,
             last_error: None,
-            explain: None,
+            explain: Default::default(),
             session: None,
             audit: AuditLog::default(),
             nodes: None,

@@ -184,7 +184,8 @@ fn command_completion_and_parsing() {
     assert!(command::complete("zz").candidates.is_empty());
     assert_eq!(command::parse("qos"), Ok(Command::Pane(PaneId::Qos)));
     assert_eq!(command::parse("q"), Ok(Command::Quit));
-    assert_eq!(command::parse("explain 42"), Ok(Command::Explain("42".into())));
+    assert_eq!(command::parse("explain 42"), Ok(Command::Explain(42)));
+    assert!(command::parse("explain x").unwrap_err().contains("'x' is not a job id"));
     assert!(command::parse("explain").is_err());
     assert!(command::parse("bogus").is_err());
 
@@ -275,11 +276,12 @@ fn explain_command_opens_preemption_for_the_job() {
     for c in "explain 4242".chars() {
         dispatch(&mut state, Action::Input(InputRequest::InsertChar(c)));
     }
-    dispatch(&mut state, Action::Submit);
+    let effects = dispatch(&mut state, Action::Submit);
     assert_eq!(state.pane, PaneId::Preemption);
-    assert_eq!(state.explain.as_deref(), Some("4242"));
+    assert_eq!(state.explain.job, Some(4242));
+    assert_eq!(effects, vec![Effect::Rpc(Rpc::Explain(4242))]);
     let text = common::draw(&state).backend().to_string();
-    assert!(text.contains("job 4242") && text.contains("not available from this controller yet"), "{text}");
+    assert!(text.contains("job 4242") && text.contains("loading"), "{text}");
 }
 
 #[test]

@@ -72,6 +72,12 @@ impl Nodes for Fake {
     ) -> Result<Response<ListPartitionsResponse>, Status> {
         Err(Status::unimplemented("not in this fake"))
     }
+    async fn update_partition(
+        &self,
+        _: Request<UpdatePartitionRequest>,
+    ) -> Result<Response<UpdatePartitionResponse>, Status> {
+        Err(Status::unimplemented("not in this fake"))
+    }
     async fn reconfigure(
         &self,
         _: Request<ReconfigureRequest>,

@@ -110,6 +110,11 @@ pub fn is(j: &pb::Job, state: &str) -> bool {
     j.state.eq_ignore_ascii_case(state)
 }
 
+/// The state job accounting records: a job cancelled by preemption is PREEMPTED.
+pub fn accounting_state(j: &pb::Job) -> &str {
+    if j.preempted_by != 0 && is(j, "CANCELLED") { "PREEMPTED" } else { &j.state }
+}
+
 /// Seconds the job has run: none while pending, up to now while running,
 /// start to end once it ended.
 pub fn run_secs(j: &pb::Job, now_ms: i64) -> u64 {

@@ -7,6 +7,7 @@
 //! - [`sinfo`]: `sinfo` / `spur info`: partitions and nodes, Slurm's format codes.
 //! - [`scontrol`]: `scontrol` / `spur control`: show/update nodes, partitions, jobs, reconfigure.
 //! - [`jobctl`]: scontrol's job commands: show job, update job, hold/release/requeue.
+//! - [`preemptctl`]: scontrol explain job|preempt, and the partition preemption override.
 //! - [`squeue`]: `squeue` / `spur queue`: the job queue, Slurm's `-o`/`-O` formats and sorts.
 //! - [`sbatch`]: `sbatch` / `spur submit`: a job spec from options and `#SBATCH` lines.
 //! - [`scancel`]: `scancel` / `spur cancel`: cancel or signal jobs by id or filter.
@@ -25,6 +26,7 @@ pub mod jobctl;
 pub mod jobfmt;
 pub mod kv;
 pub mod output;
+pub mod preemptctl;
 pub mod sacct;
 pub mod sacctmgr;
 pub mod sbatch;

@@ -86,7 +86,7 @@ pub const FIELDS: &[Field] = &[
     }),
     f("ReqNodes", 8, |j, _| j.num_nodes.to_string()),
     f("Start", 19, |j, _| jobfmt::time_or(shown_start(j), "Unknown")),
-    f("State", 10, |j, _| j.state.clone()),
+    f("State", 10, |j, _| jobfmt::accounting_state(j).to_string()),
     f("Submit", 19, |j, _| jobfmt::time_or(j.submit_ms, "Unknown")),
     f("Timelimit", 10, |j, _| j.time_limit_minutes.map_or("UNLIMITED".into(), format_minutes)),
     f("TimelimitRaw", 10, |j, _| j.time_limit_minutes.map_or("UNLIMITED".into(), |m| m.to_string())),
@@ -391,7 +391,7 @@ pub fn in_window(j: &pb::Job, states: &[&str], s: i64, e: i64) -> bool {
         "RUNNING" => start > 0 && start < e && end.map_or(is(j, "RUNNING") || is(j, "COMPLETING"), |t| s < t),
         "SUSPENDED" => is(j, "SUSPENDED") && start > 0 && start < e,
         st if ENDED.split_whitespace().any(|e| e == st) => {
-            is(j, st) && j.end_ms > 0 && s <= j.end_ms && j.end_ms <= e
+            jobfmt::accounting_state(j) == st && j.end_ms > 0 && s <= j.end_ms && j.end_ms <= e
         }
         st => is(j, st),
     })

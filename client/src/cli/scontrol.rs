@@ -2,11 +2,12 @@
 //! `update NodeName=... State=... Reason=...`, `update JobId=... TimeLimit=...`,
 //! `hold|release|requeue JOBS` and `reconfigure`, in Slurm's key=value layout.
 //! Parsing yields a [`Command`]; the job commands' parsing and running live
-//! in [`jobctl`], and the job record in `jobfmt`.
+//! in [`jobctl`], the job record in `jobfmt`, and `explain` plus the
+//! partition override in [`preemptctl`].
 
-use super::jobctl;
 use super::kv::{self, Arg, Pair};
 use super::sinfo::state;
+use super::{jobctl, preemptctl};
 use crate::conn::{self, Clients, Identity};
 use crate::vocab::hostlist;
 use crate::vocab::time::{format_minutes, format_seconds};
@@ -26,6 +27,10 @@ usage: scontrol [-o] [-Q] [--json] [--controller URL] COMMAND
   update JobId=ID[,ID] TimeLimit=T Priority=N QOS=Q Partition=P   (or: update job ID ...)
   hold|release|requeue ID[,ID]   hold a pending job, release it, requeue a running one
   reconfigure                    re-read spur.conf on the controller
+  explain job ID                 why a job pends, and its preemption candidates with each verdict
+  explain preempt PENDING RUNNING  the full preemption verdict for one pair
+  update PartitionName=P PreemptExemptTime=SECS | ClearPreemptExemptTime=yes
+                                 runtime override, lost on reconfigure or restart
 flags:
   -o, --oneliner   one line per record       -Q, --quiet   no warnings
   --json           show output as JSON       -d, -a        accepted (nothing more to show)
@@ -55,6 +60,9 @@ pub enum Command {
     ShowJobs(Option<u64>),
     UpdateJobs { ids: Vec<u64>, set: Vec<(String, String)> },
     JobAction { action: &'static str, ids: Vec<u64> },
+    ExplainJob(u64),
+    ExplainPair(u64, u64),
+    UpdatePartition { name: String, exempt_secs: Option<u64>, clear: bool },
     Reconfigure,
     Help,
 }
@@ -68,6 +76,7 @@ const COMMANDS: &[(&str, usize)] = &[
     ("hold", 2),
     ("release", 3),
     ("requeue", 3),
+    ("explain", 3),
 ];
 const ENTITIES: &[(&str, usize)] =
     &[("nodes", 1), ("partitions", 2), ("jobs", 1), ("hostnames", 5), ("hostlist", 5), ("hostlistsorted", 9)];
@@ -117,6 +126,7 @@ pub fn parse(argv: &[String]) -> Result<(Flags, Command), String> {
         Some("show") => show(rest)?,
         Some("update") => update(rest)?,
         Some(a @ ("hold" | "release" | "requeue")) => jobctl::parse_action(a, rest)?,
+        Some("explain") => preemptctl::parse_explain(rest)?,
         Some("reconfigure") => match rest.first() {
             Some(x) => return Err(format!("reconfigure: unexpected argument '{x}'")),
             None => Command::Reconfigure,
@@ -164,12 +174,12 @@ fn update(args: &[String]) -> Result<Command, String> {
     }
     let pairs = kv::pairs(args)?;
     let has = |k: &str| pairs.iter().any(|p| p.is(k));
+    if has("partitionname") && !has("nodename") {
+        return preemptctl::parse_update_partition(&pairs);
+    }
     if !has("nodename") {
         return Err(if has("jobname") {
             "update JobName= is not available in this Spur release; select the job with JobId=".into()
-        } else if has("partitionname") {
-            "update partition is not available in this Spur release yet (edit spur.conf, then scontrol reconfigure)"
-                .into()
         } else {
             "update: say what to update with NodeName=LIST or JobId=ID".into()
         });
@@ -395,6 +405,9 @@ fn local(cmd: &Command) -> Result<Option<String>, String> {
 
 pub async fn execute(cmd: &Command, f: &Flags, c: &mut Clients) -> Result<Outcome, String> {
     if let Some(stdout) = jobctl::execute(cmd, f, c).await? {
+        return Ok(Outcome { stdout, warning: None });
+    }
+    if let Some(stdout) = preemptctl::execute(cmd, f, c).await? {
         return Ok(Outcome { stdout, warning: None });
     }
     let n = &mut c.nodes;

@@ -1,23 +1,23 @@
 //! Applying the scheduler's preemptions and resumes, and answering
-//! `scontrol explain` from the last pass's snapshot and plan, so an
-//! explanation is the scheduler's own verdict rather than a recomputation.
+//! `scontrol explain`: the scheduler's own evaluation (the same code as a
+//! pass) on a snapshot taken now, with the last pass's reason and, where
+//! that pass decided for the job, its checks and outcome.
 
 use super::JobService;
 use super::record::{JobRecord, PENDING, RUNNING, SUSPENDED};
 use crate::config::SchedulerConfig;
 use crate::error::{Error, Result};
-use crate::sched::{self, JobVerdict, PairVerdict, Plan, PreemptConfig, Reason, Snapshot};
-use crate::store::TxnRow;
+use crate::sched::{self, JobVerdict, PairVerdict, Plan, PreemptConfig, Reason};
+use crate::store::{TxnRow, now_ms};
 use spur_client::vocab::names::PreemptMode;
 use std::sync::Arc;
 
 const SIGCONT: i32 = 18;
 const SIGSTOP: i32 = 19;
 
-/// What the last pass saw and decided.
+/// What the last pass decided.
 #[derive(Debug)]
 pub struct LastPass {
-    pub snap: Snapshot,
     pub plan: Plan,
     pub now_ms: i64,
 }
@@ -54,11 +54,18 @@ impl JobService {
         last.ok_or_else(|| Error::Unavailable("the scheduler has not run a pass yet".into()))
     }
 
+    /// When the last pass ran; 0 before the first.
+    pub fn last_pass_ms(&self) -> i64 {
+        self.last.lock().unwrap_or_else(|p| p.into_inner()).as_ref().map_or(0, |l| l.now_ms)
+    }
+
     pub fn explain_job(&self, id: u64) -> Result<JobExplanation> {
         self.job(id).ok_or_else(|| Error::NotFound(format!("job {id} does not exist")))?;
         let last = self.last_pass()?;
-        let verdict = sched::explain_job(&last.snap, Some(&last.plan), last.now_ms, id)
-            .map_err(Error::FailedPrecondition)?;
+        let now = now_ms();
+        let snap = self.snapshot(now, &self.nodes.nodes());
+        let verdict =
+            sched::explain_job(&snap, Some(&last.plan), now, id).map_err(Error::FailedPrecondition)?;
         Ok(JobExplanation { reason: last.plan.reason_of(id).cloned(), verdict })
     }
 
@@ -66,8 +73,9 @@ impl JobService {
         for id in [pending, running] {
             self.job(id).ok_or_else(|| Error::NotFound(format!("job {id} does not exist")))?;
         }
-        let last = self.last_pass()?;
-        sched::explain_pair(&last.snap, last.now_ms, pending, running).map_err(Error::FailedPrecondition)
+        let now = now_ms();
+        let snap = self.snapshot(now, &self.nodes.nodes());
+        sched::explain_pair(&snap, now, pending, running).map_err(Error::FailedPrecondition)
     }
 
     /// Evicts the plan's victims and resumes suspended jobs whose preemptor is gone.

@@ -70,24 +70,31 @@ impl JobService {
         }
     }
 
-    /// One scheduling pass.
-    pub async fn pass(&self) {
-        let now = now_ms();
-        self.enforce(now).await;
-        let nodes = self.nodes.nodes();
+    /// What a pass reads, as of `now`.
+    pub(crate) fn snapshot(&self, now: i64, nodes: &[crate::model::Node]) -> Snapshot {
         let catalog = self.acct.catalog();
         let figures = self.figures(now, &catalog);
-        let snap = Snapshot {
+        // Read before the snapshot: its job list holds the queue lock to the end of the statement.
+        let evicted_for = self.evicted_for();
+        Snapshot {
             nodes: nodes.iter().map(SchedNode::from_model).collect(),
             partitions: self.nodes.partitions(),
             jobs: self.lock().jobs.values().filter(|j| j.is_active()).map(JobRecord::sched_job).collect(),
             catalog,
             usage: figures.usage,
             grp_wall_used: figures.grp_wall_used,
-            evicted_for: self.evicted_for(),
+            evicted_for,
             config: self.sched.clone(),
             ..Snapshot::default()
-        };
+        }
+    }
+
+    /// One scheduling pass.
+    pub async fn pass(&self) {
+        let now = now_ms();
+        self.enforce(now).await;
+        let nodes = self.nodes.nodes();
+        let snap = self.snapshot(now, &nodes);
         let plan = sched::schedule(&snap, now);
         self.apply_preemption(&plan, now).await;
         let mut launches = vec![];
@@ -126,7 +133,7 @@ impl JobService {
             }
         }
         let evicted = !plan.preemptions.is_empty();
-        self.remember(super::preempt::LastPass { snap, plan, now_ms: now });
+        self.remember(super::preempt::LastPass { plan, now_ms: now });
         if evicted {
             // The victims' room is free now; place their preemptors without waiting a full interval.
             self.kick.notify_one();

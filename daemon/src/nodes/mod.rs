@@ -3,12 +3,14 @@
 //!
 //! - [`build`]: nodes and partitions from the config, keeping runtime state across reconfigure.
 //! - [`agents`]: registration, heartbeats, the not-responding monitor, commands to agents.
+//! - [`partitions`]: runtime partition overrides (preemption exemption).
 //!
 //! One mutation path: validate -> persist the admin state -> apply in
 //! memory -> publish. The audit rows are written by the RPC gate.
 
 pub mod agents;
 pub mod build;
+pub mod partitions;
 
 use crate::accounting::Caller;
 use crate::audit::Hub;

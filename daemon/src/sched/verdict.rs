@@ -280,6 +280,16 @@ pub enum JobCheck {
 }
 
 impl JobCheck {
+    pub fn name(&self) -> &'static str {
+        match self {
+            JobCheck::Enabled(_) => "enabled",
+            JobCheck::PartitionMode { .. } => "partition mode",
+            JobCheck::Drain { .. } => "drain timeout",
+            JobCheck::EvictionCap { .. } => "eviction cap",
+            JobCheck::Threshold { .. } => "pool threshold",
+        }
+    }
+
     pub fn passes(&self) -> bool {
         match self {
             JobCheck::Enabled(on) => *on,

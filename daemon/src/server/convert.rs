@@ -181,6 +181,7 @@ pub fn job(j: &crate::jobs::record::JobRecord) -> pb::Job {
         prio_fair_share: j.factors.1,
         prio_age: j.factors.2,
         prio_tier: j.factors.3,
+        preempted_by: j.preempted_by.unwrap_or(0),
         spec: Some(pb::JobSpec {
             name: j.name.clone(),
             account: j.account.clone().unwrap_or_default(),
@@ -207,5 +208,64 @@ pub fn job(j: &crate::jobs::record::JobRecord) -> pb::Job {
             env: vec![],
             workdir: j.workdir.clone(),
         }),
+    }
+}
+
+/// A priority's terms.
+fn terms(f: &crate::sched::PriorityFactors) -> pb::PriorityTerms {
+    pb::PriorityTerms {
+        base: f.base,
+        fair_share: f.fair_share,
+        age: f.age,
+        tier: f.tier,
+        effective: f.effective,
+    }
+}
+
+fn side(s: &crate::sched::Side) -> pb::ExplainSide {
+    pb::ExplainSide {
+        job_id: s.job,
+        user: s.user.clone(),
+        qos: s.qos.clone().unwrap_or_default(),
+        partition: s.partition.clone(),
+        priority: Some(terms(&s.factors)),
+    }
+}
+
+fn mark(name: &str, passes: bool, sentence: String) -> pb::Mark {
+    pb::Mark { name: name.into(), passes, sentence }
+}
+
+/// One pair's verdict: marks for the console, sentences for the CLI, both from the typed verdict.
+pub fn pair_explanation(v: &crate::sched::PairVerdict) -> pb::PairExplanation {
+    pb::PairExplanation {
+        pending: Some(side(&v.pending)),
+        candidate: Some(side(&v.candidate)),
+        gap: Some(mark("gap", v.gap.holds(), v.gap.to_string())),
+        guards: v.guards.iter().map(|g| mark(g.name(), g.passes(), g.to_string())).collect(),
+        eligible: v.eligible(),
+        decided_by: v.decided_by().unwrap_or_default(),
+        action: v.action.as_str().into(),
+        lines: v.lines(),
+    }
+}
+
+pub fn explanation(e: &crate::jobs::preempt::JobExplanation, pass_time_ms: i64) -> pb::Explanation {
+    let v = &e.verdict;
+    let victims = match &v.outcome {
+        crate::sched::Outcome::Evict { victims, .. } => victims.clone(),
+        _ => vec![],
+    };
+    pb::Explanation {
+        job_id: v.job,
+        reason: e.reason.as_ref().map(|r| r.code.as_str().to_string()).unwrap_or_default(),
+        reason_detail: e.reason.as_ref().map(|r| r.sentence()).unwrap_or_default(),
+        checks: v.checks.iter().map(|c| mark(c.name(), c.passes(), c.to_string())).collect(),
+        candidates: v.candidates.iter().map(pair_explanation).collect(),
+        considered: v.considered as u32,
+        outcome: v.outcome.to_string(),
+        victims,
+        pair: None,
+        pass_time_ms,
     }
 }

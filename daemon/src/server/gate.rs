@@ -121,6 +121,18 @@ impl Targeted for pb::UpdateNodesRequest {
     }
 }
 
+impl Targeted for pb::UpdatePartitionRequest {
+    fn target(&self) -> String {
+        self.name.clone()
+    }
+    fn params(&self) -> Value {
+        json!({
+            "preempt_exempt_time": self.preempt_exempt_time_secs,
+            "clear_preempt_exempt_time": self.clear_preempt_exempt_time,
+        })
+    }
+}
+
 impl Targeted for pb::ReconfigureRequest {}
 impl Targeted for pb::RegisterRequest {}
 impl Targeted for pb::HeartbeatRequest {}
@@ -161,6 +173,7 @@ impl Targeted for pb::UpdateJobRequest {
 }
 
 impl Targeted for pb::ListRequest {}
+impl Targeted for pb::ExplainRequest {}
 impl Targeted for pb::WatchRequest {}
 impl Targeted for pb::TailTxnRequest {}
 impl Targeted for pb::WhoAmIRequest {}

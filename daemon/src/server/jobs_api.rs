@@ -108,6 +108,26 @@ impl Jobs for JobsApi {
             .await
     }
 
+    async fn explain(&self, req: Request<pb::ExplainRequest>) -> Result<Response<pb::Explanation>, Status> {
+        self.gate
+            .run("/spur.v1.Jobs/Explain", req, |_, r| async move {
+                let out = match r.candidate_id {
+                    Some(c) => {
+                        let v = self.jobs.explain_pair(r.job_id, c)?;
+                        pb::Explanation {
+                            job_id: r.job_id,
+                            pair: Some(convert::pair_explanation(&v)),
+                            pass_time_ms: self.jobs.last_pass_ms(),
+                            ..Default::default()
+                        }
+                    }
+                    None => convert::explanation(&self.jobs.explain_job(r.job_id)?, self.jobs.last_pass_ms()),
+                };
+                Ok((out, vec![]))
+            })
+            .await
+    }
+
     async fn list_shares(
         &self,
         req: Request<pb::ListRequest>,

@@ -104,6 +104,40 @@ impl Nodes for NodesApi {
             .await
     }
 
+    async fn update_partition(
+        &self,
+        req: Request<pb::UpdatePartitionRequest>,
+    ) -> Result<Response<pb::UpdatePartitionResponse>, Status> {
+        self.gate
+            .run("/spur.v1.Nodes/UpdatePartition", req, |_, r| async move {
+                use crate::nodes::partitions::ExemptChange;
+                let change = match (r.preempt_exempt_time_secs, r.clear_preempt_exempt_time) {
+                    (Some(_), true) => {
+                        return Err(Error::invalid(
+                            "PreemptExemptTime",
+                            "give either PreemptExemptTime or ClearPreemptExemptTime, not both",
+                        ));
+                    }
+                    (Some(s), false) => ExemptChange::Set(u64::try_from(s).map_err(|_| {
+                        Error::invalid("PreemptExemptTime", format!("{s} is negative; use 0 or more seconds"))
+                    })?),
+                    (None, true) => ExemptChange::Clear,
+                    (None, false) => {
+                        return Err(Error::invalid(
+                            "PartitionName",
+                            "nothing to change (use PreemptExemptTime= or ClearPreemptExemptTime=yes)",
+                        ));
+                    }
+                };
+                let p = self.nodes.update_partition(&r.name, change)?;
+                let info = json!({ "preempt_exempt_time": p.preempt_exempt_time });
+                let note = Note { action: Action::Update, name: p.name.clone(), info };
+                let partition = Some(convert::partition(&p, &self.nodes.read().nodes));
+                Ok((pb::UpdatePartitionResponse { partition }, vec![note]))
+            })
+            .await
+    }
+
     async fn reconfigure(
         &self,
         req: Request<pb::ReconfigureRequest>,

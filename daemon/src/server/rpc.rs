@@ -64,6 +64,10 @@ pub const RPCS: &[(&str, Class)] = &[
     ("/spur.v1.Nodes/ListNodes", Read(Anyone)),
     ("/spur.v1.Nodes/UpdateNodes", Mutate { entity: "node", role: Admin, target: "nodes", in_txn: false }),
     ("/spur.v1.Nodes/ListPartitions", Read(Anyone)),
+    (
+        "/spur.v1.Nodes/UpdatePartition",
+        Mutate { entity: "partition", role: Admin, target: "name", in_txn: false },
+    ),
     ("/spur.v1.Nodes/Reconfigure", Mutate { entity: "config", role: Admin, target: "", in_txn: false }),
     ("/spur.v1.Cluster/Watch", Read(Anyone)),
     // Anyone may submit and manage their own jobs; the jobs core checks
@@ -71,6 +75,7 @@ pub const RPCS: &[(&str, Class)] = &[
     ("/spur.v1.Jobs/Submit", Mutate { entity: "job", role: Anyone, target: "id", in_txn: false }),
     ("/spur.v1.Jobs/ListJobs", Read(Anyone)),
     ("/spur.v1.Jobs/ListShares", Read(Anyone)),
+    ("/spur.v1.Jobs/Explain", Read(Anyone)),
     ("/spur.v1.Jobs/Cancel", Mutate { entity: "job", role: Anyone, target: "ids", in_txn: false }),
     ("/spur.v1.Jobs/UpdateJob", Mutate { entity: "job", role: Anyone, target: "id", in_txn: false }),
     ("/spur.v1.Agent/Register", Internal),

@@ -111,7 +111,7 @@ async fn wait(delay: Duration, rpcs: &mut UnboundedReceiver<Rpc>, msgs: &Unbound
                 None => return false,
                 Some(Rpc::FetchAll) => return true,
                 // Asked again (or covered by FetchAll) on the next Connected.
-                Some(Rpc::WhoAmI | Rpc::Tail(_) | Rpc::FetchList(_) | Rpc::FetchJobs) => {}
+                Some(Rpc::WhoAmI | Rpc::Tail(_) | Rpc::FetchList(_) | Rpc::FetchJobs | Rpc::Explain(_)) => {}
                 Some(Rpc::Write(op)) => {
                     let _ = msgs.send(Msg::WriteFailed { error: format!("{}: not connected to the controller", op.verb()) });
                 }
@@ -307,6 +307,18 @@ async fn serve(
                     let _ = msgs.send(Msg::JobsFailed { error: describe(&s), unsupported });
                 }
             },
+            Rpc::Explain(job) => {
+                let req = spur_proto::v1::ExplainRequest { job_id: job, candidate_id: None };
+                match jobs.explain(req).await {
+                    Ok(r) => {
+                        let _ = msgs.send(Msg::Explained { job, answer: Ok(Box::new(r.into_inner())) });
+                    }
+                    Err(s) if gone(&s) => return Exit::Lost(describe(&s)),
+                    Err(s) => {
+                        let _ = msgs.send(Msg::Explained { job, answer: Err(describe(&s)) });
+                    }
+                }
+            }
             Rpc::Write(op) => {
                 let verb = op.verb();
                 match calls::write(&mut client, &mut nodes, &mut jobs, op).await {

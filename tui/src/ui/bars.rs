@@ -38,7 +38,7 @@ pub fn breadcrumb(state: &State, theme: Theme, frame: &mut Frame, area: Rect) {
         _ => "spur".to_string(),
     };
     let mut parts = vec![root, state.pane.title().to_string()];
-    if let (PaneId::Preemption, Some(job)) = (state.pane, &state.explain) {
+    if let (PaneId::Preemption, Some(job)) = (state.pane, state.explain.job) {
         parts.push(format!("job {job}"));
     }
     // The bottom layer: a detail view stays named under help or a dialog.

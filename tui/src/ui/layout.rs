@@ -1,7 +1,9 @@
 //! Screen geometry, shared by the renderer and by dispatch (page size,
 //! mouse clicks), so both agree on where rows are.
 
+use crate::pane::PaneId;
 use crate::state::{Conn, State};
+use crate::views::{self, preempt};
 use ratatui::layout::{Constraint, Layout, Rect};
 
 #[derive(Debug, Clone, Copy)]
@@ -35,10 +37,26 @@ pub fn areas(state: &State, area: Rect) -> Areas {
     Areas { tabs, crumb, banner, body, line, status }
 }
 
-/// Where table rows are drawn (the body minus its header line).
+/// Where table rows are drawn (the body minus its summary and header line).
 pub fn table_body(state: &State) -> Rect {
-    let body = areas(state, Rect::new(0, 0, state.size.0, state.size.1)).body;
+    let body = split_summary(state, areas(state, Rect::new(0, 0, state.size.0, state.size.1)).body).1;
     Rect { y: body.y.saturating_add(1), height: body.height.saturating_sub(1), ..body }
+}
+
+/// The Preemption pane's lines above its table, wrapped to the body's
+/// width and kept to half of it; other panes have none.
+pub fn split_summary(state: &State, body: Rect) -> (Rect, Rect) {
+    if state.pane != PaneId::Preemption {
+        return (Rect { height: 0, ..body }, body);
+    }
+    let w = usize::from(body.width.max(1));
+    let lines: usize = preempt::summary(&state.explain)
+        .iter()
+        .map(|(l, _)| usize::from(views::width(l)).div_ceil(w).max(1))
+        .sum();
+    let h = u16::try_from(lines).unwrap_or(u16::MAX).min(body.height / 2);
+    let [top, rest] = Layout::vertical([Constraint::Length(h), Constraint::Min(0)]).areas(body);
+    (top, rest)
 }
 
 /// Rows per page, at least one.

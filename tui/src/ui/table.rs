@@ -64,12 +64,15 @@ pub fn pane(state: &State, theme: Theme, frame: &mut Frame, area: Rect) {
         note(frame, area, Line::styled(text, if error { theme.error() } else { theme.dim() }));
         return;
     }
+    let (top, area) = super::layout::split_summary(state, area);
+    if top.height > 0 {
+        let lines: Vec<Line> = (views::preempt::summary(&state.explain).into_iter())
+            .map(|(text, error)| Line::styled(text, if error { theme.error() } else { Default::default() }))
+            .collect();
+        frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), top);
+    }
     let Some(model) = views::table(state, state.pane) else {
-        let subject = match (&state.explain, state.pane) {
-            (Some(job), PaneId::Preemption) => format!("{} (job {job})", state.pane.title()),
-            _ => state.pane.title().to_string(),
-        };
-        let text = format!("{subject}: not available from this controller yet.");
+        let text = format!("{}: not available from this controller yet.", state.pane.title());
         note(frame, area, Line::styled(text, theme.dim()));
         return;
     };
@@ -79,7 +82,9 @@ pub fn pane(state: &State, theme: Theme, frame: &mut Frame, area: Rect) {
         note(frame, area, Line::styled(text, if error { theme.error() } else { theme.dim() }));
         return;
     }
-    if !matches!(state.pane, PaneId::Audit | PaneId::Nodes | PaneId::Queue) && state.data.is_none() {
+    if !matches!(state.pane, PaneId::Audit | PaneId::Nodes | PaneId::Queue | PaneId::Preemption)
+        && state.data.is_none()
+    {
         let text = match state.conn {
             Conn::Connected | Conn::Connecting => "loading…",
             Conn::Reconnecting { .. } | Conn::Disconnected => "no data: the controller is unreachable",

@@ -43,6 +43,19 @@ impl Jobs for Fake {
         Err(Status::unimplemented("not in this fake"))
     }
 
+    async fn explain(&self, r: Request<ExplainRequest>) -> Result<Response<Explanation>, Status> {
+        let id = r.into_inner().job_id;
+        self.log.lock().unwrap().push(format!("explain {id}"));
+        match self.jobs.iter().any(|j| j.id == id) {
+            true => Ok(Response::new(Explanation {
+                job_id: id,
+                reason: "Resources".into(),
+                ..Default::default()
+            })),
+            false => Err(Status::not_found(format!("job {id} does not exist"))),
+        }
+    }
+
     async fn list_jobs(&self, _: Request<ListRequest>) -> Result<Response<ListJobsResponse>, Status> {
         self.log.lock().unwrap().push("list".into());
         Ok(Response::new(ListJobsResponse { jobs: self.jobs.as_ref().clone() }))

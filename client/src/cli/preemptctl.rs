@@ -1,0 +1,228 @@
+//! scontrol's preemption commands: `explain job ID`, `explain preempt
+//! PENDING RUNNING` (text or `--json`), and the runtime partition override
+//! `update PartitionName=P PreemptExemptTime=S | ClearPreemptExemptTime=yes`.
+//! The text is the controller's sentences; nothing here re-derives a verdict.
+
+use super::kv::{self, Pair};
+use super::scontrol::{Command, Flags, status};
+use crate::conn::Clients;
+use crate::vocab::time::parse_seconds;
+use serde_json::{Value, json};
+use spur_proto::v1 as pb;
+
+fn job_id(what: &str, raw: Option<&String>) -> Result<u64, String> {
+    let raw = raw.ok_or_else(|| format!("explain {what}: needs a job id"))?;
+    raw.parse().map_err(|_| format!("explain {what}: '{raw}' is not a job id"))
+}
+
+/// `explain job ID` or `explain preempt PENDING RUNNING`.
+pub fn parse_explain(args: &[String]) -> Result<Command, String> {
+    let Some((what, rest)) = args.split_first() else {
+        return Err("explain: say what to explain: job ID, or preempt PENDING_ID RUNNING_ID".into());
+    };
+    let (cmd, used) = match kv::keyword(what, &[("job", 1), ("preempt", 1)]) {
+        Some("job") => (Command::ExplainJob(job_id("job", rest.first())?), 1),
+        Some(_) => {
+            let p = job_id("preempt", rest.first())?;
+            let r = rest.get(1).ok_or("explain preempt: needs PENDING_ID RUNNING_ID")?;
+            let r = r.parse().map_err(|_| format!("explain preempt: '{r}' is not a job id"))?;
+            (Command::ExplainPair(p, r), 2)
+        }
+        None => return Err(format!("explain: unknown '{what}' (use job or preempt)")),
+    };
+    match rest.get(used) {
+        Some(x) => Err(format!("explain {what}: unexpected argument '{x}'")),
+        None => Ok(cmd),
+    }
+}
+
+/// `update PartitionName=P PreemptExemptTime=S` or `ClearPreemptExemptTime=yes`.
+pub fn parse_update_partition(pairs: &[Pair]) -> Result<Command, String> {
+    let (mut name, mut secs, mut clear) = (String::new(), None, false);
+    for Pair { key, value } in pairs {
+        match key.to_ascii_lowercase().as_str() {
+            "partitionname" => name = value.clone(),
+            "preemptexempttime" => {
+                secs = Some(parse_seconds(value).map_err(|e| format!("PreemptExemptTime: {e}"))?)
+            }
+            "clearpreemptexempttime" => {
+                clear = match value.to_ascii_lowercase().as_str() {
+                    "yes" | "true" | "1" => true,
+                    "no" | "false" | "0" => false,
+                    _ => return Err(format!("ClearPreemptExemptTime: '{value}' is not yes or no")),
+                }
+            }
+            _ => {
+                return Err(format!(
+                    "update partition: '{key}' cannot be changed at runtime \
+                     (use PreemptExemptTime= or ClearPreemptExemptTime=yes; edit spur.conf for the rest)"
+                ));
+            }
+        }
+    }
+    if name.is_empty() {
+        return Err("update partition: PartitionName= is empty".into());
+    }
+    if secs.is_some() && clear {
+        return Err("update partition: give PreemptExemptTime or ClearPreemptExemptTime, not both".into());
+    }
+    if secs.is_none() && !clear {
+        return Err(
+            "update partition: nothing to change (PreemptExemptTime= or ClearPreemptExemptTime=yes)".into()
+        );
+    }
+    Ok(Command::UpdatePartition { name, exempt_secs: secs, clear })
+}
+
+pub async fn execute(cmd: &Command, f: &Flags, c: &mut Clients) -> Result<Option<String>, String> {
+    let req = match cmd {
+        Command::ExplainJob(id) => pb::ExplainRequest { job_id: *id, candidate_id: None },
+        Command::ExplainPair(p, r) => pb::ExplainRequest { job_id: *p, candidate_id: Some(*r) },
+        Command::UpdatePartition { name, exempt_secs, clear } => {
+            let req = pb::UpdatePartitionRequest {
+                name: name.clone(),
+                preempt_exempt_time_secs: exempt_secs.map(|s| s as i64),
+                clear_preempt_exempt_time: *clear,
+            };
+            c.nodes.update_partition(req).await.map_err(status)?;
+            return Ok(Some(String::new()));
+        }
+        _ => return Ok(None),
+    };
+    let e = c.jobs.explain(req).await.map_err(status)?.into_inner();
+    Ok(Some(match (f.json, &e.pair) {
+        (true, Some(p)) => format!("{:#}\n", pair_json(p)),
+        (true, None) => format!("{:#}\n", explanation_json(&e)),
+        (false, Some(p)) => p.lines.iter().map(|l| format!("{l}\n")).collect(),
+        (false, None) => render(&e),
+    }))
+}
+
+fn tick(passes: bool) -> &'static str {
+    if passes { "✓" } else { "✗" }
+}
+
+/// `scontrol explain job` as text: the reason, the job-level checks, each candidate, the outcome.
+pub fn render(e: &pb::Explanation) -> String {
+    let mut out =
+        format!("JobId={} Reason={}\n", e.job_id, if e.reason.is_empty() { "None" } else { &e.reason });
+    if !e.reason_detail.is_empty() {
+        out.push_str(&format!("  {}\n", e.reason_detail));
+    }
+    out.push_str("Preemption checks:\n");
+    for m in &e.checks {
+        out.push_str(&format!("  {} {}\n", tick(m.passes), m.sentence));
+    }
+    let shown = e.candidates.len();
+    out.push_str(&format!(
+        "Candidates: {} considered{}\n",
+        e.considered,
+        match shown < e.considered as usize {
+            true => format!(", best {shown} shown"),
+            false => String::new(),
+        }
+    ));
+    for p in &e.candidates {
+        let c = p.candidate.clone().unwrap_or_default();
+        let verdict = if p.eligible {
+            format!("eligible ({})", p.action)
+        } else {
+            format!("blocked by {}", p.decided_by)
+        };
+        out.push_str(&format!(
+            "  job {} ({}, qos {}, {}): {verdict}\n",
+            c.job_id,
+            c.user,
+            dash(&c.qos),
+            c.partition
+        ));
+        for l in p.lines.iter().skip(1) {
+            out.push_str(&format!("    {l}\n"));
+        }
+    }
+    out.push_str(&format!("Outcome: {}\n", e.outcome));
+    out
+}
+
+fn dash(s: &str) -> &str {
+    if s.is_empty() { "-" } else { s }
+}
+
+fn side_json(s: &Option<pb::ExplainSide>) -> Value {
+    let s = s.clone().unwrap_or_default();
+    let t = s.priority.unwrap_or_default();
+    json!({
+        "job_id": s.job_id, "user": s.user, "qos": s.qos, "partition": s.partition,
+        "priority": { "base": t.base, "fair_share": t.fair_share, "age": t.age, "tier": t.tier, "effective": t.effective },
+    })
+}
+
+fn mark_json(m: &pb::Mark) -> Value {
+    json!({ "name": m.name, "passes": m.passes, "sentence": m.sentence })
+}
+
+pub fn pair_json(p: &pb::PairExplanation) -> Value {
+    json!({
+        "pending": side_json(&p.pending),
+        "candidate": side_json(&p.candidate),
+        "gap": p.gap.as_ref().map(mark_json),
+        "guards": p.guards.iter().map(mark_json).collect::<Vec<_>>(),
+        "eligible": p.eligible,
+        "decided_by": p.decided_by,
+        "action": p.action,
+        "lines": p.lines,
+    })
+}
+
+pub fn explanation_json(e: &pb::Explanation) -> Value {
+    json!({
+        "job_id": e.job_id,
+        "reason": e.reason,
+        "reason_detail": e.reason_detail,
+        "checks": e.checks.iter().map(mark_json).collect::<Vec<_>>(),
+        "candidates": e.candidates.iter().map(pair_json).collect::<Vec<_>>(),
+        "considered": e.considered,
+        "outcome": e.outcome,
+        "victims": e.victims,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn explain_parses_and_names_bad_arguments() {
+        assert_eq!(parse_explain(&words("job 12")), Ok(Command::ExplainJob(12)));
+        assert_eq!(parse_explain(&words("preempt 12 7")), Ok(Command::ExplainPair(12, 7)));
+        assert!(parse_explain(&words("job x")).unwrap_err().contains("'x' is not a job id"));
+        assert!(parse_explain(&words("preempt 12")).unwrap_err().contains("PENDING_ID RUNNING_ID"));
+        assert!(parse_explain(&words("job 1 2")).unwrap_err().contains("unexpected argument '2'"));
+        assert!(parse_explain(&words("node 1")).unwrap_err().contains("unknown 'node'"));
+    }
+
+    #[test]
+    fn partition_update_takes_one_exemption_change() {
+        let p = |s: &str| parse_update_partition(&kv::pairs(&words(s)).unwrap());
+        assert_eq!(
+            p("PartitionName=gpu PreemptExemptTime=600"),
+            Ok(Command::UpdatePartition { name: "gpu".into(), exempt_secs: Some(600), clear: false })
+        );
+        assert_eq!(
+            p("PartitionName=gpu ClearPreemptExemptTime=yes"),
+            Ok(Command::UpdatePartition { name: "gpu".into(), exempt_secs: None, clear: true })
+        );
+        assert!(p("PartitionName=gpu PreemptExemptTime=soon").unwrap_err().starts_with("PreemptExemptTime:"));
+        assert!(p("PartitionName=gpu MaxTime=10").unwrap_err().contains("'MaxTime'"));
+        assert!(p("PartitionName=gpu").unwrap_err().contains("nothing to change"));
+        assert!(
+            p("PartitionName=gpu PreemptExemptTime=1 ClearPreemptExemptTime=yes")
+                .unwrap_err()
+                .contains("not both")
+        );
+    }
+}

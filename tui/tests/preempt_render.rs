@@ -1,0 +1,150 @@
+//! The Preemption pane: opened with `w` on a Queue row, filled from the
+//! controller's explanation (marks and sentences as sent), re-read when the
+//! jobs change, answers for another job dropped, and snapshots at 80x24 and
+//! 120x40.
+
+mod common;
+
+use common::{draw, on_queue};
+use spur_console::session::Role;
+use spur_console::{Action, Effect, Msg, PaneId, Rpc, dispatch};
+use spur_proto::v1::{ExplainSide, Explanation, Mark, PairExplanation, PriorityTerms};
+
+fn mark(name: &str, passes: bool, sentence: &str) -> Mark {
+    Mark { name: name.into(), passes, sentence: sentence.into() }
+}
+
+fn side(id: u64, user: &str, qos: &str, effective: f64) -> Option<ExplainSide> {
+    let priority = Some(PriorityTerms { base: effective, fair_share: 1.0, age: 1.0, tier: 1, effective });
+    Some(ExplainSide { job_id: id, user: user.into(), qos: qos.into(), partition: "batch".into(), priority })
+}
+
+const GUARDS: [&str; 7] = [
+    "partition mode",
+    "qos allow-list",
+    "preempt mode",
+    "exempt time",
+    "min runtime",
+    "reservation",
+    "node overlap",
+];
+
+/// A candidate; `blocks` names the guard that fails, if any.
+fn pair(id: u64, user: &str, qos: &str, eff: f64, gap: bool, blocks: Option<&str>) -> PairExplanation {
+    let guards: Vec<Mark> =
+        GUARDS.iter().map(|g| mark(g, Some(*g) != blocks, &format!("guard {g}: … → {}", "passes"))).collect();
+    let eligible = gap && blocks.is_none();
+    let decided_by = if !gap { "gap".to_string() } else { blocks.unwrap_or_default().to_string() };
+    PairExplanation {
+        pending: side(103, "carol", "gpu", 4000.0),
+        candidate: side(id, user, qos, eff),
+        gap: Some(mark(
+            "gap",
+            gap,
+            &format!("gap: {eff:.1} < 4000.0/2 = 2000.0 → {}", if gap { "holds" } else { "fails" }),
+        )),
+        guards,
+        eligible,
+        decided_by,
+        action: "requeue".into(),
+        lines: vec![
+            "pending job 103: 4000.0 × min(1.00, 10) × 1.000 × max(1, 1) = 4000.0".into(),
+            format!("running job {id}: {eff:.1} × min(1.00, 10) × 1.000 × max(1, 1) = {eff:.1}"),
+            format!("gap: {eff:.1} < 4000.0/2 = 2000.0 → {}", if gap { "holds" } else { "fails" }),
+        ],
+    }
+}
+
+fn explanation() -> Explanation {
+    Explanation {
+        job_id: 103,
+        reason: "Resources".into(),
+        reason_detail: "partition batch has no room now for 2 nodes × 8 CPUs".into(),
+        checks: vec![
+            mark("enabled", true, "scheduler.preemption_enabled = true → passes"),
+            mark("partition mode", true, "partition 'batch' preempt_mode=requeue → passes"),
+            mark(
+                "eviction cap",
+                true,
+                "0 evictions this pass; scheduler.max_evictions_per_tick is 8 → passes",
+            ),
+            mark(
+                "pool threshold",
+                true,
+                "pool cpu utilization 100% vs scheduler.preemption_threshold 75% → passes",
+            ),
+        ],
+        candidates: vec![
+            pair(201, "alice", "burst", 500.0, true, None),
+            pair(204, "bob", "normal", 900.0, true, Some("exempt time")),
+            pair(202, "dave", "", 3000.0, false, None),
+        ],
+        considered: 3,
+        outcome: "evict job(s) 201: without them the job's 2 nodes × 8 CPUs fits on node[01-02]".into(),
+        victims: vec![201],
+        pair: None,
+        pass_time_ms: 0,
+    }
+}
+
+/// On the Queue, `w` on a job opens the pane and asks for its explanation.
+fn opened(size: (u16, u16)) -> spur_console::State {
+    let mut state = on_queue(false, size, Some(Role::Operator));
+    let id = spur_console::nav::current_key(&state).unwrap().parse::<u64>().unwrap();
+    let effects = dispatch(&mut state, Action::Explain);
+    assert_eq!(state.pane, PaneId::Preemption);
+    assert_eq!(effects, vec![Effect::Rpc(Rpc::Explain(id))]);
+    let answer = Explanation { job_id: id, ..explanation() };
+    dispatch(&mut state, Action::Net(Msg::Explained { job: id, answer: Ok(Box::new(answer)) }));
+    state
+}
+
+#[test]
+fn preemption_pane() {
+    for size in [(80, 24), (120, 40)] {
+        let state = opened(size);
+        let text = draw(&state).backend().to_string();
+        assert!(
+            text.contains("✓ requeue") && text.contains("✗ exempt time") && text.contains("✗ gap"),
+            "{text}"
+        );
+        assert!(text.contains("outcome: evict job(s) 201"), "{text}");
+        insta::assert_snapshot!(format!("preemption_{}x{}", size.0, size.1), draw(&state).backend());
+    }
+}
+
+#[test]
+fn enter_shows_the_whole_verdict() {
+    let mut state = opened((80, 24));
+    dispatch(&mut state, Action::Open);
+    let text = draw(&state).backend().to_string();
+    assert!(text.contains("running job 201: 500.0"), "{text}");
+    assert!(text.contains("gap: 500.0 < 4000.0/2 = 2000.0 → holds"), "{text}");
+}
+
+#[test]
+fn a_job_change_re_reads_the_shown_explanation_once() {
+    let mut state = opened((80, 24));
+    let job = state.explain.job.unwrap();
+    let set = spur_console::JobSet::from_pb(common::jobs(), common::now());
+    let effects = dispatch(&mut state, Action::Net(Msg::Jobs(std::sync::Arc::new(set.clone()))));
+    assert!(effects.contains(&Effect::Rpc(Rpc::Explain(job))), "{effects:?}");
+    // A second change while the read is out is coalesced into one follow-up.
+    let effects = dispatch(&mut state, Action::Net(Msg::Jobs(std::sync::Arc::new(set))));
+    assert!(!effects.iter().any(|e| matches!(e, Effect::Rpc(Rpc::Explain(_)))), "{effects:?}");
+    let effects = dispatch(&mut state, Action::Net(Msg::Explained { job, answer: Err("job ended".into()) }));
+    assert_eq!(effects, vec![Effect::Rpc(Rpc::Explain(job))]);
+    let text = draw(&state).backend().to_string();
+    assert!(text.contains("✗ job ended (showing the last answer)"), "{text}");
+    // An answer for a job no longer shown is dropped.
+    dispatch(&mut state, Action::Net(Msg::Explained { job: 999, answer: Ok(Box::new(explanation())) }));
+    assert_eq!(state.explain.job, Some(job));
+}
+
+#[test]
+fn w_outside_the_queue_says_where_it_works() {
+    let mut state = on_queue(false, (80, 24), Some(Role::Operator));
+    dispatch(&mut state, Action::GoPane(PaneId::Nodes));
+    assert!(dispatch(&mut state, Action::Explain).is_empty());
+    assert!(state.message.as_ref().unwrap().text.contains("Queue pane"));
+}
