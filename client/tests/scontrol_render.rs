@@ -65,7 +65,9 @@ fn errors_name_the_problem() {
     assert!(err(&["update", "nodename=n1", "state=drain", "reason=hw", "fault"]).contains("'fault'"));
     assert!(err(&["update", "nodename=n[3-1]", "state=idle"]).contains("backwards"));
     assert!(err(&["update", "jobid=5", "weight=1"]).contains("'weight'"));
-    assert!(err(&["update", "partitionname=gpu", "state=down"]).contains("reconfigure"));
+    assert!(
+        err(&["update", "partitionname=gpu", "state=down"]).contains("'state' cannot be changed at runtime")
+    );
     assert!(err(&["show", "job", "x"]).contains("'x'"));
     assert!(err(&["uhold", "5"]).contains("uhold is not available"));
     assert!(err(&["suspend", "5"]).contains("job commands"));

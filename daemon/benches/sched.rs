@@ -11,7 +11,7 @@ use spur_client::vocab::names::PreemptMode;
 use spur_client::vocab::tres::parse_map;
 use spur_daemon::accounting::Catalog;
 use spur_daemon::model::{Account, Assoc, Partition, Qos, User};
-use spur_daemon::sched::{Job, JobState, SchedConfig, SchedNode, Snapshot, schedule};
+use spur_daemon::sched::{Job, JobState, PreemptConfig, SchedConfig, SchedNode, Snapshot, schedule};
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::Duration;
@@ -170,6 +170,19 @@ fn bench(c: &mut Criterion) {
             let name = format!("schedule {pending} pending x {nodes} nodes, backfill, {label}");
             c.bench_function(&name, |b| b.iter(|| schedule(black_box(&snap), NOW)));
         }
+        // The same queue with preemption weighed for every job blocked on resources.
+        let mut snap = snapshot(pending, nodes, SchedConfig::default().queue_depth);
+        snap.config.preempt =
+            PreemptConfig { enabled: true, min_runtime_secs: 0, ..PreemptConfig::default() };
+        snap.partitions.iter_mut().for_each(|p| p.preempt_mode = PreemptMode::Requeue);
+        let plan = schedule(&snap, NOW);
+        println!(
+            "{pending} pending × {nodes} nodes, preemption on: {} verdicts, {} evictions",
+            plan.verdicts.len(),
+            plan.preemptions.len()
+        );
+        let name = format!("schedule {pending} pending x {nodes} nodes, backfill, preemption on");
+        c.bench_function(&name, |b| b.iter(|| schedule(black_box(&snap), NOW)));
     }
 }
 
