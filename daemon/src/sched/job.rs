@@ -1,6 +1,7 @@
 //! The plain job data the scheduler reads, and the two views of a job's ask
 //! that limits and placement need: its TRES totals and its per-node shape.
 
+use spur_client::vocab::licenses::LicenseAlloc;
 use std::fmt;
 
 pub type JobId = u64;
@@ -54,6 +55,8 @@ pub struct Job {
     pub hold: Hold,
     /// `-L name:count`.
     pub licenses: Vec<(String, u32)>,
+    /// A running job's licenses and the layers it was charged on; released exactly.
+    pub charged: Vec<LicenseAlloc>,
     pub state: JobState,
 }
 

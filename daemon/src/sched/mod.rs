@@ -6,6 +6,7 @@
 //! - [`reason`]: the one table of Slurm reason codes, and [`Reason`] (code + facts).
 //! - [`submit`]: account and QOS resolution, the default time limit, the submit gate.
 //! - [`priority`]: effective priority and its factors; decayed usage and fair share.
+//! - `hres`: plain licenses and hierarchical resources (modes 1–3) in a pass.
 //! - `limits`: limit checks shared by the gate and the pass; usage groups.
 //! - `scope`: a job's QOS, association, groups and accounting hold, resolved once.
 //! - `memo`: what a pass remembers about jobs that found no room.
@@ -23,6 +24,7 @@
 //! or keeps off those nodes. Every start updates free resources and usage
 //! for the jobs after it; every job left pending gets a typed [`Reason`].
 
+pub mod hres;
 pub mod job;
 mod limits;
 mod memo;
@@ -36,7 +38,8 @@ pub mod submit;
 mod tests;
 
 use crate::accounting::Catalog;
-use crate::model::{BaseState, Node, Partition};
+use crate::model::{BaseState, HresResource, Node, Partition};
+use spur_client::vocab::licenses::LicenseAlloc;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
@@ -134,8 +137,10 @@ pub struct Snapshot {
     /// Minutes consumed per QOS over the grpwall window; None until first read,
     /// and while None no grpwall applies. A QOS missing from a read map used 0.
     pub grp_wall_used: Option<HashMap<String, u64>>,
-    /// Free count per license name.
+    /// Configured count per plain license; running jobs' licenses are taken off.
     pub licenses: BTreeMap<String, u32>,
+    /// Hierarchical resources; usage comes from running jobs' `charged`.
+    pub hres: Arc<Vec<HresResource>>,
     pub config: SchedConfig,
 }
 
@@ -146,6 +151,8 @@ pub struct Start {
     /// Started behind a reservation held by a higher-priority job.
     pub backfilled: bool,
     pub priority: PriorityFactors,
+    /// Licenses taken, with the layers charged.
+    pub licenses: Vec<LicenseAlloc>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -3,6 +3,7 @@
 //! highest job without room in a partition reserves the nodes it fits on
 //! earliest, and later jobs may not use those nodes unless they end first.
 
+use super::hres::Counters;
 use super::job::{Hold, Job, JobId, JobState, Shape};
 use super::limits::{self, ASSOC_PER_JOB, QOS_PER_JOB};
 use super::memo::{NodeCapFailures, RoomFailures};
@@ -12,6 +13,7 @@ use super::reason::{Facts, LimitFacts, LimitKind, Reason, ReasonCode as C, Scope
 use super::scope::Scopes;
 use super::{Pending, Plan, Reservation, Snapshot, Start};
 use crate::model::Partition;
+use spur_client::vocab::licenses::LicenseAlloc;
 use std::collections::HashMap;
 
 /// Jobs that never fit (e.g. behind unbounded jobs) may not use up a partition's reservation.
@@ -36,7 +38,7 @@ struct Pass<'a> {
     part_idx: HashMap<&'a str, u32>,
     scopes: Scopes<'a>,
     allocs: Vec<Alloc>,
-    licenses: HashMap<&'a str, u32>,
+    licenses: Counters<'a>,
     marks: Marks,
     /// Reservation holders: expected start and partition.
     resv: HashMap<JobId, (Option<i64>, &'a str)>,
@@ -45,6 +47,9 @@ struct Pass<'a> {
     attempts: usize,
     plan: Plan,
 }
+
+/// Nodes picked, and the licenses they take.
+type Picked = (Vec<u32>, Vec<LicenseAlloc>);
 
 /// A pending job in the order: its sort key inline, so sorting a large queue
 /// does not chase pointers into the job list.
@@ -61,7 +66,7 @@ pub(crate) fn run(snap: &Snapshot, now_ms: i64) -> Plan {
     for Entry { job, scope, part, priority, .. } in pass.order() {
         let job = &snap.jobs[job];
         match pass.try_job(job, scope, part) {
-            Ok(picked) => pass.start(job, scope, picked, priority),
+            Ok((picked, lic)) => pass.start(job, scope, picked, lic, priority),
             Err(reason) => pass.plan.pending.push(Pending { job: job.id, reason, priority }),
         }
     }
@@ -115,6 +120,8 @@ impl<'a> Pass<'a> {
             }
             allocs.push(Alloc { nodes: idx, shape, end_ms: job.end_ms(*start_ms).max(now) });
         }
+        let running = snap.jobs.iter().filter(|j| j.is_running());
+        let licenses = Counters::new(&snap.licenses, &snap.hres, &node_idx, snap.nodes.len(), running);
         Pass {
             snap,
             now,
@@ -125,7 +132,7 @@ impl<'a> Pass<'a> {
             part_idx,
             scopes,
             allocs,
-            licenses: snap.licenses.iter().map(|(k, v)| (k.as_str(), *v)).collect(),
+            licenses,
             resv: HashMap::new(),
             node_fail: NodeCapFailures::default(),
             behind_reservation: false,
@@ -153,7 +160,7 @@ impl<'a> Pass<'a> {
         out
     }
 
-    fn try_job(&mut self, job: &'a Job, sc: u32, part: Option<u32>) -> Result<Vec<u32>, Reason> {
+    fn try_job(&mut self, job: &'a Job, sc: u32, part: Option<u32>) -> Result<Picked, Reason> {
         self.checks(job, sc as usize, part)?;
         let Some(p) = part else {
             return Err(Reason::new(
@@ -161,7 +168,9 @@ impl<'a> Pass<'a> {
                 Facts::UnknownPartition { partition: job.partition.clone() },
             ));
         };
-        self.place(job, sc as usize, p as usize)
+        let picked = self.place(job, sc as usize, p as usize)?;
+        let lic = self.licenses.fit(job, &picked)?;
+        Ok((picked, lic))
     }
 
     /// Everything short of placement, in the order a reader expects the blocker named.
@@ -244,16 +253,7 @@ impl<'a> Pass<'a> {
         for &g in &s.groups {
             self.scopes.groups[g as usize].check(&ask).map_or(Ok(()), Err)?;
         }
-        for (lic, asks) in &job.licenses {
-            let free = self.licenses.get(lic.as_str()).copied().unwrap_or(0);
-            if free < *asks {
-                return Err(Reason::new(
-                    C::Licenses,
-                    Facts::License { name: lic.clone(), free, asks: *asks },
-                ));
-            }
-        }
-        Ok(())
+        self.licenses.check(job)
     }
 
     fn place(&mut self, job: &'a Job, sc: usize, pi: usize) -> Result<Vec<u32>, Reason> {
@@ -288,6 +288,10 @@ impl<'a> Pass<'a> {
         let mut excluded: Vec<u32> =
             job.exclude.iter().filter_map(|n| self.node_idx.get(n.as_str()).copied()).collect();
         excluded.sort_unstable();
+        if !job.licenses.is_empty() {
+            let candidates = &self.parts[pi].nodes.order;
+            self.licenses.exclude(job, candidates, &required, &mut excluded, job.nodes() as usize)?;
+        }
         let (shape, end_ms) = (job.shape(), job.end_ms(self.now));
         let need = shape.nodes as usize;
         // Groups whose distinct-node cap could be crossed by this job's nodes.
@@ -436,7 +440,7 @@ impl<'a> Pass<'a> {
         }
     }
 
-    fn start(&mut self, job: &Job, sc: u32, picked: Vec<u32>, priority: PriorityFactors) {
+    fn start(&mut self, job: &Job, sc: u32, picked: Vec<u32>, lic: Vec<LicenseAlloc>, pf: PriorityFactors) {
         let shape = job.shape();
         for &n in &picked {
             self.nodes[n as usize].take(&shape);
@@ -445,14 +449,10 @@ impl<'a> Pass<'a> {
         for &g in &self.scopes.list[sc as usize].groups {
             self.scopes.groups[g as usize].add(&ask, &picked);
         }
-        for (lic, n) in &job.licenses {
-            if let Some(free) = self.licenses.get_mut(lic.as_str()) {
-                *free = free.saturating_sub(*n);
-            }
-        }
+        self.licenses.take(&lic);
         let nodes = picked.iter().map(|n| self.snap.nodes[*n as usize].name.clone()).collect();
         self.allocs.push(Alloc { nodes: picked, shape, end_ms: job.end_ms(self.now) });
         let backfilled = self.behind_reservation;
-        self.plan.starts.push(Start { job: job.id, nodes, backfilled, priority });
+        self.plan.starts.push(Start { job: job.id, nodes, backfilled, priority: pf, licenses: lic });
     }
 }

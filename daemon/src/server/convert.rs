@@ -181,6 +181,7 @@ pub fn job(j: &crate::jobs::record::JobRecord) -> pb::Job {
         prio_fair_share: j.factors.1,
         prio_age: j.factors.2,
         prio_tier: j.factors.3,
+        licenses_alloc: spur_client::vocab::licenses::format_allocs(&j.licenses_alloc),
         spec: Some(pb::JobSpec {
             name: j.name.clone(),
             account: j.account.clone().unwrap_or_default(),
