@@ -396,6 +396,8 @@ pub struct ClusterUpdate {
     pub stale: Vec<Catalog>,
     /// The controller's note that this watcher missed accounting changes.
     pub lagged: Option<String>,
+    /// Licenses changed (an HRES update, or jobs took or released some): re-read them.
+    pub licenses: bool,
 }
 
 /// Reports from the network task.

@@ -35,7 +35,7 @@ pub fn reset(state: &mut State) {
 
 /// The watch reported: merge nodes, re-read stale lists.
 pub fn on_update(state: &mut State, update: ClusterUpdate) -> Vec<Effect> {
-    let ClusterUpdate { snapshot, nodes, stale, lagged } = update;
+    let ClusterUpdate { snapshot, nodes, stale, lagged, .. } = update;
     // The first snapshot of a connection comes with `Connected`, which reads the jobs anyway.
     let first = !state.live;
     state.live = true;

@@ -7,6 +7,7 @@
 //! - [`sinfo`]: `sinfo` / `spur info`: partitions and nodes, Slurm's format codes.
 //! - [`scontrol`]: `scontrol` / `spur control`: show/update nodes, partitions, jobs, reconfigure.
 //! - [`jobctl`]: scontrol's job commands: show job, update job, hold/release/requeue.
+//! - [`licctl`]: scontrol's license commands: show license, update HRESName=.
 //! - [`squeue`]: `squeue` / `spur queue`: the job queue, Slurm's `-o`/`-O` formats and sorts.
 //! - [`sbatch`]: `sbatch` / `spur submit`: a job spec from options and `#SBATCH` lines.
 //! - [`scancel`]: `scancel` / `spur cancel`: cancel or signal jobs by id or filter.
@@ -24,6 +25,7 @@ pub mod columns;
 pub mod jobctl;
 pub mod jobfmt;
 pub mod kv;
+pub mod licctl;
 pub mod output;
 pub mod sacct;
 pub mod sacctmgr;
