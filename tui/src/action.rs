@@ -312,6 +312,8 @@ pub enum Rpc {
     Tail(TailSpec),
     /// Read every job (`Jobs.ListJobs`); see `queue` for when.
     FetchJobs,
+    /// Read the licenses and HRES layers (`Licenses.ShowLicenses`): on connect and when the watch says so.
+    FetchLicenses,
 }
 
 /// One subscription to the txn log.
@@ -459,6 +461,8 @@ pub enum Msg {
         list: Catalog,
         error: String,
     },
+    /// The answer to [`Rpc::FetchLicenses`]: every plain license and HRES layer.
+    Licenses(Vec<spur_proto::v1::License>),
     /// The answer to [`Rpc::FetchJobs`], compacted in the network task.
     Jobs(Arc<JobSet>),
     /// `unsupported`: the controller has no Jobs service, which is not an error.

@@ -162,6 +162,7 @@ fn on_net(state: &mut State, msg: Msg) -> Vec<Effect> {
             let mut effects = vec![Effect::Rpc(Rpc::FetchAll), Effect::Rpc(Rpc::WhoAmI)];
             effects.extend(audit::resume(state));
             effects.extend(queue::on_connected(state));
+            effects.push(Effect::Rpc(Rpc::FetchLicenses));
             effects
         }
         Msg::Reconnecting { attempt, retry_in, error } => {
@@ -199,6 +200,10 @@ fn on_net(state: &mut State, msg: Msg) -> Vec<Effect> {
             refetch_unless_live(state)
         }
         Msg::Jobs(set) => queue::on_loaded(state, set),
+        Msg::Licenses(list) => {
+            nav::update_data(state, |s| s.licenses = Some(list));
+            Vec::new()
+        }
         Msg::JobsFailed { error, unsupported } => queue::on_failed(state, error, unsupported),
         Msg::WriteFailed { error } => {
             // A refusal means the role shown is stale: ask again.
@@ -371,6 +376,12 @@ fn build_delete(state: &State, targets: Vec<Target>) -> Result<WriteOp, String> 
             Target::Root => return Err("the root account cannot be deleted".into()),
             Target::Txn(_) => return Err("txn rows are the audit record; they cannot be deleted".into()),
             Target::Job(_) => return Err("jobs are cancelled, not deleted".into()),
+            Target::Layer { .. } => {
+                return Err(
+                    "licenses and layers come from spur.conf and resources.yaml; they cannot be deleted"
+                        .into(),
+                );
+            }
             Target::Node(_) => {
                 let km = &state.settings.keymap;
                 let (drain, down) = (

@@ -29,6 +29,7 @@ use spur_proto::v1::accounting_client::AccountingClient;
 use spur_proto::v1::audit_client::AuditClient;
 use spur_proto::v1::cluster_client::ClusterClient;
 use spur_proto::v1::jobs_client::JobsClient as JobsGrpc;
+use spur_proto::v1::licenses_client::LicensesClient;
 use spur_proto::v1::nodes_client::NodesClient as NodesGrpc;
 use spur_proto::v1::session_client::SessionClient;
 use std::time::Duration;
@@ -111,7 +112,7 @@ async fn wait(delay: Duration, rpcs: &mut UnboundedReceiver<Rpc>, msgs: &Unbound
                 None => return false,
                 Some(Rpc::FetchAll) => return true,
                 // Asked again (or covered by FetchAll) on the next Connected.
-                Some(Rpc::WhoAmI | Rpc::Tail(_) | Rpc::FetchList(_) | Rpc::FetchJobs) => {}
+                Some(Rpc::WhoAmI | Rpc::Tail(_) | Rpc::FetchList(_) | Rpc::FetchJobs | Rpc::FetchLicenses) => {}
                 Some(Rpc::Write(op)) => {
                     let _ = msgs.send(Msg::WriteFailed { error: format!("{}: not connected to the controller", op.verb()) });
                 }
@@ -196,6 +197,7 @@ async fn serve(
     let mut jobs =
         JobsGrpc::with_interceptor(channel.clone(), icpt.clone()).max_decoding_message_size(JOBS_MESSAGE_MAX);
     let audit = AuditClient::with_interceptor(channel.clone(), icpt.clone());
+    let mut licenses = LicensesClient::with_interceptor(channel.clone(), icpt.clone());
     let mut session = SessionClient::with_interceptor(channel.clone(), icpt.clone());
     // None when the controller does not serve health: then loss shows up on the next call.
     let mut health = HealthClient::new(channel.clone())
@@ -297,6 +299,16 @@ async fn serve(
                     let _ = msgs.send(Msg::FetchFailed { error: describe(&s) });
                 }
             },
+            Rpc::FetchLicenses => {
+                match licenses.show_licenses(spur_proto::v1::ShowLicensesRequest::default()).await {
+                    Ok(r) => {
+                        let _ = msgs.send(Msg::Licenses(r.into_inner().licenses));
+                    }
+                    Err(s) if gone(&s) => return Exit::Lost(describe(&s)),
+                    // A controller without the service: the pane says it has no data.
+                    Err(_) => {}
+                }
+            }
             Rpc::FetchJobs => match calls::fetch_jobs(&mut jobs).await {
                 Ok(set) => {
                     let _ = msgs.send(Msg::Jobs(set));
