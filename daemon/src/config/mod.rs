@@ -367,7 +367,7 @@ impl Config {
             );
         }
         cluster::validate(&self.nodes, &self.partitions)?;
-        for (name, _) in &self.licenses {
+        for name in self.licenses.keys() {
             if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c)) {
                 return Err(format!("key 'licenses.{name}': a license name is letters, digits, _ - or ."));
             }

@@ -28,8 +28,11 @@ pub use update::HresUpdate;
 /// Store docs: `resource/layer` -> `{"nodes": [...]}`.
 pub const KIND_HRES_NODES: &str = "hres_nodes";
 
+/// Plain license counts, and the resources as a pass reads them (shared, swapped whole on change).
+type Live = (std::collections::BTreeMap<String, u32>, Arc<Vec<HresResource>>);
+
 pub struct LicenseService {
-    table: RwLock<(std::collections::BTreeMap<String, u32>, Arc<Vec<HresResource>>)>,
+    table: RwLock<Live>,
     nodes: RwLock<BTreeSet<String>>,
     store: Option<Arc<dyn Store>>,
     changed: broadcast::Sender<String>,
