@@ -31,10 +31,14 @@ struct Env {
 }
 
 fn start() -> Env {
+    start_with(CLUSTER)
+}
+
+fn start_with(cluster: &str) -> Env {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("resources.yaml"), RESOURCES).unwrap();
     let db = format!("sqlite://{}/spur.db", dir.path().display());
-    let c = Controller::start(dir.path(), &conf(&db, CLUSTER));
+    let c = Controller::start(dir.path(), &conf(&db, cluster));
     let a = Agent::start(&c.url, "node[01-32]", &[]);
     let e = Env { dir, c, _a: a };
     wait_for("nodes up", || (e.ok("sinfo", "-h -o %t:%D").trim() == "idle:32").then_some(()));
@@ -143,4 +147,24 @@ fn bad_requests_and_updates_are_one_line_errors() {
     assert!(shown.contains("LayerName=row1 ParentName=datacenter Nodes=node[01-18]"), "{shown}");
     let txn = e.ok("sacctmgr", "-n -P show txn Entity=hres format=Where,Info");
     assert!(txn.contains("power/rack2"), "every update is audited: {txn}");
+}
+
+#[test]
+fn a_restart_keeps_layer_nodes_and_running_charges_but_not_counts() {
+    // Nodes stay up through the restart: the agent is not told the new address.
+    let e = start_with(&CLUSTER.replace("node_timeout_secs = 5", "node_timeout_secs = 120"));
+    let id = e.sbatch("-L power:1000 -N 2 -w node[09-10]");
+    e.wait_field(id, "%T", "RUNNING");
+    e.ok("scontrol", "update HRESName=power LayerName=rack2 Nodes=-node16");
+    e.ok("scontrol", "update HRESName=power LayerName=rack1 Count=38000 DisableLayer=true");
+    let Env { dir, mut c, _a } = e;
+    c.stop();
+    let c = Controller::start_with(&c.config);
+    let shown = ok("scontrol", &c.url, &["show", "license", "power"]);
+    assert!(shown.contains("Total=40000 Used=2000 Free=38000"), "running charges rebuild usage: {shown}");
+    assert!(shown.contains("LayerName=rack2 ParentName=row1 Nodes=node[09-15]"), "saved nodes: {shown}");
+    assert!(shown.contains("LayerName=row1 ParentName=datacenter Nodes=node[01-15]"), "{shown}");
+    assert!(shown.contains("ConfTotal=40000 BaseUsage=5000"), "counts come from resources.yaml: {shown}");
+    assert!(!shown.contains("DisableLayer=true"), "{shown}");
+    drop(dir);
 }

@@ -499,6 +499,12 @@ mod tests {
     }
 
     #[test]
+    fn the_demo_config_loads_with_its_licenses_and_resources() {
+        let c = Config::load(Path::new("../examples/demo/spur.conf")).unwrap();
+        assert_eq!((c.licenses.get("matlab"), c.hres.len()), (Some(&4), 3));
+    }
+
+    #[test]
     fn relative_sqlite_resolves_beside_the_file() {
         let c = parse("[accounting]\ndatabase_url = \"sqlite://spur.db\"\n").unwrap();
         assert_eq!(c.database_url(), "sqlite:///etc/spur/spur.db");
