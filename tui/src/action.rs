@@ -45,6 +45,8 @@ pub enum Action {
     JobAction(JobOp),
     /// Queue pane: the next quick filter by job state (all, pending, running, finished).
     JobStates,
+    /// HRES pane: flip DisableLayer of the selected layer, or DisableHRES on a resource's row.
+    HresToggle,
     /// Audit pane: hold new rows back / show them again.
     TogglePause,
     /// Audit pane: edit the controller-side txn filter.
@@ -71,14 +73,19 @@ impl Action {
     pub fn is_write(&self) -> bool {
         matches!(
             self,
-            Action::Edit | Action::Delete | Action::NodeAction(_) | Action::JobAction(_) | Action::Request(_)
+            Action::Edit
+                | Action::Delete
+                | Action::NodeAction(_)
+                | Action::JobAction(_)
+                | Action::HresToggle
+                | Action::Request(_)
         )
     }
 
     /// The least role a write action needs.
     pub fn role(&self) -> Role {
         match self {
-            Action::NodeAction(_) => session::NODE_ROLE,
+            Action::NodeAction(_) | Action::HresToggle => session::NODE_ROLE,
             Action::JobAction(_) => session::JOB_ROLE,
             Action::Request(op) => op.role(),
             _ => session::WRITE_ROLE,
@@ -92,6 +99,7 @@ impl Action {
             Action::NodeAction(op) => op.verb(),
             Action::JobAction(op) => op.verb(),
             Action::Edit => "edit",
+            Action::HresToggle => "toggle a layer",
             _ => "delete",
         }
     }
@@ -179,6 +187,12 @@ pub enum WriteOp {
         ids: Vec<u64>,
         owners: Vec<String>,
     },
+    /// `scontrol update HRESName=R LayerName=L DisableLayer=..`, or `DisableHRES=` when `layer` is empty.
+    UpdateHres {
+        resource: String,
+        layer: String,
+        disable: bool,
+    },
 }
 
 impl WriteOp {
@@ -200,6 +214,8 @@ impl WriteOp {
         for op in [JobOp::Cancel, JobOp::Hold, JobOp::Release, JobOp::Requeue] {
             all.push(WriteOp::UpdateJobs { op, ids: vec![12, 13], owners: vec!["alice".into()] });
         }
+        all.push(WriteOp::UpdateHres { resource: "power".into(), layer: "rack1".into(), disable: true });
+        all.push(WriteOp::UpdateHres { resource: "power".into(), layer: String::new(), disable: false });
         for op in &all {
             // Exhaustive on purpose: a new variant fails to compile until it is listed above.
             match op {
@@ -208,7 +224,8 @@ impl WriteOp {
                 | WriteOp::DeleteAccount { .. }
                 | WriteOp::DeleteUser { .. }
                 | WriteOp::UpdateNodes { .. }
-                | WriteOp::UpdateJobs { .. } => {}
+                | WriteOp::UpdateJobs { .. }
+                | WriteOp::UpdateHres { .. } => {}
             }
         }
         all
@@ -223,13 +240,14 @@ impl WriteOp {
             WriteOp::DeleteUser { .. } => "delete user association",
             WriteOp::UpdateNodes { op, .. } => op.verb(),
             WriteOp::UpdateJobs { op, .. } => op.verb(),
+            WriteOp::UpdateHres { .. } => "update HRES",
         }
     }
 
     /// The least role the controller accepts for this write.
     pub fn role(&self) -> Role {
         match self {
-            WriteOp::UpdateNodes { .. } => session::NODE_ROLE,
+            WriteOp::UpdateNodes { .. } | WriteOp::UpdateHres { .. } => session::NODE_ROLE,
             // Whose jobs they are is checked per job (`queue::refusal`).
             WriteOp::UpdateJobs { .. } => session::JOB_ROLE,
             _ => session::WRITE_ROLE,
@@ -252,6 +270,8 @@ impl WriteOp {
             WriteOp::ModifyQos { .. } => "Apply",
             WriteOp::UpdateNodes { op, .. } => op.title(),
             WriteOp::UpdateJobs { op, .. } => op.button(),
+            WriteOp::UpdateHres { disable: true, .. } => "Disable",
+            WriteOp::UpdateHres { disable: false, .. } => "Enable",
             _ => "Delete",
         }
     }
@@ -288,6 +308,20 @@ impl WriteOp {
                 (format!("{} {what}?", op.title()), body)
             }
             WriteOp::UpdateJobs { op, ids, owners } => crate::queue::describe(*op, ids, owners),
+            WriteOp::UpdateHres { resource, layer, disable } => {
+                let verb = if *disable { "Disable" } else { "Enable" };
+                let (what, key) = match layer.as_str() {
+                    "" => (format!("resource {resource}"), "DisableHRES".to_string()),
+                    l => (format!("layer {resource}/{l}"), format!("LayerName={l} DisableLayer")),
+                };
+                let effect = if *disable {
+                    "New jobs are not allocated from it; running jobs keep what they hold."
+                } else {
+                    "New jobs may be allocated from it again."
+                };
+                let cmd = format!("= scontrol update HRESName={resource} {key}={disable}");
+                (format!("{verb} {what}?"), vec![effect.to_string(), cmd])
+            }
         }
     }
 }

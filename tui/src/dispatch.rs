@@ -311,9 +311,40 @@ fn normal(state: &mut State, action: Action) -> Vec<Effect> {
             }
         }
         Action::JobStates => queue::cycle_states(state),
+        Action::HresToggle => {
+            if let Some(op) = hres_toggle(state) {
+                request_write(state, op);
+            }
+        }
         other => nav::normal(state, other),
     }
     Vec::new()
+}
+
+/// The write that flips the selected HRES row's disabled flag, or why there is none.
+fn hres_toggle(state: &mut State) -> Option<WriteOp> {
+    if state.pane != PaneId::Hres {
+        state.info(format!("that key works in the HRES pane ({})", PaneId::Hres.number()));
+        return None;
+    }
+    let key = nav::current_key(state)?;
+    let (resource, layer) =
+        key.split_once('/').map_or((key.clone(), String::new()), |(r, l)| (r.into(), l.into()));
+    let all = state.licenses.as_deref().unwrap_or_default();
+    let mut rows = all.iter().filter(|l| l.name == resource);
+    let disable = match layer.as_str() {
+        "" => match rows.find(|l| !l.layer_name.is_empty()) {
+            Some(l) => !l.disable_hres,
+            None => {
+                state.error(format!(
+                    "{resource} is a plain license; only hierarchical resources are disabled"
+                ));
+                return None;
+            }
+        },
+        l => !rows.find(|x| x.layer_name == l)?.disable_layer,
+    };
+    Some(WriteOp::UpdateHres { resource, layer, disable })
 }
 
 fn edit(state: &mut State) {

@@ -300,6 +300,7 @@ pub fn default_table() -> Vec<Binding> {
         b("job_release", Action::JobAction(JobOp::Release), &["L"], "release held jobs"),
         b("job_requeue", Action::JobAction(JobOp::Requeue), &["Q"], "requeue running jobs"),
         b("job_states", Action::JobStates, &["t"], "cycle all/PD/R/done jobs"),
+        b("hres_toggle", Action::HresToggle, &["O"], "HRES: disable/enable layer (resource row: all)"),
         b("pause", Action::TogglePause, &["p"], "pause/resume the audit tail"),
         b("txn_filter", Action::TxnFilterMode, &["f"], "filter audit: Outcome=error"),
     ]);

@@ -111,3 +111,64 @@ fn a_licenses_event_rereads_them() {
     let rack1 = rows.into_iter().find(|r| r.key == "power/rack1").unwrap();
     assert_eq!(rack1.cells[1], "⊘ OFF");
 }
+
+fn select(state: &mut spur_console::State, key: &str) {
+    dispatch(state, Action::Top);
+    for _ in 0..30 {
+        if spur_console::nav::current_key(state).as_deref() == Some(key) {
+            return;
+        }
+        dispatch(state, Action::Down);
+    }
+    panic!("no row {key}");
+}
+
+#[test]
+fn an_administrator_toggles_a_layer_after_confirming() {
+    use spur_console::WriteOp;
+    use spur_console::session::Role;
+    use spur_console::state::Mode;
+    let mut state = on_hres((120, 40));
+    dispatch(&mut state, Action::Net(Msg::Session(common::session(Role::Administrator))));
+    select(&mut state, "power/rack1");
+    let mut effects = dispatch(&mut state, Action::HresToggle);
+    assert!(matches!(state.mode, Mode::Confirm(_)), "{:?}", state.mode);
+    effects.extend(dispatch(&mut state, Action::Submit));
+    assert!(effects.is_empty(), "focus starts on Cancel: {effects:?}");
+    dispatch(&mut state, Action::HresToggle);
+    dispatch(&mut state, Action::FocusNext);
+    let effects = dispatch(&mut state, Action::Submit);
+    let want = WriteOp::UpdateHres { resource: "power".into(), layer: "rack1".into(), disable: true };
+    assert!(effects.contains(&Effect::Rpc(Rpc::Write(want))), "{effects:?}");
+    // A resource's own row flips DisableHRES; a plain license has nothing to flip.
+    select(&mut state, "power");
+    dispatch(&mut state, Action::HresToggle);
+    dispatch(&mut state, Action::FocusNext);
+    let effects = dispatch(&mut state, Action::Submit);
+    let want = WriteOp::UpdateHres { resource: "power".into(), layer: String::new(), disable: true };
+    assert!(effects.contains(&Effect::Rpc(Rpc::Write(want))), "{effects:?}");
+    dispatch(&mut state, Action::Top);
+    assert!(dispatch(&mut state, Action::HresToggle).is_empty());
+    assert!(state.last_error.clone().unwrap_or_default().contains("plain license"));
+}
+
+#[test]
+fn toggling_needs_administrator_and_write_access() {
+    use spur_console::session::Role;
+    use spur_console::state::Mode;
+    let mut state = on_hres((80, 24));
+    dispatch(&mut state, Action::Net(Msg::Session(common::session(Role::Operator))));
+    dispatch(&mut state, Action::HresToggle);
+    assert!(matches!(state.mode, Mode::Normal));
+    assert!(
+        state.last_error.clone().unwrap_or_default().contains("needs Administrator"),
+        "{:?}",
+        state.last_error
+    );
+    let mut state = on_hres((80, 24));
+    state.settings.read_only = true;
+    dispatch(&mut state, Action::Net(Msg::Session(common::session(Role::Administrator))));
+    dispatch(&mut state, Action::HresToggle);
+    assert!(matches!(state.mode, Mode::Normal));
+    assert!(state.last_error.clone().unwrap_or_default().contains("read-only"));
+}

@@ -29,7 +29,7 @@ use spur_proto::v1::accounting_client::AccountingClient;
 use spur_proto::v1::audit_client::AuditClient;
 use spur_proto::v1::cluster_client::ClusterClient;
 use spur_proto::v1::jobs_client::JobsClient as JobsGrpc;
-use spur_proto::v1::licenses_client::LicensesClient;
+use spur_proto::v1::licenses_client::LicensesClient as LicensesGrpc;
 use spur_proto::v1::nodes_client::NodesClient as NodesGrpc;
 use spur_proto::v1::session_client::SessionClient;
 use std::time::Duration;
@@ -58,6 +58,7 @@ pub fn spawn(
 type Client = AccountingClient<InterceptedService<Channel, IdentityInterceptor>>;
 type NodesClient = NodesGrpc<Svc>;
 type JobsClient = JobsGrpc<Svc>;
+type LicensesClient = LicensesGrpc<Svc>;
 
 enum Exit {
     /// The app loop hung up: stop.
@@ -197,7 +198,7 @@ async fn serve(
     let mut jobs =
         JobsGrpc::with_interceptor(channel.clone(), icpt.clone()).max_decoding_message_size(JOBS_MESSAGE_MAX);
     let audit = AuditClient::with_interceptor(channel.clone(), icpt.clone());
-    let mut licenses = LicensesClient::with_interceptor(channel.clone(), icpt.clone());
+    let mut licenses = LicensesGrpc::with_interceptor(channel.clone(), icpt.clone());
     let mut session = SessionClient::with_interceptor(channel.clone(), icpt.clone());
     // None when the controller does not serve health: then loss shows up on the next call.
     let mut health = HealthClient::new(channel.clone())
@@ -321,7 +322,7 @@ async fn serve(
             },
             Rpc::Write(op) => {
                 let verb = op.verb();
-                match calls::write(&mut client, &mut nodes, &mut jobs, op).await {
+                match calls::write(&mut client, &mut nodes, &mut jobs, &mut licenses, op).await {
                     Ok(calls::Written { summary, warning: None }) => {
                         let _ = msgs.send(Msg::WriteDone { summary });
                     }
