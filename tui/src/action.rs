@@ -309,18 +309,7 @@ impl WriteOp {
             }
             WriteOp::UpdateJobs { op, ids, owners } => crate::queue::describe(*op, ids, owners),
             WriteOp::UpdateHres { resource, layer, disable } => {
-                let verb = if *disable { "Disable" } else { "Enable" };
-                let (what, key) = match layer.as_str() {
-                    "" => (format!("resource {resource}"), "DisableHRES".to_string()),
-                    l => (format!("layer {resource}/{l}"), format!("LayerName={l} DisableLayer")),
-                };
-                let effect = if *disable {
-                    "New jobs are not allocated from it; running jobs keep what they hold."
-                } else {
-                    "New jobs may be allocated from it again."
-                };
-                let cmd = format!("= scontrol update HRESName={resource} {key}={disable}");
-                (format!("{verb} {what}?"), vec![effect.to_string(), cmd])
+                crate::hres::describe(resource, layer, *disable)
             }
         }
     }

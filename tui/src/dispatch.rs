@@ -8,18 +8,14 @@
 //! are open to a job's owner and to Operator and above ([`queue::refusal`]).
 
 use crate::action::{Action, Effect, Msg, NodeOp, Rpc, WriteOp};
-use crate::audit;
 use crate::command::{self, Command};
 use crate::filter::Filter;
 use crate::form::QosForm;
-use crate::live;
-use crate::nav;
-use crate::nodes;
 use crate::pane::PaneId;
-use crate::queue;
 use crate::session::{self, Role};
 use crate::state::{Choice, Confirm, Conn, Mode, Prompt, State};
 use crate::views::{self, Target};
+use crate::{audit, hres, live, nav, nodes, queue};
 use tui_input::Input;
 
 pub fn dispatch(state: &mut State, action: Action) -> Vec<Effect> {
@@ -312,39 +308,13 @@ fn normal(state: &mut State, action: Action) -> Vec<Effect> {
         }
         Action::JobStates => queue::cycle_states(state),
         Action::HresToggle => {
-            if let Some(op) = hres_toggle(state) {
+            if let Some(op) = hres::start(state) {
                 request_write(state, op);
             }
         }
         other => nav::normal(state, other),
     }
     Vec::new()
-}
-
-/// The write that flips the selected HRES row's disabled flag, or why there is none.
-fn hres_toggle(state: &mut State) -> Option<WriteOp> {
-    if state.pane != PaneId::Hres {
-        state.info(format!("that key works in the HRES pane ({})", PaneId::Hres.number()));
-        return None;
-    }
-    let key = nav::current_key(state)?;
-    let (resource, layer) =
-        key.split_once('/').map_or((key.clone(), String::new()), |(r, l)| (r.into(), l.into()));
-    let all = state.licenses.as_deref().unwrap_or_default();
-    let mut rows = all.iter().filter(|l| l.name == resource);
-    let disable = match layer.as_str() {
-        "" => match rows.find(|l| !l.layer_name.is_empty()) {
-            Some(l) => !l.disable_hres,
-            None => {
-                state.error(format!(
-                    "{resource} is a plain license; only hierarchical resources are disabled"
-                ));
-                return None;
-            }
-        },
-        l => !rows.find(|x| x.layer_name == l)?.disable_layer,
-    };
-    Some(WriteOp::UpdateHres { resource, layer, disable })
 }
 
 fn edit(state: &mut State) {

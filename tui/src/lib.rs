@@ -28,6 +28,7 @@
 //! | [`nodes`] | drain / resume / down: targets, the reason field, recent reasons |
 //! | [`jobs`] | `ListJobs` compacted for 100,000 jobs: records, state codes, memoised order, job actions |
 //! | [`queue`] | the Queue pane's re-reads, `t` state filter, cancel / hold / release / requeue |
+//! | [`hres`] | the HRES pane's DisableLayer / DisableHRES toggle and its confirmation |
 //! | [`net`] | the network task: gRPC calls, reconnect with backoff, health watch, txn tail, cluster watch |
 //! | [`terminal`] | raw mode / alternate screen, panic hook |
 //! | [`cli`] | command-line flags, controller URL, identity, NO_COLOR |
@@ -43,6 +44,7 @@ pub mod dispatch;
 pub mod filter;
 pub mod form;
 pub mod format;
+pub mod hres;
 pub mod jobs;
 pub mod keymap;
 pub mod live;

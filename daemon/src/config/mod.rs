@@ -292,34 +292,6 @@ impl Config {
         Ok(cfg)
     }
 
-    /// Reads `resources_file` (or `resources.yaml` beside spur.conf, when present) into `hres`.
-    pub fn load_resources(&mut self) -> Result<(), ConfigError> {
-        let (path, must) = match &self.resources_file {
-            Some(f) => (self.base_dir.join(f), true),
-            None => (self.base_dir.join("resources.yaml"), false),
-        };
-        let file = path.display().to_string();
-        let text = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) if !must && e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-            Err(err) => return Err(ConfigError::Read { file: format!("resources_file {file}"), err }),
-        };
-        let cluster = self.node_names().map_err(|msg| ConfigError::Invalid { file: file.clone(), msg })?;
-        let cluster = (!cluster.is_empty()).then_some(&cluster);
-        self.hres = resources::parse(&text, &self.licenses, cluster)
-            .map_err(|msg| ConfigError::Invalid { file, msg: one_line(&msg) })?;
-        Ok(())
-    }
-
-    /// Every node `[[nodes]]` defines.
-    pub fn node_names(&self) -> Result<std::collections::BTreeSet<String>, String> {
-        let mut out = std::collections::BTreeSet::new();
-        for n in &self.nodes {
-            out.extend(spur_client::vocab::hostlist::expand(&n.name)?);
-        }
-        Ok(out)
-    }
-
     /// Parses config text. Errors name the offending key path (`accounting.require_qos`).
     pub fn parse(text: &str, file: &str, base_dir: PathBuf) -> Result<Config, ConfigError> {
         let invalid = |msg: String| ConfigError::Invalid { file: file.to_string(), msg };
@@ -476,32 +448,6 @@ mod tests {
             "[[nodes]]\nname = \"n[1-2]\"\ngres = \"gpu:2\"\n[[partitions]]\nname = \"p\"\nnodes = \"ALL\"\nmax_time = \"1-00:00:00\"\ndefault_time = 60\n",
         );
         assert!(ok.is_ok(), "{ok:?}");
-    }
-
-    #[test]
-    fn licenses_and_resources_file() {
-        let c = parse("[licenses]\nmatlab = 20\n").unwrap();
-        assert_eq!(c.licenses.get("matlab"), Some(&20));
-        assert!(parse("[licenses]\nmatlab = -1\n").unwrap_err().contains("licenses.matlab"));
-        assert!(parse("[licenses]\n\"a b\" = 1\n").unwrap_err().contains("licenses.a b"));
-        let dir = tempfile::tempdir().unwrap();
-        let conf = dir.path().join("spur.conf");
-        std::fs::write(&conf, "[[nodes]]\nname = \"node[01-32]\"\n").unwrap();
-        assert!(Config::load(&conf).unwrap().hres.is_empty(), "no resources.yaml beside it is fine");
-        std::fs::copy("../examples/hres/resources.yaml", dir.path().join("resources.yaml")).unwrap();
-        assert_eq!(Config::load(&conf).unwrap().hres.len(), 3);
-        std::fs::write(&conf, "resources_file = \"nope.yaml\"\n").unwrap();
-        let e = Config::load(&conf).unwrap_err().to_string();
-        assert!(e.contains("resources_file") && e.contains("nope.yaml"), "{e}");
-        std::fs::write(&conf, "[[nodes]]\nname = \"node[01-08]\"\n").unwrap();
-        let e = Config::load(&conf).unwrap_err().to_string();
-        assert!(e.contains("resources.yaml: resource 'flat', layer 'top': node 'node09'"), "{e}");
-    }
-
-    #[test]
-    fn the_demo_config_loads_with_its_licenses_and_resources() {
-        let c = Config::load(Path::new("../examples/demo/spur.conf")).unwrap();
-        assert_eq!((c.licenses.get("matlab"), c.hres.len()), (Some(&4), 3));
     }
 
     #[test]

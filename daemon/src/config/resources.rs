@@ -3,6 +3,7 @@
 //! resource and the layer; the scheduler may then trust the shape (unique
 //! layers, Mode 3 a rooted tree of uniform depth with nodes on leaves only).
 
+use super::{Config, ConfigError, one_line};
 use crate::model::{HresLayer, HresMode, HresResource, INFINITE};
 use serde::Deserialize;
 use spur_client::vocab::hostlist;
@@ -144,6 +145,36 @@ pub fn parse(
     Ok(out)
 }
 
+impl Config {
+    /// Reads `resources_file` (or `resources.yaml` beside spur.conf, when present) into `hres`.
+    pub fn load_resources(&mut self) -> Result<(), ConfigError> {
+        let (path, must) = match &self.resources_file {
+            Some(f) => (self.base_dir.join(f), true),
+            None => (self.base_dir.join("resources.yaml"), false),
+        };
+        let file = path.display().to_string();
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if !must && e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(err) => return Err(ConfigError::Read { file: format!("resources_file {file}"), err }),
+        };
+        let cluster = self.node_names().map_err(|msg| ConfigError::Invalid { file: file.clone(), msg })?;
+        let cluster = (!cluster.is_empty()).then_some(&cluster);
+        self.hres = parse(&text, &self.licenses, cluster)
+            .map_err(|msg| ConfigError::Invalid { file, msg: one_line(&msg) })?;
+        Ok(())
+    }
+
+    /// Every node `[[nodes]]` defines.
+    pub fn node_names(&self) -> Result<std::collections::BTreeSet<String>, String> {
+        let mut out = std::collections::BTreeSet::new();
+        for n in &self.nodes {
+            out.extend(spur_client::vocab::hostlist::expand(&n.name)?);
+        }
+        Ok(out)
+    }
+}
+
 /// Mode 3: one root, parents that exist, no cycle, all leaves at one depth,
 /// nodes only on leaves, and each node under one leaf.
 fn check_tree(r: &HresResource) -> Result<(), String> {
@@ -212,6 +243,10 @@ mod tests {
 
     fn parse_ok(text: &str) -> Vec<HresResource> {
         parse(text, &BTreeMap::new(), Some(&cluster())).unwrap()
+    }
+
+    fn conf(text: &str) -> Result<Config, String> {
+        Config::parse(text, "spur.conf", std::path::PathBuf::from("/etc/spur")).map_err(|e| e.to_string())
     }
 
     fn parse_err(text: &str) -> String {
@@ -297,6 +332,32 @@ mod tests {
             let e = parse_err(text);
             assert!(e.contains(says), "expected {says:?} in {e:?}");
         }
+    }
+
+    #[test]
+    fn licenses_and_resources_file() {
+        let c = conf("[licenses]\nmatlab = 20\n").unwrap();
+        assert_eq!(c.licenses.get("matlab"), Some(&20));
+        assert!(conf("[licenses]\nmatlab = -1\n").unwrap_err().contains("licenses.matlab"));
+        assert!(conf("[licenses]\n\"a b\" = 1\n").unwrap_err().contains("licenses.a b"));
+        let dir = tempfile::tempdir().unwrap();
+        let conf = dir.path().join("spur.conf");
+        std::fs::write(&conf, "[[nodes]]\nname = \"node[01-32]\"\n").unwrap();
+        assert!(Config::load(&conf).unwrap().hres.is_empty(), "no resources.yaml beside it is fine");
+        std::fs::copy("../examples/hres/resources.yaml", dir.path().join("resources.yaml")).unwrap();
+        assert_eq!(Config::load(&conf).unwrap().hres.len(), 3);
+        std::fs::write(&conf, "resources_file = \"nope.yaml\"\n").unwrap();
+        let e = Config::load(&conf).unwrap_err().to_string();
+        assert!(e.contains("resources_file") && e.contains("nope.yaml"), "{e}");
+        std::fs::write(&conf, "[[nodes]]\nname = \"node[01-08]\"\n").unwrap();
+        let e = Config::load(&conf).unwrap_err().to_string();
+        assert!(e.contains("resources.yaml: resource 'flat', layer 'top': node 'node09'"), "{e}");
+    }
+
+    #[test]
+    fn the_demo_config_loads_with_its_licenses_and_resources() {
+        let c = Config::load(std::path::Path::new("../examples/demo/spur.conf")).unwrap();
+        assert_eq!((c.licenses.get("matlab"), c.hres.len()), (Some(&4), 3));
     }
 
     #[test]
