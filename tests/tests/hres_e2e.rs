@@ -104,6 +104,13 @@ fn the_spec_worked_numbers_end_to_end() {
     e.wait_field(flat[1], "%T", "RUNNING");
     e.wait_field(flat[2], "%r", "Licenses");
 
+    // A plain license counts each running holder once.
+    let matlab: Vec<u64> = (0..3).map(|_| e.sbatch("-L matlab:1")).collect();
+    e.wait_field(matlab[0], "%T", "RUNNING");
+    e.wait_field(matlab[1], "%T", "RUNNING");
+    e.wait_field(matlab[2], "%r", "Licenses");
+    assert!(e.ok("scontrol", "show license matlab").contains("Total=2 Used=2 Free=0"));
+
     // Disabling the root layer leaves no enabled layer for new power jobs.
     e.ok("scontrol", "update HRESName=power LayerName=datacenter DisableLayer=true");
     let blocked = e.sbatch("-L power:1");

@@ -142,11 +142,18 @@ fn running_jobs_hold_exactly_what_they_were_charged() {
 
 #[test]
 fn plain_licenses_still_count_and_running_holders_take_theirs() {
-    let f = fx().with(|f| {
-        f.snap.licenses.insert("matlab".into(), 3);
-    });
-    let plan = f.running(run_on(ask(1, "matlab", 2), &["node01"], 0)).job(ask(2, "matlab", 2)).plan();
+    let f = || {
+        fx().with(|f| {
+            f.snap.licenses.insert("matlab".into(), 3);
+        })
+    };
+    let plan = f().running(run_on(ask(1, "matlab", 2), &["node01"], 0)).job(ask(2, "matlab", 2)).plan();
     assert_eq!(outcome(&plan, 2).unwrap_err(), "Licenses: license matlab has 1 free; the job asks for 2");
+    // A job's charge is counted once, whether read from its asks or its record.
+    let charged = LicenseAlloc { name: "matlab".into(), count: 2, layers: vec![] };
+    let holder = Job { charged: vec![charged], ..run_on(ask(1, "matlab", 2), &["node01"], 0) };
+    let plan = f().running(holder).job(ask(2, "matlab", 1)).plan();
+    assert_eq!(alloc(&plan, 2), "matlab:1");
 }
 
 /// xorshift64*: a fixed seed, so a failure replays.
