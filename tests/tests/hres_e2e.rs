@@ -164,6 +164,15 @@ fn a_restart_keeps_layer_nodes_and_running_charges_but_not_counts() {
     e.wait_field(id, "%T", "RUNNING");
     e.ok("scontrol", "update HRESName=power LayerName=rack2 Nodes=-node16");
     e.ok("scontrol", "update HRESName=power LayerName=rack1 Count=38000 DisableLayer=true");
+    // A reconfigure reads resources.yaml again, then the saved layer nodes.
+    e.ok("scontrol", "reconfigure");
+    let shown = e.ok("scontrol", "show license power");
+    assert!(
+        shown.contains("ConfTotal=40000 BaseUsage=5000") && !shown.contains("DisableLayer=true"),
+        "{shown}"
+    );
+    assert!(shown.contains("LayerName=rack2 ParentName=row1 Nodes=node[09-15]"), "{shown}");
+    e.ok("scontrol", "update HRESName=power LayerName=rack1 Count=38000 DisableLayer=true");
     let Env { dir, mut c, _a } = e;
     c.stop();
     let c = Controller::start_with(&c.config);
