@@ -10,7 +10,8 @@
 //!
 //! A node under no layer of a resource cannot serve it. Placement keeps to
 //! nodes that could serve each resource alone; Mode 3's sum over several
-//! nodes is checked once the nodes are picked.
+//! nodes is checked once the nodes are picked, and on overflow the layer
+//! keeps only the picked nodes it has room for while placement tries again.
 
 use super::job::Job;
 use super::reason::{Facts, Reason, ReasonCode as C};
@@ -270,6 +271,33 @@ impl<'a> Counters<'a> {
             out.push(alloc);
         }
         Ok(out)
+    }
+
+    /// After a Mode 3 overflow: each overflowing layer keeps only as many of
+    /// the picked nodes under it as it has room for, and its other nodes are
+    /// added to `keep_off`. False when nothing new could be kept off.
+    pub(crate) fn narrow(&self, job: &Job, picked: &[u32], keep_off: &mut Vec<u32>) -> bool {
+        let before = keep_off.len();
+        // Named nodes are the job's to choose; no other placement is tried.
+        if !job.nodelist.is_empty() {
+            return false;
+        }
+        for (name, count) in &job.licenses {
+            let Some(res) = self.by_name.get(name.as_str()).map(|&i| &self.res[i]) else { continue };
+            let asks = u64::from(*count).max(1);
+            if res.r.mode != HresMode::Three {
+                continue;
+            }
+            for (i, amount) in self.charge(res, picked, asks) {
+                let Some(free) = Self::free(res, i).filter(|f| *f < amount) else { continue };
+                let under = |n: u32| res.over[n as usize].contains(&(i as u16));
+                let kept: Vec<u32> =
+                    picked.iter().copied().filter(|n| under(*n)).take((free / asks) as usize).collect();
+                let off = (0..res.over.len() as u32).filter(|n| under(*n) && !kept.contains(n));
+                keep_off.extend(off.filter(|n| !keep_off.contains(n)).collect::<Vec<_>>());
+            }
+        }
+        keep_off.len() > before
     }
 
     fn charge(&self, res: &Res, picked: &[u32], asks: u64) -> HashMap<usize, u64> {

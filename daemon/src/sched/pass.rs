@@ -16,6 +16,9 @@ use crate::model::Partition;
 use spur_client::vocab::licenses::LicenseAlloc;
 use std::collections::HashMap;
 
+/// Placements tried for a job whose Mode 3 sum overflowed a layer.
+const HRES_TRIES: usize = 3;
+
 /// Jobs that never fit (e.g. behind unbounded jobs) may not use up a partition's reservation.
 const RESERVE_TRIES: u32 = 8;
 
@@ -168,9 +171,19 @@ impl<'a> Pass<'a> {
                 Facts::UnknownPartition { partition: job.partition.clone() },
             ));
         };
-        let picked = self.place(job, sc as usize, p as usize)?;
-        let lic = self.licenses.fit(job, &picked)?;
-        Ok((picked, lic))
+        // Mode 3 sums over the picked nodes: a layer that would overflow takes
+        // no more of them than it has room for, and placement tries again.
+        let (mut keep_off, mut tries) = (vec![], 0);
+        loop {
+            let picked = self.place(job, sc as usize, p as usize, &keep_off)?;
+            match self.licenses.fit(job, &picked) {
+                Ok(lic) => return Ok((picked, lic)),
+                Err(r) if tries == HRES_TRIES || !self.licenses.narrow(job, &picked, &mut keep_off) => {
+                    return Err(r);
+                }
+                Err(_) => tries += 1,
+            }
+        }
     }
 
     /// Everything short of placement, in the order a reader expects the blocker named.
@@ -256,7 +269,7 @@ impl<'a> Pass<'a> {
         self.licenses.check(job)
     }
 
-    fn place(&mut self, job: &'a Job, sc: usize, pi: usize) -> Result<Vec<u32>, Reason> {
+    fn place(&mut self, job: &'a Job, sc: usize, pi: usize, keep_off: &[u32]) -> Result<Vec<u32>, Reason> {
         let backfill = self.snap.config.backfill_enabled;
         let p: &'a Partition = self.parts[pi].p;
         let pname = p.name.as_str();
@@ -287,7 +300,9 @@ impl<'a> Pass<'a> {
         required.dedup();
         let mut excluded: Vec<u32> =
             job.exclude.iter().filter_map(|n| self.node_idx.get(n.as_str()).copied()).collect();
+        excluded.extend(keep_off);
         excluded.sort_unstable();
+        excluded.dedup();
         if !job.licenses.is_empty() {
             let candidates = &self.parts[pi].nodes.order;
             self.licenses.exclude(job, candidates, &required, &mut excluded, job.nodes() as usize)?;

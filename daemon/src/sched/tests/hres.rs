@@ -97,6 +97,12 @@ fn power_mode_3_charges_per_node_up_to_the_root() {
         outcome(&plan, 1).unwrap_err(),
         "Licenses: hres power: layer rack1 has 35000 free; the job needs 40000 there"
     );
+    // Without a nodelist, a layer that would overflow takes only what it has room for.
+    let plan = fx().job(Job { num_nodes: 4, ..ask(1, "power", 10000) }).plan();
+    assert_eq!(
+        plan.start_of(1).map(|s| s.nodes.join(",")).unwrap_or_default(),
+        "node01,node02,node03,node09"
+    );
     let plan = fx().job(on(ask(1, "power", 1000), "node01")).plan();
     assert_eq!(alloc(&plan, 1), "power(rack1*1000,row1*1000,datacenter*1000):1000");
 }
