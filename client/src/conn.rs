@@ -5,6 +5,7 @@ use spur_proto::v1::admission_client::AdmissionClient;
 use spur_proto::v1::audit_client::AuditClient;
 use spur_proto::v1::cluster_client::ClusterClient;
 use spur_proto::v1::jobs_client::JobsClient;
+use spur_proto::v1::licenses_client::LicensesClient;
 use spur_proto::v1::nodes_client::NodesClient;
 use spur_proto::v1::session_client::SessionClient;
 use tonic::metadata::MetadataValue;
@@ -117,6 +118,7 @@ pub struct Clients {
     pub nodes: NodesClient<Svc>,
     pub cluster: ClusterClient<Svc>,
     pub jobs: JobsClient<Svc>,
+    pub licenses: LicensesClient<Svc>,
 }
 
 pub async fn connect(url: &str, identity: Identity) -> Result<Clients, ConnectError> {
@@ -138,7 +140,8 @@ pub async fn connect(url: &str, identity: Identity) -> Result<Clients, ConnectEr
         admission: AdmissionClient::with_interceptor(channel.clone(), icpt.clone()),
         nodes: NodesClient::with_interceptor(channel.clone(), icpt.clone()),
         cluster: ClusterClient::with_interceptor(channel.clone(), icpt.clone()),
-        jobs: JobsClient::with_interceptor(channel, icpt),
+        jobs: JobsClient::with_interceptor(channel.clone(), icpt.clone()),
+        licenses: LicensesClient::with_interceptor(channel, icpt),
     })
 }
 

@@ -204,3 +204,15 @@ fn output_lines_match_slurm() {
     assert_eq!(accepted(42, false), "Submitted batch job 42\n");
     assert_eq!(accepted(42, true), "42\n");
 }
+
+#[test]
+fn license_requests_take_plugin_arguments_and_name_the_option_when_bad() {
+    let s = submit(&["--license=flat:2,natural:1", "--wrap=true"]).unwrap().spec;
+    assert_eq!(s.licenses, "flat:2,natural:1");
+    let s = submit(&["-L", "qpu:1[mode=fast,shots=1000]", "--wrap=true"]).unwrap().spec;
+    assert_eq!(s.licenses, "qpu:1[mode=fast,shots=1000]");
+    let e = submit(&["-L", "qpu:1[mode=a,mode=b]", "--wrap=true"]).unwrap_err();
+    assert_eq!(e, "--licenses: 'qpu:1[mode=a,mode=b]': plugin argument 'mode' is given twice");
+    let e = submit(&["-L", "flat:0", "--wrap=true"]).unwrap_err();
+    assert_eq!(e, "--licenses: 'flat:0': count '0' is not a whole number above 0");
+}

@@ -113,7 +113,7 @@ fn show_job_uses_slurms_layout_with_the_reason_facts() {
    NumNodes=2 NumCPUs=8 NumTasks=4 CPUs/Task=2
    TRES=cpu=8,mem=2000M,node=2,gres/gpu=4
    MinMemoryNode=1000M
-   OverSubscribe=OK Licenses=(null)
+   OverSubscribe=OK Licenses=(null) LicensesAlloc=(null)
    WorkDir=/home/bob
    StdErr=/home/bob/slurm-102.out
    StdOut=/home/bob/slurm-102.out

@@ -7,6 +7,7 @@ use crate::audit::{self, Hub};
 use crate::auth::Authenticator;
 use crate::config::Config;
 use crate::jobs::JobService;
+use crate::licenses::LicenseService;
 use crate::nodes::NodeService;
 use crate::server::{gate::Gate, layer::AuthLayer};
 use crate::store;
@@ -86,12 +87,13 @@ pub async fn start(cfg: Config, listen: &str) -> anyhow::Result<Running> {
     let acct = Arc::new(AcctService::new(hub.clone()).await?);
     let admission = Arc::new(Admission::load(cfg.admission.mode, store.clone()).await?);
     let nodes = Arc::new(NodeService::new(&cfg, store.clone(), hub.clone(), admission.clone()).await?);
-    let jobs = Arc::new(JobService::new(&cfg, store, acct.clone(), nodes.clone()).await?);
+    let licenses = Arc::new(LicenseService::new(&cfg, store.clone()).await?);
+    let jobs = Arc::new(JobService::new(&cfg, store, acct.clone(), nodes.clone(), licenses.clone()).await?);
     let listener =
         TcpListener::bind(listen).await.map_err(|e| anyhow::anyhow!("cannot listen on '{listen}': {e}"))?;
     let addr = listener.local_addr()?;
     let gate = Arc::new(Gate { auth: auth.clone(), acct: acct.clone(), hub: hub.clone() });
-    let routes = crate::server::routes(gate, admission, nodes.clone(), jobs.clone(), &cfg).await?;
+    let routes = crate::server::routes(gate, admission, nodes.clone(), jobs.clone(), licenses, &cfg).await?;
     let layer = AuthLayer::new(auth, cfg.logging.audit_rpcs);
     let (stop, stopped) = oneshot::channel::<()>();
     // Nagle plus delayed ACKs would add ~40 ms to every other response.

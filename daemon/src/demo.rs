@@ -1,6 +1,6 @@
 //! An in-process controller for `spur-console --demo`: the embedded SQLite
 //! store in a caller-owned directory, seeded with a small cluster's
-//! accounting so every pane has life.
+//! accounting, licenses and hierarchical resources so every pane has life.
 
 use crate::accounting::{Caller, SetMode};
 use crate::agent::AgentOpts;
@@ -52,15 +52,21 @@ const SEED: &[(Entity, &str)] = &[
 /// The demo cluster's nodes and partitions, as an admin would write them in spur.conf.
 const CLUSTER: &str = include_str!("../../examples/demo/spur.conf");
 
-/// Who submits what in the demo: (user, account, qos, nodes, cpus, seconds).
-const STREAM: &[(&str, &str, &str, u32, u32, u64)] = &[
-    ("alice", "ml", "highprio", 1, 8, 40),
-    ("carol", "ml", "", 1, 4, 25),
-    ("dave", "physics", "normal", 2, 16, 60),
-    ("dave", "physics", "burst", 1, 2, 15),
-    ("alice", "ml", "normal", 1, 16, 90),
-    ("carol", "ml", "", 4, 16, 120),
-    ("bob", "research", "", 1, 1, 10),
+/// The demo's hierarchical resources, written beside its spur.conf.
+const RESOURCES: &str = include_str!("../../examples/demo/resources.yaml");
+
+/// A demo job: (user, account, qos, nodes, cpus, seconds, licenses).
+type Submit = (&'static str, &'static str, &'static str, u32, u32, u64, &'static str);
+
+/// Who submits what in the demo; the licenses keep the HRES pane moving.
+const STREAM: &[Submit] = &[
+    ("alice", "ml", "highprio", 1, 8, 40, "power:300"),
+    ("carol", "ml", "", 1, 4, 25, "scratch:6"),
+    ("dave", "physics", "normal", 2, 16, 60, "bandwidth:2,power:200"),
+    ("dave", "physics", "burst", 1, 2, 15, "matlab:1"),
+    ("alice", "ml", "normal", 1, 16, 90, "scratch:8"),
+    ("carol", "ml", "", 4, 16, 120, "power:250"),
+    ("bob", "research", "", 1, 1, 10, ""),
 ];
 
 /// Keeps a trickle of jobs coming so the queue has running and pending work.
@@ -70,7 +76,7 @@ fn spawn_job_stream(
 ) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(std::time::Duration::from_secs(3));
-        for (i, (user, account, qos, nodes, cpus, secs)) in STREAM.iter().cycle().enumerate() {
+        for (i, (user, account, qos, nodes, cpus, secs, licenses)) in STREAM.iter().cycle().enumerate() {
             tick.tick().await;
             let active = jobs.jobs().iter().filter(|j| j.is_active()).count();
             if active >= 24 {
@@ -84,6 +90,7 @@ fn spawn_job_stream(
                 ntasks: *cpus,
                 cpus_per_task: 1,
                 time_limit_minutes: Some(10),
+                licenses: (*licenses).into(),
                 script: format!("#!/bin/sh\nsleep {secs}\n"),
                 workdir: dir.display().to_string(),
                 stdout_path: "/dev/null".into(),
@@ -104,6 +111,7 @@ pub async fn start_demo(dir: &Path) -> anyhow::Result<Demo> {
         &path,
         format!("{CLUSTER}\n[accounting]\ndatabase_url = \"sqlite://{}\"\n", db.display()),
     )?;
+    std::fs::write(dir.join("resources.yaml"), RESOURCES)?;
     let cfg = Config::load(&path)?;
     let running = controller::start(cfg, "127.0.0.1:0").await?;
     let caller = Caller { user: "demo".into(), peer: "127.0.0.1:0".into(), ..Caller::default() };

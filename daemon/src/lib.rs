@@ -2,6 +2,7 @@
 //!
 //! - [`config`]: spur.conf (TOML); errors name the key and the file.
 //! - [`jobs`]: submit, the queue, cancel/update, and the loop that applies the scheduler's plan.
+//! - [`licenses`]: plain licenses and hierarchical resources: submit checks, updates, show.
 //! - [`model`]: plain data (QOS, accounts, users, associations).
 //! - [`accounting`]: sacctmgr semantics and the one mutation path for accounting records.
 //! - [`agent`]: spurd: registration, heartbeats, running job processes.
@@ -26,6 +27,7 @@ pub mod controller;
 pub mod demo;
 pub mod error;
 pub mod jobs;
+pub mod licenses;
 pub mod model;
 pub mod nodes;
 pub mod sched;

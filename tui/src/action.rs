@@ -47,6 +47,8 @@ pub enum Action {
     JobStates,
     /// Queue pane: open the Preemption pane on the selected job.
     Explain,
+    /// HRES pane: flip DisableLayer of the selected layer, or DisableHRES on a resource's row.
+    HresToggle,
     /// Audit pane: hold new rows back / show them again.
     TogglePause,
     /// Audit pane: edit the controller-side txn filter.
@@ -73,14 +75,19 @@ impl Action {
     pub fn is_write(&self) -> bool {
         matches!(
             self,
-            Action::Edit | Action::Delete | Action::NodeAction(_) | Action::JobAction(_) | Action::Request(_)
+            Action::Edit
+                | Action::Delete
+                | Action::NodeAction(_)
+                | Action::JobAction(_)
+                | Action::HresToggle
+                | Action::Request(_)
         )
     }
 
     /// The least role a write action needs.
     pub fn role(&self) -> Role {
         match self {
-            Action::NodeAction(_) => session::NODE_ROLE,
+            Action::NodeAction(_) | Action::HresToggle => session::NODE_ROLE,
             Action::JobAction(_) => session::JOB_ROLE,
             Action::Request(op) => op.role(),
             _ => session::WRITE_ROLE,
@@ -94,6 +101,7 @@ impl Action {
             Action::NodeAction(op) => op.verb(),
             Action::JobAction(op) => op.verb(),
             Action::Edit => "edit",
+            Action::HresToggle => "toggle a layer",
             _ => "delete",
         }
     }
@@ -181,6 +189,12 @@ pub enum WriteOp {
         ids: Vec<u64>,
         owners: Vec<String>,
     },
+    /// `scontrol update HRESName=R LayerName=L DisableLayer=..`, or `DisableHRES=` when `layer` is empty.
+    UpdateHres {
+        resource: String,
+        layer: String,
+        disable: bool,
+    },
 }
 
 impl WriteOp {
@@ -202,6 +216,8 @@ impl WriteOp {
         for op in [JobOp::Cancel, JobOp::Hold, JobOp::Release, JobOp::Requeue] {
             all.push(WriteOp::UpdateJobs { op, ids: vec![12, 13], owners: vec!["alice".into()] });
         }
+        all.push(WriteOp::UpdateHres { resource: "power".into(), layer: "rack1".into(), disable: true });
+        all.push(WriteOp::UpdateHres { resource: "power".into(), layer: String::new(), disable: false });
         for op in &all {
             // Exhaustive on purpose: a new variant fails to compile until it is listed above.
             match op {
@@ -210,7 +226,8 @@ impl WriteOp {
                 | WriteOp::DeleteAccount { .. }
                 | WriteOp::DeleteUser { .. }
                 | WriteOp::UpdateNodes { .. }
-                | WriteOp::UpdateJobs { .. } => {}
+                | WriteOp::UpdateJobs { .. }
+                | WriteOp::UpdateHres { .. } => {}
             }
         }
         all
@@ -225,13 +242,14 @@ impl WriteOp {
             WriteOp::DeleteUser { .. } => "delete user association",
             WriteOp::UpdateNodes { op, .. } => op.verb(),
             WriteOp::UpdateJobs { op, .. } => op.verb(),
+            WriteOp::UpdateHres { .. } => "update HRES",
         }
     }
 
     /// The least role the controller accepts for this write.
     pub fn role(&self) -> Role {
         match self {
-            WriteOp::UpdateNodes { .. } => session::NODE_ROLE,
+            WriteOp::UpdateNodes { .. } | WriteOp::UpdateHres { .. } => session::NODE_ROLE,
             // Whose jobs they are is checked per job (`queue::refusal`).
             WriteOp::UpdateJobs { .. } => session::JOB_ROLE,
             _ => session::WRITE_ROLE,
@@ -254,6 +272,8 @@ impl WriteOp {
             WriteOp::ModifyQos { .. } => "Apply",
             WriteOp::UpdateNodes { op, .. } => op.title(),
             WriteOp::UpdateJobs { op, .. } => op.button(),
+            WriteOp::UpdateHres { disable: true, .. } => "Disable",
+            WriteOp::UpdateHres { disable: false, .. } => "Enable",
             _ => "Delete",
         }
     }
@@ -290,6 +310,9 @@ impl WriteOp {
                 (format!("{} {what}?", op.title()), body)
             }
             WriteOp::UpdateJobs { op, ids, owners } => crate::queue::describe(*op, ids, owners),
+            WriteOp::UpdateHres { resource, layer, disable } => {
+                crate::hres::describe(resource, layer, *disable)
+            }
         }
     }
 }
@@ -316,6 +339,8 @@ pub enum Rpc {
     FetchJobs,
     /// Read one pending job's explanation (`Jobs.Explain`); see `explain` for when.
     Explain(u64),
+    /// Read the licenses and HRES layers (`Licenses.ShowLicenses`): on connect and when the watch says so.
+    FetchLicenses,
 }
 
 /// One subscription to the txn log.
@@ -400,6 +425,8 @@ pub struct ClusterUpdate {
     pub stale: Vec<Catalog>,
     /// The controller's note that this watcher missed accounting changes.
     pub lagged: Option<String>,
+    /// Licenses changed (an HRES update, or jobs took or released some): re-read them.
+    pub licenses: bool,
 }
 
 /// Reports from the network task.
@@ -461,6 +488,8 @@ pub enum Msg {
         list: Catalog,
         error: String,
     },
+    /// The answer to [`Rpc::FetchLicenses`]: every plain license and HRES layer.
+    Licenses(Vec<spur_proto::v1::License>),
     /// The answer to [`Rpc::FetchJobs`], compacted in the network task.
     Jobs(Arc<JobSet>),
     /// The answer to [`Rpc::Explain`].

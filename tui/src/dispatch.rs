@@ -8,19 +8,15 @@
 //! are open to a job's owner and to Operator and above ([`queue::refusal`]).
 
 use crate::action::{Action, Effect, Msg, NodeOp, Rpc, WriteOp};
-use crate::audit;
 use crate::command::{self, Command};
 use crate::explain;
 use crate::filter::Filter;
 use crate::form::QosForm;
-use crate::live;
-use crate::nav;
-use crate::nodes;
 use crate::pane::PaneId;
-use crate::queue;
 use crate::session::{self, Role};
 use crate::state::{Choice, Confirm, Conn, Mode, Prompt, State};
 use crate::views::{self, Target};
+use crate::{audit, hres, live, nav, nodes, queue};
 use tui_input::Input;
 
 pub fn dispatch(state: &mut State, action: Action) -> Vec<Effect> {
@@ -163,6 +159,7 @@ fn on_net(state: &mut State, msg: Msg) -> Vec<Effect> {
             let mut effects = vec![Effect::Rpc(Rpc::FetchAll), Effect::Rpc(Rpc::WhoAmI)];
             effects.extend(audit::resume(state));
             effects.extend(queue::on_connected(state));
+            effects.push(Effect::Rpc(Rpc::FetchLicenses));
             effects
         }
         Msg::Reconnecting { attempt, retry_in, error } => {
@@ -208,6 +205,10 @@ fn on_net(state: &mut State, msg: Msg) -> Vec<Effect> {
             effects
         }
         Msg::Explained { job, answer } => explain::on_loaded(state, job, answer),
+        Msg::Licenses(list) => {
+            nav::update_data(state, |s| s.licenses = Some(list));
+            Vec::new()
+        }
         Msg::JobsFailed { error, unsupported } => queue::on_failed(state, error, unsupported),
         Msg::WriteFailed { error } => {
             // A refusal means the role shown is stale: ask again.
@@ -321,6 +322,11 @@ fn normal(state: &mut State, action: Action) -> Vec<Effect> {
         }
         Action::JobStates => queue::cycle_states(state),
         Action::Explain => return explain::open_selected(state),
+        Action::HresToggle => {
+            if let Some(op) = hres::start(state) {
+                request_write(state, op);
+            }
+        }
         other => nav::normal(state, other),
     }
     Vec::new()
@@ -386,6 +392,12 @@ fn build_delete(state: &State, targets: Vec<Target>) -> Result<WriteOp, String> 
             Target::Root => return Err("the root account cannot be deleted".into()),
             Target::Txn(_) => return Err("txn rows are the audit record; they cannot be deleted".into()),
             Target::Job(_) => return Err("jobs are cancelled, not deleted".into()),
+            Target::Layer { .. } => {
+                return Err(
+                    "licenses and layers come from spur.conf and resources.yaml; they cannot be deleted"
+                        .into(),
+                );
+            }
             Target::Node(_) => {
                 let km = &state.settings.keymap;
                 let (drain, down) = (

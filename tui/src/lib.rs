@@ -29,6 +29,7 @@
 //! | [`jobs`] | `ListJobs` compacted for 100,000 jobs: records, state codes, memoised order, job actions |
 //! | [`queue`] | the Queue pane's re-reads, `t` state filter, cancel / hold / release / requeue |
 //! | [`explain`] | the Preemption pane's explanation of one job: opening (`w`, `:explain`), re-reads |
+//! | [`hres`] | the HRES pane's DisableLayer / DisableHRES toggle and its confirmation |
 //! | [`net`] | the network task: gRPC calls, reconnect with backoff, health watch, txn tail, cluster watch |
 //! | [`terminal`] | raw mode / alternate screen, panic hook |
 //! | [`cli`] | command-line flags, controller URL, identity, NO_COLOR |
@@ -45,6 +46,7 @@ pub mod explain;
 pub mod filter;
 pub mod form;
 pub mod format;
+pub mod hres;
 pub mod jobs;
 pub mod keymap;
 pub mod live;

@@ -35,7 +35,7 @@ pub fn reset(state: &mut State) {
 
 /// The watch reported: merge nodes, re-read stale lists.
 pub fn on_update(state: &mut State, update: ClusterUpdate) -> Vec<Effect> {
-    let ClusterUpdate { snapshot, nodes, stale, lagged } = update;
+    let ClusterUpdate { snapshot, nodes, stale, lagged, licenses } = update;
     // The first snapshot of a connection comes with `Connected`, which reads the jobs anyway.
     let first = !state.live;
     state.live = true;
@@ -54,6 +54,10 @@ pub fn on_update(state: &mut State, update: ClusterUpdate) -> Vec<Effect> {
         state.info(format!("cluster watch: {note}"));
     }
     effects.extend(stale.into_iter().flat_map(|list| mark_stale(state, list)));
+    // Pushed, not polled: an HRES update, or a job taking or releasing licenses.
+    if licenses && !first {
+        effects.push(Effect::Rpc(Rpc::FetchLicenses));
+    }
     effects
 }
 

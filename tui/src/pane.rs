@@ -70,6 +70,7 @@ impl PaneId {
                 | PaneId::Nodes
                 | PaneId::Qos
                 | PaneId::Accounts
+                | PaneId::Hres
                 | PaneId::Preemption
                 | PaneId::Audit
         )

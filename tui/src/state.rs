@@ -179,6 +179,8 @@ pub struct State {
     pub recent_reasons: Vec<String>,
     /// The Queue pane's jobs and their re-reads.
     pub queue: Queue,
+    /// Licenses and HRES layers for the HRES pane; None until first read.
+    pub licenses: Option<Vec<spur_proto::v1::License>>,
 }
 
 impl State {
@@ -199,6 +201,7 @@ impl State {
             session: None,
             audit: AuditLog::default(),
             nodes: None,
+            licenses: None,
             live: false,
             watch_error: None,
             refetch: Default::default(),

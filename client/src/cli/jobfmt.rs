@@ -251,9 +251,10 @@ pub fn job_record(j: &pb::Job, now_ms: i64, oneliner: bool) -> String {
         format!("TRES={}", tres(j)),
         format!("MinMemoryNode={}", if spec.mem_mb > 0 { format!("{}M", spec.mem_mb) } else { "0".into() }),
         format!(
-            "OverSubscribe={} Licenses={}",
+            "OverSubscribe={} Licenses={} LicensesAlloc={}",
             if spec.exclusive { "NO" } else { "OK" },
-            null(&spec.licenses)
+            null(&spec.licenses),
+            null(&j.licenses_alloc)
         ),
         format!("WorkDir={}", null(&spec.workdir)),
     ];
@@ -283,7 +284,8 @@ pub fn job_json(j: &pb::Job, now_ms: i64) -> serde_json::Value {
         "nodes": nodelist(j), "num_nodes": j.num_nodes, "num_cpus": j.num_cpus, "exit_code": j.exit_code,
         "ntasks": spec.ntasks, "cpus_per_task": spec.cpus_per_task, "mem_mb": spec.mem_mb,
         "gpus_per_node": spec.gpus_per_node, "req_nodes": spec.nodelist, "exc_nodes": spec.exclude,
-        "exclusive": spec.exclusive, "licenses": spec.licenses, "hold": spec.hold,
+        "exclusive": spec.exclusive, "licenses": spec.licenses, "licenses_alloc": j.licenses_alloc,
+        "hold": spec.hold,
         "requeue": spec.requeue.unwrap_or(true), "stdout": expand_path(j, &spec.stdout_path),
         "stderr": expand_path(j, &spec.stderr_path), "comment": spec.comment, "workdir": spec.workdir,
     })

@@ -8,6 +8,7 @@
 //! - [`scontrol`]: `scontrol` / `spur control`: show/update nodes, partitions, jobs, reconfigure.
 //! - [`jobctl`]: scontrol's job commands: show job, update job, hold/release/requeue.
 //! - [`preemptctl`]: scontrol explain job|preempt, and the partition preemption override.
+//! - [`licctl`]: scontrol's license commands: show license, update HRESName=.
 //! - [`squeue`]: `squeue` / `spur queue`: the job queue, Slurm's `-o`/`-O` formats and sorts.
 //! - [`sbatch`]: `sbatch` / `spur submit`: a job spec from options and `#SBATCH` lines.
 //! - [`scancel`]: `scancel` / `spur cancel`: cancel or signal jobs by id or filter.
@@ -25,6 +26,7 @@ pub mod columns;
 pub mod jobctl;
 pub mod jobfmt;
 pub mod kv;
+pub mod licctl;
 pub mod output;
 pub mod preemptctl;
 pub mod sacct;

@@ -266,12 +266,7 @@ fn apply(st: &mut State, name: &str, v: Option<String>) -> Result<(), String> {
         },
         "exclusive" => s.exclusive = true,
         "licenses" => {
-            for lic in v.split(',') {
-                let (n, c) = lic.split_once(':').unwrap_or((lic, "1"));
-                if n.trim().is_empty() || !c.parse::<u32>().is_ok_and(|c| c > 0) {
-                    return Err(format!("--licenses: '{lic}' is not NAME or NAME:COUNT"));
-                }
-            }
+            crate::vocab::licenses::parse_request(&v).map_err(|e| format!("--licenses: {e}"))?;
             s.licenses = v
         }
         "hold" => s.hold = true,

@@ -2,12 +2,12 @@
 //! `update NodeName=... State=... Reason=...`, `update JobId=... TimeLimit=...`,
 //! `hold|release|requeue JOBS` and `reconfigure`, in Slurm's key=value layout.
 //! Parsing yields a [`Command`]; the job commands' parsing and running live
-//! in [`jobctl`], the job record in `jobfmt`, and `explain` plus the
-//! partition override in [`preemptctl`].
+//! in [`jobctl`], the job record in `jobfmt`, `explain` plus the partition
+//! override in [`preemptctl`], and `show license` plus `update HRESName=` in [`licctl`].
 
 use super::kv::{self, Arg, Pair};
 use super::sinfo::state;
-use super::{jobctl, preemptctl};
+use super::{jobctl, licctl, preemptctl};
 use crate::conn::{self, Clients, Identity};
 use crate::vocab::hostlist;
 use crate::vocab::time::{format_minutes, format_seconds};
@@ -24,6 +24,10 @@ usage: scontrol [-o] [-Q] [--json] [--controller URL] COMMAND
   show hostlist[sorted] NAMES    compress names into a hostlist
   update NodeName=LIST State=drain|resume|idle|down [Reason=\"...\"]
   show job [ID]                  jobs in key=value form (all the controller still has)
+  show license [NAME]            licenses, and each layer of a hierarchical resource
+  update HRESName=R LayerName=L [Nodes=LIST|+LIST|-LIST] [Count=N] [Base=name:value,...|Base=]
+         [DisableLayer=true|false]     change a layer (Administrator)
+  update HRESName=R DisableHRES=true|false
   update JobId=ID[,ID] TimeLimit=T Priority=N QOS=Q Partition=P   (or: update job ID ...)
   hold|release|requeue ID[,ID]   hold a pending job, release it, requeue a running one
   reconfigure                    re-read spur.conf on the controller
@@ -50,8 +54,10 @@ pub struct Flags {
 /// A parsed command. `UpdateJobs` carries canonical keys (`TimeLimit`,
 /// `Priority`, `QOS`, `Partition`) with checked values; `JobAction` is
 /// `hold`, `release` or `requeue`, sent as `action=`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Command {
+    ShowLicenses(Option<String>),
+    UpdateHres(Box<pb::UpdateHresRequest>),
     ShowNodes(Option<String>),
     ShowPartitions(Option<String>),
     ShowHostnames(String),
@@ -78,8 +84,15 @@ const COMMANDS: &[(&str, usize)] = &[
     ("requeue", 3),
     ("explain", 3),
 ];
-const ENTITIES: &[(&str, usize)] =
-    &[("nodes", 1), ("partitions", 2), ("jobs", 1), ("hostnames", 5), ("hostlist", 5), ("hostlistsorted", 9)];
+const ENTITIES: &[(&str, usize)] = &[
+    ("nodes", 1),
+    ("partitions", 2),
+    ("jobs", 1),
+    ("licenses", 1),
+    ("hostnames", 5),
+    ("hostlist", 5),
+    ("hostlistsorted", 9),
+];
 
 /// Slurm commands Spur does not serve yet: job commands, then the rest.
 /// Matched on at least their first three letters.
@@ -87,7 +100,7 @@ const LATER_JOBS: &str = "uhold requeuehold suspend resume top notify listpids w
 const LATER: &str = "create delete ping version reboot cancel_reboot shutdown takeover setdebug \
     setdebugflags schedloglevel token write";
 const SHOW_LATER_JOBS: &str = "steps";
-const SHOW_LATER: &str = "reservations config licenses topology federation burstbuffer assoc_mgr daemons";
+const SHOW_LATER: &str = "reservations config topology federation burstbuffer assoc_mgr daemons";
 
 fn later(word: &str, jobs: &'static str, other: &'static str, what: &str) -> Option<String> {
     let w = word.to_ascii_lowercase();
@@ -158,6 +171,7 @@ fn show(args: &[String]) -> Result<Command, String> {
         }
         Some("partitions") => Command::ShowPartitions(arg),
         Some("jobs") => jobctl::parse_show(arg.as_deref())?,
+        Some("licenses") => Command::ShowLicenses(arg),
         Some("hostnames") => Command::ShowHostnames(need(arg)?),
         Some(e) => Command::ShowHostlist { names: need(arg)?, sorted: e == "hostlistsorted" },
         None => {
@@ -172,6 +186,9 @@ fn update(args: &[String]) -> Result<Command, String> {
     if jobctl::names_job(args) {
         return jobctl::parse_update(args);
     }
+    if licctl::names_hres(args) {
+        return licctl::parse_update(args);
+    }
     let pairs = kv::pairs(args)?;
     let has = |k: &str| pairs.iter().any(|p| p.is(k));
     if has("partitionname") && !has("nodename") {
@@ -181,7 +198,7 @@ fn update(args: &[String]) -> Result<Command, String> {
         return Err(if has("jobname") {
             "update JobName= is not available in this Spur release; select the job with JobId=".into()
         } else {
-            "update: say what to update with NodeName=LIST or JobId=ID".into()
+            "update: say what to update with NodeName=LIST, JobId=ID or HRESName=R".into()
         });
     }
     let (mut nodes, mut st, mut reason) = (String::new(), String::new(), String::new());
@@ -256,7 +273,7 @@ pub fn natural(a: &str, b: &str) -> Ordering {
 
 /// Lines of a record: `\n   `-indented, or one line with `-o`; records end
 /// with a blank line unless one-line, as Slurm prints them.
-fn record(lines: &[String], oneliner: bool) -> String {
+pub(crate) fn record(lines: &[String], oneliner: bool) -> String {
     let sep = if oneliner { " " } else { "\n   " };
     lines.join(sep) + if oneliner { "\n" } else { "\n\n" }
 }
@@ -408,6 +425,9 @@ pub async fn execute(cmd: &Command, f: &Flags, c: &mut Clients) -> Result<Outcom
         return Ok(Outcome { stdout, warning: None });
     }
     if let Some(stdout) = preemptctl::execute(cmd, f, c).await? {
+        return Ok(Outcome { stdout, warning: None });
+    }
+    if let Some(stdout) = licctl::execute(cmd, f, c).await? {
         return Ok(Outcome { stdout, warning: None });
     }
     let n = &mut c.nodes;

@@ -2,6 +2,7 @@
 //!
 //! - [`hostlist`]: Slurm hostlist expressions, expand and compress.
 //! - [`keys`]: every sacctmgr key with aliases and value kind; the one parser.
+//! - [`licenses`]: `-L` requests with plugin arguments, and `LicensesAlloc`.
 //! - [`names`]: preempt modes, admin levels, QOS flags.
 //! - [`nodestate`]: node state names for scontrol and sinfo.
 //! - [`time`]: minutes/seconds in Slurm's formats, both ways.
@@ -10,6 +11,7 @@
 
 pub mod hostlist;
 pub mod keys;
+pub mod licenses;
 pub mod names;
 pub mod nodestate;
 pub mod time;

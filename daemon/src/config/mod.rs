@@ -1,7 +1,11 @@
 //! spur.conf: a TOML file. Unknown keys and wrong types are errors that name
 //! the key and the file.
+//!
+//! - `cluster`: `[[nodes]]` and `[[partitions]]`.
+//! - [`resources`]: resources.yaml, the hierarchical resources.
 
 mod cluster;
+pub mod resources;
 mod scheduler;
 
 pub use cluster::{NodeConfig, PartitionConfig, TimeValue, parse_gres};
@@ -33,6 +37,15 @@ pub struct Config {
     pub nodes: Vec<NodeConfig>,
     #[serde(default)]
     pub partitions: Vec<PartitionConfig>,
+    /// Plain cluster-wide licenses: `matlab = 20`.
+    #[serde(default)]
+    pub licenses: std::collections::BTreeMap<String, u32>,
+    /// resources.yaml; relative to this file. Unset: `resources.yaml` beside it, when present.
+    #[serde(default)]
+    pub resources_file: Option<PathBuf>,
+    /// Loaded from `resources_file` by [`Config::load`].
+    #[serde(skip)]
+    pub hres: Vec<crate::model::HresResource>,
     /// The directory of the config file; relative paths resolve against it.
     #[serde(skip)]
     pub base_dir: PathBuf,
@@ -210,6 +223,9 @@ impl Default for Config {
             scheduler: SchedulerConfig::default(),
             nodes: vec![],
             partitions: vec![],
+            licenses: Default::default(),
+            resources_file: None,
+            hres: vec![],
             base_dir: PathBuf::from("."),
             path: None,
         }
@@ -232,6 +248,7 @@ impl Config {
         let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
         let mut cfg = Config::parse(&text, &file, base)?;
         cfg.path = Some(path.to_path_buf());
+        cfg.load_resources()?;
         Ok(cfg)
     }
 
@@ -280,6 +297,11 @@ impl Config {
             );
         }
         cluster::validate(&self.nodes, &self.partitions)?;
+        for name in self.licenses.keys() {
+            if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c)) {
+                return Err(format!("key 'licenses.{name}': a license name is letters, digits, _ - or ."));
+            }
+        }
         if self.cluster_name.trim().is_empty() {
             return Err("key 'cluster_name': must not be empty".into());
         }

@@ -11,13 +11,14 @@ pub mod run;
 use crate::accounting::{AcctService, Caller};
 use crate::auth::Role;
 use crate::error::{Error, Result};
+use crate::licenses::LicenseService;
 use crate::nodes::NodeService;
 use crate::sched::SchedConfig;
 use crate::sched::submit::{self, SubmitCounts, SubmitError, SubmitPolicy};
 use crate::store::{BatchWriter, Store, now_ms};
 use preempt::preempt_config;
 use record::{JobRecord, PENDING, RUNNING};
-use spur_client::vocab::hostlist;
+use spur_client::vocab::{hostlist, licenses};
 use spur_proto::v1 as pb;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -41,6 +42,7 @@ pub struct JobService {
     writer: Option<BatchWriter>,
     pub(crate) acct: Arc<AcctService>,
     pub(crate) nodes: Arc<NodeService>,
+    pub(crate) licenses: Arc<LicenseService>,
     policy: SubmitPolicy,
     pub(crate) sched: SchedConfig,
     /// Usage and GrpWall figures, recomputed every `refresh_ms`.
@@ -61,6 +63,7 @@ impl JobService {
         store: Option<Arc<dyn Store>>,
         acct: Arc<AcctService>,
         nodes: Arc<NodeService>,
+        licenses: Arc<LicenseService>,
     ) -> Result<JobService> {
         let mut queue = Queue::default();
         if let Some(s) = &store {
@@ -84,6 +87,7 @@ impl JobService {
             writer: store.map(|s| BatchWriter::spawn(s, KIND_JOB)),
             acct,
             nodes,
+            licenses,
             policy: SubmitPolicy {
                 accounting_enabled: accounting,
                 default_qos: cfg.accounting.default_qos.clone(),
@@ -150,6 +154,8 @@ impl JobService {
             if v.is_empty() { Ok(vec![]) } else { hostlist::expand(v).map_err(|e| Error::invalid(key, e)) }
         };
         let name = |v: &str| (!v.is_empty()).then(|| v.to_ascii_lowercase());
+        let asks = licenses::parse_request(&spec.licenses).map_err(|e| Error::invalid("licenses", e))?;
+        self.licenses.check_request(&asks)?;
         let mut rec = JobRecord {
             id: 0,
             name: if spec.name.is_empty() { "sbatch".into() } else { spec.name.clone() },
@@ -172,7 +178,7 @@ impl JobService {
             // Known before the first pass, so squeue shows it at once.
             reason: if spec.hold { "JobHeldUser".into() } else { String::new() },
             requeue: spec.requeue.unwrap_or(true),
-            licenses: spec.licenses.clone(),
+            licenses: asks.iter().map(ToString::to_string).collect::<Vec<_>>().join(","),
             stdout_path: spec.stdout_path.clone(),
             stderr_path: spec.stderr_path.clone(),
             comment: spec.comment.clone(),
@@ -282,6 +288,9 @@ impl JobService {
             }
             rec
         };
+        if !rec.licenses_alloc.is_empty() {
+            self.licenses.notify("");
+        }
         self.persist(&[rec]).await?;
         self.kick.notify_one();
         Ok(())
@@ -376,6 +385,7 @@ impl JobService {
             let nodes = std::mem::take(&mut j.nodes);
             let alloc = j.held();
             j.state = PENDING.into();
+            j.licenses_alloc.clear();
             j.start_ms = 0;
             let rec = j.clone();
             q.stale_reports.insert(id);
@@ -390,7 +400,16 @@ impl JobService {
             let _ = self.nodes.send(first, cmd).await;
         }
         self.persist(&[rec]).await?;
+        self.licenses.notify("");
         self.kick.notify_one();
         Ok(())
+    }
+
+    /// Running jobs and what each was charged, for `show license`.
+    pub fn license_holders(&self) -> Vec<(u64, Vec<spur_client::vocab::licenses::LicenseAlloc>)> {
+        (self.lock().jobs.values())
+            .filter(|j| j.state == RUNNING && !j.licenses_alloc.is_empty())
+            .map(|j| (j.id, j.licenses_alloc.clone()))
+            .collect()
     }
 }

@@ -3,6 +3,7 @@
 
 use crate::sched::{self, Hold, JobState};
 use serde::{Deserialize, Serialize};
+use spur_client::vocab::licenses::{self, LicenseAlloc};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(default)]
@@ -28,7 +29,10 @@ pub struct JobRecord {
     /// "", "user" or "admin".
     pub hold: String,
     pub requeue: bool,
+    /// The `-L` request as given (plugin arguments included).
     pub licenses: String,
+    /// What a running job took, layer by layer; released exactly, across restarts.
+    pub licenses_alloc: Vec<LicenseAlloc>,
     pub stdout_path: String,
     pub stderr_path: String,
     pub comment: String,
@@ -83,6 +87,14 @@ impl JobRecord {
         self.time_limit.map(|m| self.start_ms + self.suspended_total_ms + (m as i64) * 60_000)
     }
 
+    /// The licenses asked, by name and count. Checked at submit, so a request
+    /// that no longer parses asks for nothing rather than failing a pass.
+    pub fn license_asks(&self) -> Vec<(String, u32)> {
+        licenses::parse_request(&self.licenses)
+            .map(|r| r.into_iter().map(|r| (r.name, r.count)).collect())
+            .unwrap_or_default()
+    }
+
     /// The scheduler's view of the job.
     pub fn sched_job(&self) -> sched::Job {
         sched::Job {
@@ -108,7 +120,8 @@ impl JobRecord {
                 "admin" => Hold::Admin,
                 _ => Hold::None,
             },
-            licenses: vec![],
+            licenses: self.license_asks(),
+            charged: self.licenses_alloc.clone(),
             requeueable: self.requeue,
             reservation: None,
             state: match self.state.as_str() {

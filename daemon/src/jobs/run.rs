@@ -84,8 +84,9 @@ impl JobService {
             usage: figures.usage,
             grp_wall_used: figures.grp_wall_used,
             evicted_for,
+            licenses: self.licenses.plain(),
+            hres: self.licenses.hres(),
             config: self.sched.clone(),
-            ..Snapshot::default()
         }
     }
 
@@ -122,6 +123,7 @@ impl JobService {
                 };
                 j.state = RUNNING.into();
                 j.nodes = s.nodes.clone();
+                j.licenses_alloc = s.licenses.clone();
                 j.start_ms = now;
                 j.reason.clear();
                 j.reason_detail.clear();
@@ -140,6 +142,9 @@ impl JobService {
         }
         if started.is_empty() {
             return;
+        }
+        if started.iter().any(|j| !j.licenses_alloc.is_empty()) {
+            self.licenses.notify("");
         }
         if let Err(e) = self.persist(&started).await {
             tracing::error!(error = %e, "could not persist started jobs");

@@ -1,7 +1,9 @@
 //! Plain data: the records the controller keeps and persists. No I/O, no proto types.
 
 mod accounting;
+mod hres;
 mod node;
 
 pub use accounting::{Account, Assoc, Qos, ROOT_ACCOUNT, User};
+pub use hres::{HresLayer, HresMode, HresResource, INFINITE, LicenseTable};
 pub use node::{BaseState, Node, NodeAdmin, Partition, Reason};

@@ -1,6 +1,7 @@
 //! The plain job data the scheduler reads, and the two views of a job's ask
 //! that limits and placement need: its TRES totals and its per-node shape.
 
+use spur_client::vocab::licenses::LicenseAlloc;
 use std::fmt;
 
 pub type JobId = u64;
@@ -66,6 +67,8 @@ pub struct Job {
     /// The admin reservation the job runs in, which protects it from preemption
     /// by jobs of a tier not above its own.
     pub reservation: Option<String>,
+    /// A running job's licenses and the layers it was charged on; released exactly.
+    pub charged: Vec<LicenseAlloc>,
     pub state: JobState,
 }
 

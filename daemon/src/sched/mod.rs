@@ -6,6 +6,7 @@
 //! - [`reason`]: the one table of Slurm reason codes, and [`Reason`] (code + facts).
 //! - [`submit`]: account and QOS resolution, the default time limit, the submit gate.
 //! - [`priority`]: effective priority and its factors; decayed usage and fair share.
+//! - `hres`: plain licenses and hierarchical resources (modes 1–3) in a pass.
 //! - `limits`: limit checks shared by the gate and the pass; usage groups.
 //! - `scope`: a job's QOS, association, groups and accounting hold, resolved once.
 //! - `memo`: what a pass remembers about jobs that found no room.
@@ -28,6 +29,7 @@
 //! for the jobs after it; every job left pending gets a typed [`Reason`].
 
 mod explain;
+pub mod hres;
 pub mod job;
 mod limits;
 mod memo;
@@ -43,7 +45,8 @@ mod tests;
 pub mod verdict;
 
 use crate::accounting::Catalog;
-use crate::model::{BaseState, Node, Partition};
+use crate::model::{BaseState, HresResource, Node, Partition};
+use spur_client::vocab::licenses::LicenseAlloc;
 use spur_client::vocab::names::PreemptMode;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -183,10 +186,12 @@ pub struct Snapshot {
     /// Minutes consumed per QOS over the grpwall window; None until first read,
     /// and while None no grpwall applies. A QOS missing from a read map used 0.
     pub grp_wall_used: Option<HashMap<String, u64>>,
-    /// Free count per license name.
+    /// Configured count per plain license; running jobs' licenses are taken off.
     pub licenses: BTreeMap<String, u32>,
     /// When each preemptor last had victims evicted, for the drain timeout.
     pub evicted_for: HashMap<JobId, i64>,
+    /// Hierarchical resources; usage comes from running jobs' `charged`.
+    pub hres: Arc<Vec<HresResource>>,
     pub config: SchedConfig,
 }
 
@@ -197,6 +202,8 @@ pub struct Start {
     /// Started behind a reservation held by a higher-priority job.
     pub backfilled: bool,
     pub priority: PriorityFactors,
+    /// Licenses taken, with the layers charged.
+    pub licenses: Vec<LicenseAlloc>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -3,6 +3,7 @@
 //! highest job without room in a partition reserves the nodes it fits on
 //! earliest, and later jobs may not use those nodes unless they end first.
 
+use super::hres::Counters;
 use super::job::{Hold, Job, JobId, JobState, Shape};
 use super::limits::{self, ASSOC_PER_JOB, QOS_PER_JOB};
 use super::memo::{NodeCapFailures, RoomFailures};
@@ -13,7 +14,11 @@ use super::reason::{Facts, LimitFacts, LimitKind, Reason, ReasonCode as C, Scope
 use super::scope::Scopes;
 use super::{Pending, Plan, Reservation, Snapshot, Start};
 use crate::model::Partition;
+use spur_client::vocab::licenses::LicenseAlloc;
 use std::collections::HashMap;
+
+/// Placements tried for a job whose Mode 3 sum overflowed a layer.
+const HRES_TRIES: usize = 3;
 
 /// Jobs that never fit (e.g. behind unbounded jobs) may not use up a partition's reservation.
 const RESERVE_TRIES: u32 = 8;
@@ -45,7 +50,7 @@ pub(super) struct Pass<'a> {
     pub evictions: u32,
     /// Some node is held for one job (a suspended job's room): no-room memos would be wrong.
     held: bool,
-    licenses: HashMap<&'a str, u32>,
+    licenses: Counters<'a>,
     marks: Marks,
     /// Reservation holders: expected start and partition.
     resv: HashMap<JobId, (Option<i64>, &'a str)>,
@@ -65,6 +70,9 @@ pub(super) struct Running {
     pub evicted: bool,
 }
 
+/// Nodes picked, and the licenses they take.
+type Picked = (Vec<u32>, Vec<LicenseAlloc>);
+
 /// A pending job in the order: its sort key inline, so sorting a large queue
 /// does not chase pointers into the job list.
 struct Entry {
@@ -81,7 +89,7 @@ pub(crate) fn run(snap: &Snapshot, now_ms: i64) -> Plan {
     for Entry { job, scope, part, priority, .. } in pass.order() {
         let job = &snap.jobs[job];
         match pass.try_job(job, scope, part) {
-            Ok(picked) => pass.start(job, scope, picked, priority),
+            Ok((picked, lic)) => pass.start(job, scope, picked, lic, priority),
             Err(reason) => {
                 if let Some(pi) = part.filter(|_| reason.code == C::Resources) {
                     let v = pass.consider_preemption(job, scope, pi as usize, &priority, false);
@@ -153,6 +161,9 @@ impl<'a> Pass<'a> {
             running.push(Running { job: j, alloc: allocs.len(), scope: sc, part, priority, evicted: false });
             allocs.push(Alloc { nodes: idx, shape, end_ms: job.end_ms(*start_ms).max(now) });
         }
+        // A suspended job keeps its licenses, as it keeps its nodes.
+        let holders = snap.jobs.iter().filter(|j| !j.is_pending());
+        let licenses = Counters::new(&snap.licenses, &snap.hres, &node_idx, snap.nodes.len(), holders);
         Pass {
             snap,
             now,
@@ -167,7 +178,7 @@ impl<'a> Pass<'a> {
             on_node,
             evictions: 0,
             held: snap.jobs.iter().any(|j| matches!(j.state, JobState::Suspended { .. })),
-            licenses: snap.licenses.iter().map(|(k, v)| (k.as_str(), *v)).collect(),
+            licenses,
             resv: HashMap::new(),
             node_fail: NodeCapFailures::default(),
             behind_reservation: false,
@@ -195,7 +206,7 @@ impl<'a> Pass<'a> {
         out
     }
 
-    fn try_job(&mut self, job: &'a Job, sc: u32, part: Option<u32>) -> Result<Vec<u32>, Reason> {
+    fn try_job(&mut self, job: &'a Job, sc: u32, part: Option<u32>) -> Result<Picked, Reason> {
         self.checks(job, sc as usize, part)?;
         let Some(p) = part else {
             return Err(Reason::new(
@@ -203,7 +214,19 @@ impl<'a> Pass<'a> {
                 Facts::UnknownPartition { partition: job.partition.clone() },
             ));
         };
-        self.place(job, sc as usize, p as usize)
+        // Mode 3 sums over the picked nodes: a layer that would overflow takes
+        // no more of them than it has room for, and placement tries again.
+        let (mut keep_off, mut tries) = (vec![], 0);
+        loop {
+            let picked = self.place(job, sc as usize, p as usize, &keep_off)?;
+            match self.licenses.fit(job, &picked) {
+                Ok(lic) => return Ok((picked, lic)),
+                Err(r) if tries == HRES_TRIES || !self.licenses.narrow(job, &picked, &mut keep_off) => {
+                    return Err(r);
+                }
+                Err(_) => tries += 1,
+            }
+        }
     }
 
     /// Everything short of placement, in the order a reader expects the blocker named.
@@ -286,19 +309,10 @@ impl<'a> Pass<'a> {
         for &g in &s.groups {
             self.scopes.groups[g as usize].check(&ask).map_or(Ok(()), Err)?;
         }
-        for (lic, asks) in &job.licenses {
-            let free = self.licenses.get(lic.as_str()).copied().unwrap_or(0);
-            if free < *asks {
-                return Err(Reason::new(
-                    C::Licenses,
-                    Facts::License { name: lic.clone(), free, asks: *asks },
-                ));
-            }
-        }
-        Ok(())
+        self.licenses.check(job)
     }
 
-    fn place(&mut self, job: &'a Job, sc: usize, pi: usize) -> Result<Vec<u32>, Reason> {
+    fn place(&mut self, job: &'a Job, sc: usize, pi: usize, keep_off: &[u32]) -> Result<Vec<u32>, Reason> {
         let backfill = self.snap.config.backfill_enabled;
         let p: &'a Partition = self.parts[pi].p;
         let pname = p.name.as_str();
@@ -329,7 +343,13 @@ impl<'a> Pass<'a> {
         required.dedup();
         let mut excluded: Vec<u32> =
             job.exclude.iter().filter_map(|n| self.node_idx.get(n.as_str()).copied()).collect();
+        excluded.extend(keep_off);
         excluded.sort_unstable();
+        excluded.dedup();
+        if !job.licenses.is_empty() {
+            let candidates = &self.parts[pi].nodes.order;
+            self.licenses.exclude(job, candidates, &required, &mut excluded, job.nodes() as usize)?;
+        }
         let (shape, end_ms) = (job.shape(), job.end_ms(self.now));
         let need = shape.nodes as usize;
         // Groups whose distinct-node cap could be crossed by this job's nodes.
@@ -479,7 +499,7 @@ impl<'a> Pass<'a> {
         }
     }
 
-    fn start(&mut self, job: &Job, sc: u32, picked: Vec<u32>, priority: PriorityFactors) {
+    fn start(&mut self, job: &Job, sc: u32, picked: Vec<u32>, lic: Vec<LicenseAlloc>, pf: PriorityFactors) {
         let shape = job.shape();
         for &n in &picked {
             self.nodes[n as usize].take(&shape);
@@ -488,14 +508,10 @@ impl<'a> Pass<'a> {
         for &g in &self.scopes.list[sc as usize].groups {
             self.scopes.groups[g as usize].add(&ask, &picked);
         }
-        for (lic, n) in &job.licenses {
-            if let Some(free) = self.licenses.get_mut(lic.as_str()) {
-                *free = free.saturating_sub(*n);
-            }
-        }
+        self.licenses.take(&lic);
         let nodes = picked.iter().map(|n| self.snap.nodes[*n as usize].name.clone()).collect();
         self.allocs.push(Alloc { nodes: picked, shape, end_ms: job.end_ms(self.now) });
         let backfilled = self.behind_reservation;
-        self.plan.starts.push(Start { job: job.id, nodes, backfilled, priority });
+        self.plan.starts.push(Start { job: job.id, nodes, backfilled, priority: pf, licenses: lic });
     }
 }

@@ -42,6 +42,7 @@ codes! {
     PartitionConfig => "PartitionConfig", "the job's partition does not exist";
     ReqNodeNotAvail => "ReqNodeNotAvail", "a required node is down, drained or outside the partition";
     Licenses => "Licenses", "the job is waiting for licenses";
+    HRESDisabled => "HRESDisabled", "no enabled layer of a hierarchical resource can serve the job";
     AccountingUnavailable => "AccountingUnavailable",
         "the accounting cache has not loaded, so the job's limits cannot be checked";
     InvalidQOS => "InvalidQOS", "the job's QOS does not exist";
@@ -227,6 +228,18 @@ pub enum Facts {
         free: u32,
         asks: u32,
     },
+    /// A hierarchical resource has too little left: on `layer` when one is to blame.
+    Hres {
+        name: String,
+        layer: Option<String>,
+        free: u64,
+        asks: u64,
+    },
+    /// Disabled: the whole resource (DisableHRES), or every layer that could serve the job.
+    HresDisabled {
+        name: String,
+        whole: bool,
+    },
     BeginTime {
         begin_ms: i64,
         in_s: u64,
@@ -360,6 +373,22 @@ impl fmt::Display for Facts {
             Facts::Missing { what, name } => write!(f, "{what} '{name}' does not exist"),
             Facts::License { name, free, asks } => {
                 write!(f, "license {name} has {free} free; the job asks for {asks}")
+            }
+            Facts::Hres { name, layer: Some(layer), free, asks } => {
+                write!(f, "hres {name}: layer {layer} has {free} free; the job needs {asks} there")
+            }
+            Facts::Hres { name, layer: None, asks, .. } => {
+                write!(
+                    f,
+                    "hres {name}: too few of the job's candidate nodes have {asks} free on their layers"
+                )
+            }
+            Facts::HresDisabled { name, whole: true } => write!(f, "hres {name} is disabled (DisableHRES)"),
+            Facts::HresDisabled { name, whole: false } => {
+                write!(
+                    f,
+                    "hres {name}: no enabled layer over enough of the job's candidate nodes (DisableLayer)"
+                )
             }
             Facts::BeginTime { in_s, .. } => write!(f, "the job may start in {}", format_seconds(*in_s)),
         }

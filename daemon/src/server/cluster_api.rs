@@ -4,6 +4,7 @@
 use super::convert;
 use super::gate::Gate;
 use crate::accounting::AcctService;
+use crate::licenses::LicenseService;
 use crate::nodes::NodeService;
 use spur_proto::v1 as pb;
 use spur_proto::v1::cluster_server::Cluster;
@@ -17,11 +18,12 @@ pub struct ClusterApi {
     gate: Arc<Gate>,
     nodes: Arc<NodeService>,
     acct: Arc<AcctService>,
+    licenses: Arc<LicenseService>,
 }
 
 impl ClusterApi {
-    pub fn new(gate: Arc<Gate>, nodes: Arc<NodeService>) -> Self {
-        ClusterApi { acct: gate.acct.clone(), gate, nodes }
+    pub fn new(gate: Arc<Gate>, nodes: Arc<NodeService>, licenses: Arc<LicenseService>) -> Self {
+        ClusterApi { acct: gate.acct.clone(), gate, nodes, licenses }
     }
 }
 
@@ -41,9 +43,19 @@ fn nodes_event(nodes: &NodeService, names: Option<&[String]>) -> pb::ClusterEven
     }
 }
 
-async fn watch(nodes: Arc<NodeService>, acct: Arc<AcctService>, tx: mpsc::Sender<Event>) {
+fn licenses_event(name: String) -> pb::ClusterEvent {
+    pb::ClusterEvent { event: Some(pb::cluster_event::Event::Licenses(pb::LicensesChanged { name })) }
+}
+
+async fn watch(
+    nodes: Arc<NodeService>,
+    acct: Arc<AcctService>,
+    licenses: Arc<LicenseService>,
+    tx: mpsc::Sender<Event>,
+) {
     let mut node_rx = nodes.subscribe();
     let mut acct_rx = acct.subscribe();
+    let mut lic_rx = licenses.subscribe();
     if tx.send(Ok(nodes_event(&nodes, None))).await.is_err() {
         return;
     }
@@ -63,6 +75,12 @@ async fn watch(nodes: Arc<NodeService>, acct: Arc<AcctService>, tx: mpsc::Sender
                 },
                 Err(RecvError::Closed) => return,
             },
+            r = lic_rx.recv() => match r {
+                // A burst of changes reads the same: re-read the licenses.
+                Ok(name) => licenses_event(name),
+                Err(RecvError::Lagged(_)) => licenses_event(String::new()),
+                Err(RecvError::Closed) => return,
+            },
         };
         if tx.send(Ok(ev)).await.is_err() {
             return;
@@ -75,11 +93,11 @@ impl Cluster for ClusterApi {
     type WatchStream = WatchStream;
 
     async fn watch(&self, req: Request<pb::WatchRequest>) -> Result<Response<WatchStream>, Status> {
-        let (nodes, acct) = (self.nodes.clone(), self.acct.clone());
+        let (nodes, acct, licenses) = (self.nodes.clone(), self.acct.clone(), self.licenses.clone());
         self.gate
             .run("/spur.v1.Cluster/Watch", req, |_, _| async move {
                 let (tx, rx) = mpsc::channel(64);
-                tokio::spawn(watch(nodes, acct, tx));
+                tokio::spawn(watch(nodes, acct, licenses, tx));
                 Ok((Box::pin(tokio_stream::wrappers::ReceiverStream::new(rx)) as WatchStream, vec![]))
             })
             .await

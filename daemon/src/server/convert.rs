@@ -182,6 +182,7 @@ pub fn job(j: &crate::jobs::record::JobRecord) -> pb::Job {
         prio_age: j.factors.2,
         prio_tier: j.factors.3,
         preempted_by: j.preempted_by.unwrap_or(0),
+        licenses_alloc: spur_client::vocab::licenses::format_allocs(&j.licenses_alloc),
         spec: Some(pb::JobSpec {
             name: j.name.clone(),
             account: j.account.clone().unwrap_or_default(),

@@ -172,6 +172,23 @@ impl Targeted for pb::UpdateJobRequest {
     }
 }
 
+impl Targeted for pb::UpdateHresRequest {
+    /// `resource/layer`, or the resource alone for DisableHRES.
+    fn target(&self) -> String {
+        match self.layer_name.as_str() {
+            "" => self.hres_name.clone(),
+            l => format!("{}/{l}", self.hres_name),
+        }
+    }
+    fn params(&self) -> Value {
+        json!({
+            "hresname": self.hres_name, "layername": self.layer_name, "nodes": self.nodes,
+            "count": self.count, "base": self.base, "disablelayer": self.disable_layer,
+            "disablehres": self.disable_hres,
+        })
+    }
+}
+impl Targeted for pb::ShowLicensesRequest {}
 impl Targeted for pb::ListRequest {}
 impl Targeted for pb::ExplainRequest {}
 impl Targeted for pb::WatchRequest {}

@@ -6,7 +6,7 @@
 //! - [`layer`]: authentication and `audit_rpc` logging in front of every RPC.
 //! - [`gate`]: role checks and txn rows, around every handler.
 //! - [`convert`]: domain records to proto messages, in one place.
-//! - `accounting`, `audit_api`, `session`, `admission_api`, `nodes_api`, `cluster_api`: the services.
+//! - `accounting`, `audit_api`, `session`, `admission_api`, `nodes_api`, `cluster_api`, `licenses_api`: the services.
 
 mod accounting;
 mod admission_api;
@@ -17,6 +17,7 @@ pub mod gate;
 mod identity;
 mod jobs_api;
 pub mod layer;
+mod licenses_api;
 mod nodes_api;
 pub mod rpc;
 mod session;
@@ -30,7 +31,7 @@ use gate::Gate;
 use spur_proto::v1::{
     accounting_server::AccountingServer, admission_server::AdmissionServer, agent_server::AgentServer,
     audit_server::AuditServer, cluster_server::ClusterServer, jobs_server::JobsServer,
-    nodes_server::NodesServer, session_server::SessionServer,
+    licenses_server::LicensesServer, nodes_server::NodesServer, session_server::SessionServer,
 };
 use std::sync::Arc;
 use tonic::service::Routes;
@@ -41,6 +42,7 @@ pub async fn routes(
     admission: Arc<Admission>,
     nodes: Arc<NodeService>,
     jobs: Arc<crate::jobs::JobService>,
+    licenses: Arc<crate::licenses::LicenseService>,
     cfg: &Config,
 ) -> anyhow::Result<Routes> {
     let reflection = tonic_reflection::server::Builder::configure()
@@ -58,10 +60,16 @@ pub async fn routes(
         .add_service(NodesServer::new(nodes_api::NodesApi::new(
             gate.clone(),
             nodes.clone(),
+            licenses.clone(),
             cfg.path.clone(),
         )))
         .add_service(AgentServer::new(nodes_api::AgentApi::new(gate.clone(), nodes.clone())))
-        .add_service(JobsServer::new(jobs_api::JobsApi::new(gate.clone(), jobs)))
-        .add_service(ClusterServer::new(cluster_api::ClusterApi::new(gate, nodes)));
+        .add_service(JobsServer::new(jobs_api::JobsApi::new(gate.clone(), jobs.clone())))
+        .add_service(LicensesServer::new(licenses_api::LicensesApi::new(
+            gate.clone(),
+            licenses.clone(),
+            jobs,
+        )))
+        .add_service(ClusterServer::new(cluster_api::ClusterApi::new(gate, nodes, licenses)));
     Ok(routes)
 }

@@ -5,6 +5,7 @@ use super::convert;
 use super::gate::{Gate, Note};
 use crate::config::Config;
 use crate::error::Error;
+use crate::licenses::LicenseService;
 use crate::nodes::NodeService;
 use crate::store::Action;
 use serde_json::json;
@@ -20,12 +21,18 @@ use tonic::{Request, Response, Status};
 pub struct NodesApi {
     gate: Arc<Gate>,
     nodes: Arc<NodeService>,
+    licenses: Arc<LicenseService>,
     config_path: Option<PathBuf>,
 }
 
 impl NodesApi {
-    pub fn new(gate: Arc<Gate>, nodes: Arc<NodeService>, config_path: Option<PathBuf>) -> Self {
-        NodesApi { gate, nodes, config_path }
+    pub fn new(
+        gate: Arc<Gate>,
+        nodes: Arc<NodeService>,
+        licenses: Arc<LicenseService>,
+        config_path: Option<PathBuf>,
+    ) -> Self {
+        NodesApi { gate, nodes, licenses, config_path }
     }
 
     fn filter(&self, req: &pb::ListRequest) -> Result<(Option<Vec<String>>, Option<String>), Error> {
@@ -149,6 +156,8 @@ impl Nodes for NodesApi {
                 })?;
                 let cfg = Config::load(path).map_err(|e| Error::InvalidArgument(e.to_string()))?;
                 let changes = self.nodes.reconfigure(&cfg)?;
+                // resources.yaml wins again: runtime count, base and flag changes are dropped.
+                self.licenses.reconfigure(&cfg).await?;
                 let note =
                     Note { action: Action::Update, name: String::new(), info: json!({ "changes": changes }) };
                 Ok((pb::ReconfigureResponse { changes }, vec![note]))

@@ -70,6 +70,11 @@ pub const RPCS: &[(&str, Class)] = &[
     ),
     ("/spur.v1.Nodes/Reconfigure", Mutate { entity: "config", role: Admin, target: "", in_txn: false }),
     ("/spur.v1.Cluster/Watch", Read(Anyone)),
+    ("/spur.v1.Licenses/ShowLicenses", Read(Anyone)),
+    (
+        "/spur.v1.Licenses/UpdateHres",
+        Mutate { entity: "hres", role: Admin, target: "hres_name", in_txn: false },
+    ),
     // Anyone may submit and manage their own jobs; the jobs core checks
     // ownership, and Operator and above manage anyone's.
     ("/spur.v1.Jobs/Submit", Mutate { entity: "job", role: Anyone, target: "id", in_txn: false }),

@@ -1,7 +1,7 @@
 //! The unary calls: the snapshot fetch, single-list re-reads, the job
 //! list and the writes.
 
-use super::{Client, JobsClient, NodesClient};
+use super::{Client, JobsClient, LicensesClient, NodesClient};
 use crate::action::{Catalog, CatalogList, NodeOp, Snapshot, WriteOp};
 use crate::jobs::{JobOp, JobSet, id_list};
 use spur_client::vocab::hostlist;
@@ -101,8 +101,24 @@ pub async fn write(
     client: &mut Client,
     nodes: &mut NodesClient,
     jobs: &mut JobsClient,
+    licenses: &mut LicensesClient,
     op: WriteOp,
 ) -> Result<Written, Status> {
+    if let WriteOp::UpdateHres { resource, layer, disable } = op {
+        let flag = Some(disable.to_string());
+        let mut req = spur_proto::v1::UpdateHresRequest {
+            hres_name: resource,
+            layer_name: layer,
+            ..Default::default()
+        };
+        if req.layer_name.is_empty() {
+            req.disable_hres = flag;
+        } else {
+            req.disable_layer = flag;
+        }
+        let changes = licenses.update_hres(req).await?.into_inner().changes;
+        return Ok(Written { summary: changes.join("; "), warning: None });
+    }
     if let WriteOp::UpdateJobs { op, ids, .. } = op {
         return update_jobs(jobs, op, ids).await;
     }
@@ -160,7 +176,7 @@ async fn accounting(client: &mut Client, op: WriteOp) -> Result<String, Status> 
             }
             Ok(format!("deleted {} association(s) ({} changed)", assocs.len(), deleted(n)))
         }
-        WriteOp::UpdateNodes { .. } | WriteOp::UpdateJobs { .. } => {
+        WriteOp::UpdateNodes { .. } | WriteOp::UpdateJobs { .. } | WriteOp::UpdateHres { .. } => {
             Err(Status::internal("node and job updates are not accounting writes"))
         }
     }

@@ -29,6 +29,7 @@ use spur_proto::v1::accounting_client::AccountingClient;
 use spur_proto::v1::audit_client::AuditClient;
 use spur_proto::v1::cluster_client::ClusterClient;
 use spur_proto::v1::jobs_client::JobsClient as JobsGrpc;
+use spur_proto::v1::licenses_client::LicensesClient as LicensesGrpc;
 use spur_proto::v1::nodes_client::NodesClient as NodesGrpc;
 use spur_proto::v1::session_client::SessionClient;
 use std::time::Duration;
@@ -57,6 +58,7 @@ pub fn spawn(
 type Client = AccountingClient<InterceptedService<Channel, IdentityInterceptor>>;
 type NodesClient = NodesGrpc<Svc>;
 type JobsClient = JobsGrpc<Svc>;
+type LicensesClient = LicensesGrpc<Svc>;
 
 enum Exit {
     /// The app loop hung up: stop.
@@ -111,7 +113,7 @@ async fn wait(delay: Duration, rpcs: &mut UnboundedReceiver<Rpc>, msgs: &Unbound
                 None => return false,
                 Some(Rpc::FetchAll) => return true,
                 // Asked again (or covered by FetchAll) on the next Connected.
-                Some(Rpc::WhoAmI | Rpc::Tail(_) | Rpc::FetchList(_) | Rpc::FetchJobs | Rpc::Explain(_)) => {}
+                Some(Rpc::WhoAmI | Rpc::Tail(_) | Rpc::FetchList(_) | Rpc::FetchJobs | Rpc::FetchLicenses | Rpc::Explain(_)) => {}
                 Some(Rpc::Write(op)) => {
                     let _ = msgs.send(Msg::WriteFailed { error: format!("{}: not connected to the controller", op.verb()) });
                 }
@@ -196,6 +198,7 @@ async fn serve(
     let mut jobs =
         JobsGrpc::with_interceptor(channel.clone(), icpt.clone()).max_decoding_message_size(JOBS_MESSAGE_MAX);
     let audit = AuditClient::with_interceptor(channel.clone(), icpt.clone());
+    let mut licenses = LicensesGrpc::with_interceptor(channel.clone(), icpt.clone());
     let mut session = SessionClient::with_interceptor(channel.clone(), icpt.clone());
     // None when the controller does not serve health: then loss shows up on the next call.
     let mut health = HealthClient::new(channel.clone())
@@ -297,6 +300,16 @@ async fn serve(
                     let _ = msgs.send(Msg::FetchFailed { error: describe(&s) });
                 }
             },
+            Rpc::FetchLicenses => {
+                match licenses.show_licenses(spur_proto::v1::ShowLicensesRequest::default()).await {
+                    Ok(r) => {
+                        let _ = msgs.send(Msg::Licenses(r.into_inner().licenses));
+                    }
+                    Err(s) if gone(&s) => return Exit::Lost(describe(&s)),
+                    // A controller without the service: the pane says it has no data.
+                    Err(_) => {}
+                }
+            }
             Rpc::FetchJobs => match calls::fetch_jobs(&mut jobs).await {
                 Ok(set) => {
                     let _ = msgs.send(Msg::Jobs(set));
@@ -321,7 +334,7 @@ async fn serve(
             }
             Rpc::Write(op) => {
                 let verb = op.verb();
-                match calls::write(&mut client, &mut nodes, &mut jobs, op).await {
+                match calls::write(&mut client, &mut nodes, &mut jobs, &mut licenses, op).await {
                     Ok(calls::Written { summary, warning: None }) => {
                         let _ = msgs.send(Msg::WriteDone { summary });
                     }

@@ -77,6 +77,7 @@ pub fn add(batch: &mut ClusterUpdate, ev: ClusterEvent) {
             }
         }
         Some(Event::Lagged(note)) => batch.lagged = Some(note),
+        Some(Event::Licenses(_)) => batch.licenses = true,
         None => {}
     }
 }

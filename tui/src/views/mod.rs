@@ -3,7 +3,7 @@
 //! A pane with data implements two things here: a `table` (rows already
 //! filtered and sorted for its [`PaneView`]) and a `detail`. Panes whose
 //! data the controller does not serve yet return `None` and the renderer
-//! says so in one line. HRES plugs in here when its service exists.
+//! says so in one line; every pane has its service now.
 //!
 //! Small panes build every row ([`Rows::Built`]). The Queue may hold
 //! 100,000 jobs, so its rows are built on demand from a [`RowSource`] in a
@@ -11,6 +11,7 @@
 
 pub mod accounts;
 pub mod audit;
+pub mod hres;
 pub mod nodes;
 pub mod preempt;
 pub mod qos;
@@ -52,6 +53,11 @@ pub enum Target {
     Node(String),
     /// A job, by id: cancelled, held, released or requeued, never deleted.
     Job(u64),
+    /// A license, or a layer of a hierarchical resource (empty `layer`: the resource or a plain license).
+    Layer {
+        resource: String,
+        layer: String,
+    },
 }
 
 /// Rows that must stand out (drawn BOLD with a symbol, coloured unless mono).
@@ -263,7 +269,7 @@ fn table_with(state: &State, pane: PaneId, view: &PaneView) -> Option<TableModel
         PaneId::Nodes => state.nodes.as_deref().map(|n| nodes::table(n, view)),
         PaneId::Queue => state.queue.jobs.as_ref().map(|j| queue::table(j, view, state.now_ms())),
         PaneId::Preemption => Some(preempt::table(&state.explain, view)),
-        PaneId::Hres => None,
+        PaneId::Hres => state.licenses.as_deref().map(|l| hres::table(l, view)),
     }
 }
 
@@ -274,6 +280,7 @@ pub fn detail(state: &State, pane: PaneId, key: &str) -> Option<Detail> {
         PaneId::Nodes => return nodes::detail(state.nodes.as_deref()?, key),
         PaneId::Queue => return queue::detail(state.queue.jobs.as_deref()?, key, state.now_ms()),
         PaneId::Preemption => return preempt::detail(&state.explain, key),
+        PaneId::Hres => return hres::detail(state.licenses.as_deref()?, key),
         _ => {}
     }
     let data = state.data.as_ref()?;

@@ -3,6 +3,7 @@
 
 mod backfill;
 mod hostile;
+mod hres;
 mod pending;
 mod placement;
 mod preempt;
