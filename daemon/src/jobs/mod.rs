@@ -111,6 +111,17 @@ impl JobService {
         w.put(docs).await
     }
 
+    /// Maps the jobs `f` keeps, under one lock and without cloning records
+    /// (scripts and environments stay put): the path behind squeue. With
+    /// `ids`, only those jobs are looked at.
+    pub fn select<T>(&self, ids: Option<&[u64]>, mut f: impl FnMut(&JobRecord) -> Option<T>) -> Vec<T> {
+        let q = self.lock();
+        match ids {
+            Some(ids) => ids.iter().filter_map(|id| q.jobs.get(id)).filter_map(f).collect(),
+            None => q.jobs.values().filter_map(&mut f).collect(),
+        }
+    }
+
     pub fn jobs(&self) -> Vec<JobRecord> {
         self.lock().jobs.values().cloned().collect()
     }

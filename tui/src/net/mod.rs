@@ -40,8 +40,6 @@ use tonic::{Code, Status};
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_client::HealthClient;
 
-/// The largest `ListJobs` answer accepted (a million jobs, roughly).
-const JOBS_MESSAGE_MAX: usize = 1 << 30;
 const FIRST_RETRY: Duration = Duration::from_millis(250);
 const MAX_RETRY: Duration = Duration::from_secs(5);
 
@@ -192,9 +190,8 @@ async fn serve(
     let icpt = IdentityInterceptor::new(identity.clone());
     let mut client = AccountingClient::with_interceptor(channel.clone(), icpt.clone());
     let mut nodes = NodesGrpc::with_interceptor(channel.clone(), icpt.clone());
-    // tonic refuses answers over 4 MiB by default; 100,000 jobs are some 30 MiB.
-    let mut jobs =
-        JobsGrpc::with_interceptor(channel.clone(), icpt.clone()).max_decoding_message_size(JOBS_MESSAGE_MAX);
+    let mut jobs = JobsGrpc::with_interceptor(channel.clone(), icpt.clone())
+        .max_decoding_message_size(spur_client::conn::JOBS_MESSAGE_MAX);
     let audit = AuditClient::with_interceptor(channel.clone(), icpt.clone());
     let mut session = SessionClient::with_interceptor(channel.clone(), icpt.clone());
     // None when the controller does not serve health: then loss shows up on the next call.
