@@ -95,11 +95,26 @@ impl Controller {
     }
 
     pub fn start_with(config: &Path) -> Controller {
+        Controller::spawn(config, "127.0.0.1:0")
+    }
+
+    /// Stops the controller and starts it again on the same address and
+    /// config (so the same store), as an admin restarting spurctld would:
+    /// agents and clients find it where it was.
+    pub fn restart(&mut self) {
+        if self.child.is_some() {
+            self.stop();
+        }
+        let listen = self.url.trim_start_matches("http://").to_string();
+        *self = Controller::spawn(&self.config, &listen);
+    }
+
+    fn spawn(config: &Path, listen: &str) -> Controller {
         let mut child = Command::new(bin("spurctld"))
             .arg("--config")
             .arg(config)
             .arg("--listen")
-            .arg("127.0.0.1:0")
+            .arg(listen)
             .env("SPUR_LOG", "error")
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())

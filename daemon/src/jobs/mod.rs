@@ -3,7 +3,9 @@
 //!
 //! - [`record`]: the persisted job.
 //! - [`run`]: the scheduling loop, launches on agents, reports, the time-limit watchdog.
+//! - [`reconcile`]: an agent's running jobs at registration against the queue.
 
+pub mod reconcile;
 pub mod record;
 pub mod run;
 
@@ -30,6 +32,8 @@ pub(crate) struct Queue {
     pub counts: SubmitCounts,
     /// Jobs whose killed run will still report an end, to be ignored.
     pub stale_reports: std::collections::HashSet<u64>,
+    /// Started by the current pass, their launch not yet handed to the agent.
+    pub launching: std::collections::HashSet<u64>,
 }
 
 pub struct JobService {
@@ -367,8 +371,18 @@ impl JobService {
         Ok(())
     }
 
-    /// Puts a running job back in the queue with its spec intact.
+    /// Puts a running job back in the queue with its spec intact, killing its run.
     pub(crate) async fn requeue(&self, id: u64) -> Result<()> {
+        self.requeue_run(id, true).await
+    }
+
+    /// Requeues a job whose agent no longer runs it: there is nothing to kill
+    /// and no end will be reported.
+    pub(crate) async fn requeue_lost(&self, id: u64) -> Result<()> {
+        self.requeue_run(id, false).await
+    }
+
+    async fn requeue_run(&self, id: u64, kill: bool) -> Result<()> {
         let rec = {
             let mut q = self.lock();
             let Some(j) = q.jobs.get_mut(&id) else { return Ok(()) };
@@ -380,12 +394,14 @@ impl JobService {
             j.state = PENDING.into();
             j.start_ms = 0;
             let rec = j.clone();
-            q.stale_reports.insert(id);
+            if kill {
+                q.stale_reports.insert(id);
+            }
             self.nodes.allocate(&nodes, alloc, true);
             (rec, nodes)
         };
         let (rec, nodes) = rec;
-        if let Some(first) = nodes.first() {
+        if let Some(first) = nodes.first().filter(|_| kill) {
             let cmd = pb::AgentCommand {
                 cmd: Some(pb::agent_command::Cmd::Signal(pb::SignalJob { job_id: id, signal: 9 })),
             };

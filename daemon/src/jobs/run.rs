@@ -50,7 +50,7 @@ impl JobService {
         vec![passes, reports]
     }
 
-    async fn on_report(&self, r: pb::JobReport) {
+    pub(crate) async fn on_report(&self, r: pb::JobReport) {
         // The end of a run the controller already took back (requeue) says nothing of the new run.
         if self.lock().stale_reports.remove(&r.job_id) {
             return;
@@ -122,6 +122,7 @@ impl JobService {
                 launches.push(launch(j));
                 started.push(j.clone());
             }
+            q.launching.extend(started.iter().map(|j| j.id));
         }
         if started.is_empty() {
             return;
@@ -130,7 +131,9 @@ impl JobService {
             tracing::error!(error = %e, "could not persist started jobs");
         }
         for (node, cmd, id) in launches {
-            if let Err(e) = self.nodes.send(&node, cmd).await {
+            let sent = self.nodes.send(&node, cmd).await;
+            self.lock().launching.remove(&id);
+            if let Err(e) = sent {
                 tracing::warn!(job = id, node, error = %e, "launch failed; requeueing");
                 let _ = self.requeue(id).await;
             }

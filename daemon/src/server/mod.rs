@@ -60,7 +60,7 @@ pub async fn routes(
             nodes.clone(),
             cfg.path.clone(),
         )))
-        .add_service(AgentServer::new(nodes_api::AgentApi::new(gate.clone(), nodes.clone())))
+        .add_service(AgentServer::new(nodes_api::AgentApi::new(gate.clone(), nodes.clone(), jobs.clone())))
         .add_service(JobsServer::new(jobs_api::JobsApi::new(gate.clone(), jobs)))
         .add_service(ClusterServer::new(cluster_api::ClusterApi::new(gate, nodes)));
     Ok(routes)
