@@ -65,6 +65,14 @@ fn starts(dir: &Path, id: u64) -> usize {
     std::fs::read_to_string(dir.join(format!("starts-{id}"))).map(|s| s.lines().count()).unwrap_or(0)
 }
 
+/// Waits until the job's script has started `n` times: RUNNING on the
+/// controller precedes the launch reaching the agent.
+fn wait_started(dir: &Path, id: u64, n: usize) {
+    spur_tests::proc::wait_for(&format!("job {id} to start {n} time(s)"), || {
+        (starts(dir, id) >= n).then_some(())
+    });
+}
+
 /// Waits until every node has an agent again (after a controller restart they are UNKNOWN).
 async fn wait_registered(c: &mut Clients) {
     let start = Instant::now();
@@ -87,6 +95,7 @@ async fn a_running_job_survives_a_controller_restart_and_completes() {
     let mut cl = client(&c.url).await;
     let id = submit_gated(&mut cl, dir.path(), true).await;
     let before = wait_job(&mut cl, id, "RUNNING", |j| j.state == "RUNNING").await;
+    wait_started(dir.path(), id, 1);
 
     c.restart();
     let mut cl = client(&c.url).await;
@@ -114,6 +123,8 @@ async fn jobs_a_new_agent_does_not_run_are_requeued_or_node_fail() {
     let once = submit_gated(&mut cl, dir.path(), false).await;
     let before = wait_job(&mut cl, again, "RUNNING", |j| j.state == "RUNNING").await;
     wait_job(&mut cl, once, "RUNNING", |j| j.state == "RUNNING").await;
+    wait_started(dir.path(), again, 1);
+    wait_started(dir.path(), once, 1);
 
     // The agent dies (its job shells live on, orphaned); a new one takes the nodes.
     first.kill();
