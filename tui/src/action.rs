@@ -396,6 +396,8 @@ pub struct ClusterUpdate {
     pub stale: Vec<Catalog>,
     /// The controller's note that this watcher missed accounting changes.
     pub lagged: Option<String>,
+    /// Batches of changed jobs, oldest first (see `crate::queue::on_pushed`).
+    pub jobs: Vec<spur_proto::v1::JobsChanged>,
 }
 
 /// Reports from the network task.

@@ -12,6 +12,8 @@
 //! once: the filter text, the widest cell of each column, and the display
 //! order for the current filter and sort (memoised, see [`JobSet::order`]).
 
+mod apply;
+
 use spur_client::cli::jobfmt;
 use spur_proto::v1 as pb;
 use std::collections::HashSet;
@@ -283,6 +285,8 @@ impl Clone for Memo {
 #[derive(Clone)]
 pub struct JobSet {
     pub jobs: Vec<JobRec>,
+    /// The last batch of pushed job changes this set reflects (`ListJobsResponse.seq`).
+    pub seq: u64,
     /// When the controller answered: the clock the Time sort uses, so the
     /// memoised order does not go stale as seconds pass.
     pub fetched_ms: i64,
@@ -394,6 +398,21 @@ fn measure(r: &JobRec, widths: &mut [u16]) -> Box<str> {
     text.into_boxed_str()
 }
 
+/// The longest run of an ended job and the earliest start of a running one.
+fn run_bounds(recs: &[JobRec], now_ms: i64) -> (u64, Option<i64>) {
+    let (mut longest_ended, mut earliest_running) = (0, None::<i64>);
+    for r in recs {
+        match r.class() {
+            Class::Running if r.start_ms > 0 => {
+                earliest_running = Some(earliest_running.map_or(r.start_ms, |e| e.min(r.start_ms)));
+            }
+            Class::Finished => longest_ended = longest_ended.max(r.run_secs(now_ms)),
+            _ => {}
+        }
+    }
+    (longest_ended, earliest_running)
+}
+
 impl JobSet {
     /// Compact a `ListJobs` answer fetched at `now_ms`.
     pub fn from_pb(jobs: Vec<pb::Job>, now_ms: i64) -> JobSet {
@@ -403,19 +422,13 @@ impl JobSet {
         recs.dedup_by_key(|r| r.id);
         recs.shrink_to_fit();
         let mut widths = vec![0u16; 9];
-        let (mut longest_ended, mut earliest_running) = (0, None::<i64>);
         for r in &mut recs {
             r.text = measure(r, &mut widths);
-            match r.class() {
-                Class::Running if r.start_ms > 0 => {
-                    earliest_running = Some(earliest_running.map_or(r.start_ms, |e| e.min(r.start_ms)));
-                }
-                Class::Finished => longest_ended = longest_ended.max(r.run_secs(now_ms)),
-                _ => {}
-            }
         }
+        let (longest_ended, earliest_running) = run_bounds(&recs, now_ms);
         JobSet {
             jobs: recs,
+            seq: 0,
             fetched_ms: now_ms,
             widths,
             longest_ended,

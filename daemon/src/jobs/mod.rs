@@ -4,7 +4,9 @@
 //! - [`record`]: the persisted job.
 //! - [`run`]: the scheduling loop, launches on agents, reports, the time-limit watchdog.
 //! - [`reconcile`]: an agent's running jobs at registration against the queue.
+//! - [`events`]: job changes in numbered batches, for `Cluster.Watch`.
 
+pub mod events;
 pub mod reconcile;
 pub mod record;
 pub mod run;
@@ -34,6 +36,9 @@ pub(crate) struct Queue {
     pub stale_reports: std::collections::HashSet<u64>,
     /// Started by the current pass, their launch not yet handed to the agent.
     pub launching: std::collections::HashSet<u64>,
+    /// Jobs changed since the last published batch, and that batch's number.
+    pub changed: std::collections::HashSet<u64>,
+    pub seq: u64,
 }
 
 pub struct JobService {
@@ -51,6 +56,9 @@ pub struct JobService {
     pub(crate) halflife_days: f64,
     pub(crate) grp_wall_window_days: u64,
     pub(crate) kick: Notify,
+    /// Wakes the flusher of job change batches.
+    pub(crate) dirty: Notify,
+    pub(crate) events: tokio::sync::broadcast::Sender<events::JobBatch>,
 }
 
 impl JobService {
@@ -95,6 +103,8 @@ impl JobService {
                 queue_depth: cfg.scheduler.queue_depth,
             },
             kick: Notify::new(),
+            dirty: Notify::new(),
+            events: tokio::sync::broadcast::channel(events::BACKLOG).0,
             figures: Mutex::new(None),
             refresh_ms: (cfg.accounting.fairshare_refresh_secs.max(10) * 1000) as i64,
             halflife_days: cfg.scheduler.fairshare_halflife_days,
@@ -118,12 +128,22 @@ impl JobService {
     /// Maps the jobs `f` keeps, under one lock and without cloning records
     /// (scripts and environments stay put): the path behind squeue. With
     /// `ids`, only those jobs are looked at.
-    pub fn select<T>(&self, ids: Option<&[u64]>, mut f: impl FnMut(&JobRecord) -> Option<T>) -> Vec<T> {
+    pub fn select<T>(&self, ids: Option<&[u64]>, f: impl FnMut(&JobRecord) -> Option<T>) -> Vec<T> {
+        self.select_at(ids, f).0
+    }
+
+    /// [`Self::select`], with the number of the last change batch it reflects.
+    pub fn select_at<T>(
+        &self,
+        ids: Option<&[u64]>,
+        mut f: impl FnMut(&JobRecord) -> Option<T>,
+    ) -> (Vec<T>, u64) {
         let q = self.lock();
-        match ids {
+        let items = match ids {
             Some(ids) => ids.iter().filter_map(|id| q.jobs.get(id)).filter_map(f).collect(),
             None => q.jobs.values().filter_map(&mut f).collect(),
-        }
+        };
+        (items, q.seq)
     }
 
     pub fn jobs(&self) -> Vec<JobRecord> {
@@ -216,7 +236,9 @@ impl JobService {
             let mut q = self.lock();
             q.counts.add(&rec.sched_job());
             q.jobs.insert(rec.id, rec.clone());
+            q.mark(rec.id);
         }
+        self.changed();
         self.kick.notify_one();
         Ok(rec.id)
     }
@@ -286,8 +308,10 @@ impl JobService {
             if was_running {
                 self.nodes.allocate(&rec.nodes, rec.alloc, true);
             }
+            q.mark(id);
             rec
         };
+        self.changed();
         self.persist(&[rec]).await?;
         self.kick.notify_one();
         Ok(())
@@ -366,7 +390,12 @@ impl JobService {
             )));
         }
         self.persist(std::slice::from_ref(&next)).await?;
-        self.lock().jobs.insert(id, next);
+        {
+            let mut q = self.lock();
+            q.jobs.insert(id, next);
+            q.mark(id);
+        }
+        self.changed();
         self.kick.notify_one();
         Ok(())
     }
@@ -397,9 +426,11 @@ impl JobService {
             if kill {
                 q.stale_reports.insert(id);
             }
+            q.mark(id);
             self.nodes.allocate(&nodes, alloc, true);
             (rec, nodes)
         };
+        self.changed();
         let (rec, nodes) = rec;
         if let Some(first) = nodes.first().filter(|_| kill) {
             let cmd = pb::AgentCommand {

@@ -47,7 +47,7 @@ impl JobService {
                 }
             }
         });
-        vec![passes, reports]
+        vec![passes, reports, self.spawn_flusher()]
     }
 
     pub(crate) async fn on_report(&self, r: pb::JobReport) {
@@ -92,10 +92,15 @@ impl JobService {
         let mut started = vec![];
         {
             let mut q = self.lock();
+            let mut marks = vec![];
             for p in &plan.pending {
                 if let Some(j) = q.jobs.get_mut(&p.job) {
-                    j.reason = p.reason.code.as_str().into();
-                    j.reason_detail = p.reason.sentence();
+                    let (code, detail) = (p.reason.code.as_str(), p.reason.sentence());
+                    if j.reason != code || j.reason_detail != detail {
+                        j.reason = code.into();
+                        j.reason_detail = detail;
+                        marks.push(j.id);
+                    }
                     j.eff_priority = p.priority.value() as f64;
                     j.factors = factors(&p.priority);
                 }
@@ -123,7 +128,13 @@ impl JobService {
                 started.push(j.clone());
             }
             q.launching.extend(started.iter().map(|j| j.id));
+            marks.extend(started.iter().map(|j| j.id));
+            for id in marks {
+                q.mark(id);
+            }
         }
+        // The pass is one batch: flushed now rather than after the gather delay.
+        self.flush();
         if started.is_empty() {
             return;
         }

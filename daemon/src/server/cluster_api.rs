@@ -1,9 +1,11 @@
-//! The Cluster service: a snapshot of the nodes, then every node and
-//! accounting change as it happens, so the console never polls.
+//! The Cluster service: a snapshot of the nodes, then every node,
+//! accounting and job change as it happens, so the console never polls.
+//! Job changes come in the batches of [`crate::jobs::events`].
 
 use super::convert;
 use super::gate::Gate;
 use crate::accounting::AcctService;
+use crate::jobs::JobService;
 use crate::nodes::NodeService;
 use spur_proto::v1 as pb;
 use spur_proto::v1::cluster_server::Cluster;
@@ -17,11 +19,12 @@ pub struct ClusterApi {
     gate: Arc<Gate>,
     nodes: Arc<NodeService>,
     acct: Arc<AcctService>,
+    jobs: Arc<JobService>,
 }
 
 impl ClusterApi {
-    pub fn new(gate: Arc<Gate>, nodes: Arc<NodeService>) -> Self {
-        ClusterApi { acct: gate.acct.clone(), gate, nodes }
+    pub fn new(gate: Arc<Gate>, nodes: Arc<NodeService>, jobs: Arc<JobService>) -> Self {
+        ClusterApi { acct: gate.acct.clone(), gate, nodes, jobs }
     }
 }
 
@@ -41,10 +44,25 @@ fn nodes_event(nodes: &NodeService, names: Option<&[String]>) -> pb::ClusterEven
     }
 }
 
-async fn watch(nodes: Arc<NodeService>, acct: Arc<AcctService>, tx: mpsc::Sender<Event>) {
+fn jobs_event(jobs: &JobService, ids: &[u64], seq: u64) -> pb::ClusterEvent {
+    let list = jobs.select(Some(ids), |j| Some(convert::job(j)));
+    pb::ClusterEvent { event: Some(pb::cluster_event::Event::Jobs(pb::JobsChanged { jobs: list, seq })) }
+}
+
+async fn watch(
+    nodes: Arc<NodeService>,
+    acct: Arc<AcctService>,
+    jobs: Arc<JobService>,
+    tx: mpsc::Sender<Event>,
+) {
     let mut node_rx = nodes.subscribe();
     let mut acct_rx = acct.subscribe();
+    let mut job_rx = jobs.subscribe();
     if tx.send(Ok(nodes_event(&nodes, None))).await.is_err() {
+        return;
+    }
+    // Empty: says job changes follow, numbered after this one.
+    if tx.send(Ok(jobs_event(&jobs, &[], jobs.seq()))).await.is_err() {
         return;
     }
     loop {
@@ -63,6 +81,13 @@ async fn watch(nodes: Arc<NodeService>, acct: Arc<AcctService>, tx: mpsc::Sender
                 },
                 Err(RecvError::Closed) => return,
             },
+            r = job_rx.recv() => match r {
+                Ok(b) => jobs_event(&jobs, &b.ids, b.seq),
+                Err(RecvError::Lagged(n)) => pb::ClusterEvent {
+                    event: Some(pb::cluster_event::Event::Lagged(format!("missed {n} batches of job changes; re-read"))),
+                },
+                Err(RecvError::Closed) => return,
+            },
         };
         if tx.send(Ok(ev)).await.is_err() {
             return;
@@ -75,11 +100,11 @@ impl Cluster for ClusterApi {
     type WatchStream = WatchStream;
 
     async fn watch(&self, req: Request<pb::WatchRequest>) -> Result<Response<WatchStream>, Status> {
-        let (nodes, acct) = (self.nodes.clone(), self.acct.clone());
+        let (nodes, acct, jobs) = (self.nodes.clone(), self.acct.clone(), self.jobs.clone());
         self.gate
             .run("/spur.v1.Cluster/Watch", req, |_, _| async move {
                 let (tx, rx) = mpsc::channel(64);
-                tokio::spawn(watch(nodes, acct, tx));
+                tokio::spawn(watch(nodes, acct, jobs, tx));
                 Ok((Box::pin(tokio_stream::wrappers::ReceiverStream::new(rx)) as WatchStream, vec![]))
             })
             .await

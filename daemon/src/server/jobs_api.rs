@@ -116,10 +116,10 @@ impl Jobs for JobsApi {
         self.gate
             .run("/spur.v1.Jobs/ListJobs", req, |_, r| async move {
                 let f = Filter::parse(&r.filter)?;
-                let jobs = self.jobs.select(f.ids.as_deref(), |j| {
+                let (jobs, seq) = self.jobs.select_at(f.ids.as_deref(), |j| {
                     f.keep(j).then(|| if f.brief { convert::job_brief(j) } else { convert::job(j) })
                 });
-                Ok((pb::ListJobsResponse { jobs }, vec![]))
+                Ok((pb::ListJobsResponse { jobs, seq }, vec![]))
             })
             .await
     }

@@ -61,7 +61,7 @@ pub async fn routes(
             cfg.path.clone(),
         )))
         .add_service(AgentServer::new(nodes_api::AgentApi::new(gate.clone(), nodes.clone(), jobs.clone())))
-        .add_service(JobsServer::new(jobs_api::JobsApi::new(gate.clone(), jobs)))
-        .add_service(ClusterServer::new(cluster_api::ClusterApi::new(gate, nodes)));
+        .add_service(JobsServer::new(jobs_api::JobsApi::new(gate.clone(), jobs.clone())))
+        .add_service(ClusterServer::new(cluster_api::ClusterApi::new(gate, nodes, jobs)));
     Ok(routes)
 }

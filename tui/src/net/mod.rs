@@ -14,8 +14,9 @@
 //! re-made. A controller without it is served as before (re-fetch after writes).
 //!
 //! Jobs are read when the app asks (`Rpc::FetchJobs`; see `crate::queue`
-//! for when), with tonic's 4 MiB answer limit raised for large queues, and
-//! compacted on a blocking thread before they are reported.
+//! for when; after that the watch pushes their changes), with tonic's 4 MiB
+//! answer limit raised for large queues, and compacted on a blocking thread
+//! before they are reported.
 
 mod calls;
 mod tail;
@@ -164,7 +165,9 @@ async fn connected(
     icpt: IdentityInterceptor,
     msgs: &UnboundedSender<Msg>,
 ) -> Result<Option<Task>, String> {
-    let mut cluster = ClusterClient::with_interceptor(channel, icpt);
+    // A scheduling pass can change every job of a large queue in one batch.
+    let mut cluster = ClusterClient::with_interceptor(channel, icpt)
+        .max_decoding_message_size(spur_client::conn::JOBS_MESSAGE_MAX);
     let opened = watch::open(&mut cluster).await.map_err(|s| describe(&s))?;
     let _ = msgs.send(Msg::Connected);
     Ok(match opened {
