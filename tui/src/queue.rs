@@ -48,7 +48,7 @@ pub struct Queue {
     /// This connection's watch pushes job changes.
     pub pushed: bool,
     /// Pushed batches waiting for the read under way.
-    pub held: Vec<JobsChanged>,
+    pub waiting: Vec<JobsChanged>,
 }
 
 /// The jobs may have changed: read them, or note that they must be read again.
@@ -74,7 +74,7 @@ pub fn reset(state: &mut State) {
     state.queue.refetch = Refetch::Idle;
     state.queue.writes = 0;
     state.queue.pushed = false;
-    state.queue.held.clear();
+    state.queue.waiting.clear();
 }
 
 /// The watch pushed batches of changed jobs: apply them to the jobs shown,
@@ -84,16 +84,16 @@ pub fn on_pushed(state: &mut State, batches: Vec<JobsChanged>) {
         return;
     }
     state.queue.pushed = true;
-    state.queue.held.extend(batches);
+    state.queue.waiting.extend(batches);
     if state.queue.refetch == Refetch::Idle && state.queue.jobs.is_some() {
-        apply_held(state);
+        apply_waiting(state);
     }
 }
 
-fn apply_held(state: &mut State) {
-    let held = std::mem::take(&mut state.queue.held);
-    if held.iter().all(|b| b.jobs.is_empty()) {
-        if let (Some(set), Some(last)) = (state.queue.jobs.as_mut(), held.last()) {
+fn apply_waiting(state: &mut State) {
+    let waiting = std::mem::take(&mut state.queue.waiting);
+    if waiting.iter().all(|b| b.jobs.is_empty()) {
+        if let (Some(set), Some(last)) = (state.queue.jobs.as_mut(), waiting.last()) {
             let set = Arc::make_mut(set);
             set.seq = set.seq.max(last.seq);
         }
@@ -103,7 +103,7 @@ fn apply_held(state: &mut State) {
     nav::update_data(state, |s| {
         if let Some(set) = s.queue.jobs.as_mut() {
             let set = Arc::make_mut(set);
-            for b in held {
+            for b in waiting {
                 set.apply(b.jobs, b.seq, now);
             }
         }
@@ -127,7 +127,7 @@ pub fn on_loaded(state: &mut State, set: Arc<JobSet>) -> Vec<Effect> {
     state.queue.status = Status::Loaded;
     let effects = follow_up(state);
     if state.queue.refetch == Refetch::Idle {
-        apply_held(state);
+        apply_waiting(state);
     }
     effects
 }
