@@ -14,6 +14,7 @@
 
 mod apply;
 
+use apply::run_bounds;
 use spur_client::cli::jobfmt;
 use spur_proto::v1 as pb;
 use std::collections::HashSet;
@@ -396,21 +397,6 @@ fn measure(r: &JobRec, widths: &mut [u16]) -> Box<str> {
     text.push(' ');
     text.push_str(&r.state);
     text.into_boxed_str()
-}
-
-/// The longest run of an ended job and the earliest start of a running one.
-fn run_bounds(recs: &[JobRec], now_ms: i64) -> (u64, Option<i64>) {
-    let (mut longest_ended, mut earliest_running) = (0, None::<i64>);
-    for r in recs {
-        match r.class() {
-            Class::Running if r.start_ms > 0 => {
-                earliest_running = Some(earliest_running.map_or(r.start_ms, |e| e.min(r.start_ms)));
-            }
-            Class::Finished => longest_ended = longest_ended.max(r.run_secs(now_ms)),
-            _ => {}
-        }
-    }
-    (longest_ended, earliest_running)
 }
 
 impl JobSet {

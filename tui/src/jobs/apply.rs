@@ -4,8 +4,24 @@
 //! (a job leaving does not narrow a column), and the memoised order is
 //! dropped, since any change may move rows.
 
-use super::{Interner, JobSet, Memo, compact, measure, run_bounds};
+use super::{Class, Interner, JobRec, JobSet, Memo, compact, measure};
 use spur_proto::v1 as pb;
+
+/// The longest run of an ended job and the earliest start of a running one:
+/// the Time column's width at any moment, for a read or after changes.
+pub(super) fn run_bounds(recs: &[JobRec], now_ms: i64) -> (u64, Option<i64>) {
+    let (mut longest_ended, mut earliest_running) = (0, None::<i64>);
+    for r in recs {
+        match r.class() {
+            Class::Running if r.start_ms > 0 => {
+                earliest_running = Some(earliest_running.map_or(r.start_ms, |e| e.min(r.start_ms)));
+            }
+            Class::Finished => longest_ended = longest_ended.max(r.run_secs(now_ms)),
+            _ => {}
+        }
+    }
+    (longest_ended, earliest_running)
+}
 
 impl JobSet {
     /// The set as read, reflecting change batches up to `seq`.
