@@ -9,7 +9,7 @@
 use super::kv::list;
 
 use super::jobfmt::{self, squeue_secs};
-use super::kv::{self, Arg, Item, fit};
+use super::kv::{self, Arg, Item, fit_into};
 use super::scontrol::{natural, status};
 use crate::conn::{self, Identity};
 use spur_proto::v1 as pb;
@@ -394,30 +394,33 @@ pub fn report(a: &Args, jobs: &[pb::Job], now_ms: i64) -> Result<String, String>
         let v: Vec<serde_json::Value> = shown.iter().map(|j| jobfmt::job_json(j, now_ms)).collect();
         return Ok(serde_json::to_string_pretty(&serde_json::json!({ "jobs": v })).unwrap_or_default() + "\n");
     }
-    let line = |j: Option<&pb::Job>| {
-        let mut out = String::new();
+    // Written straight into the output: 100,000 lines of eight cells.
+    let line = |out: &mut String, j: Option<&pb::Job>| {
         for it in &items {
             match it {
                 Item::Text(t) => out.push_str(t),
-                Item::Field { code, width, right } => {
-                    let v = j.map_or_else(|| header(*code).to_string(), |j| cell(*code, j, now_ms));
-                    out.push_str(&fit(&v, *width, *right));
-                }
+                Item::Field { code, width, right } => match j {
+                    None => fit_into(out, header(*code), *width, *right),
+                    Some(j) => match text(*code, j) {
+                        Some(t) => fit_into(out, t, *width, *right),
+                        None => fit_into(out, &cell(*code, j, now_ms), *width, *right),
+                    },
+                },
             }
         }
-        out + "\n"
+        out.push('\n');
     };
-    let mut out = String::new();
+    let mut out = String::with_capacity(shown.len() * 96);
     if a.long && !a.noheader {
         // squeue -l opens with the time of the listing, in ctime's layout (a header, so -h drops it).
         let t = chrono::DateTime::from_timestamp_millis(now_ms).unwrap_or_default();
         out += &format!("{}\n", t.with_timezone(&chrono::Local).format("%a %b %e %H:%M:%S %Y"));
     }
     if !a.noheader {
-        out += &line(None);
+        line(&mut out, None);
     }
     for j in shown {
-        out += &line(Some(j));
+        line(&mut out, Some(j));
     }
     Ok(out)
 }
