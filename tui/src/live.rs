@@ -37,7 +37,7 @@ pub fn reset(state: &mut State) {
 /// The watch reported: merge nodes, re-read stale lists.
 pub fn on_update(state: &mut State, update: ClusterUpdate) -> Vec<Effect> {
     let ClusterUpdate { snapshot, nodes, stale, lagged, jobs } = update;
-    queue::on_pushed(state, jobs);
+    let mut effects = queue::on_pushed(state, jobs);
     // The first snapshot of a connection comes with `Connected`, which reads the jobs anyway.
     let first = !state.live;
     state.live = true;
@@ -49,7 +49,9 @@ pub fn on_update(state: &mut State, update: ClusterUpdate) -> Vec<Effect> {
     // Jobs starting and ending change node allocations: a controller that
     // does not push jobs is re-read on a node change; missed changes always re-read.
     let nodes_cue = nodes_changed && !first && !state.queue.pushed;
-    let mut effects = if nodes_cue || lagged.is_some() { queue::stale(state) } else { Vec::new() };
+    if nodes_cue || lagged.is_some() {
+        effects.extend(queue::stale(state));
+    }
     // Missed accounting changes could be any of them.
     let stale = if lagged.is_some() { Catalog::ALL.to_vec() } else { stale };
     if let Some(note) = lagged {

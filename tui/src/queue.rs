@@ -77,17 +77,25 @@ pub fn reset(state: &mut State) {
     state.queue.waiting.clear();
 }
 
+/// Batches kept for a read that is slow to answer (or keeps failing); past
+/// this, the next read replaces them.
+const MAX_WAITING: usize = 1024;
+
 /// The watch pushed batches of changed jobs: apply them to the jobs shown,
-/// or hold them until the read under way answers.
-pub fn on_pushed(state: &mut State, batches: Vec<JobsChanged>) {
+/// or keep them until the read under way answers.
+pub fn on_pushed(state: &mut State, batches: Vec<JobsChanged>) -> Vec<Effect> {
     if batches.is_empty() {
-        return;
+        return Vec::new();
     }
     state.queue.pushed = true;
     state.queue.waiting.extend(batches);
     if state.queue.refetch == Refetch::Idle && state.queue.jobs.is_some() {
         apply_waiting(state);
+    } else if state.queue.waiting.len() > MAX_WAITING {
+        state.queue.waiting.clear();
+        return stale(state);
     }
+    Vec::new()
 }
 
 fn apply_waiting(state: &mut State) {
