@@ -16,6 +16,10 @@ use tonic::transport::{Channel, Endpoint};
 /// HTTP/2 flow-control window for clients and the controller alike.
 pub const WINDOW: u32 = 8 << 20;
 
+/// The largest answer a jobs listing may be (a million jobs, roughly):
+/// tonic refuses answers over 4 MiB by default, and 100,000 jobs are tens of MiB.
+pub const JOBS_MESSAGE_MAX: usize = 1 << 30;
+
 pub const DEFAULT_CONTROLLER: &str = "http://localhost:6817";
 pub const CONTROLLER_ENV: &str = "SPUR_CONTROLLER_ADDR";
 
@@ -140,7 +144,8 @@ pub async fn connect(url: &str, identity: Identity) -> Result<Clients, ConnectEr
         admission: AdmissionClient::with_interceptor(channel.clone(), icpt.clone()),
         nodes: NodesClient::with_interceptor(channel.clone(), icpt.clone()),
         cluster: ClusterClient::with_interceptor(channel.clone(), icpt.clone()),
-        jobs: JobsClient::with_interceptor(channel.clone(), icpt.clone()),
+        jobs: JobsClient::with_interceptor(channel.clone(), icpt.clone())
+            .max_decoding_message_size(JOBS_MESSAGE_MAX),
         licenses: LicensesClient::with_interceptor(channel, icpt),
     })
 }

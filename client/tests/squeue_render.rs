@@ -67,11 +67,16 @@ fn default_columns_match_slurm() {
 fn state_filter_is_sent_and_applied() {
     let a = args(&[]);
     let f = a.filter();
-    assert_eq!(f.len(), 1);
+    assert_eq!(f.len(), 2);
     assert_eq!(
         (f[0].key.as_str(), f[0].value.as_str()),
         ("state", "PENDING,RUNNING,SUSPENDED,COMPLETING,CONFIGURING,REQUEUED")
     );
+    // The default columns need nothing from the spec, so the controller sends less.
+    assert_eq!((f[1].key.as_str(), f[1].value.as_str()), ("view", "brief"));
+    let full = |a: &[&str]| !args(a).filter().iter().any(|kv| kv.key == "view");
+    assert!(full(&["--json"]) && full(&["-o", "%i %k"]) && full(&["-O", "JobID,WorkDir"]));
+    assert!(!full(&["-l"]) && !full(&["-o", "%i %R"]));
     let a = args(&["-t", "cd,R", "-u", "alice,carol", "-p", "batch,gpu"]);
     assert_eq!(a.states, States::Only(vec!["COMPLETED", "RUNNING"]));
     let keys: Vec<(String, String)> = a.filter().into_iter().map(|kv| (kv.key, kv.value)).collect();
@@ -81,10 +86,10 @@ fn state_filter_is_sent_and_applied() {
     let ids: Vec<&str> = out.lines().skip(1).map(|l| l.split_whitespace().next().unwrap()).collect();
     assert_eq!(ids, ["90", "101"]);
     // -t all: no state filter at all; -j alone: every state, like Slurm.
-    assert!(args(&["-t", "all"]).filter().is_empty());
+    assert!(args(&["-t", "all", "--json"]).filter().is_empty());
     let a = args(&["-j", "90,102"]);
     assert_eq!(a.filter()[0].key, "id");
-    assert_eq!(a.filter().len(), 1);
+    assert_eq!(a.filter().len(), 2);
     assert_eq!(report(&a, &jobs(), NOW).unwrap().lines().count(), 3);
     assert!(report(&args(&["-A", "nope"]), &jobs(), NOW).unwrap().lines().count() == 1);
 }

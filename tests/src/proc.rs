@@ -95,12 +95,27 @@ impl Controller {
     }
 
     pub fn start_with(config: &Path) -> Controller {
+        Controller::spawn(config, "127.0.0.1:0")
+    }
+
+    /// Stops the controller and starts it again on the same address and
+    /// config (so the same store), as an admin restarting spurctld would:
+    /// agents and clients find it where it was.
+    pub fn restart(&mut self) {
+        if self.child.is_some() {
+            self.stop();
+        }
+        let listen = self.url.trim_start_matches("http://").to_string();
+        *self = Controller::spawn(&self.config, &listen);
+    }
+
+    fn spawn(config: &Path, listen: &str) -> Controller {
         let mut child = Command::new(bin("spurctld"))
             .arg("--config")
             .arg(config)
             .arg("--listen")
-            .arg("127.0.0.1:0")
-            .env("SPUR_LOG", "error")
+            .arg(listen)
+            .env("SPUR_LOG", log_level())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -175,11 +190,15 @@ impl Agent {
     pub fn start(url: &str, nodes: &str, env: &[(&str, &str)]) -> Agent {
         let mut c = Command::new(bin("spurd"));
         c.args(["--controller", url, "--nodes", nodes, "--hostname", "testhost"])
-            .env("SPUR_LOG", "error")
+            .env("SPUR_LOG", log_level())
             .env_remove("SPUR_ADMISSION_TOKEN")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::null());
+            .stderr(if std::env::var_os("SPUR_TEST_LOG").is_some() {
+                Stdio::inherit()
+            } else {
+                Stdio::null()
+            });
         for (k, v) in env {
             c.env(k, v);
         }
@@ -221,4 +240,10 @@ pub fn wait_for<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
         assert!(start.elapsed() < DEADLINE, "timed out waiting for {what}");
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// The daemons' log level: errors only, unless `SPUR_TEST_LOG` asks for more
+/// (`SPUR_TEST_LOG=info cargo test ...` to see why a test failed).
+fn log_level() -> String {
+    std::env::var("SPUR_TEST_LOG").unwrap_or_else(|_| "error".into())
 }

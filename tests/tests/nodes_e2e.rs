@@ -158,8 +158,11 @@ fn a_lost_agent_sets_its_nodes_down_and_they_return_with_it() {
         (!r.contains("Not responding")).then_some(())
     });
     assert!(e.ok("scontrol", "show node node04").contains("State=IDLE+DRAIN"), "still drained by the admin");
-    let sys = e.ok("sacctmgr", "-n -P show txn Actor=spurctld format=Where,Source,Info");
-    assert!(sys.contains("node:node01|system|"), "{sys}");
+    // System rows are written after the fact, so wait for them rather than race the write.
+    wait_for("node01's system rows", || {
+        let sys = e.ok("sacctmgr", "-n -P show txn Actor=spurctld format=Where,Source,Info");
+        sys.contains("node:node01|system|").then_some(())
+    });
 }
 
 #[test]

@@ -427,6 +427,8 @@ pub struct ClusterUpdate {
     pub lagged: Option<String>,
     /// Licenses changed (an HRES update, or jobs took or released some): re-read them.
     pub licenses: bool,
+    /// Batches of changed jobs, oldest first (see `crate::queue::on_pushed`).
+    pub jobs: Vec<spur_proto::v1::JobsChanged>,
 }
 
 /// Reports from the network task.

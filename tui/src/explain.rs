@@ -3,9 +3,10 @@
 //! The console shows the scheduler's marks and sentences as they come; it
 //! never recomputes a verdict.
 //!
-//! Re-reads: whenever the jobs are re-read (a job or node change the watch
-//! pushed, a job action's answer, `r`), a shown explanation is asked again,
-//! so it follows the scheduler's passes with no timer of its own. At most one
+//! Re-reads: whenever job changes arrive on the cluster watch (a pass that
+//! started, ended or re-reasoned a job is one batch) or the jobs are re-read
+//! (`r`, a reconnect), a shown explanation is asked again, so it follows the
+//! scheduler's passes with no timer of its own. At most one
 //! read is in flight, plus one follow-up for changes that came meanwhile.
 
 use crate::action::{Effect, Rpc};

@@ -12,6 +12,9 @@
 //! once: the filter text, the widest cell of each column, and the display
 //! order for the current filter and sort (memoised, see [`JobSet::order`]).
 
+mod apply;
+
+use apply::run_bounds;
 use spur_client::cli::jobfmt;
 use spur_proto::v1 as pb;
 use std::collections::HashSet;
@@ -283,6 +286,8 @@ impl Clone for Memo {
 #[derive(Clone)]
 pub struct JobSet {
     pub jobs: Vec<JobRec>,
+    /// The last batch of pushed job changes this set reflects (`ListJobsResponse.seq`).
+    pub seq: u64,
     /// When the controller answered: the clock the Time sort uses, so the
     /// memoised order does not go stale as seconds pass.
     pub fetched_ms: i64,
@@ -403,19 +408,13 @@ impl JobSet {
         recs.dedup_by_key(|r| r.id);
         recs.shrink_to_fit();
         let mut widths = vec![0u16; 9];
-        let (mut longest_ended, mut earliest_running) = (0, None::<i64>);
         for r in &mut recs {
             r.text = measure(r, &mut widths);
-            match r.class() {
-                Class::Running if r.start_ms > 0 => {
-                    earliest_running = Some(earliest_running.map_or(r.start_ms, |e| e.min(r.start_ms)));
-                }
-                Class::Finished => longest_ended = longest_ended.max(r.run_secs(now_ms)),
-                _ => {}
-            }
         }
+        let (longest_ended, earliest_running) = run_bounds(&recs, now_ms);
         JobSet {
             jobs: recs,
+            seq: 0,
             fetched_ms: now_ms,
             widths,
             longest_ended,

@@ -1,6 +1,7 @@
 //! Keeping the console current from `Cluster.Watch` instead of polling or
 //! re-fetching after each write: nodes are replaced by name as they change,
-//! and a catalog change re-reads just the list it names. Called only from
+//! changed jobs by id (see [`crate::queue`]), and a catalog change re-reads
+//! just the list it names. Called only from
 //! [`crate::dispatch`].
 //!
 //! Re-reads are coalesced: while one read of a list is under way, further
@@ -35,7 +36,13 @@ pub fn reset(state: &mut State) {
 
 /// The watch reported: merge nodes, re-read stale lists.
 pub fn on_update(state: &mut State, update: ClusterUpdate) -> Vec<Effect> {
-    let ClusterUpdate { snapshot, nodes, stale, lagged, licenses } = update;
+    let ClusterUpdate { snapshot, nodes, stale, lagged, licenses, jobs } = update;
+    // A batch with jobs in it is a pass (or a change) the scheduler re-evaluates on.
+    let passed = jobs.iter().any(|b| !b.jobs.is_empty());
+    let mut effects = queue::on_pushed(state, jobs);
+    if passed {
+        effects.extend(crate::explain::stale(state));
+    }
     // The first snapshot of a connection comes with `Connected`, which reads the jobs anyway.
     let first = !state.live;
     state.live = true;
@@ -44,10 +51,12 @@ pub fn on_update(state: &mut State, update: ClusterUpdate) -> Vec<Effect> {
     if nodes_changed {
         nav::update_data(state, |s| merge_nodes(s, snapshot, nodes));
     }
-    // Jobs starting and ending change node allocations: until jobs are
-    // pushed, a node change (or missed changes) is the cue to re-read them.
-    let mut effects =
-        if (nodes_changed && !first) || lagged.is_some() { queue::stale(state) } else { Vec::new() };
+    // Jobs starting and ending change node allocations: a controller that
+    // does not push jobs is re-read on a node change; missed changes always re-read.
+    let nodes_cue = nodes_changed && !first && !state.queue.pushed;
+    if nodes_cue || lagged.is_some() {
+        effects.extend(queue::stale(state));
+    }
     // Missed accounting changes could be any of them.
     let stale = if lagged.is_some() { Catalog::ALL.to_vec() } else { stale };
     if let Some(note) = lagged {

@@ -1,15 +1,18 @@
-//! The Queue pane's jobs: when they are re-read, the `t` state filter, and
-//! cancel / hold / release / requeue on the marked (else the selected) jobs.
-//! Called only from [`crate::dispatch`], which checks read-only mode before
-//! anything here runs and opens the confirmation after.
+//! The Queue pane's jobs: when they are read, the job changes the cluster
+//! watch pushes, the `t` state filter, and cancel / hold / release / requeue
+//! on the marked (else the selected) jobs. Called only from
+//! [`crate::dispatch`], which checks read-only mode before anything here
+//! runs and opens the confirmation after.
 //!
-//! Re-reads: `Cluster.Watch` does not push job changes yet. A job starting
-//! or ending changes its nodes' allocation, which the watch does push, so a
-//! node change re-reads the jobs; so do a (re)connect, the answer to every
-//! job action and `r`. There is no timer. Every trigger goes through
-//! [`stale`], the one place a job-event push would replace. As with the
-//! catalog lists, at most one read is in flight, plus one follow-up for
-//! changes that arrived while it was.
+//! Reads: on a (re)connect, after missed changes (`lagged`) and on `r`.
+//! In between, `Cluster.Watch` pushes changed jobs in numbered batches and
+//! they are applied to the console's own copy ([`on_pushed`]); a listing
+//! says which batch it reflects, so a batch that arrives while a read is
+//! under way waits for it and is applied only if newer. A controller whose
+//! watch carries no jobs is served as before: a node change (jobs starting
+//! and ending change allocations) and each job action re-read the jobs.
+//! Every re-read goes through [`stale`]; at most one is in flight, plus one
+//! follow-up for changes that arrived while it was. There is no timer.
 
 use crate::action::{Effect, Rpc, WriteOp};
 use crate::jobs::{JobOp, JobSet, id_list};
@@ -18,6 +21,7 @@ use crate::nav;
 use crate::pane::PaneId;
 use crate::session;
 use crate::state::State;
+use spur_proto::v1::JobsChanged;
 use std::sync::Arc;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -38,8 +42,13 @@ pub struct Queue {
     pub jobs: Option<Arc<JobSet>>,
     pub status: Status,
     pub refetch: Refetch,
-    /// Job actions sent whose answer has not come back; each answer re-reads.
+    /// Job actions sent whose answer has not come back; each answer re-reads
+    /// unless the watch pushes job changes.
     pub writes: u32,
+    /// This connection's watch pushes job changes.
+    pub pushed: bool,
+    /// Pushed batches waiting for the read under way.
+    pub waiting: Vec<JobsChanged>,
 }
 
 /// The jobs may have changed: read them, or note that they must be read again.
@@ -60,10 +69,53 @@ pub fn stale(state: &mut State) -> Vec<Effect> {
     }
 }
 
-/// The connection was lost: reads and writes asked of it are void.
+/// The connection was lost: reads, writes and pushes of it are void.
 pub fn reset(state: &mut State) {
     state.queue.refetch = Refetch::Idle;
     state.queue.writes = 0;
+    state.queue.pushed = false;
+    state.queue.waiting.clear();
+}
+
+/// Batches kept for a read that is slow to answer (or keeps failing); past
+/// this, the next read replaces them.
+const MAX_WAITING: usize = 1024;
+
+/// The watch pushed batches of changed jobs: apply them to the jobs shown,
+/// or keep them until the read under way answers.
+pub fn on_pushed(state: &mut State, batches: Vec<JobsChanged>) -> Vec<Effect> {
+    if batches.is_empty() {
+        return Vec::new();
+    }
+    state.queue.pushed = true;
+    state.queue.waiting.extend(batches);
+    if state.queue.refetch == Refetch::Idle && state.queue.jobs.is_some() {
+        apply_waiting(state);
+    } else if state.queue.waiting.len() > MAX_WAITING {
+        state.queue.waiting.clear();
+        return stale(state);
+    }
+    Vec::new()
+}
+
+fn apply_waiting(state: &mut State) {
+    let waiting = std::mem::take(&mut state.queue.waiting);
+    if waiting.iter().all(|b| b.jobs.is_empty()) {
+        if let (Some(set), Some(last)) = (state.queue.jobs.as_mut(), waiting.last()) {
+            let set = Arc::make_mut(set);
+            set.seq = set.seq.max(last.seq);
+        }
+        return;
+    }
+    let now = chrono::Utc::now().timestamp_millis();
+    nav::update_data(state, |s| {
+        if let Some(set) = s.queue.jobs.as_mut() {
+            let set = Arc::make_mut(set);
+            for b in waiting {
+                set.apply(b.jobs, b.seq, now);
+            }
+        }
+    });
 }
 
 /// A (re)connect: read the jobs once the cluster watch is subscribed (it
@@ -81,7 +133,11 @@ pub fn on_connected(state: &mut State) -> Vec<Effect> {
 pub fn on_loaded(state: &mut State, set: Arc<JobSet>) -> Vec<Effect> {
     nav::update_data(state, |s| s.queue.jobs = Some(set));
     state.queue.status = Status::Loaded;
-    follow_up(state)
+    let effects = follow_up(state);
+    if state.queue.refetch == Refetch::Idle {
+        apply_waiting(state);
+    }
+    effects
 }
 
 pub fn on_failed(state: &mut State, error: String, unsupported: bool) -> Vec<Effect> {
@@ -112,6 +168,9 @@ pub fn after_write(state: &mut State) -> Vec<Effect> {
         return Vec::new();
     }
     state.queue.writes -= 1;
+    if state.queue.pushed {
+        return Vec::new();
+    }
     stale(state)
 }
 

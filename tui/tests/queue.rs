@@ -222,3 +222,41 @@ fn selection_and_marks_follow_jobs_across_re_reads() {
     assert_eq!(keys(&state)[..3], ["103", "105", "102"]);
     assert_eq!(keys(&state)[state.view().selected], "108");
 }
+
+fn pushed(seq: u64, jobs: Vec<spur_proto::v1::Job>) -> Action {
+    let batch = spur_proto::v1::JobsChanged { jobs, seq };
+    Action::Net(Msg::Cluster(ClusterUpdate { jobs: vec![batch], ..Default::default() }))
+}
+
+#[test]
+fn pushed_job_changes_apply_in_place_and_replace_re_reads() {
+    let mut state = on_queue(false, (80, 24), None);
+    let first = ClusterUpdate { snapshot: true, nodes: common::nodes(), ..Default::default() };
+    dispatch(&mut state, Action::Net(Msg::Cluster(first)));
+    // The watch's opening (empty) batch: job changes follow, so node changes no longer re-read.
+    assert!(dispatch(&mut state, pushed(1, vec![])).is_empty());
+    let change = ClusterUpdate { nodes: common::nodes()[..1].to_vec(), ..Default::default() };
+    assert!(dispatch(&mut state, Action::Net(Msg::Cluster(change))).is_empty());
+    let mut new = jobs()[0].clone();
+    new.id = 500;
+    new.state = "PENDING".into();
+    let mut started = jobs().into_iter().find(|j| j.id == 104).unwrap();
+    started.state = "RUNNING".into();
+    assert!(dispatch(&mut state, pushed(2, vec![new, started])).is_empty());
+    let set = state.queue.jobs.clone().unwrap();
+    assert_eq!((&*set.get(500).unwrap().state, &*set.get(104).unwrap().state), ("PENDING", "RUNNING"));
+    assert!(keys(&state).contains(&"500".to_string()));
+
+    // During a read, batches wait; those the listing already reflects are dropped.
+    assert!(dispatch(&mut state, Action::Refresh).contains(&Effect::Rpc(Rpc::FetchJobs)));
+    let mut ended = jobs().into_iter().find(|j| j.id == 104).unwrap();
+    ended.state = "COMPLETED".into();
+    let mut older = ended.clone();
+    older.state = "PENDING".into();
+    dispatch(&mut state, pushed(3, vec![older]));
+    dispatch(&mut state, pushed(4, vec![ended]));
+    assert_eq!(&*state.queue.jobs.clone().unwrap().get(104).unwrap().state, "RUNNING", "held");
+    let read = JobSet::from_pb(jobs(), now()).at_seq(3);
+    dispatch(&mut state, Action::Net(Msg::Jobs(Arc::new(read))));
+    assert_eq!(&*state.queue.jobs.clone().unwrap().get(104).unwrap().state, "COMPLETED");
+}

@@ -200,11 +200,29 @@ pub fn parse_format(fmt: &str, known: impl Fn(char) -> bool, cmd: &str) -> Resul
 /// Pads a value to `width` and cuts it there, as Slurm's `_print_str`
 /// (`.` right-justifies); width 0 prints it as it is.
 pub fn fit(v: &str, width: usize, right: bool) -> String {
+    let mut out = String::new();
+    fit_into(&mut out, v, width, right);
+    out
+}
+
+/// [`fit`], appended to `out` without a String per cell.
+pub fn fit_into(out: &mut String, v: &str, width: usize, right: bool) {
     if width == 0 {
-        return v.to_string();
+        out.push_str(v);
+        return;
     }
-    let s: String = v.chars().take(width).collect();
-    if right { format!("{s:>width$}") } else { format!("{s:<width$}") }
+    let (cut, chars) = match v.char_indices().nth(width) {
+        Some((at, _)) => (&v[..at], width),
+        None => (v, v.chars().count()),
+    };
+    let pad = width - chars;
+    if !right {
+        out.push_str(cut);
+    }
+    out.extend(std::iter::repeat_n(' ', pad));
+    if right {
+        out.push_str(cut);
+    }
 }
 
 /// A comma list (`-u a,b`), with blanks dropped.

@@ -86,11 +86,19 @@ async fn session(
         Ok(c) => c,
         Err(e) => return End::Retry(e),
     };
+    // Running first, then the ends queued so far: a job leaves the running
+    // list only after its end is queued, so each job is in one list or both.
+    let mut running = exec.running();
+    while let Ok(e) = ended_rx.try_recv() {
+        unsent.push(e);
+    }
+    running.retain(|r| !unsent.iter().any(|e| e.job_id == r.job_id));
     let req = pb::RegisterRequest {
         nodes: opts.nodes.clone(),
         admission_token: opts.token.clone().unwrap_or_default(),
         hostname: opts.hostname.clone(),
-        running: exec.running(),
+        running,
+        ended: unsent.iter().map(|e| report("", e)).collect(),
     };
     let reg = match client.register(req).await {
         Ok(r) => r.into_inner(),
@@ -105,11 +113,8 @@ async fn session(
         Ok(s) => s.into_inner(),
         Err(s) => return End::Retry(s.message().to_string()),
     };
-    for e in std::mem::take(unsent) {
-        if client.report_job(report(&reg.agent_id, &e)).await.is_err() {
-            unsent.push(e);
-        }
-    }
+    // Delivered with the registration.
+    unsent.clear();
     let mut tick = tokio::time::interval(Duration::from_secs(u64::from(reg.heartbeat_interval_secs.max(1))));
     tick.tick().await;
     loop {

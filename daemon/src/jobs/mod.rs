@@ -3,8 +3,12 @@
 //!
 //! - [`record`]: the persisted job.
 //! - [`run`]: the scheduling loop, launches on agents, reports, the time-limit watchdog.
+//! - [`reconcile`]: an agent's running jobs at registration against the queue.
+//! - [`events`]: job changes in numbered batches, for `Cluster.Watch`.
 
+pub mod events;
 pub mod preempt;
+pub mod reconcile;
 pub mod record;
 pub mod run;
 
@@ -33,6 +37,11 @@ pub(crate) struct Queue {
     pub counts: SubmitCounts,
     /// Jobs whose killed run will still report an end, to be ignored.
     pub stale_reports: std::collections::HashSet<u64>,
+    /// Started by the current pass, their launch not yet handed to the agent.
+    pub launching: std::collections::HashSet<u64>,
+    /// Jobs changed since the last published batch, and that batch's number.
+    pub changed: std::collections::HashSet<u64>,
+    pub seq: u64,
 }
 
 pub struct JobService {
@@ -55,6 +64,9 @@ pub struct JobService {
     pub(crate) last: Mutex<Option<Arc<preempt::LastPass>>>,
     /// When each preemptor last had victims evicted (drain timeout).
     pub(crate) evicted_for: Mutex<std::collections::HashMap<u64, i64>>,
+    /// Wakes the flusher of job change batches.
+    pub(crate) dirty: Notify,
+    pub(crate) events: tokio::sync::broadcast::Sender<events::JobBatch>,
 }
 
 impl JobService {
@@ -104,6 +116,8 @@ impl JobService {
             kick: Notify::new(),
             last: Mutex::new(None),
             evicted_for: Mutex::new(Default::default()),
+            dirty: Notify::new(),
+            events: tokio::sync::broadcast::channel(events::BACKLOG).0,
             figures: Mutex::new(None),
             refresh_ms: (cfg.accounting.fairshare_refresh_secs.max(10) * 1000) as i64,
             halflife_days: cfg.scheduler.fairshare_halflife_days,
@@ -122,6 +136,30 @@ impl JobService {
             .map(|j| Ok((j.id.to_string(), Some(serde_json::to_value(j)?))))
             .collect::<Result<Vec<_>>>()?;
         w.put(docs).await
+    }
+
+    /// Maps the jobs `f` keeps, under one lock and without cloning records
+    /// (scripts and environments stay put): the path behind squeue. With
+    /// `ids`, only those jobs are looked at.
+    pub fn select<T>(&self, ids: Option<&[u64]>, f: impl FnMut(&JobRecord) -> Option<T>) -> Vec<T> {
+        self.select_at(ids, f).0
+    }
+
+    /// [`Self::select`], with the number of the last change batch it reflects.
+    pub fn select_at<T>(
+        &self,
+        ids: Option<&[u64]>,
+        mut f: impl FnMut(&JobRecord) -> Option<T>,
+    ) -> (Vec<T>, u64) {
+        let q = self.lock();
+        // Sized up front: a proto Job is some 600 bytes, and growing a vector
+        // of 100,000 of them by doubling copies each several times.
+        let mut items = Vec::with_capacity(ids.map_or(q.jobs.len(), <[u64]>::len));
+        match ids {
+            Some(ids) => items.extend(ids.iter().filter_map(|id| q.jobs.get(id)).filter_map(f)),
+            None => items.extend(q.jobs.values().filter_map(&mut f)),
+        }
+        (items, q.seq)
     }
 
     pub fn jobs(&self) -> Vec<JobRecord> {
@@ -216,7 +254,9 @@ impl JobService {
             let mut q = self.lock();
             q.counts.add(&rec.sched_job());
             q.jobs.insert(rec.id, rec.clone());
+            q.mark(rec.id);
         }
+        self.changed();
         self.kick.notify_one();
         Ok(rec.id)
     }
@@ -286,11 +326,13 @@ impl JobService {
             if let Some(held) = held {
                 self.nodes.allocate(&rec.nodes, held, true);
             }
+            q.mark(id);
             rec
         };
         if !rec.licenses_alloc.is_empty() {
             self.licenses.notify("");
         }
+        self.changed();
         self.persist(&[rec]).await?;
         self.kick.notify_one();
         Ok(())
@@ -369,13 +411,28 @@ impl JobService {
             )));
         }
         self.persist(std::slice::from_ref(&next)).await?;
-        self.lock().jobs.insert(id, next);
+        {
+            let mut q = self.lock();
+            q.jobs.insert(id, next);
+            q.mark(id);
+        }
+        self.changed();
         self.kick.notify_one();
         Ok(())
     }
 
-    /// Puts a running job back in the queue with its spec intact.
+    /// Puts a running job back in the queue with its spec intact, killing its run.
     pub(crate) async fn requeue(&self, id: u64) -> Result<()> {
+        self.requeue_run(id, true).await
+    }
+
+    /// Requeues a job whose agent no longer runs it: there is nothing to kill
+    /// and no end will be reported.
+    pub(crate) async fn requeue_lost(&self, id: u64) -> Result<()> {
+        self.requeue_run(id, false).await
+    }
+
+    async fn requeue_run(&self, id: u64, kill: bool) -> Result<()> {
         let rec = {
             let mut q = self.lock();
             let Some(j) = q.jobs.get_mut(&id) else { return Ok(()) };
@@ -388,12 +445,16 @@ impl JobService {
             j.licenses_alloc.clear();
             j.start_ms = 0;
             let rec = j.clone();
-            q.stale_reports.insert(id);
+            if kill {
+                q.stale_reports.insert(id);
+            }
+            q.mark(id);
             self.nodes.allocate(&nodes, alloc, true);
             (rec, nodes)
         };
+        self.changed();
         let (rec, nodes) = rec;
-        if let Some(first) = nodes.first() {
+        if let Some(first) = nodes.first().filter(|_| kill) {
             let cmd = pb::AgentCommand {
                 cmd: Some(pb::agent_command::Cmd::Signal(pb::SignalJob { job_id: id, signal: 9 })),
             };

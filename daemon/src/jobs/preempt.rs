@@ -119,8 +119,10 @@ impl JobService {
     }
 
     fn set_preempted_by(&self, victim: u64, by: u64) {
-        if let Some(j) = self.lock().jobs.get_mut(&victim) {
+        let mut q = self.lock();
+        if let Some(j) = q.jobs.get_mut(&victim) {
             j.preempted_by = Some(by);
+            q.mark(victim);
         }
     }
 
@@ -134,8 +136,11 @@ impl JobService {
             self.nodes.adjust(&j.nodes, (cpus, 0, gpus), true, false);
             j.state = SUSPENDED.into();
             j.suspend_ms = now;
-            j.clone()
+            let rec = j.clone();
+            q.mark(rec.id);
+            rec
         };
+        self.changed();
         self.persist(&[rec]).await
     }
 
@@ -148,8 +153,11 @@ impl JobService {
             j.state = RUNNING.into();
             j.suspended_total_ms += now.saturating_sub(j.suspend_ms);
             j.suspend_ms = 0;
-            j.clone()
+            let rec = j.clone();
+            q.mark(rec.id);
+            rec
         };
+        self.changed();
         self.signal(&rec, SIGCONT).await;
         self.persist(&[rec]).await?;
         Ok(true)

@@ -47,10 +47,10 @@ impl JobService {
                 }
             }
         });
-        vec![passes, reports]
+        vec![passes, reports, self.spawn_flusher()]
     }
 
-    async fn on_report(&self, r: pb::JobReport) {
+    pub(crate) async fn on_report(&self, r: pb::JobReport) {
         // The end of a run the controller already took back (requeue) says nothing of the new run.
         if self.lock().stale_reports.remove(&r.job_id) {
             return;
@@ -102,10 +102,15 @@ impl JobService {
         let mut started = vec![];
         {
             let mut q = self.lock();
+            let mut marks = vec![];
             for p in &plan.pending {
                 if let Some(j) = q.jobs.get_mut(&p.job) {
-                    j.reason = p.reason.code.as_str().into();
-                    j.reason_detail = p.reason.sentence();
+                    let (code, detail) = (p.reason.code.as_str(), p.reason.sentence());
+                    if j.reason != code || j.reason_detail != detail {
+                        j.reason = code.into();
+                        j.reason_detail = detail;
+                        marks.push(j.id);
+                    }
                     j.eff_priority = p.priority.value() as f64;
                     j.factors = factors(&p.priority);
                 }
@@ -133,6 +138,11 @@ impl JobService {
                 launches.push(launch(j));
                 started.push(j.clone());
             }
+            q.launching.extend(started.iter().map(|j| j.id));
+            marks.extend(started.iter().map(|j| j.id));
+            for id in marks {
+                q.mark(id);
+            }
         }
         let evicted = !plan.preemptions.is_empty();
         self.remember(super::preempt::LastPass { plan, now_ms: now });
@@ -140,6 +150,8 @@ impl JobService {
             // The victims' room is free now; place their preemptors without waiting a full interval.
             self.kick.notify_one();
         }
+        // The pass is one batch: flushed now rather than after the gather delay.
+        self.flush();
         if started.is_empty() {
             return;
         }
@@ -150,7 +162,9 @@ impl JobService {
             tracing::error!(error = %e, "could not persist started jobs");
         }
         for (node, cmd, id) in launches {
-            if let Err(e) = self.nodes.send(&node, cmd).await {
+            let sent = self.nodes.send(&node, cmd).await;
+            self.lock().launching.remove(&id);
+            if let Err(e) = sent {
                 tracing::warn!(job = id, node, error = %e, "launch failed; requeueing");
                 let _ = self.requeue(id).await;
             }

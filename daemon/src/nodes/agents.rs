@@ -12,6 +12,8 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 
 pub const NOT_RESPONDING: &str = "Not responding";
+/// Commands queued for one agent before sends wait.
+const COMMAND_QUEUE: usize = 256;
 /// Who the controller's own actions are attributed to.
 pub use crate::store::SYSTEM_ACTOR;
 
@@ -34,7 +36,10 @@ impl NodeService {
                 a.nodes.retain(|n| !req.nodes.contains(n));
             }
             c.agents.retain(|_, a| !a.nodes.is_empty());
-            c.agents.insert(id.clone(), AgentConn { nodes: req.nodes.clone(), last_ms: now, commands: None });
+            let (tx, rx) = mpsc::channel(COMMAND_QUEUE);
+            let conn =
+                AgentConn { nodes: req.nodes.clone(), last_ms: now, commands: Some(tx), unopened: Some(rx) };
+            c.agents.insert(id.clone(), conn);
             let mut back = vec![];
             for name in &req.nodes {
                 if let Some(n) = c.nodes.get_mut(name) {
@@ -91,12 +96,16 @@ impl NodeService {
 
     /// The command stream of an agent.
     pub fn commands(&self, agent_id: &str) -> Result<mpsc::Receiver<pb::AgentCommand>> {
-        let (tx, rx) = mpsc::channel(256);
         let mut c = self.write();
         let a = c
             .agents
             .get_mut(agent_id)
             .ok_or_else(|| Error::NotFound(format!("agent '{agent_id}' is not registered")))?;
+        if let Some(rx) = a.unopened.take() {
+            return Ok(rx);
+        }
+        // A second stream for the same registration replaces the first.
+        let (tx, rx) = mpsc::channel(COMMAND_QUEUE);
         a.commands = Some(tx);
         Ok(rx)
     }

@@ -51,6 +51,9 @@ pub(crate) struct AgentConn {
     pub nodes: Vec<String>,
     pub last_ms: i64,
     pub commands: Option<mpsc::Sender<pb::AgentCommand>>,
+    /// The receiving end until the agent opens its command stream, so that
+    /// commands sent right after registration (kills of stray jobs) wait for it.
+    pub unopened: Option<mpsc::Receiver<pb::AgentCommand>>,
 }
 
 #[derive(Default)]

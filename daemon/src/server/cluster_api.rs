@@ -1,9 +1,11 @@
-//! The Cluster service: a snapshot of the nodes, then every node and
-//! accounting change as it happens, so the console never polls.
+//! The Cluster service: a snapshot of the nodes, then every node,
+//! accounting and job change as it happens, so the console never polls.
+//! Job changes come in the batches of [`crate::jobs::events`].
 
 use super::convert;
 use super::gate::Gate;
 use crate::accounting::AcctService;
+use crate::jobs::JobService;
 use crate::licenses::LicenseService;
 use crate::nodes::NodeService;
 use spur_proto::v1 as pb;
@@ -19,11 +21,17 @@ pub struct ClusterApi {
     nodes: Arc<NodeService>,
     acct: Arc<AcctService>,
     licenses: Arc<LicenseService>,
+    jobs: Arc<JobService>,
 }
 
 impl ClusterApi {
-    pub fn new(gate: Arc<Gate>, nodes: Arc<NodeService>, licenses: Arc<LicenseService>) -> Self {
-        ClusterApi { acct: gate.acct.clone(), gate, nodes, licenses }
+    pub fn new(
+        gate: Arc<Gate>,
+        nodes: Arc<NodeService>,
+        licenses: Arc<LicenseService>,
+        jobs: Arc<JobService>,
+    ) -> Self {
+        ClusterApi { acct: gate.acct.clone(), gate, nodes, licenses, jobs }
     }
 }
 
@@ -47,16 +55,27 @@ fn licenses_event(name: String) -> pb::ClusterEvent {
     pb::ClusterEvent { event: Some(pb::cluster_event::Event::Licenses(pb::LicensesChanged { name })) }
 }
 
+fn jobs_event(jobs: &JobService, ids: &[u64], seq: u64) -> pb::ClusterEvent {
+    let list = jobs.select(Some(ids), |j| Some(convert::job(j)));
+    pb::ClusterEvent { event: Some(pb::cluster_event::Event::Jobs(pb::JobsChanged { jobs: list, seq })) }
+}
+
 async fn watch(
     nodes: Arc<NodeService>,
     acct: Arc<AcctService>,
     licenses: Arc<LicenseService>,
+    jobs: Arc<JobService>,
     tx: mpsc::Sender<Event>,
 ) {
     let mut node_rx = nodes.subscribe();
     let mut acct_rx = acct.subscribe();
     let mut lic_rx = licenses.subscribe();
+    let mut job_rx = jobs.subscribe();
     if tx.send(Ok(nodes_event(&nodes, None))).await.is_err() {
+        return;
+    }
+    // Empty: says job changes follow, numbered after this one.
+    if tx.send(Ok(jobs_event(&jobs, &[], jobs.seq()))).await.is_err() {
         return;
     }
     loop {
@@ -81,6 +100,13 @@ async fn watch(
                 Err(RecvError::Lagged(_)) => licenses_event(String::new()),
                 Err(RecvError::Closed) => return,
             },
+            r = job_rx.recv() => match r {
+                Ok(b) => jobs_event(&jobs, &b.ids, b.seq),
+                Err(RecvError::Lagged(n)) => pb::ClusterEvent {
+                    event: Some(pb::cluster_event::Event::Lagged(format!("missed {n} batches of job changes; re-read"))),
+                },
+                Err(RecvError::Closed) => return,
+            },
         };
         if tx.send(Ok(ev)).await.is_err() {
             return;
@@ -93,11 +119,12 @@ impl Cluster for ClusterApi {
     type WatchStream = WatchStream;
 
     async fn watch(&self, req: Request<pb::WatchRequest>) -> Result<Response<WatchStream>, Status> {
-        let (nodes, acct, licenses) = (self.nodes.clone(), self.acct.clone(), self.licenses.clone());
+        let (nodes, acct) = (self.nodes.clone(), self.acct.clone());
+        let (licenses, jobs) = (self.licenses.clone(), self.jobs.clone());
         self.gate
             .run("/spur.v1.Cluster/Watch", req, |_, _| async move {
                 let (tx, rx) = mpsc::channel(64);
-                tokio::spawn(watch(nodes, acct, licenses, tx));
+                tokio::spawn(watch(nodes, acct, licenses, jobs, tx));
                 Ok((Box::pin(tokio_stream::wrappers::ReceiverStream::new(rx)) as WatchStream, vec![]))
             })
             .await

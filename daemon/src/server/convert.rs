@@ -157,7 +157,9 @@ pub fn txn(r: &TxnRow) -> pb::TxnRow {
     }
 }
 
-pub fn job(j: &crate::jobs::record::JobRecord) -> pb::Job {
+/// What squeue's default and long formats show: no spec, no reason facts,
+/// no priority factors, so a 100,000-job listing stays a few megabytes.
+pub fn job_brief(j: &crate::jobs::record::JobRecord) -> pb::Job {
     pb::Job {
         id: j.id,
         name: j.name.clone(),
@@ -167,7 +169,6 @@ pub fn job(j: &crate::jobs::record::JobRecord) -> pb::Job {
         partition: j.partition.clone(),
         state: j.state.clone(),
         reason: j.reason.clone(),
-        reason_detail: j.reason_detail.clone(),
         priority: j.eff_priority,
         time_limit_minutes: j.time_limit,
         submit_ms: j.submit_ms,
@@ -177,6 +178,13 @@ pub fn job(j: &crate::jobs::record::JobRecord) -> pb::Job {
         num_nodes: j.num_nodes,
         num_cpus: j.ntasks.max(j.num_nodes) * j.cpus_per_task.max(1),
         exit_code: j.exit_code,
+        ..pb::Job::default()
+    }
+}
+
+pub fn job(j: &crate::jobs::record::JobRecord) -> pb::Job {
+    pb::Job {
+        reason_detail: j.reason_detail.clone(),
         prio_base: j.factors.0,
         prio_fair_share: j.factors.1,
         prio_age: j.factors.2,
@@ -209,6 +217,7 @@ pub fn job(j: &crate::jobs::record::JobRecord) -> pb::Job {
             env: vec![],
             workdir: j.workdir.clone(),
         }),
+        ..job_brief(j)
     }
 }
 

@@ -63,13 +63,13 @@ pub async fn routes(
             licenses.clone(),
             cfg.path.clone(),
         )))
-        .add_service(AgentServer::new(nodes_api::AgentApi::new(gate.clone(), nodes.clone())))
+        .add_service(AgentServer::new(nodes_api::AgentApi::new(gate.clone(), nodes.clone(), jobs.clone())))
         .add_service(JobsServer::new(jobs_api::JobsApi::new(gate.clone(), jobs.clone())))
         .add_service(LicensesServer::new(licenses_api::LicensesApi::new(
             gate.clone(),
             licenses.clone(),
-            jobs,
+            jobs.clone(),
         )))
-        .add_service(ClusterServer::new(cluster_api::ClusterApi::new(gate, nodes, licenses)));
+        .add_service(ClusterServer::new(cluster_api::ClusterApi::new(gate, nodes, licenses, jobs)));
     Ok(routes)
 }

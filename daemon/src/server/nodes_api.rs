@@ -5,6 +5,7 @@ use super::convert;
 use super::gate::{Gate, Note};
 use crate::config::Config;
 use crate::error::Error;
+use crate::jobs::JobService;
 use crate::licenses::LicenseService;
 use crate::nodes::NodeService;
 use crate::store::Action;
@@ -169,11 +170,12 @@ impl Nodes for NodesApi {
 pub struct AgentApi {
     gate: Arc<Gate>,
     nodes: Arc<NodeService>,
+    jobs: Arc<JobService>,
 }
 
 impl AgentApi {
-    pub fn new(gate: Arc<Gate>, nodes: Arc<NodeService>) -> Self {
-        AgentApi { gate, nodes }
+    pub fn new(gate: Arc<Gate>, nodes: Arc<NodeService>, jobs: Arc<JobService>) -> Self {
+        AgentApi { gate, nodes, jobs }
     }
 }
 
@@ -189,6 +191,10 @@ impl Agent for AgentApi {
             .run("/spur.v1.Agent/Register", req, |_, r| async move {
                 let agent_id = self.nodes.register(&r)?;
                 tracing::debug!(nodes = %hostlist::compress(&r.nodes), "registered");
+                let done = self.jobs.reconcile(&r.nodes, &r.running, r.ended).await;
+                if done != Default::default() {
+                    tracing::info!(lost = ?done.lost, stray = ?done.stray, "reconciled the agent's jobs");
+                }
                 Ok((
                     pb::RegisterResponse { agent_id, heartbeat_interval_secs: self.nodes.heartbeat_secs },
                     vec![],

@@ -45,9 +45,9 @@ pub async fn fetch_list(client: &mut Client, list: Catalog) -> Result<CatalogLis
 /// Every job the controller keeps (pending, running and those recently
 /// ended), compacted here, off the UI thread: 100,000 jobs take a while.
 pub async fn fetch_jobs(jobs: &mut JobsClient) -> Result<Arc<JobSet>, Status> {
-    let list = jobs.list_jobs(ListRequest::default()).await?.into_inner().jobs;
+    let answer = jobs.list_jobs(ListRequest::default()).await?.into_inner();
     let now = chrono::Utc::now().timestamp_millis();
-    let set = tokio::task::spawn_blocking(move || JobSet::from_pb(list, now))
+    let set = tokio::task::spawn_blocking(move || JobSet::from_pb(answer.jobs, now).at_seq(answer.seq))
         .await
         .map_err(|e| Status::internal(format!("compacting the job list failed: {e}")))?;
     Ok(Arc::new(set))

@@ -14,8 +14,9 @@
 //! re-made. A controller without it is served as before (re-fetch after writes).
 //!
 //! Jobs are read when the app asks (`Rpc::FetchJobs`; see `crate::queue`
-//! for when), with tonic's 4 MiB answer limit raised for large queues, and
-//! compacted on a blocking thread before they are reported.
+//! for when; after that the watch pushes their changes), with tonic's 4 MiB
+//! answer limit raised for large queues, and compacted on a blocking thread
+//! before they are reported.
 
 mod calls;
 mod tail;
@@ -41,8 +42,6 @@ use tonic::{Code, Status};
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_client::HealthClient;
 
-/// The largest `ListJobs` answer accepted (a million jobs, roughly).
-const JOBS_MESSAGE_MAX: usize = 1 << 30;
 const FIRST_RETRY: Duration = Duration::from_millis(250);
 const MAX_RETRY: Duration = Duration::from_secs(5);
 
@@ -168,7 +167,9 @@ async fn connected(
     icpt: IdentityInterceptor,
     msgs: &UnboundedSender<Msg>,
 ) -> Result<Option<Task>, String> {
-    let mut cluster = ClusterClient::with_interceptor(channel, icpt);
+    // A scheduling pass can change every job of a large queue in one batch.
+    let mut cluster = ClusterClient::with_interceptor(channel, icpt)
+        .max_decoding_message_size(spur_client::conn::JOBS_MESSAGE_MAX);
     let opened = watch::open(&mut cluster).await.map_err(|s| describe(&s))?;
     let _ = msgs.send(Msg::Connected);
     Ok(match opened {
@@ -194,9 +195,8 @@ async fn serve(
     let icpt = IdentityInterceptor::new(identity.clone());
     let mut client = AccountingClient::with_interceptor(channel.clone(), icpt.clone());
     let mut nodes = NodesGrpc::with_interceptor(channel.clone(), icpt.clone());
-    // tonic refuses answers over 4 MiB by default; 100,000 jobs are some 30 MiB.
-    let mut jobs =
-        JobsGrpc::with_interceptor(channel.clone(), icpt.clone()).max_decoding_message_size(JOBS_MESSAGE_MAX);
+    let mut jobs = JobsGrpc::with_interceptor(channel.clone(), icpt.clone())
+        .max_decoding_message_size(spur_client::conn::JOBS_MESSAGE_MAX);
     let audit = AuditClient::with_interceptor(channel.clone(), icpt.clone());
     let mut licenses = LicensesGrpc::with_interceptor(channel.clone(), icpt.clone());
     let mut session = SessionClient::with_interceptor(channel.clone(), icpt.clone());

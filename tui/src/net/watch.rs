@@ -1,6 +1,6 @@
-//! `Cluster.Watch`: a snapshot of every node, then node and catalog changes
-//! as they commit. This is what keeps the Nodes pane live and replaces
-//! re-fetching the catalog after each write.
+//! `Cluster.Watch`: a snapshot of every node, then node, catalog and job
+//! changes as they commit. This is what keeps the Nodes and Queue panes
+//! live and replaces re-fetching after each write.
 //!
 //! Events are batched like the txn tail's rows: those arriving within
 //! [`WINDOW`] of each other travel as one [`ClusterUpdate`], so a reconfigure
@@ -19,8 +19,9 @@ use tonic::{Code, Status, Streaming};
 
 pub type Client = ClusterClient<Svc>;
 
-/// How long a batch waits for more events after its first.
-const WINDOW: Duration = Duration::from_millis(50);
+/// How long a batch waits for more events after its first: about a frame,
+/// so a burst costs one redraw while a change still shows well within 100 ms.
+const WINDOW: Duration = Duration::from_millis(20);
 /// The controller sends the snapshot at once; silence this long means it is not well.
 const FIRST: Duration = Duration::from_secs(10);
 
@@ -78,6 +79,7 @@ pub fn add(batch: &mut ClusterUpdate, ev: ClusterEvent) {
         }
         Some(Event::Lagged(note)) => batch.lagged = Some(note),
         Some(Event::Licenses(_)) => batch.licenses = true,
+        Some(Event::Jobs(j)) => batch.jobs.push(j),
         None => {}
     }
 }

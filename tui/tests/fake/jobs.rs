@@ -58,7 +58,7 @@ impl Jobs for Fake {
 
     async fn list_jobs(&self, _: Request<ListRequest>) -> Result<Response<ListJobsResponse>, Status> {
         self.log.lock().unwrap().push("list".into());
-        Ok(Response::new(ListJobsResponse { jobs: self.jobs.as_ref().clone() }))
+        Ok(Response::new(ListJobsResponse { jobs: self.jobs.as_ref().clone(), seq: 0 }))
     }
 
     async fn cancel(&self, r: Request<CancelRequest>) -> Result<Response<CancelResponse>, Status> {
