@@ -1,8 +1,10 @@
 //! Helpers for end-to-end tests: fresh databases, the real binaries, and a
 //! controller on a loopback port in a temp dir.
 //!
+//! - [`cluster`]: a controller and an agent with the CLI pointed at them.
 //! - [`db`]: a fresh SQLite file or PostgreSQL database per test.
 //! - [`proc`]: running `spurctld` and the `spur` personalities.
 
+pub mod cluster;
 pub mod db;
 pub mod proc;

@@ -2,7 +2,8 @@
 //! on node[01-32] (one spurd hosts them all), jobs asking with `sbatch -L`,
 //! `scontrol show license`, `scontrol update HRESName=`, and HRESDisabled.
 
-use spur_tests::proc::{Agent, Controller, conf, fails, ok, wait_for};
+use spur_tests::cluster::Cluster;
+use spur_tests::proc::{Controller, fails, ok, wait_for};
 
 const CLUSTER: &str = r#"
 [controller]
@@ -24,50 +25,27 @@ matlab = 2
 
 const RESOURCES: &str = include_str!("../../examples/hres/resources.yaml");
 
-struct Env {
-    dir: tempfile::TempDir,
-    c: Controller,
-    _a: Agent,
-}
-
-fn start() -> Env {
+fn start() -> Cluster {
     start_with(CLUSTER)
 }
 
-fn start_with(cluster: &str) -> Env {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("resources.yaml"), RESOURCES).unwrap();
-    let db = format!("sqlite://{}/spur.db", dir.path().display());
-    let c = Controller::start(dir.path(), &conf(&db, cluster));
-    let a = Agent::start(&c.url, "node[01-32]", &[]);
-    let e = Env { dir, c, _a: a };
-    wait_for("nodes up", || (e.ok("sinfo", "-h -o %t:%D").trim() == "idle:32").then_some(()));
-    e.ok("sacctmgr", "-i add account name=ml");
+fn start_with(cluster: &str) -> Cluster {
+    let e = Cluster::start(cluster, &[("resources.yaml", RESOURCES)], "node[01-32]", 32);
     e.ok("sacctmgr", "-i add user name=root account=ml");
     e
 }
 
-impl Env {
-    fn ok(&self, p: &str, line: &str) -> String {
-        ok(p, &self.c.url, &line.split_whitespace().collect::<Vec<_>>())
-    }
-    fn sbatch(&self, extra: &str) -> u64 {
-        let dir = self.dir.path().display().to_string();
-        let mut args: Vec<&str> = vec!["--parsable", "-D", &dir, "--wrap=sleep 300"];
-        args.extend(extra.split_whitespace());
-        ok("sbatch", &self.c.url, &args).trim().parse().expect("a job id")
-    }
-    fn field(&self, id: u64, code: &str) -> String {
-        self.ok("squeue", &format!("-h -j {id} -o {code}")).trim().to_string()
-    }
-    fn wait_field(&self, id: u64, code: &str, want: &str) {
-        wait_for(&format!("job {id} {code}={want}"), || (self.field(id, code) == want).then_some(()));
-    }
-    fn alloc(&self, id: u64) -> String {
-        let out = self.ok("scontrol", &format!("show job {id}"));
-        let at = out.find("LicensesAlloc=").expect("a LicensesAlloc field");
-        out[at + "LicensesAlloc=".len()..].split_whitespace().next().unwrap_or_default().to_string()
-    }
+/// sbatch with `sleep 300` and the options in `extra`.
+fn sbatch(e: &Cluster, extra: &str) -> u64 {
+    let mut args = vec!["--wrap=sleep 300"];
+    args.extend(extra.split_whitespace());
+    e.sbatch(&args)
+}
+
+fn alloc(e: &Cluster, id: u64) -> String {
+    let out = e.ok("scontrol", &format!("show job {id}"));
+    let at = out.find("LicensesAlloc=").expect("a LicensesAlloc field");
+    out[at + "LicensesAlloc=".len()..].split_whitespace().next().unwrap_or_default().to_string()
 }
 
 #[test]
@@ -81,31 +59,31 @@ fn the_spec_worked_numbers_end_to_end() {
     assert!(e.ok("scontrol", "show license matlab").contains("Total=2 Used=0 Free=2 Reserved=0 Remote=no"));
 
     // power: 1000 on node[01-16] is charged per node and summed up to the root.
-    let power = e.sbatch("-L power:1000 -N 16 -w node[01-16]");
+    let power = sbatch(&e, "-L power:1000 -N 16 -w node[01-16]");
     e.wait_field(power, "%T", "RUNNING");
-    assert_eq!(e.alloc(power), "power(rack1*8000,rack2*8000,row1*16000,datacenter*16000):1000");
+    assert_eq!(alloc(&e, power), "power(rack1*8000,rack2*8000,row1*16000,datacenter*16000):1000");
     let shown = e.ok("scontrol", "show license power");
     assert!(shown.contains("Total=35000 Used=8000 Free=27000"), "{shown}");
 
     // natural: node[01-04] draws from low1's 100, then top's 50.
-    let natural: Vec<u64> = (0..4).map(|_| e.sbatch("-L natural:50 -N 4 -w node[01-04]")).collect();
+    let natural: Vec<u64> = (0..4).map(|_| sbatch(&e, "-L natural:50 -N 4 -w node[01-04]")).collect();
     for id in &natural[..3] {
         e.wait_field(*id, "%T", "RUNNING");
     }
-    let allocs: Vec<String> = natural[..3].iter().map(|id| e.alloc(*id)).collect();
+    let allocs: Vec<String> = natural[..3].iter().map(|id| alloc(&e, *id)).collect();
     assert_eq!(allocs.iter().filter(|a| *a == "natural(low1*50):50").count(), 2, "{allocs:?}");
     assert!(allocs.contains(&"natural(top*50):50".to_string()), "{allocs:?}");
     e.wait_field(natural[3], "%r", "Licenses");
     assert_eq!(e.ok("squeue", &format!("-h -j {} -O Licenses", natural[3])).trim(), "natural:50");
 
     // flat: at most 24 in all, whatever the lower levels hold.
-    let flat: Vec<u64> = (0..3).map(|_| e.sbatch("-L flat:12")).collect();
+    let flat: Vec<u64> = (0..3).map(|_| sbatch(&e, "-L flat:12")).collect();
     e.wait_field(flat[0], "%T", "RUNNING");
     e.wait_field(flat[1], "%T", "RUNNING");
     e.wait_field(flat[2], "%r", "Licenses");
 
     // A plain license counts each running holder once.
-    let matlab: Vec<u64> = (0..3).map(|_| e.sbatch("-L matlab:1")).collect();
+    let matlab: Vec<u64> = (0..3).map(|_| sbatch(&e, "-L matlab:1")).collect();
     e.wait_field(matlab[0], "%T", "RUNNING");
     e.wait_field(matlab[1], "%T", "RUNNING");
     e.wait_field(matlab[2], "%r", "Licenses");
@@ -113,7 +91,7 @@ fn the_spec_worked_numbers_end_to_end() {
 
     // Disabling the root layer leaves no enabled layer for new power jobs.
     e.ok("scontrol", "update HRESName=power LayerName=datacenter DisableLayer=true");
-    let blocked = e.sbatch("-L power:1");
+    let blocked = sbatch(&e, "-L power:1");
     e.wait_field(blocked, "%r", "HRESDisabled");
     assert!(e.ok("scontrol", "show license power").contains("LayerName=datacenter ParentName=(null)"));
     assert_eq!(e.field(power, "%T"), "RUNNING", "running jobs are never affected");
@@ -160,7 +138,7 @@ fn bad_requests_and_updates_are_one_line_errors() {
 fn a_restart_keeps_layer_nodes_and_running_charges_but_not_counts() {
     // Nodes stay up through the restart: the agent is not told the new address.
     let e = start_with(&CLUSTER.replace("node_timeout_secs = 5", "node_timeout_secs = 120"));
-    let id = e.sbatch("-L power:1000 -N 2 -w node[09-10]");
+    let id = sbatch(&e, "-L power:1000 -N 2 -w node[09-10]");
     e.wait_field(id, "%T", "RUNNING");
     e.ok("scontrol", "update HRESName=power LayerName=rack2 Nodes=-node16");
     e.ok("scontrol", "update HRESName=power LayerName=rack1 Count=38000 DisableLayer=true");
@@ -173,7 +151,7 @@ fn a_restart_keeps_layer_nodes_and_running_charges_but_not_counts() {
     );
     assert!(shown.contains("LayerName=rack2 ParentName=row1 Nodes=node[09-15]"), "{shown}");
     e.ok("scontrol", "update HRESName=power LayerName=rack1 Count=38000 DisableLayer=true");
-    let Env { dir, mut c, _a } = e;
+    let Cluster { dir, mut c, .. } = e;
     c.stop();
     let c = Controller::start_with(&c.config);
     let shown = ok("scontrol", &c.url, &["show", "license", "power"]);

@@ -1,7 +1,8 @@
 //! The jobs issue's acceptance, through sbatch, squeue, scancel and scontrol,
 //! with real spurd agents.
 
-use spur_tests::proc::{Agent, Controller, conf, fails, ok, wait_for};
+use spur_tests::cluster::Cluster;
+use spur_tests::proc::{fails, ok, wait_for};
 
 const CLUSTER: &str = r#"
 [controller]
@@ -19,39 +20,8 @@ nodes = "node[01-04]"
 default = true
 "#;
 
-struct Env {
-    dir: tempfile::TempDir,
-    c: Controller,
-    _a: Agent,
-}
-
-fn start() -> Env {
-    let dir = tempfile::tempdir().unwrap();
-    let db = format!("sqlite://{}/spur.db", dir.path().display());
-    let c = Controller::start(dir.path(), &conf(&db, CLUSTER));
-    let a = Agent::start(&c.url, "node[01-04]", &[]);
-    let e = Env { dir, c, _a: a };
-    wait_for("nodes up", || (e.ok("sinfo", "-h -o %t:%D").trim() == "idle:4").then_some(()));
-    e.ok("sacctmgr", "-i add account name=ml");
-    e
-}
-
-impl Env {
-    fn ok(&self, p: &str, line: &str) -> String {
-        ok(p, &self.c.url, &line.split_whitespace().collect::<Vec<_>>())
-    }
-    fn sbatch(&self, extra: &[&str]) -> u64 {
-        let dir = self.dir.path().display().to_string();
-        let mut args: Vec<&str> = vec!["--parsable", "-D", &dir];
-        args.extend(extra);
-        ok("sbatch", &self.c.url, &args).trim().parse().expect("a job id")
-    }
-    fn field(&self, id: u64, code: &str) -> String {
-        self.ok("squeue", &format!("-h -j {id} -o {code}")).trim().to_string()
-    }
-    fn wait_field(&self, id: u64, code: &str, want: &str) {
-        wait_for(&format!("job {id} {code}={want}"), || (self.field(id, code) == want).then_some(()));
-    }
+fn start() -> Cluster {
+    Cluster::start(CLUSTER, &[], "node[01-04]", 4)
 }
 
 #[test]

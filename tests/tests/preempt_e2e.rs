@@ -3,7 +3,8 @@
 //! of the formula and every guard, the partition's runtime exemption
 //! override blocks and then (cleared) allows it, and each step is audited.
 
-use spur_tests::proc::{Agent, Controller, conf, fails, ok, wait_for};
+use spur_tests::cluster::Cluster;
+use spur_tests::proc::wait_for;
 
 const CLUSTER: &str = r#"
 [controller]
@@ -24,46 +25,21 @@ default = true
 preempt_mode = "requeue"
 "#;
 
-struct Env {
-    dir: tempfile::TempDir,
-    c: Controller,
-    _a: Agent,
-}
-
-impl Env {
-    fn ok(&self, p: &str, line: &str) -> String {
-        ok(p, &self.c.url, &line.split_whitespace().collect::<Vec<_>>())
-    }
-    fn sbatch(&self, prio: u32) -> u64 {
-        let dir = self.dir.path().display().to_string();
-        let prio = format!("--priority={prio}");
-        let args = ["--parsable", "-D", &dir, "-n", "2", &prio, "--requeue", "--wrap", "sleep 300"];
-        ok("sbatch", &self.c.url, &args).trim().parse().expect("a job id")
-    }
-    fn state(&self, id: u64) -> String {
-        self.ok("squeue", &format!("-h -j {id} -o %T")).trim().to_string()
-    }
-    fn wait_state(&self, id: u64, want: &str) {
-        wait_for(&format!("job {id} {want}"), || (self.state(id) == want).then_some(()));
-    }
+fn sbatch(e: &Cluster, prio: u32) -> u64 {
+    let prio = format!("--priority={prio}");
+    e.sbatch(&["-n", "2", &prio, "--requeue", "--wrap", "sleep 300"])
 }
 
 #[test]
 fn a_two_fold_gap_requeues_the_running_job_and_explain_says_why() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = format!("sqlite://{}/spur.db", dir.path().display());
-    let c = Controller::start(dir.path(), &conf(&db, CLUSTER));
-    let a = Agent::start(&c.url, "node01", &[]);
-    let e = Env { dir, c, _a: a };
-    wait_for("node up", || (e.ok("sinfo", "-h -o %t:%D").trim() == "idle:1").then_some(()));
-    e.ok("sacctmgr", "-i add account name=ml");
+    let e = Cluster::start(CLUSTER, &[], "node01", 1);
     e.ok("sacctmgr", "-i add user name=root account=ml");
 
-    let low = e.sbatch(100);
-    e.wait_state(low, "RUNNING");
-    let high = e.sbatch(1000);
-    e.wait_state(high, "RUNNING");
-    e.wait_state(low, "PENDING");
+    let low = sbatch(&e, 100);
+    e.wait_field(low, "%T", "RUNNING");
+    let high = sbatch(&e, 1000);
+    e.wait_field(high, "%T", "RUNNING");
+    e.wait_field(low, "%T", "PENDING");
 
     // The pair, now reversed: the requeued job cannot take the node back.
     let pair = e.ok("scontrol", &format!("explain preempt {low} {high}"));
@@ -81,30 +57,30 @@ fn a_two_fold_gap_requeues_the_running_job_and_explain_says_why() {
         serde_json::from_str(&e.ok("scontrol", &format!("explain job {low} --json"))).unwrap();
     assert_eq!(json["candidates"][0]["candidate"]["job_id"], high);
     assert_eq!(json["candidates"][0]["gap"]["passes"], false);
-    assert!(fails("scontrol", &e.c.url, &["explain", "job", "999"]).contains("job 999 does not exist"));
+    assert!(e.fails("scontrol", &["explain", "job", "999"]).contains("job 999 does not exist"));
 
     // A runtime exemption of an hour protects the running job from a far higher one.
     e.ok("scontrol", "update PartitionName=batch PreemptExemptTime=3600");
     assert!(e.ok("scontrol", "show partition batch").contains("PreemptExemptTime=01:00:00"));
-    let top = e.sbatch(100_000);
+    let top = sbatch(&e, 100_000);
     wait_for("the exemption blocks", || {
         let out = e.ok("scontrol", &format!("explain job {top}"));
         out.contains("guard exempt time: ran")
             .then_some(())
             .filter(|_| out.contains("(partition 'batch') → blocks"))
     });
-    assert_eq!(e.state(high), "RUNNING");
+    assert_eq!(e.field(high, "%T"), "RUNNING");
     // Cleared, the global default of 0 applies and the gap fires.
     e.ok("scontrol", "update PartitionName=batch ClearPreemptExemptTime=yes");
-    e.wait_state(top, "RUNNING");
-    e.wait_state(high, "PENDING");
+    e.wait_field(top, "%T", "RUNNING");
+    e.wait_field(high, "%T", "PENDING");
 
     let txn = e.ok("sacctmgr", "-n -P show txn format=action,where,actor");
     assert!(txn.contains(&format!("preempt|job:{low}|spurctld")), "{txn}");
     assert!(txn.contains(&format!("preempt|job:{high}|spurctld")), "{txn}");
     assert!(txn.lines().filter(|l| l.contains("partition:batch")).count() >= 2, "{txn}");
     assert!(
-        fails("scontrol", &e.c.url, &["update", "PartitionName=nope", "PreemptExemptTime=1"])
+        e.fails("scontrol", &["update", "PartitionName=nope", "PreemptExemptTime=1"])
             .contains("partition 'nope' does not exist")
     );
 }

@@ -1,0 +1,58 @@
+//! A controller with one agent hosting its nodes, and the CLI pointed at it:
+//! the harness the command-line acceptance tests share.
+
+use crate::proc::{Agent, Controller, conf, fails, ok, wait_for};
+use tempfile::TempDir;
+
+pub struct Cluster {
+    pub dir: TempDir,
+    pub c: Controller,
+    _agent: Agent,
+}
+
+impl Cluster {
+    /// `spurctld` on SQLite in a temp dir with `cluster` in its spur.conf and
+    /// `files` (name, text) beside it; one `spurd` hosting `nodes`; returns
+    /// once `idle` nodes are idle, with account `ml` added.
+    pub fn start(cluster: &str, files: &[(&str, &str)], nodes: &str, idle: usize) -> Cluster {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, text) in files {
+            std::fs::write(dir.path().join(name), text).unwrap();
+        }
+        let db = format!("sqlite://{}/spur.db", dir.path().display());
+        let c = Controller::start(dir.path(), &conf(&db, cluster));
+        let agent = Agent::start(&c.url, nodes, &[]);
+        let e = Cluster { dir, c, _agent: agent };
+        let want = format!("idle:{idle}");
+        wait_for("nodes up", || (e.ok("sinfo", "-h -o %t:%D").trim() == want).then_some(()));
+        e.ok("sacctmgr", "-i add account name=ml");
+        e
+    }
+
+    /// A command line split on whitespace; it must succeed.
+    pub fn ok(&self, personality: &str, line: &str) -> String {
+        ok(personality, &self.c.url, &line.split_whitespace().collect::<Vec<_>>())
+    }
+
+    /// A command that must fail; its stderr.
+    pub fn fails(&self, personality: &str, args: &[&str]) -> String {
+        fails(personality, &self.c.url, args)
+    }
+
+    /// `sbatch --parsable -D DIR ARGS`: the job id.
+    pub fn sbatch(&self, args: &[&str]) -> u64 {
+        let dir = self.dir.path().display().to_string();
+        let mut all: Vec<&str> = vec!["--parsable", "-D", &dir];
+        all.extend(args);
+        ok("sbatch", &self.c.url, &all).trim().parse().expect("a job id")
+    }
+
+    /// One `squeue -o` field of a job.
+    pub fn field(&self, id: u64, code: &str) -> String {
+        self.ok("squeue", &format!("-h -j {id} -o {code}")).trim().to_string()
+    }
+
+    pub fn wait_field(&self, id: u64, code: &str, want: &str) {
+        wait_for(&format!("job {id} {code}={want}"), || (self.field(id, code) == want).then_some(()));
+    }
+}
