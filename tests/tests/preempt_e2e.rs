@@ -84,3 +84,42 @@ fn a_two_fold_gap_requeues_the_running_job_and_explain_says_why() {
             .contains("partition 'nope' does not exist")
     );
 }
+
+const MODE3: &str = r#"
+- resource: power
+  mode: MODE_3
+  layers:
+    - layer_name: left
+      parent_name: room
+      nodes: ["node01"]
+      count: 100
+    - layer_name: right
+      parent_name: room
+      nodes: ["node02"]
+      count: 100
+    - layer_name: room
+      count: 100
+"#;
+
+#[test]
+fn a_mode3_holder_under_a_shared_layer_is_requeued_with_no_node_in_common() {
+    let cluster = CLUSTER
+        .replace(r#"name = "node01""#, r#"name = "node[01-02]""#)
+        .replace(r#"nodes = "node01""#, r#"nodes = "node[01-02]""#);
+    let e = Cluster::start(&cluster, &[("resources.yaml", MODE3)], "node[01-02]", 2);
+    e.ok("sacctmgr", "-i add user name=root account=ml");
+    let low =
+        e.sbatch(&["--priority=100", "--requeue", "-L", "power:80", "-w", "node01", "--wrap", "sleep 300"]);
+    e.wait_field(low, "%T", "RUNNING");
+    let high = e.sbatch(&["--priority=1000", "-L", "power:50", "-w", "node02", "--wrap", "sleep 300"]);
+    e.wait_field(high, "%T", "RUNNING");
+    e.wait_field(low, "%T", "PENDING");
+    let pair = e.ok("scontrol", &format!("explain preempt {low} {high}"));
+    assert!(
+        pair.contains("guard layer overlap: holds 'power' on room over the pending job's nodes → passes"),
+        "{pair}"
+    );
+    assert!(pair.contains("decided by gap"), "{pair}");
+    let txn = e.ok("sacctmgr", "-n -P show txn format=action,where,actor");
+    assert!(txn.contains(&format!("preempt|job:{low}|spurctld")), "{txn}");
+}

@@ -4,6 +4,7 @@
 
 use super::job::{JobId, JobState};
 use super::pass::Pass;
+use super::preempt::{Overlap, Short};
 use super::priority::PriorityFactors;
 use super::verdict::{JobVerdict, PairVerdict};
 use super::{Plan, Snapshot};
@@ -20,7 +21,13 @@ pub fn explain_job(
     let mut pass = Pass::new(snap, now_ms);
     let (sc, pi, prio) = pending(&mut pass, id)?;
     let job = &snap.jobs.iter().find(|j| j.id == id).ok_or_else(|| missing(id))?;
-    let mut v = pass.consider_preemption(job, sc, pi, &prio, true);
+    // A job the last pass left short of its Mode 3 resource is weighed against that resource's holders.
+    let reason = plan.and_then(|p| p.reason_of(id)).map(|r| r.code);
+    let short = match (reason, pass.licenses.mode3_of(job)) {
+        (Some(super::ReasonCode::Licenses), Some(res)) => Short::Hres(res),
+        _ => Short::Room,
+    };
+    let mut v = pass.consider_preemption(job, sc, pi, &prio, true, short);
     if let Some(decided) = plan.and_then(|p| p.verdict_of(id)) {
         v.checks.clone_from(&decided.checks);
         v.outcome = decided.outcome.clone();
@@ -45,12 +52,18 @@ pub fn explain_pair(
         .find(|r| snap.jobs[pass.running[*r].job].id == running_id)
         .ok_or_else(|| format!("job {running_id} is not running"))?;
     let job = snap.jobs.iter().find(|j| j.id == pending_id).ok_or_else(|| missing(pending_id))?;
+    let pool = pass.pool(job, pi);
     let mut in_pool = vec![false; snap.nodes.len()];
-    let excluded = |n: &str| job.exclude.iter().any(|x| x == n);
-    for &i in &pass.parts[pi].nodes.order {
-        in_pool[i as usize] = pass.nodes[i as usize].up && !excluded(&snap.nodes[i as usize].name);
-    }
-    Ok(pass.pair(job, sc, pi, &prio, &in_pool, r))
+    pool.iter().for_each(|i| in_pool[*i as usize] = true);
+    // The pair is about a Mode 3 resource when the pending job asks one the candidate holds.
+    let run = &snap.jobs[pass.running[r].job];
+    let resource = pass.licenses.mode3_of(job).filter(|res| run.charged.iter().any(|a| a.name == *res));
+    let layers = resource.map(|res| pass.licenses.layers_over(res, &pool)).unwrap_or_default();
+    let overlap = match resource {
+        Some(resource) => Overlap::Layers { resource, layers: &layers },
+        None => Overlap::Nodes(&in_pool),
+    };
+    Ok(pass.pair(job, sc, pi, &prio, &overlap, r))
 }
 
 fn missing(id: JobId) -> String {

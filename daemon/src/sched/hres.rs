@@ -127,6 +127,45 @@ impl<'a> Counters<'a> {
         }
     }
 
+    /// Gives back what allocations took: the inverse of [`Counters::take`],
+    /// to weigh whether evicting their holders would make room.
+    pub(crate) fn release(&mut self, allocs: &[LicenseAlloc]) {
+        for a in allocs {
+            let Some(&ri) = self.by_name.get(a.name.as_str()) else {
+                if a.layers.is_empty()
+                    && let Some(free) = self.plain.get_mut(a.name.as_str())
+                {
+                    *free = free.saturating_add(a.count);
+                }
+                continue;
+            };
+            let res = &mut self.res[ri];
+            for (layer, amount) in &a.layers {
+                if let Some(i) = res.r.layer(layer) {
+                    res.used[i] = res.used[i].saturating_sub(*amount);
+                }
+            }
+        }
+    }
+
+    /// The Mode 3 resource the job asks for, if any (submit allows one).
+    pub(crate) fn mode3_of(&self, job: &Job) -> Option<&'a str> {
+        job.licenses.iter().find_map(|(name, _)| {
+            let res = &self.res[*self.by_name.get(name.as_str())?];
+            (res.r.mode == HresMode::Three).then_some(res.r.name.as_str())
+        })
+    }
+
+    /// The names of a resource's layers over any of `nodes`, in resources.yaml order.
+    pub(crate) fn layers_over(&self, name: &str, nodes: &[u32]) -> Vec<String> {
+        let Some(res) = self.by_name.get(name).map(|&i| &self.res[i]) else { return vec![] };
+        let mut hit = vec![false; res.r.layers.len()];
+        for &n in nodes {
+            res.over.get(n as usize).into_iter().flatten().for_each(|&i| hit[i as usize] = true);
+        }
+        (0..hit.len()).filter(|&i| hit[i]).map(|i| res.r.layers[i].name.clone()).collect()
+    }
+
     /// Usage per layer of a resource, in resources.yaml order.
     #[cfg(test)]
     pub(crate) fn used(&self, name: &str) -> Option<&[u64]> {

@@ -8,7 +8,7 @@ use super::job::{Hold, Job, JobId, JobState, Shape};
 use super::limits::{self, ASSOC_PER_JOB, QOS_PER_JOB};
 use super::memo::{NodeCapFailures, RoomFailures};
 use super::nodes::{Alloc, Marks, NodeState, PartNodes, Pick, Want, earliest_start};
-use super::preempt::hold_for_preemptor;
+use super::preempt::{Short, hold_for_preemptor};
 use super::priority::PriorityFactors;
 use super::reason::{Facts, LimitFacts, LimitKind, Reason, ReasonCode as C, Scope, Unit};
 use super::scope::Scopes;
@@ -50,7 +50,7 @@ pub(super) struct Pass<'a> {
     pub evictions: u32,
     /// Some node is held for one job (a suspended job's room): no-room memos would be wrong.
     held: bool,
-    licenses: Counters<'a>,
+    pub licenses: Counters<'a>,
     marks: Marks,
     /// Reservation holders: expected start and partition.
     resv: HashMap<JobId, (Option<i64>, &'a str)>,
@@ -91,8 +91,13 @@ pub(crate) fn run(snap: &Snapshot, now_ms: i64) -> Plan {
         match pass.try_job(job, scope, part) {
             Ok((picked, lic)) => pass.start(job, scope, picked, lic, priority),
             Err(reason) => {
-                if let Some(pi) = part.filter(|_| reason.code == C::Resources) {
-                    let v = pass.consider_preemption(job, scope, pi as usize, &priority, false);
+                let short = match reason.code {
+                    C::Resources => Some(Short::Room),
+                    C::Licenses => pass.licenses.mode3_of(job).map(Short::Hres),
+                    _ => None,
+                };
+                if let (Some(pi), Some(short)) = (part, short) {
+                    let v = pass.consider_preemption(job, scope, pi as usize, &priority, false, short);
                     pass.plan.verdicts.push(v);
                 }
                 pass.plan.pending.push(Pending { job: job.id, reason, priority })

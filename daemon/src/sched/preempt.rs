@@ -15,6 +15,20 @@ use super::verdict::{GapCheck, Guard, JobCheck, JobVerdict, LISTED, Outcome, Pai
 use spur_client::vocab::names::PreemptMode;
 use std::collections::HashMap;
 
+/// What a blocked job is short of: room on nodes, or a Mode 3 resource.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Short<'s> {
+    Room,
+    Hres(&'s str),
+}
+
+/// How a candidate overlaps the pending job: nodes it could use, or (Mode 3)
+/// layers over those nodes, which need no node in common.
+pub(super) enum Overlap<'x> {
+    Nodes(&'x [bool]),
+    Layers { resource: &'x str, layers: &'x [String] },
+}
+
 /// Marks a suspended job's nodes as held for its preemptor while that is
 /// still active, else for the job itself so nothing takes its room first.
 pub(super) fn hold_for_preemptor(
@@ -69,11 +83,14 @@ impl<'a> Pass<'a> {
         }
     }
 
-    /// The partition's in-service nodes the job could use, in placement order.
-    fn pool(&self, job: &Job, pi: usize) -> Vec<u32> {
+    /// The partition's in-service nodes the job could use, in placement order:
+    /// only its named nodes when they are all it asks for.
+    pub(super) fn pool(&self, job: &Job, pi: usize) -> Vec<u32> {
         let excluded = |i: u32| job.exclude.iter().any(|n| self.node_idx.get(n.as_str()) == Some(&i));
+        let named = |i: u32| job.nodelist.iter().any(|n| self.node_idx.get(n.as_str()) == Some(&i));
+        let only_named = !job.nodelist.is_empty() && job.nodes() as usize <= job.nodelist.len();
         (self.parts[pi].nodes.order.iter().copied())
-            .filter(|i| self.nodes[*i as usize].up && !excluded(*i))
+            .filter(|i| self.nodes[*i as usize].up && !excluded(*i) && (!only_named || named(*i)))
             .collect()
     }
 
@@ -110,14 +127,14 @@ impl<'a> Pass<'a> {
         }
     }
 
-    /// The full verdict for one (pending, running) pair; `in_pool` marks the nodes the pending job could use.
+    /// The full verdict for one (pending, running) pair.
     pub fn pair(
         &self,
         job: &Job,
         sc: u32,
         pi: usize,
         priority: &PriorityFactors,
-        in_pool: &[bool],
+        overlap: &Overlap<'_>,
         r: usize,
     ) -> PairVerdict {
         let cfg = &self.snap.config.preempt;
@@ -162,12 +179,25 @@ impl<'a> Pass<'a> {
             pending_tier: mine.priority_tier,
             candidate_tier: rpart.map_or(1, |p| p.priority_tier),
         });
-        let alloc = &self.allocs[self.running[r].alloc];
-        let shared = (alloc.nodes.iter())
-            .filter(|n| in_pool[**n as usize])
-            .map(|n| self.snap.nodes[*n as usize].name.clone())
-            .collect();
-        guards.push(Guard::NodeOverlap { shared });
+        match overlap {
+            Overlap::Nodes(in_pool) => {
+                let alloc = &self.allocs[self.running[r].alloc];
+                let shared = (alloc.nodes.iter())
+                    .filter(|n| in_pool[**n as usize])
+                    .map(|n| self.snap.nodes[*n as usize].name.clone())
+                    .collect();
+                guards.push(Guard::NodeOverlap { shared });
+            }
+            Overlap::Layers { resource, layers } => {
+                guards.push(Guard::HresMode { resource: resource.to_string(), mode });
+                let shared = (run.charged.iter().filter(|a| a.name == *resource))
+                    .flat_map(|a| a.layers.iter().map(|(l, _)| l))
+                    .filter(|l| layers.contains(l))
+                    .cloned()
+                    .collect();
+                guards.push(Guard::LayerOverlap { resource: resource.to_string(), shared });
+            }
+        }
         let action =
             if mode == PreemptMode::Requeue && !run.requeueable { PreemptMode::Cancel } else { mode };
         PairVerdict {
@@ -211,6 +241,39 @@ impl<'a> Pass<'a> {
         (out.len() >= shape.nodes as usize).then_some(out)
     }
 
+    /// Room for the job once `victims` are gone: nodes, and for a Mode 3
+    /// shortage the resource too, with the victims' charges given back.
+    fn room_without(
+        &mut self,
+        job: &Job,
+        pool: &[u32],
+        victims: &[(usize, PreemptMode)],
+        short: Short<'_>,
+    ) -> Option<Vec<u32>> {
+        if short == Short::Room {
+            return self.fits_without(job, pool, victims);
+        }
+        let charged: Vec<_> = (victims.iter())
+            .flat_map(|(r, _)| self.snap.jobs[self.running[*r].job].charged.iter().cloned())
+            .collect();
+        self.licenses.release(&charged);
+        let got = self.hres_room(job, pool, victims);
+        self.licenses.take(&charged);
+        got
+    }
+
+    fn hres_room(&self, job: &Job, pool: &[u32], victims: &[(usize, PreemptMode)]) -> Option<Vec<u32>> {
+        self.licenses.check(job).ok()?;
+        let required: Vec<u32> =
+            job.nodelist.iter().filter_map(|n| self.node_idx.get(n.as_str()).copied()).collect();
+        let mut excluded = Vec::new();
+        self.licenses.exclude(job, pool, &required, &mut excluded, job.nodes() as usize).ok()?;
+        let served: Vec<u32> = pool.iter().copied().filter(|n| excluded.binary_search(n).is_err()).collect();
+        let picked = self.fits_without(job, &served, victims)?;
+        self.licenses.fit(job, &picked).ok()?;
+        Some(picked)
+    }
+
     /// What preemption concludes for a job blocked on resources. In the pass
     /// (`full` false) it stops at the first failing job-level check and only
     /// weighs jobs on the pool's nodes; `scontrol explain` weighs everything.
@@ -221,6 +284,7 @@ impl<'a> Pass<'a> {
         pi: usize,
         priority: &PriorityFactors,
         full: bool,
+        short: Short<'a>,
     ) -> JobVerdict {
         let cfg = self.snap.config.preempt.clone();
         let p = self.parts[pi].p;
@@ -244,24 +308,38 @@ impl<'a> Pass<'a> {
             return verdict(checks, vec![], 0, Outcome::Checks);
         }
         let pool = self.pool(job, pi);
-        checks.push(self.threshold(&pool, &job.shape()));
+        // Pool utilization is about nodes; a Mode 3 shortage is about its layers.
+        if short == Short::Room {
+            checks.push(self.threshold(&pool, &job.shape()));
+        }
         let blocked = checks.iter().any(|c| !c.passes());
         if !full && blocked {
             return verdict(checks, vec![], 0, Outcome::Checks);
         }
         let mut in_pool = vec![false; self.nodes.len()];
         pool.iter().for_each(|i| in_pool[*i as usize] = true);
-        let mut cands: Vec<usize> = match full {
-            true => (0..self.running.len()).collect(),
-            false => {
+        let layers = match short {
+            Short::Hres(resource) => self.licenses.layers_over(resource, &pool),
+            Short::Room => vec![],
+        };
+        let overlap = match short {
+            Short::Room => Overlap::Nodes(&in_pool),
+            Short::Hres(resource) => Overlap::Layers { resource, layers: &layers },
+        };
+        let holds =
+            |r: &usize, res: &str| self.snap.jobs[self.running[*r].job].charged.iter().any(|a| a.name == res);
+        let mut cands: Vec<usize> = match (full, short) {
+            (true, _) => (0..self.running.len()).collect(),
+            (false, Short::Room) => {
                 pool.iter().flat_map(|i| self.on_node[*i as usize].iter().map(|r| *r as usize)).collect()
             }
+            (false, Short::Hres(res)) => (0..self.running.len()).filter(|r| holds(r, res)).collect(),
         };
         cands.sort_unstable();
         cands.dedup();
         cands.retain(|r| !self.running[*r].evicted);
         let mut pairs: Vec<(usize, PairVerdict)> =
-            cands.into_iter().map(|r| (r, self.pair(job, sc, pi, priority, &in_pool, r))).collect();
+            cands.into_iter().map(|r| (r, self.pair(job, sc, pi, priority, &overlap, r))).collect();
         pairs.sort_by(|(_, a), (_, b)| {
             (b.eligible().cmp(&a.eligible()))
                 .then(b.gap.holds().cmp(&a.gap.holds()))
@@ -275,7 +353,7 @@ impl<'a> Pass<'a> {
         } else if eligible.is_empty() {
             Outcome::NoCandidate
         } else {
-            self.choose(job, &pool, &eligible, cfg.multi_victim, cfg.max_evictions)
+            self.choose(job, &pool, &eligible, (cfg.multi_victim, cfg.max_evictions), short)
         };
         if let Outcome::Evict { victims, .. } = &outcome
             && !full
@@ -298,12 +376,12 @@ impl<'a> Pass<'a> {
     /// with multi-victim on, the smallest prefix that does, pruned of any member
     /// the rest can do without.
     fn choose(
-        &self,
+        &mut self,
         job: &Job,
         pool: &[u32],
         eligible: &[(usize, PreemptMode)],
-        multi: bool,
-        max: u32,
+        (multi, max): (bool, u32),
+        short: Short<'_>,
     ) -> Outcome {
         let not_enough = Outcome::NotEnough { eligible: eligible.len(), multi_victim: multi };
         let mut set: Vec<(usize, PreemptMode)> = Vec::new();
@@ -311,7 +389,7 @@ impl<'a> Pass<'a> {
         if multi {
             for e in eligible {
                 set.push(*e);
-                if let Some(n) = self.fits_without(job, pool, &set) {
+                if let Some(n) = self.room_without(job, pool, &set, short) {
                     nodes = Some(n);
                     break;
                 }
@@ -320,13 +398,13 @@ impl<'a> Pass<'a> {
             for k in (0..set.len()).rev() {
                 let mut fewer = set.clone();
                 fewer.remove(k);
-                if let Some(n) = self.fits_without(job, pool, &fewer) {
+                if let Some(n) = self.room_without(job, pool, &fewer, short) {
                     (set, got) = (fewer, n);
                 }
             }
             nodes = Some(got);
         } else if let Some((e, n)) =
-            eligible.iter().find_map(|e| self.fits_without(job, pool, &[*e]).map(|n| (*e, n)))
+            eligible.iter().find_map(|e| self.room_without(job, pool, &[*e], short).map(|n| (*e, n)))
         {
             set.push(e);
             nodes = Some(n);

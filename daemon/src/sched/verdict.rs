@@ -101,6 +101,17 @@ pub enum Guard {
     NodeOverlap {
         shared: Vec<String>,
     },
+    /// Mode 3 preemption frees a resource, not nodes: only cancel or requeue can.
+    HresMode {
+        resource: String,
+        mode: PreemptMode,
+    },
+    /// Layers of the Mode 3 resource the candidate was charged on that are
+    /// over nodes the pending job could use (it needs no node in common).
+    LayerOverlap {
+        resource: String,
+        shared: Vec<String>,
+    },
 }
 
 impl Guard {
@@ -113,6 +124,8 @@ impl Guard {
             Guard::MinRuntime { .. } => "min runtime",
             Guard::Reservation { .. } => "reservation",
             Guard::NodeOverlap { .. } => "node overlap",
+            Guard::HresMode { .. } => "hres mode",
+            Guard::LayerOverlap { .. } => "layer overlap",
         }
     }
 
@@ -129,7 +142,8 @@ impl Guard {
             Guard::Reservation { reservation, pending_tier, candidate_tier } => {
                 reservation.is_none() || pending_tier > candidate_tier
             }
-            Guard::NodeOverlap { shared } => !shared.is_empty(),
+            Guard::NodeOverlap { shared } | Guard::LayerOverlap { shared, .. } => !shared.is_empty(),
+            Guard::HresMode { mode, .. } => matches!(mode, PreemptMode::Cancel | PreemptMode::Requeue),
         }
     }
 
@@ -167,6 +181,17 @@ impl Guard {
             }
             Guard::NodeOverlap { shared } => {
                 write!(f, "holds {} that the pending job could use", hostlist::compress(shared))
+            }
+            Guard::HresMode { resource, mode } => write!(
+                f,
+                "preemption for Mode 3 resource '{resource}' uses cancel or requeue; the candidate's mode is {}",
+                mode.as_str()
+            ),
+            Guard::LayerOverlap { resource, shared } if shared.is_empty() => {
+                write!(f, "holds no layer of '{resource}' over the nodes the pending job could use")
+            }
+            Guard::LayerOverlap { resource, shared } => {
+                write!(f, "holds '{resource}' on {} over the pending job's nodes", shared.join(","))
             }
         }
     }

@@ -264,3 +264,48 @@ fn random_hierarchies_never_overcommit_and_drain_to_zero() {
         }
     }
 }
+
+#[test]
+fn mode3_preempts_a_holder_under_a_shared_layer_with_no_node_in_common() {
+    use crate::sched::PreemptConfig;
+    use spur_client::vocab::names::PreemptMode;
+    // Job 1 holds 4000 per node on rack1 (node[01-08]): 32000 of row1's 52000.
+    let layers = ["rack1", "row1", "datacenter"].map(|l| (l.to_string(), 32000));
+    let held = LicenseAlloc { name: "power".into(), count: 4000, layers: layers.to_vec() };
+    let holder = Job {
+        priority: Some(100),
+        requeueable: true,
+        charged: vec![held],
+        ..on(ask(1, "power", 4000), "node[01-08]")
+    };
+    let nodes: Vec<String> = hostlist::expand("node[01-08]").unwrap();
+    let names: Vec<&str> = nodes.iter().map(String::as_str).collect();
+    let with_mode = |mode: PreemptMode| {
+        fx().with(|f| {
+            f.snap.partitions[0].preempt_mode = mode;
+            f.snap.config.preempt =
+                PreemptConfig { enabled: true, min_runtime_secs: 0, ..PreemptConfig::default() };
+        })
+        .running(run_on(holder.clone(), &names, super::NOW - 10 * super::MIN))
+        // Job 2 needs 24000 more of row1 on rack2's nodes: no node in common with job 1.
+        .job(Job { priority: Some(1000), ..on(ask(2, "power", 3000), "node[09-16]") })
+    };
+    let plan = with_mode(PreemptMode::Requeue).plan();
+    assert!(outcome(&plan, 2).unwrap_err().starts_with("Licenses"), "{:?}", plan.pending);
+    let evicted: Vec<(u64, u64, PreemptMode)> =
+        plan.preemptions.iter().map(|p| (p.victim, p.by, p.mode)).collect();
+    assert_eq!(evicted, vec![(1, 2, PreemptMode::Requeue)]);
+    let v = plan.verdict_of(2).unwrap();
+    let lines: Vec<String> = v.candidates[0].guards.iter().map(ToString::to_string).collect();
+    assert!(
+        lines.contains(
+            &"guard layer overlap: holds 'power' on row1,datacenter over the pending job's nodes → passes"
+                .into()
+        ),
+        "{lines:?}"
+    );
+    // Suspending would keep the charge: Mode 3 preemption cancels or requeues only.
+    let plan = with_mode(PreemptMode::Suspend).plan();
+    assert!(plan.preemptions.is_empty());
+    assert_eq!(plan.verdict_of(2).unwrap().candidates[0].decided_by().as_deref(), Some("hres mode"));
+}

@@ -154,7 +154,7 @@ fn requeue_turns_into_cancel_for_a_job_that_may_not_requeue() {
 
 #[test]
 fn pool_threshold_and_min_gap_gate_eviction() {
-    // One of four nodes busy: 25% < 50%, so nothing is evicted even with a gap.
+    // One of four nodes busy: 25% < 75%, so nothing is evicted even with a gap.
     let f = Fx::new(4, 4, 0, 0)
         .with(|f| {
             f.snap.partitions[0].preempt_mode = PreemptMode::Requeue;
@@ -162,7 +162,7 @@ fn pool_threshold_and_min_gap_gate_eviction() {
                 PreemptConfig { enabled: true, min_runtime_secs: 0, ..PreemptConfig::default() };
         })
         .running(run_on(wide(1, 100), &["n1"], NOW - MIN))
-        .job(Job { nodelist: vec!["n1".into()], ..wide(10, 1000) });
+        .job(Job { num_nodes: 4, ntasks: 16, ..wide(10, 1000) });
     let plan = f.plan();
     let v = plan.verdict_of(10).unwrap();
     assert_eq!(v.outcome, Outcome::Checks);
