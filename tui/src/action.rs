@@ -6,6 +6,7 @@ use crate::jobs::{JobOp, JobSet};
 use crate::pane::PaneId;
 use crate::session::{self, Role, Session};
 use spur_client::vocab::hostlist;
+use spur_client::vocab::keys::Entity;
 use spur_proto::v1::{Account, Node, Qos, TxnRow, User};
 use std::sync::Arc;
 use std::time::Duration;
@@ -164,8 +165,11 @@ pub enum WriteOp {
     DeleteQos {
         names: Vec<String>,
     },
-    ModifyQos {
-        name: String,
+    /// `sacctmgr modify ENTITY where FILTER set SET`, from an edit form;
+    /// `diff` is what the confirmation shows.
+    Modify {
+        entity: Entity,
+        filter: Vec<(String, String)>,
         set: Vec<(String, String)>,
         diff: Vec<String>,
     },
@@ -202,10 +206,23 @@ impl WriteOp {
     pub fn examples() -> Vec<WriteOp> {
         let mut all = vec![
             WriteOp::DeleteQos { names: vec!["low".into()] },
-            WriteOp::ModifyQos {
-                name: "low".into(),
+            WriteOp::Modify {
+                entity: Entity::Qos,
+                filter: vec![("name".into(), "low".into())],
                 set: vec![("priority".into(), "5".into())],
                 diff: vec!["priority: 1 → 5".into()],
+            },
+            WriteOp::Modify {
+                entity: Entity::Account,
+                filter: vec![("name".into(), "ml".into())],
+                set: vec![("fairshare".into(), "60".into())],
+                diff: vec!["fairshare: 50 → 60".into()],
+            },
+            WriteOp::Modify {
+                entity: Entity::User,
+                filter: vec![("name".into(), "alice".into()), ("account".into(), "ml".into())],
+                set: vec![("defaultqos".into(), "normal".into())],
+                diff: vec!["defaultqos: highprio → normal".into()],
             },
             WriteOp::DeleteAccount { names: vec!["ml".into()] },
             WriteOp::DeleteUser { assocs: vec![("alice".into(), "ml".into())] },
@@ -222,7 +239,7 @@ impl WriteOp {
             // Exhaustive on purpose: a new variant fails to compile until it is listed above.
             match op {
                 WriteOp::DeleteQos { .. }
-                | WriteOp::ModifyQos { .. }
+                | WriteOp::Modify { .. }
                 | WriteOp::DeleteAccount { .. }
                 | WriteOp::DeleteUser { .. }
                 | WriteOp::UpdateNodes { .. }
@@ -237,7 +254,9 @@ impl WriteOp {
     pub fn verb(&self) -> &'static str {
         match self {
             WriteOp::DeleteQos { .. } => "delete QOS",
-            WriteOp::ModifyQos { .. } => "modify QOS",
+            WriteOp::Modify { entity: Entity::Qos, .. } => "modify QOS",
+            WriteOp::Modify { entity: Entity::Account, .. } => "modify account",
+            WriteOp::Modify { entity: Entity::User, .. } => "modify user",
             WriteOp::DeleteAccount { .. } => "delete account",
             WriteOp::DeleteUser { .. } => "delete user association",
             WriteOp::UpdateNodes { op, .. } => op.verb(),
@@ -269,7 +288,7 @@ impl WriteOp {
     /// The confirm button's label: it says what pressing it does.
     pub fn button(&self) -> &'static str {
         match self {
-            WriteOp::ModifyQos { .. } => "Apply",
+            WriteOp::Modify { .. } => "Apply",
             WriteOp::UpdateNodes { op, .. } => op.title(),
             WriteOp::UpdateJobs { op, .. } => op.button(),
             WriteOp::UpdateHres { disable: true, .. } => "Disable",
@@ -285,7 +304,9 @@ impl WriteOp {
                 format!("Delete {} QOS?", names.len()),
                 names.iter().map(|n| format!("sacctmgr delete qos name={n}")).collect(),
             ),
-            WriteOp::ModifyQos { name, diff, .. } => (format!("Modify QOS {name}?"), diff.clone()),
+            WriteOp::Modify { entity, filter, diff, .. } => {
+                (format!("Modify {}?", subject(*entity, filter)), diff.clone())
+            }
             WriteOp::DeleteAccount { names } => (
                 format!("Delete {} account(s)?", names.len()),
                 names.iter().map(|n| format!("sacctmgr delete account name={n}")).collect(),
@@ -315,6 +336,24 @@ impl WriteOp {
             }
         }
     }
+}
+
+/// How a modify names its record to people: "QOS highprio", "account ml",
+/// "user alice in ml/gpu". Shared by the form, the dialog and the status line.
+pub fn subject(entity: Entity, filter: &[(String, String)]) -> String {
+    let get = |k: &str| filter.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
+    let name = get("name").unwrap_or_default();
+    let mut s = match entity {
+        Entity::Qos => format!("QOS {name}"),
+        Entity::Account | Entity::User => format!("{} {name}", entity.as_str()),
+    };
+    if let Some(account) = get("account") {
+        s.push_str(&format!(" in {account}"));
+    }
+    if let Some(partition) = get("partition") {
+        s.push_str(&format!("/{partition}"));
+    }
+    s
 }
 
 /// What dispatch asks the app loop to do.

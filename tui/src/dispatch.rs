@@ -11,12 +11,11 @@ use crate::action::{Action, Effect, Msg, NodeOp, Rpc, WriteOp};
 use crate::command::{self, Command};
 use crate::explain;
 use crate::filter::Filter;
-use crate::form::QosForm;
 use crate::pane::PaneId;
 use crate::session::{self, Role};
 use crate::state::{Choice, Confirm, Conn, Mode, Prompt, State};
 use crate::views::{self, Target};
-use crate::{audit, hres, live, nav, nodes, queue};
+use crate::{audit, form, hres, live, nav, nodes, queue};
 use tui_input::Input;
 
 pub fn dispatch(state: &mut State, action: Action) -> Vec<Effect> {
@@ -332,23 +331,25 @@ fn normal(state: &mut State, action: Action) -> Vec<Effect> {
     Vec::new()
 }
 
+/// The form for the selected row; the key was already checked by [`write_block`].
 fn edit(state: &mut State) {
-    if state.pane != PaneId::Qos {
-        state.info(format!("{}: editing is not available here yet (QOS only)", state.pane.title()));
+    if !matches!(state.pane, PaneId::Qos | PaneId::Accounts) {
+        state.info(format!("{}: nothing to edit here (QOS and Accounts only)", state.pane.title()));
         return;
     }
-    let Some(name) = nav::current_key(state) else {
-        state.info("no QOS selected");
+    let Some(key) = nav::current_key(state) else {
+        state.info(format!("{}: nothing selected", state.pane.title()));
         return;
     };
-    let Some(q) = state.data.as_ref().and_then(|d| d.qos.iter().find(|q| q.name == name)) else {
+    let Some(target) =
+        views::all_rows(state, state.pane).into_iter().find(|r| r.key == key).map(|r| r.target)
+    else {
         return;
     };
-    if q.synthetic {
-        state.error(format!("{name} is a placeholder shown while no QOS exists; add one with sacctmgr"));
-        return;
+    match form::open(state.data.as_ref(), &target) {
+        Ok(f) => state.mode = Mode::Form(Box::new(f)),
+        Err(e) => state.error(e),
     }
-    state.mode = Mode::Form(Box::new(QosForm::from_qos(q)));
 }
 
 /// Targets: the marked rows, else the selected one.
