@@ -61,6 +61,7 @@ pub mod terminal;
 pub mod ui;
 pub mod update;
 pub mod views;
+pub mod write;
 
 pub use action::{Action, Catalog, CatalogList, ClusterUpdate, Effect, Msg, NodeOp, Rpc, Snapshot, WriteOp};
 pub use app::{run, run_console};
