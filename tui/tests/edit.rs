@@ -191,3 +191,17 @@ fn unchanged_form_sends_nothing() {
     assert!(matches!(state.mode, Mode::Form(_)));
     assert_eq!(state.message.as_ref().map(|m| m.text.as_str()), Some("nothing changed"));
 }
+
+#[test]
+fn a_partition_association_is_named_by_its_partition() {
+    let user = spur_proto::v1::User { name: "bob".into(), admin_level: "None".into(), ..Default::default() };
+    let assoc = spur_proto::v1::Association {
+        user: "bob".into(),
+        account: "physics".into(),
+        partition: "gpu".into(),
+        ..Default::default()
+    };
+    let f = spur_console::form::EditForm::assoc(&user, &assoc);
+    assert_eq!(f.filter, vec![pair("name", "bob"), pair("account", "physics"), pair("partition", "gpu")]);
+    assert_eq!(f.subject(), "user bob in physics/gpu");
+}
