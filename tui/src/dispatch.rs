@@ -7,16 +7,15 @@
 //! Node actions need Administrator, accounting writes Operator; job actions
 //! are open to a job's owner and to Operator and above ([`queue::refusal`]).
 
-use crate::action::{Action, Effect, Msg, NodeOp, Rpc, WriteOp};
+use crate::action::{Action, Effect, Msg, Rpc, WriteOp};
 use crate::command::{self, Command};
 use crate::explain;
 use crate::filter::Filter;
-use crate::form::QosForm;
 use crate::pane::PaneId;
 use crate::session::{self, Role};
 use crate::state::{Choice, Confirm, Conn, Mode, Prompt, State};
 use crate::views::{self, Target};
-use crate::{audit, hres, live, nav, nodes, queue};
+use crate::{audit, form, hres, live, nav, nodes, queue, write};
 use tui_input::Input;
 
 pub fn dispatch(state: &mut State, action: Action) -> Vec<Effect> {
@@ -332,23 +331,25 @@ fn normal(state: &mut State, action: Action) -> Vec<Effect> {
     Vec::new()
 }
 
+/// The form for the selected row; the key was already checked by [`write_block`].
 fn edit(state: &mut State) {
-    if state.pane != PaneId::Qos {
-        state.info(format!("{}: editing is not available here yet (QOS only)", state.pane.title()));
+    if !matches!(state.pane, PaneId::Qos | PaneId::Accounts) {
+        state.info(format!("{}: nothing to edit here (QOS and Accounts only)", state.pane.title()));
         return;
     }
-    let Some(name) = nav::current_key(state) else {
-        state.info("no QOS selected");
+    let Some(key) = nav::current_key(state) else {
+        state.info(format!("{}: nothing selected", state.pane.title()));
         return;
     };
-    let Some(q) = state.data.as_ref().and_then(|d| d.qos.iter().find(|q| q.name == name)) else {
+    let Some(target) =
+        views::all_rows(state, state.pane).into_iter().find(|r| r.key == key).map(|r| r.target)
+    else {
         return;
     };
-    if q.synthetic {
-        state.error(format!("{name} is a placeholder shown while no QOS exists; add one with sacctmgr"));
-        return;
+    match form::open(state.data.as_ref(), &target) {
+        Ok(f) => state.mode = Mode::Form(Box::new(f)),
+        Err(e) => state.error(e),
     }
-    state.mode = Mode::Form(Box::new(QosForm::from_qos(q)));
 }
 
 /// Targets: the marked rows, else the selected one.
@@ -367,55 +368,9 @@ fn delete(state: &mut State) {
     } else {
         rows.into_iter().filter(|r| marks.contains(&r.key)).map(|r| r.target).collect()
     };
-    match build_delete(state, targets) {
+    match write::delete_of(state, targets) {
         Ok(op) => request_write(state, op),
         Err(e) => state.error(e),
-    }
-}
-
-fn build_delete(state: &State, targets: Vec<Target>) -> Result<WriteOp, String> {
-    if targets.is_empty() {
-        return Err(format!("{}: nothing to delete", state.pane.title()));
-    }
-    let synthetic =
-        |n: &str| state.data.as_ref().is_some_and(|d| d.qos.iter().any(|q| q.name == n && q.synthetic));
-    let (mut qos, mut accounts, mut assocs) = (Vec::new(), Vec::new(), Vec::new());
-    for t in targets {
-        match t {
-            Target::Qos(n) if synthetic(&n) => {
-                return Err(format!("{n} is a placeholder and cannot be deleted"));
-            }
-            Target::Qos(n) => qos.push(n),
-            Target::Account(n) if n == "root" => return Err("the root account cannot be deleted".into()),
-            Target::Account(n) => accounts.push(n),
-            Target::Assoc { user, account, .. } => assocs.push((user, account)),
-            Target::Root => return Err("the root account cannot be deleted".into()),
-            Target::Txn(_) => return Err("txn rows are the audit record; they cannot be deleted".into()),
-            Target::Job(_) => return Err("jobs are cancelled, not deleted".into()),
-            Target::Layer { .. } => {
-                return Err(
-                    "licenses and layers come from spur.conf and resources.yaml; they cannot be deleted"
-                        .into(),
-                );
-            }
-            Target::Node(_) => {
-                let km = &state.settings.keymap;
-                let (drain, down) = (
-                    km.keys_of(&Action::NodeAction(NodeOp::Drain)),
-                    km.keys_of(&Action::NodeAction(NodeOp::Down)),
-                );
-                return Err(format!(
-                    "nodes come from spur.conf and are not deleted; drain ({drain}) or down ({down}) them"
-                ));
-            }
-        }
-    }
-    assocs.dedup();
-    match (qos.is_empty(), accounts.is_empty(), assocs.is_empty()) {
-        (false, true, true) => Ok(WriteOp::DeleteQos { names: qos }),
-        (true, false, true) => Ok(WriteOp::DeleteAccount { names: accounts }),
-        (true, true, false) => Ok(WriteOp::DeleteUser { assocs }),
-        _ => Err("mark either accounts or users, not both, to delete them together".into()),
     }
 }
 

@@ -1,15 +1,18 @@
-//! The QOS edit form: one field per `sacctmgr modify qos` key of the shared
-//! vocabulary (`spur_client::vocab::keys::QOS_KEYS`), prefilled with the
-//! current value in the spelling an admin would type.
+//! The edit form of a QOS, an account or one of a user's associations: one
+//! field per `sacctmgr modify` key of the shared vocabulary
+//! (`spur_client::vocab::keys::Entity::keys`), prefilled with the current
+//! value in the spelling an admin would type.
 //!
-//! Submitting validates every changed field with the same parser the
-//! controller uses and yields a diff; only changed keys are sent, because
-//! modify preserves every key it is not given.
+//! One form type for all three, so every entity is validated, diffed and
+//! confirmed the same way. Submitting validates every changed field with the
+//! same parser the controller uses and yields a diff; only changed keys are
+//! sent, because modify preserves every key it is not given.
 
-use crate::action::WriteOp;
+use crate::action::{Snapshot, WriteOp};
 use crate::format;
-use spur_client::vocab::keys::{self, KeyDef, Kind, QOS_KEYS};
-use spur_proto::v1::Qos;
+use crate::views::Target;
+use spur_client::vocab::keys::{self, Entity, KeyDef, Kind};
+use spur_proto::v1::{Account, Association, Qos, User};
 use tui_input::Input;
 
 #[derive(Debug, Clone)]
@@ -20,8 +23,10 @@ pub struct FormField {
 }
 
 #[derive(Debug, Clone)]
-pub struct QosForm {
-    pub name: String,
+pub struct EditForm {
+    pub entity: Entity,
+    /// The record, as `sacctmgr modify ENTITY where ...` names it.
+    pub filter: Vec<(String, String)>,
     pub fields: Vec<FormField>,
     pub focus: usize,
 }
@@ -36,9 +41,46 @@ pub struct FieldChange {
     pub wire: (String, String),
 }
 
+/// The form for a row of the QOS or Accounts pane, or why there is none.
+pub fn open(data: Option<&Snapshot>, target: &Target) -> Result<EditForm, String> {
+    let gone = |what: String| format!("{what} is no longer there; wait for the refresh");
+    let data = data.ok_or("nothing loaded yet")?;
+    match target {
+        Target::Qos(name) => {
+            let q = data.qos.iter().find(|q| &q.name == name).ok_or_else(|| gone(format!("QOS {name}")))?;
+            if q.synthetic {
+                return Err(format!(
+                    "{name} is a placeholder shown while no QOS exists; add one with sacctmgr"
+                ));
+            }
+            Ok(EditForm::qos(q))
+        }
+        Target::Account(name) => data
+            .accounts
+            .iter()
+            .find(|a| &a.name == name)
+            .map(EditForm::account)
+            .ok_or_else(|| gone(format!("account {name}"))),
+        Target::Assoc { user, account, partition } => data
+            .users
+            .iter()
+            .filter(|u| &u.name == user)
+            .find_map(|u| {
+                let a = u.associations.iter().find(|a| &a.account == account && &a.partition == partition)?;
+                Some(EditForm::assoc(u, a))
+            })
+            .ok_or_else(|| gone(format!("user {user} in {account}"))),
+        Target::Root => Err("the controller has no root account record to edit".into()),
+        Target::Txn(_) => Err("txn rows are the audit record; they cannot be edited".into()),
+        Target::Job(_) | Target::Node(_) | Target::Layer { .. } => {
+            Err("only QOS, accounts and users are edited here".into())
+        }
+    }
+}
+
 /// The current value of a QOS key as sacctmgr would accept it back; None for
 /// keys the console cannot read from a record (they are left out of the form).
-fn current(q: &Qos, key: &str) -> Option<String> {
+fn qos_value(q: &Qos, key: &str) -> Option<String> {
     Some(match key {
         "description" => q.description.clone(),
         "priority" => q.priority.to_string(),
@@ -61,18 +103,83 @@ fn current(q: &Qos, key: &str) -> Option<String> {
     })
 }
 
-impl QosForm {
-    pub fn from_qos(q: &Qos) -> QosForm {
-        let fields = QOS_KEYS
+/// [`qos_value`] for an account; `name` is the `where`, not a value.
+fn account_value(a: &Account, key: &str) -> Option<String> {
+    Some(match key {
+        "description" => a.description.clone(),
+        "organization" => a.organization.clone(),
+        "parent" => a.parent.clone(),
+        "fairshare" => format::factor(a.fairshare),
+        "maxrunningjobs" => format::limit(a.max_jobs),
+        "grptres" => a.grp_tres.clone(),
+        _ => return None,
+    })
+}
+
+/// [`qos_value`] for a user and one association; name, account and
+/// partition pick the association and cannot be changed by a modify.
+fn user_value(u: &User, a: &Association, key: &str) -> Option<String> {
+    Some(match key {
+        "adminlevel" => u.admin_level.clone(),
+        "defaultaccount" => u.default_account.clone(),
+        "defaultqos" => a.default_qos.clone(),
+        "qos" => format::list(&a.qos),
+        "maxrunningjobs" => format::limit(a.max_jobs),
+        "maxsubmitjobs" => format::limit(a.max_submit_jobs),
+        "grpsubmit" => format::limit(a.grp_submit),
+        "maxtresperjob" => a.max_tres_per_job.clone(),
+        "grptres" => a.grp_tres.clone(),
+        "maxwall" => format::wall(a.max_wall_minutes),
+        _ => return None,
+    })
+}
+
+fn pair(k: &str, v: &str) -> (String, String) {
+    (k.to_string(), v.to_string())
+}
+
+impl EditForm {
+    fn new(
+        entity: Entity,
+        filter: Vec<(String, String)>,
+        value: impl Fn(&str) -> Option<String>,
+    ) -> EditForm {
+        let fields = entity
+            .keys()
             .iter()
-            // The name is the `where`; triggers are actions, not values.
-            .filter(|d| !matches!(d.kind, Kind::Name | Kind::Trigger))
+            // Triggers are actions, not values.
+            .filter(|d| d.kind != Kind::Trigger)
             .filter_map(|def| {
-                let original = current(q, def.key)?;
+                let original = value(def.key)?;
                 Some(FormField { def, input: Input::new(original.clone()), original })
             })
             .collect();
-        QosForm { name: q.name.clone(), fields, focus: 0 }
+        EditForm { entity, filter, fields, focus: 0 }
+    }
+
+    pub fn qos(q: &Qos) -> EditForm {
+        EditForm::new(Entity::Qos, vec![pair("name", &q.name)], |k| qos_value(q, k))
+    }
+
+    pub fn account(a: &Account) -> EditForm {
+        EditForm::new(Entity::Account, vec![pair("name", &a.name)], |k| account_value(a, k))
+    }
+
+    /// The association's limits and QOS, and the user's own keys.
+    pub fn assoc(u: &User, a: &Association) -> EditForm {
+        let mut filter = vec![pair("name", &u.name), pair("account", &a.account)];
+        // An empty partition is the account-wide association; sacctmgr names
+        // it by leaving partition= out (which also reaches any per-partition
+        // association of that account, exactly as the CLI would).
+        if !a.partition.is_empty() {
+            filter.push(pair("partition", &a.partition));
+        }
+        EditForm::new(Entity::User, filter, |k| user_value(u, a, k))
+    }
+
+    /// "QOS highprio", "user alice in ml": the dialog titles name it so.
+    pub fn subject(&self) -> String {
+        crate::action::subject(self.entity, &self.filter)
     }
 
     pub fn focused(&self) -> Option<&FormField> {
@@ -91,8 +198,9 @@ impl QosForm {
         if changes.is_empty() {
             return Ok(None);
         }
-        Ok(Some(WriteOp::ModifyQos {
-            name: self.name.clone(),
+        Ok(Some(WriteOp::Modify {
+            entity: self.entity,
+            filter: self.filter.clone(),
             diff: changes.iter().map(|c| format!("{}: {} → {}", c.key, c.from, c.to)).collect(),
             set: changes.into_iter().map(|c| c.wire).collect(),
         }))

@@ -288,7 +288,7 @@ pub fn default_table() -> Vec<Binding> {
         b("mark", Action::ToggleMark, &["space"], "mark / unmark the row"),
         b("open", Action::Open, &["enter"], "open the detail view"),
         b("back", Action::Back, &["esc"], "back / clear filter, marks"),
-        b("edit", Action::Edit, &["e"], "edit the selected QOS"),
+        b("edit", Action::Edit, &["e"], "edit QOS, account or user"),
         b("delete", Action::Delete, &["D"], "delete marked/selected rows"),
         // Lower-case d is drain, not delete: on the Nodes pane D is refused anyway.
         b("node_drain", Action::NodeAction(NodeOp::Drain), &["d"], "drain marked/selected nodes"),

@@ -8,7 +8,8 @@
 //!
 //! | module | what it holds |
 //! | --- | --- |
-//! | [`action`] | `Action`, `WriteOp`, `Effect`, `Rpc`, `Msg`, `Snapshot`: the vocabulary |
+//! | [`action`] | `Action`, `Effect`, `Rpc`, `Msg`, `Snapshot`: the vocabulary |
+//! | [`write`] | `WriteOp`, `NodeOp`: every guarded write, its role, verb and confirmation text |
 //! | [`state`] | the one `State` (modes, per-pane views, connection, data) |
 //! | [`dispatch`] | `dispatch(state, action) -> Vec<Effect>`; the write path and confirmations |
 //! | [`nav`] | selection, scrolling, sort, marks, filters, keeping selection across re-fetch |
@@ -17,7 +18,7 @@
 //! | [`config`] | `console.toml`: `[keys]` rebinding, `[theme]` |
 //! | [`command`] | the `:` command line and its completion |
 //! | [`filter`] | `/` regex filters (smart-case, `!` inverts) |
-//! | [`form`] | the QOS edit form and its diff |
+//! | [`form`] | the edit form of a QOS, account or user association, and its diff |
 //! | [`pane`] | the panes in tab order; where new panes are registered |
 //! | [`views`] | records -> rows and detail pages, one module per pane |
 //! | [`format`] | Slurm spellings of wall times, limits, shares |
@@ -61,6 +62,7 @@ pub mod terminal;
 pub mod ui;
 pub mod update;
 pub mod views;
+pub mod write;
 
 pub use action::{Action, Catalog, CatalogList, ClusterUpdate, Effect, Msg, NodeOp, Rpc, Snapshot, WriteOp};
 pub use app::{run, run_console};

@@ -5,7 +5,7 @@ use crate::action::{Snapshot, WriteOp};
 use crate::audit::AuditLog;
 use crate::config::ThemeName;
 use crate::filter::Filter;
-use crate::form::QosForm;
+use crate::form::EditForm;
 use crate::jobs::StateFilter;
 use crate::keymap::Keymap;
 use crate::live::Refetch;
@@ -117,7 +117,7 @@ pub enum Mode {
         prev: Box<Mode>,
     },
     Confirm(Box<Confirm>),
-    Form(Box<QosForm>),
+    Form(Box<EditForm>),
     /// The reason field of a drain or down, before its confirmation.
     Reason(Box<ReasonPrompt>),
 }

@@ -1,6 +1,7 @@
 mod common;
 
 use common::loaded;
+use spur_client::vocab::keys::Entity;
 use spur_console::command::{self, Command};
 use spur_console::config;
 use spur_console::filter::Filter;
@@ -101,8 +102,8 @@ fn edit_form_sends_only_changed_fields_after_confirm() {
     dispatch(&mut state, Action::Submit);
     let Mode::Confirm(c) = &state.mode else { panic!("expected the diff dialog, got {:?}", state.mode) };
     assert_eq!(c.focus, Choice::Cancel);
-    let WriteOp::ModifyQos { name, set, diff } = &c.op else { panic!("{:?}", c.op) };
-    assert_eq!(name, "highprio");
+    let WriteOp::Modify { entity: Entity::Qos, filter, set, diff } = &c.op else { panic!("{:?}", c.op) };
+    assert_eq!(filter, &vec![("name".to_string(), "highprio".to_string())]);
     assert_eq!(set, &vec![("priority".into(), "120".into()), ("maxjobsperuser".into(), "-1".into())]);
     assert_eq!(diff[0], "priority: 100 → 120");
     // Cancel returns to the form with the edits intact.

@@ -4,6 +4,7 @@
 mod common;
 
 use spur_client::conn::{Identity, USER_HEADER};
+use spur_client::vocab::keys::Entity;
 use spur_console::net;
 use spur_console::{Msg, Rpc, WriteOp};
 use spur_proto::v1::accounting_server::{Accounting, AccountingServer};
@@ -33,16 +34,20 @@ fn one_change() -> SetResponse {
     SetResponse { changes: vec![Change::default()], ..Default::default() }
 }
 
+fn log_set(log: &Log, call: &str, r: Request<SetRequest>) -> Response<SetResponse> {
+    let r = r.into_inner();
+    log_where(log, &format!("{call} mode={} where", r.mode), &r.r#where);
+    log_where(log, &format!("{call} set"), &r.set);
+    Response::new(one_change())
+}
+
 #[tonic::async_trait]
 impl Accounting for Fake {
     async fn list_qos(&self, _: Request<ListRequest>) -> Result<Response<ListQosResponse>, Status> {
         Ok(Response::new(ListQosResponse { qos: common::snapshot().qos, ..Default::default() }))
     }
     async fn set_qos(&self, r: Request<SetRequest>) -> Result<Response<SetResponse>, Status> {
-        let r = r.into_inner();
-        log_where(&self.log, &format!("set_qos mode={} where", r.mode), &r.r#where);
-        log_where(&self.log, "set_qos set", &r.set);
-        Ok(Response::new(one_change()))
+        Ok(log_set(&self.log, "set_qos", r))
     }
     async fn delete_qos(&self, r: Request<DeleteRequest>) -> Result<Response<SetResponse>, Status> {
         let who = r.metadata().get(USER_HEADER).and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
@@ -62,8 +67,8 @@ impl Accounting for Fake {
             ..Default::default()
         }))
     }
-    async fn set_account(&self, _: Request<SetRequest>) -> Result<Response<SetResponse>, Status> {
-        Err(Status::unimplemented("not in this fake"))
+    async fn set_account(&self, r: Request<SetRequest>) -> Result<Response<SetResponse>, Status> {
+        Ok(log_set(&self.log, "set_account", r))
     }
     async fn delete_account(&self, r: Request<DeleteRequest>) -> Result<Response<SetResponse>, Status> {
         log_where(&self.log, "delete_account", &r.into_inner().r#where);
@@ -72,8 +77,8 @@ impl Accounting for Fake {
     async fn list_users(&self, _: Request<ListRequest>) -> Result<Response<ListUsersResponse>, Status> {
         Ok(Response::new(ListUsersResponse { users: common::snapshot().users, ..Default::default() }))
     }
-    async fn set_user(&self, _: Request<SetRequest>) -> Result<Response<SetResponse>, Status> {
-        Err(Status::unimplemented("not in this fake"))
+    async fn set_user(&self, r: Request<SetRequest>) -> Result<Response<SetResponse>, Status> {
+        Ok(log_set(&self.log, "set_user", r))
     }
     async fn delete_user(&self, r: Request<DeleteRequest>) -> Result<Response<SetResponse>, Status> {
         log_where(&self.log, "delete_user", &r.into_inner().r#where);
@@ -149,9 +154,20 @@ async fn fetches_writes_and_reports() {
     assert!(
         matches!(next(&mut msg_rx).await, Msg::WriteDone { summary } if summary.contains("low,scavenger"))
     );
-    let set = vec![("priority".to_string(), "120".to_string())];
-    rpc_tx.send(Rpc::Write(WriteOp::ModifyQos { name: "highprio".into(), set, diff: vec![] })).unwrap();
-    assert!(matches!(next(&mut msg_rx).await, Msg::WriteDone { .. }));
+    // Every modify goes through its entity's Set RPC, as `sacctmgr modify` sends it.
+    let pair = |k: &str, v: &str| (k.to_string(), v.to_string());
+    for (entity, filter, set) in [
+        (Entity::Qos, vec![pair("name", "highprio")], vec![pair("priority", "120")]),
+        (Entity::Account, vec![pair("name", "ml")], vec![pair("fairshare", "60")]),
+        (
+            Entity::User,
+            vec![pair("name", "alice"), pair("account", "ml")],
+            vec![pair("defaultqos", "normal"), pair("qos", "normal,low")],
+        ),
+    ] {
+        rpc_tx.send(Rpc::Write(WriteOp::Modify { entity, filter, set, diff: vec![] })).unwrap();
+        assert!(matches!(next(&mut msg_rx).await, Msg::WriteDone { .. }));
+    }
     rpc_tx.send(Rpc::Write(WriteOp::DeleteUser { assocs: vec![("bob".into(), "physics".into())] })).unwrap();
     assert!(matches!(next(&mut msg_rx).await, Msg::WriteDone { .. }));
     rpc_tx.send(Rpc::Write(WriteOp::DeleteQos { names: vec!["missing".into()] })).unwrap();
@@ -168,6 +184,10 @@ async fn fetches_writes_and_reports() {
             "delete_qos name=scavenger",
             "set_qos mode=2 where name=highprio",
             "set_qos set priority=120",
+            "set_account mode=2 where name=ml",
+            "set_account set fairshare=60",
+            "set_user mode=2 where name=alice account=ml",
+            "set_user set defaultqos=normal qos=normal,low",
             "delete_user name=bob account=physics",
         ]
     );

@@ -69,6 +69,22 @@ fn qos_edit_form() {
 }
 
 #[test]
+fn account_edit_form() {
+    let mut state = loaded(false, (80, 24));
+    dispatch(&mut state, Action::GoPane(PaneId::Accounts));
+    for _ in 0..3 {
+        dispatch(&mut state, Action::Down); // root, research, bob, ml
+    }
+    dispatch(&mut state, Action::Edit);
+    assert!(matches!(state.mode, spur_console::state::Mode::Form(_)), "{:?}", state.last_error);
+    while !matches!(&state.mode, spur_console::state::Mode::Form(f) if f.focus == 3) {
+        dispatch(&mut state, Action::FocusNext); // fairshare
+    }
+    dispatch(&mut state, Action::Input(tui_input::InputRequest::InsertChar('0')));
+    insta::assert_snapshot!("account_form_80x24", draw(&state).backend());
+}
+
+#[test]
 fn unavailable_pane_says_so() {
     let mut state = loaded(false, (80, 24));
     dispatch(&mut state, Action::GoPane(PaneId::Hres));

@@ -2,9 +2,10 @@
 //! list and the writes.
 
 use super::{Client, JobsClient, LicensesClient, NodesClient};
-use crate::action::{Catalog, CatalogList, NodeOp, Snapshot, WriteOp};
+use crate::action::{Catalog, CatalogList, NodeOp, Snapshot, WriteOp, subject};
 use crate::jobs::{JobOp, JobSet, id_list};
 use spur_client::vocab::hostlist;
+use spur_client::vocab::keys::Entity;
 use spur_proto::v1::{
     CancelRequest, DeleteRequest, KeyValue, ListRequest, SetMode, SetRequest, SetResponse, UpdateJobRequest,
     UpdateNodesRequest,
@@ -151,16 +152,21 @@ async fn accounting(client: &mut Client, op: WriteOp) -> Result<String, Status> 
             }
             Ok(format!("deleted QOS {} ({} changed)", names.join(","), deleted(n)))
         }
-        WriteOp::ModifyQos { name, set, .. } => {
+        WriteOp::Modify { entity, filter, set, .. } => {
+            // The same request `sacctmgr modify` sends, so the audit row is identical.
             let req = SetRequest {
                 mode: SetMode::Modify as i32,
-                r#where: vec![kv("name", &name)],
+                r#where: filter.iter().map(|(k, v)| kv(k, v)).collect(),
                 set: set.iter().map(|(k, v)| kv(k, v)).collect(),
                 dry_run: false,
                 ..Default::default()
             };
-            let n = changes(client.set_qos(req).await?);
-            Ok(format!("modified QOS {name} ({} changed)", deleted(n)))
+            let r = match entity {
+                Entity::Qos => client.set_qos(req).await?,
+                Entity::Account => client.set_account(req).await?,
+                Entity::User => client.set_user(req).await?,
+            };
+            Ok(format!("modified {} ({} changed)", subject(entity, &filter), deleted(changes(r))))
         }
         WriteOp::DeleteAccount { names } => {
             let mut n = 0;

@@ -1,10 +1,10 @@
 //! Views drawn over or instead of the table: help, the confirmation
-//! dialog, the QOS edit form, the drain/down reason field and the detail view.
+//! dialog, the edit form, the drain/down reason field and the detail view.
 
 use super::layout::centered;
 use super::theme::Theme;
 use crate::action::Action;
-use crate::form::QosForm;
+use crate::form::EditForm;
 use crate::nodes::ReasonPrompt;
 use crate::pane::PaneId;
 use crate::state::{Choice, Confirm, State};
@@ -180,11 +180,11 @@ pub fn confirm(c: &Confirm, theme: Theme, frame: &mut Frame) {
 }
 
 /// `focused` is false while a confirmation sits on top (no cursor then).
-pub fn form(form: &QosForm, theme: Theme, frame: &mut Frame, focused: bool) {
+pub fn form(form: &EditForm, theme: Theme, frame: &mut Frame, focused: bool) {
     let screen = frame.area();
     let height = (form.fields.len() as u16).saturating_add(4);
     let area = centered(screen, screen.width.saturating_sub(2).min(80), height);
-    let inner = popup(frame, theme, area, &format!(" Modify QOS {} ", form.name));
+    let inner = popup(frame, theme, area, &format!(" Modify {} ", form.subject()));
     let [fields, footer] = Layout::vertical([Constraint::Min(0), Constraint::Length(2)]).areas(inner);
     let label_w = form.fields.iter().map(|f| f.key().len()).max().unwrap_or(8) + 2;
     let visible = usize::from(fields.height.max(1));
