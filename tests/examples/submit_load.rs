@@ -40,19 +40,7 @@ async fn run(clients: &[Clients], per_client: usize, in_flight: usize) -> f64 {
 async fn main() -> anyhow::Result<()> {
     let per_client: usize = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(2500);
     let dir = tempfile::tempdir()?;
-    let conf = dir.path().join("spur.conf");
-    // No agents: the jobs stay pending, so only the submit path is measured.
-    std::fs::write(
-        &conf,
-        format!(
-            "[[nodes]]\nname = \"n[1-4]\"\n[[partitions]]\nname = \"batch\"\nnodes = \"ALL\"\ndefault = true\n\
-             [accounting]\ndatabase_url = \"sqlite://{}/load.db\"\n",
-            dir.path().display()
-        ),
-    )?;
-    let running =
-        spur_daemon::controller::start(spur_daemon::config::Config::load(&conf)?, "127.0.0.1:0").await?;
-    let url = format!("http://{}", running.addr());
+    let (running, url) = spur_tests::inproc::pending_only(dir.path()).await?;
     let me = Identity { user: "load".into(), uid: Some(0), token: None };
     let mut clients = vec![];
     for _ in 0..CLIENTS {

@@ -91,19 +91,7 @@ async fn console(c: &mut Clients, url: &str, n: usize) -> anyhow::Result<Vec<Dur
 async fn main() -> anyhow::Result<()> {
     let n: usize = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(200);
     let dir = tempfile::tempdir()?;
-    let conf = dir.path().join("spur.conf");
-    // No agents: jobs stay pending, and each submit still runs a scheduling pass.
-    std::fs::write(
-        &conf,
-        format!(
-            "[[nodes]]\nname = \"n[1-4]\"\n[[partitions]]\nname = \"batch\"\nnodes = \"ALL\"\ndefault = true\n\
-             [accounting]\ndatabase_url = \"sqlite://{}/w.db\"\n",
-            dir.path().display()
-        ),
-    )?;
-    let running =
-        spur_daemon::controller::start(spur_daemon::config::Config::load(&conf)?, "127.0.0.1:0").await?;
-    let url = format!("http://{}", running.addr());
+    let (running, url) = spur_tests::inproc::pending_only(dir.path()).await?;
     let mut c = conn::connect(&url, Identity { user: "load".into(), uid: Some(0), token: None }).await?;
     report("submit -> batch on a raw Cluster.Watch", raw(&mut c, n).await?);
     report("submit -> job in the console's model", console(&mut c, &url, n).await?);

@@ -3,8 +3,10 @@
 //!
 //! - [`cluster`]: a controller and an agent with the CLI pointed at them.
 //! - [`db`]: a fresh SQLite file or PostgreSQL database per test.
+//! - [`inproc`]: an in-process controller with no agents, for load commands.
 //! - [`proc`]: running `spurctld` and the `spur` personalities.
 
 pub mod cluster;
 pub mod db;
+pub mod inproc;
 pub mod proc;

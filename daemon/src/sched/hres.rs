@@ -109,40 +109,35 @@ impl<'a> Counters<'a> {
 
     /// Charges allocations. A layer that no longer exists is skipped: nothing can be taken from it.
     pub(crate) fn take(&mut self, allocs: &[LicenseAlloc]) {
-        for a in allocs {
-            let Some(&ri) = self.by_name.get(a.name.as_str()) else {
-                if a.layers.is_empty()
-                    && let Some(free) = self.plain.get_mut(a.name.as_str())
-                {
-                    *free = free.saturating_sub(a.count);
-                }
-                continue;
-            };
-            let res = &mut self.res[ri];
-            for (layer, amount) in &a.layers {
-                if let Some(i) = res.r.layer(layer) {
-                    res.used[i] = res.used[i].saturating_add(*amount);
-                }
-            }
-        }
+        self.apply(allocs, true);
     }
 
     /// Gives back what allocations took: the inverse of [`Counters::take`],
     /// to weigh whether evicting their holders would make room.
     pub(crate) fn release(&mut self, allocs: &[LicenseAlloc]) {
+        self.apply(allocs, false);
+    }
+
+    fn apply(&mut self, allocs: &[LicenseAlloc], take: bool) {
+        let step = |v: u64, by: u64| if take { v.saturating_sub(by) } else { v.saturating_add(by) };
         for a in allocs {
             let Some(&ri) = self.by_name.get(a.name.as_str()) else {
+                // Plain counters hold what is free; layers hold what is used.
                 if a.layers.is_empty()
                     && let Some(free) = self.plain.get_mut(a.name.as_str())
                 {
-                    *free = free.saturating_add(a.count);
+                    *free = step(u64::from(*free), u64::from(a.count)).min(u64::from(u32::MAX)) as u32;
                 }
                 continue;
             };
             let res = &mut self.res[ri];
             for (layer, amount) in &a.layers {
                 if let Some(i) = res.r.layer(layer) {
-                    res.used[i] = res.used[i].saturating_sub(*amount);
+                    res.used[i] = if take {
+                        res.used[i].saturating_add(*amount)
+                    } else {
+                        res.used[i].saturating_sub(*amount)
+                    };
                 }
             }
         }
