@@ -18,6 +18,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let fds = protox::compile(&files, ["proto"])?;
     let out = PathBuf::from(std::env::var("OUT_DIR")?);
     std::fs::write(out.join("spur_descriptor.bin"), fds.encode_to_vec())?;
-    tonic_prost_build::configure().compile_fds(fds)?;
+    // A job listing holds 100,000 of these: boxing the spec (absent from brief
+    // listings) keeps each `Job` small to build, encode and decode.
+    tonic_prost_build::configure().boxed(".spur.v1.Job.spec").compile_fds(fds)?;
     Ok(())
 }

@@ -36,7 +36,7 @@ fn pending() -> pb::Job {
         submit_ms: NOW - 60_000,
         num_nodes: 2,
         num_cpus: 8,
-        spec: Some(pb::JobSpec {
+        spec: Some(Box::new(pb::JobSpec {
             ntasks: 4,
             cpus_per_task: 2,
             mem_mb: 1000,
@@ -45,7 +45,7 @@ fn pending() -> pb::Job {
             workdir: "/home/bob".into(),
             requeue: Some(true),
             ..Default::default()
-        }),
+        })),
         ..Default::default()
     }
 }

@@ -191,7 +191,7 @@ pub fn job(j: &crate::jobs::record::JobRecord) -> pb::Job {
         prio_tier: j.factors.3,
         preempted_by: j.preempted_by.unwrap_or(0),
         licenses_alloc: spur_client::vocab::licenses::format_allocs(&j.licenses_alloc),
-        spec: Some(pb::JobSpec {
+        spec: Some(Box::new(pb::JobSpec {
             name: j.name.clone(),
             account: j.account.clone().unwrap_or_default(),
             partition: j.partition.clone(),
@@ -216,7 +216,7 @@ pub fn job(j: &crate::jobs::record::JobRecord) -> pb::Job {
             script: String::new(),
             env: vec![],
             workdir: j.workdir.clone(),
-        }),
+        })),
         ..job_brief(j)
     }
 }

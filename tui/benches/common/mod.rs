@@ -84,7 +84,7 @@ pub fn jobs(n: u64) -> Vec<Job> {
                 num_nodes,
                 num_cpus: num_nodes * 16,
                 exit_code: i32::from(state == "FAILED"),
-                spec: Some(JobSpec {
+                spec: Some(Box::new(JobSpec {
                     name: format!("sim-{id}"),
                     account,
                     partition,
@@ -98,7 +98,7 @@ pub fn jobs(n: u64) -> Vec<Job> {
                     workdir: "/scratch/project/run".into(),
                     requeue: Some(true),
                     ..Default::default()
-                }),
+                })),
                 // The proto grows fields (priority factors); they keep their defaults.
                 ..Default::default()
             }

@@ -254,7 +254,11 @@ fn job(id: u64, user: &str, account: &str, qos: &str, partition: &str, state: &s
         submit_ms: local_ms("2026-03-01T06:00:00") + id as i64 * 1000,
         num_nodes: 1,
         num_cpus: 4,
-        spec: Some(spur_proto::v1::JobSpec { workdir: "/home/x".into(), mem_mb: 4096, ..Default::default() }),
+        spec: Some(Box::new(spur_proto::v1::JobSpec {
+            workdir: "/home/x".into(),
+            mem_mb: 4096,
+            ..Default::default()
+        })),
         ..Default::default()
     }
 }
