@@ -125,6 +125,12 @@ pub struct Clients {
     pub licenses: LicensesClient<Svc>,
 }
 
+/// What every CLI command does first: the controller from `--controller`
+/// (else the environment, else the default), connected, errors as one line.
+pub async fn connect_flag(flag: Option<&str>, identity: Identity) -> Result<Clients, String> {
+    connect(&resolve_controller(flag), identity).await.map_err(|e| e.to_string())
+}
+
 pub async fn connect(url: &str, identity: Identity) -> Result<Clients, ConnectError> {
     let endpoint = Endpoint::from_shared(url.to_string())
         .map_err(|e| ConnectError::BadUrl(url.to_string(), e.to_string()))?

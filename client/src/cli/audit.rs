@@ -73,8 +73,7 @@ async fn tail(args: TailArgs) -> Result<(), String> {
         },
         ..Flags::default()
     };
-    let url = conn::resolve_controller(args.controller.as_deref());
-    let mut c = conn::connect(&url, Identity::local()).await.map_err(|e| e.to_string())?;
+    let mut c = conn::connect_flag(args.controller.as_deref(), Identity::local()).await?;
     let req = pb::TailTxnRequest { filter, after_id: args.after };
     let mut stream = c.audit.tail_txn(req).await.map_err(|s| s.message().to_string())?.into_inner();
     while let Some(ev) = stream.message().await.map_err(|s| s.message().to_string())? {

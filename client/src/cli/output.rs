@@ -69,6 +69,21 @@ pub fn json(names: &[&str], rows: &[Vec<String>]) -> String {
     serde_json::to_string_pretty(&arr).unwrap_or_else(|_| "[]".into()) + "\n"
 }
 
+/// The end of a command: its output on stdout and exit 0, or
+/// `NAME: error: ...` on stderr and exit 1.
+pub fn finish(name: &str, result: Result<String, String>) -> i32 {
+    match result {
+        Ok(out) => {
+            print!("{out}");
+            0
+        }
+        Err(e) => {
+            eprintln!("{name}: error: {e}");
+            1
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -469,8 +469,7 @@ async fn run(mut a: Args) -> Result<String, String> {
     }
     let me = Identity::local();
     (a.me, a.root) = (me.user.clone(), me.uid == Some(0));
-    let url = conn::resolve_controller(a.controller.as_deref());
-    let mut c = conn::connect(&url, me).await.map_err(|e| e.to_string())?;
+    let mut c = conn::connect_flag(a.controller.as_deref(), me).await?;
     let req = pb::ListRequest { filter: a.filter() };
     let jobs = c.jobs.list_jobs(req).await.map_err(status)?.into_inner().jobs;
     report(&a, &jobs, Local::now())
@@ -484,14 +483,5 @@ pub async fn main(argv: &[String]) -> i32 {
         Ok(a) => run(a).await,
         Err(e) => Err(e),
     };
-    match result {
-        Ok(out) => {
-            print!("{out}");
-            0
-        }
-        Err(e) => {
-            eprintln!("sacct: error: {e}");
-            1
-        }
-    }
+    super::output::finish("sacct", result)
 }

@@ -41,8 +41,7 @@ pub async fn main(argv: &[String]) -> i32 {
 
 async fn run(argv: &[String]) -> Result<String, String> {
     let cmd = args::parse(argv).map_err(|e| e.0)?;
-    let url = conn::resolve_controller(cmd.flags.controller.as_deref());
-    let clients = conn::connect(&url, Identity::local()).await.map_err(|e| e.to_string())?;
+    let clients = conn::connect_flag(cmd.flags.controller.as_deref(), Identity::local()).await?;
     execute(&cmd, clients).await
 }
 

@@ -412,8 +412,7 @@ async fn run(argv: &[String]) -> Result<String, String> {
         Prepared::Help => return Ok(format!("{USAGE}\n")),
         Prepared::Submit(s) => s,
     };
-    let url = conn::resolve_controller(sub.controller.as_deref());
-    let mut c = conn::connect(&url, Identity::local()).await.map_err(|e| e.to_string())?;
+    let mut c = conn::connect_flag(sub.controller.as_deref(), Identity::local()).await?;
     let req = pb::SubmitRequest { spec: Some(sub.spec) };
     // Slurm's wording; the controller's message carries the reason code and its facts.
     let resp = c.jobs.submit(req).await.map_err(|e| format!("Batch job submission failed: {}", status(e)))?;

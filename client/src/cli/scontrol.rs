@@ -464,8 +464,7 @@ async fn run(argv: &[String]) -> Result<Outcome, String> {
     if let Some(stdout) = local(&cmd)? {
         return Ok(Outcome { stdout, warning: None });
     }
-    let url = conn::resolve_controller(flags.controller.as_deref());
-    let mut c = conn::connect(&url, Identity::local()).await.map_err(|e| e.to_string())?;
+    let mut c = conn::connect_flag(flags.controller.as_deref(), Identity::local()).await?;
     execute(&cmd, &flags, &mut c).await
 }
 

@@ -472,8 +472,7 @@ async fn run(mut a: Args) -> Result<String, String> {
         a.format = std::env::var("SINFO_FORMAT").ok().filter(|f| !f.is_empty());
     }
     plan(&a)?;
-    let url = conn::resolve_controller(a.controller.as_deref());
-    let mut c = conn::connect(&url, Identity::local()).await.map_err(|e| e.to_string())?;
+    let mut c = conn::connect_flag(a.controller.as_deref(), Identity::local()).await?;
     let nodes = c.nodes.list_nodes(pb::ListRequest::default()).await.map_err(status)?.into_inner().nodes;
     let parts =
         c.nodes.list_partitions(pb::ListRequest::default()).await.map_err(status)?.into_inner().partitions;
@@ -487,14 +486,5 @@ pub async fn main(argv: &[String]) -> i32 {
         Ok(a) => run(a).await,
         Err(e) => Err(e),
     };
-    match result {
-        Ok(out) => {
-            print!("{out}");
-            0
-        }
-        Err(e) => {
-            eprintln!("sinfo: error: {e}");
-            1
-        }
-    }
+    super::output::finish("sinfo", result)
 }

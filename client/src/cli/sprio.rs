@@ -191,8 +191,7 @@ pub fn report(a: &Args, jobs: &[pb::Job]) -> Result<String, String> {
 }
 
 async fn run(a: Args) -> Result<String, String> {
-    let url = conn::resolve_controller(a.controller.as_deref());
-    let mut c = conn::connect(&url, Identity::local()).await.map_err(|e| e.to_string())?;
+    let mut c = conn::connect_flag(a.controller.as_deref(), Identity::local()).await?;
     let req = pb::ListRequest { filter: a.filter() };
     let jobs = c.jobs.list_jobs(req).await.map_err(status)?.into_inner().jobs;
     report(&a, &jobs)
@@ -205,14 +204,5 @@ pub async fn main(argv: &[String]) -> i32 {
         Ok(a) => run(a).await,
         Err(e) => Err(e),
     };
-    match result {
-        Ok(out) => {
-            print!("{out}");
-            0
-        }
-        Err(e) => {
-            eprintln!("sprio: error: {e}");
-            1
-        }
-    }
+    super::output::finish("sprio", result)
 }

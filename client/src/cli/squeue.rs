@@ -440,8 +440,7 @@ async fn run(mut a: Args) -> Result<String, String> {
     if a.me {
         a.users.push(Identity::local().user);
     }
-    let url = conn::resolve_controller(a.controller.as_deref());
-    let mut c = conn::connect(&url, Identity::local()).await.map_err(|e| e.to_string())?;
+    let mut c = conn::connect_flag(a.controller.as_deref(), Identity::local()).await?;
     let req = pb::ListRequest { filter: a.filter() };
     let jobs = c.jobs.list_jobs(req).await.map_err(status)?.into_inner().jobs;
     report(&a, &jobs, chrono::Utc::now().timestamp_millis())
@@ -454,14 +453,5 @@ pub async fn main(argv: &[String]) -> i32 {
         Ok(a) => run(a).await,
         Err(e) => Err(e),
     };
-    match result {
-        Ok(out) => {
-            print!("{out}");
-            0
-        }
-        Err(e) => {
-            eprintln!("squeue: error: {e}");
-            1
-        }
-    }
+    super::output::finish("squeue", result)
 }

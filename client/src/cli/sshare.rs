@@ -210,8 +210,7 @@ pub fn report(a: &Args, rows: &[pb::ShareRow], me: &str) -> Result<String, Strin
 
 async fn run(a: Args) -> Result<String, String> {
     let me = Identity::local();
-    let url = conn::resolve_controller(a.controller.as_deref());
-    let mut c = conn::connect(&url, me.clone()).await.map_err(|e| e.to_string())?;
+    let mut c = conn::connect_flag(a.controller.as_deref(), me.clone()).await?;
     let req = pb::ListRequest { filter: a.filter() };
     let rows = c.jobs.list_shares(req).await.map_err(status)?.into_inner().rows;
     report(&a, &rows, &me.user)
@@ -225,14 +224,5 @@ pub async fn main(argv: &[String]) -> i32 {
         Ok(a) => run(a).await,
         Err(e) => Err(e),
     };
-    match result {
-        Ok(out) => {
-            print!("{out}");
-            0
-        }
-        Err(e) => {
-            eprintln!("sshare: error: {e}");
-            1
-        }
-    }
+    super::output::finish("sshare", result)
 }

@@ -123,8 +123,7 @@ fn key_from_config(path: &Path) -> Result<Vec<u8>, String> {
 }
 
 async fn admission(controller: Option<&str>, cmd: AdmissionCmd) -> Result<String, String> {
-    let url = conn::resolve_controller(controller);
-    let mut c = conn::connect(&url, Identity::local()).await.map_err(|e| e.to_string())?;
+    let mut c = conn::connect_flag(controller, Identity::local()).await?;
     let st = |s: tonic::Status| s.message().to_string();
     match cmd {
         AdmissionCmd::Create(ttl) => {
