@@ -2,7 +2,7 @@
 //! against a snapshot with nothing started yet, weighing every running job.
 //! The same code as the pass, so an explanation cannot disagree with it.
 
-use super::job::{JobId, JobState};
+use super::job::{Job, JobId, JobState};
 use super::pass::Pass;
 use super::preempt::{Overlap, Short};
 use super::priority::PriorityFactors;
@@ -19,8 +19,7 @@ pub fn explain_job(
     id: JobId,
 ) -> Result<JobVerdict, String> {
     let mut pass = Pass::new(snap, now_ms);
-    let (sc, pi, prio) = pending(&mut pass, id)?;
-    let job = &snap.jobs.iter().find(|j| j.id == id).ok_or_else(|| missing(id))?;
+    let (job, sc, pi, prio) = pending(&mut pass, id)?;
     // A job the last pass left short of its Mode 3 resource is weighed against that resource's holders.
     let reason = plan.and_then(|p| p.reason_of(id)).map(|r| r.code);
     let short = match (reason, pass.licenses.mode3_of(job)) {
@@ -47,11 +46,10 @@ pub fn explain_pair(
     running_id: JobId,
 ) -> Result<PairVerdict, String> {
     let mut pass = Pass::new(snap, now_ms);
-    let (sc, pi, prio) = pending(&mut pass, pending_id)?;
+    let (job, sc, pi, prio) = pending(&mut pass, pending_id)?;
     let r = (0..pass.running.len())
         .find(|r| snap.jobs[pass.running[*r].job].id == running_id)
         .ok_or_else(|| format!("job {running_id} is not running"))?;
-    let job = snap.jobs.iter().find(|j| j.id == pending_id).ok_or_else(|| missing(pending_id))?;
     let pool = pass.pool(job, pi);
     let mut in_pool = vec![false; snap.nodes.len()];
     pool.iter().for_each(|i| in_pool[*i as usize] = true);
@@ -66,14 +64,10 @@ pub fn explain_pair(
     Ok(pass.pair(job, sc, pi, &prio, &overlap, r))
 }
 
-fn missing(id: JobId) -> String {
-    format!("job {id} is not in the queue")
-}
-
-/// The pending job's scope, partition and priority as the pass computes them.
-fn pending(pass: &mut Pass<'_>, id: JobId) -> Result<(u32, usize, PriorityFactors), String> {
+/// The pending job, its scope, partition and priority as the pass computes them.
+fn pending<'a>(pass: &mut Pass<'a>, id: JobId) -> Result<(&'a Job, u32, usize, PriorityFactors), String> {
     let snap = pass.snap;
-    let job = snap.jobs.iter().find(|j| j.id == id).ok_or_else(|| missing(id))?;
+    let job = snap.jobs.iter().find(|j| j.id == id).ok_or_else(|| format!("job {id} is not in the queue"))?;
     if !matches!(job.state, JobState::Pending) {
         return Err(format!("job {id} is not pending"));
     }
@@ -84,5 +78,5 @@ fn pending(pass: &mut Pass<'_>, id: JobId) -> Result<(u32, usize, PriorityFactor
     let sc = pass.scopes.of(job);
     let s = &pass.scopes.list[sc as usize];
     let tier = pass.parts[pi as usize].p.priority_tier;
-    Ok((sc, pi as usize, PriorityFactors::for_job(job, s.qos, s.fair_share, tier, pass.now)))
+    Ok((job, sc, pi as usize, PriorityFactors::for_job(job, s.qos, s.fair_share, tier, pass.now)))
 }

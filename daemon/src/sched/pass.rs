@@ -140,9 +140,11 @@ impl<'a> Pass<'a> {
         let mut allocs = Vec::new();
         let mut running = Vec::new();
         let mut on_node = vec![Vec::new(); nodes.len()];
+        let mut held = false;
         for (j, job) in snap.jobs.iter().enumerate() {
             if let JobState::Suspended { nodes: names, by, .. } = &job.state {
                 hold_for_preemptor(&mut nodes, &node_idx, names, *by, job.id, &snap.jobs);
+                held = true;
             }
             let JobState::Running { nodes: names, start_ms } = &job.state else { continue };
             let idx: Vec<u32> = names.iter().filter_map(|n| node_idx.get(n.as_str()).copied()).collect();
@@ -159,8 +161,8 @@ impl<'a> Pass<'a> {
                 scopes.groups[g as usize].add(&ask, &idx);
             }
             // A running job's priority is recomputed at check time, with the pending side's formula.
-            let part = snap.partitions.iter().position(|p| p.name == job.partition).map(|p| p as u32);
-            let tier = part.map_or(1, |p| snap.partitions[p as usize].priority_tier);
+            let part = part_idx.get(job.partition.as_str()).copied();
+            let tier = part.map_or(1, |p: u32| parts[p as usize].p.priority_tier);
             let s = &scopes.list[sc as usize];
             let priority = PriorityFactors::for_job(job, s.qos, s.fair_share, tier, now);
             running.push(Running { job: j, alloc: allocs.len(), scope: sc, part, priority, evicted: false });
@@ -182,7 +184,7 @@ impl<'a> Pass<'a> {
             running,
             on_node,
             evictions: 0,
-            held: snap.jobs.iter().any(|j| matches!(j.state, JobState::Suspended { .. })),
+            held,
             licenses,
             resv: HashMap::new(),
             node_fail: NodeCapFailures::default(),
@@ -346,8 +348,7 @@ impl<'a> Pass<'a> {
         }
         required.sort_unstable();
         required.dedup();
-        let mut excluded: Vec<u32> =
-            job.exclude.iter().filter_map(|n| self.node_idx.get(n.as_str()).copied()).collect();
+        let mut excluded: Vec<u32> = self.indexes(&job.exclude);
         excluded.extend(keep_off);
         excluded.sort_unstable();
         excluded.dedup();
@@ -439,6 +440,11 @@ impl<'a> Pass<'a> {
             cand.into_iter().map(|n| (misses(n), self.nodes[n as usize].weight, n)).collect();
         keyed.sort_unstable();
         keyed.into_iter().map(|k| k.2).collect()
+    }
+
+    /// Snapshot indexes of named nodes; unknown names are left out.
+    pub(super) fn indexes(&self, names: &[String]) -> Vec<u32> {
+        names.iter().filter_map(|n| self.node_idx.get(n.as_str()).copied()).collect()
     }
 
     fn reserved_reason(&self, by: Option<JobId>) -> Reason {

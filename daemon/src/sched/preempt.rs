@@ -66,7 +66,7 @@ impl<'a> Pass<'a> {
     pub fn resume_suspended(&mut self) {
         for job in &self.snap.jobs {
             let JobState::Suspended { nodes, .. } = &job.state else { continue };
-            let idx: Vec<u32> = nodes.iter().filter_map(|n| self.node_idx.get(n.as_str()).copied()).collect();
+            let idx = self.indexes(nodes);
             if idx.iter().any(|i| self.nodes[*i as usize].held_for != Some(job.id)) {
                 continue;
             }
@@ -86,11 +86,13 @@ impl<'a> Pass<'a> {
     /// The partition's in-service nodes the job could use, in placement order:
     /// only its named nodes when they are all it asks for.
     pub(super) fn pool(&self, job: &Job, pi: usize) -> Vec<u32> {
-        let excluded = |i: u32| job.exclude.iter().any(|n| self.node_idx.get(n.as_str()) == Some(&i));
-        let named = |i: u32| job.nodelist.iter().any(|n| self.node_idx.get(n.as_str()) == Some(&i));
+        // Resolved once, not per node of the partition.
+        let (excluded, named) = (self.indexes(&job.exclude), self.indexes(&job.nodelist));
         let only_named = !job.nodelist.is_empty() && job.nodes() as usize <= job.nodelist.len();
         (self.parts[pi].nodes.order.iter().copied())
-            .filter(|i| self.nodes[*i as usize].up && !excluded(*i) && (!only_named || named(*i)))
+            .filter(|i| {
+                self.nodes[*i as usize].up && !excluded.contains(i) && (!only_named || named.contains(i))
+            })
             .collect()
     }
 
@@ -224,8 +226,7 @@ impl<'a> Pass<'a> {
             let n = sim.get(&i).unwrap_or(&self.nodes[i as usize]);
             n.held_for.is_none_or(|h| h == job.id) && n.fits(&shape)
         };
-        let required: Vec<u32> =
-            job.nodelist.iter().filter_map(|n| self.node_idx.get(n.as_str()).copied()).collect();
+        let required = self.indexes(&job.nodelist);
         if required.len() < job.nodelist.len() || !required.iter().all(|i| pool.contains(i) && ok(*i)) {
             return None;
         }
@@ -264,8 +265,7 @@ impl<'a> Pass<'a> {
 
     fn hres_room(&self, job: &Job, pool: &[u32], victims: &[(usize, PreemptMode)]) -> Option<Vec<u32>> {
         self.licenses.check(job).ok()?;
-        let required: Vec<u32> =
-            job.nodelist.iter().filter_map(|n| self.node_idx.get(n.as_str()).copied()).collect();
+        let required = self.indexes(&job.nodelist);
         let mut excluded = Vec::new();
         self.licenses.exclude(job, pool, &required, &mut excluded, job.nodes() as usize).ok()?;
         let served: Vec<u32> = pool.iter().copied().filter(|n| excluded.binary_search(n).is_err()).collect();
