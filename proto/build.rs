@@ -20,6 +20,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     std::fs::write(out.join("spur_descriptor.bin"), fds.encode_to_vec())?;
     // A job listing holds 100,000 of these: boxing the spec (absent from brief
     // listings) keeps each `Job` small to build, encode and decode.
-    tonic_prost_build::configure().boxed(".spur.v1.Job.spec").compile_fds(fds)?;
+    // A packed listing is decoded again from its own bytes: `Bytes` slices
+    // the response buffer rather than copying megabytes into a Vec.
+    tonic_prost_build::configure()
+        .boxed(".spur.v1.Job.spec")
+        .bytes(".spur.v1.ListJobsResponse.packed")
+        .compile_fds(fds)?;
     Ok(())
 }

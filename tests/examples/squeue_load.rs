@@ -93,18 +93,30 @@ async fn main() -> anyhow::Result<()> {
     let c = Controller::start(dir.path(), &conf(&db, cluster));
     println!("spurctld up with {jobs} jobs in {:.1} s", t.elapsed().as_secs_f64());
 
+    if std::env::var("HOLD").is_ok() {
+        println!("URL {}", c.url);
+        tokio::time::sleep(Duration::from_secs(100000)).await;
+    }
     let me = Identity { user: "load".into(), uid: Some(0), token: None };
     let mut cl = conn::connect(&c.url, me).await?;
-    let brief = pb::KeyValue { key: "view".into(), value: "brief".into() };
-    for (label, filter) in [("full", vec![]), ("view=brief", vec![brief])] {
+    let view = |v: &str| vec![pb::KeyValue { key: "view".into(), value: v.into() }];
+    for (label, filter) in
+        [("ListJobs full", vec![]), ("ListJobs view=brief", view("brief")), ("StreamJobs", vec![])]
+    {
         let mut times = vec![];
         let mut n = 0;
         for _ in 0..RUNS {
             let t = Instant::now();
-            n = cl.jobs.list_jobs(pb::ListRequest { filter: filter.clone() }).await?.into_inner().jobs.len();
+            let req = pb::ListRequest { filter: filter.clone() };
+            n = if label == "StreamJobs" {
+                let pages = cl.jobs.stream_jobs(req).await?.into_inner();
+                spur_client::cli::listing::collect(pages).await.map_err(anyhow::Error::msg)?.len()
+            } else {
+                cl.jobs.list_jobs(req).await?.into_inner().jobs.len()
+            };
             times.push(t.elapsed());
         }
-        println!("ListJobs ({label}) over {n} jobs: {}", stats(times));
+        println!("{label} over {n} jobs: {}", stats(times));
     }
 
     let url = c.url.clone();

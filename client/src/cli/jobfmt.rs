@@ -98,11 +98,19 @@ pub fn parse_ids<S: AsRef<str>>(words: &[S]) -> Result<Vec<u64>, String> {
 
 /// squeue's duration style: `0:00`, `5:03`, `1:00:00`, `2-03:04:05`.
 pub fn squeue_secs(secs: u64) -> String {
+    let mut out = String::new();
+    let _ = squeue_secs_into(&mut out, secs);
+    out
+}
+
+/// [`squeue_secs`] appended to `out`.
+pub fn squeue_secs_into(out: &mut String, secs: u64) -> std::fmt::Result {
+    use std::fmt::Write;
     let (d, h, m, s) = (secs / 86400, (secs / 3600) % 24, (secs / 60) % 60, secs % 60);
     match (d, h) {
-        (0, 0) => format!("{m}:{s:02}"),
-        (0, _) => format!("{h}:{m:02}:{s:02}"),
-        _ => format!("{d}-{h:02}:{m:02}:{s:02}"),
+        (0, 0) => write!(out, "{m}:{s:02}"),
+        (0, _) => write!(out, "{h}:{m:02}:{s:02}"),
+        _ => write!(out, "{d}-{h:02}:{m:02}:{s:02}"),
     }
 }
 
@@ -136,8 +144,13 @@ pub fn end_ms(j: &pb::Job) -> Option<i64> {
 
 /// `%R`: `(Reason)` for jobs waiting or ended by a fault, else the nodes (as Slurm).
 pub fn reason_list(j: &pb::Job) -> String {
+    if shows_reason(j) { format!("({})", reason(j)) } else { nodelist(j) }
+}
+
+/// Whether `%R` shows the job's reason rather than its nodes.
+pub fn shows_reason(j: &pb::Job) -> bool {
     let why = ["PENDING", "REQUEUED", "FAILED", "TIMEOUT", "OUT_OF_MEMORY", "DEADLINE"];
-    if why.iter().any(|s| is(j, s)) { format!("({})", reason(j)) } else { nodelist(j) }
+    why.iter().any(|s| is(j, s))
 }
 
 pub fn reason(j: &pb::Job) -> &str {

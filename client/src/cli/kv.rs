@@ -211,15 +211,27 @@ pub fn fit_into(out: &mut String, v: &str, width: usize, right: bool) {
         out.push_str(v);
         return;
     }
-    let (cut, chars) = match v.char_indices().nth(width) {
-        Some((at, _)) => (&v[..at], width),
-        None => (v, v.chars().count()),
+    // Nearly every cell is ASCII, where a char is a byte.
+    let (cut, chars) = if v.is_ascii() {
+        let n = v.len().min(width);
+        (&v[..n], n)
+    } else {
+        match v.char_indices().nth(width) {
+            Some((at, _)) => (&v[..at], width),
+            None => (v, v.chars().count()),
+        }
     };
     let pad = width - chars;
     if !right {
         out.push_str(cut);
     }
-    out.extend(std::iter::repeat_n(' ', pad));
+    const SPACES: &str = "                                                                ";
+    let mut left = pad;
+    while left > 0 {
+        let n = left.min(SPACES.len());
+        out.push_str(&SPACES[..n]);
+        left -= n;
+    }
     if right {
         out.push_str(cut);
     }

@@ -10,11 +10,13 @@
 //! - [`preemptctl`]: scontrol explain job|preempt, and the partition preemption override.
 //! - [`licctl`]: scontrol's license commands: show license, update HRESName=.
 //! - [`squeue`]: `squeue` / `spur queue`: the job queue, Slurm's `-o`/`-O` formats and sorts.
+//! - [`listing`]: a large job listing decoded and printed on every core.
 //! - [`sbatch`]: `sbatch` / `spur submit`: a job spec from options and `#SBATCH` lines.
 //! - [`scancel`]: `scancel` / `spur cancel`: cancel or signal jobs by id or filter.
 //! - [`sacct`]: `sacct` / `spur acct`: job accounting in a time window, Slurm's print_fields layout.
 //! - [`sprio`]: `sprio` / `spur prio`: the priority factors of pending jobs.
 //! - [`sshare`]: `sshare` / `spur share`: fair share per account and user.
+//! - [`jobsort`]: squeue's `-S` sort letters, and sorting by them.
 //! - [`jobfmt`]: job states, ids, durations, signals, and the `show job` record.
 //! - [`kv`]: Slurm-style flags (getopt), `Key=value` pairs and abbreviated keywords.
 //! - [`audit`]: `spur audit tail`.
@@ -25,8 +27,10 @@ pub mod audit;
 pub mod columns;
 pub mod jobctl;
 pub mod jobfmt;
+pub mod jobsort;
 pub mod kv;
 pub mod licctl;
+pub mod listing;
 pub mod output;
 pub mod preemptctl;
 pub mod sacct;

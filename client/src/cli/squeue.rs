@@ -2,19 +2,21 @@
 //! prints it. `-o` takes Slurm's `%[.][width]X` codes, `-O` its long field
 //! names (`name[:[.]width]`, 20 wide by default), `-S` its sort letters. The
 //! state filter travels to the controller as `state=`, so a queue with many
-//! finished jobs stays cheap to list, and `view=brief` unless a column needs
-//! the job's spec; every filter is also re-applied here so the output never
-//! depends on which filters a controller understands.
+//! finished jobs stays cheap to list, and the brief view (StreamJobs: pages
+//! written by the controller straight into protobuf bytes, decoded as they
+//! arrive) unless a column needs the job's spec; every filter is also
+//! re-applied here so the output never depends on which filters a
+//! controller understands.
 
 use super::kv::list;
 
 use super::jobfmt::{self, squeue_secs};
+pub use super::jobsort::{sort, sort_keys};
 use super::kv::{self, Arg, Item, fit_into};
-use super::scontrol::{natural, status};
+use super::listing;
+use super::scontrol::status;
 use crate::conn::{self, Identity};
 use spur_proto::v1 as pb;
-use std::borrow::Cow;
-use std::cmp::Ordering;
 
 pub const USAGE: &str = "\
 usage: squeue [-hl] [-u USER,...] [-A ACCOUNT,...] [-p PARTITION,...] [-q QOS,...] [-t STATE,...]
@@ -43,7 +45,7 @@ const LONG_FORMAT: &str = "%.18i %.9P %.8j %.8u %.8T %.10M %.9l %.6D %R";
 const DEFAULT_SORT: &str = "P,t,-p";
 
 /// `(letter, -O name, header)`.
-const FIELDS: &[(char, &str, &str)] = &[
+pub(crate) const FIELDS: &[(char, &str, &str)] = &[
     ('i', "JobID", "JOBID"),
     ('j', "Name", "NAME"),
     ('u', "UserName", "USER"),
@@ -76,7 +78,7 @@ const FIELDS: &[(char, &str, &str)] = &[
 ];
 
 /// Format letters read from the job's spec; without them (and without
-/// `--json`) squeue asks for `view=brief`, which the controller sends lighter.
+/// `--json`) squeue asks for the brief view, which the controller sends lighter.
 const SPEC_CODES: &str = "kWbmZxnh";
 
 fn header(code: char) -> &'static str {
@@ -249,9 +251,33 @@ fn long_format(names: &str) -> Result<Vec<Item>, String> {
 
 /// One field of one job.
 pub fn cell(code: char, j: &pb::Job, now_ms: i64) -> String {
+    let mut s = String::new();
+    cell_into(&mut s, code, j, now_ms);
+    s
+}
+
+/// [`cell`] appended to `buf`: the columns of squeue's default format are
+/// written without a String of their own, 100,000 jobs times six cells.
+pub fn cell_into(buf: &mut String, code: char, j: &pb::Job, now_ms: i64) {
+    use std::fmt::Write;
     if let Some(s) = text(code, j) {
-        return s.to_string();
+        buf.push_str(s);
+        return;
     }
+    // Writing to a String cannot fail.
+    let _ = match code {
+        'i' => write!(buf, "{}", j.id),
+        't' => buf.write_str(jobfmt::compact(&j.state)),
+        'M' => jobfmt::squeue_secs_into(buf, jobfmt::run_secs(j, now_ms)),
+        'D' => write!(buf, "{}", j.num_nodes),
+        'C' => write!(buf, "{}", j.num_cpus),
+        'R' if jobfmt::shows_reason(j) => write!(buf, "({})", jobfmt::reason(j)),
+        _ => buf.write_str(&other_cell(code, j, now_ms)),
+    };
+}
+
+/// The cells that are cold or need the spec.
+fn other_cell(code: char, j: &pb::Job, now_ms: i64) -> String {
     let none;
     let spec = match &j.spec {
         Some(s) => s,
@@ -263,16 +289,11 @@ pub fn cell(code: char, j: &pb::Job, now_ms: i64) -> String {
     let limit =
         |f: &dyn Fn(u64) -> u64| j.time_limit_minutes.map_or("UNLIMITED".into(), |m| squeue_secs(f(m)));
     match code {
-        'i' => j.id.to_string(),
         'p' | 'Q' => jobfmt::priority(j),
-        't' => jobfmt::compact(&j.state).to_string(),
         'N' => jobfmt::nodelist(j),
         'R' => jobfmt::reason_list(j),
-        'M' => squeue_secs(jobfmt::run_secs(j, now_ms)),
         'l' => limit(&|m| m.saturating_mul(60)),
         'L' => limit(&|m| m.saturating_mul(60).saturating_sub(jobfmt::run_secs(j, now_ms))),
-        'D' => j.num_nodes.to_string(),
-        'C' => j.num_cpus.to_string(),
         'S' => jobfmt::time_or(j.start_ms, "N/A"),
         'V' => jobfmt::time_or(j.submit_ms, "N/A"),
         'e' => jobfmt::time_or(jobfmt::end_ms(j).unwrap_or(0), "N/A"),
@@ -292,7 +313,7 @@ pub fn cell(code: char, j: &pb::Job, now_ms: i64) -> String {
 
 /// The fields that are a job's own text, borrowed: sorting 100,000 jobs by
 /// partition then compares without allocating.
-fn text(code: char, j: &pb::Job) -> Option<&str> {
+pub(crate) fn text(code: char, j: &pb::Job) -> Option<&str> {
     Some(match code {
         'j' => &j.name,
         'u' => &j.user,
@@ -309,82 +330,6 @@ fn null_str(s: &str) -> &str {
     if s.is_empty() { "(null)" } else { s }
 }
 
-/// A `-S` list: format letters, each optionally preceded by `-` (descending)
-/// or `+`; commas are optional, as in Slurm.
-pub fn sort_keys(spec: &str) -> Result<Vec<(char, bool)>, String> {
-    let mut keys = vec![];
-    let mut desc = false;
-    for c in spec.chars() {
-        match c {
-            ',' | ' ' => {}
-            '-' => desc = true,
-            '+' => desc = false,
-            c if FIELDS.iter().any(|f| f.0 == c) => {
-                keys.push((c, desc));
-                desc = false;
-            }
-            c => return Err(format!("--sort: invalid sort field '{c}' in '{spec}' (use format letters)")),
-        }
-    }
-    Ok(keys)
-}
-
-/// One job's value for one sort key: a number where the field is one, else
-/// its text (compared naturally, so `node9` sorts before `node10`).
-enum Key<'a> {
-    Num(f64),
-    Text(Cow<'a, str>),
-}
-
-fn key(code: char, j: &pb::Job, now_ms: i64) -> Key<'_> {
-    let n = match code {
-        'i' => j.id as f64,
-        'p' | 'Q' => j.priority,
-        'M' => jobfmt::run_secs(j, now_ms) as f64,
-        'l' | 'L' => j.time_limit_minutes.map_or(f64::INFINITY, |m| m as f64),
-        'D' => j.num_nodes.into(),
-        'C' => j.num_cpus.into(),
-        'S' => j.start_ms as f64,
-        'V' => j.submit_ms as f64,
-        'e' => jobfmt::end_ms(j).unwrap_or(0) as f64,
-        't' | 'T' => jobfmt::state_rank(&j.state) as f64,
-        _ => f64::NAN,
-    };
-    match text(code, j) {
-        _ if !n.is_nan() => Key::Num(n),
-        Some(t) => Key::Text(Cow::Borrowed(t)),
-        None => Key::Text(Cow::Owned(cell(code, j, now_ms))),
-    }
-}
-
-fn compare(x: &Key, y: &Key) -> Ordering {
-    match (x, y) {
-        (Key::Num(a), Key::Num(b)) => a.total_cmp(b),
-        (Key::Text(a), Key::Text(b)) => natural(a, b),
-        // Never mixed: a key's kind depends on its letter only.
-        (Key::Num(_), Key::Text(_)) => Ordering::Less,
-        (Key::Text(_), Key::Num(_)) => Ordering::Greater,
-    }
-}
-
-/// Sorts by the keys in order; ties fall back to job id, so output is stable.
-/// Each job's keys are computed once, not once per comparison: 100,000 jobs
-/// take some two million comparisons.
-pub fn sort(jobs: &mut [&pb::Job], keys: &[(char, bool)], now_ms: i64) {
-    let mut keyed: Vec<(Vec<Key>, &pb::Job)> =
-        jobs.iter().map(|j| (keys.iter().map(|&(c, _)| key(c, j, now_ms)).collect(), *j)).collect();
-    keyed.sort_by(|(a, x), (b, y)| {
-        keys.iter()
-            .zip(a.iter().zip(b))
-            .map(|(&(_, desc), (p, q))| if desc { compare(q, p) } else { compare(p, q) })
-            .find(|o| o.is_ne())
-            .unwrap_or_else(|| x.id.cmp(&y.id))
-    });
-    for (slot, (_, j)) in jobs.iter_mut().zip(keyed) {
-        *slot = j;
-    }
-}
-
 /// The whole report from listed jobs; no I/O.
 pub fn report(a: &Args, jobs: &[pb::Job], now_ms: i64) -> Result<String, String> {
     let items = plan(a)?;
@@ -394,35 +339,48 @@ pub fn report(a: &Args, jobs: &[pb::Job], now_ms: i64) -> Result<String, String>
         let v: Vec<serde_json::Value> = shown.iter().map(|j| jobfmt::job_json(j, now_ms)).collect();
         return Ok(serde_json::to_string_pretty(&serde_json::json!({ "jobs": v })).unwrap_or_default() + "\n");
     }
-    // Written straight into the output: 100,000 lines of eight cells.
-    let line = |out: &mut String, j: Option<&pb::Job>| {
-        for it in &items {
-            match it {
-                Item::Text(t) => out.push_str(t),
-                Item::Field { code, width, right } => match j {
-                    None => fit_into(out, header(*code), *width, *right),
-                    Some(j) => match text(*code, j) {
-                        Some(t) => fit_into(out, t, *width, *right),
-                        None => fit_into(out, &cell(*code, j, now_ms), *width, *right),
-                    },
-                },
-            }
-        }
-        out.push('\n');
-    };
-    let mut out = String::with_capacity(shown.len() * 96);
+    let mut out = String::new();
     if a.long && !a.noheader {
         // squeue -l opens with the time of the listing, in ctime's layout (a header, so -h drops it).
         let t = chrono::DateTime::from_timestamp_millis(now_ms).unwrap_or_default();
         out += &format!("{}\n", t.with_timezone(&chrono::Local).format("%a %b %e %H:%M:%S %Y"));
     }
     if !a.noheader {
-        line(&mut out, None);
+        lines(&mut out, &items, &[None], now_ms);
     }
-    for j in shown {
-        line(&mut out, Some(j));
-    }
+    let rows: Vec<Option<&pb::Job>> = shown.into_iter().map(Some).collect();
+    let parts = listing::par_map(&rows, |chunk| {
+        let mut part = String::with_capacity(chunk.len() * 96);
+        lines(&mut part, &items, chunk, now_ms);
+        part
+    });
+    out.reserve(parts.iter().map(String::len).sum());
+    parts.iter().for_each(|p| out.push_str(p));
     Ok(out)
+}
+
+/// Lines written straight into `out`, cell by cell; `None` is the header.
+fn lines(out: &mut String, items: &[Item], jobs: &[Option<&pb::Job>], now_ms: i64) {
+    let mut scratch = String::new();
+    for j in jobs {
+        for it in items {
+            match it {
+                Item::Text(t) => out.push_str(t),
+                Item::Field { code, width, right } => match j {
+                    None => fit_into(out, header(*code), *width, *right),
+                    Some(j) => match text(*code, j) {
+                        Some(t) => fit_into(out, t, *width, *right),
+                        None => {
+                            scratch.clear();
+                            cell_into(&mut scratch, *code, j, now_ms);
+                            fit_into(out, &scratch, *width, *right)
+                        }
+                    },
+                },
+            }
+        }
+        out.push('\n');
+    }
 }
 
 async fn run(mut a: Args) -> Result<String, String> {
@@ -442,8 +400,16 @@ async fn run(mut a: Args) -> Result<String, String> {
     }
     let mut c = conn::connect_flag(a.controller.as_deref(), Identity::local()).await?;
     let req = pb::ListRequest { filter: a.filter() };
-    let jobs = c.jobs.list_jobs(req).await.map_err(status)?.into_inner().jobs;
-    report(&a, &jobs, chrono::Utc::now().timestamp_millis())
+    let jobs = if a.brief() {
+        listing::collect(c.jobs.stream_jobs(req).await.map_err(status)?.into_inner()).await?
+    } else {
+        c.jobs.list_jobs(req).await.map_err(status)?.into_inner().jobs
+    };
+    let out = report(&a, &jobs, chrono::Utc::now().timestamp_millis());
+    // squeue exits right after printing: freeing 100,000 jobs one by one
+    // would only delay that by some 15 ms.
+    std::mem::forget(jobs);
+    out
 }
 
 /// Runs squeue with its arguments (without argv[0]); returns the exit code.

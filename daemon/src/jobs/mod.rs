@@ -151,15 +151,27 @@ impl JobService {
         ids: Option<&[u64]>,
         mut f: impl FnMut(&JobRecord) -> Option<T>,
     ) -> (Vec<T>, u64) {
-        let q = self.lock();
         // Sized up front: a proto Job is some 600 bytes, and growing a vector
         // of 100,000 of them by doubling copies each several times.
-        let mut items = Vec::with_capacity(ids.map_or(q.jobs.len(), <[u64]>::len));
+        let mut items = Vec::with_capacity(ids.map_or_else(|| self.count(), <[u64]>::len));
+        let seq = self.visit(ids, |j| items.extend(f(j)));
+        (items, seq)
+    }
+
+    /// How many jobs the controller holds, finished ones included.
+    pub fn count(&self) -> usize {
+        self.lock().jobs.len()
+    }
+
+    /// Calls `f` on each job (or each of `ids` that exists) under one lock;
+    /// returns the number of the last change batch the calls reflect.
+    pub fn visit(&self, ids: Option<&[u64]>, mut f: impl FnMut(&JobRecord)) -> u64 {
+        let q = self.lock();
         match ids {
-            Some(ids) => items.extend(ids.iter().filter_map(|id| q.jobs.get(id)).filter_map(f)),
-            None => items.extend(q.jobs.values().filter_map(&mut f)),
+            Some(ids) => ids.iter().filter_map(|id| q.jobs.get(id)).for_each(&mut f),
+            None => q.jobs.values().for_each(&mut f),
         }
-        (items, q.seq)
+        q.seq
     }
 
     pub fn jobs(&self) -> Vec<JobRecord> {

@@ -159,6 +159,11 @@ pub fn txn(r: &TxnRow) -> pb::TxnRow {
 
 /// What squeue's default and long formats show: no spec, no reason facts,
 /// no priority factors, so a 100,000-job listing stays a few megabytes.
+/// The CPUs a job asks for in all, as squeue's `%C`.
+pub fn num_cpus(j: &crate::jobs::record::JobRecord) -> u32 {
+    j.ntasks.max(j.num_nodes) * j.cpus_per_task.max(1)
+}
+
 pub fn job_brief(j: &crate::jobs::record::JobRecord) -> pb::Job {
     pb::Job {
         id: j.id,
@@ -176,7 +181,7 @@ pub fn job_brief(j: &crate::jobs::record::JobRecord) -> pb::Job {
         end_ms: j.end_ms,
         nodes: j.nodes.clone(),
         num_nodes: j.num_nodes,
-        num_cpus: j.ntasks.max(j.num_nodes) * j.cpus_per_task.max(1),
+        num_cpus: num_cpus(j),
         exit_code: j.exit_code,
         ..pb::Job::default()
     }

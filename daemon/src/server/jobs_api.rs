@@ -1,7 +1,7 @@
 //! The Jobs service: sbatch, squeue, scancel, scontrol update/hold/release/requeue.
 
-use super::convert;
 use super::gate::{Gate, Note};
+use super::{convert, packed};
 use crate::error::Error;
 use crate::jobs::JobService;
 use crate::jobs::record::JobRecord;
@@ -11,6 +11,9 @@ use spur_proto::v1 as pb;
 use spur_proto::v1::jobs_server::Jobs;
 use std::sync::Arc;
 use tonic::{Request, Response, Status};
+
+type JobPages =
+    std::pin::Pin<Box<dyn tokio_stream::Stream<Item = Result<pb::ListJobsResponse, Status>> + Send>>;
 
 pub struct JobsApi {
     gate: Arc<Gate>,
@@ -119,7 +122,32 @@ impl Jobs for JobsApi {
                 let (jobs, seq) = self.jobs.select_at(f.ids.as_deref(), |j| {
                     f.keep(j).then(|| if f.brief { convert::job_brief(j) } else { convert::job(j) })
                 });
-                Ok((pb::ListJobsResponse { jobs, seq }, vec![]))
+                Ok((pb::ListJobsResponse { jobs, seq, ..Default::default() }, vec![]))
+            })
+            .await
+    }
+
+    type StreamJobsStream = JobPages;
+
+    async fn stream_jobs(&self, req: Request<pb::ListRequest>) -> Result<Response<JobPages>, Status> {
+        self.gate
+            .run("/spur.v1.Jobs/StreamJobs", req, |_, r| async move {
+                let f = Filter::parse(&r.filter)?;
+                if r.filter.iter().any(|kv| kv.key.eq_ignore_ascii_case("view")) && !f.brief {
+                    return Err(Error::invalid("view", "StreamJobs lists the brief view only"));
+                }
+                let mut p =
+                    packed::Packer::with_jobs(f.ids.as_ref().map_or_else(|| self.jobs.count(), Vec::len));
+                let seq = self.jobs.visit(f.ids.as_deref(), |j| {
+                    if f.keep(j) {
+                        p.push(j)
+                    }
+                });
+                let pages = p
+                    .pages()
+                    .into_iter()
+                    .map(move |packed| Ok(pb::ListJobsResponse { jobs: vec![], seq, packed }));
+                Ok((Box::pin(tokio_stream::iter(pages)) as JobPages, vec![]))
             })
             .await
     }

@@ -6,6 +6,7 @@
 //! - [`layer`]: authentication and `audit_rpc` logging in front of every RPC.
 //! - [`gate`]: role checks and txn rows, around every handler.
 //! - [`convert`]: domain records to proto messages, in one place.
+//! - `packed`: the brief job listing written straight into protobuf bytes.
 //! - `accounting`, `audit_api`, `session`, `admission_api`, `nodes_api`, `cluster_api`, `licenses_api`: the services.
 
 mod accounting;
@@ -19,6 +20,7 @@ mod jobs_api;
 pub mod layer;
 mod licenses_api;
 mod nodes_api;
+mod packed;
 pub mod rpc;
 mod session;
 

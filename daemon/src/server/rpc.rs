@@ -79,6 +79,7 @@ pub const RPCS: &[(&str, Class)] = &[
     // ownership, and Operator and above manage anyone's.
     ("/spur.v1.Jobs/Submit", Mutate { entity: "job", role: Anyone, target: "id", in_txn: false }),
     ("/spur.v1.Jobs/ListJobs", Read(Anyone)),
+    ("/spur.v1.Jobs/StreamJobs", Read(Anyone)),
     ("/spur.v1.Jobs/ListShares", Read(Anyone)),
     ("/spur.v1.Jobs/Explain", Read(Anyone)),
     ("/spur.v1.Jobs/Cancel", Mutate { entity: "job", role: Anyone, target: "ids", in_txn: false }),

@@ -58,7 +58,13 @@ impl Jobs for Fake {
 
     async fn list_jobs(&self, _: Request<ListRequest>) -> Result<Response<ListJobsResponse>, Status> {
         self.log.lock().unwrap().push("list".into());
-        Ok(Response::new(ListJobsResponse { jobs: self.jobs.as_ref().clone(), seq: 0 }))
+        Ok(Response::new(ListJobsResponse { jobs: self.jobs.as_ref().clone(), ..Default::default() }))
+    }
+
+    type StreamJobsStream = tokio_stream::Iter<std::vec::IntoIter<Result<ListJobsResponse, Status>>>;
+
+    async fn stream_jobs(&self, _: Request<ListRequest>) -> Result<Response<Self::StreamJobsStream>, Status> {
+        Err(Status::unimplemented("not in this fake"))
     }
 
     async fn cancel(&self, r: Request<CancelRequest>) -> Result<Response<CancelResponse>, Status> {
