@@ -93,10 +93,6 @@ async fn main() -> anyhow::Result<()> {
     let c = Controller::start(dir.path(), &conf(&db, cluster));
     println!("spurctld up with {jobs} jobs in {:.1} s", t.elapsed().as_secs_f64());
 
-    if std::env::var("HOLD").is_ok() {
-        println!("URL {}", c.url);
-        tokio::time::sleep(Duration::from_secs(100000)).await;
-    }
     let me = Identity { user: "load".into(), uid: Some(0), token: None };
     let mut cl = conn::connect(&c.url, me).await?;
     let view = |v: &str| vec![pb::KeyValue { key: "view".into(), value: v.into() }];
