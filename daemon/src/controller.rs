@@ -10,13 +10,15 @@ use crate::jobs::JobService;
 use crate::licenses::LicenseService;
 use crate::nodes::NodeService;
 use crate::server::{gate::Gate, layer::AuthLayer};
-use crate::store;
+use crate::store::{self, Store};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
+
+pub mod waiting;
 
 /// How long in-flight requests get to finish at shutdown.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
@@ -72,8 +74,25 @@ impl Running {
     }
 }
 
+/// Binds `listen` (a `host:port`; port 0 picks one). The socket is handed
+/// over as a std listener so `spurctld` can keep it open across the waiting
+/// server and the controller that replaces it.
+pub async fn bind(listen: &str) -> anyhow::Result<std::net::TcpListener> {
+    // tokio's bind, not std's: it listens with a deeper backlog (1024, not 128).
+    let l =
+        TcpListener::bind(listen).await.map_err(|e| anyhow::anyhow!("cannot listen on '{listen}': {e}"))?;
+    Ok(l.into_std()?)
+}
+
 /// Binds `listen` (a `host:port`; port 0 picks one) and starts serving.
 pub async fn start(cfg: Config, listen: &str) -> anyhow::Result<Running> {
+    start_on(cfg, bind(listen).await?).await
+}
+
+/// Opens the store `cfg` names and starts serving on `listener`. An
+/// unreachable database is an error here; `spurctld` waits for it instead
+/// (see [`waiting`]).
+pub async fn start_on(cfg: Config, listener: std::net::TcpListener) -> anyhow::Result<Running> {
     let url = cfg.database_url();
     let store = if url.is_empty() {
         tracing::warn!("accounting is off: [accounting] database_url is empty");
@@ -82,6 +101,15 @@ pub async fn start(cfg: Config, listen: &str) -> anyhow::Result<Running> {
         let shown = store::redact(&url);
         Some(store::open(&url).await.map_err(|e| anyhow::anyhow!("accounting store {shown}: {e}"))?)
     };
+    start_with(cfg, store, listener).await
+}
+
+/// Starts serving on `listener` over an opened store (None: accounting off).
+pub async fn start_with(
+    cfg: Config,
+    store: Option<Arc<dyn Store>>,
+    listener: std::net::TcpListener,
+) -> anyhow::Result<Running> {
     let auth = Arc::new(Authenticator::from_config(&cfg)?);
     let hub = Arc::new(Hub::new(store.clone()));
     let acct = Arc::new(AcctService::new(hub.clone()).await?);
@@ -89,8 +117,9 @@ pub async fn start(cfg: Config, listen: &str) -> anyhow::Result<Running> {
     let nodes = Arc::new(NodeService::new(&cfg, store.clone(), hub.clone(), admission.clone()).await?);
     let licenses = Arc::new(LicenseService::new(&cfg, store.clone()).await?);
     let jobs = Arc::new(JobService::new(&cfg, store, acct.clone(), nodes.clone(), licenses.clone()).await?);
-    let listener =
-        TcpListener::bind(listen).await.map_err(|e| anyhow::anyhow!("cannot listen on '{listen}': {e}"))?;
+    // Idempotent; a caller's own listener may still be blocking.
+    listener.set_nonblocking(true)?;
+    let listener = TcpListener::from_std(listener)?;
     let addr = listener.local_addr()?;
     let gate = Arc::new(Gate { auth: auth.clone(), acct: acct.clone(), hub: hub.clone() });
     let routes = crate::server::routes(gate, admission, nodes.clone(), jobs.clone(), licenses, &cfg).await?;
