@@ -26,6 +26,9 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 /// The floor the spec puts under `fairshare_refresh_secs`.
 const MIN_REFRESH_SECS: u64 = 10;
 
+/// The first retry of a catalog that has never loaded; doubles up to the refresh period.
+const CATALOG_RETRY_FIRST: Duration = Duration::from_millis(250);
+
 pub struct Running {
     addr: SocketAddr,
     metrics_addr: Option<SocketAddr>,
@@ -138,7 +141,7 @@ pub async fn start_with(
             })
             .await
     });
-    let mut tasks = vec![spawn_refresher(acct.clone(), cfg.accounting.fairshare_refresh_secs)];
+    let mut tasks = vec![spawn_refresher(acct.clone(), jobs.clone(), cfg.accounting.fairshare_refresh_secs)];
     tasks.extend(hub.spawn_retention(cfg.accounting.txn_retention_days));
     tasks.push(nodes.spawn_monitor());
     tasks.extend(jobs.spawn(Duration::from_secs(cfg.scheduler.interval)));
@@ -154,16 +157,33 @@ pub async fn start_with(
 }
 
 /// Reloads the catalog so changes made by another controller sharing the
-/// database show up within one refresh interval.
-fn spawn_refresher(acct: Arc<AcctService>, secs: u64) -> JoinHandle<()> {
+/// database show up within one refresh interval. A catalog that has never
+/// loaded holds back every job naming a QOS or account, so until it loads
+/// the retries come quickly; its first load kicks a scheduling pass so those
+/// jobs start without waiting for the next one.
+fn spawn_refresher(acct: Arc<AcctService>, jobs: Arc<JobService>, secs: u64) -> JoinHandle<()> {
     let period = Duration::from_secs(secs.max(MIN_REFRESH_SECS));
     tokio::spawn(async move {
-        let mut tick = tokio::time::interval(period);
-        tick.tick().await;
+        let mut retry = CATALOG_RETRY_FIRST;
         loop {
-            tick.tick().await;
-            if let Err(e) = acct.reload().await {
-                tracing::warn!(error = %e, "accounting cache refresh failed; keeping the last snapshot");
+            let loaded = acct.catalog().loaded;
+            tokio::time::sleep(if loaded { period } else { retry }).await;
+            match acct.reload().await {
+                Ok(()) if !loaded => {
+                    tracing::info!(
+                        "accounting catalog loaded; jobs held for AccountingUnavailable may start"
+                    );
+                    retry = CATALOG_RETRY_FIRST;
+                    jobs.kick.notify_one();
+                }
+                Ok(()) => {}
+                Err(e) if loaded => {
+                    tracing::warn!(error = %e, "accounting cache refresh failed; keeping the last snapshot");
+                }
+                Err(e) => {
+                    retry = (retry * 2).min(period);
+                    tracing::warn!(error = %e, retry_in = ?retry, "accounting catalog still cannot be read");
+                }
             }
         }
     })
