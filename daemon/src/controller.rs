@@ -10,7 +10,7 @@ use crate::jobs::JobService;
 use crate::licenses::LicenseService;
 use crate::nodes::NodeService;
 use crate::server::{gate::Gate, layer::AuthLayer};
-use crate::store;
+use crate::store::{self, Store};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,11 +18,16 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
+pub mod waiting;
+
 /// How long in-flight requests get to finish at shutdown.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 
 /// The floor the spec puts under `fairshare_refresh_secs`.
 const MIN_REFRESH_SECS: u64 = 10;
+
+/// The first retry of a catalog that has never loaded; doubles up to the refresh period.
+const CATALOG_RETRY_FIRST: Duration = Duration::from_millis(250);
 
 pub struct Running {
     addr: SocketAddr,
@@ -72,8 +77,25 @@ impl Running {
     }
 }
 
+/// Binds `listen` (a `host:port`; port 0 picks one). The socket is handed
+/// over as a std listener so `spurctld` can keep it open across the waiting
+/// server and the controller that replaces it.
+pub async fn bind(listen: &str) -> anyhow::Result<std::net::TcpListener> {
+    // tokio's bind, not std's: it listens with a deeper backlog (1024, not 128).
+    let l =
+        TcpListener::bind(listen).await.map_err(|e| anyhow::anyhow!("cannot listen on '{listen}': {e}"))?;
+    Ok(l.into_std()?)
+}
+
 /// Binds `listen` (a `host:port`; port 0 picks one) and starts serving.
 pub async fn start(cfg: Config, listen: &str) -> anyhow::Result<Running> {
+    start_on(cfg, bind(listen).await?).await
+}
+
+/// Opens the store `cfg` names and starts serving on `listener`. An
+/// unreachable database is an error here; `spurctld` waits for it instead
+/// (see [`waiting`]).
+pub async fn start_on(cfg: Config, listener: std::net::TcpListener) -> anyhow::Result<Running> {
     let url = cfg.database_url();
     let store = if url.is_empty() {
         tracing::warn!("accounting is off: [accounting] database_url is empty");
@@ -82,6 +104,15 @@ pub async fn start(cfg: Config, listen: &str) -> anyhow::Result<Running> {
         let shown = store::redact(&url);
         Some(store::open(&url).await.map_err(|e| anyhow::anyhow!("accounting store {shown}: {e}"))?)
     };
+    start_with(cfg, store, listener).await
+}
+
+/// Starts serving on `listener` over an opened store (None: accounting off).
+pub async fn start_with(
+    cfg: Config,
+    store: Option<Arc<dyn Store>>,
+    listener: std::net::TcpListener,
+) -> anyhow::Result<Running> {
     let auth = Arc::new(Authenticator::from_config(&cfg)?);
     let hub = Arc::new(Hub::new(store.clone()));
     let acct = Arc::new(AcctService::new(hub.clone()).await?);
@@ -89,8 +120,9 @@ pub async fn start(cfg: Config, listen: &str) -> anyhow::Result<Running> {
     let nodes = Arc::new(NodeService::new(&cfg, store.clone(), hub.clone(), admission.clone()).await?);
     let licenses = Arc::new(LicenseService::new(&cfg, store.clone()).await?);
     let jobs = Arc::new(JobService::new(&cfg, store, acct.clone(), nodes.clone(), licenses.clone()).await?);
-    let listener =
-        TcpListener::bind(listen).await.map_err(|e| anyhow::anyhow!("cannot listen on '{listen}': {e}"))?;
+    // Idempotent; a caller's own listener may still be blocking.
+    listener.set_nonblocking(true)?;
+    let listener = TcpListener::from_std(listener)?;
     let addr = listener.local_addr()?;
     let gate = Arc::new(Gate { auth: auth.clone(), acct: acct.clone(), hub: hub.clone() });
     let routes = crate::server::routes(gate, admission, nodes.clone(), jobs.clone(), licenses, &cfg).await?;
@@ -109,7 +141,7 @@ pub async fn start(cfg: Config, listen: &str) -> anyhow::Result<Running> {
             })
             .await
     });
-    let mut tasks = vec![spawn_refresher(acct.clone(), cfg.accounting.fairshare_refresh_secs)];
+    let mut tasks = vec![spawn_refresher(acct.clone(), jobs.clone(), cfg.accounting.fairshare_refresh_secs)];
     tasks.extend(hub.spawn_retention(cfg.accounting.txn_retention_days));
     tasks.push(nodes.spawn_monitor());
     tasks.extend(jobs.spawn(Duration::from_secs(cfg.scheduler.interval)));
@@ -125,16 +157,33 @@ pub async fn start(cfg: Config, listen: &str) -> anyhow::Result<Running> {
 }
 
 /// Reloads the catalog so changes made by another controller sharing the
-/// database show up within one refresh interval.
-fn spawn_refresher(acct: Arc<AcctService>, secs: u64) -> JoinHandle<()> {
+/// database show up within one refresh interval. A catalog that has never
+/// loaded holds back every job naming a QOS or account, so until it loads
+/// the retries come quickly; its first load kicks a scheduling pass so those
+/// jobs start without waiting for the next one.
+fn spawn_refresher(acct: Arc<AcctService>, jobs: Arc<JobService>, secs: u64) -> JoinHandle<()> {
     let period = Duration::from_secs(secs.max(MIN_REFRESH_SECS));
     tokio::spawn(async move {
-        let mut tick = tokio::time::interval(period);
-        tick.tick().await;
+        let mut retry = CATALOG_RETRY_FIRST;
         loop {
-            tick.tick().await;
-            if let Err(e) = acct.reload().await {
-                tracing::warn!(error = %e, "accounting cache refresh failed; keeping the last snapshot");
+            let loaded = acct.catalog().loaded;
+            tokio::time::sleep(if loaded { period } else { retry }).await;
+            match acct.reload().await {
+                Ok(()) if !loaded => {
+                    tracing::info!(
+                        "accounting catalog loaded; jobs held for AccountingUnavailable may start"
+                    );
+                    retry = CATALOG_RETRY_FIRST;
+                    jobs.kick.notify_one();
+                }
+                Ok(()) => {}
+                Err(e) if loaded => {
+                    tracing::warn!(error = %e, "accounting cache refresh failed; keeping the last snapshot");
+                }
+                Err(e) => {
+                    retry = (retry * 2).min(period);
+                    tracing::warn!(error = %e, retry_in = ?retry, "accounting catalog still cannot be read");
+                }
             }
         }
     })

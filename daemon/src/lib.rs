@@ -13,7 +13,8 @@
 //! - [`sched`]: the scheduler core, a pure fn(&Snapshot, now) -> Plan; submit-time resolution and gate.
 //! - [`store`]: persistence behind one trait: SQLite (embedded) and PostgreSQL.
 //! - [`server`]: tonic services: decode -> identify -> call the core -> map errors.
-//! - [`controller`]: wiring a configured controller onto a listener, and shutdown.
+//! - [`controller`]: wiring a configured controller onto a listener, and shutdown;
+//!   [`controller::waiting`]: answering Unavailable while the database cannot be opened.
 //! - [`demo`]: an in-process controller with a seeded demo cluster, for `spur-console --demo`.
 //! - [`error`]: the daemon's error type and its mapping to gRPC status codes.
 

@@ -151,6 +151,11 @@ impl Controller {
         }
     }
 
+    /// Whether the process is still running (it has not exited on its own).
+    pub fn alive(&mut self) -> bool {
+        self.child.as_mut().is_some_and(|c| matches!(c.try_wait(), Ok(None)))
+    }
+
     pub fn pid(&self) -> u32 {
         self.child.as_ref().map(|c| c.id()).unwrap_or(0)
     }

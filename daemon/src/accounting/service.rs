@@ -89,8 +89,31 @@ impl AcctService {
         let (events, _) = broadcast::channel(1024);
         let store = hub.store().cloned();
         let svc = AcctService { store, hub, catalog: RwLock::new(Arc::new(Catalog::default())), events };
-        svc.reload().await?;
+        // The controller starts anyway: an unloaded catalog holds back only the
+        // jobs it governs (AccountingUnavailable), and the refresher retries.
+        if let Err(e) = svc.reload().await {
+            tracing::warn!(
+                error = %e,
+                "the accounting catalog cannot be read; jobs naming a QOS or account pend with \
+                 AccountingUnavailable until it loads"
+            );
+        }
         Ok(svc)
+    }
+
+    /// Accounting is on but its records have not been read yet, so neither
+    /// limits nor roles nor the records themselves can be told.
+    pub fn unloaded(&self) -> bool {
+        self.store.is_some() && !self.catalog().loaded
+    }
+
+    /// The error for a request that needs the records while [`Self::unloaded`].
+    pub fn unloaded_error() -> Error {
+        Error::Unavailable(
+            "the accounting records have not been read from the database yet; spurctld is retrying, \
+             retry shortly"
+                .into(),
+        )
     }
 
     pub fn store(&self) -> Option<&Arc<dyn Store>> {
@@ -105,7 +128,9 @@ impl AcctService {
         self.events.subscribe()
     }
 
-    /// Reads every record from the store, replacing the catalog.
+    /// Reads every record from the store, replacing the catalog. The first
+    /// load after a start that could not read them says every list changed,
+    /// so watchers (the console) re-read what they showed as unavailable.
     pub async fn reload(&self) -> Result<()> {
         let mut fresh = Catalog { loaded: true, ..Catalog::default() };
         if let Some(store) = &self.store {
@@ -113,8 +138,24 @@ impl AcctService {
             fresh.accounts = catalog::decode_all(store.load(KIND_ACCOUNT).await?);
             fresh.users = catalog::decode_all(store.load(KIND_USER).await?);
         }
+        let first = self.unloaded();
         if let Ok(mut c) = self.catalog.write() {
             *c = Arc::new(fresh);
+        }
+        if first {
+            for kind in [KIND_QOS, KIND_ACCOUNT, KIND_USER] {
+                let _ = self.events.send(CatalogEvent { kind, name: String::new(), deleted: false });
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes are validated against the catalog (a parent account exists, a
+    /// QOS is not in use), so they wait for it to load.
+    fn require_loaded(&self) -> Result<()> {
+        self.require_store()?;
+        if self.unloaded() {
+            return Err(Self::unloaded_error());
         }
         Ok(())
     }
@@ -165,7 +206,7 @@ impl AcctService {
         params: &mut Map<String, Value>,
     ) -> Result<(String, Mutator)> {
         params.extend(filter.iter().chain(set).map(|(k, v)| (k.clone(), Value::String(v.clone()))));
-        self.require_store()?;
+        self.require_loaded()?;
         let filter = pairs::parse(entity, filter)?;
         let set = pairs::parse(entity, set)?;
         let cat = self.catalog();
@@ -264,7 +305,7 @@ impl AcctService {
         params: &mut Map<String, Value>,
     ) -> Result<(String, Mutator)> {
         params.extend(filter.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))));
-        self.require_store()?;
+        self.require_loaded()?;
         let filter = pairs::parse(entity, filter)?;
         let cat = self.catalog();
         Ok(match entity {

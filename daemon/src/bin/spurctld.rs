@@ -1,8 +1,11 @@
 //! spurctld: the Spur controller.
 
 use clap::Parser;
+use spur_daemon::auth::Authenticator;
 use spur_daemon::config::Config;
+use spur_daemon::controller::{self, waiting};
 use std::path::PathBuf;
+use tokio::signal::unix::{Signal, SignalKind, signal};
 
 #[derive(Parser)]
 #[command(name = "spurctld", version, about = "The Spur controller")]
@@ -31,24 +34,59 @@ async fn main() {
 
 async fn run(args: Args) -> anyhow::Result<()> {
     let cfg = Config::load(&args.config)?;
+    // Before any wait: a broken auth setup is the operator's to fix now.
+    Authenticator::from_config(&cfg)?;
+    // Made first, so a signal that arrives between the phases is not lost.
+    let mut signals = Signals::new()?;
     let listen = args.listen.unwrap_or_else(|| cfg.controller.listen_addr.clone());
-    let running = spur_daemon::controller::start(cfg, &listen).await?;
+    let listener = controller::bind(&listen).await?;
+    let addr = listener.local_addr()?;
+    let url = cfg.database_url();
+    let (running, waited) = if url.is_empty() {
+        (controller::start_on(cfg, listener).await?, false)
+    } else {
+        // Tests and scripts read this line to learn the port when listening on port 0.
+        let listening = || println!("spurctld listening on {addr}");
+        let (store, waited) = tokio::select! {
+            r = waiting::open_store(&url, &listener, listening) => r?,
+            r = signals.recv() => {
+                r?;
+                tracing::info!("shutting down while waiting for the accounting database");
+                return Ok(());
+            }
+        };
+        (controller::start_with(cfg, Some(store), listener).await?, waited)
+    };
     if let Some(m) = running.metrics_addr() {
         println!("spurctld metrics on http://{m}/metrics");
     }
-    // Tests and scripts read this line to learn the port when listening on port 0.
-    println!("spurctld listening on {}", running.addr());
-    tracing::info!(addr = %running.addr(), "serving");
-    wait_for_signal().await?;
+    if waited {
+        tracing::info!(%addr, "accounting database reachable; serving");
+    } else {
+        println!("spurctld listening on {addr}");
+        tracing::info!(%addr, "serving");
+    }
+    signals.recv().await?;
     tracing::info!("shutting down");
     running.shutdown().await
 }
 
-async fn wait_for_signal() -> anyhow::Result<()> {
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-    tokio::select! {
-        r = tokio::signal::ctrl_c() => r?,
-        _ = term.recv() => {}
+/// SIGTERM and SIGINT, registered once for the life of the process.
+struct Signals {
+    term: Signal,
+    int: Signal,
+}
+
+impl Signals {
+    fn new() -> anyhow::Result<Signals> {
+        Ok(Signals { term: signal(SignalKind::terminate())?, int: signal(SignalKind::interrupt())? })
     }
-    Ok(())
+
+    async fn recv(&mut self) -> anyhow::Result<()> {
+        tokio::select! {
+            _ = self.term.recv() => {}
+            _ = self.int.recv() => {}
+        }
+        Ok(())
+    }
 }

@@ -272,7 +272,10 @@ impl Config {
 
     fn validate(&self) -> Result<(), String> {
         let url = &self.accounting.database_url;
-        if !url.is_empty() && !url.starts_with("sqlite:") && !url.starts_with("postgres") {
+        // The prefixes store::open accepts, so a URL that passes here is one
+        // spurctld may wait for, never one it could not open at all.
+        let known = ["sqlite://", "postgres://", "postgresql://"];
+        if !url.is_empty() && !known.iter().any(|p| url.starts_with(p)) {
             return Err(format!(
                 "key 'accounting.database_url': '{url}' is neither sqlite://PATH nor postgresql://..."
             ));
@@ -413,5 +416,7 @@ mod tests {
         let c = parse("[accounting]\ndatabase_url = \"sqlite://spur.db\"\n").unwrap();
         assert_eq!(c.database_url(), "sqlite:///etc/spur/spur.db");
         assert!(parse("[accounting]\ndatabase_url = \"mysql://x\"\n").is_err());
+        assert!(parse("[accounting]\ndatabase_url = \"sqlite:spur.db\"\n").is_err());
+        assert!(parse("[accounting]\ndatabase_url = \"postgresx://h/db\"\n").is_err());
     }
 }

@@ -248,17 +248,22 @@ impl Gate {
         };
         let needed = class.least_role();
         if ctx.role < needed {
-            let e = Error::PermissionDenied(format!(
-                "{} needs the {} role; '{}' has {}",
-                rpc::method_name(path),
-                needed.as_str(),
-                ctx.caller.user,
-                ctx.role.as_str()
-            ));
+            // Roles are stored with the users: unread, a refusal could be false.
+            let e = if self.acct.unloaded() {
+                AcctService::unloaded_error()
+            } else {
+                Error::PermissionDenied(format!(
+                    "{} needs the {} role; '{}' has {}",
+                    rpc::method_name(path),
+                    needed.as_str(),
+                    ctx.caller.user,
+                    ctx.role.as_str()
+                ))
+            };
             if let Some((entity, _)) = audited {
                 let info = json!({"params": params, "error": e.to_string()});
                 let rows =
-                    targets.iter().map(|t| row(&ctx.caller, entity, t, intent, "denied", info.clone()));
+                    targets.iter().map(|t| row(&ctx.caller, entity, t, intent, e.outcome(), info.clone()));
                 self.hub.record_all(rows.collect()).await;
             }
             return Err(e.into());
