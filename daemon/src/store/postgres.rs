@@ -4,10 +4,14 @@
 
 use super::sql::store_common;
 use crate::error::Result;
-use sqlx::postgres::{PgPool, PgPoolOptions};
+use sqlx::Connection;
+use sqlx::postgres::{PgConnection, PgPool, PgPoolOptions};
 use std::time::Duration;
 
 store_common!(sqlx::Postgres, sqlx::postgres::PgRow);
+
+/// How long a first connection may take before the open counts as failed.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 pub struct PgStore {
     pool: PgPool,
@@ -15,6 +19,14 @@ pub struct PgStore {
 
 impl PgStore {
     pub async fn open(url: &str) -> Result<Self> {
+        // One direct connection first: a pool retries a refused connection
+        // until its acquire timeout and then reports only "timed out", while
+        // spurctld, waiting for the database, should say why within a moment.
+        let probe =
+            tokio::time::timeout(CONNECT_TIMEOUT, PgConnection::connect(url)).await.map_err(|_| {
+                crate::error::Error::Unavailable(format!("no answer within {}s", CONNECT_TIMEOUT.as_secs()))
+            })??;
+        let _ = probe.close().await;
         let pool = PgPoolOptions::new()
             .max_connections(8)
             .acquire_timeout(Duration::from_secs(10))
