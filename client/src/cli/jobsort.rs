@@ -64,26 +64,59 @@ fn key(code: char, j: &pb::Job, now_ms: i64) -> Key<'_> {
 /// rows, not strings, two million times.
 fn column(code: char, desc: bool, jobs: &[&pb::Job], now_ms: i64) -> Vec<u64> {
     let keyed: Vec<Key> = jobs.iter().map(|j| key(code, j, now_ms)).collect();
-    let mut distinct: HashMap<&str, u64> = HashMap::new();
-    for k in &keyed {
-        if let Key::Text(t) = k {
-            distinct.entry(t.as_ref()).or_insert(0);
-        }
-    }
-    let mut names: Vec<&str> = distinct.keys().copied().collect();
-    names.sort_unstable_by(|a, b| natural(a, b));
-    for (rank, name) in names.iter().enumerate() {
-        distinct.insert(name, rank as u64);
+    let mut distinct = Distinct::default();
+    let slots: Vec<usize> =
+        keyed.iter().map(|k| if let Key::Text(t) = k { distinct.slot(t) } else { 0 }).collect();
+    let mut by_name: Vec<usize> = (0..distinct.names.len()).collect();
+    by_name.sort_unstable_by(|&a, &b| natural(distinct.names[a], distinct.names[b]));
+    let mut rank = vec![0; by_name.len()];
+    for (r, slot) in by_name.into_iter().enumerate() {
+        rank[slot] = r as u64;
     }
     let flip = if desc { u64::MAX } else { 0 };
     keyed
         .iter()
-        .map(|k| match k {
+        .zip(slots)
+        .map(|(k, slot)| match k {
             Key::Num(n) => ordered_bits(*n),
-            Key::Text(t) => distinct[t.as_ref()],
+            Key::Text(_) => rank[slot],
         })
         .map(|v| v ^ flip)
         .collect()
+}
+
+/// The distinct texts of a column, numbered as first seen. A column usually
+/// holds a handful (partitions, states), found quicker by a scan than by
+/// hashing 100,000 strings; past [`SCAN_UP_TO`] a map takes over.
+#[derive(Default)]
+struct Distinct<'a> {
+    names: Vec<&'a str>,
+    map: Option<HashMap<&'a str, usize>>,
+}
+
+const SCAN_UP_TO: usize = 16;
+
+impl<'a> Distinct<'a> {
+    fn slot(&mut self, t: &'a str) -> usize {
+        let found = match &self.map {
+            None => self.names.iter().position(|n| *n == t),
+            Some(m) => m.get(t).copied(),
+        };
+        found.unwrap_or_else(|| {
+            self.names.push(t);
+            let slot = self.names.len() - 1;
+            match &mut self.map {
+                Some(m) => {
+                    m.insert(t, slot);
+                }
+                None if self.names.len() > SCAN_UP_TO => {
+                    self.map = Some(self.names.iter().enumerate().map(|(i, n)| (*n, i)).collect());
+                }
+                None => {}
+            }
+            slot
+        })
+    }
 }
 
 /// Sort keys plus the job id that fit a fixed-size row.
@@ -122,4 +155,47 @@ pub fn sort(jobs: &mut [&pb::Job], keys: &[(char, bool)], now_ms: i64) {
     };
     let sorted: Vec<&pb::Job> = order.iter().map(|&i| jobs[i]).collect();
     jobs.copy_from_slice(&sorted);
+}
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(id: u64, name: &str, partition: &str, priority: f64) -> pb::Job {
+        pb::Job { id, name: name.into(), partition: partition.into(), priority, ..Default::default() }
+    }
+
+    fn ids(jobs: &[&pb::Job]) -> Vec<u64> {
+        jobs.iter().map(|j| j.id).collect()
+    }
+
+    #[test]
+    fn text_keys_rank_naturally_past_the_scan() {
+        // 40 distinct names, so the map takes over from the scan mid-column.
+        let jobs: Vec<pb::Job> =
+            (0..40u64).map(|i| job(100 - i, &format!("n{}", (i * 7) % 40), "p", 0.0)).collect();
+        let mut shown: Vec<&pb::Job> = jobs.iter().collect();
+        sort(&mut shown, &sort_keys("j").unwrap(), 0);
+        let names: Vec<&str> = shown.iter().map(|j| j.name.as_str()).collect();
+        let want: Vec<String> = (0..40).map(|i| format!("n{i}")).collect();
+        assert_eq!(names, want);
+        sort(&mut shown, &sort_keys("-j").unwrap(), 0);
+        assert_eq!(shown[0].name, "n39");
+    }
+
+    #[test]
+    fn keys_then_id_break_ties() {
+        let jobs = [
+            job(4, "a", "gpu", 10.0),
+            job(3, "a", "batch", -1.0),
+            job(2, "a", "batch", 10.0),
+            job(1, "a", "batch", 10.0),
+            job(5, "a", "batch", f64::INFINITY),
+        ];
+        let mut shown: Vec<&pb::Job> = jobs.iter().collect();
+        sort(&mut shown, &sort_keys("P,-p").unwrap(), 0);
+        assert_eq!(ids(&shown), vec![5, 1, 2, 3, 4]);
+        // More keys than a fixed row holds take the other path, same order.
+        sort(&mut shown, &sort_keys("P,-p,j,u").unwrap(), 0);
+        assert_eq!(ids(&shown), vec![5, 1, 2, 3, 4]);
+    }
 }
