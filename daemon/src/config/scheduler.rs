@@ -16,15 +16,6 @@ pub enum PreemptType {
     QosPriority,
 }
 
-impl PreemptType {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PreemptType::None => "none",
-            PreemptType::QosPriority => "qos_priority",
-        }
-    }
-}
-
 /// A duration written as whole seconds (`60`) or as text (`"60s"`, `"5m"`,
 /// `"1h"`, or Slurm's `hh:mm:ss`), as the provisioner spec writes them.
 #[derive(Debug, Clone, Deserialize, PartialEq)]

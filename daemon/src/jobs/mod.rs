@@ -309,12 +309,18 @@ impl JobService {
     }
 
     pub(crate) async fn signal(&self, j: &JobRecord, signal: i32) {
-        let Some(first) = j.nodes.first() else { return };
+        if let Some(first) = j.nodes.first() {
+            self.signal_on(first, j.id, signal).await;
+        }
+    }
+
+    /// Sends `signal` to job `id` through the agent of `node`.
+    pub(crate) async fn signal_on(&self, node: &str, id: u64, signal: i32) {
         let cmd = pb::AgentCommand {
-            cmd: Some(pb::agent_command::Cmd::Signal(pb::SignalJob { job_id: j.id, signal })),
+            cmd: Some(pb::agent_command::Cmd::Signal(pb::SignalJob { job_id: id, signal })),
         };
-        if let Err(e) = self.nodes.send(first, cmd).await {
-            tracing::warn!(job = j.id, error = %e, "could not signal the job");
+        if let Err(e) = self.nodes.send(node, cmd).await {
+            tracing::warn!(job = id, node, signal, error = %e, "could not signal the job");
         }
     }
 
@@ -467,10 +473,7 @@ impl JobService {
         self.changed();
         let (rec, nodes) = rec;
         if let Some(first) = nodes.first().filter(|_| kill) {
-            let cmd = pb::AgentCommand {
-                cmd: Some(pb::agent_command::Cmd::Signal(pb::SignalJob { job_id: id, signal: 9 })),
-            };
-            let _ = self.nodes.send(first, cmd).await;
+            self.signal_on(first, id, 9).await;
         }
         self.persist(&[rec]).await?;
         self.licenses.notify("");

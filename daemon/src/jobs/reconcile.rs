@@ -74,12 +74,7 @@ impl JobService {
         }
         for (id, node) in stray {
             tracing::warn!(job = id, node, "an agent runs a job the controller does not; killing it");
-            let cmd = pb::AgentCommand {
-                cmd: Some(pb::agent_command::Cmd::Signal(pb::SignalJob { job_id: id, signal: 9 })),
-            };
-            if let Err(e) = self.nodes.send(&node, cmd).await {
-                tracing::warn!(job = id, node, error = %e, "could not kill the stray job");
-            }
+            self.signal_on(&node, id, 9).await;
             done.stray.push(id);
         }
         done

@@ -3,7 +3,7 @@
 //! The same code as the pass, so an explanation cannot disagree with it.
 
 use super::job::{Job, JobId, JobState};
-use super::pass::Pass;
+use super::pass::{Pass, scoped_priority};
 use super::preempt::{Overlap, Short};
 use super::priority::PriorityFactors;
 use super::verdict::{JobVerdict, PairVerdict};
@@ -75,8 +75,6 @@ fn pending<'a>(pass: &mut Pass<'a>, id: JobId) -> Result<(&'a Job, u32, usize, P
         .part_idx
         .get(job.partition.as_str())
         .ok_or_else(|| format!("job {id}'s partition '{}' does not exist", job.partition))?;
-    let sc = pass.scopes.of(job);
-    let s = &pass.scopes.list[sc as usize];
-    let tier = pass.parts[pi as usize].p.priority_tier;
-    Ok((job, sc, pi as usize, PriorityFactors::for_job(job, s.qos, s.fair_share, tier, pass.now)))
+    let (sc, prio) = scoped_priority(&mut pass.scopes, &pass.parts, job, Some(pi), pass.now);
+    Ok((job, sc, pi as usize, prio))
 }

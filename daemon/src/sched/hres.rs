@@ -327,10 +327,12 @@ impl<'a> Counters<'a> {
                 let under = |n: u32| res.over[n as usize].contains(&(i as u16));
                 let kept: Vec<u32> =
                     picked.iter().copied().filter(|n| under(*n)).take((free / asks) as usize).collect();
-                let off = (0..res.over.len() as u32).filter(|n| under(*n) && !kept.contains(n));
-                keep_off.extend(off.filter(|n| !keep_off.contains(n)).collect::<Vec<_>>());
+                keep_off.extend((0..res.over.len() as u32).filter(|n| under(*n) && !kept.contains(n)));
             }
         }
+        // A set, kept sorted: what grew it is what is new.
+        keep_off.sort_unstable();
+        keep_off.dedup();
         keep_off.len() > before
     }
 

@@ -33,6 +33,22 @@ pub(super) struct Part<'a> {
     blocked_by: Option<JobId>,
 }
 
+/// A job's scope and effective priority, with its partition's tier (1 when
+/// the partition is unknown): one formula for pending jobs, running ones and
+/// explanations.
+pub(super) fn scoped_priority<'a>(
+    scopes: &mut Scopes<'a>,
+    parts: &[Part<'a>],
+    job: &'a Job,
+    part: Option<u32>,
+    now: i64,
+) -> (u32, PriorityFactors) {
+    let sc = scopes.of(job);
+    let tier = part.map_or(1, |p| parts[p as usize].p.priority_tier);
+    let s = &scopes.list[sc as usize];
+    (sc, PriorityFactors::for_job(job, s.qos, s.fair_share, tier, now))
+}
+
 pub(super) struct Pass<'a> {
     pub snap: &'a Snapshot,
     pub now: i64,
@@ -49,7 +65,7 @@ pub(super) struct Pass<'a> {
     /// Victims chosen this pass, so no two blocked jobs count on the same one.
     pub evictions: u32,
     /// Some node is held for one job (a suspended job's room): no-room memos would be wrong.
-    held: bool,
+    pub held: bool,
     pub licenses: Counters<'a>,
     marks: Marks,
     /// Reservation holders: expected start and partition.
@@ -155,16 +171,13 @@ impl<'a> Pass<'a> {
                 node.exclusive |= shape.exclusive;
                 on_node[n as usize].push(running.len() as u32);
             }
-            let sc = scopes.of(job);
+            // A running job's priority is recomputed at check time, with the pending side's formula.
+            let part = part_idx.get(job.partition.as_str()).copied();
+            let (sc, priority) = scoped_priority(&mut scopes, &parts, job, part, now);
             let ask = job.tres();
             for &g in &scopes.list[sc as usize].groups {
                 scopes.groups[g as usize].add(&ask, &idx);
             }
-            // A running job's priority is recomputed at check time, with the pending side's formula.
-            let part = part_idx.get(job.partition.as_str()).copied();
-            let tier = part.map_or(1, |p: u32| parts[p as usize].p.priority_tier);
-            let s = &scopes.list[sc as usize];
-            let priority = PriorityFactors::for_job(job, s.qos, s.fair_share, tier, now);
             running.push(Running { job: j, alloc: allocs.len(), scope: sc, part, priority, evicted: false });
             allocs.push(Alloc { nodes: idx, shape, end_ms: job.end_ms(*start_ms).max(now) });
         }
@@ -199,11 +212,8 @@ impl<'a> Pass<'a> {
         let jobs = &self.snap.jobs;
         let mut out: Vec<Entry> = Vec::with_capacity(jobs.len());
         for (j, job) in jobs.iter().enumerate().filter(|(_, j)| j.is_pending()) {
-            let scope = self.scopes.of(job);
             let part = self.part_idx.get(job.partition.as_str()).copied();
-            let tier = part.map_or(1, |p| self.parts[p as usize].p.priority_tier);
-            let s = &self.scopes.list[scope as usize];
-            let priority = PriorityFactors::for_job(job, s.qos, s.fair_share, tier, self.now);
+            let (scope, priority) = scoped_priority(&mut self.scopes, &self.parts, job, part, self.now);
             let key = (priority.effective, job.submit_ms, job.id);
             out.push(Entry { key, job: j, scope, part, priority });
         }

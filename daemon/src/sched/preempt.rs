@@ -81,6 +81,10 @@ impl<'a> Pass<'a> {
                 self.plan.resumes.push(job.id);
             }
         }
+        // A resume frees its held nodes: the memo may serve again when none are left.
+        if !self.plan.resumes.is_empty() {
+            self.held = self.nodes.iter().any(|n| n.held_for.is_some());
+        }
     }
 
     /// The partition's in-service nodes the job could use, in placement order:
