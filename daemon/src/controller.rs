@@ -26,9 +26,6 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 /// The floor the spec puts under `fairshare_refresh_secs`.
 const MIN_REFRESH_SECS: u64 = 10;
 
-/// The first retry of a catalog that has never loaded; doubles up to the refresh period.
-const CATALOG_RETRY_FIRST: Duration = Duration::from_millis(250);
-
 pub struct Running {
     addr: SocketAddr,
     metrics_addr: Option<SocketAddr>,
@@ -115,7 +112,7 @@ pub async fn start_with(
 ) -> anyhow::Result<Running> {
     let auth = Arc::new(Authenticator::from_config(&cfg)?);
     let hub = Arc::new(Hub::new(store.clone()));
-    let acct = Arc::new(AcctService::new(hub.clone()).await?);
+    let acct = Arc::new(AcctService::new(hub.clone()).await);
     let admission = Arc::new(Admission::load(cfg.admission.mode, store.clone()).await?);
     let nodes = Arc::new(NodeService::new(&cfg, store.clone(), hub.clone(), admission.clone()).await?);
     let licenses = Arc::new(LicenseService::new(&cfg, store.clone()).await?);
@@ -164,7 +161,9 @@ pub async fn start_with(
 fn spawn_refresher(acct: Arc<AcctService>, jobs: Arc<JobService>, secs: u64) -> JoinHandle<()> {
     let period = Duration::from_secs(secs.max(MIN_REFRESH_SECS));
     tokio::spawn(async move {
-        let mut retry = CATALOG_RETRY_FIRST;
+        // A catalog that has never loaded retries as an unreachable database
+        // does, but capped at the refresh period.
+        let mut retry = waiting::RETRY_FIRST;
         loop {
             let loaded = acct.catalog().loaded;
             tokio::time::sleep(if loaded { period } else { retry }).await;
@@ -173,7 +172,6 @@ fn spawn_refresher(acct: Arc<AcctService>, jobs: Arc<JobService>, secs: u64) -> 
                     tracing::info!(
                         "accounting catalog loaded; jobs held for AccountingUnavailable may start"
                     );
-                    retry = CATALOG_RETRY_FIRST;
                     jobs.kick.notify_one();
                 }
                 Ok(()) => {}
@@ -181,7 +179,7 @@ fn spawn_refresher(acct: Arc<AcctService>, jobs: Arc<JobService>, secs: u64) -> 
                     tracing::warn!(error = %e, "accounting cache refresh failed; keeping the last snapshot");
                 }
                 Err(e) => {
-                    retry = (retry * 2).min(period);
+                    retry = waiting::backoff(retry, period);
                     tracing::warn!(error = %e, retry_in = ?retry, "accounting catalog still cannot be read");
                 }
             }

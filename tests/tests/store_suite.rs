@@ -18,7 +18,7 @@ struct Env {
 
 async fn service(url: &str) -> AcctService {
     let hub = Arc::new(Hub::new(Some(store::open(url).await.unwrap())));
-    AcctService::new(hub).await.unwrap()
+    AcctService::new(hub).await
 }
 
 async fn env(b: Backend) -> Option<Env> {

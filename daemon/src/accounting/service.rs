@@ -85,7 +85,7 @@ fn kind_of(e: Entity) -> &'static str {
 
 impl AcctService {
     /// The hub's store is None when accounting is off (an empty `database_url`).
-    pub async fn new(hub: Arc<Hub>) -> Result<Self> {
+    pub async fn new(hub: Arc<Hub>) -> Self {
         let (events, _) = broadcast::channel(1024);
         let store = hub.store().cloned();
         let svc = AcctService { store, hub, catalog: RwLock::new(Arc::new(Catalog::default())), events };
@@ -98,7 +98,7 @@ impl AcctService {
                  AccountingUnavailable until it loads"
             );
         }
-        Ok(svc)
+        svc
     }
 
     /// Accounting is on but its records have not been read yet, so neither
@@ -150,14 +150,14 @@ impl AcctService {
         Ok(())
     }
 
-    /// Writes are validated against the catalog (a parent account exists, a
-    /// QOS is not in use), so they wait for it to load.
-    fn require_loaded(&self) -> Result<()> {
-        self.require_store()?;
+    /// The catalog, once it has loaded: before that an empty list would be a
+    /// false answer, and a write could not be checked (a parent account
+    /// exists, a QOS is not in use).
+    pub fn loaded_catalog(&self) -> Result<Arc<Catalog>> {
         if self.unloaded() {
             return Err(Self::unloaded_error());
         }
-        Ok(())
+        Ok(self.catalog())
     }
 
     fn require_store(&self) -> Result<&Arc<dyn Store>> {
@@ -206,10 +206,10 @@ impl AcctService {
         params: &mut Map<String, Value>,
     ) -> Result<(String, Mutator)> {
         params.extend(filter.iter().chain(set).map(|(k, v)| (k.clone(), Value::String(v.clone()))));
-        self.require_loaded()?;
+        self.require_store()?;
+        let cat = self.loaded_catalog()?;
         let filter = pairs::parse(entity, filter)?;
         let set = pairs::parse(entity, set)?;
-        let cat = self.catalog();
         Ok(match (entity, mode) {
             (Entity::Qos, SetMode::Add) => {
                 pairs::only_keys(&filter, &[], "qos")?;
@@ -305,9 +305,9 @@ impl AcctService {
         params: &mut Map<String, Value>,
     ) -> Result<(String, Mutator)> {
         params.extend(filter.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))));
-        self.require_loaded()?;
+        self.require_store()?;
+        let cat = self.loaded_catalog()?;
         let filter = pairs::parse(entity, filter)?;
-        let cat = self.catalog();
         Ok(match entity {
             Entity::Qos => {
                 pairs::only_keys(&filter, &["name"], "qos")?;

@@ -24,9 +24,14 @@ pub const RETRY_CAP: Duration = Duration::from_secs(30);
 /// How long connections to the waiting server get to close at the handoff.
 const HANDOFF_GRACE: Duration = Duration::from_secs(2);
 
-/// The delay after `delay`: doubled, capped.
+/// The delay after `delay`: doubled, capped at [`RETRY_CAP`].
 pub fn next_delay(delay: Duration) -> Duration {
-    delay.saturating_mul(2).min(RETRY_CAP)
+    backoff(delay, RETRY_CAP)
+}
+
+/// The delay after `delay`: doubled, capped at `cap`.
+pub fn backoff(delay: Duration, cap: Duration) -> Duration {
+    delay.saturating_mul(2).min(cap)
 }
 
 /// Opens the store at `url`. When the first attempt fails, serves

@@ -63,17 +63,9 @@ impl AccountingApi {
             .await
     }
 
-    /// An empty list would be a false answer while the records are unread.
-    fn loaded_catalog(&self) -> Result<std::sync::Arc<crate::accounting::Catalog>> {
-        if self.acct.unloaded() {
-            return Err(AcctService::unloaded_error());
-        }
-        Ok(self.acct.catalog())
-    }
-
     fn qos(&self, req: &pb::ListRequest) -> Result<pb::ListQosResponse> {
         let f = Filter::parse(req, &["name"])?;
-        let cat = self.loaded_catalog()?;
+        let cat = self.acct.loaded_catalog()?;
         let mut qos: Vec<pb::Qos> =
             cat.qos.values().filter(|q| f.admits("name", &q.name)).map(|q| convert::qos(q, false)).collect();
         if cat.qos.is_empty() && f.is_empty() {
@@ -84,7 +76,7 @@ impl AccountingApi {
 
     fn accounts(&self, req: &pb::ListRequest) -> Result<pb::ListAccountsResponse> {
         let f = Filter::parse(req, &["name", "parent"])?;
-        let cat = self.loaded_catalog()?;
+        let cat = self.acct.loaded_catalog()?;
         let accounts = cat
             .accounts
             .values()
@@ -96,7 +88,7 @@ impl AccountingApi {
 
     fn users(&self, req: &pb::ListRequest) -> Result<pb::ListUsersResponse> {
         let f = Filter::parse(req, &["name", "account"])?;
-        let cat = self.loaded_catalog()?;
+        let cat = self.acct.loaded_catalog()?;
         let users = cat
             .users
             .values()

@@ -157,13 +157,13 @@ pub fn txn(r: &TxnRow) -> pb::TxnRow {
     }
 }
 
-/// What squeue's default and long formats show: no spec, no reason facts,
-/// no priority factors, so a 100,000-job listing stays a few megabytes.
 /// The CPUs a job asks for in all, as squeue's `%C`.
 pub fn num_cpus(j: &crate::jobs::record::JobRecord) -> u32 {
     j.ntasks.max(j.num_nodes) * j.cpus_per_task.max(1)
 }
 
+/// What squeue's default and long formats show: no spec, no reason facts,
+/// no priority factors, so a 100,000-job listing stays a few megabytes.
 pub fn job_brief(j: &crate::jobs::record::JobRecord) -> pb::Job {
     pb::Job {
         id: j.id,

@@ -247,29 +247,24 @@ impl Gate {
             _ => None,
         };
         let needed = class.least_role();
-        if ctx.role < needed {
+        let caller = ctx.caller.clone();
+        let result = if ctx.role < needed {
             // Roles are stored with the users: unread, a refusal could be false.
-            let e = if self.acct.unloaded() {
+            Err(if self.acct.unloaded() {
                 AcctService::unloaded_error()
             } else {
                 Error::PermissionDenied(format!(
                     "{} needs the {} role; '{}' has {}",
                     rpc::method_name(path),
                     needed.as_str(),
-                    ctx.caller.user,
+                    caller.user,
                     ctx.role.as_str()
                 ))
-            };
-            if let Some((entity, _)) = audited {
-                let info = json!({"params": params, "error": e.to_string()});
-                let rows =
-                    targets.iter().map(|t| row(&ctx.caller, entity, t, intent, e.outcome(), info.clone()));
-                self.hub.record_all(rows.collect()).await;
-            }
-            return Err(e.into());
-        }
-        let caller = ctx.caller.clone();
-        match core(ctx, msg).await {
+            })
+        } else {
+            core(ctx, msg).await
+        };
+        match result {
             Ok((resp, notes)) => {
                 if let Some((entity, false)) = audited {
                     let rows = notes.into_iter().map(|n| {
