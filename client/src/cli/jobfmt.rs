@@ -207,7 +207,8 @@ pub fn expand_path(j: &pb::Job, p: &str) -> String {
     out
 }
 
-fn null(s: &str) -> &str {
+/// An empty field as Slurm prints it.
+pub(crate) fn null(s: &str) -> &str {
     if s.is_empty() { "(null)" } else { s }
 }
 

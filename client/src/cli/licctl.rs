@@ -2,6 +2,7 @@
 //! Slurm prints them, one entry per HRES layer in the spec's layout) and
 //! `update HRESName=R [LayerName=L] Nodes= Count= Base= DisableLayer= DisableHRES=`.
 
+use super::jobfmt;
 use super::kv::{self, Pair};
 use super::scontrol::{Command, Flags, record, status};
 use crate::conn::Clients;
@@ -56,10 +57,6 @@ pub fn parse_update(args: &[String]) -> Result<Command, String> {
     Ok(Command::UpdateHres(Box::new(r)))
 }
 
-fn or_null(s: &str) -> &str {
-    if s.is_empty() { "(null)" } else { s }
-}
-
 /// One `show license` entry.
 pub fn license_record(l: &pb::License, oneliner: bool) -> String {
     let num = |n: u64| if l.infinite { "UNLIMITED".to_string() } else { n.to_string() };
@@ -78,15 +75,15 @@ pub fn license_record(l: &pb::License, oneliner: bool) -> String {
         lines.push(format!(
             "LayerName={} ParentName={} Nodes={} Mode={} DisableHRES={} DisableLayer={} ConfTotal={} BaseUsage={}",
             l.layer_name,
-            or_null(&l.parent_name),
-            or_null(&l.nodes),
+            jobfmt::null(&l.parent_name),
+            jobfmt::null(&l.nodes),
             l.mode,
             l.disable_hres,
             l.disable_layer,
             l.conf_total,
             l.base_usage
         ));
-        lines.push(format!("Base={}", or_null(&l.base)));
+        lines.push(format!("Base={}", jobfmt::null(&l.base)));
     }
     record(&lines, oneliner)
 }

@@ -27,16 +27,7 @@ pub async fn main(argv: &[String]) -> i32 {
         println!("{USAGE}");
         return 0;
     }
-    match run(argv).await {
-        Ok(out) => {
-            print!("{out}");
-            0
-        }
-        Err(e) => {
-            eprintln!("sacctmgr: error: {e}");
-            1
-        }
-    }
+    super::output::finish("sacctmgr", run(argv).await)
 }
 
 async fn run(argv: &[String]) -> Result<String, String> {

@@ -168,8 +168,7 @@ async fn run(argv: &[String]) -> Result<String, Vec<String>> {
         return Ok(format!("{USAGE}\n"));
     }
     let me = Identity::local();
-    let url = conn::resolve_controller(a.controller.as_deref());
-    let mut c = conn::connect(&url, me.clone()).await.map_err(|e| vec![e.to_string()])?;
+    let mut c = conn::connect_flag(a.controller.as_deref(), me.clone()).await.map_err(|e| vec![e])?;
     execute(&a, &mut c, &me.user).await?;
     Ok(String::new())
 }

@@ -5,6 +5,7 @@
 //! in [`jobctl`], the job record in `jobfmt`, `explain` plus the partition
 //! override in [`preemptctl`], and `show license` plus `update HRESName=` in [`licctl`].
 
+use super::jobfmt::null;
 use super::kv::{self, Arg, Pair};
 use super::sinfo::state;
 use super::{jobctl, licctl, preemptctl};
@@ -276,10 +277,6 @@ pub fn natural(a: &str, b: &str) -> Ordering {
 pub(crate) fn record(lines: &[String], oneliner: bool) -> String {
     let sep = if oneliner { " " } else { "\n   " };
     lines.join(sep) + if oneliner { "\n" } else { "\n\n" }
-}
-
-fn null(s: &str) -> &str {
-    if s.is_empty() { "(null)" } else { s }
 }
 
 /// `scontrol show node` for one node.

@@ -297,13 +297,13 @@ fn other_cell(code: char, j: &pb::Job, now_ms: i64) -> String {
         'S' => jobfmt::time_or(j.start_ms, "N/A"),
         'V' => jobfmt::time_or(j.submit_ms, "N/A"),
         'e' => jobfmt::time_or(jobfmt::end_ms(j).unwrap_or(0), "N/A"),
-        'k' => null_str(&spec.comment).into(),
-        'W' => null_str(&spec.licenses).into(),
+        'k' => jobfmt::null(&spec.comment).into(),
+        'W' => jobfmt::null(&spec.licenses).into(),
         'b' if spec.gpus_per_node > 0 => format!("gres/gpu:{}", spec.gpus_per_node),
         'b' => "N/A".into(),
         'm' if spec.mem_mb > 0 => format!("{}M", spec.mem_mb),
         'm' => "0".into(),
-        'Z' => null_str(&spec.workdir).into(),
+        'Z' => jobfmt::null(&spec.workdir).into(),
         'x' => spec.exclude.clone(),
         'n' => spec.nodelist.clone(),
         'h' => if spec.exclusive { "NO" } else { "OK" }.into(),
@@ -317,17 +317,13 @@ pub(crate) fn text(code: char, j: &pb::Job) -> Option<&str> {
     Some(match code {
         'j' => &j.name,
         'u' => &j.user,
-        'a' => null_str(&j.account),
-        'q' => null_str(&j.qos),
+        'a' => jobfmt::null(&j.account),
+        'q' => jobfmt::null(&j.qos),
         'P' => &j.partition,
         'T' => &j.state,
         'r' => jobfmt::reason(j),
         _ => return None,
     })
-}
-
-fn null_str(s: &str) -> &str {
-    if s.is_empty() { "(null)" } else { s }
 }
 
 /// The whole report from listed jobs; no I/O.

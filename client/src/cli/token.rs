@@ -60,16 +60,7 @@ pub async fn main(argv: &[String]) -> i32 {
             return if e.use_stderr() { 1 } else { 0 };
         }
     };
-    match run(args).await {
-        Ok(out) => {
-            print!("{out}");
-            0
-        }
-        Err(e) => {
-            eprintln!("spur token: error: {e}");
-            1
-        }
-    }
+    super::output::finish("spur token", run(args).await)
 }
 
 async fn run(args: TokenArgs) -> Result<String, String> {
