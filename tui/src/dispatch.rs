@@ -337,13 +337,8 @@ fn edit(state: &mut State) {
         state.info(format!("{}: nothing to edit here (QOS and Accounts only)", state.pane.title()));
         return;
     }
-    let Some(key) = nav::current_key(state) else {
+    let Some(target) = nav::current_target(state) else {
         state.info(format!("{}: nothing selected", state.pane.title()));
-        return;
-    };
-    let Some(target) =
-        views::all_rows(state, state.pane).into_iter().find(|r| r.key == key).map(|r| r.target)
-    else {
         return;
     };
     match form::open(state.data.as_ref(), &target) {

@@ -7,6 +7,7 @@ use crate::action::WriteOp;
 use crate::nav;
 use crate::pane::PaneId;
 use crate::state::State;
+use crate::views::Target;
 
 /// The write that flips the selected HRES row's disabled flag, or why there is none.
 pub fn start(state: &mut State) -> Option<WriteOp> {
@@ -14,9 +15,7 @@ pub fn start(state: &mut State) -> Option<WriteOp> {
         state.info(format!("that key works in the HRES pane ({})", PaneId::Hres.number()));
         return None;
     }
-    let key = nav::current_key(state)?;
-    let (resource, layer) =
-        key.split_once('/').map_or((key.clone(), String::new()), |(r, l)| (r.into(), l.into()));
+    let Some(Target::Layer { resource, layer }) = nav::current_target(state) else { return None };
     let all = state.licenses.as_deref().unwrap_or_default();
     let mut rows = all.iter().filter(|l| l.name == resource);
     let disable = match layer.as_str() {

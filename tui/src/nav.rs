@@ -19,6 +19,12 @@ pub fn current_key(state: &State) -> Option<String> {
     views::table(state, state.pane)?.rows.key(state.view().selected)
 }
 
+/// What the selected row (or the open detail) stands for.
+pub fn current_target(state: &State) -> Option<views::Target> {
+    let key = current_key(state)?;
+    views::all_rows(state, state.pane).into_iter().find(|r| r.key == key).map(|r| r.target)
+}
+
 fn row_count(state: &State) -> usize {
     views::table(state, state.pane).map(|t| t.rows.len()).unwrap_or(0)
 }

@@ -110,10 +110,7 @@ fn apply_waiting(state: &mut State) {
     let now = chrono::Utc::now().timestamp_millis();
     nav::update_data(state, |s| {
         if let Some(set) = s.queue.jobs.as_mut() {
-            let set = Arc::make_mut(set);
-            for b in waiting {
-                set.apply(b.jobs, b.seq, now);
-            }
+            Arc::make_mut(set).apply_all(waiting.into_iter().map(|b| (b.jobs, b.seq)), now);
         }
     });
 }

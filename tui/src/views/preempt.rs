@@ -13,15 +13,15 @@ const fn col(name: &'static str, priority: u8, max: u16) -> Column {
     Column { name, priority, max, numeric: false }
 }
 
-/// The guards' column headers, by the controller's guard names, in its order.
-const GUARDS: [(&str, &str); 7] = [
-    ("partition mode", "PMode"),
-    ("qos allow-list", "Allow"),
-    ("preempt mode", "Mode"),
-    ("exempt time", "Exempt"),
-    ("min runtime", "MinRun"),
-    ("reservation", "Resv"),
-    ("node overlap", "Nodes"),
+/// The controller's guard names, in its order: the columns PMode to Nodes.
+const GUARDS: [&str; 7] = [
+    "partition mode",
+    "qos allow-list",
+    "preempt mode",
+    "exempt time",
+    "min runtime",
+    "reservation",
+    "node overlap",
 ];
 
 /// What decided comes right after the job, so it survives 80 columns.
@@ -60,7 +60,7 @@ fn row(p: &PairExplanation) -> Row {
     let eff = c.priority.as_ref().map_or(0.0, |t| t.effective);
     let guard = |name: &str| tick(p.guards.iter().find(|g| g.name == name));
     let mut cells = vec![c.job_id.to_string(), verdict(p), format!("{eff:.1}"), tick(p.gap.as_ref())];
-    cells.extend(GUARDS.iter().map(|(name, _)| guard(name)));
+    cells.extend(GUARDS.iter().map(|name| guard(name)));
     cells.extend([
         c.user.clone(),
         if c.qos.is_empty() { "-".into() } else { c.qos.clone() },
@@ -125,5 +125,5 @@ pub fn summary(e: &Explain) -> Vec<(String, bool)> {
 }
 
 fn check_label(m: &Mark) -> String {
-    format!("{}{}", if m.passes { "✓" } else { "✗" }, m.name)
+    format!("{}{}", tick(Some(m)), m.name)
 }
