@@ -1,7 +1,7 @@
 //! A controller with one agent hosting its nodes, and the CLI pointed at it:
 //! the harness the command-line acceptance tests share.
 
-use crate::proc::{Agent, Controller, conf, fails, ok, wait_for};
+use crate::proc::{Agent, Controller, conf, fails, field, ok, wait_for};
 use tempfile::TempDir;
 
 pub struct Cluster {
@@ -49,7 +49,7 @@ impl Cluster {
 
     /// One `squeue -o` field of a job.
     pub fn field(&self, id: u64, code: &str) -> String {
-        self.ok("squeue", &format!("-h -j {id} -o {code}")).trim().to_string()
+        field(&self.c.url, id, code)
     }
 
     pub fn wait_field(&self, id: u64, code: &str, want: &str) {

@@ -69,6 +69,11 @@ pub fn ok(personality: &str, url: &str, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// One `squeue -o` field of a job.
+pub fn field(url: &str, id: u64, code: &str) -> String {
+    ok("squeue", url, &["-h", "-j", &id.to_string(), "-o", code]).trim().to_string()
+}
+
 /// Runs a client that must fail, and returns its stderr.
 pub fn fails(personality: &str, url: &str, args: &[&str]) -> String {
     let out = run(personality, url, args);

@@ -3,8 +3,7 @@
 //! Unavailable that names the database, and once the directory is back it
 //! opens the store, loads the queue an earlier controller left, and runs it.
 
-use spur_tests::proc::{Agent, Controller, conf, ok, run, wait_for};
-use std::path::Path;
+use spur_tests::proc::{Agent, Controller, conf, field, ok, run, wait_for};
 
 const CLUSTER: &str = r#"
 [controller]
@@ -20,10 +19,6 @@ nodes = "node[01-02]"
 default = true
 "#;
 
-fn field(url: &str, id: u64, code: &str) -> String {
-    ok("squeue", url, &["-h", "-j", &id.to_string(), "-o", code]).trim().to_string()
-}
-
 /// Runs a client that must be refused because the database is unreachable;
 /// its stderr.
 fn refused(personality: &str, url: &str, args: &[&str], db: &str) -> String {
@@ -35,12 +30,6 @@ fn refused(personality: &str, url: &str, args: &[&str], db: &str) -> String {
     err
 }
 
-fn write_conf(dir: &Path, db: &str) -> std::path::PathBuf {
-    let path = dir.join("spur.conf");
-    std::fs::write(&path, conf(db, CLUSTER)).unwrap();
-    path
-}
-
 #[test]
 fn a_queue_left_pending_runs_after_a_start_without_the_database() {
     let dir = tempfile::tempdir().unwrap();
@@ -48,10 +37,10 @@ fn a_queue_left_pending_runs_after_a_start_without_the_database() {
     let away = dir.path().join("away");
     std::fs::create_dir(&state).unwrap();
     let db = format!("sqlite://{}/spur.db", state.display());
-    let config = write_conf(dir.path(), &db);
 
     // A job no agent can run yet, in the durable queue.
-    let mut c = Controller::start_with(&config);
+    let mut c = Controller::start(dir.path(), &conf(&db, CLUSTER));
+    let config = c.config.clone();
     ok("sacctmgr", &c.url, &["-i", "add", "qos", "name=normal"]);
     let workdir = dir.path().display().to_string();
     let out = ok("sbatch", &c.url, &["--parsable", "-D", &workdir, "-q", "normal", "--wrap=echo ran"]);
@@ -83,7 +72,7 @@ fn a_queue_left_pending_runs_after_a_start_without_the_database() {
 fn a_waiting_controller_stops_cleanly_on_sigterm() {
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite://{}/missing/spur.db", dir.path().display());
-    let mut c = Controller::start_with(&write_conf(dir.path(), &db));
+    let mut c = Controller::start(dir.path(), &conf(&db, CLUSTER));
     refused("sinfo", &c.url, &[], &db);
     assert!(c.stop().success(), "a clean exit while waiting");
 }
@@ -95,7 +84,7 @@ fn a_running_job_keeps_running_while_the_controller_waits() {
     let away = dir.path().join("away");
     std::fs::create_dir(&state).unwrap();
     let db = format!("sqlite://{}/spur.db", state.display());
-    let mut c = Controller::start_with(&write_conf(dir.path(), &db));
+    let mut c = Controller::start(dir.path(), &conf(&db, CLUSTER));
     let _agent = Agent::start(&c.url, "node[01-02]", &[]);
     let workdir = dir.path().display().to_string();
     let gated = "--wrap=echo started >> starts; while [ ! -f go ]; do sleep 0.05; done";
