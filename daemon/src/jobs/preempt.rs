@@ -129,38 +129,42 @@ impl JobService {
     /// Stops the job where it runs; its CPUs and GPUs go back, its memory stays.
     async fn suspend(&self, j: &JobRecord, now: i64) -> Result<()> {
         self.signal(j, SIGSTOP).await;
-        let rec = {
-            let mut q = self.lock();
-            let Some(j) = q.jobs.get_mut(&j.id).filter(|j| j.state == RUNNING) else { return Ok(()) };
-            let (cpus, _, gpus) = j.alloc;
-            self.nodes.adjust(&j.nodes, (cpus, 0, gpus), true, false);
-            j.state = SUSPENDED.into();
-            j.suspend_ms = now;
-            let rec = j.clone();
-            q.mark(rec.id);
-            rec
-        };
-        self.changed();
-        self.persist(&[rec]).await
+        match self.set_suspended(j.id, true, now) {
+            Some(rec) => self.persist(&[rec]).await,
+            None => Ok(()),
+        }
     }
 
     async fn resume(&self, id: u64, now: i64) -> Result<bool> {
+        let Some(rec) = self.set_suspended(id, false, now) else { return Ok(false) };
+        self.signal(&rec, SIGCONT).await;
+        self.persist(&[rec]).await?;
+        Ok(true)
+    }
+
+    /// Moves a job between RUNNING and SUSPENDED: its CPUs and GPUs go back
+    /// (or are taken again) while its memory stays, and the time suspended is
+    /// kept off its limit. None when the job was not in the state to leave.
+    fn set_suspended(&self, id: u64, suspend: bool, now: i64) -> Option<JobRecord> {
+        let (from, to) = if suspend { (RUNNING, SUSPENDED) } else { (SUSPENDED, RUNNING) };
         let rec = {
             let mut q = self.lock();
-            let Some(j) = q.jobs.get_mut(&id).filter(|j| j.state == SUSPENDED) else { return Ok(false) };
+            let j = q.jobs.get_mut(&id).filter(|j| j.state == from)?;
             let (cpus, _, gpus) = j.alloc;
-            self.nodes.adjust(&j.nodes, (cpus, 0, gpus), false, false);
-            j.state = RUNNING.into();
-            j.suspended_total_ms += now.saturating_sub(j.suspend_ms);
-            j.suspend_ms = 0;
+            self.nodes.adjust(&j.nodes, (cpus, 0, gpus), suspend, false);
+            j.state = to.into();
+            if suspend {
+                j.suspend_ms = now;
+            } else {
+                j.suspended_total_ms += now.saturating_sub(j.suspend_ms);
+                j.suspend_ms = 0;
+            }
             let rec = j.clone();
             q.mark(rec.id);
             rec
         };
         self.changed();
-        self.signal(&rec, SIGCONT).await;
-        self.persist(&[rec]).await?;
-        Ok(true)
+        Some(rec)
     }
 
     /// Drain timeouts of preemptors that are no longer pending are forgotten.

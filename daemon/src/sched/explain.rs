@@ -21,18 +21,13 @@ pub fn explain_job(
     let mut pass = Pass::new(snap, now_ms);
     let (job, sc, pi, prio) = pending(&mut pass, id)?;
     // A job the last pass left short of its Mode 3 resource is weighed against that resource's holders.
-    let reason = plan.and_then(|p| p.reason_of(id)).map(|r| r.code);
-    let short = match (reason, pass.licenses.mode3_of(job)) {
-        (Some(super::ReasonCode::Licenses), Some(res)) => Short::Hres(res),
-        _ => Short::Room,
-    };
+    let reason = plan.and_then(|p| p.reason_of(id));
+    let short = reason.and_then(|r| Short::of(r.code, &pass.licenses, job)).unwrap_or(Short::Room);
     let mut v = pass.consider_preemption(job, sc, pi, &prio, true, short);
     if let Some(decided) = plan.and_then(|p| p.verdict_of(id)) {
         v.checks.clone_from(&decided.checks);
         v.outcome = decided.outcome.clone();
-    } else if let Some(r) =
-        plan.and_then(|p| p.reason_of(id)).filter(|r| r.code != super::ReasonCode::Resources)
-    {
+    } else if let Some(r) = reason.filter(|r| r.code != super::ReasonCode::Resources) {
         v.outcome = super::Outcome::NotBlocked { reason: r.code.as_str().into() };
     }
     Ok(v)

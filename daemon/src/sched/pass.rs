@@ -107,12 +107,7 @@ pub(crate) fn run(snap: &Snapshot, now_ms: i64) -> Plan {
         match pass.try_job(job, scope, part) {
             Ok((picked, lic)) => pass.start(job, scope, picked, lic, priority),
             Err(reason) => {
-                let short = match reason.code {
-                    C::Resources => Some(Short::Room),
-                    C::Licenses => pass.licenses.mode3_of(job).map(Short::Hres),
-                    _ => None,
-                };
-                if let (Some(pi), Some(short)) = (part, short) {
+                if let (Some(pi), Some(short)) = (part, Short::of(reason.code, &pass.licenses, job)) {
                     let v = pass.consider_preemption(job, scope, pi as usize, &priority, false, short);
                     pass.plan.verdicts.push(v);
                 }

@@ -7,10 +7,12 @@
 //! their preemptor, and they resume once it is gone.
 
 use super::Preemption;
+use super::hres::Counters;
 use super::job::{Job, JobId, JobState, Shape};
 use super::nodes::NodeState;
 use super::pass::{Pass, secs};
 use super::priority::PriorityFactors;
+use super::reason::ReasonCode;
 use super::verdict::{GapCheck, Guard, JobCheck, JobVerdict, LISTED, Outcome, PairVerdict, Side, Source};
 use spur_client::vocab::names::PreemptMode;
 use std::collections::HashMap;
@@ -20,6 +22,18 @@ use std::collections::HashMap;
 pub(super) enum Short<'s> {
     Room,
     Hres(&'s str),
+}
+
+impl<'s> Short<'s> {
+    /// What a job left pending with `code` is short of: room for Resources,
+    /// the resource for Licenses on a Mode 3 one; None where eviction cannot help.
+    pub fn of(code: ReasonCode, licenses: &Counters<'s>, job: &Job) -> Option<Short<'s>> {
+        match code {
+            ReasonCode::Resources => Some(Short::Room),
+            ReasonCode::Licenses => licenses.mode3_of(job).map(Short::Hres),
+            _ => None,
+        }
+    }
 }
 
 /// How a candidate overlaps the pending job: nodes it could use, or (Mode 3)
