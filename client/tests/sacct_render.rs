@@ -19,7 +19,7 @@ fn ms(mins_ago: i64) -> i64 {
 
 /// As run by alice (not root).
 fn args(words: &[&str]) -> Args {
-    let mut a = parse(&words.iter().map(|w| w.to_string()).collect::<Vec<_>>()).unwrap();
+    let mut a = parse(&words.iter().map(|w| w.to_string()).collect::<Vec<_>>(), now()).unwrap();
     a.me = "alice".into();
     a
 }
@@ -30,7 +30,7 @@ fn as_user(mut a: Args, me: &str, root: bool) -> Args {
 }
 
 fn err(words: &[&str]) -> String {
-    parse(&words.iter().map(|w| w.to_string()).collect::<Vec<_>>()).unwrap_err()
+    parse(&words.iter().map(|w| w.to_string()).collect::<Vec<_>>(), now()).unwrap_err()
 }
 
 fn job(id: u64, user: &str, state: &str, submit: i64, start: i64, end: i64) -> pb::Job {

@@ -260,7 +260,9 @@ pub struct Args {
     pub root: bool,
 }
 
-pub fn parse(argv: &[String]) -> Result<Args, String> {
+/// Parses sacct's arguments; `now` (the caller's clock) resolves the window's
+/// relative times, so a bad window fails before any network call.
+pub fn parse(argv: &[String], now: DateTime<Local>) -> Result<Args, String> {
     let mut a = Args::default();
     for arg in kv::getopt(argv, FLAGS)? {
         let (name, val) = match arg {
@@ -301,7 +303,7 @@ pub fn parse(argv: &[String]) -> Result<Args, String> {
     }
     // Checked now, so a bad field or time fails before any network call.
     columns(&a)?;
-    a.window(Local::now())?;
+    a.window(now)?;
     Ok(a)
 }
 
@@ -460,7 +462,7 @@ pub fn report(a: &Args, jobs: &[pb::Job], now: DateTime<Local>) -> Result<String
     Ok(print_fields(&heads, &rows, a.parsable, a.delimiter.as_deref().unwrap_or("|"), !a.noheader))
 }
 
-async fn run(mut a: Args) -> Result<String, String> {
+async fn run(mut a: Args, now: DateTime<Local>) -> Result<String, String> {
     if a.format.is_empty()
         && let Some(env) = std::env::var("SACCT_FORMAT").ok().filter(|v| !v.trim().is_empty())
     {
@@ -472,15 +474,17 @@ async fn run(mut a: Args) -> Result<String, String> {
     let mut c = conn::connect_flag(a.controller.as_deref(), me).await?;
     let req = pb::ListRequest { filter: a.filter() };
     let jobs = c.jobs.list_jobs(req).await.map_err(status)?.into_inner().jobs;
-    report(&a, &jobs, Local::now())
+    report(&a, &jobs, now)
 }
 
 /// Runs sacct with its arguments (without argv[0]); returns the exit code.
 pub async fn main(argv: &[String]) -> i32 {
-    let result = match parse(argv) {
+    // One clock read: the window checked at parse is the one selected on.
+    let now = Local::now();
+    let result = match parse(argv, now) {
         Ok(a) if a.help => Ok(format!("{USAGE}\n")),
         Ok(a) if a.helpformat => Ok(help_format(&FIELDS.iter().map(|f| f.0).collect::<Vec<_>>(), 19)),
-        Ok(a) => run(a).await,
+        Ok(a) => run(a, now).await,
         Err(e) => Err(e),
     };
     super::output::finish("sacct", result)
