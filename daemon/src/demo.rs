@@ -12,6 +12,8 @@ use std::path::Path;
 pub struct Demo {
     running: Running,
     agents: Vec<tokio::task::JoinHandle<()>>,
+    /// The agents' state directories.
+    spools: Vec<std::path::PathBuf>,
 }
 
 impl Demo {
@@ -22,6 +24,10 @@ impl Demo {
     pub async fn shutdown(self) {
         for a in &self.agents {
             a.abort();
+        }
+        // The demo's jobs go with it, though jobs outlive a real agent.
+        for dir in &self.spools {
+            crate::agent::state::StateDir(dir.clone()).kill_all();
         }
         if let Err(e) = self.running.shutdown().await {
             tracing::warn!(error = %e, "demo controller did not stop cleanly");
@@ -104,7 +110,9 @@ fn spawn_job_stream(
     })
 }
 
-pub async fn start_demo(dir: &Path) -> anyhow::Result<Demo> {
+/// Starts the demo in `dir`; `stepd` supervises its jobs (a program that
+/// answers `__stepd`: spurd, or spur-console itself).
+pub async fn start_demo(dir: &Path, stepd: std::path::PathBuf) -> anyhow::Result<Demo> {
     let path = dir.join("spur.conf");
     let db = dir.join("spur.db");
     std::fs::write(
@@ -132,7 +140,10 @@ pub async fn start_demo(dir: &Path) -> anyhow::Result<Demo> {
     }
     let url = format!("http://{}", running.addr());
     // Two agents host the nodes, as two spurd processes would.
-    let agents = [("node[01-06]", "demo-a"), ("gpu[01-02]", "demo-b")]
+    let spool = |host: &str| dir.join("spool").join(host);
+    let hosts = [("node[01-06]", "demo-a"), ("gpu[01-02]", "demo-b")];
+    let spools = hosts.iter().map(|(_, h)| spool(h)).collect();
+    let agents = hosts
         .into_iter()
         .map(|(nodes, host)| {
             let opts = AgentOpts {
@@ -140,6 +151,8 @@ pub async fn start_demo(dir: &Path) -> anyhow::Result<Demo> {
                 nodes: spur_client::vocab::hostlist::expand(nodes).unwrap_or_default(),
                 token: None,
                 hostname: host.into(),
+                state_dir: spool(host),
+                stepd: stepd.clone(),
             };
             tokio::spawn(async move {
                 if let Err(e) = crate::agent::run(opts).await {
@@ -150,5 +163,5 @@ pub async fn start_demo(dir: &Path) -> anyhow::Result<Demo> {
         .collect();
     let mut agents: Vec<tokio::task::JoinHandle<()>> = agents;
     agents.push(spawn_job_stream(running.jobs.clone(), dir.to_path_buf()));
-    Ok(Demo { running, agents })
+    Ok(Demo { running, agents, spools })
 }

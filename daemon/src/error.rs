@@ -13,6 +13,9 @@ pub enum Error {
     FailedPrecondition(String),
     #[error("{0}")]
     PermissionDenied(String),
+    /// The caller's credential is wrong (an agent key).
+    #[error("{0}")]
+    Unauthenticated(String),
     /// A transient state: the caller should retry.
     #[error("{0}")]
     Unavailable(String),
@@ -30,7 +33,7 @@ impl Error {
     /// The txn outcome this error is recorded as.
     pub fn outcome(&self) -> &'static str {
         match self {
-            Error::PermissionDenied(_) => "denied",
+            Error::PermissionDenied(_) | Error::Unauthenticated(_) => "denied",
             _ => "error",
         }
     }
@@ -62,6 +65,7 @@ impl From<Error> for tonic::Status {
             Error::NotFound(_) => tonic::Status::not_found(msg),
             Error::FailedPrecondition(_) => tonic::Status::failed_precondition(msg),
             Error::PermissionDenied(_) => tonic::Status::permission_denied(msg),
+            Error::Unauthenticated(_) => tonic::Status::unauthenticated(msg),
             Error::Unavailable(_) | Error::Store(_) => tonic::Status::unavailable(msg),
         }
     }

@@ -187,6 +187,8 @@ async fn jobs_held_for_an_unreadable_catalog_start_once_it_loads() {
         nodes: vec!["n1".into()],
         token: None,
         hostname: "testhost".into(),
+        state_dir: dir.path().join("spool"),
+        stepd: env!("CARGO_BIN_EXE_spurd").into(),
     };
     let agent = tokio::spawn(spur_daemon::agent::run(opts));
 

@@ -194,12 +194,31 @@ pub fn conf(database_url: &str, extra: &str) -> String {
 /// A running `spurd` hosting some nodes.
 pub struct Agent {
     child: Child,
+    state_dir: PathBuf,
+}
+
+/// The state directory of the agent of `nodes` under the controller at
+/// `url`: the same for a restarted agent, which adopts its jobs, and apart
+/// for every test (each has a controller port of its own).
+pub fn agent_state_dir(url: &str, nodes: &str) -> PathBuf {
+    static BASE: OnceLock<tempfile::TempDir> = OnceLock::new();
+    let base = BASE.get_or_init(|| tempfile::tempdir().expect("tempdir")).path();
+    let key: String =
+        format!("{url}-{nodes}").chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
+    base.join(key)
 }
 
 impl Agent {
     pub fn start(url: &str, nodes: &str, env: &[(&str, &str)]) -> Agent {
+        Agent::start_in(url, nodes, env, &agent_state_dir(url, nodes))
+    }
+
+    /// [`Agent::start`] with the state directory given (an empty one: a node that lost its disk).
+    pub fn start_in(url: &str, nodes: &str, env: &[(&str, &str)], state_dir: &Path) -> Agent {
         let mut c = Command::new(bin("spurd"));
         c.args(["--controller", url, "--nodes", nodes, "--hostname", "testhost"])
+            .arg("--state-dir")
+            .arg(state_dir)
             .env("SPUR_LOG", log_level())
             .env_remove("SPUR_ADMISSION_TOKEN")
             .stdin(Stdio::null())
@@ -212,7 +231,18 @@ impl Agent {
         for (k, v) in env {
             c.env(k, v);
         }
-        Agent { child: c.spawn().expect("spawn spurd") }
+        Agent { child: c.spawn().expect("spawn spurd"), state_dir: state_dir.to_path_buf() }
+    }
+
+    pub fn state_dir(&self) -> &Path {
+        &self.state_dir
+    }
+
+    /// Kills the agent alone, as `kill -9` would: its jobs run on.
+    pub fn kill_agent_only(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        self.state_dir = PathBuf::new();
     }
 
     /// Waits for the agent to exit by itself (a fatal refusal), with the deadline.
@@ -234,9 +264,14 @@ impl Agent {
 }
 
 impl Drop for Agent {
+    /// The agent and, unless [`Agent::kill_agent_only`] left them to a
+    /// successor, its jobs: a test leaves no process behind.
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        if !self.state_dir.as_os_str().is_empty() {
+            spur_daemon::agent::state::StateDir(self.state_dir.clone()).kill_all();
+        }
     }
 }
 

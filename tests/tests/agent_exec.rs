@@ -1,62 +1,137 @@
-//! The launch, signal and report path: the controller sends a trivial job to
-//! a real `spurd`, which runs it, and the exit comes back as a report.
+//! Jobs and their agent, with the real binaries: a restarted `spurd` adopts
+//! the jobs still running (none runs twice, none is lost), and ending a job
+//! (scancel, requeue, KillWait) ends its whole process tree.
 
-use spur_daemon::config::Config;
-use spur_proto::v1 as pb;
-use spur_tests::proc::{Agent, DEADLINE};
+use spur_tests::proc::{Agent, Controller, conf, fails, field, ok, wait_for};
+use std::path::Path;
 
-async fn report(rx: &mut tokio::sync::broadcast::Receiver<pb::JobReport>) -> pb::JobReport {
-    tokio::time::timeout(DEADLINE, rx.recv()).await.expect("a job report in time").unwrap()
+const CLUSTER: &str = r#"
+[controller]
+heartbeat_interval_secs = 1
+node_timeout_secs = 10
+[scheduler]
+kill_wait_secs = 1
+[[nodes]]
+name = "node[01-02]"
+cpus = 5
+memory_mb = 8192
+[[partitions]]
+name = "batch"
+nodes = "node[01-02]"
+default = true
+"#;
+
+fn cluster(dir: &Path) -> Controller {
+    let db = format!("sqlite://{}/spur.db", dir.display());
+    Controller::start(dir, &conf(&db, CLUSTER))
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn launch_signal_and_report_through_a_real_agent() {
-    let dir = tempfile::tempdir().unwrap();
-    let conf = dir.path().join("spur.conf");
-    std::fs::write(
-        &conf,
-        "[controller]\nheartbeat_interval_secs = 1\nnode_timeout_secs = 5\n[[nodes]]\nname = \"n[1-2]\"\n",
-    )
-    .unwrap();
-    let running = spur_daemon::controller::start(Config::load(&conf).unwrap(), "127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", running.addr());
-    let _agent = Agent::start(&url, "n[1-2]", &[]);
-    let nodes = running.nodes.clone();
-    let mut reports = nodes.reports();
-    let out = dir.path().join("job.out");
-    let launch = |job_id: u64, script: &str| pb::AgentCommand {
-        cmd: Some(pb::agent_command::Cmd::Launch(pb::Launch {
-            job_id,
-            node: "n2".into(),
-            script: script.into(),
-            env: vec![pb::KeyValue { key: "SPUR_JOB_ID".into(), value: job_id.to_string() }],
-            stdout_path: out.display().to_string(),
-            stderr_path: String::new(),
-            workdir: dir.path().display().to_string(),
-        })),
-    };
-    // The agent's command stream opens right after it registers.
-    let start = std::time::Instant::now();
-    while nodes.send("n2", launch(1, "echo hello from $SPUR_JOB_ID; exit 4")).await.is_err() {
-        assert!(start.elapsed() < DEADLINE, "agent never connected");
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-    let r = report(&mut reports).await;
-    assert_eq!((r.job_id, r.state.as_str(), r.exit_code), (1, "exited", 4));
-    assert_eq!(std::fs::read_to_string(&out).unwrap(), "hello from 1\n");
+fn sbatch(url: &str, dir: &Path, args: &[&str], script: &str) -> u64 {
+    let d = dir.display().to_string();
+    let mut all = vec!["--parsable", "-D", &d, "-o", "/dev/null"];
+    all.extend(args);
+    all.extend(["--wrap", script]);
+    ok("sbatch", url, &all).trim().parse().expect("a job id")
+}
 
-    nodes.send("n2", launch(2, "exec sleep 300")).await.unwrap();
-    let signal = pb::AgentCommand {
-        cmd: Some(pb::agent_command::Cmd::Signal(pb::SignalJob { job_id: 2, signal: 9 })),
-    };
-    // The job may not have started when the signal arrives; resend until it ends.
-    let ended = loop {
-        nodes.send("n2", signal.clone()).await.unwrap();
-        if let Ok(Ok(r)) = tokio::time::timeout(std::time::Duration::from_millis(200), reports.recv()).await {
-            break r;
-        }
-        assert!(start.elapsed() < DEADLINE, "job 2 never ended");
-    };
-    assert_eq!((ended.job_id, ended.signal), (2, 9));
-    running.shutdown().await.unwrap();
+fn starts(dir: &Path, id: u64) -> usize {
+    std::fs::read_to_string(dir.join(format!("starts-{id}"))).map(|s| s.lines().count()).unwrap_or(0)
+}
+
+/// A pid the job wrote to `name-ID`, once it has.
+fn pid_file(dir: &Path, name: &str, id: u64) -> u32 {
+    let path = dir.join(format!("{name}-{id}"));
+    wait_for(&format!("{}", path.display()), || std::fs::read_to_string(&path).ok()?.trim().parse().ok())
+}
+
+fn alive(pid: u32) -> bool {
+    // A zombie has ended; only its parent has not reaped it yet.
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|s| s.rsplit_once(')').is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z')))
+}
+
+fn wait_gone(pid: u32, what: &str) {
+    wait_for(what, || (!alive(pid)).then_some(()));
+}
+
+const GATED: &str = "echo x >> starts-$SLURM_JOB_ID; while [ ! -f go ]; do sleep 0.05; done";
+
+#[test]
+fn a_restarted_agent_adopts_its_jobs_and_none_runs_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let c = cluster(d);
+    let agent = Agent::start(&c.url, "node[01-02]", &[]);
+    wait_for("nodes up", || (ok("sinfo", &c.url, &["-h", "-o", "%t:%D"]).trim() == "idle:2").then_some(()));
+    let mut ids: Vec<u64> = (0..7).map(|_| sbatch(&c.url, d, &[], GATED)).collect();
+    ids.push(sbatch(&c.url, d, &["--no-requeue"], GATED));
+    for id in &ids {
+        wait_for(&format!("job {id} started"), || (starts(d, *id) == 1).then_some(()));
+    }
+    let before: Vec<String> = ids.iter().map(|id| field(&c.url, *id, "%S")).collect();
+
+    // kill -9 of the agent alone: the jobs run on under their supervisors.
+    let state = agent.state_dir().to_path_buf();
+    agent.kill_agent_only();
+    let _again = Agent::start_in(&c.url, "node[01-02]", &[], &state);
+    // A job run after the restart: the new agent registered (and reconciled) first.
+    let probe = sbatch(&c.url, d, &[], "true");
+    wait_for("the probe job completed", || {
+        let out = ok("sacct", &c.url, &["-n", "-P", "-X", "-j", &probe.to_string(), "-o", "State"]);
+        (out.trim() == "COMPLETED").then_some(())
+    });
+    for (id, start) in ids.iter().zip(&before) {
+        assert_eq!(field(&c.url, *id, "%T"), "RUNNING", "job {id}");
+        assert_eq!(&field(&c.url, *id, "%S"), start, "job {id} kept its start");
+    }
+    std::fs::write(d.join("go"), "").unwrap();
+    for id in &ids {
+        wait_for(&format!("job {id} completed"), || {
+            let out = ok("sacct", &c.url, &["-n", "-P", "-X", "-j", &id.to_string(), "-o", "State"]);
+            (out.trim() == "COMPLETED").then_some(())
+        });
+        assert_eq!(starts(d, *id), 1, "job {id} ran once");
+    }
+}
+
+#[test]
+fn scancel_and_requeue_end_the_whole_process_tree() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let c = cluster(d);
+    let _agent = Agent::start(&c.url, "node[01-02]", &[]);
+    // The shell runs `sleep 1000` as its child: signalling the shell alone leaves it.
+    let script = "echo x >> starts-$SLURM_JOB_ID; sleep 1000 & echo $! > child-$SLURM_JOB_ID; wait";
+    let id = sbatch(&c.url, d, &[], script);
+    let child = pid_file(d, "child", id);
+    ok("scancel", &c.url, &[&id.to_string()]);
+    wait_gone(child, "the cancelled job's child to end");
+
+    let id = sbatch(&c.url, d, &[], script);
+    let first = pid_file(d, "child", id);
+    std::fs::remove_file(d.join(format!("child-{id}"))).unwrap();
+    ok("scontrol", &c.url, &["requeue", &id.to_string()]);
+    wait_gone(first, "the requeued run's child to end");
+    let second = pid_file(d, "child", id);
+    assert_ne!(first, second);
+    assert!(alive(second), "the new run goes on");
+    assert_eq!(starts(d, id), 2);
+}
+
+#[test]
+fn a_job_deaf_to_sigterm_is_killed_after_kill_wait() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let c = cluster(d);
+    let _agent = Agent::start(&c.url, "node[01-02]", &[]);
+    // An ignored TERM is inherited: neither the shell nor its sleep hears it.
+    let script = "trap '' TERM; sleep 1000 & echo $! > child-$SLURM_JOB_ID; wait; sleep 1000";
+    let id = sbatch(&c.url, d, &[], script);
+    let child = pid_file(d, "child", id);
+    ok("scancel", &c.url, &[&id.to_string()]);
+    wait_gone(child, "SIGKILL after KillWait");
+    let out = ok("sacct", &c.url, &["-n", "-P", "-X", "-j", &id.to_string(), "-o", "State"]);
+    assert_eq!(out.trim(), "CANCELLED");
+    // A cancelled job is not signalled again by a second scancel, nor is it an error.
+    assert!(fails("scancel", &c.url, &["999"]).contains("999"));
 }

@@ -126,7 +126,7 @@ async fn jobs_a_new_agent_does_not_run_are_requeued_or_node_fail() {
     wait_started(dir.path(), again, 1);
     wait_started(dir.path(), once, 1);
 
-    // The agent dies (its job shells live on, orphaned); a new one takes the nodes.
+    // The agent dies with its jobs (the node lost them); a new one takes the nodes.
     first.kill();
     let _second = Agent::start(&c.url, "node[01-02]", &[]);
     let failed = wait_job(&mut cl, once, "NODE_FAIL", |j| j.state == "NODE_FAIL").await;
@@ -154,8 +154,9 @@ async fn fake_agent(
         ended,
         ..Default::default()
     };
-    let id = a.register(req).await.unwrap().into_inner().agent_id;
-    let cmds = a.commands(pb::CommandsRequest { agent_id: id }).await.unwrap().into_inner();
+    let reg = a.register(req).await.unwrap().into_inner();
+    let req = pb::CommandsRequest { agent_id: reg.agent_id, agent_key: reg.agent_key };
+    let cmds = a.commands(req).await.unwrap().into_inner();
     (a, cmds)
 }
 

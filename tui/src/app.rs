@@ -31,7 +31,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
 #[cfg(feature = "demo")]
 async fn run_demo(mut settings: Settings) -> anyhow::Result<()> {
     let dir = tempfile::TempDir::new()?;
-    let demo = spur_daemon::demo::start_demo(dir.path()).await?;
+    let demo = spur_daemon::demo::start_demo(dir.path(), std::env::current_exe()?).await?;
     settings.controller = demo.url();
     let result = run_console(settings).await;
     demo.shutdown().await;

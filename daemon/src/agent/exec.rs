@@ -1,166 +1,198 @@
-//! Running job processes on a node: launch a script with its environment and
-//! output files, deliver signals, and report how each one ended.
+//! Running jobs on a node through their supervisors ([`super::stepd`]):
+//! launch, signal the job's process group (with Slurm's KillWait escalation),
+//! adopt the jobs of a previous agent process after a restart, and report
+//! how each one ended.
 
+use super::state::{self, Ended, LaunchFile, RunRecord, StateDir};
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
 use spur_proto::v1 as pb;
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::mpsc;
 
-/// How a job process ended, or that it could not start.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Ended {
-    pub job_id: u64,
-    /// "exited" or "failed" (could not start).
-    pub state: &'static str,
-    pub exit_code: i32,
-    pub signal: i32,
-    pub message: String,
+/// How often an adopted job's supervisor, which is not our child, is checked.
+const ADOPTED_POLL: Duration = Duration::from_millis(250);
+
+#[derive(Debug, Clone)]
+struct Run {
+    node: String,
+    pgid: i32,
 }
 
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct Executor {
-    running: Arc<Mutex<HashMap<u64, (String, u32)>>>,
+    state: StateDir,
+    /// The supervisor program: this binary, run as `__stepd`.
+    stepd: PathBuf,
+    running: Arc<Mutex<HashMap<u64, Run>>>,
+}
+
+/// What a restarted agent found in its state directory.
+#[derive(Debug, Default)]
+pub struct Recovered {
+    /// Still running under their supervisors: adopted.
+    pub adopted: Vec<u64>,
+    /// Ended while no agent was there to report them.
+    pub ended: Vec<Ended>,
+    /// Their supervisor is gone without a word: their process group was killed.
+    pub vanished: Vec<u64>,
 }
 
 impl Executor {
-    /// The jobs still running here, for re-registration.
+    pub fn new(state: StateDir, stepd: PathBuf) -> Executor {
+        Executor { state, stepd, running: Arc::default() }
+    }
+
+    pub fn state(&self) -> &StateDir {
+        &self.state
+    }
+
+    /// The jobs running here, for registration.
     pub fn running(&self) -> Vec<pb::RunningJob> {
-        let r = self.running.lock().unwrap_or_else(|p| p.into_inner());
-        r.iter().map(|(id, (node, _))| pb::RunningJob { job_id: *id, node: node.clone() }).collect()
+        let r = self.lock();
+        r.iter().map(|(id, run)| pb::RunningJob { job_id: *id, node: run.node.clone() }).collect()
     }
 
-    /// Starts the job; its end arrives on `ended`.
-    pub fn launch(&self, l: pb::Launch, ended: mpsc::Sender<Ended>) {
-        let job_id = l.job_id;
-        let fail =
-            move |message: String| Ended { job_id, state: "failed", exit_code: -1, signal: 0, message };
-        let spawned = (|| -> Result<tokio::process::Child, String> {
-            let open = |p: &str| -> Result<Stdio, String> {
-                if p.is_empty() {
-                    return Ok(Stdio::null());
+    /// Takes over what a previous agent process on `nodes` left: live jobs
+    /// are adopted (their ends arrive on `ended`), recorded ends are returned
+    /// for the registration, and a job whose supervisor vanished is killed.
+    pub fn recover(&self, nodes: &[String], ended: &mpsc::Sender<Ended>) -> Recovered {
+        let mut out = Recovered::default();
+        for rec in self.state.runs().into_iter().filter(|r| nodes.contains(&r.node)) {
+            let id = rec.job_id;
+            if let Some(end) = self.state.ended(id) {
+                out.ended.push(end);
+            } else if state::alive(rec.stepd_pid, rec.stepd_start) {
+                self.lock().insert(id, Run { node: rec.node.clone(), pgid: rec.pgid });
+                self.watch_adopted(rec, ended.clone());
+                out.adopted.push(id);
+            } else {
+                if state::alive(rec.pgid, rec.job_start) {
+                    let _ = killpg(Pid::from_raw(rec.pgid), Signal::SIGKILL);
                 }
-                std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(p)
-                    .map(Stdio::from)
-                    .map_err(|e| format!("cannot open {p}: {e}"))
-            };
-            let mut cmd = tokio::process::Command::new("/bin/sh");
-            cmd.arg("-c").arg(&l.script).stdin(Stdio::null()).stdout(open(&l.stdout_path)?);
-            let err_path = if l.stderr_path.is_empty() { &l.stdout_path } else { &l.stderr_path };
-            cmd.stderr(open(err_path)?);
-            if !l.workdir.is_empty() {
-                cmd.current_dir(&l.workdir);
+                self.state.forget(id);
+                out.vanished.push(id);
             }
-            for kv in &l.env {
-                cmd.env(&kv.key, &kv.value);
-            }
-            cmd.kill_on_drop(false).spawn().map_err(|e| format!("cannot start /bin/sh: {e}"))
-        })();
-        let mut child = match spawned {
-            Ok(c) => c,
-            Err(m) => {
+        }
+        out
+    }
+
+    /// Starts the job under a supervisor; its end arrives on `ended`.
+    pub async fn launch(&self, l: pb::Launch, ended: mpsc::Sender<Ended>) {
+        let id = l.job_id;
+        if self.lock().contains_key(&id) {
+            // The controller sent it twice (a retried pass): one copy runs.
+            tracing::warn!(job = id, "launch for a job already running here; ignored");
+            return;
+        }
+        match self.start(&l).await {
+            Ok((pgid, child)) => {
+                self.lock().insert(id, Run { node: l.node.clone(), pgid });
+                let me = self.clone();
                 tokio::spawn(async move {
-                    let _ = ended.send(fail(m)).await;
+                    let mut child = child;
+                    let _ = child.wait().await;
+                    me.ended(id, ended).await;
                 });
-                return;
             }
-        };
-        let pid = child.id().unwrap_or(0);
-        self.lock().insert(job_id, (l.node.clone(), pid));
-        let me = self.clone();
-        tokio::spawn(async move {
-            let status = child.wait().await;
-            let end = match status {
-                Ok(s) => {
-                    use std::os::unix::process::ExitStatusExt;
-                    Ended {
-                        job_id,
-                        state: "exited",
-                        exit_code: s.code().unwrap_or(-1),
-                        signal: s.signal().unwrap_or(0),
-                        message: String::new(),
-                    }
-                }
-                Err(e) => fail(format!("wait failed: {e}")),
-            };
-            // Queued before it leaves the running list, so a re-registration
-            // always finds the job in one of the two.
-            let _ = ended.send(end).await;
-            me.lock().remove(&job_id);
-        });
-    }
-
-    /// Sends `signal` to the job's shell. Returns false when it is not running here.
-    pub async fn signal(&self, job_id: u64, signal: i32) -> bool {
-        let Some(pid) = self.lock().get(&job_id).map(|(_, pid)| *pid) else { return false };
-        // `kill` avoids a libc binding for one call.
-        tokio::process::Command::new("kill")
-            .arg(format!("-{signal}"))
-            .arg(pid.to_string())
-            .status()
-            .await
-            .is_ok_and(|s| s.success())
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, (String, u32)>> {
-        self.running.lock().unwrap_or_else(|p| p.into_inner())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::time::Duration;
-
-    fn launch(script: &str, out: &str) -> pb::Launch {
-        pb::Launch {
-            job_id: 7,
-            node: "n1".into(),
-            script: script.into(),
-            env: vec![pb::KeyValue { key: "SPUR_JOB_ID".into(), value: "7".into() }],
-            stdout_path: out.into(),
-            stderr_path: String::new(),
-            workdir: String::new(),
+            Err(message) => {
+                let _ = ended.send(self.state.ended(id).unwrap_or_else(|| Ended::failed(id, message))).await;
+            }
         }
     }
 
-    async fn next(rx: &mut mpsc::Receiver<Ended>) -> Ended {
-        tokio::time::timeout(Duration::from_secs(30), rx.recv()).await.unwrap().unwrap()
+    /// Hands the launch to a new supervisor and waits for its word.
+    async fn start(&self, l: &pb::Launch) -> Result<(i32, tokio::process::Child), String> {
+        let id = l.job_id;
+        state::write_atomic(&self.state.launch_path(id), &LaunchFile::from(l))
+            .map_err(|e| format!("cannot write the launch to {}: {e}", self.state.0.display()))?;
+        let mut child = tokio::process::Command::new(&self.stepd)
+            .arg(super::stepd::STEPD_ARG)
+            .arg(&self.state.0)
+            .arg(id.to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(false)
+            .spawn()
+            .map_err(|e| format!("cannot start the supervisor {}: {e}", self.stepd.display()))?;
+        let mut line = String::new();
+        if let Some(out) = child.stdout.take() {
+            let _ = BufReader::new(out).read_line(&mut line).await;
+        }
+        match line.trim().strip_prefix("started ").and_then(|p| p.parse().ok()) {
+            Some(pgid) => Ok((pgid, child)),
+            None => {
+                let _ = child.wait().await;
+                let said = line.trim().strip_prefix("failed ").unwrap_or("the supervisor exited at once");
+                Err(said.to_string())
+            }
+        }
     }
 
-    #[tokio::test]
-    async fn runs_with_env_writes_output_and_reports_exit() {
-        let dir = tempfile::tempdir().unwrap();
-        let out = dir.path().join("out.txt");
-        let (tx, mut rx) = mpsc::channel(4);
-        let ex = Executor::default();
-        ex.launch(launch("echo job=$SPUR_JOB_ID; exit 3", out.to_str().unwrap()), tx);
-        let end = next(&mut rx).await;
-        assert_eq!((end.state, end.exit_code), ("exited", 3));
-        assert_eq!(std::fs::read_to_string(&out).unwrap(), "job=7\n");
+    /// A job's supervisor is gone: its recorded end goes to the session.
+    async fn ended(&self, id: u64, ended: mpsc::Sender<Ended>) {
+        let end = self.state.ended(id).unwrap_or_else(|| Ended {
+            job_id: id,
+            state: "exited".into(),
+            exit_code: -1,
+            signal: 9,
+            message: "the job's supervisor died before recording its end".into(),
+        });
+        // Queued before it leaves the running list, so a re-registration
+        // always finds the job in one of the two.
+        let _ = ended.send(end).await;
+        self.lock().remove(&id);
     }
 
-    #[tokio::test]
-    async fn a_signal_ends_the_job_and_is_reported() {
-        let (tx, mut rx) = mpsc::channel(4);
-        let ex = Executor::default();
-        ex.launch(launch("exec sleep 300", ""), tx);
-        assert_eq!(ex.running().len(), 1);
-        assert!(ex.signal(7, 15).await);
-        let end = next(&mut rx).await;
-        assert_eq!((end.state, end.signal), ("exited", 15));
-        assert!(!ex.signal(7, 15).await, "no longer running");
+    fn watch_adopted(&self, rec: RunRecord, ended: mpsc::Sender<Ended>) {
+        let me = self.clone();
+        tokio::spawn(async move {
+            while state::alive(rec.stepd_pid, rec.stepd_start) {
+                tokio::time::sleep(ADOPTED_POLL).await;
+            }
+            me.ended(rec.job_id, ended).await;
+        });
     }
 
-    #[tokio::test]
-    async fn an_unopenable_output_file_is_a_failed_start() {
-        let (tx, mut rx) = mpsc::channel(4);
-        Executor::default().launch(launch("true", "/nonexistent/dir/out"), tx);
-        let end = next(&mut rx).await;
-        assert_eq!(end.state, "failed");
-        assert!(end.message.contains("/nonexistent/dir/out"), "{}", end.message);
+    /// Sends `signal` to the job's process group; with `kill_wait` above
+    /// zero, SIGKILLs what is left of it after that long. False when the job
+    /// is not running here.
+    pub fn signal(&self, job_id: u64, signal: i32, kill_wait: Duration) -> bool {
+        let Some(pgid) = self.lock().get(&job_id).map(|r| r.pgid) else { return false };
+        let Ok(sig) = Signal::try_from(signal) else {
+            tracing::warn!(job = job_id, signal, "not a signal number");
+            return true;
+        };
+        if sig == Signal::SIGTERM {
+            // Slurm's order: a stopped job could not act on the TERM.
+            let _ = killpg(Pid::from_raw(pgid), Signal::SIGCONT);
+        }
+        let _ = killpg(Pid::from_raw(pgid), sig);
+        if !kill_wait.is_zero() && sig != Signal::SIGKILL {
+            let me = self.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(kill_wait).await;
+                // The same run still: a requeued job's next run has another group.
+                if me.lock().get(&job_id).is_some_and(|r| r.pgid == pgid) {
+                    let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+                }
+            });
+        }
+        true
+    }
+
+    /// The controller has the job's end: its files go.
+    pub fn forget(&self, job_id: u64) {
+        self.state.forget(job_id);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Run>> {
+        self.running.lock().unwrap_or_else(|p| p.into_inner())
     }
 }

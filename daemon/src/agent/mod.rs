@@ -3,13 +3,25 @@
 //! admission token when asked), heartbeats, runs the job processes the
 //! controller sends, and reports how they end.
 //!
-//! - [`exec`]: launching, signalling and watching job processes.
+//! Jobs outlive the agent: each runs under a supervisor process of its own
+//! (Slurm's slurmstepd), recorded in the agent's state directory, so a
+//! restarted agent adopts the jobs still running and reports the ones that
+//! ended meanwhile; an end leaves the state directory only once the
+//! controller has it.
+//!
+//! - [`exec`]: launching, signalling, adopting and watching jobs.
+//! - [`stepd`]: the per-job supervisor (`spurd __stepd`).
+//! - [`state`]: the state directory's files.
 
 pub mod exec;
+pub mod state;
+pub mod stepd;
 
-use exec::{Ended, Executor};
+use exec::Executor;
 use spur_proto::v1 as pb;
 use spur_proto::v1::agent_client::AgentClient;
+use state::{Ended, StateDir};
+use std::path::PathBuf;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tonic::Code;
@@ -21,6 +33,23 @@ pub struct AgentOpts {
     pub nodes: Vec<String>,
     pub token: Option<String>,
     pub hostname: String,
+    /// Where running jobs are recorded, so a restarted agent finds them.
+    pub state_dir: PathBuf,
+    /// The program run as `STEPD_ARG` to supervise each job (this binary).
+    pub stepd: PathBuf,
+}
+
+/// Slurm's SlurmdSpoolDir, one per agent: keyed by its first node, so
+/// agents of one host keep apart and a restarted one finds its own.
+pub fn default_state_dir(nodes: &[String]) -> PathBuf {
+    let first = nodes.first().map_or("agent", String::as_str);
+    let uid = nix::unistd::getuid();
+    let base = if uid.is_root() {
+        PathBuf::from("/var/spool/spurd")
+    } else {
+        std::env::temp_dir().join(format!("spurd-{uid}"))
+    };
+    base.join(first)
 }
 
 /// Why a session with the controller ended.
@@ -35,9 +64,18 @@ enum End {
 
 /// Runs the agent until a fatal refusal; transient failures retry with backoff.
 pub async fn run(opts: AgentOpts) -> anyhow::Result<()> {
-    let exec = Executor::default();
+    let dir = StateDir::open(&opts.state_dir)
+        .map_err(|e| anyhow::anyhow!("--state-dir {}: {e}", opts.state_dir.display()))?;
+    let exec = Executor::new(dir, opts.stepd.clone());
     let (ended_tx, mut ended_rx) = mpsc::channel::<Ended>(1024);
-    let mut unsent: Vec<Ended> = vec![];
+    let found = exec.recover(&opts.nodes, &ended_tx);
+    if !(found.adopted.is_empty() && found.ended.is_empty() && found.vanished.is_empty()) {
+        tracing::info!(
+            adopted = ?found.adopted, ended = ?found.ended.iter().map(|e| e.job_id).collect::<Vec<_>>(),
+            vanished = ?found.vanished, "took over the jobs of the previous agent process"
+        );
+    }
+    let mut unsent: Vec<Ended> = found.ended;
     let mut backoff = Duration::from_millis(250);
     loop {
         match session(&opts, &exec, &ended_tx, &mut ended_rx, &mut unsent, &mut backoff).await {
@@ -63,14 +101,48 @@ async fn connect(url: &str) -> Result<AgentClient<Channel>, String> {
     Ok(AgentClient::new(ch))
 }
 
-fn report(agent_id: &str, e: &Ended) -> pb::JobReport {
+/// The registration a session holds: who we are to the controller.
+struct Registered {
+    agent_id: String,
+    agent_key: String,
+}
+
+fn report(reg: Option<&Registered>, e: &Ended) -> pb::JobReport {
     pb::JobReport {
-        agent_id: agent_id.into(),
+        agent_id: reg.map(|r| r.agent_id.clone()).unwrap_or_default(),
+        agent_key: reg.map(|r| r.agent_key.clone()).unwrap_or_default(),
         job_id: e.job_id,
-        state: e.state.into(),
+        state: e.state.clone(),
         exit_code: e.exit_code,
         signal: e.signal,
         message: e.message.clone(),
+    }
+}
+
+/// What became of one report.
+enum Sent {
+    /// The controller has it: the job's files can go.
+    Taken,
+    /// The controller could not take it now (its database is down): kept, sent again.
+    Later(String),
+    /// The connection failed: start a new session.
+    Broken(String),
+}
+
+async fn send_report(client: &mut AgentClient<Channel>, reg: &Registered, e: &Ended) -> Sent {
+    match client.report_job(report(Some(reg), e)).await {
+        Ok(_) => Sent::Taken,
+        Err(s)
+            if matches!(s.code(), Code::Unavailable | Code::DeadlineExceeded | Code::ResourceExhausted) =>
+        {
+            Sent::Later(s.message().to_string())
+        }
+        // The controller will never take it (the job is no longer ours): keeping it would resend it forever.
+        Err(s) if matches!(s.code(), Code::PermissionDenied | Code::NotFound | Code::FailedPrecondition) => {
+            tracing::warn!(job = e.job_id, error = %s.message(), "the controller refused the job's report; dropped");
+            Sent::Taken
+        }
+        Err(s) => Sent::Broken(s.message().to_string()),
     }
 }
 
@@ -98,7 +170,7 @@ async fn session(
         admission_token: opts.token.clone().unwrap_or_default(),
         hostname: opts.hostname.clone(),
         running,
-        ended: unsent.iter().map(|e| report("", e)).collect(),
+        ended: unsent.iter().map(|e| report(None, e)).collect(),
     };
     let reg = match client.register(req).await {
         Ok(r) => r.into_inner(),
@@ -108,26 +180,45 @@ async fn session(
         Err(s) => return End::Retry(s.message().to_string()),
     };
     *backoff = Duration::from_millis(250);
+    let interval = Duration::from_secs(u64::from(reg.heartbeat_interval_secs.max(1)));
+    let reg = Registered { agent_id: reg.agent_id, agent_key: reg.agent_key };
     tracing::info!(agent = %reg.agent_id, nodes = opts.nodes.len(), "registered with the controller");
-    let mut commands = match client.commands(pb::CommandsRequest { agent_id: reg.agent_id.clone() }).await {
+    // Delivered with the registration.
+    for e in unsent.drain(..) {
+        exec.forget(e.job_id);
+    }
+    let req = pb::CommandsRequest { agent_id: reg.agent_id.clone(), agent_key: reg.agent_key.clone() };
+    let mut commands = match client.commands(req).await {
         Ok(s) => s.into_inner(),
         Err(s) => return End::Retry(s.message().to_string()),
     };
-    // Delivered with the registration.
-    unsent.clear();
-    let mut tick = tokio::time::interval(Duration::from_secs(u64::from(reg.heartbeat_interval_secs.max(1))));
+    let mut tick = tokio::time::interval(interval);
     tick.tick().await;
     loop {
         tokio::select! {
-            _ = tick.tick() => match client.heartbeat(pb::HeartbeatRequest { agent_id: reg.agent_id.clone() }).await {
-                Ok(r) if r.get_ref().reregister => return End::Reregister,
-                Ok(_) => {}
-                Err(s) => return End::Retry(s.message().to_string()),
-            },
+            _ = tick.tick() => {
+                let hb = pb::HeartbeatRequest { agent_id: reg.agent_id.clone(), agent_key: reg.agent_key.clone() };
+                match client.heartbeat(hb).await {
+                    Ok(r) if r.get_ref().reregister => return End::Reregister,
+                    Ok(_) => {}
+                    Err(s) => return End::Retry(s.message().to_string()),
+                }
+                // Reports the controller could not take yet, oldest first.
+                while let Some(e) = unsent.first() {
+                    match send_report(&mut client, &reg, e).await {
+                        Sent::Taken => exec.forget(unsent.remove(0).job_id),
+                        Sent::Later(_) => break,
+                        Sent::Broken(m) => return End::Retry(m),
+                    }
+                }
+            }
             cmd = commands.message() => match cmd {
-                Ok(Some(pb::AgentCommand { cmd: Some(pb::agent_command::Cmd::Launch(l)) })) => exec.launch(l, ended_tx.clone()),
+                // Awaited in order, so a signal that follows a launch finds the job.
+                Ok(Some(pb::AgentCommand { cmd: Some(pb::agent_command::Cmd::Launch(l)) })) => {
+                    exec.launch(l, ended_tx.clone()).await
+                }
                 Ok(Some(pb::AgentCommand { cmd: Some(pb::agent_command::Cmd::Signal(s)) })) => {
-                    if !exec.signal(s.job_id, s.signal).await {
+                    if !exec.signal(s.job_id, s.signal, Duration::from_secs(u64::from(s.kill_wait_secs))) {
                         tracing::warn!(job = s.job_id, "signal for a job that is not running here");
                     }
                 }
@@ -136,9 +227,21 @@ async fn session(
                 Err(s) => return End::Retry(s.message().to_string()),
             },
             Some(e) = ended_rx.recv() => {
-                if let Err(s) = client.report_job(report(&reg.agent_id, &e)).await {
+                // Behind older unsent reports, so ends reach the controller in order.
+                if !unsent.is_empty() {
                     unsent.push(e);
-                    return End::Retry(s.message().to_string());
+                    continue;
+                }
+                match send_report(&mut client, &reg, &e).await {
+                    Sent::Taken => exec.forget(e.job_id),
+                    Sent::Later(m) => {
+                        tracing::warn!(job = e.job_id, error = %m, "the controller could not take the job's end yet; kept");
+                        unsent.push(e);
+                    }
+                    Sent::Broken(m) => {
+                        unsent.push(e);
+                        return End::Retry(m);
+                    }
                 }
             }
         }

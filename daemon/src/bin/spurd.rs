@@ -2,7 +2,7 @@
 
 use clap::Parser;
 use spur_client::vocab::hostlist;
-use spur_daemon::agent::{AgentOpts, run};
+use spur_daemon::agent::{AgentOpts, run, stepd};
 
 #[derive(Parser)]
 #[command(name = "spurd", version, about = "The Spur node agent")]
@@ -19,10 +19,23 @@ struct Args {
     /// The host name reported to the controller.
     #[arg(long)]
     hostname: Option<String>,
+    /// Where running jobs are recorded, so a restarted spurd adopts them
+    /// (Slurm's SlurmdSpoolDir). Default: /var/spool/spurd/FIRST_NODE as root,
+    /// else $TMPDIR/spurd-UID/FIRST_NODE.
+    #[arg(long, env = "SPURD_STATE_DIR")]
+    state_dir: Option<std::path::PathBuf>,
+}
+
+fn main() {
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    if let Some(code) = stepd::dispatch(&argv) {
+        std::process::exit(code);
+    }
+    agent_main();
 }
 
 #[tokio::main]
-async fn main() {
+async fn agent_main() {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("SPUR_LOG").unwrap_or_else(|_| "info".into()),
@@ -43,7 +56,15 @@ async fn main() {
             .unwrap_or_else(|_| "localhost".into())
     });
     let controller = spur_client::conn::resolve_controller(Some(&args.controller));
-    let opts = AgentOpts { controller, nodes, token: args.token, hostname };
+    let state_dir = args.state_dir.unwrap_or_else(|| spur_daemon::agent::default_state_dir(&nodes));
+    let stepd = match std::env::current_exe() {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("spurd: error: cannot find its own program to supervise jobs with: {e}");
+            std::process::exit(1);
+        }
+    };
+    let opts = AgentOpts { controller, nodes, token: args.token, hostname, state_dir, stepd };
     tokio::select! {
         r = run(opts) => if let Err(e) = r {
             eprintln!("spurd: error: {e:#}");

@@ -78,6 +78,10 @@ pub struct SchedulerConfig {
     pub max_evictions_per_tick: u32,
     #[serde(default = "default_drain_timeout")]
     pub preemption_drain_timeout: Seconds,
+    /// Slurm's KillWait: seconds between the SIGTERM that ends a job
+    /// (scancel, time limit, requeue, preemption) and the SIGKILL of what is left.
+    #[serde(default = "default_kill_wait")]
+    pub kill_wait_secs: u32,
 }
 
 /// The provisioner spec's default threshold, also used for an explicit 0.
@@ -104,6 +108,9 @@ fn default_min_runtime() -> Seconds {
 fn default_max_evictions() -> u32 {
     8
 }
+fn default_kill_wait() -> u32 {
+    30
+}
 fn default_drain_timeout() -> Seconds {
     Seconds::Whole(30)
 }
@@ -124,6 +131,7 @@ impl Default for SchedulerConfig {
             preemption_multi_victim_enabled: false,
             max_evictions_per_tick: default_max_evictions(),
             preemption_drain_timeout: default_drain_timeout(),
+            kill_wait_secs: default_kill_wait(),
         }
     }
 }

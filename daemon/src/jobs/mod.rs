@@ -1,16 +1,22 @@
 //! Jobs: submit (resolution and the gate), the queue, cancel and update, and
 //! the loop that runs the pure scheduler and applies its plan.
 //!
+//! - [`transition`]: the one way an existing job changes (lock, persist, install).
+//! - [`ending`]: cancel, agents' reports, requeue, and the signals that stop a run.
+//! - [`update`]: scontrol update / hold / release / requeue.
 //! - [`record`]: the persisted job.
 //! - [`run`]: the scheduling loop, launches on agents, reports, the time-limit watchdog.
 //! - [`reconcile`]: an agent's running jobs at registration against the queue.
 //! - [`events`]: job changes in numbered batches, for `Cluster.Watch`.
 
+pub mod ending;
 pub mod events;
 pub mod preempt;
 pub mod reconcile;
 pub mod record;
 pub mod run;
+pub(crate) mod transition;
+pub mod update;
 
 use crate::accounting::{AcctService, Caller};
 use crate::auth::Role;
@@ -64,6 +70,10 @@ pub struct JobService {
     pub(crate) last: Mutex<Option<Arc<preempt::LastPass>>>,
     /// When each preemptor last had victims evicted (drain timeout).
     pub(crate) evicted_for: Mutex<std::collections::HashMap<u64, i64>>,
+    /// Serialises the transitions of each job.
+    pub(crate) stripes: transition::Stripes,
+    /// Slurm's KillWait: SIGTERM, then SIGKILL this many seconds later.
+    pub(crate) kill_wait_secs: u32,
     /// Wakes the flusher of job change batches.
     pub(crate) dirty: Notify,
     pub(crate) events: tokio::sync::broadcast::Sender<events::JobBatch>,
@@ -114,6 +124,8 @@ impl JobService {
                 preempt: preempt_config(&cfg.scheduler),
             },
             kick: Notify::new(),
+            stripes: Default::default(),
+            kill_wait_secs: cfg.scheduler.kill_wait_secs,
             last: Mutex::new(None),
             evicted_for: Mutex::new(Default::default()),
             dirty: Notify::new(),
@@ -271,214 +283,6 @@ impl JobService {
         self.changed();
         self.kick.notify_one();
         Ok(rec.id)
-    }
-
-    /// Checks the caller may act on a job: its owner, or Operator and above.
-    fn owns(&self, role: Role, caller: &Caller, j: &JobRecord) -> Result<()> {
-        if role >= Role::Operator || j.user == caller.user {
-            Ok(())
-        } else {
-            Err(Error::PermissionDenied(format!(
-                "job {} belongs to '{}'; only its owner or an Operator may change it",
-                j.id, j.user
-            )))
-        }
-    }
-
-    /// scancel. Returns the jobs cancelled.
-    pub async fn cancel(&self, role: Role, caller: &Caller, ids: &[u64], signal: i32) -> Result<Vec<u64>> {
-        let mut done = vec![];
-        for id in ids {
-            let j = self.job(*id).ok_or_else(|| Error::NotFound(format!("job {id} does not exist")))?;
-            self.owns(role, caller, &j)?;
-            if !j.is_active() {
-                continue;
-            }
-            if signal != 0 && j.state == RUNNING {
-                self.signal(&j, signal).await;
-                done.push(*id);
-                continue;
-            }
-            if j.is_placed() {
-                self.signal(&j, 9).await;
-            }
-            self.finish(*id, "CANCELLED", 0, "").await?;
-            done.push(*id);
-        }
-        Ok(done)
-    }
-
-    pub(crate) async fn signal(&self, j: &JobRecord, signal: i32) {
-        if let Some(first) = j.nodes.first() {
-            self.signal_on(first, j.id, signal).await;
-        }
-    }
-
-    /// Sends `signal` to job `id` through the agent of `node`.
-    pub(crate) async fn signal_on(&self, node: &str, id: u64, signal: i32) {
-        let cmd = pb::AgentCommand {
-            cmd: Some(pb::agent_command::Cmd::Signal(pb::SignalJob { job_id: id, signal })),
-        };
-        if let Err(e) = self.nodes.send(node, cmd).await {
-            tracing::warn!(job = id, node, signal, error = %e, "could not signal the job");
-        }
-    }
-
-    /// Ends a job: releases its nodes, records the final state, wakes the scheduler.
-    pub(crate) async fn finish(&self, id: u64, state: &str, exit_code: i32, reason: &str) -> Result<()> {
-        let rec = {
-            let mut q = self.lock();
-            let Some(j) = q.jobs.get_mut(&id) else { return Ok(()) };
-            if !j.is_active() {
-                return Ok(());
-            }
-            let held = j.is_placed().then(|| j.held());
-            j.state = state.into();
-            j.end_ms = now_ms();
-            j.exit_code = exit_code;
-            j.reason = reason.into();
-            j.reason_detail.clear();
-            let rec = j.clone();
-            let sj = rec.sched_job();
-            q.counts.remove(&sj);
-            if let Some(held) = held {
-                self.nodes.allocate(&rec.nodes, held, true);
-            }
-            q.mark(id);
-            rec
-        };
-        if !rec.licenses_alloc.is_empty() {
-            self.licenses.notify("");
-        }
-        self.changed();
-        self.persist(&[rec]).await?;
-        self.kick.notify_one();
-        Ok(())
-    }
-
-    /// scontrol update job / hold / release / requeue.
-    pub async fn update(&self, role: Role, caller: &Caller, id: u64, set: &[(String, String)]) -> Result<()> {
-        let j = self.job(id).ok_or_else(|| Error::NotFound(format!("job {id} does not exist")))?;
-        self.owns(role, caller, &j)?;
-        let mut next = j.clone();
-        for (k, v) in set {
-            match k.to_ascii_lowercase().as_str() {
-                "timelimit" => {
-                    next.time_limit = if v.eq_ignore_ascii_case("unlimited") {
-                        None
-                    } else {
-                        Some(spur_client::vocab::time::parse_minutes(v).map_err(|m| Error::invalid(k, m))?)
-                    }
-                }
-                "priority" => {
-                    if role < Role::Operator {
-                        return Err(Error::PermissionDenied("Priority= needs the Operator role".into()));
-                    }
-                    next.priority = Some(
-                        v.parse().map_err(|_| Error::invalid(k, format!("'{v}' is not a whole number")))?,
-                    );
-                }
-                "qos" => next.qos = Some(v.to_ascii_lowercase()),
-                "partition" => {
-                    if !self.nodes.partitions().iter().any(|p| &p.name == v) {
-                        return Err(Error::invalid(k, format!("partition '{v}' does not exist")));
-                    }
-                    next.partition = v.clone();
-                }
-                "action" => match v.as_str() {
-                    "hold" => {
-                        next.hold = if role >= Role::Operator && caller.user != j.user {
-                            "admin".into()
-                        } else {
-                            "user".into()
-                        }
-                    }
-                    "release" => {
-                        if next.hold == "admin" && role < Role::Operator {
-                            return Err(Error::PermissionDenied(
-                                "an admin hold is released by an Operator".into(),
-                            ));
-                        }
-                        next.hold.clear()
-                    }
-                    "requeue" => {
-                        if !j.is_placed() {
-                            return Err(Error::FailedPrecondition(format!("job {id} is not running")));
-                        }
-                        self.requeue(id).await?;
-                        return Ok(());
-                    }
-                    _ => {
-                        return Err(Error::invalid(
-                            "action",
-                            format!("'{v}' is not hold, release or requeue"),
-                        ));
-                    }
-                },
-                _ => {
-                    return Err(Error::invalid(k, "unknown key (use TimeLimit, Priority, QOS or Partition)"));
-                }
-            }
-        }
-        if matches!(next.state.as_str(), PENDING | RUNNING)
-            && next.state == RUNNING
-            && next.partition != j.partition
-        {
-            return Err(Error::FailedPrecondition(format!(
-                "job {id} is running; its partition cannot change"
-            )));
-        }
-        self.persist(std::slice::from_ref(&next)).await?;
-        {
-            let mut q = self.lock();
-            q.jobs.insert(id, next);
-            q.mark(id);
-        }
-        self.changed();
-        self.kick.notify_one();
-        Ok(())
-    }
-
-    /// Puts a running job back in the queue with its spec intact, killing its run.
-    pub(crate) async fn requeue(&self, id: u64) -> Result<()> {
-        self.requeue_run(id, true).await
-    }
-
-    /// Requeues a job whose agent no longer runs it: there is nothing to kill
-    /// and no end will be reported.
-    pub(crate) async fn requeue_lost(&self, id: u64) -> Result<()> {
-        self.requeue_run(id, false).await
-    }
-
-    async fn requeue_run(&self, id: u64, kill: bool) -> Result<()> {
-        let rec = {
-            let mut q = self.lock();
-            let Some(j) = q.jobs.get_mut(&id) else { return Ok(()) };
-            if !j.is_placed() {
-                return Ok(());
-            }
-            let nodes = std::mem::take(&mut j.nodes);
-            let alloc = j.held();
-            j.state = PENDING.into();
-            j.licenses_alloc.clear();
-            j.start_ms = 0;
-            let rec = j.clone();
-            if kill {
-                q.stale_reports.insert(id);
-            }
-            q.mark(id);
-            self.nodes.allocate(&nodes, alloc, true);
-            (rec, nodes)
-        };
-        self.changed();
-        let (rec, nodes) = rec;
-        if let Some(first) = nodes.first().filter(|_| kill) {
-            self.signal_on(first, id, 9).await;
-        }
-        self.persist(&[rec]).await?;
-        self.licenses.notify("");
-        self.kick.notify_one();
-        Ok(())
     }
 
     /// Running jobs and what each was charged, for `show license`.

@@ -89,10 +89,7 @@ impl JobService {
             let done = match p.mode {
                 PreemptMode::Requeue => self.requeue(p.victim).await,
                 PreemptMode::Suspend => self.suspend(&j, now).await,
-                _ => {
-                    self.signal(&j, 9).await;
-                    self.finish(p.victim, "CANCELLED", 0, "Preempted").await
-                }
+                _ => self.end_and_terminate(p.victim, "CANCELLED", "Preempted").await,
             };
             match done {
                 Ok(()) => rows.push(TxnRow::system(
@@ -128,43 +125,38 @@ impl JobService {
 
     /// Stops the job where it runs; its CPUs and GPUs go back, its memory stays.
     async fn suspend(&self, j: &JobRecord, now: i64) -> Result<()> {
-        self.signal(j, SIGSTOP).await;
-        match self.set_suspended(j.id, true, now) {
-            Some(rec) => self.persist(&[rec]).await,
-            None => Ok(()),
+        if self.set_suspended(j.id, true, now).await?.is_some() {
+            self.signal(j, SIGSTOP).await;
         }
+        Ok(())
     }
 
     async fn resume(&self, id: u64, now: i64) -> Result<bool> {
-        let Some(rec) = self.set_suspended(id, false, now) else { return Ok(false) };
+        let Some(rec) = self.set_suspended(id, false, now).await? else { return Ok(false) };
         self.signal(&rec, SIGCONT).await;
-        self.persist(&[rec]).await?;
         Ok(true)
     }
 
-    /// Moves a job between RUNNING and SUSPENDED: its CPUs and GPUs go back
-    /// (or are taken again) while its memory stays, and the time suspended is
-    /// kept off its limit. None when the job was not in the state to leave.
-    fn set_suspended(&self, id: u64, suspend: bool, now: i64) -> Option<JobRecord> {
+    /// Moves a job between RUNNING and SUSPENDED (its CPUs and GPUs go back,
+    /// or are taken again, while its memory stays: see the transition's
+    /// node settling), keeping the time suspended off its limit. None when
+    /// the job was not in the state to leave.
+    async fn set_suspended(&self, id: u64, suspend: bool, now: i64) -> Result<Option<JobRecord>> {
         let (from, to) = if suspend { (RUNNING, SUSPENDED) } else { (SUSPENDED, RUNNING) };
-        let rec = {
-            let mut q = self.lock();
-            let j = q.jobs.get_mut(&id).filter(|j| j.state == from)?;
-            let (cpus, _, gpus) = j.alloc;
-            self.nodes.adjust(&j.nodes, (cpus, 0, gpus), suspend, false);
-            j.state = to.into();
-            if suspend {
-                j.suspend_ms = now;
-            } else {
-                j.suspended_total_ms += now.saturating_sub(j.suspend_ms);
-                j.suspend_ms = 0;
-            }
-            let rec = j.clone();
-            q.mark(rec.id);
-            rec
+        let next = |j: &JobRecord| {
+            Ok((j.state == from).then(|| {
+                let mut n = j.clone();
+                n.state = to.into();
+                if suspend {
+                    n.suspend_ms = now;
+                } else {
+                    n.suspended_total_ms += now.saturating_sub(j.suspend_ms);
+                    n.suspend_ms = 0;
+                }
+                n
+            }))
         };
-        self.changed();
-        Some(rec)
+        Ok(self.transition_one(id, next).await?.map(|c| c.new))
     }
 
     /// Drain timeouts of preemptors that are no longer pending are forgotten.

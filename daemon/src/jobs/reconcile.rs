@@ -31,9 +31,13 @@ impl JobService {
         nodes: &[String],
         running: &[pb::RunningJob],
         ended: Vec<pb::JobReport>,
-    ) -> Reconciled {
+    ) -> crate::error::Result<Reconciled> {
         for r in ended {
-            self.on_report(r).await;
+            match self.report(nodes, r).await {
+                // Not this agent's job (any more): nothing of ours to settle.
+                Err(crate::error::Error::PermissionDenied(m)) => tracing::warn!("{m}"),
+                other => other?,
+            }
         }
         let reported: HashSet<u64> = running.iter().map(|r| r.job_id).collect();
         let hosted = |j: &JobRecord| j.nodes.first().is_some_and(|n| nodes.contains(n));
@@ -74,9 +78,9 @@ impl JobService {
         }
         for (id, node) in stray {
             tracing::warn!(job = id, node, "an agent runs a job the controller does not; killing it");
-            self.signal_on(&node, id, 9).await;
+            self.kill_on(&node, id).await;
             done.stray.push(id);
         }
-        done
+        Ok(done)
     }
 }

@@ -16,8 +16,7 @@ use std::time::Duration;
 const MIN_GAP: Duration = Duration::from_millis(100);
 
 impl JobService {
-    /// Runs a pass every `interval` and whenever something changes; consumes
-    /// agents' job reports.
+    /// Runs a pass every `interval` and whenever something changes.
     pub fn spawn(self: &Arc<Self>, interval: Duration) -> Vec<tokio::task::JoinHandle<()>> {
         let me = self.clone();
         let passes = tokio::spawn(async move {
@@ -34,40 +33,7 @@ impl JobService {
                 }
             }
         });
-        let me = self.clone();
-        let reports = tokio::spawn(async move {
-            let mut rx = me.nodes.reports();
-            loop {
-                match rx.recv().await {
-                    Ok(r) => me.on_report(r).await,
-                    Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
-                        tracing::error!(missed = n, "job reports were missed");
-                    }
-                    Err(_) => return,
-                }
-            }
-        });
-        vec![passes, reports, self.spawn_flusher()]
-    }
-
-    pub(crate) async fn on_report(&self, r: pb::JobReport) {
-        // The end of a run the controller already took back (requeue) says nothing of the new run.
-        if self.lock().stale_reports.remove(&r.job_id) {
-            return;
-        }
-        let Some(j) = self.job(r.job_id) else { return };
-        if j.state != RUNNING {
-            return;
-        }
-        let (state, reason) = match (r.state.as_str(), r.exit_code, r.signal) {
-            ("failed", ..) => ("FAILED", format!("launch failed: {}", r.message)),
-            (_, 0, 0) => ("COMPLETED", String::new()),
-            (_, _, 0) => ("FAILED", "NonZeroExitCode".to_string()),
-            _ => ("FAILED", format!("killed by signal {}", r.signal)),
-        };
-        if let Err(e) = self.finish(r.job_id, state, r.exit_code, &reason).await {
-            tracing::error!(job = r.job_id, error = %e, "could not record the job's end");
-        }
+        vec![passes, self.spawn_flusher()]
     }
 
     /// What a pass reads, as of `now`.
@@ -98,8 +64,6 @@ impl JobService {
         let snap = self.snapshot(now, &nodes);
         let plan = sched::schedule(&snap, now);
         self.apply_preemption(&plan, now).await;
-        let mut launches = vec![];
-        let mut started = vec![];
         {
             let mut q = self.lock();
             let mut marks = vec![];
@@ -115,35 +79,21 @@ impl JobService {
                     j.factors = factors(&p.priority);
                 }
             }
-            for s in &plan.starts {
-                let Some(j) = q.jobs.get_mut(&s.job) else { continue };
-                if j.state != PENDING {
-                    continue;
-                }
-                let shape = j.sched_job().shape();
-                let first = nodes.iter().find(|n| Some(&n.name) == s.nodes.first());
-                j.alloc = match first {
-                    Some(n) if shape.exclusive => (n.cpus, n.memory_mb, shape.gpus),
-                    _ => (shape.cpus, shape.mem_mb, shape.gpus),
-                };
-                j.state = RUNNING.into();
-                j.nodes = s.nodes.clone();
-                j.licenses_alloc = s.licenses.clone();
-                j.start_ms = now;
-                j.reason.clear();
-                j.reason_detail.clear();
-                j.eff_priority = s.priority.value() as f64;
-                j.factors = factors(&s.priority);
-                self.nodes.allocate(&j.nodes, j.alloc, false);
-                launches.push(launch(j));
-                started.push(j.clone());
-            }
-            q.launching.extend(started.iter().map(|j| j.id));
-            marks.extend(started.iter().map(|j| j.id));
             for id in marks {
                 q.mark(id);
             }
         }
+        let starts: std::collections::HashMap<u64, &sched::Start> =
+            plan.starts.iter().map(|s| (s.job, s)).collect();
+        let ids: Vec<u64> = plan.starts.iter().map(|s| s.job).collect();
+        // A start is durable before it is shown or launched: one the store
+        // refuses leaves the job pending, not running nowhere.
+        let started = self
+            .transition(&ids, |j| {
+                let Some(s) = starts.get(&j.id).filter(|_| j.state == PENDING) else { return Ok(None) };
+                Ok(Some(started(j, s, &nodes, now)))
+            })
+            .await;
         let evicted = !plan.preemptions.is_empty();
         self.remember(super::preempt::LastPass { plan, now_ms: now });
         if evicted {
@@ -152,16 +102,15 @@ impl JobService {
         }
         // The pass is one batch: flushed now rather than after the gather delay.
         self.flush();
-        if started.is_empty() {
-            return;
-        }
-        if started.iter().any(|j| !j.licenses_alloc.is_empty()) {
-            self.licenses.notify("");
-        }
-        if let Err(e) = self.persist(&started).await {
-            tracing::error!(error = %e, "could not persist started jobs");
-        }
-        for (node, cmd, id) in launches {
+        let started = match started {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::error!(error = %e, "could not persist started jobs; they stay pending");
+                return;
+            }
+        };
+        for c in started {
+            let (node, cmd, id) = launch(&c.new);
             let sent = self.nodes.send(&node, cmd).await;
             self.lock().launching.remove(&id);
             if let Err(e) = sent {
@@ -177,8 +126,7 @@ impl JobService {
             self.lock().jobs.values().filter(|j| j.state == RUNNING).cloned().collect();
         for j in running {
             if j.deadline_ms().is_some_and(|d| now >= d) {
-                let _ = self.finish(j.id, "TIMEOUT", 0, "TimeLimit").await;
-                self.signal(&j, 9).await;
+                let _ = self.end_and_terminate(j.id, "TIMEOUT", "TimeLimit").await;
                 continue;
             }
             let lost =
@@ -193,6 +141,26 @@ impl JobService {
             }
         }
     }
+}
+
+/// `j` started by the pass at `now` where `s` placed it.
+fn started(j: &JobRecord, s: &sched::Start, nodes: &[crate::model::Node], now: i64) -> JobRecord {
+    let mut n = j.clone();
+    let shape = j.sched_job().shape();
+    let first = nodes.iter().find(|n| Some(&n.name) == s.nodes.first());
+    n.alloc = match first {
+        Some(node) if shape.exclusive => (node.cpus, node.memory_mb, shape.gpus),
+        _ => (shape.cpus, shape.mem_mb, shape.gpus),
+    };
+    n.state = RUNNING.into();
+    n.nodes = s.nodes.clone();
+    n.licenses_alloc = s.licenses.clone();
+    n.start_ms = now;
+    n.reason.clear();
+    n.reason_detail.clear();
+    n.eff_priority = s.priority.value() as f64;
+    n.factors = factors(&s.priority);
+    n
 }
 
 fn factors(p: &sched::PriorityFactors) -> (f64, f64, f64, u32) {

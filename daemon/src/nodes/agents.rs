@@ -18,13 +18,15 @@ const COMMAND_QUEUE: usize = 256;
 pub use crate::store::SYSTEM_ACTOR;
 
 impl NodeService {
-    /// Registers an agent for its nodes; returns its id.
-    pub fn register(&self, req: &pb::RegisterRequest) -> Result<String> {
+    /// Registers an agent for its nodes; returns its id and its key, the
+    /// credential its later calls present.
+    pub fn register(&self, req: &pb::RegisterRequest) -> Result<(String, String)> {
         self.admission.check(Some(&req.admission_token))?;
         if req.nodes.is_empty() {
             return Err(Error::invalid("nodes", "an agent must host at least one node"));
         }
-        let id = format!("{:016x}", rand_u64());
+        let id = random_hex(8)?;
+        let key = random_hex(32)?;
         let now = now_ms();
         let back = {
             let mut c = self.write();
@@ -37,8 +39,13 @@ impl NodeService {
             }
             c.agents.retain(|_, a| !a.nodes.is_empty());
             let (tx, rx) = mpsc::channel(COMMAND_QUEUE);
-            let conn =
-                AgentConn { nodes: req.nodes.clone(), last_ms: now, commands: Some(tx), unopened: Some(rx) };
+            let conn = AgentConn {
+                nodes: req.nodes.clone(),
+                key: digest(&key),
+                last_ms: now,
+                commands: Some(tx),
+                unopened: Some(rx),
+            };
             c.agents.insert(id.clone(), conn);
             let mut back = vec![];
             for name in &req.nodes {
@@ -63,14 +70,23 @@ impl NodeService {
             self.system_row(&back, "responding again");
         }
         self.publish(req.nodes.clone());
-        Ok(id)
+        Ok((id, key))
+    }
+
+    /// The nodes of the agent `agent_id`, if `key` is its credential.
+    pub fn agent_nodes(&self, agent_id: &str, key: &str) -> Result<Vec<String>> {
+        let c = self.read();
+        Ok(authenticate(&c.agents, agent_id, key)?.ok_or_else(|| unknown_agent(agent_id))?.nodes.clone())
     }
 
     /// Returns false when the agent is unknown (the controller restarted).
-    pub fn heartbeat(&self, agent_id: &str) -> bool {
+    pub fn heartbeat(&self, agent_id: &str, key: &str) -> Result<bool> {
         let now = now_ms();
         let mut c = self.write();
-        let Some(a) = c.agents.get_mut(agent_id) else { return false };
+        if authenticate(&c.agents, agent_id, key)?.is_none() {
+            return Ok(false);
+        }
+        let Some(a) = c.agents.get_mut(agent_id) else { return Ok(false) };
         a.last_ms = now;
         let nodes = a.nodes.clone();
         let mut back = vec![];
@@ -91,16 +107,14 @@ impl NodeService {
             self.system_row(&back, "responding again");
             self.publish(back);
         }
-        true
+        Ok(true)
     }
 
     /// The command stream of an agent.
-    pub fn commands(&self, agent_id: &str) -> Result<mpsc::Receiver<pb::AgentCommand>> {
+    pub fn commands(&self, agent_id: &str, key: &str) -> Result<mpsc::Receiver<pb::AgentCommand>> {
         let mut c = self.write();
-        let a = c
-            .agents
-            .get_mut(agent_id)
-            .ok_or_else(|| Error::NotFound(format!("agent '{agent_id}' is not registered")))?;
+        authenticate(&c.agents, agent_id, key)?.ok_or_else(|| unknown_agent(agent_id))?;
+        let a = c.agents.get_mut(agent_id).ok_or_else(|| unknown_agent(agent_id))?;
         if let Some(rx) = a.unopened.take() {
             return Ok(rx);
         }
@@ -124,11 +138,6 @@ impl NodeService {
         let tx =
             tx.ok_or_else(|| Error::Unavailable(format!("the agent of node '{node}' is not connected")))?;
         tx.send(cmd).await.map_err(|_| Error::Unavailable(format!("the agent of node '{node}' went away")))
-    }
-
-    pub fn report(&self, r: pb::JobReport) {
-        tracing::debug!(job = r.job_id, state = %r.state, code = r.exit_code, "job report");
-        let _ = self.reports.send(r);
     }
 
     /// Marks nodes whose agent has been silent past the timeout as not
@@ -188,11 +197,38 @@ impl NodeService {
     }
 }
 
-fn rand_u64() -> u64 {
+/// `n` random bytes from the kernel, in hex. No fallback: an agent key
+/// must not be guessable.
+fn random_hex(n: usize) -> Result<String> {
     use std::io::Read;
-    let mut b = [0u8; 8];
-    if std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut b)).is_err() {
-        return now_ms() as u64;
+    let mut b = vec![0u8; n];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut b))
+        .map_err(|e| Error::Unavailable(format!("cannot read /dev/urandom for an agent key: {e}")))?;
+    Ok(hex::encode(b))
+}
+
+fn digest(key: &str) -> [u8; 32] {
+    use sha2::Digest;
+    sha2::Sha256::digest(key.as_bytes()).into()
+}
+
+fn unknown_agent(agent_id: &str) -> Error {
+    Error::NotFound(format!("agent '{agent_id}' is not registered"))
+}
+
+/// The agent `agent_id` if `key` is its credential; None when no such
+/// agent is registered (the controller restarted: it registers again).
+/// Digests are compared, so the comparison's time says nothing of the key.
+fn authenticate<'a>(
+    agents: &'a std::collections::HashMap<String, AgentConn>,
+    agent_id: &str,
+    key: &str,
+) -> Result<Option<&'a AgentConn>> {
+    let Some(a) = agents.get(agent_id) else { return Ok(None) };
+    if a.key != digest(key) {
+        tracing::warn!(agent = agent_id, "an agent call with a wrong agent key; refused");
+        return Err(Error::Unauthenticated(format!("agent '{agent_id}': wrong or missing agent key")));
     }
-    u64::from_le_bytes(b)
+    Ok(Some(a))
 }

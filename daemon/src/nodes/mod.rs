@@ -49,6 +49,8 @@ impl Requested {
 
 pub(crate) struct AgentConn {
     pub nodes: Vec<String>,
+    /// SHA-256 of the key issued at registration.
+    pub key: [u8; 32],
     pub last_ms: i64,
     pub commands: Option<mpsc::Sender<pb::AgentCommand>>,
     /// The receiving end until the agent opens its command stream, so that
@@ -77,7 +79,6 @@ pub struct NodeService {
     pub heartbeat_secs: u32,
     pub timeout_secs: u32,
     events: broadcast::Sender<NodeEvent>,
-    reports: broadcast::Sender<pb::JobReport>,
 }
 
 impl NodeService {
@@ -108,7 +109,6 @@ impl NodeService {
             heartbeat_secs: cfg.controller.heartbeat_interval_secs,
             timeout_secs: cfg.controller.node_timeout_secs,
             events: broadcast::channel(1024).0,
-            reports: broadcast::channel(1024).0,
         })
     }
 
@@ -134,11 +134,6 @@ impl NodeService {
 
     pub fn subscribe(&self) -> broadcast::Receiver<NodeEvent> {
         self.events.subscribe()
-    }
-
-    /// Job reports from agents, for whoever tracks jobs.
-    pub fn reports(&self) -> broadcast::Receiver<pb::JobReport> {
-        self.reports.subscribe()
     }
 
     pub(crate) fn publish(&self, names: Vec<String>) {

@@ -189,14 +189,19 @@ impl Agent for AgentApi {
     ) -> Result<Response<pb::RegisterResponse>, Status> {
         self.gate
             .run("/spur.v1.Agent/Register", req, |_, r| async move {
-                let agent_id = self.nodes.register(&r)?;
+                let (agent_id, agent_key) = self.nodes.register(&r)?;
                 tracing::debug!(nodes = %hostlist::compress(&r.nodes), "registered");
-                let done = self.jobs.reconcile(&r.nodes, &r.running, r.ended).await;
+                // An end the store cannot take fails the registration: the agent keeps it and retries.
+                let done = self.jobs.reconcile(&r.nodes, &r.running, r.ended).await?;
                 if done != Default::default() {
                     tracing::info!(lost = ?done.lost, stray = ?done.stray, "reconciled the agent's jobs");
                 }
                 Ok((
-                    pb::RegisterResponse { agent_id, heartbeat_interval_secs: self.nodes.heartbeat_secs },
+                    pb::RegisterResponse {
+                        agent_id,
+                        agent_key,
+                        heartbeat_interval_secs: self.nodes.heartbeat_secs,
+                    },
                     vec![],
                 ))
             })
@@ -209,7 +214,8 @@ impl Agent for AgentApi {
     ) -> Result<Response<pb::HeartbeatResponse>, Status> {
         self.gate
             .run("/spur.v1.Agent/Heartbeat", req, |_, r| async move {
-                Ok((pb::HeartbeatResponse { reregister: !self.nodes.heartbeat(&r.agent_id) }, vec![]))
+                let known = self.nodes.heartbeat(&r.agent_id, &r.agent_key)?;
+                Ok((pb::HeartbeatResponse { reregister: !known }, vec![]))
             })
             .await
     }
@@ -219,7 +225,7 @@ impl Agent for AgentApi {
     async fn commands(&self, req: Request<pb::CommandsRequest>) -> Result<Response<CommandStream>, Status> {
         self.gate
             .run("/spur.v1.Agent/Commands", req, |_, r| async move {
-                let rx = self.nodes.commands(&r.agent_id)?;
+                let rx = self.nodes.commands(&r.agent_id, &r.agent_key)?;
                 let s = tokio_stream::StreamExt::map(tokio_stream::wrappers::ReceiverStream::new(rx), Ok);
                 Ok((Box::pin(s) as CommandStream, vec![]))
             })
@@ -229,7 +235,10 @@ impl Agent for AgentApi {
     async fn report_job(&self, req: Request<pb::JobReport>) -> Result<Response<pb::JobReportAck>, Status> {
         self.gate
             .run("/spur.v1.Agent/ReportJob", req, |_, r| async move {
-                self.nodes.report(r);
+                // Only the agent running the job may end it, and the end is
+                // on disk before the agent is told it may forget it.
+                let nodes = self.nodes.agent_nodes(&r.agent_id, &r.agent_key)?;
+                self.jobs.report(&nodes, r).await?;
                 Ok((pb::JobReportAck {}, vec![]))
             })
             .await

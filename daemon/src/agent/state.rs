@@ -1,0 +1,208 @@
+//! The agent's state directory: what survives a restart of spurd. Each job
+//! has up to three files, written atomically (a temporary file, then a
+//! rename), so a reader never sees half of one:
+//!
+//! - `job-ID.launch.json`: the launch, from the agent to its supervisor (mode 0600: it
+//!   holds the job's environment); the supervisor removes it once read.
+//! - `job-ID.json`: the supervisor's pid and start time, the job's process group
+//!   and its start time, so a restarted agent can tell a live job from a
+//!   recycled pid (`/proc/PID/stat`, field 22).
+//! - `job-ID.end.json`: how the job ended, written by the supervisor. It stays
+//!   until the controller has the report, so no end is lost to a restart.
+
+use serde::{Deserialize, Serialize};
+use spur_proto::v1 as pb;
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+/// A job running under its supervisor.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunRecord {
+    pub job_id: u64,
+    pub node: String,
+    /// The supervisor (`spurd __stepd`), which waits for the job.
+    pub stepd_pid: i32,
+    pub stepd_start: u64,
+    /// The job's process group: its shell's pid.
+    pub pgid: i32,
+    pub job_start: u64,
+}
+
+/// How a job ended, or that it could not start.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Ended {
+    pub job_id: u64,
+    /// "exited" or "failed" (could not start).
+    pub state: String,
+    pub exit_code: i32,
+    pub signal: i32,
+    pub message: String,
+}
+
+impl Ended {
+    pub fn failed(job_id: u64, message: String) -> Ended {
+        Ended { job_id, state: "failed".into(), exit_code: -1, signal: 0, message }
+    }
+}
+
+/// Launch, as handed to the supervisor.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LaunchFile {
+    pub job_id: u64,
+    pub node: String,
+    pub script: String,
+    pub env: Vec<(String, String)>,
+    pub stdout_path: String,
+    pub stderr_path: String,
+    pub workdir: String,
+}
+
+impl From<&pb::Launch> for LaunchFile {
+    fn from(l: &pb::Launch) -> Self {
+        LaunchFile {
+            job_id: l.job_id,
+            node: l.node.clone(),
+            script: l.script.clone(),
+            env: l.env.iter().map(|kv| (kv.key.clone(), kv.value.clone())).collect(),
+            stdout_path: l.stdout_path.clone(),
+            stderr_path: l.stderr_path.clone(),
+            workdir: l.workdir.clone(),
+        }
+    }
+}
+
+/// The directory and the paths of one job's files.
+#[derive(Debug, Clone)]
+pub struct StateDir(pub PathBuf);
+
+impl StateDir {
+    /// Creates the directory (mode 0700: launches hold environments).
+    pub fn open(path: &Path) -> std::io::Result<StateDir> {
+        use std::os::unix::fs::DirBuilderExt;
+        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(path)?;
+        Ok(StateDir(path.to_path_buf()))
+    }
+
+    pub fn launch_path(&self, id: u64) -> PathBuf {
+        self.0.join(format!("job-{id}.launch.json"))
+    }
+    pub fn run_path(&self, id: u64) -> PathBuf {
+        self.0.join(format!("job-{id}.json"))
+    }
+    pub fn end_path(&self, id: u64) -> PathBuf {
+        self.0.join(format!("job-{id}.end.json"))
+    }
+
+    /// Every job with a run record, in id order.
+    pub fn runs(&self) -> Vec<RunRecord> {
+        let Ok(dir) = std::fs::read_dir(&self.0) else { return vec![] };
+        let mut runs: Vec<RunRecord> = dir
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name().into_string().ok()?;
+                let id = name.strip_prefix("job-")?.strip_suffix(".json")?;
+                read(&self.run_path(id.parse().ok()?))
+            })
+            .collect();
+        runs.sort_by_key(|r| r.job_id);
+        runs
+    }
+
+    pub fn ended(&self, id: u64) -> Option<Ended> {
+        read(&self.end_path(id))
+    }
+
+    /// Kills every recorded job and its supervisor: for an agent whose
+    /// jobs must not outlive it (the demo, tests). Start times are checked,
+    /// so a recycled pid is left alone.
+    pub fn kill_all(&self) {
+        use nix::sys::signal::{Signal, kill, killpg};
+        use nix::unistd::Pid;
+        for r in self.runs() {
+            // The supervisor first: it must not record the kill as the job's end.
+            if alive(r.stepd_pid, r.stepd_start) {
+                let _ = kill(Pid::from_raw(r.stepd_pid), Signal::SIGKILL);
+            }
+            if alive(r.pgid, r.job_start) {
+                let _ = killpg(Pid::from_raw(r.pgid), Signal::SIGKILL);
+            }
+        }
+    }
+
+    /// Removes every file of a job whose end the controller has.
+    pub fn forget(&self, id: u64) {
+        for p in [self.launch_path(id), self.run_path(id), self.end_path(id)] {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+fn read<T: serde::de::DeserializeOwned>(path: &Path) -> Option<T> {
+    let text = std::fs::read(path).ok()?;
+    match serde_json::from_slice(&text) {
+        Ok(v) => Some(v),
+        Err(e) => {
+            tracing::warn!(file = %path.display(), error = %e, "unreadable agent state file; ignored");
+            None
+        }
+    }
+}
+
+/// Writes `value` to `path` through a temporary file and a rename.
+pub fn write_atomic<T: Serialize>(path: &Path, value: &T) -> std::io::Result<()> {
+    let tmp = path.with_extension("tmp");
+    let mut f = std::fs::OpenOptions::new().create(true).write(true).truncate(true).mode(0o600).open(&tmp)?;
+    f.write_all(&serde_json::to_vec(value).map_err(std::io::Error::other)?)?;
+    f.sync_all()?;
+    std::fs::rename(&tmp, path)
+}
+
+/// A process's start time in clock ticks since boot (`/proc/PID/stat`,
+/// field 22), which tells a live process from a later one with its pid.
+pub fn start_time(pid: i32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) may hold spaces and parentheses: count from its end.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// Whether `pid` is the process that started at `start`, and has not
+/// ended: a zombie (killed, not yet reaped by its new parent) has.
+pub fn alive(pid: i32, start: u64) -> bool {
+    if pid <= 0 || start_time(pid) != Some(start) {
+        return false;
+    }
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let state = stat.rfind(')').and_then(|i| stat[i + 1..].split_whitespace().next());
+    !matches!(state, None | Some("Z" | "X"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_round_trip_and_are_listed() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = StateDir::open(&dir.path().join("state")).unwrap();
+        let r =
+            RunRecord { job_id: 7, node: "n1".into(), stepd_pid: 1, stepd_start: 2, pgid: 3, job_start: 4 };
+        write_atomic(&s.run_path(7), &r).unwrap();
+        write_atomic(&s.end_path(7), &Ended::failed(7, "x".into())).unwrap();
+        std::fs::write(s.0.join("job-8.json"), "not json").unwrap();
+        assert_eq!(s.runs(), [r]);
+        assert_eq!(s.ended(7).unwrap().message, "x");
+        s.forget(7);
+        assert!(s.runs().is_empty() && s.ended(7).is_none());
+    }
+
+    #[test]
+    fn our_own_start_time_is_read_and_checked() {
+        let me = std::process::id() as i32;
+        let start = start_time(me).expect("own /proc stat");
+        assert!(alive(me, start));
+        assert!(!alive(me, start + 1));
+        assert!(!alive(0, start));
+    }
+}

@@ -1,0 +1,99 @@
+//! scontrol update job / hold / release / requeue. The new record is
+//! computed from the current one under the job's transition lock, so an
+//! update never writes back a copy older than a cancel that beat it.
+
+use super::JobService;
+use super::record::{JobRecord, RUNNING};
+use crate::accounting::Caller;
+use crate::auth::Role;
+use crate::error::{Error, Result};
+use crate::model::Partition;
+
+/// `set` applied to `j` by `caller` with `role`, or why it cannot be.
+pub(crate) fn updated(
+    j: &JobRecord,
+    role: Role,
+    caller: &Caller,
+    set: &[(String, String)],
+    parts: &[Partition],
+) -> Result<JobRecord> {
+    let mut next = j.clone();
+    for (k, v) in set {
+        match k.to_ascii_lowercase().as_str() {
+            "timelimit" => {
+                next.time_limit = if v.eq_ignore_ascii_case("unlimited") {
+                    None
+                } else {
+                    Some(spur_client::vocab::time::parse_minutes(v).map_err(|m| Error::invalid(k, m))?)
+                }
+            }
+            "priority" => {
+                if role < Role::Operator {
+                    return Err(Error::PermissionDenied("Priority= needs the Operator role".into()));
+                }
+                next.priority =
+                    Some(v.parse().map_err(|_| Error::invalid(k, format!("'{v}' is not a whole number")))?);
+            }
+            "qos" => next.qos = Some(v.to_ascii_lowercase()),
+            "partition" => {
+                if !parts.iter().any(|p| &p.name == v) {
+                    return Err(Error::invalid(k, format!("partition '{v}' does not exist")));
+                }
+                next.partition = v.clone();
+            }
+            "action" => match v.as_str() {
+                "hold" => {
+                    next.hold =
+                        if role >= Role::Operator && caller.user != j.user { "admin" } else { "user" }.into()
+                }
+                "release" => {
+                    if next.hold == "admin" && role < Role::Operator {
+                        return Err(Error::PermissionDenied(
+                            "an admin hold is released by an Operator".into(),
+                        ));
+                    }
+                    next.hold.clear()
+                }
+                _ => return Err(Error::invalid("action", format!("'{v}' is not hold, release or requeue"))),
+            },
+            _ => return Err(Error::invalid(k, "unknown key (use TimeLimit, Priority, QOS or Partition)")),
+        }
+    }
+    if next.state == RUNNING && next.partition != j.partition {
+        return Err(Error::FailedPrecondition(format!(
+            "job {} is running; its partition cannot change",
+            j.id
+        )));
+    }
+    Ok(next)
+}
+
+impl JobService {
+    /// scontrol update job / hold / release / requeue.
+    pub async fn update(&self, role: Role, caller: &Caller, id: u64, set: &[(String, String)]) -> Result<()> {
+        let missing = || Error::NotFound(format!("job {id} does not exist"));
+        // Requeue is a transition of its own; the request's other keys are not applied with it.
+        if set.iter().any(|(k, v)| k.eq_ignore_ascii_case("action") && v == "requeue") {
+            let j = self.job(id).ok_or_else(missing)?;
+            self.owns(role, caller, &j)?;
+            if !j.is_placed() {
+                return Err(Error::FailedPrecondition(format!("job {id} is not running")));
+            }
+            return self.requeue(id).await;
+        }
+        let parts = self.nodes.partitions();
+        let next = |j: &JobRecord| {
+            self.owns(role, caller, j)?;
+            if !j.is_active() {
+                // Slurm's ESLURM_JOB_FINISHED.
+                return Err(Error::FailedPrecondition(format!(
+                    "Job/step already completing or completed (job {id} is {})",
+                    j.state
+                )));
+            }
+            updated(j, role, caller, set, &parts).map(Some)
+        };
+        self.transition_one(id, next).await?.ok_or_else(missing)?;
+        Ok(())
+    }
+}
