@@ -46,8 +46,20 @@ impl From<KeyError> for Error {
 }
 
 impl From<sqlx::Error> for Error {
+    /// A database that cannot be reached is a transient state (retry);
+    /// anything else the database said is a store error.
     fn from(e: sqlx::Error) -> Self {
-        Error::Store(e.to_string())
+        use sqlx::Error as E;
+        match e {
+            E::Io(_) | E::Tls(_) | E::PoolTimedOut | E::PoolClosed | E::WorkerCrashed => {
+                Error::Unavailable(e.to_string())
+            }
+            E::Database(ref d) if d.code().is_some_and(|c| c.starts_with("08") || c.starts_with("57P")) => {
+                // SQLSTATE class 08 (connection exception), 57P (admin shutdown, cannot connect now).
+                Error::Unavailable(e.to_string())
+            }
+            _ => Error::Store(e.to_string()),
+        }
     }
 }
 

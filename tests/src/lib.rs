@@ -5,8 +5,10 @@
 //! - [`db`]: a fresh SQLite file or PostgreSQL database per test.
 //! - [`inproc`]: an in-process controller with no agents, for load commands.
 //! - [`proc`]: running `spurctld` and the `spur` personalities.
+//! - [`proxy`]: a TCP proxy a test cuts, for database outages.
 
 pub mod cluster;
 pub mod db;
 pub mod inproc;
 pub mod proc;
+pub mod proxy;

@@ -113,7 +113,13 @@ impl Hub {
                     written = true;
                     break;
                 }
-                Err(e) => last_err = e.to_string(),
+                Err(e) => {
+                    last_err = e.to_string();
+                    // Down, not busy: retrying would only hold the request that waits on this row.
+                    if matches!(e, crate::error::Error::Unavailable(_)) {
+                        break;
+                    }
+                }
             }
         }
         if !written {

@@ -281,9 +281,18 @@ impl Gate {
             Err(e) => {
                 if let Some((entity, _)) = audited {
                     let info = json!({"params": params, "error": e.to_string()});
-                    let rows =
-                        targets.iter().map(|t| row(&caller, entity, t, intent, e.outcome(), info.clone()));
-                    self.hub.record_all(rows.collect()).await;
+                    let rows: Vec<TxnRow> = targets
+                        .iter()
+                        .map(|t| row(&caller, entity, t, intent, e.outcome(), info.clone()))
+                        .collect();
+                    if matches!(e, Error::Unavailable(_)) {
+                        // The database is down: its row would wait out the same outage, and
+                        // the caller has been told nothing changed. Best effort, as the spec says.
+                        let hub = self.hub.clone();
+                        tokio::spawn(async move { hub.record_all(rows).await });
+                    } else {
+                        self.hub.record_all(rows).await;
+                    }
                 }
                 Err(e.into())
             }

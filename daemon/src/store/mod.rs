@@ -7,6 +7,7 @@
 //! its audit row commit together or not at all.
 
 mod batch;
+mod guard;
 mod postgres;
 mod sql;
 mod sqlite;
@@ -16,6 +17,7 @@ use serde_json::Value;
 use std::sync::Arc;
 
 pub use batch::BatchWriter;
+pub use guard::{Guarded, OP_TIMEOUT};
 pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
 
@@ -121,13 +123,14 @@ pub trait Store: Send + Sync {
 
 /// Opens the store a `database_url` names, running migrations.
 pub async fn open(url: &str) -> Result<Arc<dyn Store>> {
-    if let Some(path) = url.strip_prefix("sqlite://") {
-        Ok(Arc::new(SqliteStore::open(path).await?))
+    let inner: Box<dyn Store> = if let Some(path) = url.strip_prefix("sqlite://") {
+        Box::new(SqliteStore::open(path).await?)
     } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-        Ok(Arc::new(PgStore::open(url).await?))
+        Box::new(PgStore::open(url).await?)
     } else {
-        Err(Error::InvalidArgument(format!("database_url: unsupported '{}'", redact(url))))
-    }
+        return Err(Error::InvalidArgument(format!("database_url: unsupported '{}'", redact(url))));
+    };
+    Ok(Arc::new(guard::Guarded::new(inner, url)))
 }
 
 /// A database URL fit for a log line: the password is replaced by `***`.

@@ -29,7 +29,9 @@ impl PgStore {
         let _ = probe.close().await;
         let pool = PgPoolOptions::new()
             .max_connections(8)
-            .acquire_timeout(Duration::from_secs(10))
+            // Short: a write waiting for a connection to a database that went
+            // away should fail fast (Unavailable), not hold its caller.
+            .acquire_timeout(Duration::from_secs(3))
             .connect(url)
             .await?;
         // Two controllers starting at once must not both run the migrations.
