@@ -3,6 +3,7 @@
 //! adopt the jobs of a previous agent process after a restart, and report
 //! how each one ended.
 
+use super::cgroup::JobCgroup;
 use super::state::{self, Ended, LaunchFile, RunRecord, StateDir};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
@@ -22,6 +23,17 @@ const ADOPTED_POLL: Duration = Duration::from_millis(250);
 struct Run {
     node: String,
     pgid: i32,
+    cgroup: Option<JobCgroup>,
+}
+
+impl Run {
+    /// To the process group, and to every process of the cgroup (those that left the group too).
+    fn signal(&self, sig: Signal) {
+        let _ = killpg(Pid::from_raw(self.pgid), sig);
+        if let Some(cg) = &self.cgroup {
+            if sig == Signal::SIGKILL { cg.kill() } else { cg.signal(sig) }
+        }
+    }
 }
 
 #[derive(Clone)]
@@ -68,13 +80,12 @@ impl Executor {
             if let Some(end) = self.state.ended(id) {
                 out.ended.push(end);
             } else if state::alive(rec.stepd_pid, rec.stepd_start) {
-                self.lock().insert(id, Run { node: rec.node.clone(), pgid: rec.pgid });
+                let cgroup = rec.cgroup.as_deref().map(JobCgroup::at);
+                self.lock().insert(id, Run { node: rec.node.clone(), pgid: rec.pgid, cgroup });
                 self.watch_adopted(rec, ended.clone());
                 out.adopted.push(id);
             } else {
-                if state::alive(rec.pgid, rec.job_start) {
-                    let _ = killpg(Pid::from_raw(rec.pgid), Signal::SIGKILL);
-                }
+                rec.kill_job();
                 self.state.forget(id);
                 out.vanished.push(id);
             }
@@ -92,7 +103,9 @@ impl Executor {
         }
         match self.start(&l).await {
             Ok((pgid, child)) => {
-                self.lock().insert(id, Run { node: l.node.clone(), pgid });
+                // The supervisor recorded the run (its cgroup too) before it said "started".
+                let cgroup = self.state.runs_of(id).and_then(|r| r.cgroup).map(|p| JobCgroup::at(&p));
+                self.lock().insert(id, Run { node: l.node.clone(), pgid, cgroup });
                 let me = self.clone();
                 tokio::spawn(async move {
                     let mut child = child;
@@ -164,23 +177,24 @@ impl Executor {
     /// zero, SIGKILLs what is left of it after that long. False when the job
     /// is not running here.
     pub fn signal(&self, job_id: u64, signal: i32, kill_wait: Duration) -> bool {
-        let Some(pgid) = self.lock().get(&job_id).map(|r| r.pgid) else { return false };
+        let Some(run) = self.lock().get(&job_id).cloned() else { return false };
+        let pgid = run.pgid;
         let Ok(sig) = Signal::try_from(signal) else {
             tracing::warn!(job = job_id, signal, "not a signal number");
             return true;
         };
         if sig == Signal::SIGTERM {
             // Slurm's order: a stopped job could not act on the TERM.
-            let _ = killpg(Pid::from_raw(pgid), Signal::SIGCONT);
+            run.signal(Signal::SIGCONT);
         }
-        let _ = killpg(Pid::from_raw(pgid), sig);
+        run.signal(sig);
         if !kill_wait.is_zero() && sig != Signal::SIGKILL {
             let me = self.clone();
             tokio::spawn(async move {
                 tokio::time::sleep(kill_wait).await;
                 // The same run still: a requeued job's next run has another group.
                 if me.lock().get(&job_id).is_some_and(|r| r.pgid == pgid) {
-                    let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+                    run.signal(Signal::SIGKILL);
                 }
             });
         }

@@ -12,7 +12,9 @@
 //! - [`exec`]: launching, signalling, adopting and watching jobs.
 //! - [`stepd`]: the per-job supervisor (`spurd __stepd`).
 //! - [`state`]: the state directory's files.
+//! - [`cgroup`]: a cgroup v2 per job where the host offers one.
 
+pub mod cgroup;
 pub mod exec;
 pub mod state;
 pub mod stepd;

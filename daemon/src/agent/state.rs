@@ -27,6 +27,22 @@ pub struct RunRecord {
     /// The job's process group: its shell's pid.
     pub pgid: i32,
     pub job_start: u64,
+    /// The job's cgroup v2, where the host offers one.
+    #[serde(default)]
+    pub cgroup: Option<PathBuf>,
+}
+
+impl RunRecord {
+    /// SIGKILLs the job: its process group (if it is still the job's) and its cgroup.
+    pub fn kill_job(&self) {
+        use nix::sys::signal::{Signal, killpg};
+        if alive(self.pgid, self.job_start) {
+            let _ = killpg(nix::unistd::Pid::from_raw(self.pgid), Signal::SIGKILL);
+        }
+        if let Some(cg) = &self.cgroup {
+            super::cgroup::JobCgroup::at(cg).remove();
+        }
+    }
 }
 
 /// How a job ended, or that it could not start.
@@ -109,6 +125,11 @@ impl StateDir {
         runs
     }
 
+    /// The run record of job `id`.
+    pub fn runs_of(&self, id: u64) -> Option<RunRecord> {
+        read(&self.run_path(id))
+    }
+
     pub fn ended(&self, id: u64) -> Option<Ended> {
         read(&self.end_path(id))
     }
@@ -117,16 +138,14 @@ impl StateDir {
     /// jobs must not outlive it (the demo, tests). Start times are checked,
     /// so a recycled pid is left alone.
     pub fn kill_all(&self) {
-        use nix::sys::signal::{Signal, kill, killpg};
+        use nix::sys::signal::{Signal, kill};
         use nix::unistd::Pid;
         for r in self.runs() {
             // The supervisor first: it must not record the kill as the job's end.
             if alive(r.stepd_pid, r.stepd_start) {
                 let _ = kill(Pid::from_raw(r.stepd_pid), Signal::SIGKILL);
             }
-            if alive(r.pgid, r.job_start) {
-                let _ = killpg(Pid::from_raw(r.pgid), Signal::SIGKILL);
-            }
+            r.kill_job();
         }
     }
 

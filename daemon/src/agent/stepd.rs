@@ -6,6 +6,7 @@
 //! records the end in the state directory for whichever agent is running
 //! by then. Synchronous: it is one small process per job.
 
+use super::cgroup::JobCgroup;
 use super::state::{Ended, LaunchFile, RunRecord, StateDir, start_time, write_atomic};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
@@ -13,6 +14,10 @@ use std::io::Write;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
 use std::process::{Command, Stdio};
+
+/// Run as `sh -c ENTER_CGROUP PROCS SCRIPT`: the shell writes itself into
+/// the job's cgroup (`0` is the writer), then becomes the job's shell.
+const ENTER_CGROUP: &str = r#"echo 0 2>/dev/null > "$0"; exec /bin/sh -c "$1""#;
 
 /// The first argument that makes spurd (or spur-console, for the demo) a supervisor.
 pub const STEPD_ARG: &str = "__stepd";
@@ -69,17 +74,27 @@ fn run(state: &StateDir, job_id: u64) -> Result<Ended, String> {
             .map(Stdio::from)
             .map_err(|e| format!("cannot open {p}: {e}"))
     };
+    let me = std::process::id() as i32;
+    let cgroup = JobCgroup::create(&format!("spur-job{job_id}-{me}"));
     let mut cmd = Command::new("/bin/sh");
-    cmd.arg("-c").arg(&l.script).stdin(Stdio::null()).stdout(open(&l.stdout_path)?);
+    match &cgroup {
+        // The job's shell enters its cgroup before it runs a line of the script.
+        Some(cg) => cmd.arg("-c").arg(ENTER_CGROUP).arg(cg.procs_file()).arg(&l.script),
+        None => cmd.arg("-c").arg(&l.script),
+    };
+    cmd.stdin(Stdio::null()).stdout(open(&l.stdout_path)?);
     let err_path = if l.stderr_path.is_empty() { &l.stdout_path } else { &l.stderr_path };
     cmd.stderr(open(err_path)?);
     if !l.workdir.is_empty() {
         cmd.current_dir(&l.workdir);
     }
     cmd.envs(l.env.iter().map(|(k, v)| (k, v)));
-    let mut child = cmd.process_group(0).spawn().map_err(|e| format!("cannot start /bin/sh: {e}"))?;
+    let spawned = cmd.process_group(0).spawn();
+    let mut child = spawned.map_err(|e| {
+        cgroup.iter().for_each(JobCgroup::remove);
+        format!("cannot start /bin/sh: {e}")
+    })?;
     let pgid = child.id() as i32;
-    let me = std::process::id() as i32;
     let rec = RunRecord {
         job_id,
         node: l.node.clone(),
@@ -87,16 +102,19 @@ fn run(state: &StateDir, job_id: u64) -> Result<Ended, String> {
         stepd_start: start_time(me).unwrap_or(0),
         pgid,
         job_start: start_time(pgid).unwrap_or(0),
+        cgroup: cgroup.as_ref().map(|c| c.0.clone()),
     };
     if let Err(e) = write_atomic(&state.run_path(job_id), &rec) {
         let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
         let _ = child.wait();
+        cgroup.iter().for_each(JobCgroup::remove);
         return Err(format!("cannot record the job in {}: {e}", state.0.display()));
     }
     say(&format!("started {pgid}"));
     let status = child.wait();
     // As in Slurm, a batch job ends with its script: what it left running goes too.
     let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+    cgroup.iter().for_each(JobCgroup::remove);
     let s = status.map_err(|e| format!("wait failed: {e}"))?;
     Ok(Ended {
         job_id,
