@@ -205,8 +205,15 @@ mod tests {
     fn records_round_trip_and_are_listed() {
         let dir = tempfile::tempdir().unwrap();
         let s = StateDir::open(&dir.path().join("state")).unwrap();
-        let r =
-            RunRecord { job_id: 7, node: "n1".into(), stepd_pid: 1, stepd_start: 2, pgid: 3, job_start: 4 };
+        let r = RunRecord {
+            job_id: 7,
+            node: "n1".into(),
+            stepd_pid: 1,
+            stepd_start: 2,
+            pgid: 3,
+            job_start: 4,
+            cgroup: None,
+        };
         write_atomic(&s.run_path(7), &r).unwrap();
         write_atomic(&s.end_path(7), &Ended::failed(7, "x".into())).unwrap();
         std::fs::write(s.0.join("job-8.json"), "not json").unwrap();
