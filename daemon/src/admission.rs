@@ -28,15 +28,18 @@ pub struct Admission {
     tokens: RwLock<BTreeMap<String, TokenRecord>>,
 }
 
-fn random_hex(bytes: usize) -> Result<String> {
+/// `bytes` random bytes from the kernel, in hex: tokens and agent keys. No
+/// fallback: a secret must not be guessable.
+pub(crate) fn random_hex(bytes: usize) -> Result<String> {
     let mut buf = vec![0u8; bytes];
     std::fs::File::open("/dev/urandom")
         .and_then(|mut f| f.read_exact(&mut buf))
-        .map_err(|e| Error::Unavailable(format!("no randomness for a token: {e}")))?;
+        .map_err(|e| Error::Unavailable(format!("no randomness for a secret: {e}")))?;
     Ok(hex::encode(buf))
 }
 
-fn hash(secret: &str) -> String {
+/// What is kept of a secret: its SHA-256, in hex.
+pub(crate) fn hash(secret: &str) -> String {
     hex::encode(Sha256::digest(secret.as_bytes()))
 }
 

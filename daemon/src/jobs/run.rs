@@ -115,7 +115,8 @@ impl JobService {
             self.lock().launching.remove(&id);
             if let Err(e) = sent {
                 tracing::warn!(job = id, node, error = %e, "launch failed; requeueing");
-                let _ = self.requeue(id).await;
+                // The agent never had it: nothing to kill, and no end will be reported.
+                let _ = self.requeue_lost(id).await;
             }
         }
     }

@@ -25,8 +25,8 @@ impl NodeService {
         if req.nodes.is_empty() {
             return Err(Error::invalid("nodes", "an agent must host at least one node"));
         }
-        let id = random_hex(8)?;
-        let key = random_hex(32)?;
+        let id = crate::admission::random_hex(8)?;
+        let key = crate::admission::random_hex(32)?;
         let now = now_ms();
         let back = {
             let mut c = self.write();
@@ -41,7 +41,7 @@ impl NodeService {
             let (tx, rx) = mpsc::channel(COMMAND_QUEUE);
             let conn = AgentConn {
                 nodes: req.nodes.clone(),
-                key: digest(&key),
+                key: crate::admission::hash(&key),
                 last_ms: now,
                 commands: Some(tx),
                 unopened: Some(rx),
@@ -197,22 +197,6 @@ impl NodeService {
     }
 }
 
-/// `n` random bytes from the kernel, in hex. No fallback: an agent key
-/// must not be guessable.
-fn random_hex(n: usize) -> Result<String> {
-    use std::io::Read;
-    let mut b = vec![0u8; n];
-    std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut b))
-        .map_err(|e| Error::Unavailable(format!("cannot read /dev/urandom for an agent key: {e}")))?;
-    Ok(hex::encode(b))
-}
-
-fn digest(key: &str) -> [u8; 32] {
-    use sha2::Digest;
-    sha2::Sha256::digest(key.as_bytes()).into()
-}
-
 fn unknown_agent(agent_id: &str) -> Error {
     Error::NotFound(format!("agent '{agent_id}' is not registered"))
 }
@@ -226,7 +210,7 @@ fn authenticate<'a>(
     key: &str,
 ) -> Result<Option<&'a AgentConn>> {
     let Some(a) = agents.get(agent_id) else { return Ok(None) };
-    if a.key != digest(key) {
+    if a.key != crate::admission::hash(key) {
         tracing::warn!(agent = agent_id, "an agent call with a wrong agent key; refused");
         return Err(Error::Unauthenticated(format!("agent '{agent_id}': wrong or missing agent key")));
     }

@@ -49,8 +49,8 @@ impl Requested {
 
 pub(crate) struct AgentConn {
     pub nodes: Vec<String>,
-    /// SHA-256 of the key issued at registration.
-    pub key: [u8; 32],
+    /// SHA-256 of the key issued at registration, in hex.
+    pub key: String,
     pub last_ms: i64,
     pub commands: Option<mpsc::Sender<pb::AgentCommand>>,
     /// The receiving end until the agent opens its command stream, so that
