@@ -3,11 +3,12 @@
 //! update never writes back a copy older than a cancel that beat it.
 
 use super::JobService;
+#[cfg(test)]
+use super::record::PENDING;
 use super::record::{JobRecord, RUNNING};
 use crate::accounting::Caller;
 use crate::auth::Role;
 use crate::error::{Error, Result};
-use crate::model::Partition;
 
 /// `set` applied to `j` by `caller` with `role`, or why it cannot be.
 pub(crate) fn updated(
@@ -15,7 +16,7 @@ pub(crate) fn updated(
     role: Role,
     caller: &Caller,
     set: &[(String, String)],
-    parts: &[Partition],
+    partitions: &[String],
 ) -> Result<JobRecord> {
     let mut next = j.clone();
     for (k, v) in set {
@@ -36,7 +37,7 @@ pub(crate) fn updated(
             }
             "qos" => next.qos = Some(v.to_ascii_lowercase()),
             "partition" => {
-                if !parts.iter().any(|p| &p.name == v) {
+                if !partitions.contains(v) {
                     return Err(Error::invalid(k, format!("partition '{v}' does not exist")));
                 }
                 next.partition = v.clone();
@@ -81,7 +82,7 @@ impl JobService {
             }
             return self.requeue(id).await;
         }
-        let parts = self.nodes.partitions();
+        let parts: Vec<String> = self.nodes.partitions().into_iter().map(|p| p.name).collect();
         let next = |j: &JobRecord| {
             self.owns(role, caller, j)?;
             if !j.is_active() {
@@ -95,5 +96,86 @@ impl JobService {
         };
         self.transition_one(id, next).await?.ok_or_else(missing)?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(state: &str) -> JobRecord {
+        JobRecord {
+            id: 7,
+            user: "alice".into(),
+            partition: "batch".into(),
+            state: state.into(),
+            ..Default::default()
+        }
+    }
+
+    fn parts() -> Vec<String> {
+        vec!["batch".into(), "gpu".into()]
+    }
+
+    fn set(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    fn who(user: &str) -> Caller {
+        Caller { user: user.into(), ..Caller::default() }
+    }
+
+    #[test]
+    fn keys_change_the_copy_of_the_current_record() {
+        let j = job(PENDING);
+        let n = updated(
+            &j,
+            Role::None,
+            &who("alice"),
+            &set(&[("TimeLimit", "1:00:00"), ("QOS", "High")]),
+            &parts(),
+        )
+        .unwrap();
+        assert_eq!((n.time_limit, n.qos.as_deref()), (Some(60), Some("high")));
+        let n =
+            updated(&n, Role::None, &who("alice"), &set(&[("timelimit", "UNLIMITED")]), &parts()).unwrap();
+        assert_eq!(n.time_limit, None);
+        assert_eq!(n.state, PENDING);
+    }
+
+    #[test]
+    fn roles_holds_and_bad_keys() {
+        let j = job(PENDING);
+        let e = updated(&j, Role::None, &who("alice"), &set(&[("Priority", "5")]), &parts()).unwrap_err();
+        assert!(matches!(e, Error::PermissionDenied(_)), "{e}");
+        let held = updated(&j, Role::Operator, &who("ops"), &set(&[("action", "hold")]), &parts()).unwrap();
+        assert_eq!(held.hold, "admin");
+        let e =
+            updated(&held, Role::None, &who("alice"), &set(&[("action", "release")]), &parts()).unwrap_err();
+        assert!(e.to_string().contains("Operator"), "{e}");
+        assert_eq!(
+            updated(&j, Role::None, &who("alice"), &set(&[("action", "hold")]), &parts()).unwrap().hold,
+            "user"
+        );
+        let e = updated(&j, Role::None, &who("alice"), &set(&[("Colour", "red")]), &parts()).unwrap_err();
+        assert!(e.to_string().starts_with("Colour:"), "{e}");
+        let e = updated(&j, Role::None, &who("alice"), &set(&[("Partition", "nope")]), &parts()).unwrap_err();
+        assert!(e.to_string().starts_with("Partition:"), "{e}");
+    }
+
+    #[test]
+    fn a_running_job_keeps_its_partition() {
+        let e = updated(
+            &job(RUNNING),
+            Role::Administrator,
+            &who("root"),
+            &set(&[("Partition", "gpu")]),
+            &parts(),
+        );
+        assert!(matches!(e, Err(Error::FailedPrecondition(_))));
+        assert!(
+            updated(&job(PENDING), Role::None, &who("alice"), &set(&[("Partition", "gpu")]), &parts())
+                .is_ok()
+        );
     }
 }
