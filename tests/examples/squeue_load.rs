@@ -1,7 +1,8 @@
 //! `squeue` over a large queue, end to end: seeds JOBS jobs (100,000 by
 //! default) straight into a SQLite store, starts the real `spurctld` on it,
 //! and times the real `squeue` binary (process start, connect, ListJobs,
-//! sort, format, print) with its default columns, `-l`, and one user's jobs.
+//! sort, format, print) with its default columns, `-l`, and one user's jobs;
+//! then the real `sprio` (the prio view, streamed the same way).
 //! Seeding the store directly keeps the set-up to seconds; the controller
 //! loads the jobs as it would after a restart.
 //!
@@ -52,13 +53,18 @@ fn stats(mut v: Vec<Duration>) -> String {
 
 /// Runs `squeue ARGS` RUNS times; returns the timings and the line count.
 fn time_squeue(url: &str, args: &[&str]) -> (Vec<Duration>, usize) {
+    time_cmd("squeue", url, args)
+}
+
+/// Runs `CMD ARGS` RUNS times; returns the timings and the line count.
+fn time_cmd(cmd: &str, url: &str, args: &[&str]) -> (Vec<Duration>, usize) {
     let mut times = vec![];
     let mut lines = 0;
     for _ in 0..RUNS {
         let t = Instant::now();
-        let out = run("squeue", url, args);
+        let out = run(cmd, url, args);
         times.push(t.elapsed());
-        assert!(out.status.success(), "squeue {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success(), "{cmd} {args:?}: {}", String::from_utf8_lossy(&out.stderr));
         lines = out.stdout.iter().filter(|b| **b == b'\n').count();
     }
     (times, lines)
@@ -128,5 +134,7 @@ async fn main() -> anyhow::Result<()> {
     println!("squeue -l over {jobs} jobs ({lines} lines): {}", stats(times));
     let (times, lines) = tokio::task::block_in_place(|| time_squeue(&url, &["-u", "user7"]));
     println!("squeue -u user7 ({lines} lines): {}", stats(times));
+    let (times, lines) = tokio::task::block_in_place(|| time_cmd("sprio", &url, &[]));
+    println!("sprio over {jobs} jobs ({lines} lines): {}", stats(times));
     Ok(())
 }

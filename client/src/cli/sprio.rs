@@ -108,6 +108,8 @@ impl Args {
             ("id", ids),
             ("user", self.users.clone()),
             ("partition", self.partitions.clone()),
+            // The brief view with the factors: no spec, reason facts or script on the wire.
+            ("view", vec!["prio".to_string()]),
         ];
         pairs
             .into_iter()
@@ -193,7 +195,7 @@ pub fn report(a: &Args, jobs: &[pb::Job]) -> Result<String, String> {
 async fn run(a: Args) -> Result<String, String> {
     let mut c = conn::connect_flag(a.controller.as_deref(), Identity::local()).await?;
     let req = pb::ListRequest { filter: a.filter() };
-    let jobs = c.jobs.list_jobs(req).await.map_err(status)?.into_inner().jobs;
+    let jobs = super::listing::collect(c.jobs.stream_jobs(req).await.map_err(status)?.into_inner()).await?;
     report(&a, &jobs)
 }
 

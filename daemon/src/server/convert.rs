@@ -187,6 +187,17 @@ pub fn job_brief(j: &crate::jobs::record::JobRecord) -> pb::Job {
     }
 }
 
+/// The brief view with the priority factors: what sprio shows.
+pub fn job_prio(j: &crate::jobs::record::JobRecord) -> pb::Job {
+    pb::Job {
+        prio_base: j.factors.0,
+        prio_fair_share: j.factors.1,
+        prio_age: j.factors.2,
+        prio_tier: j.factors.3,
+        ..job_brief(j)
+    }
+}
+
 pub fn job(j: &crate::jobs::record::JobRecord) -> pb::Job {
     pb::Job {
         reason_detail: j.reason_detail.clone(),

@@ -35,6 +35,8 @@ struct Filter {
     text: Vec<(&'static str, Vec<String>)>,
     /// `view=brief`: the columns of squeue's default formats only.
     brief: bool,
+    /// `view=prio`: the brief view and the priority factors (sprio).
+    prio: bool,
 }
 
 impl Filter {
@@ -56,10 +58,11 @@ impl Filter {
                     continue;
                 }
                 "view" => {
-                    f.brief = match kv.value.as_str() {
-                        "brief" => true,
-                        "full" | "" => false,
-                        v => return Err(Error::invalid("view", format!("'{v}' is not brief or full"))),
+                    (f.brief, f.prio) = match kv.value.as_str() {
+                        "brief" => (true, false),
+                        "prio" => (true, true),
+                        "full" | "" => (false, false),
+                        v => return Err(Error::invalid("view", format!("'{v}' is not brief, prio or full"))),
                     };
                     continue;
                 }
@@ -120,7 +123,11 @@ impl Jobs for JobsApi {
             .run("/spur.v1.Jobs/ListJobs", req, |_, r| async move {
                 let f = Filter::parse(&r.filter)?;
                 let (jobs, seq) = self.jobs.select_at(f.ids.as_deref(), |j| {
-                    f.keep(j).then(|| if f.brief { convert::job_brief(j) } else { convert::job(j) })
+                    f.keep(j).then(|| match (f.brief, f.prio) {
+                        (true, true) => convert::job_prio(j),
+                        (true, false) => convert::job_brief(j),
+                        _ => convert::job(j),
+                    })
                 });
                 Ok((pb::ListJobsResponse { jobs, seq, ..Default::default() }, vec![]))
             })
@@ -134,13 +141,13 @@ impl Jobs for JobsApi {
             .run("/spur.v1.Jobs/StreamJobs", req, |_, r| async move {
                 let f = Filter::parse(&r.filter)?;
                 if r.filter.iter().any(|kv| kv.key.eq_ignore_ascii_case("view")) && !f.brief {
-                    return Err(Error::invalid("view", "StreamJobs lists the brief view only"));
+                    return Err(Error::invalid("view", "StreamJobs lists the brief and prio views only"));
                 }
                 let mut p =
                     packed::Packer::with_jobs(f.ids.as_ref().map_or_else(|| self.jobs.count(), Vec::len));
                 let seq = self.jobs.visit(f.ids.as_deref(), |j| {
                     if f.keep(j) {
-                        p.push(j)
+                        p.push(j, f.prio)
                     }
                 });
                 let pages = p

@@ -1,4 +1,4 @@
-//! The brief job listing written straight from the records into protobuf
+//! The brief job listing (and sprio's, with the priority factors) written straight from the records into protobuf
 //! bytes, paged for `StreamJobs` (`ListJobsResponse.packed`): `squeue` over
 //! a large queue.
 //!
@@ -31,6 +31,10 @@ mod tag {
     pub const NUM_NODES: u32 = 16;
     pub const NUM_CPUS: u32 = 17;
     pub const EXIT_CODE: u32 = 18;
+    pub const PRIO_BASE: u32 = 20;
+    pub const PRIO_FAIR_SHARE: u32 = 21;
+    pub const PRIO_AGE: u32 = 22;
+    pub const PRIO_TIER: u32 = 23;
 }
 
 /// `ListJobsResponse.jobs`.
@@ -56,8 +60,9 @@ impl Packer {
         Packer { out: Vec::with_capacity(jobs * 96), job: Vec::with_capacity(256), ..Packer::default() }
     }
 
-    /// Appends one job as a `jobs` entry.
-    pub fn push(&mut self, j: &JobRecord) {
+    /// Appends one job as a `jobs` entry: the brief view, with the
+    /// priority factors when `prio` (sprio's view).
+    pub fn push(&mut self, j: &JobRecord, prio: bool) {
         if self.count > 0 && self.count.is_multiple_of(PAGE_JOBS) {
             self.breaks.push(self.out.len());
         }
@@ -72,10 +77,7 @@ impl Packer {
         text(b, tag::PARTITION, &j.partition);
         text(b, tag::STATE, &j.state);
         text(b, tag::REASON, &j.reason);
-        if j.eff_priority != 0.0 {
-            encode_key(tag::PRIORITY, WireType::SixtyFourBit, b);
-            b.extend_from_slice(&j.eff_priority.to_le_bytes());
-        }
+        double(b, tag::PRIORITY, j.eff_priority);
         // Optional in the proto: present even when 0.
         if let Some(t) = j.time_limit {
             encode_key(tag::TIME_LIMIT, WireType::Varint, b);
@@ -92,6 +94,12 @@ impl Packer {
         uint(b, tag::NUM_NODES, j.num_nodes.into());
         uint(b, tag::NUM_CPUS, super::convert::num_cpus(j).into());
         int(b, tag::EXIT_CODE, j.exit_code.into());
+        if prio {
+            double(b, tag::PRIO_BASE, j.factors.0);
+            double(b, tag::PRIO_FAIR_SHARE, j.factors.1);
+            double(b, tag::PRIO_AGE, j.factors.2);
+            uint(b, tag::PRIO_TIER, j.factors.3.into());
+        }
         encode_key(JOBS_FIELD, WireType::LengthDelimited, &mut self.out);
         encode_varint(self.job.len() as u64, &mut self.out);
         self.out.extend_from_slice(&self.job);
@@ -104,6 +112,14 @@ impl Packer {
         starts.extend(&self.breaks);
         let ends = self.breaks.iter().copied().chain([all.len()]);
         starts.into_iter().zip(ends).map(|(s, e)| all.slice(s..e)).collect()
+    }
+}
+
+fn double(b: &mut Vec<u8>, tag: u32, v: f64) {
+    // prost leaves out a 0.0 (proto3 default), and so must we to be byte-equal.
+    if v != 0.0 {
+        encode_key(tag, WireType::SixtyFourBit, b);
+        b.extend_from_slice(&v.to_le_bytes());
     }
 }
 
@@ -155,6 +171,7 @@ mod tests {
             ntasks: 8,
             cpus_per_task: 4,
             exit_code: -15,
+            factors: (1000.0, 0.25, 0.5, 2),
             ..JobRecord::default()
         };
         let ended = JobRecord { time_limit: Some(60), exit_code: 2, end_ms: 5, ..plain.clone() };
@@ -166,7 +183,7 @@ mod tests {
         let recs = records();
         let mut p = Packer::with_jobs(recs.len());
         for r in &recs {
-            p.push(r);
+            p.push(r, false);
         }
         let pages = p.pages();
         assert_eq!(pages.len(), 1);
@@ -181,7 +198,7 @@ mod tests {
         let mut p = Packer::default();
         let n = 2 * PAGE_JOBS + 5;
         for id in 1..=n as u64 {
-            p.push(&JobRecord { id, name: format!("j{id}"), ..JobRecord::default() });
+            p.push(&JobRecord { id, name: format!("j{id}"), ..JobRecord::default() }, false);
         }
         let pages = p.pages();
         let sizes: Vec<usize> =
@@ -193,14 +210,14 @@ mod tests {
 
     #[test]
     fn packed_bytes_equal_prost_encoding() {
+        use super::super::convert::{job_brief, job_prio};
         for r in records() {
-            let mut p = Packer::default();
-            p.push(&r);
-            let want = pb::ListJobsResponse {
-                jobs: vec![super::super::convert::job_brief(&r)],
-                ..Default::default()
-            };
-            assert_eq!(p.pages(), vec![Bytes::from(want.encode_to_vec())], "job {}", r.id);
+            for (prio, view) in [(false, job_brief as fn(&JobRecord) -> pb::Job), (true, job_prio)] {
+                let mut p = Packer::default();
+                p.push(&r, prio);
+                let want = pb::ListJobsResponse { jobs: vec![view(&r)], ..Default::default() };
+                assert_eq!(p.pages(), vec![Bytes::from(want.encode_to_vec())], "job {} prio {prio}", r.id);
+            }
         }
     }
 }
