@@ -2,6 +2,7 @@
 
 use super::args::{Flags, Parsable};
 use super::columns::{self, Column};
+use super::output::{clap_exit, complain, emit};
 use crate::conn::{self, Identity};
 use clap::Parser;
 use spur_proto::v1 as pb;
@@ -34,27 +35,25 @@ pub async fn main(argv: &[String]) -> i32 {
                 std::iter::once("spur audit tail".to_string()).chain(rest.iter().cloned()),
             ) {
                 Ok(a) => a,
-                Err(e) => {
-                    let _ = e.print();
-                    return if e.use_stderr() { 1 } else { 0 };
-                }
+                Err(e) => return clap_exit("spur audit tail", &e),
             }
         }
         _ => {
-            eprintln!("spur audit: error: usage: spur audit tail [Key=value ...] [-P] [--after ID]");
+            complain("spur audit: error: usage: spur audit tail [Key=value ...] [-P] [--after ID]");
             return 1;
         }
     };
     match tail(args).await {
-        Ok(()) => 0,
+        Ok(code) => code,
         Err(e) => {
-            eprintln!("spur audit tail: error: {e}");
+            complain(&format!("spur audit tail: error: {e}"));
             1
         }
     }
 }
 
-async fn tail(args: TailArgs) -> Result<(), String> {
+/// Prints rows until the stream ends (an error) or stdout closes (its exit code).
+async fn tail(args: TailArgs) -> Result<i32, String> {
     let mut filter = vec![];
     for f in &args.filters {
         let (k, v) = f
@@ -80,9 +79,12 @@ async fn tail(args: TailArgs) -> Result<(), String> {
         match ev.event {
             Some(pb::tail_txn_event::Event::Row(r)) => {
                 let cells: Vec<String> = cols.iter().map(|c| (c.get)(&r)).collect();
-                println!("{}", line(&cells, flags.parsable));
+                let code = emit("spur audit tail", &format!("{}\n", line(&cells, flags.parsable)));
+                if code != 0 {
+                    return Ok(code);
+                }
             }
-            Some(pb::tail_txn_event::Event::Lagged(note)) => eprintln!("spur audit tail: {note}"),
+            Some(pb::tail_txn_event::Event::Lagged(note)) => complain(&format!("spur audit tail: {note}")),
             None => {}
         }
     }

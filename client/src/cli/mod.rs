@@ -88,18 +88,17 @@ pub async fn main(argv: Vec<String>) -> i32 {
         Some((sub, args)) if sub == "audit" => audit::main(args).await,
         Some((sub, args)) if sub == "token" => token::main(args).await,
         Some((sub, _)) if sub == "-h" || sub == "--help" || sub == "help" => {
-            println!("{SPUR_USAGE}");
-            0
+            output::emit("spur", &format!("{SPUR_USAGE}\n"))
         }
         Some((sub, args)) => match PERSONALITIES.iter().find(|(_, s)| s == sub) {
             Some((name, _)) => subcommand(sub, name, args).await,
             None => {
-                eprintln!("spur: error: unknown subcommand '{sub}'\n{SPUR_USAGE}");
+                output::complain(&format!("spur: error: unknown subcommand '{sub}'\n{SPUR_USAGE}"));
                 1
             }
         },
         None => {
-            eprintln!("{SPUR_USAGE}");
+            output::complain(SPUR_USAGE);
             1
         }
     }
@@ -117,7 +116,7 @@ async fn subcommand(sub: &str, name: &str, args: &[String]) -> i32 {
         "prio" => sprio::main(args).await,
         "share" => sshare::main(args).await,
         _ => {
-            eprintln!("{name}: error: '{name}' is not available from this Spur release yet");
+            output::complain(&format!("{name}: error: '{name}' is not available from this Spur release yet"));
             1
         }
     }
@@ -129,13 +128,13 @@ fn basename(p: &str) -> String {
 
 fn install_links(args: &[String]) -> i32 {
     let [dir] = args else {
-        eprintln!("spur: error: usage: spur install-links DIR");
+        output::complain("spur: error: usage: spur install-links DIR");
         return 1;
     };
     let exe = match std::env::current_exe() {
         Ok(e) => e,
         Err(e) => {
-            eprintln!("spur: error: cannot find this binary: {e}");
+            output::complain(&format!("spur: error: cannot find this binary: {e}"));
             return 1;
         }
     };
@@ -143,10 +142,13 @@ fn install_links(args: &[String]) -> i32 {
         let link = Path::new(dir).join(name);
         let _ = std::fs::remove_file(&link);
         if let Err(e) = std::os::unix::fs::symlink(&exe, &link) {
-            eprintln!("spur: error: cannot create {}: {e}", link.display());
+            output::complain(&format!("spur: error: cannot create {}: {e}", link.display()));
             return 1;
         }
-        println!("{} -> {}", link.display(), exe.display());
+        let code = output::emit("spur", &format!("{} -> {}\n", link.display(), exe.display()));
+        if code != 0 {
+            return code;
+        }
     }
     0
 }

@@ -2,6 +2,7 @@
 
 use super::args::{Flags, Parsable};
 use comfy_table::{CellAlignment, Table};
+use std::io::Write;
 
 /// Slurm's look: a header, a dashed rule, no borders, and no truncation.
 const SLURM_PRESET: &str = "     -             ";
@@ -69,16 +70,52 @@ pub fn json(names: &[&str], rows: &[Vec<String>]) -> String {
     serde_json::to_string_pretty(&arr).unwrap_or_else(|_| "[]".into()) + "\n"
 }
 
+/// The exit status of a command whose reader went away before it finished
+/// writing (`spur prio | head -1`): 128 + SIGPIPE, the status a shell reports
+/// for Slurm's tools, which die of that signal there. Nothing is printed.
+pub const EXIT_CLOSED_PIPE: i32 = 141;
+
+/// Writes `text` to stdout and flushes it; returns the exit code. A closed
+/// pipe is the quiet [`EXIT_CLOSED_PIPE`]; any other write failure (a full
+/// disk) is one line on stderr and exit 1. `print!` would panic on either.
+pub fn emit(name: &str, text: &str) -> i32 {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => 0,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => EXIT_CLOSED_PIPE,
+        Err(e) => {
+            complain(&format!("{name}: error: cannot write to standard output: {e}"));
+            1
+        }
+    }
+}
+
+/// One line on stderr. A stderr that cannot be written leaves nowhere to say
+/// so, and must not turn a clean exit into a panic, so failures are dropped.
+pub fn complain(line: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(line.as_bytes()).and_then(|()| err.write_all(b"\n"));
+}
+
+/// The end of a command whose arguments clap refused or that asked for
+/// `--help`: the usage on stdout (exit 0) or the error on stderr (exit 1).
+pub fn clap_exit(name: &str, e: &clap::Error) -> i32 {
+    let text = e.render().to_string();
+    if e.use_stderr() {
+        complain(text.trim_end());
+        1
+    } else {
+        emit(name, &text)
+    }
+}
+
 /// The end of a command: its output on stdout and exit 0, or
 /// `NAME: error: ...` on stderr and exit 1.
 pub fn finish(name: &str, result: Result<String, String>) -> i32 {
     match result {
-        Ok(out) => {
-            print!("{out}");
-            0
-        }
+        Ok(out) => emit(name, &out),
         Err(e) => {
-            eprintln!("{name}: error: {e}");
+            complain(&format!("{name}: error: {e}"));
             1
         }
     }

@@ -5,7 +5,7 @@ use super::columns::{self, AssocRow, Column};
 use super::output;
 use crate::conn::{self, Clients, Identity};
 use spur_proto::v1 as pb;
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::{BufRead, IsTerminal};
 
 pub const USAGE: &str = "\
 usage: sacctmgr [-n] [-p|-P] [-i] [--json] [--controller URL] VERB ENTITY [key=value ...]
@@ -24,10 +24,9 @@ flags (anywhere on the line):
 /// Runs sacctmgr with its arguments (without argv[0]); returns the exit code.
 pub async fn main(argv: &[String]) -> i32 {
     if args::parse_flags(argv).help {
-        println!("{USAGE}");
-        return 0;
+        return output::emit("sacctmgr", &format!("{USAGE}\n"));
     }
-    super::output::finish("sacctmgr", run(argv).await)
+    output::finish("sacctmgr", run(argv).await)
 }
 
 async fn run(argv: &[String]) -> Result<String, String> {
@@ -95,9 +94,10 @@ fn describe(changes: &[pb::Change]) -> String {
 async fn write(cmd: &Command, c: &mut Clients) -> Result<String, String> {
     if !cmd.flags.immediate && std::io::stdin().is_terminal() {
         let planned = call(cmd, c, true).await?;
-        print!("{}", describe(&planned));
-        print!("Would you like to commit changes? (N/y): ");
-        let _ = std::io::stdout().flush();
+        let prompt = format!("{}Would you like to commit changes? (N/y): ", describe(&planned));
+        if output::emit("sacctmgr", &prompt) != 0 {
+            return Err("cannot ask whether to commit: standard output is closed".into());
+        }
         let mut line = String::new();
         let _ = std::io::stdin().lock().read_line(&mut line);
         if !matches!(line.trim(), "y" | "Y" | "yes") {

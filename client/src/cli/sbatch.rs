@@ -422,12 +422,9 @@ async fn run(argv: &[String]) -> Result<String, String> {
 /// Runs sbatch with its arguments (without argv[0]); returns the exit code.
 pub async fn main(argv: &[String]) -> i32 {
     match run(argv).await {
-        Ok(out) => {
-            print!("{out}");
-            0
-        }
+        Ok(out) => super::output::emit("sbatch", &out),
         Err(e) => {
-            eprintln!("sbatch: error: {}", e.replace('\n', " "));
+            super::output::complain(&format!("sbatch: error: {}", e.replace('\n', " ")));
             1
         }
     }

@@ -176,13 +176,10 @@ async fn run(argv: &[String]) -> Result<String, Vec<String>> {
 /// Runs scancel with its arguments (without argv[0]); returns the exit code.
 pub async fn main(argv: &[String]) -> i32 {
     match run(argv).await {
-        Ok(out) => {
-            print!("{out}");
-            0
-        }
+        Ok(out) => super::output::emit("scancel", &out),
         Err(errs) => {
             for e in errs {
-                eprintln!("scancel: error: {}", e.replace('\n', " "));
+                super::output::complain(&format!("scancel: error: {}", e.replace('\n', " ")));
             }
             1
         }

@@ -469,14 +469,14 @@ async fn run(argv: &[String]) -> Result<Outcome, String> {
 pub async fn main(argv: &[String]) -> i32 {
     match run(argv).await {
         Ok(out) => {
-            print!("{}", out.stdout);
+            let code = super::output::emit("scontrol", &out.stdout);
             if let Some(w) = out.warning {
-                eprintln!("scontrol: warning: {w}");
+                super::output::complain(&format!("scontrol: warning: {w}"));
             }
-            0
+            code
         }
         Err(e) => {
-            eprintln!("scontrol: error: {e}");
+            super::output::complain(&format!("scontrol: error: {e}"));
             1
         }
     }

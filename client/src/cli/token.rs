@@ -55,10 +55,7 @@ pub async fn main(argv: &[String]) -> i32 {
         std::iter::once("spur token".to_string()).chain(argv.iter().cloned()),
     ) {
         Ok(a) => a,
-        Err(e) => {
-            let _ = e.print();
-            return if e.use_stderr() { 1 } else { 0 };
-        }
+        Err(e) => return output::clap_exit("spur token", &e),
     };
     super::output::finish("spur token", run(args).await)
 }
