@@ -56,7 +56,23 @@ pub fn load_local() -> Option<String> {
     (!t.is_empty()).then_some(t)
 }
 
-/// Parses a TTL: `24h`, `90m`, `7d`, `30s`, or a bare number of seconds.
+/// The longest a token (a user JWT or a node admission token) may live: ten
+/// years, in seconds. A longer one is refused rather than stored with an
+/// expiry its arithmetic could wrap into the past.
+pub const MAX_TTL_SECS: u64 = 10 * 365 * 86_400;
+
+/// `secs` when a token may live that long; the error names `what` and says the longest.
+pub fn check_ttl(what: &str, secs: u64) -> Result<u64, String> {
+    if secs <= MAX_TTL_SECS {
+        Ok(secs)
+    } else {
+        Err(format!(
+            "{what}: {secs} seconds is more than the longest token lifetime, {MAX_TTL_SECS} (10 years)"
+        ))
+    }
+}
+
+/// Parses a TTL: `24h`, `90m`, `7d`, `30s`, or a bare number of seconds, at most [`MAX_TTL_SECS`].
 pub fn parse_ttl(raw: &str) -> Result<u64, String> {
     let raw = raw.trim();
     let bad = || format!("--ttl: '{raw}' is not a duration (e.g. 24h, 90m, 7d, 30s or 3600)");
@@ -71,7 +87,7 @@ pub fn parse_ttl(raw: &str) -> Result<u64, String> {
     if n == 0 {
         return Err(format!("--ttl: '{raw}' must be more than zero"));
     }
-    n.checked_mul(mult).ok_or_else(bad)
+    check_ttl("--ttl", n.checked_mul(mult).ok_or_else(bad)?)
 }
 
 #[cfg(test)]
@@ -108,5 +124,9 @@ mod tests {
         assert_eq!(parse_ttl("2d"), Ok(172800));
         assert!(parse_ttl("soon").unwrap_err().contains("'soon'"));
         assert!(parse_ttl("0").is_err());
+        assert_eq!(parse_ttl("3650d"), Ok(MAX_TTL_SECS));
+        assert!(parse_ttl("3651d").unwrap_err().contains("longest token lifetime"));
+        assert!(parse_ttl(&format!("{}", i64::MAX)).unwrap_err().starts_with("--ttl: "));
+        assert!(parse_ttl("99999999999999999999d").unwrap_err().contains("is not a duration"));
     }
 }

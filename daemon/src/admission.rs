@@ -77,7 +77,10 @@ impl Admission {
     /// Creates a token; returns its record and the full token, shown once.
     pub async fn create(&self, ttl_secs: Option<i64>) -> Result<(TokenRecord, String)> {
         if ttl_secs.is_some_and(|t| t <= 0) {
-            return Err(Error::invalid("ttl", "must be more than zero seconds"));
+            return Err(Error::invalid("ttl_secs", "must be more than zero seconds"));
+        }
+        if let Some(t) = ttl_secs {
+            spur_client::token::check_ttl("ttl_secs", t.unsigned_abs()).map_err(Error::InvalidArgument)?;
         }
         let (id, secret) = (random_hex(4)?, random_hex(24)?);
         let now = now_ms();
@@ -85,7 +88,7 @@ impl Admission {
             id: id.clone(),
             hash: hash(&secret),
             created_ms: now,
-            expires_ms: ttl_secs.map(|t| now + t * 1000),
+            expires_ms: ttl_secs.map(|t| now.saturating_add(t.saturating_mul(1000))),
             revoked: false,
         };
         self.save(rec.clone()).await?;

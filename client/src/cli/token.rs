@@ -69,9 +69,9 @@ async fn run(args: TokenArgs) -> Result<String, String> {
                 None => key_from_config(&config)?,
             };
             let now = chrono::Utc::now().timestamp();
-            let ttl = parse_ttl(&ttl)? as i64;
-            let claims =
-                Claims { sub: name, uid, admin_level: level.as_str().into(), iat: now, exp: now + ttl };
+            let ttl = i64::try_from(parse_ttl(&ttl)?).unwrap_or(i64::MAX);
+            let exp = now.saturating_add(ttl);
+            let claims = Claims { sub: name, uid, admin_level: level.as_str().into(), iat: now, exp };
             return Ok(format!("{}\n", mint(&key, &claims)?));
         }
         Cmd::Create { ttl } => AdmissionCmd::Create(ttl.map(|t| parse_ttl(&t)).transpose()?),
