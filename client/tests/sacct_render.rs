@@ -98,7 +98,7 @@ fn own_jobs_unless_all_users_jobs_or_root() {
     let f = args(&["-s", "R"]).filter();
     assert_eq!(
         f.iter().map(|kv| (kv.key.as_str(), kv.value.as_str())).collect::<Vec<_>>(),
-        [("user", "alice")]
+        [("user", "alice"), ("history", "yes")]
     );
 }
 

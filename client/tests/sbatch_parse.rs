@@ -165,6 +165,26 @@ fn bad_values_are_named() {
 }
 
 #[test]
+fn counts_and_time_limits_out_of_range_name_their_option() {
+    let err = |w: &[&str]| submit(w).unwrap_err();
+    // u32 holds it, and the controller judges the CPUs it makes.
+    let s = submit(&["-n", "2147483649", "-c", "2", "script.sh"]).unwrap().spec;
+    assert_eq!((s.ntasks, s.cpus_per_task), (2_147_483_649, 2));
+    for (opt, name) in [("-n", "--ntasks"), ("-c", "--cpus-per-task"), ("-N", "--nodes")] {
+        let e = err(&[opt, "4294967296", "script.sh"]);
+        assert!(e.contains(&format!("{name}: '4294967296' is out of range (at most 4294967295)")), "{e}");
+    }
+    let e = err(&["-t", "4294967294", "script.sh"]);
+    assert!(e.starts_with("--time: ") && e.contains("largest time limit, 4294967293 minutes"), "{e}");
+    let e = err(&["-t", "18446744073709551615", "script.sh"]);
+    assert!(e.contains("--time: '18446744073709551615'"), "{e}");
+    assert_eq!(
+        submit(&["-t", "4294967293", "script.sh"]).unwrap().spec.time_limit_minutes,
+        Some(4_294_967_293)
+    );
+}
+
+#[test]
 fn bad_directives_name_their_line() {
     let script = "#!/bin/sh\n#SBATCH -N 1\n#SBATCH --nodes=lots\necho\n";
     let e = prepare(&args(&[]), Path::new("/"), |_| Ok(script.to_string())).unwrap_err();

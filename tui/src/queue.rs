@@ -100,7 +100,7 @@ pub fn on_pushed(state: &mut State, batches: Vec<JobsChanged>) -> Vec<Effect> {
 
 fn apply_waiting(state: &mut State) {
     let waiting = std::mem::take(&mut state.queue.waiting);
-    if waiting.iter().all(|b| b.jobs.is_empty()) {
+    if waiting.iter().all(|b| b.jobs.is_empty() && b.removed.is_empty()) {
         if let (Some(set), Some(last)) = (state.queue.jobs.as_mut(), waiting.last()) {
             let set = Arc::make_mut(set);
             set.seq = set.seq.max(last.seq);
@@ -110,7 +110,7 @@ fn apply_waiting(state: &mut State) {
     let now = chrono::Utc::now().timestamp_millis();
     nav::update_data(state, |s| {
         if let Some(set) = s.queue.jobs.as_mut() {
-            Arc::make_mut(set).apply_all(waiting.into_iter().map(|b| (b.jobs, b.seq)), now);
+            Arc::make_mut(set).apply_all(waiting.into_iter().map(|b| (b.jobs, b.removed, b.seq)), now);
         }
     });
 }

@@ -224,7 +224,7 @@ fn selection_and_marks_follow_jobs_across_re_reads() {
 }
 
 fn pushed(seq: u64, jobs: Vec<spur_proto::v1::Job>) -> Action {
-    let batch = spur_proto::v1::JobsChanged { jobs, seq };
+    let batch = spur_proto::v1::JobsChanged { jobs, seq, removed: vec![] };
     Action::Net(Msg::Cluster(ClusterUpdate { jobs: vec![batch], ..Default::default() }))
 }
 

@@ -1,5 +1,6 @@
-//! `sacct` (also `spur acct`): accounting for jobs, read from the controller's
-//! job table (ListJobs keeps finished jobs). Selection follows Slurm: the
+//! `sacct` (also `spur acct`): accounting for jobs, read from the controller:
+//! its jobs in memory and, with ListJobs `history=yes`, the ended jobs it has
+//! purged from memory after MinJobAge, which its store keeps. Selection follows Slurm: the
 //! caller's own jobs unless `-a`, `-u` or `-j` (or when run as root), and
 //! Slurm's default time window (midnight to now; epoch with `-j`; the instant
 //! `now` with `-s`). With `-s`, a job is chosen by the state it was in during
@@ -360,7 +361,7 @@ impl Args {
         }
     }
 
-    /// The ListJobs filter. States are not sent: `-s R` also wants ended jobs.
+    /// The ListJobs filter, purged jobs included. States are not sent: `-s R` also wants ended jobs.
     pub fn filter(&self) -> Vec<pb::KeyValue> {
         let ids: Vec<String> = self.jobs.iter().map(u64::to_string).collect();
         let pairs = [
@@ -371,11 +372,13 @@ impl Args {
             ("qos", self.qos.clone()),
             ("name", self.names.clone()),
         ];
-        pairs
+        let mut f: Vec<pb::KeyValue> = pairs
             .into_iter()
             .filter(|(_, v)| !v.is_empty())
             .map(|(k, v)| pb::KeyValue { key: k.into(), value: v.join(",") })
-            .collect()
+            .collect();
+        f.push(pb::KeyValue { key: "history".into(), value: "yes".into() });
+        f
     }
 }
 

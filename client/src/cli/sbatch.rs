@@ -8,7 +8,7 @@
 use super::scontrol::status;
 use crate::conn::{self, Identity};
 use crate::vocab::hostlist;
-use crate::vocab::time::parse_minutes;
+use crate::vocab::time::parse_limit;
 use spur_proto::v1 as pb;
 use std::io::{IsTerminal, Read};
 use std::path::Path;
@@ -183,11 +183,16 @@ struct State {
     help: bool,
 }
 
-fn count(name: &str, v: &str) -> Result<u32, String> {
-    match v.trim().parse::<u32>() {
+/// A count option: a whole number from 1 to `u32::MAX`, as Slurm's fields hold.
+pub fn count(name: &str, v: &str) -> Result<u32, String> {
+    let t = v.trim();
+    match t.parse::<u32>() {
         Ok(n) if n > 0 => Ok(n),
-        _ if name == "nodes" && v.contains('-') => {
+        _ if name == "nodes" && t.contains('-') => {
             Err(format!("--nodes: '{v}': node ranges are not supported; give one count"))
+        }
+        Err(e) if *e.kind() == std::num::IntErrorKind::PosOverflow => {
+            Err(format!("--{name}: '{v}' is out of range (at most {})", u32::MAX))
         }
         _ => Err(format!("--{name}: '{v}' is not a positive whole number")),
     }
@@ -257,7 +262,7 @@ fn apply(st: &mut State, name: &str, v: Option<String>) -> Result<(), String> {
         "time" if ["0", "unlimited", "infinite"].iter().any(|u| v.trim().eq_ignore_ascii_case(u)) => {
             s.time_limit_minutes = None
         }
-        "time" => s.time_limit_minutes = Some(parse_minutes(&v).map_err(|e| format!("--time: {e}"))?),
+        "time" => s.time_limit_minutes = Some(parse_limit(&v).map_err(|e| format!("--time: {e}"))?),
         "nodelist" => s.nodelist = hosts(name)?,
         "exclude" => s.exclude = hosts(name)?,
         "priority" => match v.trim().parse::<i64>() {

@@ -1,11 +1,35 @@
 //! Slurm's time formats: parsing limits typed by an admin, rendering them back.
 
+/// The largest time limit a job may have, in minutes: the largest finite
+/// value of Slurm's 32-bit time limit (whose top two values are its NO_VAL
+/// and INFINITE), some 8,000 years. Past it a deadline in milliseconds is
+/// still far inside an i64, so no arithmetic on a limit can overflow.
+pub const MAX_TIME_LIMIT_MINUTES: u64 = u32::MAX as u64 - 2;
+
 /// Parses a wall-clock limit into whole minutes (seconds are truncated).
 ///
 /// A bare integer is minutes; `hh:mm`, `hh:mm:ss`, `d-hh`, `d-hh:mm` and
 /// `d-hh:mm:ss` follow Slurm.
 pub fn parse_minutes(raw: &str) -> Result<u64, String> {
     parse_secs(raw, Bare::Minutes).map(|s| s / 60)
+}
+
+/// A job's time limit: [`parse_minutes`], at most [`MAX_TIME_LIMIT_MINUTES`].
+pub fn parse_limit(raw: &str) -> Result<u64, String> {
+    parse_minutes(raw).and_then(check_limit)
+}
+
+/// `minutes` when a job may have it as its time limit; the error says the largest.
+pub fn check_limit(minutes: u64) -> Result<u64, String> {
+    if minutes <= MAX_TIME_LIMIT_MINUTES {
+        Ok(minutes)
+    } else {
+        Err(format!(
+            "{minutes} minutes is more than the largest time limit, {MAX_TIME_LIMIT_MINUTES} minutes \
+             ({}); for no limit give UNLIMITED",
+            format_minutes(MAX_TIME_LIMIT_MINUTES)
+        ))
+    }
 }
 
 /// Parses a duration in seconds: a bare integer is seconds, and the Slurm
@@ -36,23 +60,24 @@ fn parse_secs(raw: &str, bare: Bare) -> Result<u64, String> {
         None => (None, s),
     };
     let parts: Vec<&str> = rest.split(':').collect();
-    let secs = match (days, parts.as_slice()) {
+    let part = |p: &str| num(p).and_then(|v| minute_part(v, raw));
+    let (d, h, m, sec) = match (days, parts.as_slice()) {
         (None, [n]) => match bare {
-            Bare::Minutes => num(n)?.checked_mul(60).ok_or_else(bad)?,
-            Bare::Seconds => num(n)?,
+            Bare::Minutes => (0, 0, num(n)?, 0),
+            Bare::Seconds => (0, 0, 0, num(n)?),
         },
-        (None, [h, m]) => num(h)? * 3600 + minute_part(num(m)?, raw)? * 60,
-        (None, [h, m, sec]) => {
-            num(h)? * 3600 + minute_part(num(m)?, raw)? * 60 + minute_part(num(sec)?, raw)?
-        }
-        (Some(d), [h]) => d * 86400 + num(h)? * 3600,
-        (Some(d), [h, m]) => d * 86400 + num(h)? * 3600 + minute_part(num(m)?, raw)? * 60,
-        (Some(d), [h, m, sec]) => {
-            d * 86400 + num(h)? * 3600 + minute_part(num(m)?, raw)? * 60 + minute_part(num(sec)?, raw)?
-        }
+        (None, [h, m]) => (0, num(h)?, part(m)?, 0),
+        (None, [h, m, sec]) => (0, num(h)?, part(m)?, part(sec)?),
+        (Some(d), [h]) => (d, num(h)?, 0, 0),
+        (Some(d), [h, m]) => (d, num(h)?, part(m)?, 0),
+        (Some(d), [h, m, sec]) => (d, num(h)?, part(m)?, part(sec)?),
         _ => return Err(bad()),
     };
-    Ok(secs)
+    // Checked, so a huge field is an error rather than an overflow.
+    [(d, 86400), (h, 3600), (m, 60), (sec, 1)]
+        .iter()
+        .try_fold(0u64, |acc, &(v, unit)| v.checked_mul(unit).and_then(|t| acc.checked_add(t)))
+        .ok_or_else(bad)
 }
 
 fn minute_part(v: u64, raw: &str) -> Result<u64, String> {
@@ -101,6 +126,22 @@ mod tests {
             let err = parse_minutes(raw).unwrap_err();
             assert!(err.contains(&format!("'{raw}'")), "{raw}: {err}");
         }
+    }
+
+    #[test]
+    fn huge_fields_are_errors_not_overflows() {
+        for raw in ["18446744073709551615", "99999999999999999:00", "213503982334602-00:00:00"] {
+            assert!(parse_minutes(raw).unwrap_err().contains(&format!("'{raw}'")), "{raw}");
+        }
+    }
+
+    #[test]
+    fn limits_stop_at_slurms_largest_finite_value() {
+        assert_eq!(parse_limit("4294967293"), Ok(4_294_967_293));
+        let err = parse_limit("4294967294").unwrap_err();
+        assert!(err.contains("largest time limit, 4294967293 minutes"), "{err}");
+        assert!(parse_limit(&u64::MAX.to_string()).is_err());
+        assert_eq!(check_limit(60), Ok(60));
     }
 
     #[test]

@@ -33,7 +33,8 @@ impl Seconds {
         };
         let unit = |suffix: &str, mult: u64| -> Option<Result<u64, String>> {
             let n = t.strip_suffix(suffix)?;
-            Some(n.trim().parse::<u64>().map(|n| n * mult).map_err(|_| format!("'{t}' is not a duration")))
+            let n = n.trim().parse::<u64>().ok().and_then(|n| n.checked_mul(mult));
+            Some(n.ok_or_else(|| format!("'{t}' is not a duration")))
         };
         unit("s", 1).or_else(|| unit("m", 60)).or_else(|| unit("h", 3600)).unwrap_or_else(|| {
             parse_seconds(t).map_err(|_| format!("'{t}' is not a duration (60, 60s, 5m, 1h)"))
@@ -82,7 +83,20 @@ pub struct SchedulerConfig {
     /// (scancel, time limit, requeue, preemption) and the SIGKILL of what is left.
     #[serde(default = "default_kill_wait")]
     pub kill_wait_secs: u32,
+    /// Slurm's MinJobAge: seconds an ended job stays in the controller's
+    /// memory (squeue, scontrol show job) before only the store keeps it (sacct).
+    #[serde(default = "default_min_job_age")]
+    pub min_job_age_secs: u64,
+    /// Slurm's MaxJobCount: jobs held in memory (pending, running and ended
+    /// but not yet purged) past which a submit is refused.
+    #[serde(default = "default_max_job_count")]
+    pub max_job_count: usize,
 }
+
+/// Slurm's MinJobAge default.
+pub const DEFAULT_MIN_JOB_AGE_SECS: u64 = 300;
+/// Ten times Slurm's 10,000: the benchmarks hold 100,000 jobs.
+pub const DEFAULT_MAX_JOB_COUNT: usize = 100_000;
 
 /// The provisioner spec's default threshold, also used for an explicit 0.
 pub const DEFAULT_THRESHOLD: f64 = 75.0;
@@ -111,6 +125,12 @@ fn default_max_evictions() -> u32 {
 fn default_kill_wait() -> u32 {
     30
 }
+fn default_min_job_age() -> u64 {
+    DEFAULT_MIN_JOB_AGE_SECS
+}
+fn default_max_job_count() -> usize {
+    DEFAULT_MAX_JOB_COUNT
+}
 fn default_drain_timeout() -> Seconds {
     Seconds::Whole(30)
 }
@@ -132,6 +152,8 @@ impl Default for SchedulerConfig {
             max_evictions_per_tick: default_max_evictions(),
             preemption_drain_timeout: default_drain_timeout(),
             kill_wait_secs: default_kill_wait(),
+            min_job_age_secs: DEFAULT_MIN_JOB_AGE_SECS,
+            max_job_count: DEFAULT_MAX_JOB_COUNT,
         }
     }
 }
@@ -140,6 +162,15 @@ impl SchedulerConfig {
     pub fn validate(&self) -> Result<(), String> {
         if self.interval == 0 {
             return Err("key 'scheduler.interval': must be at least 1 second".into());
+        }
+        if self.max_job_count == 0 {
+            return Err("key 'scheduler.max_job_count': must be at least 1 job".into());
+        }
+        if self.min_job_age_secs > (i64::MAX / 1000) as u64 {
+            return Err(format!(
+                "key 'scheduler.min_job_age_secs': {} seconds is too long to count in milliseconds",
+                self.min_job_age_secs
+            ));
         }
         let t = self.preemption_threshold;
         if !(0.0..=100.0).contains(&t) {
@@ -187,6 +218,10 @@ mod tests {
             ..SchedulerConfig::default()
         };
         assert!(c.validate().unwrap_err().contains("scheduler.preemption_drain_timeout"));
+        let c = SchedulerConfig { max_job_count: 0, ..SchedulerConfig::default() };
+        assert!(c.validate().unwrap_err().contains("scheduler.max_job_count"));
+        let c = SchedulerConfig { min_job_age_secs: u64::MAX, ..SchedulerConfig::default() };
+        assert!(c.validate().unwrap_err().contains("scheduler.min_job_age_secs"));
         let c = SchedulerConfig { preemption_threshold: 0.0, ..SchedulerConfig::default() };
         assert_eq!(c.threshold(), DEFAULT_THRESHOLD);
     }

@@ -8,10 +8,14 @@
 //! - [`run`]: the scheduling loop, launches on agents, reports, the time-limit watchdog.
 //! - [`reconcile`]: an agent's running jobs at registration against the queue.
 //! - [`events`]: job changes in numbered batches, for `Cluster.Watch`.
+//! - [`admit`]: submits no node set could run, and MaxJobCount.
+//! - [`purge`]: MinJobAge: ended jobs leave memory for the store.
 
+pub(crate) mod admit;
 pub mod ending;
 pub mod events;
 pub mod preempt;
+pub mod purge;
 pub mod reconcile;
 pub mod record;
 pub mod run;
@@ -77,6 +81,7 @@ pub struct JobService {
     /// Wakes the flusher of job change batches.
     pub(crate) dirty: Notify,
     pub(crate) events: tokio::sync::broadcast::Sender<events::JobBatch>,
+    pub(crate) retention: purge::Retention,
 }
 
 impl JobService {
@@ -102,10 +107,13 @@ impl JobService {
             nodes.allocate(&j.nodes, j.held(), false);
         }
         let next = queue.jobs.keys().max().copied().unwrap_or(0) + 1;
+        // After the next id is taken: ids of purged jobs are never reused.
+        let purged = purge::at_load(&mut queue, now_ms(), &cfg.scheduler);
         let accounting = !cfg.accounting.database_url.is_empty();
         Ok(JobService {
             queue: Mutex::new(queue),
             next_id: AtomicU64::new(next),
+            retention: purge::Retention::new(&cfg.scheduler, store.clone(), purged),
             writer: store.map(|s| BatchWriter::spawn(s, KIND_JOB)),
             acct,
             nodes,
@@ -253,6 +261,7 @@ impl JobService {
         if let Some(bad) = rec.nodelist.iter().find(|n| self.nodes.node(n).is_none()) {
             return Err(Error::invalid("nodelist", format!("unknown node '{bad}'")));
         }
+        self.admissible(&rec, &partition)?;
         let catalog = self.acct.catalog();
         let resolved = {
             let q = self.lock();
@@ -272,10 +281,12 @@ impl JobService {
         rec.account = resolved.account;
         rec.qos = resolved.qos;
         rec.time_limit = resolved.time_limit;
+        let slot = self.job_slot()?;
         rec.id = self.next_id.fetch_add(1, Ordering::Relaxed);
         self.persist(std::slice::from_ref(&rec)).await?;
         {
             let mut q = self.lock();
+            slot.fill(&mut q);
             q.counts.add(&rec.sched_job());
             q.jobs.insert(rec.id, rec.clone());
             q.mark(rec.id);

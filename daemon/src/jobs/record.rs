@@ -82,9 +82,13 @@ impl JobRecord {
         }
     }
 
-    /// When the time limit runs out, suspended time excluded.
+    /// When the time limit runs out, suspended time excluded. Saturating: a
+    /// limit past any real end (one stored before limits were capped) never
+    /// wraps round into the past.
     pub fn deadline_ms(&self) -> Option<i64> {
-        self.time_limit.map(|m| self.start_ms + self.suspended_total_ms + (m as i64) * 60_000)
+        let limit_ms = |m: u64| i64::try_from(m).unwrap_or(i64::MAX).saturating_mul(60_000);
+        self.time_limit
+            .map(|m| self.start_ms.saturating_add(self.suspended_total_ms).saturating_add(limit_ms(m)))
     }
 
     /// The licenses asked, by name and count. Checked at submit, so a request
@@ -134,5 +138,25 @@ impl JobRecord {
                 _ => JobState::Pending,
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deadlines_saturate_instead_of_wrapping_into_the_past() {
+        let at = |limit| JobRecord {
+            start_ms: 1_700_000_000_000,
+            time_limit: Some(limit),
+            ..JobRecord::default()
+        };
+        assert_eq!(at(1).deadline_ms(), Some(1_700_000_060_000));
+        for huge in [u64::MAX, u64::MAX / 60_000, i64::MAX as u64 / 60_000 + 1] {
+            assert_eq!(at(huge).deadline_ms(), Some(i64::MAX), "{huge}");
+        }
+        let max = at(spur_client::vocab::time::MAX_TIME_LIMIT_MINUTES).deadline_ms().unwrap();
+        assert!(max > 1_700_000_000_000 && max < i64::MAX);
     }
 }

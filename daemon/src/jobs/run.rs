@@ -193,7 +193,7 @@ impl JobService {
         {
             return f.clone();
         }
-        let jobs: Vec<JobRecord> = self.lock().jobs.values().filter(|j| j.start_ms > 0).cloned().collect();
+        let jobs: Vec<JobRecord> = self.usage_jobs();
         let records: Vec<sched::UsageRecord> = jobs
             .iter()
             .map(|j| sched::UsageRecord {

@@ -25,7 +25,7 @@ pub(crate) fn updated(
                 next.time_limit = if v.eq_ignore_ascii_case("unlimited") {
                     None
                 } else {
-                    Some(spur_client::vocab::time::parse_minutes(v).map_err(|m| Error::invalid(k, m))?)
+                    Some(spur_client::vocab::time::parse_limit(v).map_err(|m| Error::invalid(k, m))?)
                 }
             }
             "priority" => {

@@ -5,6 +5,7 @@
 //! - [`job`]: the plain job data the scheduler reads; its TRES and per-node shape.
 //! - [`reason`]: the one table of Slurm reason codes, and [`Reason`] (code + facts).
 //! - [`submit`]: account and QOS resolution, the default time limit, the submit gate.
+//! - [`feasible`]: requests no node set of their partition could ever run, refused at submit.
 //! - [`priority`]: effective priority and its factors; decayed usage and fair share.
 //! - `hres`: plain licenses and hierarchical resources (modes 1–3) in a pass.
 //! - `limits`: limit checks shared by the gate and the pass; usage groups.
@@ -29,6 +30,7 @@
 //! for the jobs after it; every job left pending gets a typed [`Reason`].
 
 mod explain;
+pub mod feasible;
 pub mod hres;
 pub mod job;
 mod limits;

@@ -55,9 +55,17 @@ fn licenses_event(name: String) -> pb::ClusterEvent {
     pb::ClusterEvent { event: Some(pb::cluster_event::Event::Licenses(pb::LicensesChanged { name })) }
 }
 
+/// A batch as the jobs are now; a marked job the queue no longer holds was purged.
 fn jobs_event(jobs: &JobService, ids: &[u64], seq: u64) -> pb::ClusterEvent {
     let list = jobs.select(Some(ids), |j| Some(convert::job(j)));
-    pb::ClusterEvent { event: Some(pb::cluster_event::Event::Jobs(pb::JobsChanged { jobs: list, seq })) }
+    let removed = if list.len() == ids.len() {
+        vec![]
+    } else {
+        let present: std::collections::HashSet<u64> = list.iter().map(|j| j.id).collect();
+        ids.iter().copied().filter(|id| !present.contains(id)).collect()
+    };
+    let batch = pb::JobsChanged { jobs: list, seq, removed };
+    pb::ClusterEvent { event: Some(pb::cluster_event::Event::Jobs(batch)) }
 }
 
 async fn watch(

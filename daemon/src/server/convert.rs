@@ -157,9 +157,10 @@ pub fn txn(r: &TxnRow) -> pb::TxnRow {
     }
 }
 
-/// The CPUs a job asks for in all, as squeue's `%C`.
+/// The CPUs a job asks for in all, as squeue's `%C`. Submit refuses a job
+/// whose product overflows; one stored before that shows the most it can.
 pub fn num_cpus(j: &crate::jobs::record::JobRecord) -> u32 {
-    j.ntasks.max(j.num_nodes) * j.cpus_per_task.max(1)
+    j.ntasks.max(j.num_nodes).saturating_mul(j.cpus_per_task.max(1))
 }
 
 /// What squeue's default and long formats show: no spec, no reason facts,

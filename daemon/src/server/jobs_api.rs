@@ -37,6 +37,8 @@ struct Filter {
     brief: bool,
     /// `view=prio`: the brief view and the priority factors (sprio).
     prio: bool,
+    /// `history=yes`: also the ended jobs purged from memory, from the store (sacct).
+    history: bool,
 }
 
 impl Filter {
@@ -66,6 +68,14 @@ impl Filter {
                     };
                     continue;
                 }
+                "history" => {
+                    f.history = match kv.value.to_ascii_lowercase().as_str() {
+                        "yes" | "true" | "1" => true,
+                        "no" | "false" | "0" | "" => false,
+                        v => return Err(Error::invalid("history", format!("'{v}' is not yes or no"))),
+                    };
+                    continue;
+                }
                 "user" => "user",
                 "account" => "account",
                 "partition" => "partition",
@@ -75,7 +85,7 @@ impl Filter {
                 _ => {
                     return Err(Error::invalid(
                         &kv.key,
-                        "unknown filter (use id, user, account, partition, qos, state, name, view)",
+                        "unknown filter (use id, user, account, partition, qos, state, name, view, history)",
                     ));
                 }
             };
@@ -122,13 +132,18 @@ impl Jobs for JobsApi {
         self.gate
             .run("/spur.v1.Jobs/ListJobs", req, |_, r| async move {
                 let f = Filter::parse(&r.filter)?;
-                let (jobs, seq) = self.jobs.select_at(f.ids.as_deref(), |j| {
-                    f.keep(j).then(|| match (f.brief, f.prio) {
-                        (true, true) => convert::job_prio(j),
-                        (true, false) => convert::job_brief(j),
-                        _ => convert::job(j),
-                    })
-                });
+                let convert = |j: &JobRecord| match (f.brief, f.prio) {
+                    (true, true) => convert::job_prio(j),
+                    (true, false) => convert::job_brief(j),
+                    _ => convert::job(j),
+                };
+                let (mut jobs, seq) =
+                    self.jobs.select_at(f.ids.as_deref(), |j| f.keep(j).then(|| convert(j)));
+                if f.history {
+                    // Read after memory, so a job purged in between is listed from there.
+                    let seen = jobs.iter().map(|j| j.id).collect();
+                    jobs.extend(self.jobs.ended_in_store(&seen, |j| f.keep(j)).await?.iter().map(convert));
+                }
                 Ok((pb::ListJobsResponse { jobs, seq, ..Default::default() }, vec![]))
             })
             .await
@@ -275,5 +290,8 @@ mod tests {
         assert!(Filter::parse(&[kv("id", "x")]).is_err());
         assert!(Filter::parse(&[kv("view", "wide")]).is_err());
         assert!(Filter::parse(&[kv("colour", "red")]).is_err());
+        assert!(Filter::parse(&[kv("history", "yes")]).unwrap().history);
+        assert!(!Filter::parse(&[kv("history", "no")]).unwrap().history);
+        assert!(Filter::parse(&[kv("history", "maybe")]).is_err());
     }
 }

@@ -1,6 +1,7 @@
 //! Job changes pushed by `Cluster.Watch`, applied to a set in place: each
-//! changed job replaces its record by id (or joins the set), so a submit or
-//! a pass shows without re-reading 100,000 jobs. Column widths only grow
+//! changed job replaces its record by id (or joins the set), and a job the
+//! controller purged (MinJobAge) leaves it, so a submit or a pass shows
+//! without re-reading 100,000 jobs. Column widths only grow
 //! (a job leaving does not narrow a column), and the memoised order is
 //! dropped, since any change may move rows.
 
@@ -33,20 +34,30 @@ impl JobSet {
     /// Applies batch `seq` of changed jobs, received at `now_ms`. A batch
     /// the set already reflects (a listing read after it) changes nothing.
     pub fn apply(&mut self, changed: Vec<pb::Job>, seq: u64, now_ms: i64) {
-        self.apply_all([(changed, seq)], now_ms);
+        self.apply_all([(changed, vec![], seq)], now_ms);
     }
 
-    /// Applies `(jobs, seq)` batches in order, as [`Self::apply`] does one;
-    /// the Time bounds and the order are redone once, after all of them, not
-    /// per batch (up to a thousand may wait behind a read of 100,000 jobs).
-    pub fn apply_all(&mut self, batches: impl IntoIterator<Item = (Vec<pb::Job>, u64)>, now_ms: i64) {
+    /// Applies `(jobs, removed ids, seq)` batches in order, as [`Self::apply`]
+    /// does one; the Time bounds and the order are redone once, after all of
+    /// them, not per batch (up to a thousand may wait behind a read of 100,000 jobs).
+    pub fn apply_all(
+        &mut self,
+        batches: impl IntoIterator<Item = (Vec<pb::Job>, Vec<u64>, u64)>,
+        now_ms: i64,
+    ) {
         let mut strings = Interner::default();
         let mut changed_any = false;
-        for (changed, seq) in batches {
+        for (changed, removed, seq) in batches {
             if seq <= self.seq {
                 continue;
             }
             self.seq = seq;
+            for id in removed {
+                if let Ok(i) = self.jobs.binary_search_by_key(&id, |x| x.id) {
+                    self.jobs.remove(i);
+                    changed_any = true;
+                }
+            }
             for j in changed {
                 let mut r = compact(j, &mut strings);
                 r.text = measure(&r, &mut self.widths);
@@ -83,5 +94,16 @@ mod tests {
         // A batch the listing already reflects is older than what the set shows.
         set.apply(vec![job(3, "PENDING")], 6, 20);
         assert_eq!(&*set.get(3).unwrap().state, "RUNNING");
+    }
+
+    #[test]
+    fn purged_jobs_leave_the_set() {
+        let mut set = JobSet::from_pb(vec![job(1, "COMPLETED"), job(2, "PENDING")], 0).at_seq(1);
+        set.apply_all([(vec![], vec![1, 7], 2)], 10);
+        let ids: Vec<u64> = set.jobs.iter().map(|r| r.id).collect();
+        assert_eq!((ids, set.seq), (vec![2], 2));
+        // A removal the listing already reflects changes nothing.
+        set.apply_all([(vec![], vec![2], 2)], 20);
+        assert!(set.get(2).is_some());
     }
 }

@@ -2,6 +2,7 @@
 //! concern, sharing a small cluster builder.
 
 mod backfill;
+mod feasible;
 mod hostile;
 mod hres;
 mod pending;

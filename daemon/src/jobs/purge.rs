@@ -1,0 +1,300 @@
+//! Slurm's MinJobAge: an ended job leaves the controller's memory
+//! `min_job_age_secs` after its end and lives on in the store only, where
+//! `sacct` still finds it (ListJobs `history=yes`); squeue and scontrol no
+//! longer show it, as in Slurm. What fair share and GrpWall need of a purged
+//! job (who ran, on how many CPUs, when) stays behind in a slim record, so
+//! purging changes no priority.
+//!
+//! Purging keeps the queue's bookkeeping whole: only ended jobs go, so the
+//! limit counts (live jobs only) do not move; a purged job's pending stale
+//! report is forgotten (a report for a job the queue no longer has is
+//! ignored anyway); and every purged id is marked, so the next change batch
+//! tells watchers it is gone (`JobsChanged.removed`).
+
+use super::record::JobRecord;
+use super::{JobService, KIND_JOB, Queue};
+use crate::config::SchedulerConfig;
+use crate::error::Result;
+use crate::store::{Store, now_ms};
+use std::collections::HashSet;
+use std::sync::atomic::AtomicUsize;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Past this many half-lives a run's decayed usage is below a billionth of
+/// what it was: its slim record is dropped once it is also out of the GrpWall window.
+const HALF_LIVES_KEPT: f64 = 30.0;
+
+/// How long jobs are kept, how many may be held, and what outlives a purge.
+pub(crate) struct Retention {
+    pub min_age_ms: i64,
+    pub max_jobs: usize,
+    /// Submits past the MaxJobCount check whose job is not in the queue yet.
+    pub admitting: AtomicUsize,
+    store: Option<Arc<dyn Store>>,
+    /// Slim records of purged jobs that ran, for usage and GrpWall.
+    ran: Mutex<Vec<JobRecord>>,
+}
+
+impl Retention {
+    /// `ran`: the slim records of jobs already purged (see [`at_load`]).
+    pub fn new(cfg: &SchedulerConfig, store: Option<Arc<dyn Store>>, ran: Vec<JobRecord>) -> Retention {
+        Retention {
+            min_age_ms: i64::try_from(cfg.min_job_age_secs.saturating_mul(1000)).unwrap_or(i64::MAX),
+            max_jobs: cfg.max_job_count,
+            admitting: AtomicUsize::new(0),
+            store,
+            ran: Mutex::new(ran),
+        }
+    }
+
+    fn ran(&self) -> std::sync::MutexGuard<'_, Vec<JobRecord>> {
+        self.ran.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// Whether an ended job's time in memory is up at `now`.
+fn expired(j: &JobRecord, now: i64, min_age_ms: i64) -> bool {
+    !j.is_active() && j.end_ms.saturating_add(min_age_ms) <= now
+}
+
+/// What usage and GrpWall read of a job, and nothing else (no script, no environment).
+fn slim(j: &JobRecord) -> JobRecord {
+    JobRecord {
+        id: j.id,
+        user: j.user.clone(),
+        account: j.account.clone(),
+        qos: j.qos.clone(),
+        state: j.state.clone(),
+        nodes: j.nodes.clone(),
+        alloc: j.alloc,
+        start_ms: j.start_ms,
+        end_ms: j.end_ms,
+        ..JobRecord::default()
+    }
+}
+
+/// Takes the jobs already past MinJobAge out of a queue just loaded from the
+/// store (a restart must not bring back what was purged); returns the slim
+/// records of those that ran.
+pub(crate) fn at_load(q: &mut Queue, now: i64, cfg: &SchedulerConfig) -> Vec<JobRecord> {
+    let min_age_ms = i64::try_from(cfg.min_job_age_secs.saturating_mul(1000)).unwrap_or(i64::MAX);
+    let mut ran = Vec::new();
+    q.jobs.retain(|_, j| {
+        let keep = !expired(j, now, min_age_ms);
+        if !keep && j.start_ms > 0 {
+            ran.push(slim(j));
+        }
+        keep
+    });
+    ran
+}
+
+impl JobService {
+    /// Purges every ended job whose MinJobAge is up at `now`; returns their ids.
+    pub(crate) async fn purge(&self, now: i64) -> Vec<u64> {
+        let age = self.retention.min_age_ms;
+        let due: Vec<u64> = {
+            let q = self.lock();
+            (q.jobs.values())
+                .filter(|j| expired(j, now, age) && !q.launching.contains(&j.id))
+                .map(|j| j.id)
+                .collect()
+        };
+        if due.is_empty() {
+            self.forget_old_usage(now);
+            return due;
+        }
+        // No transition of these jobs is half done while they go.
+        let _held = self.stripes.lock(due.iter().copied()).await;
+        let mut gone = Vec::with_capacity(due.len());
+        {
+            let mut q = self.lock();
+            // Under the queue lock, so a usage read sees each job exactly once.
+            let mut ran = self.retention.ran();
+            for id in due {
+                let Some(j) = q.jobs.get(&id).filter(|j| expired(j, now, age)) else { continue };
+                if j.start_ms > 0 {
+                    ran.push(slim(j));
+                }
+                q.jobs.remove(&id);
+                q.stale_reports.remove(&id);
+                q.mark(id);
+                gone.push(id);
+            }
+        }
+        let set: HashSet<u64> = gone.iter().copied().collect();
+        self.evicted_for.lock().unwrap_or_else(|p| p.into_inner()).retain(|id, _| !set.contains(id));
+        self.changed();
+        self.forget_old_usage(now);
+        gone
+    }
+
+    /// Drops slim records whose usage has decayed to nothing and that are out of the GrpWall window.
+    fn forget_old_usage(&self, now: i64) {
+        if self.halflife_days <= 0.0 {
+            return;
+        }
+        let decayed = (self.halflife_days * HALF_LIVES_KEPT * 86_400_000.0) as i64;
+        let window = i64::try_from(self.grp_wall_window_days.saturating_mul(86_400_000)).unwrap_or(i64::MAX);
+        let before = now.saturating_sub(decayed.max(window));
+        self.retention.ran().retain(|j| j.end_ms >= before);
+    }
+
+    /// Every job that ever started, held or purged, for usage and GrpWall:
+    /// read under the queue lock, so a purge in between counts no job twice or not at all.
+    pub(crate) fn usage_jobs(&self) -> Vec<JobRecord> {
+        let q = self.lock();
+        let ran = self.retention.ran();
+        let held = q.jobs.values().filter(|j| j.start_ms > 0).cloned();
+        held.chain(ran.iter().cloned()).collect()
+    }
+
+    /// Ended jobs the store keeps and `seen` does not list (those purged from
+    /// memory), that `keep` accepts: the history behind sacct. Without a store
+    /// a purged job is gone, as Slurm's without accounting storage.
+    pub async fn ended_in_store(
+        &self,
+        seen: &HashSet<u64>,
+        keep: impl Fn(&JobRecord) -> bool,
+    ) -> Result<Vec<JobRecord>> {
+        let Some(store) = &self.retention.store else { return Ok(vec![]) };
+        let mut out = Vec::new();
+        for (_, doc) in store.load(KIND_JOB).await? {
+            let j: JobRecord = serde_json::from_value(doc)?;
+            if !j.is_active() && !seen.contains(&j.id) && keep(&j) {
+                out.push(j);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Purges every `every`, as Slurm's controller does in the background.
+    pub(crate) fn spawn_purger(self: &Arc<Self>, every: Duration) -> tokio::task::JoinHandle<()> {
+        let me = self.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(every).await;
+                me.purge(now_ms()).await;
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::jobs::record::{PENDING, RUNNING};
+
+    const NOW: i64 = 1_700_000_000_000;
+    const DAY: i64 = 86_400_000;
+
+    /// A controller's job service with no store and `[scheduler] min_job_age_secs = 300`.
+    async fn service(cfg: Config) -> JobService {
+        let hub = Arc::new(crate::audit::Hub::new(None));
+        let acct = Arc::new(crate::accounting::AcctService::new(hub.clone()).await);
+        let admission = Arc::new(crate::admission::Admission::load(cfg.admission.mode, None).await.unwrap());
+        let nodes = Arc::new(crate::nodes::NodeService::new(&cfg, None, hub, admission).await.unwrap());
+        let licenses = Arc::new(crate::licenses::LicenseService::new(&cfg, None).await.unwrap());
+        JobService::new(&cfg, None, acct, nodes, licenses).await.unwrap()
+    }
+
+    fn job(id: u64, state: &str, start_ms: i64, end_ms: i64) -> JobRecord {
+        JobRecord {
+            id,
+            user: "alice".into(),
+            account: Some("phys".into()),
+            state: state.into(),
+            start_ms,
+            end_ms,
+            alloc: (2, 0, 0),
+            nodes: if start_ms > 0 { vec!["n1".into()] } else { vec![] },
+            script: "#!/bin/sh\ntrue\n".into(),
+            ..JobRecord::default()
+        }
+    }
+
+    fn ids(s: &JobService) -> Vec<u64> {
+        s.lock().jobs.keys().copied().collect()
+    }
+
+    #[tokio::test]
+    async fn ended_jobs_go_after_min_job_age_and_nothing_else_moves() {
+        let s = service(Config::default()).await;
+        let min = s.retention.min_age_ms;
+        assert_eq!(min, 300_000);
+        {
+            let mut q = s.lock();
+            for j in [
+                job(1, PENDING, 0, 0),
+                job(2, RUNNING, NOW - DAY, 0),
+                job(3, "COMPLETED", NOW - DAY, NOW - min),
+                job(4, "CANCELLED", 0, NOW - min),
+                job(5, "FAILED", NOW - DAY, NOW - min + 1),
+            ] {
+                q.jobs.insert(j.id, j);
+            }
+            let live: Vec<_> = q.jobs.values().filter(|j| j.is_active()).map(JobRecord::sched_job).collect();
+            q.counts = crate::sched::SubmitCounts::from_jobs(live.iter());
+            q.stale_reports.insert(3);
+            q.changed.clear();
+        }
+        let before = format!("{:?}", s.lock().counts);
+        assert_eq!(s.purge(NOW - 1).await, Vec::<u64>::new(), "nothing is due a millisecond early");
+        assert_eq!(s.purge(NOW).await, vec![3, 4]);
+        assert_eq!(ids(&s), [1, 2, 5]);
+        {
+            let q = s.lock();
+            assert_eq!(format!("{:?}", q.counts), before, "only ended jobs go, so the live counts stay");
+            assert!(q.stale_reports.is_empty());
+            let mut marked: Vec<u64> = q.changed.iter().copied().collect();
+            marked.sort_unstable();
+            assert_eq!(marked, [3, 4], "watchers are told which jobs left");
+        }
+        assert_eq!(s.purge(NOW + 1).await, vec![5]);
+        assert_eq!(ids(&s), [1, 2]);
+    }
+
+    #[tokio::test]
+    async fn usage_outlives_the_purge_without_scripts_and_fades_with_decay() {
+        let s = service(Config::default()).await;
+        {
+            let mut q = s.lock();
+            q.jobs.insert(1, job(1, "COMPLETED", NOW - DAY, NOW - DAY / 2));
+            q.jobs.insert(2, job(2, "CANCELLED", 0, NOW - DAY));
+            q.jobs.insert(3, job(3, RUNNING, NOW - DAY, 0));
+        }
+        let usage = |s: &JobService| {
+            let mut v: Vec<(u64, i64, i64, usize)> =
+                s.usage_jobs().iter().map(|j| (j.id, j.start_ms, j.end_ms, j.script.len())).collect();
+            v.sort_unstable();
+            v
+        };
+        let full = "#!/bin/sh\ntrue\n".len();
+        assert_eq!(usage(&s), [(1, NOW - DAY, NOW - DAY / 2, full), (3, NOW - DAY, 0, full)]);
+        assert_eq!(s.purge(NOW).await, vec![1, 2]);
+        // The job that ran still counts, once, as a slim record; the one that never ran does not.
+        assert_eq!(usage(&s), [(1, NOW - DAY, NOW - DAY / 2, 0), (3, NOW - DAY, 0, full)]);
+        // Thirty half-lives (7 days each) later it is below a billionth and is forgotten.
+        s.purge(NOW + 209 * DAY).await;
+        assert_eq!(usage(&s).len(), 2);
+        s.purge(NOW + 211 * DAY).await;
+        assert_eq!(usage(&s), [(3, NOW - DAY, 0, full)]);
+    }
+
+    #[test]
+    fn a_restart_does_not_bring_purged_jobs_back() {
+        let mut q = Queue::default();
+        for j in [
+            job(1, "COMPLETED", NOW - DAY, NOW - DAY),
+            job(2, "COMPLETED", NOW - DAY, NOW),
+            job(3, PENDING, 0, 0),
+        ] {
+            q.jobs.insert(j.id, j);
+        }
+        let ran = at_load(&mut q, NOW, &SchedulerConfig::default());
+        assert_eq!(q.jobs.keys().copied().collect::<Vec<_>>(), [2, 3]);
+        assert_eq!(ran.iter().map(|j| (j.id, j.script.is_empty())).collect::<Vec<_>>(), [(1, true)]);
+    }
+}
