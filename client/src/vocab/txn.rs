@@ -135,7 +135,8 @@ pub fn parse_time(raw: &str, now: DateTime<Local>) -> Result<i64, String> {
             "minutes" | "minute" | "m" => 60_000,
             _ => return Err(bad()),
         };
-        return Ok(now.timestamp_millis() - n * unit);
+        // Checked: `now-99999999999999days` is an error, not an overflow.
+        return n.checked_mul(unit).and_then(|back| now.timestamp_millis().checked_sub(back)).ok_or_else(bad);
     }
     let naive = if let Ok(d) = NaiveDate::parse_from_str(s, "%Y-%m-%d") {
         d.and_hms_opt(0, 0, 0).ok_or_else(bad)?
@@ -190,6 +191,7 @@ mod tests {
         let ms = now.timestamp_millis();
         assert_eq!(parse_time("now", now), Ok(ms));
         assert_eq!(parse_time("now-2days", now), Ok(ms - 2 * 86_400_000));
+        assert!(parse_time("now-9223372036854775807days", now).unwrap_err().contains("is not a time"));
         assert_eq!(parse_time("now-1hours", now), Ok(ms - 3_600_000));
         let day = parse_time("2026-01-01", now).unwrap();
         assert_eq!(parse_time("2026-01-01T00:00:00", now), Ok(day));
