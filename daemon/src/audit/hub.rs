@@ -150,7 +150,8 @@ impl Hub {
             let mut tick = tokio::time::interval(Duration::from_secs(3600));
             loop {
                 tick.tick().await;
-                let cutoff = crate::store::now_ms() - (days as i64) * 86_400_000;
+                let days_ms = i64::try_from(days.saturating_mul(86_400_000)).unwrap_or(i64::MAX);
+                let cutoff = crate::store::now_ms().saturating_sub(days_ms);
                 match store.delete_txn_before(cutoff).await {
                     Ok(n) if n > 0 => tracing::info!(rows = n, days, "txn retention purged old rows"),
                     Ok(_) => {}

@@ -139,7 +139,8 @@ impl JobService {
             dirty: Notify::new(),
             events: tokio::sync::broadcast::channel(events::BACKLOG).0,
             figures: Mutex::new(None),
-            refresh_ms: (cfg.accounting.fairshare_refresh_secs.max(10) * 1000) as i64,
+            refresh_ms: i64::try_from(cfg.accounting.fairshare_refresh_secs.max(10).saturating_mul(1000))
+                .unwrap_or(i64::MAX),
             halflife_days: cfg.scheduler.fairshare_halflife_days,
             grp_wall_window_days: cfg.accounting.grp_wall_window_days,
         })

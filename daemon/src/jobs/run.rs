@@ -206,7 +206,9 @@ impl JobService {
             })
             .collect();
         let usage = sched::priority::decayed_usage(records.iter(), catalog, now, self.halflife_days);
-        let window_start = now - (self.grp_wall_window_days as i64) * 86_400_000;
+        let window_ms =
+            i64::try_from(self.grp_wall_window_days.saturating_mul(86_400_000)).unwrap_or(i64::MAX);
+        let window_start = now.saturating_sub(window_ms);
         let mut wall: std::collections::HashMap<String, u64> = std::collections::HashMap::new();
         for j in &jobs {
             let (Some(q), end) = (&j.qos, if j.end_ms > 0 { j.end_ms } else { now }) else { continue };
