@@ -6,7 +6,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Output, Stdio};
 use std::sync::mpsc;
 
-const KEY: &str = "test-signing-key";
+const KEY: &str = "test-signing-key-of-at-least-32-bytes";
 
 struct Cluster {
     _dir: tempfile::TempDir,
@@ -89,6 +89,47 @@ fn operator_refused_an_admin_action_is_audited_as_denied() {
     assert!(list.contains(id) && list.contains("active"), "{list}");
     k.ok(&k.admin, "spur", &format!("token revoke {id}"));
     assert!(k.ok(&k.admin, "spur", "token list").contains("revoked"));
+}
+
+/// spurctld with `auth` as its [auth] table: its exit status and stderr, or
+/// a failed test if it starts serving.
+fn start_refused(auth: &str) -> (std::process::ExitStatus, String) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("short.key"), "sixteen-byte-key\n").unwrap();
+    let config = dir.path().join("spur.conf");
+    std::fs::write(&config, format!("[auth]\n{auth}\n")).unwrap();
+    let mut child = std::process::Command::new(spur_tests::proc::bin("spurctld"))
+        .arg("--config")
+        .arg(&config)
+        .args(["--listen", "127.0.0.1:0"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if started.elapsed() > DEADLINE {
+            let _ = child.kill();
+            panic!("spurctld started with [auth] {auth}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let mut err = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    (status, err)
+}
+
+#[test]
+fn a_short_jwt_key_stops_spurctld_at_start() {
+    let (status, err) = start_refused("plugin = \"jwt\"\nmode = \"required\"\njwt_key = \"\"");
+    assert!(!status.success());
+    assert!(err.contains("key 'auth.jwt_key': the HS256 key must be at least 32 bytes (got 0)"), "{err}");
+    let (status, err) = start_refused("plugin = \"jwt\"\njwt_key_file = \"short.key\"");
+    assert!(!status.success());
+    assert!(err.contains("key 'auth.jwt_key_file' (") && err.contains("(got 16)"), "{err}");
 }
 
 #[test]

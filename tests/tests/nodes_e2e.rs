@@ -4,7 +4,7 @@
 
 use spur_tests::proc::{Agent, Controller, conf, run_with, wait_for};
 
-const KEY: &str = "nodes-test-key";
+const KEY: &str = "nodes-test-key-of-at-least-32-bytes";
 
 const CLUSTER: &str = r#"
 [controller]
