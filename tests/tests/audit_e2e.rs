@@ -91,6 +91,37 @@ fn operator_refused_an_admin_action_is_audited_as_denied() {
     assert!(k.ok(&k.admin, "spur", "token list").contains("revoked"));
 }
 
+#[test]
+fn an_operator_cannot_grant_admin_levels_and_is_audited_as_denied() {
+    let k = cluster("permissive");
+    k.ok(&k.admin, "sacctmgr", "-i add account name=ops");
+    k.ok(&k.admin, "sacctmgr", "-i add user name=opuser account=ops adminlevel=Operator");
+    let op = mint("opuser", "None", "1h");
+    for line in [
+        "-i modify user where name=opuser set adminlevel=Administrator",
+        "-i modify user where name=opuser set adminlevel=None",
+        "-i add user name=newbie account=ops adminlevel=Operator",
+    ] {
+        let out = k.as_user(&op, "sacctmgr", line);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{line}: {err}");
+        assert!(err.contains("only an Administrator may set an admin level; 'opuser' has Operator"), "{err}");
+    }
+    // Still an Operator: node drain stays refused.
+    let out = k.as_user(&op, "scontrol", "update nodename=node01 state=drain reason=x");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("needs the Administrator role"));
+    let users = k.ok(&k.admin, "sacctmgr", "-n -P show user format=User,AdminLevel");
+    assert_eq!(users, "opuser|Operator\n", "nothing was written");
+    let rows = k.txn("Outcome=denied format=Actor,Action,Where");
+    assert_eq!(
+        rows,
+        "opuser|update|user:opuser\nopuser|update|user:opuser\nopuser|create|user:newbie\nopuser|update|node:node01\n"
+    );
+    // An Operator keeps managing the rest of a user; an Administrator grants levels.
+    k.ok(&op, "sacctmgr", "-i modify user where name=opuser set maxjobs=4");
+    k.ok(&k.admin, "sacctmgr", "-i add user name=newbie account=ops adminlevel=Operator");
+}
+
 /// spurctld with `auth` as its [auth] table: its exit status and stderr, or
 /// a failed test if it starts serving.
 fn start_refused(auth: &str) -> (std::process::ExitStatus, String) {

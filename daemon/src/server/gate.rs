@@ -219,8 +219,9 @@ pub struct Gate {
 
 impl Gate {
     pub fn ctx<T>(&self, req: &Request<T>) -> Ctx {
-        let caller = req.extensions().get::<Caller>().cloned().unwrap_or_default();
+        let mut caller = req.extensions().get::<Caller>().cloned().unwrap_or_default();
         let role = self.auth.role(&caller, &self.acct.catalog());
+        caller.role = role;
         Ctx { caller, role }
     }
 
