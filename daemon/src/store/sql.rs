@@ -137,7 +137,8 @@ macro_rules! store_common {
                 name: name.into(),
                 outcome: "success".into(),
                 info: written.info.to_string(),
-            };
+            }
+            .clipped();
             let id = insert_txn_in(&mut **tx, &row).await?;
             Ok((written, TxnRow { id, ..row }))
         }
