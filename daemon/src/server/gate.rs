@@ -216,6 +216,11 @@ impl Targeted for pb::ListRequest {
         cap_pairs("filter", &self.filter)
     }
 }
+impl Targeted for pb::ListTxnRequest {
+    fn bounds(&self) -> Result<(), Error> {
+        cap_pairs("filter", &self.filter)
+    }
+}
 impl Targeted for pb::ExplainRequest {}
 impl Targeted for pb::WatchRequest {}
 impl Targeted for pb::TailTxnRequest {

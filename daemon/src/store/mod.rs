@@ -134,6 +134,8 @@ impl TxnRow {
 pub struct TxnQuery {
     pub filter: spur_client::vocab::txn::TxnFilter,
     pub after_id: Option<i64>,
+    /// Only rows with a smaller id: where a paged listing resumes.
+    pub before_id: Option<i64>,
 }
 
 #[async_trait::async_trait]
