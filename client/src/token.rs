@@ -7,6 +7,19 @@ use std::path::PathBuf;
 
 pub const TOKEN_ENV: &str = "SPUR_TOKEN";
 
+/// The shortest HS256 key accepted (RFC 7518 §3.2: at least the hash's 256
+/// bits); a shorter one, the empty key included, can be guessed and a token
+/// claiming Administrator forged with it.
+pub const MIN_KEY_BYTES: usize = 32;
+
+/// Refuses a key shorter than [`MIN_KEY_BYTES`]; the message says how long it was.
+pub fn check_key(key: &[u8]) -> Result<(), String> {
+    if key.len() < MIN_KEY_BYTES {
+        return Err(format!("the HS256 key must be at least {MIN_KEY_BYTES} bytes (got {})", key.len()));
+    }
+    Ok(())
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Claims {
     pub sub: String,

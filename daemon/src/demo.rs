@@ -122,7 +122,12 @@ pub async fn start_demo(dir: &Path, stepd: std::path::PathBuf) -> anyhow::Result
     std::fs::write(dir.join("resources.yaml"), RESOURCES)?;
     let cfg = Config::load(&path)?;
     let running = controller::start(cfg, "127.0.0.1:0").await?;
-    let caller = Caller { user: "demo".into(), peer: "127.0.0.1:0".into(), ..Caller::default() };
+    let caller = Caller {
+        user: "demo".into(),
+        peer: "127.0.0.1:0".into(),
+        role: crate::auth::Role::Administrator,
+        ..Caller::default()
+    };
     for (entity, line) in SEED {
         let pairs: Vec<(String, String)> = line
             .split_whitespace()

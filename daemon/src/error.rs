@@ -69,9 +69,14 @@ impl From<serde_json::Error> for Error {
     }
 }
 
+/// The longest status message sent: it travels in a header, and errors may
+/// quote what the caller sent.
+const STATUS_MESSAGE_MAX: usize = 1024;
+
 impl From<Error> for tonic::Status {
     fn from(e: Error) -> Self {
-        let msg = e.to_string();
+        let mut msg = e.to_string();
+        crate::store::clip(&mut msg, STATUS_MESSAGE_MAX);
         match e {
             Error::InvalidArgument(_) => tonic::Status::invalid_argument(msg),
             Error::NotFound(_) => tonic::Status::not_found(msg),

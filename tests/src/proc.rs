@@ -165,6 +165,13 @@ impl Controller {
         self.child.as_ref().map(|c| c.id()).unwrap_or(0)
     }
 
+    /// The process's peak resident set so far (VmHWM), in KiB.
+    pub fn peak_rss_kib(&self) -> Option<u64> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).ok()?;
+        let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+        line.split_whitespace().nth(1)?.parse().ok()
+    }
+
     /// Stops with SIGTERM and waits for a clean exit.
     pub fn stop(&mut self) -> ExitStatus {
         let mut child = self.child.take().expect("controller already stopped");

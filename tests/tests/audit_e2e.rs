@@ -6,7 +6,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Output, Stdio};
 use std::sync::mpsc;
 
-const KEY: &str = "test-signing-key";
+const KEY: &str = "test-signing-key-of-at-least-32-bytes";
 
 struct Cluster {
     _dir: tempfile::TempDir,
@@ -89,6 +89,78 @@ fn operator_refused_an_admin_action_is_audited_as_denied() {
     assert!(list.contains(id) && list.contains("active"), "{list}");
     k.ok(&k.admin, "spur", &format!("token revoke {id}"));
     assert!(k.ok(&k.admin, "spur", "token list").contains("revoked"));
+}
+
+#[test]
+fn an_operator_cannot_grant_admin_levels_and_is_audited_as_denied() {
+    let k = cluster("permissive");
+    k.ok(&k.admin, "sacctmgr", "-i add account name=ops");
+    k.ok(&k.admin, "sacctmgr", "-i add user name=opuser account=ops adminlevel=Operator");
+    let op = mint("opuser", "None", "1h");
+    for line in [
+        "-i modify user where name=opuser set adminlevel=Administrator",
+        "-i modify user where name=opuser set adminlevel=None",
+        "-i add user name=newbie account=ops adminlevel=Operator",
+    ] {
+        let out = k.as_user(&op, "sacctmgr", line);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{line}: {err}");
+        assert!(err.contains("only an Administrator may set an admin level; 'opuser' has Operator"), "{err}");
+    }
+    // Still an Operator: node drain stays refused.
+    let out = k.as_user(&op, "scontrol", "update nodename=node01 state=drain reason=x");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("needs the Administrator role"));
+    let users = k.ok(&k.admin, "sacctmgr", "-n -P show user format=User,AdminLevel");
+    assert_eq!(users, "opuser|Operator\n", "nothing was written");
+    let rows = k.txn("Outcome=denied format=Actor,Action,Where");
+    assert_eq!(
+        rows,
+        "opuser|update|user:opuser\nopuser|update|user:opuser\nopuser|create|user:newbie\nopuser|update|node:node01\n"
+    );
+    // An Operator keeps managing the rest of a user; an Administrator grants levels.
+    k.ok(&op, "sacctmgr", "-i modify user where name=opuser set maxjobs=4");
+    k.ok(&k.admin, "sacctmgr", "-i add user name=newbie account=ops adminlevel=Operator");
+}
+
+/// spurctld with `auth` as its [auth] table: its exit status and stderr, or
+/// a failed test if it starts serving.
+fn start_refused(auth: &str) -> (std::process::ExitStatus, String) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("short.key"), "sixteen-byte-key\n").unwrap();
+    let config = dir.path().join("spur.conf");
+    std::fs::write(&config, format!("[auth]\n{auth}\n")).unwrap();
+    let mut child = std::process::Command::new(spur_tests::proc::bin("spurctld"))
+        .arg("--config")
+        .arg(&config)
+        .args(["--listen", "127.0.0.1:0"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if started.elapsed() > DEADLINE {
+            let _ = child.kill();
+            panic!("spurctld started with [auth] {auth}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let mut err = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    (status, err)
+}
+
+#[test]
+fn a_short_jwt_key_stops_spurctld_at_start() {
+    let (status, err) = start_refused("plugin = \"jwt\"\nmode = \"required\"\njwt_key = \"\"");
+    assert!(!status.success());
+    assert!(err.contains("key 'auth.jwt_key': the HS256 key must be at least 32 bytes (got 0)"), "{err}");
+    let (status, err) = start_refused("plugin = \"jwt\"\njwt_key_file = \"short.key\"");
+    assert!(!status.success());
+    assert!(err.contains("key 'auth.jwt_key_file' (") && err.contains("(got 16)"), "{err}");
 }
 
 #[test]

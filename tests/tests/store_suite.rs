@@ -3,6 +3,7 @@
 //! reopen that loses nothing.
 
 use spur_client::vocab::keys::{Entity, Kind};
+use spur_client::vocab::names::AdminLevel;
 use spur_daemon::accounting::{AcctService, Caller, SetMode};
 use spur_daemon::audit::Hub;
 use spur_daemon::error::Error;
@@ -38,7 +39,12 @@ fn kv(line: &str) -> Vec<(String, String)> {
 }
 
 fn caller() -> Caller {
-    Caller { user: "tester".into(), peer: "127.0.0.1:1".into(), ..Caller::default() }
+    Caller {
+        user: "tester".into(),
+        peer: "127.0.0.1:1".into(),
+        role: AdminLevel::Administrator,
+        ..Caller::default()
+    }
 }
 
 impl Env {
@@ -78,6 +84,8 @@ both!(
     audit_row_commits_with_the_change,
     reopen_loses_nothing,
     txn_filters_and_retention,
+    only_an_administrator_sets_admin_levels,
+    txn_pages_before_an_id_and_reads_long_info_cut,
 );
 
 async fn add_is_an_upsert_recorded_as_its_verb(b: Backend) {
@@ -336,11 +344,54 @@ async fn txn_filters_and_retention(b: Backend) {
     }
     let q = |peer: &str| TxnQuery {
         filter: TxnFilter { peer: Some(peer.into()), ..TxnFilter::default() },
-        after_id: None,
+        ..TxnQuery::default()
     };
     let names = |rows: Vec<TxnRow>| rows.into_iter().map(|r| r.name).collect::<Vec<_>>();
     assert_eq!(names(store.list_txn(&q("10.0.0.4")).await.unwrap()), ["n0"]);
     assert_eq!(names(store.list_txn(&q("2001:db8::1")).await.unwrap()), ["n2"]);
     assert_eq!(store.delete_txn_before(now - 30 * 86_400_000).await.unwrap(), 1);
     assert_eq!(names(store.list_txn(&TxnQuery::default()).await.unwrap()), ["n1", "n2"]);
+}
+
+async fn only_an_administrator_sets_admin_levels(b: Backend) {
+    let Some(e) = env(b).await else { return };
+    e.add(Entity::Account, "name=ops").await.unwrap();
+    e.add(Entity::User, "name=olga account=ops adminlevel=Operator").await.unwrap();
+    let rows = || async { e.svc.store().unwrap().list_txn(&Default::default()).await.unwrap().len() };
+    let before = rows().await;
+    let op = Caller { user: "olga".into(), role: AdminLevel::Operator, ..caller() };
+    let kvs = |l: &str| kv(l);
+    for (mode, filter, set) in [
+        (SetMode::Modify, "name=olga", "adminlevel=Administrator"),
+        (SetMode::Modify, "name=olga", "adminlevel=None"),
+        (SetMode::Add, "", "name=newbie account=ops adminlevel=Operator"),
+    ] {
+        let err = e.svc.set(Entity::User, &op, mode, &kvs(filter), &kvs(set), false).await.unwrap_err();
+        assert!(matches!(err, Error::PermissionDenied(_)), "{set}: {err:?}");
+        assert!(err.to_string().contains("only an Administrator"), "{err}");
+    }
+    assert_eq!(e.svc.catalog().users["olga"].admin_level, AdminLevel::Operator);
+    assert!(!e.svc.catalog().users.contains_key("newbie"));
+    assert_eq!(rows().await, before, "refused before the write: no success row");
+    // An Operator still manages the rest of a user.
+    e.svc.set(Entity::User, &op, SetMode::Modify, &kvs("name=olga"), &kvs("maxjobs=3"), false).await.unwrap();
+}
+
+async fn txn_pages_before_an_id_and_reads_long_info_cut(b: Backend) {
+    use spur_client::vocab::txn::TxnFilter;
+    use spur_daemon::store::{TxnQuery, TxnRow};
+    let Some(e) = env(b).await else { return };
+    let store = e.svc.store().unwrap().clone();
+    let row =
+        |info: String| TxnRow { action: "update".into(), entity: "node".into(), info, ..TxnRow::default() };
+    // Rows written before Info was capped may be megabytes.
+    let ids = store.insert_txns(&[row("a".into()), row("é".repeat(1 << 19)), row("c".into())]).await.unwrap();
+    let q = TxnQuery { before_id: Some(ids[2]), ..TxnQuery::default() };
+    let got = store.list_txn(&q).await.unwrap();
+    assert_eq!(got.iter().map(|r| r.id).collect::<Vec<_>>(), ids[..2].to_vec());
+    assert!(got[1].info.len() <= store::INFO_MAX + store::MARKER_ROOM, "{}", got[1].info.len());
+    assert!(got[1].info.ends_with("…(truncated, 1048576 bytes)"), "{}", &got[1].info[4000..]);
+    let one =
+        TxnQuery { filter: TxnFilter { limit: 1, ..TxnFilter::default() }, before_id: Some(ids[2]), ..q };
+    assert_eq!(store.list_txn(&one).await.unwrap()[0].id, ids[1], "the newest below the id");
 }

@@ -49,11 +49,11 @@ fn gate<T>(r: &Request<T>, method: &str) -> Result<(), Status> {
 
 #[tonic::async_trait]
 impl Audit for Fake {
-    async fn list_txn(&self, r: Request<ListRequest>) -> Result<Response<ListTxnResponse>, Status> {
+    async fn list_txn(&self, r: Request<ListTxnRequest>) -> Result<Response<ListTxnResponse>, Status> {
         gate(&r, "ListTxn")?;
         let line = format!("list_txn by {}: {}", user(&r), pairs(&r.get_ref().filter));
         self.log.lock().unwrap().push(line);
-        Ok(Response::new(ListTxnResponse { rows: common::txn_rows()[..3].to_vec() }))
+        Ok(Response::new(ListTxnResponse { rows: common::txn_rows()[..3].to_vec(), next_before_id: None }))
     }
     type TailTxnStream = Pin<Box<dyn tokio_stream::Stream<Item = Item> + Send>>;
     async fn tail_txn(&self, r: Request<TailTxnRequest>) -> Result<Response<Self::TailTxnStream>, Status> {

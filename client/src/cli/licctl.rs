@@ -32,7 +32,7 @@ pub fn parse_update(args: &[String]) -> Result<Command, String> {
             "nodes" => {
                 let list = v.trim_start_matches(['+', '-']);
                 if !list.is_empty() {
-                    hostlist::expand(list).map_err(|e| format!("Nodes: {e}"))?;
+                    hostlist::count(list).map_err(|e| format!("Nodes: {e}"))?;
                 }
                 r.nodes = Some(v.to_string());
             }

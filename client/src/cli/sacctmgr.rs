@@ -150,7 +150,7 @@ async fn show(cmd: &Command, c: &mut Clients) -> Result<String, String> {
             table(cmd, columns::TRES, columns::TRES_DEFAULT, &tres)
         }
         Target::Txn => {
-            let rows = c.audit.list_txn(req).await.map_err(status)?.into_inner().rows;
+            let rows = super::audit::list_all(&mut c.audit, req.filter).await.map_err(status)?;
             table(cmd, columns::TXN, columns::TXN_DEFAULT, &rows)
         }
     }

@@ -245,7 +245,7 @@ pub fn parse_gres(v: &str) -> Result<u32, String> {
 fn apply(st: &mut State, name: &str, v: Option<String>) -> Result<(), String> {
     let v = v.unwrap_or_default();
     let s = &mut st.sub.spec;
-    let hosts = |flag: &str| hostlist::expand(&v).map(|_| v.clone()).map_err(|e| format!("--{flag}: {e}"));
+    let hosts = |flag: &str| hostlist::count(&v).map(|_| v.clone()).map_err(|e| format!("--{flag}: {e}"));
     match name {
         "job-name" => s.name = v,
         "account" => s.account = v,

@@ -166,7 +166,7 @@ fn show(args: &[String]) -> Result<Command, String> {
     Ok(match kv::keyword(what, ENTITIES) {
         Some("nodes") => {
             if let Some(list) = &arg {
-                hostlist::expand(list)?;
+                hostlist::count(list)?;
             }
             Command::ShowNodes(arg)
         }
@@ -215,7 +215,7 @@ fn update(args: &[String]) -> Result<Command, String> {
             }
         }
     }
-    hostlist::expand(&nodes).map_err(|e| format!("NodeName: {e}"))?;
+    hostlist::count(&nodes).map_err(|e| format!("NodeName: {e}"))?;
     // The controller reads a missing state as "resume"; never undrain by accident.
     if st.is_empty() {
         return Err("update node: State= is required (drain, resume, idle or down)".into());

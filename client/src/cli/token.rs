@@ -64,10 +64,12 @@ async fn run(args: TokenArgs) -> Result<String, String> {
     let cmd = match args.cmd {
         Cmd::User { name, admin_level, uid, ttl, config, key_file } => {
             let level = AdminLevel::parse(&admin_level).map_err(|m| format!("--admin-level: {m}"))?;
-            let key = match key_file {
-                Some(f) => read_key_file(&f)?,
-                None => key_from_config(&config)?,
+            let (key, source) = match key_file {
+                Some(f) => (read_key_file(&f)?, format!("--key-file {}", f.display())),
+                None => (key_from_config(&config)?, config.display().to_string()),
             };
+            // The controller refuses such a key, so a token from it could never be used.
+            crate::token::check_key(&key).map_err(|m| format!("{source}: {m}"))?;
             let now = chrono::Utc::now().timestamp();
             let ttl = i64::try_from(parse_ttl(&ttl)?).unwrap_or(i64::MAX);
             let exp = now.saturating_add(ttl);

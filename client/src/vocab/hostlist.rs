@@ -1,81 +1,189 @@
 //! Slurm hostlist expressions, both ways: `node[01-08,10],gpu3` expands to
 //! names, and names compress back to the shortest such expression.
 
-/// Expands a hostlist. Errors say what is wrong and where.
+/// The most names any expansion yields, so that no expression (from a
+/// config file or a command line) can exhaust memory.
+pub const MAX_HOSTS: usize = 1 << 20;
+
+/// Expands a hostlist (at most [`MAX_HOSTS`] names). Errors say what is wrong and where.
 pub fn expand(expr: &str) -> Result<Vec<String>, String> {
+    expand_bounded(expr, MAX_HOSTS)
+}
+
+/// Expands a hostlist that may name at most `max` hosts, repeats counted;
+/// a larger one is refused before any name is built. A controller passes
+/// its node count: a list naming more hosts than the cluster has cannot be
+/// valid, so no client can make it allocate more than the cluster's names.
+pub fn expand_bounded(expr: &str, max: usize) -> Result<Vec<String>, String> {
+    let parts = parse(expr)?;
+    if count_parts(&parts) > max as u64 {
+        return Err(format!("hostlist '{}' names more than {max} hosts", shown(expr)));
+    }
     let mut out = Vec::new();
-    for part in split_top(expr)? {
-        if part.is_empty() {
-            return Err(format!("'{expr}' has an empty host name"));
-        }
-        expand_one(&part, expr, &mut out)?;
+    let mut name = String::new();
+    for segs in &parts {
+        emit(segs, &mut name, &mut out);
     }
     let mut seen = std::collections::HashSet::new();
     out.retain(|n| seen.insert(n.clone()));
     Ok(out)
 }
 
+/// Checks a hostlist and counts the names it gives (repeats counted),
+/// without building them: for clients that only validate what they send.
+pub fn count(expr: &str) -> Result<u64, String> {
+    Ok(count_parts(&parse(expr)?))
+}
+
+/// An expression as quoted in an error: long ones are cut, since an error
+/// travels back in a gRPC header and into the audit log.
+fn shown(expr: &str) -> String {
+    const MAX: usize = 64;
+    match expr.char_indices().nth(MAX) {
+        Some((i, _)) => format!("{}…", &expr[..i]),
+        None => expr.to_string(),
+    }
+}
+
+/// One piece of a name: literal text, or a bracket group of ranges.
+enum Seg<'a> {
+    Text(&'a str),
+    Ranges(Vec<Range>),
+}
+
+struct Range {
+    lo: u64,
+    hi: u64,
+    /// Zero-padding width (`01-08` is 2); 0 for none.
+    width: usize,
+}
+
+fn parse(expr: &str) -> Result<Vec<Vec<Seg<'_>>>, String> {
+    let trimmed = expr.trim();
+    split_top(trimmed, expr)?
+        .into_iter()
+        .map(|part| {
+            if part.is_empty() {
+                return Err(format!("'{}' has an empty host name", shown(expr)));
+            }
+            parse_one(part, expr)
+        })
+        .collect()
+}
+
+fn count_parts(parts: &[Vec<Seg<'_>>]) -> u64 {
+    let one = |segs: &[Seg<'_>]| {
+        segs.iter().fold(1u64, |n, s| match s {
+            Seg::Text(_) => n,
+            Seg::Ranges(rs) => {
+                n.saturating_mul(rs.iter().fold(0u64, |m, r| m.saturating_add(r.hi - r.lo + 1)))
+            }
+        })
+    };
+    parts.iter().fold(0u64, |n, segs| n.saturating_add(one(segs)))
+}
+
 /// Splits on commas outside brackets.
-fn split_top(expr: &str) -> Result<Vec<String>, String> {
-    let (mut parts, mut cur, mut depth) = (vec![], String::new(), 0i32);
-    for c in expr.trim().chars() {
+fn split_top<'a>(expr: &'a str, whole: &str) -> Result<Vec<&'a str>, String> {
+    let (mut parts, mut start, mut depth) = (vec![], 0, 0i32);
+    for (i, c) in expr.char_indices() {
         match c {
             '[' => depth += 1,
             ']' => depth -= 1,
             ',' if depth == 0 => {
-                parts.push(std::mem::take(&mut cur));
+                parts.push(&expr[start..i]);
+                start = i + 1;
                 continue;
             }
-            c if c.is_whitespace() => return Err(format!("'{expr}' contains whitespace")),
+            c if c.is_whitespace() => return Err(format!("'{}' contains whitespace", shown(whole))),
             _ => {}
         }
         if !(0..=1).contains(&depth) {
-            return Err(format!("'{expr}' has unbalanced or nested brackets"));
+            return Err(format!("'{}' has unbalanced or nested brackets", shown(whole)));
         }
-        cur.push(c);
     }
     if depth != 0 {
-        return Err(format!("'{expr}' has an unclosed '['"));
+        return Err(format!("'{}' has an unclosed '['", shown(whole)));
     }
-    parts.push(cur);
+    parts.push(&expr[start..]);
     Ok(parts)
 }
 
-/// Expands one name with zero or more bracket groups (`rack[1-2]-n[01-02]`).
-fn expand_one(name: &str, whole: &str, out: &mut Vec<String>) -> Result<(), String> {
-    let Some(open) = name.find('[') else {
-        if name.contains(']') {
-            return Err(format!("'{whole}' has a ']' without '['"));
-        }
-        out.push(name.to_string());
-        return Ok(());
-    };
-    let close = open + name[open..].find(']').ok_or_else(|| format!("'{whole}' has an unclosed '['"))?;
-    let (prefix, body, rest) = (&name[..open], &name[open + 1..close], &name[close + 1..]);
-    if body.is_empty() {
-        return Err(format!("'{whole}' has an empty range '[]'"));
+/// Parses one name with zero or more bracket groups (`rack[1-2]-n[01-02]`).
+fn parse_one<'a>(mut name: &'a str, whole: &str) -> Result<Vec<Seg<'a>>, String> {
+    let mut segs = vec![];
+    while let Some(open) = name.find('[') {
+        let close =
+            open + name[open..].find(']').ok_or_else(|| format!("'{}' has an unclosed '['", shown(whole)))?;
+        text(&name[..open], whole, &mut segs)?;
+        segs.push(Seg::Ranges(ranges(&name[open + 1..close], whole)?));
+        name = &name[close + 1..];
     }
-    for item in body.split(',') {
-        let (lo, hi) = item.split_once('-').unwrap_or((item, item));
-        let num = |s: &str| -> Result<u64, String> {
-            if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
-                return Err(format!("'{whole}': '{item}' is not a number or a range like 01-08"));
-            }
-            s.parse().map_err(|_| format!("'{whole}': '{s}' is too large"))
-        };
-        let (a, b) = (num(lo)?, num(hi)?);
-        if a > b {
-            return Err(format!("'{whole}': range '{item}' runs backwards"));
-        }
-        if b - a >= 1_000_000 {
-            return Err(format!("'{whole}': range '{item}' is too large"));
-        }
-        let width = if lo.len() > 1 && lo.starts_with('0') { lo.len() } else { 0 };
-        for n in a..=b {
-            expand_one(&format!("{prefix}{n:0width$}{rest}"), whole, out)?;
-        }
+    text(name, whole, &mut segs)?;
+    Ok(segs)
+}
+
+fn text<'a>(t: &'a str, whole: &str, segs: &mut Vec<Seg<'a>>) -> Result<(), String> {
+    if t.contains(']') {
+        return Err(format!("'{}' has a ']' without '['", shown(whole)));
+    }
+    if !t.is_empty() {
+        segs.push(Seg::Text(t));
     }
     Ok(())
+}
+
+fn ranges(body: &str, whole: &str) -> Result<Vec<Range>, String> {
+    if body.is_empty() {
+        return Err(format!("'{}' has an empty range '[]'", shown(whole)));
+    }
+    body.split(',')
+        .map(|item| {
+            let (lo, hi) = item.split_once('-').unwrap_or((item, item));
+            let num = |s: &str| -> Result<u64, String> {
+                if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+                    return Err(format!(
+                        "'{}': '{}' is not a number or a range like 01-08",
+                        shown(whole),
+                        shown(item)
+                    ));
+                }
+                s.parse().map_err(|_| format!("'{}': '{}' is too large", shown(whole), shown(s)))
+            };
+            let (a, b) = (num(lo)?, num(hi)?);
+            if a > b {
+                return Err(format!("'{}': range '{item}' runs backwards", shown(whole)));
+            }
+            let width = if lo.len() > 1 && lo.starts_with('0') { lo.len() } else { 0 };
+            Ok(Range { lo: a, hi: b, width })
+        })
+        .collect()
+}
+
+/// Appends every name `segs` gives after `name`, first group outermost.
+fn emit(segs: &[Seg<'_>], name: &mut String, out: &mut Vec<String>) {
+    let Some((first, rest)) = segs.split_first() else {
+        out.push(name.clone());
+        return;
+    };
+    let len = name.len();
+    match first {
+        Seg::Text(t) => {
+            name.push_str(t);
+            emit(rest, name, out);
+        }
+        Seg::Ranges(rs) => {
+            for r in rs {
+                for n in r.lo..=r.hi {
+                    use std::fmt::Write;
+                    let _ = write!(name, "{n:0w$}", w = r.width);
+                    emit(rest, name, out);
+                    name.truncate(len);
+                }
+            }
+        }
+    }
+    name.truncate(len);
 }
 
 /// Splits `node07` into (`node`, 7, width 2); names without a trailing number give None.
@@ -174,6 +282,19 @@ mod tests {
         assert!(expand("a,,b").unwrap_err().contains("empty host"));
         assert!(expand("no de").unwrap_err().contains("whitespace"));
         assert!(expand("node]1").unwrap_err().contains("unbalanced"));
+    }
+
+    #[test]
+    fn bounded_expansion_refuses_before_building_names() {
+        assert_eq!(expand_bounded("n[1-4]", 4).unwrap().len(), 4);
+        let e = expand_bounded("x[0-9999]y[0-9999]", 4).unwrap_err();
+        assert_eq!(e, "hostlist 'x[0-9999]y[0-9999]' names more than 4 hosts");
+        assert_eq!(count("x[0-9999]y[0-9999],z").unwrap(), 100_000_001);
+        assert!(expand("x[0-9999]y[0-9999]").unwrap_err().contains("more than 1048576"));
+        let huge = format!("a[{}]", vec!["1"; 100].join(",")).repeat(10);
+        assert_eq!(count(&huge).unwrap(), u64::MAX, "saturates instead of overflowing");
+        let long = format!("n[1-{}]", "9".repeat(200));
+        assert!(expand(&long).unwrap_err().chars().count() < 200, "a long expression is cut in errors");
     }
 
     #[test]

@@ -36,6 +36,9 @@ pub struct Caller {
     pub asserted_uid: Option<u32>,
     /// The admin level a verified token claims.
     pub claimed_level: Option<spur_client::vocab::names::AdminLevel>,
+    /// The caller's role, as the RPC gate established it (None before):
+    /// what bounds the admin levels it may grant.
+    pub role: spur_client::vocab::names::AdminLevel,
 }
 
 impl Caller {
@@ -180,7 +183,7 @@ impl AcctService {
     ) -> Result<Vec<ChangeOut>> {
         let kind = kind_of(entity);
         let mut params: Map<String, Value> = Map::new();
-        let planned = self.plan_set(entity, mode, filter, set, &mut params);
+        let planned = self.plan_set(entity, caller, mode, filter, set, &mut params);
         self.run(kind, caller, planned, params, dry_run).await
     }
 
@@ -200,6 +203,7 @@ impl AcctService {
     fn plan_set(
         &self,
         entity: Entity,
+        caller: &Caller,
         mode: SetMode,
         filter: &[(String, String)],
         set: &[(String, String)],
@@ -210,6 +214,10 @@ impl AcctService {
         let cat = self.loaded_catalog()?;
         let filter = pairs::parse(entity, filter)?;
         let set = pairs::parse(entity, set)?;
+        if entity == Entity::User {
+            // Before the write: a refused grant never reaches the store.
+            user::check_level(&set, caller)?;
+        }
         Ok(match (entity, mode) {
             (Entity::Qos, SetMode::Add) => {
                 pairs::only_keys(&filter, &[], "qos")?;

@@ -1,11 +1,13 @@
 //! Users and their associations: `sacctmgr add/modify/delete user`.
 
+use super::Caller;
 use super::Catalog;
 use super::pairs::{Pair, internal, name_of, take};
 use crate::error::{Error, Result};
 use crate::model::{Assoc, User};
 use crate::store::Action;
 use spur_client::vocab::keys::Value;
+use spur_client::vocab::names::AdminLevel;
 
 /// Keys that pick the user and association rather than set a value.
 const SCOPE_KEYS: &[&str] = &["name", "account", "defaultaccount", "partition"];
@@ -119,6 +121,31 @@ pub fn delete(old: Option<User>, sel: &Selector) -> Result<Option<User>> {
         user.default_account = user.assocs[0].account.clone();
     }
     Ok(Some(user))
+}
+
+/// Only an Administrator sets `adminlevel` (to any level, on add or
+/// modify), and never above its own: an Operator, who manages accounting
+/// records, must not be able to grant itself or anyone the control plane.
+pub fn check_level(set: &[Pair], caller: &Caller) -> Result<()> {
+    let Some(p) = take(set, "adminlevel") else { return Ok(()) };
+    let Value::Admin(want) = &p.value else { return Err(internal("adminlevel")) };
+    let role = caller.role;
+    if role < AdminLevel::Administrator {
+        return Err(Error::PermissionDenied(format!(
+            "adminlevel: only an Administrator may set an admin level; '{}' has {}",
+            caller.user,
+            role.as_str()
+        )));
+    }
+    if *want > role {
+        return Err(Error::PermissionDenied(format!(
+            "adminlevel: {} is above the level of '{}' ({})",
+            want.as_str(),
+            caller.user,
+            role.as_str()
+        )));
+    }
+    Ok(())
 }
 
 fn apply_user_level(u: &mut User, pairs: &[Pair]) -> Result<()> {

@@ -64,7 +64,8 @@ impl Hub {
         self.record_all(vec![row]).await
     }
 
-    /// Writes rows after the fact in one transaction, retrying; rows that
+    /// Writes rows after the fact in one transaction, retrying (Name and
+    /// Info cut as [`TxnRow::clipped`] says); rows that
     /// still fail are counted as dropped and each is logged with its actor,
     /// action and entity. Without a store (accounting off) there is no txn
     /// table to write to.
@@ -72,6 +73,7 @@ impl Hub {
         if self.store.is_none() || rows.is_empty() {
             return;
         }
+        let rows: Vec<TxnRow> = rows.into_iter().map(TxnRow::clipped).collect();
         // Group commit: the first writer to arrive writes everything queued
         // meanwhile in one transaction; the others wait for its commit.
         let (ack, done) = oneshot::channel();

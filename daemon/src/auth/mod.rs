@@ -41,6 +41,7 @@ impl Authenticator {
             peer,
             asserted_uid: header(UID_HEADER).and_then(|u| u.parse().ok()),
             claimed_level: None,
+            role: Role::None,
         };
         let bearer = header("authorization").and_then(|v| v.strip_prefix("Bearer ")).map(str::trim);
         let checks_tokens = self.plugin == AuthPlugin::Jwt && self.mode != AuthMode::Disabled;
@@ -56,6 +57,7 @@ impl Authenticator {
                     asserted_uid: claims.uid,
                     claimed_level: AdminLevel::parse(&claims.admin_level).ok(),
                     peer: asserted.peer,
+                    role: Role::None,
                 })
             }
             (true, None, _) if self.mode == AuthMode::Required => Err("authentication required".into()),

@@ -248,6 +248,8 @@ impl Config {
         let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
         let mut cfg = Config::parse(&text, &file, base)?;
         cfg.path = Some(path.to_path_buf());
+        // A key file too short is as much a config error as a literal key.
+        cfg.jwt_secret()?;
         cfg.load_resources()?;
         Ok(cfg)
     }
@@ -287,6 +289,11 @@ impl Config {
         if a.plugin == AuthPlugin::Jwt && a.jwt_key.is_none() && a.jwt_key_file.is_none() {
             return Err("key 'auth.plugin': \"jwt\" needs auth.jwt_key or auth.jwt_key_file".into());
         }
+        if a.plugin == AuthPlugin::Jwt
+            && let Some(k) = &a.jwt_key
+        {
+            spur_client::token::check_key(k.as_bytes()).map_err(|m| format!("key 'auth.jwt_key': {m}"))?;
+        }
         if a.mode == AuthMode::Required && a.plugin != AuthPlugin::Jwt {
             return Err("key 'auth.mode': \"required\" needs auth.plugin = \"jwt\"".into());
         }
@@ -312,10 +319,24 @@ impl Config {
     }
 
     /// The JWT secret: `jwt_key` literally, or the contents of `jwt_key_file`
-    /// without one trailing line ending. None when neither is set.
+    /// without one trailing line ending. None when neither is set. Under
+    /// `plugin = "jwt"` a key shorter than 32 bytes is an error naming its key.
     pub fn jwt_secret(&self) -> Result<Option<Vec<u8>>, ConfigError> {
+        let key = self.read_jwt_key()?;
+        if self.auth.plugin == AuthPlugin::Jwt
+            && let Some((k, name)) = &key
+        {
+            let file = self.path.as_ref().map_or_else(|| "spur.conf".into(), |p| p.display().to_string());
+            spur_client::token::check_key(k)
+                .map_err(|m| ConfigError::Invalid { file, msg: format!("{name}: {m}") })?;
+        }
+        Ok(key.map(|(k, _)| k))
+    }
+
+    /// The key, and the config key it came from as an error names it.
+    fn read_jwt_key(&self) -> Result<Option<(Vec<u8>, String)>, ConfigError> {
         if let Some(k) = &self.auth.jwt_key {
-            return Ok(Some(k.as_bytes().to_vec()));
+            return Ok(Some((k.as_bytes().to_vec(), "key 'auth.jwt_key'".into())));
         }
         let Some(f) = &self.auth.jwt_key_file else { return Ok(None) };
         let path = self.base_dir.join(f);
@@ -328,7 +349,7 @@ impl Config {
         } else if bytes.ends_with(b"\n") {
             bytes.pop();
         }
-        Ok(Some(bytes))
+        Ok(Some((bytes, format!("key 'auth.jwt_key_file' ({})", path.display()))))
     }
 
     /// The database URL with a relative SQLite path resolved against the config's directory.
@@ -385,11 +406,28 @@ mod tests {
         assert!(parse("[auth]\nplugin = \"jwt\"\n").unwrap_err().contains("auth.plugin"));
         assert!(parse("[auth]\nplugin = \"kerberos\"\n").unwrap_err().contains("auth.plugin"));
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("k"), "secret\n\n").unwrap();
+        std::fs::write(dir.path().join("k"), "a-secret-key-of-at-least-32-bytes\n\n").unwrap();
         let c =
             Config::parse("[auth]\nplugin = \"jwt\"\njwt_key_file = \"k\"\n", "f", dir.path().to_path_buf())
                 .unwrap();
-        assert_eq!(c.jwt_secret().unwrap().unwrap(), b"secret\n");
+        assert_eq!(c.jwt_secret().unwrap().unwrap(), b"a-secret-key-of-at-least-32-bytes\n");
+    }
+
+    #[test]
+    fn a_short_jwt_key_is_an_error_naming_the_key() {
+        let e = parse("[auth]\nplugin = \"jwt\"\njwt_key = \"\"\nmode = \"required\"\n").unwrap_err();
+        assert_eq!(e, "spur.conf: key 'auth.jwt_key': the HS256 key must be at least 32 bytes (got 0)");
+        let e = parse("[auth]\nplugin = \"jwt\"\njwt_key = \"short\"\n").unwrap_err();
+        assert!(e.ends_with("(got 5)"), "{e}");
+        assert!(parse(&format!("[auth]\nplugin = \"jwt\"\njwt_key = \"{}\"\n", "k".repeat(32))).is_ok());
+        assert!(parse("[auth]\njwt_key = \"\"\n").is_ok(), "no key is used under plugin none");
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("k"), "sixteen-byte-key\n").unwrap();
+        let conf = dir.path().join("spur.conf");
+        std::fs::write(&conf, "[auth]\nplugin = \"jwt\"\njwt_key_file = \"k\"\n").unwrap();
+        let e = Config::load(&conf).unwrap_err().to_string();
+        assert!(e.starts_with(&format!("{}: key 'auth.jwt_key_file' (", conf.display())), "{e}");
+        assert!(e.ends_with("the HS256 key must be at least 32 bytes (got 16)"), "{e}");
     }
 
     #[test]

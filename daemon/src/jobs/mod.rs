@@ -222,7 +222,11 @@ impl JobService {
             return Err(Error::PermissionDenied("--priority needs the Operator role".into()));
         }
         let expand = |key: &str, v: &str| -> Result<Vec<String>> {
-            if v.is_empty() { Ok(vec![]) } else { hostlist::expand(v).map_err(|e| Error::invalid(key, e)) }
+            if v.is_empty() {
+                Ok(vec![])
+            } else {
+                hostlist::expand_bounded(v, self.nodes.count()).map_err(|e| Error::invalid(key, e))
+            }
         };
         let name = |v: &str| (!v.is_empty()).then(|| v.to_ascii_lowercase());
         let asks = licenses::parse_request(&spec.licenses).map_err(|e| Error::invalid("licenses", e))?;

@@ -126,16 +126,15 @@ impl LicenseService {
 
     /// `scontrol update HRESName=`: applies, saves changed node membership, tells watchers.
     pub async fn update(&self, name: &str, u: &HresUpdate) -> Result<Vec<String>> {
-        let known = {
-            let nodes = self.nodes.read().unwrap_or_else(|p| p.into_inner()).clone();
-            move |n: &str| nodes.is_empty() || nodes.contains(n)
-        };
+        let nodes = self.nodes.read().unwrap_or_else(|p| p.into_inner()).clone();
+        let max = if nodes.is_empty() { hostlist::MAX_HOSTS } else { nodes.len() };
+        let known = move |n: &str| nodes.is_empty() || nodes.contains(n);
         let mut all = (*self.hres()).clone();
         let r = all
             .iter_mut()
             .find(|r| r.name == name)
             .ok_or_else(|| Error::invalid("hresname", format!("no hierarchical resource named '{name}'")))?;
-        let (changes, moved) = update::apply(r, u, &known).map_err(|m| {
+        let (changes, moved) = update::apply(r, u, &known, max).map_err(|m| {
             let (key, msg) = m.split_once(": ").unwrap_or(("hresname", &m));
             Error::invalid(key, msg)
         })?;

@@ -142,9 +142,15 @@ impl NodeService {
         }
     }
 
+    /// How many nodes the cluster has: the most names a client's hostlist may give.
+    pub fn count(&self) -> usize {
+        self.read().nodes.len()
+    }
+
     /// Expands a hostlist and checks every name exists; errors name the culprit.
     pub fn resolve(&self, expr: &str) -> Result<Vec<String>> {
-        let names = hostlist::expand(expr).map_err(|e| Error::invalid("nodename", e))?;
+        let names =
+            hostlist::expand_bounded(expr, self.count()).map_err(|e| Error::invalid("nodename", e))?;
         let c = self.read();
         match names.iter().find(|n| !c.nodes.contains_key(*n)) {
             Some(unknown) => Err(Error::NotFound(format!("nodename: unknown node '{unknown}'"))),

@@ -2,9 +2,11 @@
 
 use super::convert;
 use super::gate::Gate;
+use super::limits::TXN_PAGE_BYTES;
 use crate::audit::Hub;
 use crate::error::{Error, Result};
 use crate::store::{Store, TxnQuery, TxnRow};
+use prost::Message;
 use spur_client::vocab::txn::{RowView, TxnFilter};
 use spur_proto::v1 as pb;
 use spur_proto::v1::audit_server::Audit;
@@ -16,6 +18,9 @@ use tonic::{Request, Response, Status};
 
 /// Rows per page when replaying from the store.
 const PAGE: i64 = 1000;
+/// Rows per store read while filling a ListTxn answer: with Info capped at
+/// 4 KiB, about a megabyte in memory at a time.
+const LIST_PAGE: i64 = 256;
 
 pub struct AuditApi {
     gate: Arc<Gate>,
@@ -60,7 +65,11 @@ async fn replay(
     tx: &mpsc::Sender<Event>,
 ) -> Option<i64> {
     loop {
-        let q = TxnQuery { filter: TxnFilter { limit: PAGE, ..filter.clone() }, after_id: Some(after) };
+        let q = TxnQuery {
+            filter: TxnFilter { limit: PAGE, ..filter.clone() },
+            after_id: Some(after),
+            ..TxnQuery::default()
+        };
         let rows = match store.list_txn(&q).await {
             Ok(r) => r,
             Err(e) => {
@@ -76,6 +85,40 @@ async fn replay(
             return Some(after);
         }
     }
+}
+
+/// The newest `filter.limit` rows below `before`, read from the store a page
+/// at a time and cut where the answer would pass [`TXN_PAGE_BYTES`]; the
+/// cut says where the next page starts.
+async fn list_page(store: &dyn Store, filter: TxnFilter, before: Option<i64>) -> Result<pb::ListTxnResponse> {
+    let mut newest_first: Vec<pb::TxnRow> = vec![];
+    let (mut bytes, mut before, mut next_before_id) = (0usize, before, None);
+    'fill: while (newest_first.len() as i64) < filter.limit {
+        let want = LIST_PAGE.min(filter.limit - newest_first.len() as i64);
+        let q = TxnQuery {
+            filter: TxnFilter { limit: want, ..filter.clone() },
+            before_id: before,
+            after_id: None,
+        };
+        let rows = store.list_txn(&q).await?;
+        for r in rows.iter().rev() {
+            let row = convert::txn(r);
+            // The field's tag and length prefix as well as the row.
+            let size = row.encoded_len() + 8;
+            if bytes + size > TXN_PAGE_BYTES && !newest_first.is_empty() {
+                next_before_id = newest_first.last().map(|r| r.id);
+                break 'fill;
+            }
+            bytes += size;
+            newest_first.push(row);
+        }
+        match rows.first() {
+            Some(oldest) if (rows.len() as i64) == want => before = Some(oldest.id),
+            _ => break,
+        }
+    }
+    newest_first.reverse();
+    Ok(pb::ListTxnResponse { rows: newest_first, next_before_id })
 }
 
 /// Forwards live rows; a subscriber that falls behind the broadcast is told
@@ -128,17 +171,17 @@ async fn tail(
 impl Audit for AuditApi {
     async fn list_txn(
         &self,
-        req: Request<pb::ListRequest>,
+        req: Request<pb::ListTxnRequest>,
     ) -> std::result::Result<Response<pb::ListTxnResponse>, Status> {
         let hub = self.gate.hub.clone();
         self.gate
             .run("/spur.v1.Audit/ListTxn", req, |_, r| async move {
                 let filter = filter_of(&r.filter)?;
-                let rows = match hub.store() {
-                    Some(s) => s.list_txn(&TxnQuery { filter, after_id: None }).await?,
-                    None => vec![],
+                let page = match hub.store() {
+                    Some(s) => list_page(s.as_ref(), filter, r.before_id).await?,
+                    None => pb::ListTxnResponse::default(),
                 };
-                Ok((pb::ListTxnResponse { rows: rows.iter().map(convert::txn).collect() }, vec![]))
+                Ok((page, vec![]))
             })
             .await
     }

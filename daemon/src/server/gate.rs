@@ -2,8 +2,9 @@
 //! caller's role, run the core, and write the txn row for what happened.
 //! Accounting writes commit their row inside their own transaction; every
 //! other success, and every denied or failed attempt, is written here after
-//! the fact.
+//! the fact: one row per request, however many records it names.
 
+use super::limits::{self, MAX_ENV, MAX_IDS, cap, cap_pairs};
 use super::rpc::{self, Class};
 use crate::accounting::{AcctService, Caller};
 use crate::audit::Hub;
@@ -18,13 +19,15 @@ use tonic::{Request, Response, Status};
 
 /// What a request says about itself for its audit row.
 pub trait Targeted {
-    /// The name of the record acted on (`name=` for accounting).
+    /// The Name of the request's row: the record acted on (`name=` for
+    /// accounting), or for a request naming many, its own expression (the
+    /// hostlist as given, the first ids). Cheap: it runs for refused callers too.
     fn target(&self) -> String {
         String::new()
     }
-    /// Every record acted on: one txn row each for a denied or failed attempt.
-    fn targets(&self) -> Vec<String> {
-        vec![self.target()]
+    /// Refuses a request over a limit ([`limits`]), before any per-item work.
+    fn bounds(&self) -> Result<(), Error> {
+        Ok(())
     }
     /// The requested parameters, without secrets, for Info.
     fn params(&self) -> Value {
@@ -73,6 +76,10 @@ impl Targeted for pb::SetRequest {
     fn dry_run(&self) -> bool {
         self.dry_run
     }
+    fn bounds(&self) -> Result<(), Error> {
+        cap_pairs("where", &self.r#where)?;
+        cap_pairs("set", &self.set)
+    }
 }
 
 impl Targeted for pb::DeleteRequest {
@@ -87,6 +94,9 @@ impl Targeted for pb::DeleteRequest {
     }
     fn dry_run(&self) -> bool {
         self.dry_run
+    }
+    fn bounds(&self) -> Result<(), Error> {
+        cap_pairs("where", &self.r#where)
     }
 }
 
@@ -109,12 +119,9 @@ impl Targeted for pb::RevokeTokenRequest {
 }
 
 impl Targeted for pb::UpdateNodesRequest {
+    /// The hostlist as given, never expanded here.
     fn target(&self) -> String {
         self.nodes.clone()
-    }
-    /// Each node of the hostlist; the expression itself when it does not parse.
-    fn targets(&self) -> Vec<String> {
-        spur_client::vocab::hostlist::expand(&self.nodes).unwrap_or_else(|_| vec![self.nodes.clone()])
     }
     fn params(&self) -> Value {
         json!({ "nodename": self.nodes, "state": self.state, "reason": self.reason })
@@ -152,14 +159,26 @@ impl Targeted for pb::SubmitRequest {
     fn intent(&self) -> Action {
         Action::Create
     }
+    fn bounds(&self) -> Result<(), Error> {
+        cap("env", self.spec.as_ref().map_or(0, |s| s.env.len()), MAX_ENV)
+    }
 }
 
 impl Targeted for pb::CancelRequest {
-    fn targets(&self) -> Vec<String> {
-        if self.ids.is_empty() { vec![String::new()] } else { self.ids.iter().map(u64::to_string).collect() }
+    /// The first ids, or the filter when no ids are given.
+    fn target(&self) -> String {
+        if self.ids.is_empty() {
+            self.filter.iter().map(|kv| format!("{}={}", kv.key, kv.value)).collect::<Vec<_>>().join(" ")
+        } else {
+            limits::ids_summary(&self.ids)
+        }
     }
     fn params(&self) -> Value {
-        json!({ "ids": self.ids, "signal": self.signal, "filter": pairs_json(&self.filter) })
+        json!({ "ids": limits::ids_json(&self.ids), "signal": self.signal, "filter": pairs_json(&self.filter) })
+    }
+    fn bounds(&self) -> Result<(), Error> {
+        cap("ids", self.ids.len(), MAX_IDS)?;
+        cap_pairs("filter", &self.filter)
     }
 }
 
@@ -169,6 +188,9 @@ impl Targeted for pb::UpdateJobRequest {
     }
     fn params(&self) -> Value {
         Value::Object(pairs_json(&self.set))
+    }
+    fn bounds(&self) -> Result<(), Error> {
+        cap_pairs("set", &self.set)
     }
 }
 
@@ -189,10 +211,23 @@ impl Targeted for pb::UpdateHresRequest {
     }
 }
 impl Targeted for pb::ShowLicensesRequest {}
-impl Targeted for pb::ListRequest {}
+impl Targeted for pb::ListRequest {
+    fn bounds(&self) -> Result<(), Error> {
+        cap_pairs("filter", &self.filter)
+    }
+}
+impl Targeted for pb::ListTxnRequest {
+    fn bounds(&self) -> Result<(), Error> {
+        cap_pairs("filter", &self.filter)
+    }
+}
 impl Targeted for pb::ExplainRequest {}
 impl Targeted for pb::WatchRequest {}
-impl Targeted for pb::TailTxnRequest {}
+impl Targeted for pb::TailTxnRequest {
+    fn bounds(&self) -> Result<(), Error> {
+        cap_pairs("filter", &self.filter)
+    }
+}
 impl Targeted for pb::WhoAmIRequest {}
 impl Targeted for pb::ListTokensRequest {}
 
@@ -203,7 +238,9 @@ pub struct Ctx {
     pub role: Role,
 }
 
-/// A success the core did not audit itself (after-the-fact entities).
+/// A success the core did not audit itself (after-the-fact entities). A
+/// handler returns at most one, so a request writes one row: a change of many
+/// records is named by the request's own expression, with the records in Info.
 #[derive(Debug, Clone)]
 pub struct Note {
     pub action: Action,
@@ -219,8 +256,9 @@ pub struct Gate {
 
 impl Gate {
     pub fn ctx<T>(&self, req: &Request<T>) -> Ctx {
-        let caller = req.extensions().get::<Caller>().cloned().unwrap_or_default();
+        let mut caller = req.extensions().get::<Caller>().cloned().unwrap_or_default();
         let role = self.auth.role(&caller, &self.acct.catalog());
+        caller.role = role;
         Ctx { caller, role }
     }
 
@@ -241,16 +279,12 @@ impl Gate {
             rpc::classify(path).ok_or_else(|| Status::unimplemented(format!("unknown RPC {path}")))?;
         let ctx = self.ctx(&req);
         let msg = req.into_inner();
-        let (targets, params, intent, dry_run) = (msg.targets(), msg.params(), msg.intent(), msg.dry_run());
-        let audited = match class {
-            Class::Mutate { entity, in_txn, .. } if !dry_run => Some((entity, in_txn)),
-            _ => None,
-        };
         let needed = class.least_role();
         let caller = ctx.caller.clone();
-        let result = if ctx.role < needed {
+        // The role first: a refused request is never expanded or walked item by item.
+        let refused = (ctx.role < needed).then(|| {
             // Roles are stored with the users: unread, a refusal could be false.
-            Err(if self.acct.unloaded() {
+            if self.acct.unloaded() {
                 AcctService::unloaded_error()
             } else {
                 Error::PermissionDenied(format!(
@@ -260,9 +294,19 @@ impl Gate {
                     caller.user,
                     ctx.role.as_str()
                 ))
-            })
-        } else {
-            core(ctx, msg).await
+            }
+        });
+        let (name, params, intent, dry_run) = (msg.target(), msg.params(), msg.intent(), msg.dry_run());
+        let audited = match class {
+            Class::Mutate { entity, in_txn, .. } if !dry_run => Some((entity, in_txn)),
+            _ => None,
+        };
+        let result = match refused {
+            Some(e) => Err(e),
+            None => match msg.bounds() {
+                Ok(()) => core(ctx, msg).await,
+                Err(e) => Err(e),
+            },
         };
         match result {
             Ok((resp, notes)) => {
@@ -281,17 +325,14 @@ impl Gate {
             Err(e) => {
                 if let Some((entity, _)) = audited {
                     let info = json!({"params": params, "error": e.to_string()});
-                    let rows: Vec<TxnRow> = targets
-                        .iter()
-                        .map(|t| row(&caller, entity, t, intent, e.outcome(), info.clone()))
-                        .collect();
+                    let one = row(&caller, entity, &name, intent, e.outcome(), info);
                     if matches!(e, Error::Unavailable(_)) {
                         // The database is down: its row would wait out the same outage, and
                         // the caller has been told nothing changed. Best effort, as the spec says.
                         let hub = self.hub.clone();
-                        tokio::spawn(async move { hub.record_all(rows).await });
+                        tokio::spawn(async move { hub.record(one).await });
                     } else {
-                        self.hub.record_all(rows).await;
+                        self.hub.record(one).await;
                     }
                 }
                 Err(e.into())

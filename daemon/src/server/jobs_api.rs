@@ -1,7 +1,7 @@
 //! The Jobs service: sbatch, squeue, scancel, scontrol update/hold/release/requeue.
 
-use super::gate::{Gate, Note};
-use super::{convert, packed};
+use super::gate::{Gate, Note, Targeted};
+use super::{convert, limits, packed};
 use crate::error::Error;
 use crate::jobs::JobService;
 use crate::jobs::record::JobRecord;
@@ -177,6 +177,7 @@ impl Jobs for JobsApi {
     async fn cancel(&self, req: Request<pb::CancelRequest>) -> Result<Response<pb::CancelResponse>, Status> {
         self.gate
             .run("/spur.v1.Jobs/Cancel", req, |ctx, r| async move {
+                let name = r.target();
                 let mut ids = r.ids.clone();
                 if ids.is_empty() {
                     if r.filter.is_empty() {
@@ -186,15 +187,9 @@ impl Jobs for JobsApi {
                     ids = self.jobs.select(None, |j| (j.is_active() && f.keep(j)).then_some(j.id));
                 }
                 let cancelled = self.jobs.cancel(ctx.role, &ctx.caller, &ids, r.signal).await?;
-                let notes = cancelled
-                    .iter()
-                    .map(|id| Note {
-                        action: Action::Update,
-                        name: id.to_string(),
-                        info: json!({"cancelled": true}),
-                    })
-                    .collect();
-                Ok((pb::CancelResponse { cancelled }, notes))
+                let info = json!({ "cancelled": limits::ids_json(&cancelled) });
+                let note = Note { action: Action::Update, name, info };
+                Ok((pb::CancelResponse { cancelled }, vec![note]))
             })
             .await
     }

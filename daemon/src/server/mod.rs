@@ -6,6 +6,7 @@
 //! - [`layer`]: authentication and `audit_rpc` logging in front of every RPC.
 //! - [`gate`]: role checks and txn rows, around every handler.
 //! - [`convert`]: domain records to proto messages, in one place.
+//! - [`limits`]: message sizes, repeated-field caps, txn page size.
 //! - `packed`: the brief job listing written straight into protobuf bytes.
 //! - `accounting`, `audit_api`, `session`, `admission_api`, `nodes_api`, `cluster_api`, `licenses_api`: the services.
 
@@ -19,6 +20,7 @@ mod identity;
 mod jobs_api;
 pub mod layer;
 mod licenses_api;
+pub mod limits;
 mod nodes_api;
 mod packed;
 pub mod rpc;
@@ -30,6 +32,7 @@ use crate::admission::Admission;
 use crate::config::Config;
 use crate::nodes::NodeService;
 use gate::Gate;
+use limits::{MAX_LISTING_BYTES, MAX_REQUEST_BYTES, MAX_RESPONSE_BYTES};
 use spur_proto::v1::{
     accounting_server::AccountingServer, admission_server::AdmissionServer, agent_server::AgentServer,
     audit_server::AuditServer, cluster_server::ClusterServer, jobs_server::JobsServer,
@@ -38,7 +41,18 @@ use spur_proto::v1::{
 use std::sync::Arc;
 use tonic::service::Routes;
 
-/// Every service the controller serves, ready to mount on a tonic server.
+/// Sets a generated service's request and answer limits.
+macro_rules! limited {
+    ($svc:expr) => {
+        limited!($svc, MAX_RESPONSE_BYTES)
+    };
+    ($svc:expr, $answer:expr) => {
+        $svc.max_decoding_message_size(MAX_REQUEST_BYTES).max_encoding_message_size($answer)
+    };
+}
+
+/// Every service the controller serves, ready to mount on a tonic server,
+/// each with the limits of [`limits`].
 pub async fn routes(
     gate: Arc<Gate>,
     admission: Arc<Admission>,
@@ -53,25 +67,29 @@ pub async fn routes(
     let (health_reporter, health) = tonic_health::server::health_reporter();
     health_reporter.set_serving::<AccountingServer<accounting::AccountingApi>>().await;
     let cluster = cfg.cluster_name.clone();
-    let routes = Routes::new(health)
-        .add_service(reflection)
-        .add_service(AccountingServer::new(accounting::AccountingApi::new(gate.clone(), cluster.clone())))
-        .add_service(AuditServer::new(audit_api::AuditApi::new(gate.clone())))
-        .add_service(SessionServer::new(session::SessionApi::new(gate.clone(), cluster, cfg.auth.mode)))
-        .add_service(AdmissionServer::new(admission_api::AdmissionApi::new(gate.clone(), admission)))
-        .add_service(NodesServer::new(nodes_api::NodesApi::new(
-            gate.clone(),
+    let g = || gate.clone();
+    let routes = Routes::new(limited!(health))
+        .add_service(limited!(reflection))
+        .add_service(limited!(AccountingServer::new(accounting::AccountingApi::new(g(), cluster.clone()))))
+        .add_service(limited!(AuditServer::new(audit_api::AuditApi::new(g()))))
+        .add_service(limited!(SessionServer::new(session::SessionApi::new(g(), cluster, cfg.auth.mode))))
+        .add_service(limited!(AdmissionServer::new(admission_api::AdmissionApi::new(g(), admission))))
+        .add_service(limited!(NodesServer::new(nodes_api::NodesApi::new(
+            g(),
             nodes.clone(),
             licenses.clone(),
             cfg.path.clone(),
-        )))
-        .add_service(AgentServer::new(nodes_api::AgentApi::new(gate.clone(), nodes.clone(), jobs.clone())))
-        .add_service(JobsServer::new(jobs_api::JobsApi::new(gate.clone(), jobs.clone())))
-        .add_service(LicensesServer::new(licenses_api::LicensesApi::new(
-            gate.clone(),
+        ))))
+        .add_service(limited!(AgentServer::new(nodes_api::AgentApi::new(g(), nodes.clone(), jobs.clone()))))
+        .add_service(limited!(JobsServer::new(jobs_api::JobsApi::new(g(), jobs.clone())), MAX_LISTING_BYTES))
+        .add_service(limited!(LicensesServer::new(licenses_api::LicensesApi::new(
+            g(),
             licenses.clone(),
             jobs.clone(),
-        )))
-        .add_service(ClusterServer::new(cluster_api::ClusterApi::new(gate, nodes, licenses, jobs)));
+        ))))
+        .add_service(limited!(
+            ClusterServer::new(cluster_api::ClusterApi::new(g(), nodes, licenses, jobs)),
+            MAX_LISTING_BYTES
+        ));
     Ok(routes)
 }

@@ -79,15 +79,9 @@ impl Nodes for NodesApi {
             .run("/spur.v1.Nodes/UpdateNodes", req, |ctx, r| async move {
                 let (updated, warning) =
                     self.nodes.update(&ctx.caller, &r.nodes, &r.state, &r.reason).await?;
-                let notes = updated
-                    .iter()
-                    .map(|n| Note {
-                        action: Action::Update,
-                        name: n.clone(),
-                        info: json!({"warning": warning}),
-                    })
-                    .collect();
-                Ok((pb::UpdateNodesResponse { updated, warning: warning.unwrap_or_default() }, notes))
+                let info = json!({"updated": hostlist::compress(&updated), "warning": warning});
+                let note = Note { action: Action::Update, name: r.nodes, info };
+                Ok((pb::UpdateNodesResponse { updated, warning: warning.unwrap_or_default() }, vec![note]))
             })
             .await
     }

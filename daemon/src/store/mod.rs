@@ -72,10 +72,46 @@ pub struct TxnRow {
     pub info: String,
 }
 
+/// The most bytes of Info a txn row keeps; see [`clip`].
+pub const INFO_MAX: usize = 4096;
+/// The most bytes of Name (a multi-target request's own expression).
+pub const NAME_MAX: usize = 1024;
+/// Room for a clip marker, so that a clipped value read back is not clipped again.
+pub const MARKER_ROOM: usize = 64;
+
+/// When the whole was longer than `max` bytes (`total`), cuts `s`, its
+/// start, to `max` bytes on a char boundary and ends it with
+/// `…(truncated, N bytes)`, N being `total`.
+pub fn clip_to(s: &mut String, max: usize, total: usize) {
+    if total <= max {
+        return;
+    }
+    let mut end = max.min(s.len());
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    s.truncate(end);
+    s.push_str(&format!("…(truncated, {total} bytes)"));
+}
+
+/// [`clip_to`] for a value held whole.
+pub fn clip(s: &mut String, max: usize) {
+    let total = s.len();
+    clip_to(s, max, total)
+}
+
 /// The actor of changes the controller makes on its own (not responding, preemption).
 pub const SYSTEM_ACTOR: &str = "spurctld";
 
 impl TxnRow {
+    /// The row as it is stored: Name and Info cut to [`NAME_MAX`] and
+    /// [`INFO_MAX`], so no request can make one row large.
+    pub fn clipped(mut self) -> TxnRow {
+        clip(&mut self.name, NAME_MAX);
+        clip(&mut self.info, INFO_MAX);
+        self
+    }
+
     /// An after-the-fact success row for a change the controller made itself.
     pub fn system(entity: &str, name: &str, action: &str, info: serde_json::Value) -> TxnRow {
         TxnRow {
@@ -100,6 +136,8 @@ impl TxnRow {
 pub struct TxnQuery {
     pub filter: spur_client::vocab::txn::TxnFilter,
     pub after_id: Option<i64>,
+    /// Only rows with a smaller id: where a paged listing resumes.
+    pub before_id: Option<i64>,
 }
 
 #[async_trait::async_trait]

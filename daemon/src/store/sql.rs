@@ -9,8 +9,15 @@ pub const UPSERT: &str = "INSERT INTO entities (kind, name, data) VALUES ($1, $2
 pub const DELETE_ONE: &str = "DELETE FROM entities WHERE kind = $1 AND name = $2";
 pub const INSERT_TXN: &str = "INSERT INTO txn (time_ms, actor, actor_uid, verified, peer, action, entity, name, outcome, info, source) \
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id";
-const TXN_COLUMNS: &str =
-    "id, time_ms, actor, actor_uid, verified, peer, action, entity, name, outcome, info, source";
+/// Info is read cut (rows written before Info was capped can be megabytes),
+/// with its whole length so the cut can say how long it was.
+fn txn_columns() -> String {
+    let chars = super::INFO_MAX + super::MARKER_ROOM;
+    format!(
+        "id, time_ms, actor, actor_uid, verified, peer, action, entity, name, outcome, \
+         substr(info, 1, {chars}), source, CAST(octet_length(info) AS BIGINT)"
+    )
+}
 pub const DELETE_TXN_BEFORE: &str = "DELETE FROM txn WHERE time_ms < $1";
 pub const SCHEMA_VERSION: &str = "SELECT CAST(COALESCE(MAX(version), 0) AS BIGINT) FROM schema_version";
 
@@ -63,10 +70,13 @@ pub fn txn_select(q: &super::TxnQuery) -> (String, Vec<Bind>) {
     if let Some(a) = q.after_id {
         push("id > ?", vec![Bind::Int(a)]);
     }
+    if let Some(b) = q.before_id {
+        push("id < ?", vec![Bind::Int(b)]);
+    }
     let wh = if conds.is_empty() { String::new() } else { format!(" WHERE {}", conds.join(" AND ")) };
     let order = if q.after_id.is_some() { "ASC" } else { "DESC" };
     binds.push(Bind::Int(f.limit));
-    let sql = format!("SELECT {TXN_COLUMNS} FROM txn{wh} ORDER BY id {order} LIMIT ${}", binds.len());
+    let sql = format!("SELECT {} FROM txn{wh} ORDER BY id {order} LIMIT ${}", txn_columns(), binds.len());
     (sql, binds)
 }
 
@@ -137,7 +147,8 @@ macro_rules! store_common {
                 name: name.into(),
                 outcome: "success".into(),
                 info: written.info.to_string(),
-            };
+            }
+            .clipped();
             let id = insert_txn_in(&mut **tx, &row).await?;
             Ok((written, TxnRow { id, ..row }))
         }
@@ -181,6 +192,12 @@ macro_rules! store_common {
             let mut out: Vec<TxnRow> = rows
                 .iter()
                 .map(|r| {
+                    let mut info: String = r.try_get(10)?;
+                    let whole: i64 = r.try_get(12)?;
+                    let whole = usize::try_from(whole).unwrap_or(usize::MAX);
+                    if whole > crate::store::INFO_MAX + crate::store::MARKER_ROOM {
+                        crate::store::clip_to(&mut info, crate::store::INFO_MAX, whole);
+                    }
                     Ok(TxnRow {
                         id: r.try_get(0)?,
                         head: TxnHead {
@@ -195,7 +212,7 @@ macro_rules! store_common {
                         entity: r.try_get(7)?,
                         name: r.try_get(8)?,
                         outcome: r.try_get(9)?,
-                        info: r.try_get(10)?,
+                        info,
                     })
                 })
                 .collect::<crate::error::Result<Vec<TxnRow>>>()?;

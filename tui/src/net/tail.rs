@@ -11,7 +11,7 @@ use crate::audit::FILL;
 use spur_client::conn::Svc;
 use spur_proto::v1::audit_client::AuditClient;
 use spur_proto::v1::tail_txn_event::Event;
-use spur_proto::v1::{KeyValue, ListRequest, TailTxnEvent, TailTxnRequest, TxnRow};
+use spur_proto::v1::{KeyValue, ListTxnRequest, TailTxnEvent, TailTxnRequest, TxnRow};
 use std::time::Duration;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::time::Instant;
@@ -59,7 +59,9 @@ pub async fn run(mut client: Client, spec: TailSpec, msgs: UnboundedSender<Msg>)
                 Some((k, v)) => list.push(kv(k, v)),
                 None => list.push(kv("limit", &FILL.to_string())),
             }
-            let rows = client.list_txn(ListRequest { filter: list }).await?.into_inner().rows;
+            // The newest page is enough to fill the pane; the tail carries on from it.
+            let req = ListTxnRequest { filter: list, before_id: None };
+            let rows = client.list_txn(req).await?.into_inner().rows;
             // 0 for an empty list, so rows committed since the list are replayed, not lost.
             let last = rows.iter().map(|r| r.id).max().unwrap_or(0);
             if msgs.send(Msg::AuditRows { sub, rows, lagged: None }).is_err() {
