@@ -117,7 +117,7 @@ async fn every_command_exits_quietly_when_its_reader_goes_away() {
     }
 
     let key = dir.path().join("jwt.key");
-    std::fs::write(&key, "secret\n").unwrap();
+    std::fs::write(&key, "a-test-key-that-is-at-least-32-bytes-long\n").unwrap();
     let key = key.display().to_string();
     let links = dir.path().join("links");
     std::fs::create_dir(&links).unwrap();
