@@ -46,9 +46,11 @@ fn account_row(a: &Account) -> Row {
         String::new(),
         String::new(),
         format::limit(a.max_jobs),
+        String::new(),
+        format::limit(a.grp_submit),
     ];
     let mut sort = vec![text_key(&a.name), SortKey::Num(a.fairshare), text_key(&a.grp_tres)];
-    sort.extend([SortKey::Blank, SortKey::Blank, num_key(a.max_jobs)]);
+    sort.extend([SortKey::Blank, SortKey::Blank, num_key(a.max_jobs), SortKey::Blank, num_key(a.grp_submit)]);
     padded(account_key(&a.name), Target::Account(a.name.clone()), cells, sort)
 }
 
@@ -199,6 +201,7 @@ pub fn detail(d: &Snapshot, key: &str) -> Option<Detail> {
             f("Parent", parent),
             f("Share", format::share(a.fairshare)),
             f("MaxJobs", format::limit(a.max_jobs)),
+            f("GrpSubmit", format::limit(a.grp_submit)),
             f("GrpTRES", a.grp_tres.clone()),
             f("Users", users.join(",")),
         ];
