@@ -1,7 +1,7 @@
 //! The Accounts pane: the account tree by `parent`, root at the top, and
 //! under each account its user associations.
 
-use super::tree::{self, Node};
+use super::tree::{Node, flatten};
 use super::{Column, Detail, Row, SortKey, TableModel, Target, compare_rows, num_key, text_key};
 use crate::action::Snapshot;
 use crate::filter::Filter;
@@ -170,7 +170,7 @@ pub fn table(data: Option<&Snapshot>, view: &PaneView) -> TableModel {
                 node.children.extend(tree.grow(&a.name, account_row(a)));
             }
         }
-        tree::flatten(node, &mut rows);
+        flatten(node, &mut rows);
     }
     TableModel { columns: COLUMNS, rows: rows.into(), total, cell_widths: None }
 }

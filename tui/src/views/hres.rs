@@ -4,7 +4,7 @@
 //! A disabled layer carries `⊘` and the word OFF, not colour alone. The
 //! detail lists the jobs that hold the layer and how much each holds.
 
-use super::tree::{self, Node};
+use super::tree::{Node, flatten};
 use super::{Alert, Column, Detail, Row, SortKey, TableModel, Target, filter_and_sort, text_key};
 use crate::state::PaneView;
 use spur_client::vocab::hostlist;
@@ -159,7 +159,7 @@ pub fn table(all: &[License], view: &PaneView) -> TableModel {
         ]
         .into();
         let parent = parents(&layers);
-        tree::flatten(Node { row: h, children: grow(&layers, &parent, None, 1) }, &mut rows);
+        flatten(Node { row: h, children: grow(&layers, &parent, None, 1) }, &mut rows);
     }
     let total = rows.len();
     TableModel { columns: COLUMNS, rows: filter_and_sort(rows, view).into(), total, cell_widths: None }
