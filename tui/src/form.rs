@@ -112,6 +112,7 @@ fn account_value(a: &Account, key: &str) -> Option<String> {
         "fairshare" => format::factor(a.fairshare),
         "maxrunningjobs" => format::limit(a.max_jobs),
         "grptres" => a.grp_tres.clone(),
+        "grpsubmit" => format::limit(a.grp_submit),
         _ => return None,
     })
 }

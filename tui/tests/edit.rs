@@ -68,7 +68,10 @@ fn account_form_has_the_account_keys_of_the_shared_table() {
     dispatch(&mut state, Action::Edit);
     let Mode::Form(f) = &state.mode else { panic!("no form: {:?}", state.last_error) };
     let keys: Vec<&str> = f.fields.iter().map(|f| f.key()).collect();
-    assert_eq!(keys, ["description", "organization", "parent", "fairshare", "maxrunningjobs", "grptres"]);
+    assert_eq!(
+        keys,
+        ["description", "organization", "parent", "fairshare", "maxrunningjobs", "grptres", "grpsubmit"]
+    );
     assert_eq!(f.subject(), "account ml");
 }
 

@@ -116,6 +116,7 @@ pub const ACCOUNT: &[Column<pb::Account>] = &[
     col("Share", &["fairshare"], "Share", |a| share(a.fairshare)),
     col("GrpTRES", &[], "GrpTRES", |a| a.grp_tres.clone()),
     col("MaxJobs", &["maxrunningjobs"], "MaxJobs", |a| lim(a.max_jobs)),
+    col("GrpSubmit", &["grpsubmitjobs"], "GrpSubmit", |a| lim(a.grp_submit)),
 ];
 
 /// One association, flattened for `show user` and `show association`.

@@ -186,6 +186,7 @@ fn account_rows(resp: &pb::ListAccountsResponse) -> Vec<AssocRow> {
                 account: a.name.clone(),
                 max_jobs: a.max_jobs,
                 grp_tres: a.grp_tres.clone(),
+                grp_submit: a.grp_submit,
                 ..Default::default()
             },
         })

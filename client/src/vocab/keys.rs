@@ -103,6 +103,7 @@ pub const ACCOUNT_KEYS: &[KeyDef] = &[
     k("fairshare", &["share", "shares"], Kind::Float, "fairshare weight"),
     k("maxrunningjobs", &["maxjobs"], Kind::Count, "running jobs of the account"),
     k("grptres", &[], Kind::Tres, "TRES cap across the account's jobs"),
+    k("grpsubmit", &["grpsubmitjobs"], Kind::Count, "submitted jobs across the account and its sub-accounts"),
 ];
 
 pub const USER_KEYS: &[KeyDef] = &[
@@ -115,7 +116,7 @@ pub const USER_KEYS: &[KeyDef] = &[
     k("qos", &[], Kind::NameList, "QOS allow-list"),
     k("maxrunningjobs", &["maxjobs"], Kind::Count, "running jobs of the association"),
     k("maxsubmitjobs", &["maxsubmit"], Kind::Count, "submitted jobs of the user"),
-    k("grpsubmit", &["grpsubmitjobs"], Kind::Count, "submitted jobs across the association"),
+    k("grpsubmit", &["grpsubmitjobs"], Kind::Count, "submitted jobs of the association"),
     k("maxtresperjob", &["maxtres"], Kind::Tres, "TRES cap for one job"),
     k("grptres", &[], Kind::Tres, "TRES cap across the association's jobs"),
     k("maxwall", &["maxwallduration"], Kind::Minutes, "wall time per job"),

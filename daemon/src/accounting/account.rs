@@ -16,6 +16,7 @@ pub fn apply(a: &mut Account, pairs: &[Pair]) -> Result<()> {
             ("fairshare", Value::Float(v)) => a.fairshare = *v,
             ("maxrunningjobs", Value::Limit(v)) => a.max_jobs = *v,
             ("grptres", Value::Tres(t)) => a.grp_tres = t.apply(&a.grp_tres),
+            ("grpsubmit", Value::Limit(v)) => a.grp_submit = *v,
             (k, _) => return Err(internal(k)),
         }
     }

@@ -73,6 +73,8 @@ pub struct Account {
     pub max_jobs: Option<u64>,
     #[serde(with = "tres::as_string")]
     pub grp_tres: TresMap,
+    /// Submitted (pending + running) jobs of the account and its subtree.
+    pub grp_submit: Option<u64>,
 }
 
 impl Default for Account {
@@ -85,6 +87,7 @@ impl Default for Account {
             fairshare: 1.0,
             max_jobs: None,
             grp_tres: TresMap::new(),
+            grp_submit: None,
         }
     }
 }

@@ -77,7 +77,7 @@ codes! {
     AssocMaxGRESPerJob => "AssocMaxGRESPerJob", "the job asks for more GPUs than the association maxtresperjob";
     AssocMaxWallDurationPerJobLimit => "AssocMaxWallDurationPerJobLimit", "the job's time limit exceeds the association maxwall";
     AssocMaxSubmitJobLimit => "AssocMaxSubmitJobLimit", "the association's submitted jobs are at maxsubmitjobs";
-    AssocGrpSubmitJobsLimit => "AssocGrpSubmitJobsLimit", "the account's submitted jobs are at grpsubmit";
+    AssocGrpSubmitJobsLimit => "AssocGrpSubmitJobsLimit", "the association's (a user's in an account, or an account's subtree) submitted jobs are at grpsubmit";
 }
 
 impl ReasonCode {

@@ -55,7 +55,12 @@ fn invalid(code: C, message: String) -> SubmitError {
 /// Live (pending + running) jobs counted the ways the submit-count limits need.
 #[derive(Debug, Clone, Default)]
 pub struct SubmitCounts {
-    user_account: HashMap<String, HashMap<String, u64>>,
+    /// user -> account -> partition -> jobs. Kept by partition because which
+    /// association a job is charged to depends on the associations of the
+    /// moment (a partition's own association takes that partition's jobs),
+    /// so it is decided when a limit is read, as `find_assoc` decides it.
+    user_account: HashMap<String, HashMap<String, HashMap<String, u64>>>,
+    /// Jobs charged to the account itself; its subtree is summed when read.
     account: HashMap<String, u64>,
     qos: HashMap<String, u64>,
     qos_user: HashMap<String, HashMap<String, u64>>,
@@ -81,7 +86,9 @@ impl SubmitCounts {
     fn bump(&mut self, job: &Job, up: bool) {
         let step = |v: &mut u64| *v = if up { v.saturating_add(1) } else { v.saturating_sub(1) };
         if let Some(a) = &job.account {
-            step(self.user_account.entry(job.user.clone()).or_default().entry(a.clone()).or_default());
+            let by_partition =
+                self.user_account.entry(job.user.clone()).or_default().entry(a.clone()).or_default();
+            step(by_partition.entry(job.partition.clone()).or_default());
             step(self.account.entry(a.clone()).or_default());
         }
         if let Some(q) = &job.qos {
@@ -95,6 +102,31 @@ impl SubmitCounts {
 
     fn nested(map: &HashMap<String, HashMap<String, u64>>, a: &str, b: &str) -> u64 {
         map.get(a).and_then(|m| m.get(b)).copied().unwrap_or(0)
+    }
+
+    /// The live jobs charged to `user`'s association `assoc`: those in its
+    /// partition, or, for an association over every partition, those in the
+    /// partitions where the user has no partition's own association in that
+    /// account (which `find_assoc` would pick for them instead).
+    pub fn assoc_jobs(&self, catalog: &Catalog, user: &str, assoc: &Assoc) -> u64 {
+        let Some(by_partition) = self.user_account.get(user).and_then(|m| m.get(&assoc.account)) else {
+            return 0;
+        };
+        if !assoc.partition.is_empty() {
+            return by_partition.get(&assoc.partition).copied().unwrap_or(0);
+        }
+        let record = catalog.users.get(user);
+        let own = |p: &str| !p.is_empty() && record.is_some_and(|u| u.assoc(&assoc.account, p).is_some());
+        by_partition.iter().filter(|(p, _)| !own(p)).map(|(_, n)| *n).fold(0, u64::saturating_add)
+    }
+
+    /// The live jobs of `account` and every account below it.
+    pub fn account_jobs(&self, catalog: &Catalog, account: &str) -> u64 {
+        self.account
+            .iter()
+            .filter(|(a, _)| catalog.is_under(a, account))
+            .map(|(_, n)| *n)
+            .fold(0, u64::saturating_add)
     }
 }
 
@@ -158,7 +190,7 @@ pub fn submit(
     out.time_limit = default_time_limit(job.time_limit, partition, policy.default_time_limit, qos, assoc);
     let resolved =
         Job { account: out.account.clone(), qos: out.qos.clone(), time_limit: out.time_limit, ..job.clone() };
-    gate(&resolved, qos, assoc, counts).map_err(SubmitError::Denied)?;
+    gate(&resolved, qos, assoc, catalog, counts).map_err(SubmitError::Denied)?;
     Ok(out)
 }
 
@@ -272,13 +304,15 @@ pub fn default_time_limit(
 }
 
 /// The limits that reject at submit: the association's submit counts and
-/// maxwall first, then the QOS's; per-job TRES (both) and QOS maxwall only
-/// under DenyOnLimit, which a job with no QOS is treated as having.
-/// Running-count limits and grpwall never reject here.
+/// maxwall first, then the grpsubmit of its account and each account above
+/// (an account's cap covers its subtree), then the QOS's; per-job TRES
+/// (both) and QOS maxwall only under DenyOnLimit, which a job with no QOS is
+/// treated as having. Running-count limits and grpwall never reject here.
 pub fn gate(
     job: &Job,
     qos: Option<&Qos>,
     assoc: Option<&Assoc>,
+    catalog: &Catalog,
     counts: &SubmitCounts,
 ) -> Result<(), Reason> {
     let user = job.user.as_str();
@@ -288,22 +322,34 @@ pub fn gate(
     let mut checks: Vec<Option<Reason>> = Vec::new();
     if let (Some(s), Some(a)) = (assoc, job.account.as_deref()) {
         let scope = || Scope::Assoc { user: user.into(), account: a.into() };
-        let used = SubmitCounts::nested(&counts.user_account, user, a);
-        checks.push(limits::count(
-            s.max_submit_jobs,
-            used,
-            C::AssocMaxSubmitJobLimit,
-            "maxsubmitjobs",
-            sub,
-            scope,
-        ));
-        let used = counts.account.get(a).copied().unwrap_or(0);
-        let acct = || Scope::Account(a.into());
-        checks.push(limits::count(s.grp_submit, used, C::AssocGrpSubmitJobsLimit, "grpsubmit", sub, acct));
+        // A user association's caps count its own jobs, as Slurm counts an
+        // association and its children (a user association has none).
+        let used = counts.assoc_jobs(catalog, user, s);
+        let code = C::AssocMaxSubmitJobLimit;
+        checks.push(limits::count(s.max_submit_jobs, used, code, "maxsubmitjobs", sub, scope));
+        checks.push(limits::count(s.grp_submit, used, C::AssocGrpSubmitJobsLimit, "grpsubmit", sub, scope));
         checks.push(limits::wall(job.time_limit, s.max_wall, C::AssocMaxWallDurationPerJobLimit, scope));
         if deny {
             checks.push(limits::per_job(&ask, &s.max_tres_per_job, &ASSOC_PER_JOB, scope));
         }
+    }
+    // Bounded by the number of accounts, so a parent cycle in the data cannot loop.
+    let mut cur = job.account.as_deref();
+    for _ in 0..=catalog.accounts.len() {
+        let Some((name, acc)) = cur.and_then(|a| catalog.accounts.get_key_value(a)) else { break };
+        if acc.grp_submit.is_some() {
+            let used = counts.account_jobs(catalog, name);
+            let scope = || Scope::Account(name.clone());
+            checks.push(limits::count(
+                acc.grp_submit,
+                used,
+                C::AssocGrpSubmitJobsLimit,
+                "grpsubmit",
+                sub,
+                scope,
+            ));
+        }
+        cur = Some(acc.parent.as_str());
     }
     if let Some(q) = qos {
         let name = q.name.as_str();

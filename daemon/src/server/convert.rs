@@ -43,6 +43,7 @@ pub fn account(a: &Account) -> pb::Account {
         fairshare: a.fairshare,
         max_jobs: lim(a.max_jobs),
         grp_tres: format_map(&a.grp_tres),
+        grp_submit: lim(a.grp_submit),
     }
 }
 

@@ -1,6 +1,7 @@
 //! The Accounts pane: the account tree by `parent`, root at the top, and
 //! under each account its user associations.
 
+use super::tree::{Node, flatten};
 use super::{Column, Detail, Row, SortKey, TableModel, Target, compare_rows, num_key, text_key};
 use crate::action::Snapshot;
 use crate::filter::Filter;
@@ -45,9 +46,11 @@ fn account_row(a: &Account) -> Row {
         String::new(),
         String::new(),
         format::limit(a.max_jobs),
+        String::new(),
+        format::limit(a.grp_submit),
     ];
     let mut sort = vec![text_key(&a.name), SortKey::Num(a.fairshare), text_key(&a.grp_tres)];
-    sort.extend([SortKey::Blank, SortKey::Blank, num_key(a.max_jobs)]);
+    sort.extend([SortKey::Blank, SortKey::Blank, num_key(a.max_jobs), SortKey::Blank, num_key(a.grp_submit)]);
     padded(account_key(&a.name), Target::Account(a.name.clone()), cells, sort)
 }
 
@@ -94,11 +97,6 @@ fn padded(key: String, target: Target, mut cells: Vec<String>, mut sort: Vec<Sor
     Row::new(key, target, cells, sort)
 }
 
-struct Node {
-    row: Row,
-    children: Vec<Node>,
-}
-
 struct Tree<'a> {
     kids: HashMap<&'a str, Vec<&'a Account>>,
     assocs: HashMap<&'a str, Vec<&'a Association>>,
@@ -123,7 +121,7 @@ impl<'a> Tree<'a> {
             .flatten()
             .map(|a| assoc_row(a))
             .filter(|r| self.matches(r))
-            .map(|row| Node { row, children: Vec::new() })
+            .map(Node::leaf)
             .collect();
         let subs: Vec<&'a Account> = self.kids.get(name).cloned().unwrap_or_default();
         let mut accounts = Vec::new();
@@ -137,17 +135,6 @@ impl<'a> Tree<'a> {
         accounts.sort_by(|x, y| compare_rows(&x.row, &y.row, sort));
         users.extend(accounts);
         (self.matches(&row) || !users.is_empty()).then_some(Node { row, children: users })
-    }
-}
-
-fn flatten(node: Node, indent: &str, out: &mut Vec<Row>) {
-    out.push(node.row);
-    let n = node.children.len();
-    for (i, mut child) in node.children.into_iter().enumerate() {
-        let last = i + 1 == n;
-        child.row.prefix = format!("{indent}{}", if last { "└─" } else { "├─" });
-        let deeper = format!("{indent}{}", if last { "  " } else { "│ " });
-        flatten(child, &deeper, out);
     }
 }
 
@@ -183,7 +170,7 @@ pub fn table(data: Option<&Snapshot>, view: &PaneView) -> TableModel {
                 node.children.extend(tree.grow(&a.name, account_row(a)));
             }
         }
-        flatten(node, "", &mut rows);
+        flatten(node, &mut rows);
     }
     TableModel { columns: COLUMNS, rows: rows.into(), total, cell_widths: None }
 }
@@ -214,6 +201,7 @@ pub fn detail(d: &Snapshot, key: &str) -> Option<Detail> {
             f("Parent", parent),
             f("Share", format::share(a.fairshare)),
             f("MaxJobs", format::limit(a.max_jobs)),
+            f("GrpSubmit", format::limit(a.grp_submit)),
             f("GrpTRES", a.grp_tres.clone()),
             f("Users", users.join(",")),
         ];

@@ -4,6 +4,7 @@
 //! A disabled layer carries `⊘` and the word OFF, not colour alone. The
 //! detail lists the jobs that hold the layer and how much each holds.
 
+use super::tree::{Node, flatten};
 use super::{Alert, Column, Detail, Row, SortKey, TableModel, Target, filter_and_sort, text_key};
 use crate::state::PaneView;
 use spur_client::vocab::hostlist;
@@ -47,7 +48,7 @@ pub fn bar(used: u64, total: u64, infinite: bool) -> String {
     format!("{}{} {pct:>3}%", "▓".repeat(full), "░".repeat(10 - full))
 }
 
-fn row(l: &License, depth: usize, last: bool) -> Row {
+fn row(l: &License) -> Row {
     let num = |n: u64| if l.infinite { "∞".to_string() } else { n.to_string() };
     let state = match (l.disable_hres, l.disable_layer) {
         (true, _) => "⊘ HRES OFF",
@@ -84,9 +85,6 @@ fn row(l: &License, depth: usize, last: bool) -> Row {
     ];
     let target = Target::Layer { resource: l.name.clone(), layer: l.layer_name.clone() };
     let mut r = Row::new(key(l), target, cells, sort);
-    if depth > 0 {
-        r.prefix = format!("{}{}", "  ".repeat(depth - 1), if last { "└─" } else { "├─" });
-    }
     if off(l) {
         r.alert = Some(Alert::Drain);
     }
@@ -110,14 +108,20 @@ fn parents(layers: &[&License]) -> Vec<Option<usize>> {
         .collect()
 }
 
-fn walk(layers: &[&License], parent: &[Option<usize>], at: Option<usize>, depth: usize, out: &mut Vec<Row>) {
-    let kids: Vec<usize> = (0..layers.len()).filter(|&i| parent[i] == at).collect();
-    for (n, &i) in kids.iter().enumerate() {
-        out.push(row(layers[i], depth, n + 1 == kids.len()));
-        if depth < layers.len() {
-            walk(layers, parent, Some(i), depth + 1, out);
-        }
-    }
+/// The layers under `at` (None: the resource's top layers) as trees.
+/// `depth` stops a parent cycle in the data from recursing for ever.
+fn grow(layers: &[&License], parent: &[Option<usize>], at: Option<usize>, depth: usize) -> Vec<Node> {
+    (0..layers.len())
+        .filter(|&i| parent[i] == at)
+        .map(|i| Node {
+            row: row(layers[i]),
+            children: if depth < layers.len() {
+                grow(layers, parent, Some(i), depth + 1)
+            } else {
+                Vec::new()
+            },
+        })
+        .collect()
 }
 
 pub fn table(all: &[License], view: &PaneView) -> TableModel {
@@ -131,7 +135,7 @@ pub fn table(all: &[License], view: &PaneView) -> TableModel {
     for name in names {
         let layers: Vec<&License> = all.iter().filter(|l| l.name == name).collect();
         if layers.iter().all(|l| l.layer_name.is_empty()) {
-            rows.extend(layers.iter().map(|l| row(l, 0, true)));
+            rows.extend(layers.iter().map(|l| row(l)));
             continue;
         }
         // The resource's own row: its name, mode, and whether DisableHRES is set.
@@ -141,7 +145,7 @@ pub fn table(all: &[License], view: &PaneView) -> TableModel {
             disable_hres: layers[0].disable_hres,
             ..License::default()
         };
-        let mut h = row(&head, 0, true);
+        let mut h = row(&head);
         h.cells = vec![
             name.to_string(),
             h.cells[1].clone(),
@@ -154,9 +158,8 @@ pub fn table(all: &[License], view: &PaneView) -> TableModel {
             String::new(),
         ]
         .into();
-        rows.push(h);
         let parent = parents(&layers);
-        walk(&layers, &parent, None, 1, &mut rows);
+        flatten(Node { row: h, children: grow(&layers, &parent, None, 1) }, &mut rows);
     }
     let total = rows.len();
     TableModel { columns: COLUMNS, rows: filter_and_sort(rows, view).into(), total, cell_widths: None }

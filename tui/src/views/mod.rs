@@ -16,6 +16,7 @@ pub mod nodes;
 pub mod preempt;
 pub mod qos;
 pub mod queue;
+pub mod tree;
 
 use crate::pane::PaneId;
 use crate::state::{PaneView, State};

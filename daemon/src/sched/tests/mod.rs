@@ -11,6 +11,7 @@ mod preempt;
 mod priority;
 mod reasons;
 mod submit;
+mod submit_groups;
 
 use super::{Job, JobState, Plan, SchedConfig, SchedNode, Snapshot, schedule};
 use crate::accounting::Catalog;

@@ -222,14 +222,22 @@ fn the_gate_rejects_exactly_what_the_spec_says() {
             want: Ok(()),
         },
         Gate {
-            name: "grpsubmit counts the whole account",
+            name: "a user association's grpsubmit counts its own jobs",
+            qos: q.clone(),
+            assoc: Assoc { grp_submit: Some(3), ..a.clone() },
+            job: base(),
+            live: live(3, "alice", "phys"),
+            want: Err(
+                "AssocGrpSubmitJobsLimit: user alice in account phys is at 3/3 submitted jobs (grpsubmit); the job needs 1 more",
+            ),
+        },
+        Gate {
+            name: "others' jobs in the account do not fill a user association's grpsubmit",
             qos: q.clone(),
             assoc: Assoc { grp_submit: Some(3), ..a.clone() },
             job: base(),
             live: live(3, "dave", "phys"),
-            want: Err(
-                "AssocGrpSubmitJobsLimit: account phys is at 3/3 submitted jobs (grpsubmit); the job needs 1 more",
-            ),
+            want: Ok(()),
         },
         Gate {
             name: "assoc maxwall always rejects",
