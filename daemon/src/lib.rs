@@ -1,17 +1,18 @@
 //! spurctld (the controller), spurd (the node agent), and their library.
 //!
 //! - [`config`]: spur.conf (TOML); errors name the key and the file.
-//! - [`jobs`]: submit, the queue, cancel/update, and the loop that applies the scheduler's plan.
+//! - [`jobs`]: submit, the queue, every job transition (persist, then install), and the loop
+//!   that applies the scheduler's plan.
 //! - [`licenses`]: plain licenses and hierarchical resources: submit checks, updates, show.
 //! - [`model`]: plain data (QOS, accounts, users, associations).
 //! - [`accounting`]: sacctmgr semantics and the one mutation path for accounting records.
-//! - [`agent`]: spurd: registration, heartbeats, running job processes.
+//! - [`agent`]: spurd: registration, heartbeats, job supervisors that outlive it, its state directory.
 //! - [`admission`]: admission tokens for node agents.
 //! - [`audit`]: the txn log's live tail, after-the-fact writer, counters and /metrics.
 //! - [`auth`]: identity (none | jwt) and roles.
 //! - [`nodes`]: nodes, partitions and agents; drain/resume/down with attribution.
 //! - [`sched`]: the scheduler core, a pure fn(&Snapshot, now) -> Plan; submit-time resolution and gate.
-//! - [`store`]: persistence behind one trait: SQLite (embedded) and PostgreSQL.
+//! - [`store`]: persistence behind one trait: SQLite (embedded) and PostgreSQL, every call bounded.
 //! - [`server`]: tonic services: decode -> identify -> call the core -> map errors.
 //! - [`controller`]: wiring a configured controller onto a listener, and shutdown;
 //!   [`controller::waiting`]: answering Unavailable while the database cannot be opened.
