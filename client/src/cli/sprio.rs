@@ -186,9 +186,10 @@ pub fn report(a: &Args, jobs: &[pb::Job]) -> Result<String, String> {
         out + "\n"
     };
     let mut out = if a.noheader { String::new() } else { line(None) };
-    for j in shown {
-        out += &line(Some(j));
-    }
+    // Lines are formatted on every core, as squeue's are: over 100,000 jobs it is most of the time.
+    let chunks =
+        super::listing::par_map(&shown, |jobs| jobs.iter().map(|j| line(Some(j))).collect::<String>());
+    out.extend(chunks);
     Ok(out)
 }
 
