@@ -282,6 +282,17 @@ impl Drop for Agent {
     }
 }
 
+/// How many times job `id`'s script has started, for scripts that append a
+/// line to `starts-$SLURM_JOB_ID` in their directory.
+pub fn starts(dir: &Path, id: u64) -> usize {
+    std::fs::read_to_string(dir.join(format!("starts-{id}"))).map(|s| s.lines().count()).unwrap_or(0)
+}
+
+/// A job's state as `sacct -X` shows it (ended and purged jobs too).
+pub fn sacct_state(url: &str, id: u64) -> String {
+    ok("sacct", url, &["-n", "-P", "-X", "-j", &id.to_string(), "-o", "State"]).trim().to_string()
+}
+
 /// Polls `check` until it returns Some, failing the test at the deadline.
 pub fn wait_for<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
     let start = std::time::Instant::now();

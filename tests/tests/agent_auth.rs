@@ -4,7 +4,7 @@
 
 use spur_proto::v1 as pb;
 use spur_proto::v1::agent_client::AgentClient;
-use spur_tests::proc::{Agent, Controller, conf, field, ok, wait_for};
+use spur_tests::proc::{Agent, Controller, conf, field, ok, sacct_state, wait_for};
 use tonic::Code;
 
 const CLUSTER: &str = r#"
@@ -78,8 +78,5 @@ async fn forged_job_reports_are_refused_and_the_job_runs_on() {
 
     assert_eq!(field(&c.url, id, "%T"), "RUNNING", "no forged report ended it");
     std::fs::write(d.join("go"), "").unwrap();
-    wait_for("the job completed by its own agent", || {
-        let out = ok("sacct", &c.url, &["-n", "-P", "-X", "-j", &id.to_string(), "-o", "State"]);
-        (out.trim() == "COMPLETED").then_some(())
-    });
+    wait_for("the job completed by its own agent", || (sacct_state(&c.url, id) == "COMPLETED").then_some(()));
 }

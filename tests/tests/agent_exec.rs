@@ -2,7 +2,7 @@
 //! the jobs still running (none runs twice, none is lost), and ending a job
 //! (scancel, requeue, KillWait) ends its whole process tree.
 
-use spur_tests::proc::{Agent, Controller, conf, fails, field, ok, wait_for};
+use spur_tests::proc::{Agent, Controller, conf, fails, field, ok, sacct_state, starts, wait_for};
 use std::path::Path;
 
 const CLUSTER: &str = r#"
@@ -32,10 +32,6 @@ fn sbatch(url: &str, dir: &Path, args: &[&str], script: &str) -> u64 {
     all.extend(args);
     all.extend(["--wrap", script]);
     ok("sbatch", url, &all).trim().parse().expect("a job id")
-}
-
-fn starts(dir: &Path, id: u64) -> usize {
-    std::fs::read_to_string(dir.join(format!("starts-{id}"))).map(|s| s.lines().count()).unwrap_or(0)
 }
 
 /// A pid the job wrote to `name-ID`, once it has.
@@ -76,20 +72,14 @@ fn a_restarted_agent_adopts_its_jobs_and_none_runs_twice() {
     let _again = Agent::start_in(&c.url, "node[01-02]", &[], &state);
     // A job run after the restart: the new agent registered (and reconciled) first.
     let probe = sbatch(&c.url, d, &[], "true");
-    wait_for("the probe job completed", || {
-        let out = ok("sacct", &c.url, &["-n", "-P", "-X", "-j", &probe.to_string(), "-o", "State"]);
-        (out.trim() == "COMPLETED").then_some(())
-    });
+    wait_for("the probe job completed", || (sacct_state(&c.url, probe) == "COMPLETED").then_some(()));
     for (id, start) in ids.iter().zip(&before) {
         assert_eq!(field(&c.url, *id, "%T"), "RUNNING", "job {id}");
         assert_eq!(&field(&c.url, *id, "%S"), start, "job {id} kept its start");
     }
     std::fs::write(d.join("go"), "").unwrap();
     for id in &ids {
-        wait_for(&format!("job {id} completed"), || {
-            let out = ok("sacct", &c.url, &["-n", "-P", "-X", "-j", &id.to_string(), "-o", "State"]);
-            (out.trim() == "COMPLETED").then_some(())
-        });
+        wait_for(&format!("job {id} completed"), || (sacct_state(&c.url, *id) == "COMPLETED").then_some(()));
         assert_eq!(starts(d, *id), 1, "job {id} ran once");
     }
 }
@@ -130,8 +120,7 @@ fn a_job_deaf_to_sigterm_is_killed_after_kill_wait() {
     let child = pid_file(d, "child", id);
     ok("scancel", &c.url, &[&id.to_string()]);
     wait_gone(child, "SIGKILL after KillWait");
-    let out = ok("sacct", &c.url, &["-n", "-P", "-X", "-j", &id.to_string(), "-o", "State"]);
-    assert_eq!(out.trim(), "CANCELLED");
+    assert_eq!(sacct_state(&c.url, id), "CANCELLED");
     // A cancelled job is not signalled again by a second scancel, nor is it an error.
     assert!(fails("scancel", &c.url, &["999"]).contains("999"));
 }

@@ -7,7 +7,7 @@
 use spur_client::conn::{self, Clients, Identity};
 use spur_proto::v1 as pb;
 use spur_proto::v1::agent_client::AgentClient;
-use spur_tests::proc::{Agent, Controller, DEADLINE, conf};
+use spur_tests::proc::{Agent, Controller, DEADLINE, conf, starts};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -59,10 +59,6 @@ async fn submit_gated(c: &mut Clients, dir: &Path, requeue: bool) -> u64 {
         ..Default::default()
     };
     c.jobs.submit(pb::SubmitRequest { spec: Some(spec) }).await.unwrap().into_inner().job_id
-}
-
-fn starts(dir: &Path, id: u64) -> usize {
-    std::fs::read_to_string(dir.join(format!("starts-{id}"))).map(|s| s.lines().count()).unwrap_or(0)
 }
 
 /// Waits until the job's script has started `n` times: RUNNING on the

@@ -5,9 +5,8 @@
 //! behind a proxy the test cuts (the server itself serves other tests).
 
 use spur_tests::db::{Backend, fresh_url};
-use spur_tests::proc::{Agent, Controller, conf, field, ok, run, wait_for};
+use spur_tests::proc::{Agent, Controller, conf, field, ok, run, sacct_state, starts, wait_for};
 use spur_tests::proxy::Proxy;
-use std::path::Path;
 
 const CLUSTER: &str = r#"
 [controller]
@@ -33,14 +32,6 @@ fn through(url: &str, addr: std::net::SocketAddr) -> (String, String) {
     let upstream = if host.contains(':') { host.to_string() } else { format!("{host}:5432") };
     let proxied = format!("{}{}{addr}{}", &url[..scheme_end], &rest[..host_start], &rest[host_end..]);
     (proxied, upstream)
-}
-
-fn starts(dir: &Path, id: u64) -> usize {
-    std::fs::read_to_string(dir.join(format!("starts-{id}"))).map(|s| s.lines().count()).unwrap_or(0)
-}
-
-fn sacct_state(url: &str, id: u64) -> String {
-    ok("sacct", url, &["-n", "-P", "-X", "-j", &id.to_string(), "-o", "State"]).trim().to_string()
 }
 
 #[tokio::test(flavor = "multi_thread")]

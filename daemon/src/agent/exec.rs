@@ -60,10 +60,6 @@ impl Executor {
         Executor { state, stepd, running: Arc::default() }
     }
 
-    pub fn state(&self) -> &StateDir {
-        &self.state
-    }
-
     /// The jobs running here, for registration.
     pub fn running(&self) -> Vec<pb::RunningJob> {
         let r = self.lock();

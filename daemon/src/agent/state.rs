@@ -177,24 +177,26 @@ pub fn write_atomic<T: Serialize>(path: &Path, value: &T) -> std::io::Result<()>
     std::fs::rename(&tmp, path)
 }
 
-/// A process's start time in clock ticks since boot (`/proc/PID/stat`,
-/// field 22), which tells a live process from a later one with its pid.
-pub fn start_time(pid: i32) -> Option<u64> {
+/// A process's state letter and start time in clock ticks since boot
+/// (`/proc/PID/stat`, fields 3 and 22): one read tells a live process from
+/// a zombie and from a later one with its pid.
+fn stat(pid: i32) -> Option<(String, u64)> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name (field 2) may hold spaces and parentheses: count from its end.
-    let rest = &stat[stat.rfind(')')? + 1..];
-    rest.split_whitespace().nth(19)?.parse().ok()
+    let mut rest = stat[stat.rfind(')')? + 1..].split_whitespace();
+    let state = rest.next()?.to_string();
+    Some((state, rest.nth(18)?.parse().ok()?))
+}
+
+/// A process's start time, recorded so a restarted agent can check it.
+pub fn start_time(pid: i32) -> Option<u64> {
+    stat(pid).map(|(_, start)| start)
 }
 
 /// Whether `pid` is the process that started at `start`, and has not
 /// ended: a zombie (killed, not yet reaped by its new parent) has.
 pub fn alive(pid: i32, start: u64) -> bool {
-    if pid <= 0 || start_time(pid) != Some(start) {
-        return false;
-    }
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let state = stat.rfind(')').and_then(|i| stat[i + 1..].split_whitespace().next());
-    !matches!(state, None | Some("Z" | "X"))
+    pid > 0 && stat(pid).is_some_and(|(state, s)| s == start && !matches!(state.as_str(), "Z" | "X"))
 }
 
 #[cfg(test)]

@@ -17,7 +17,6 @@ use serde_json::Value;
 use std::sync::Arc;
 
 pub use batch::BatchWriter;
-pub use guard::{Guarded, OP_TIMEOUT};
 pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
 
