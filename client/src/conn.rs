@@ -13,28 +13,9 @@ use tonic::service::Interceptor;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Channel, Endpoint};
 
-/// HTTP/2 flow-control window for clients and the controller alike.
-pub const WINDOW: u32 = 8 << 20;
-
-/// The largest answer a jobs listing may be (a million jobs, roughly):
-/// tonic refuses answers over 4 MiB by default, and 100,000 jobs are tens of MiB.
-pub const JOBS_MESSAGE_MAX: usize = 1 << 30;
-
-pub const DEFAULT_CONTROLLER: &str = "http://localhost:6817";
-pub const CONTROLLER_ENV: &str = "SPUR_CONTROLLER_ADDR";
-
-/// Metadata keys carrying the caller's asserted local identity (auth plugin `none`).
-pub const USER_HEADER: &str = "x-spur-user";
-pub const UID_HEADER: &str = "x-spur-uid";
-
-/// `--controller URL`, else `SPUR_CONTROLLER_ADDR`, else `http://localhost:6817`.
-pub fn resolve_controller(flag: Option<&str>) -> String {
-    let raw = flag
-        .map(str::to_string)
-        .or_else(|| std::env::var(CONTROLLER_ENV).ok().filter(|s| !s.is_empty()))
-        .unwrap_or_else(|| DEFAULT_CONTROLLER.to_string());
-    if raw.contains("://") { raw } else { format!("http://{raw}") }
-}
+pub use spur_proto::wire::{
+    CONTROLLER_ENV, DEFAULT_CONTROLLER, JOBS_MESSAGE_MAX, UID_HEADER, USER_HEADER, WINDOW, resolve_controller,
+};
 
 /// The local identity: the login name, the real uid, and the user's token
 /// (`SPUR_TOKEN` or `~/.spur/token`) when there is one.
@@ -47,32 +28,9 @@ pub struct Identity {
 
 impl Identity {
     pub fn local() -> Self {
-        let uid = local_uid();
-        let user = std::env::var("USER")
-            .or_else(|_| std::env::var("LOGNAME"))
-            .ok()
-            .filter(|u| !u.is_empty())
-            .or_else(|| uid.and_then(passwd_name))
-            .unwrap_or_else(|| "unknown".into());
-        Identity { user, uid, token: crate::token::load_local() }
+        let uid = spur_proto::wire::local_uid();
+        Identity { user: spur_proto::wire::local_user(), uid, token: crate::token::load_local() }
     }
-}
-
-/// The login name of `uid` from /etc/passwd, for sessions without $USER (cron, tmux as root).
-fn passwd_name(uid: u32) -> Option<String> {
-    let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
-    passwd.lines().find_map(|l| {
-        let mut f = l.split(':');
-        let name = f.next()?;
-        (f.nth(1)?.parse::<u32>().ok()? == uid).then(|| name.to_string())
-    })
-}
-
-/// Reads the real uid from /proc, which needs no libc binding.
-fn local_uid() -> Option<u32> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("Uid:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 #[derive(Clone)]

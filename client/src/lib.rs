@@ -1,13 +1,13 @@
 //! Spur's client side: the Slurm vocabulary, a typed gRPC connection, and the `spur` CLI.
 //!
-//! - [`vocab`]: keys, limits, times, TRES and enumerated names, defined once and
-//!   shared with the controller (which validates with it) and the console.
+//! - [`vocab`]: the `spur-vocab` crate (keys, limits, times, TRES, states, reasons),
+//!   re-exported for the CLI's paths.
 //! - [`conn`]: finding the controller and connecting with the caller's identity.
-//! - [`token`]: user JWTs: mint, verify, find the local one.
+//! - [`token`]: `spur_proto::token`, user JWTs: mint, verify, find the local one.
 //! - [`cli`]: the multi-call `spur` binary (`sacctmgr`, ...): argument parsing,
 //!   per-entity columns, and table/delimited/JSON rendering.
 
 pub mod cli;
 pub mod conn;
-pub mod token;
-pub mod vocab;
+pub use spur_proto::token;
+pub use spur_vocab as vocab;

@@ -5,10 +5,10 @@
 //! Run with `cargo bench -p spur-daemon --bench hres`.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use spur_client::vocab::names::PreemptMode;
 use spur_daemon::config::resources;
 use spur_daemon::model::Partition;
 use spur_daemon::sched::{Job, SchedConfig, SchedNode, Snapshot, schedule};
+use spur_vocab::names::PreemptMode;
 use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::sync::Arc;

@@ -7,11 +7,11 @@
 //! Run with `cargo bench -p spur-daemon --bench sched`.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use spur_client::vocab::names::PreemptMode;
-use spur_client::vocab::tres::parse_map;
 use spur_daemon::accounting::Catalog;
 use spur_daemon::model::{Account, Assoc, Partition, Qos, User};
 use spur_daemon::sched::{Job, JobState, PreemptConfig, SchedConfig, SchedNode, Snapshot, schedule};
+use spur_vocab::names::PreemptMode;
+use spur_vocab::tres::parse_map;
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::Duration;

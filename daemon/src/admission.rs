@@ -80,7 +80,7 @@ impl Admission {
             return Err(Error::invalid("ttl_secs", "must be more than zero seconds"));
         }
         if let Some(t) = ttl_secs {
-            spur_client::token::check_ttl("ttl_secs", t.unsigned_abs()).map_err(Error::InvalidArgument)?;
+            spur_proto::token::check_ttl("ttl_secs", t.unsigned_abs()).map_err(Error::InvalidArgument)?;
         }
         let (id, secret) = (random_hex(4)?, random_hex(24)?);
         let now = now_ms();

@@ -130,8 +130,8 @@ pub async fn start_with(
     let served = tokio::spawn(async move {
         tonic::transport::Server::builder()
             .layer(layer)
-            .initial_stream_window_size(Some(spur_client::conn::WINDOW))
-            .initial_connection_window_size(Some(spur_client::conn::WINDOW))
+            .initial_stream_window_size(Some(spur_proto::wire::WINDOW))
+            .initial_connection_window_size(Some(spur_proto::wire::WINDOW))
             .add_routes(routes)
             .serve_with_incoming_shutdown(incoming, async {
                 let _ = stopped.await;

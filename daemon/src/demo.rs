@@ -6,7 +6,7 @@ use crate::accounting::{Caller, SetMode};
 use crate::agent::AgentOpts;
 use crate::config::Config;
 use crate::controller::{self, Running};
-use spur_client::vocab::keys::Entity;
+use spur_vocab::keys::Entity;
 use std::path::Path;
 
 pub struct Demo {
@@ -137,8 +137,8 @@ pub async fn start_demo(dir: &Path, stepd: std::path::PathBuf) -> anyhow::Result
         running.acct.set(*entity, &caller, SetMode::Add, &[], &pairs, false).await?;
     }
     // Whoever runs the demo administers it.
-    let me = spur_client::conn::Identity::local().user;
-    if spur_client::vocab::keys::parse_name(&me).is_ok() {
+    let me = spur_proto::wire::local_user();
+    if spur_vocab::keys::parse_name(&me).is_ok() {
         let pairs = [("name", me.as_str()), ("account", "ops"), ("adminlevel", "Admin")]
             .map(|(k, v)| (k.to_string(), v.to_string()));
         running.acct.set(Entity::User, &caller, SetMode::Add, &[], &pairs, false).await?;
@@ -153,7 +153,7 @@ pub async fn start_demo(dir: &Path, stepd: std::path::PathBuf) -> anyhow::Result
         .map(|(nodes, host)| {
             let opts = AgentOpts {
                 controller: url.clone(),
-                nodes: spur_client::vocab::hostlist::expand(nodes).unwrap_or_default(),
+                nodes: spur_vocab::hostlist::expand(nodes).unwrap_or_default(),
                 token: None,
                 hostname: host.into(),
                 state_dir: spool(host),

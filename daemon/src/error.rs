@@ -1,6 +1,6 @@
 //! The daemon's one error type, and its single mapping to gRPC status codes.
 
-use spur_client::vocab::keys::KeyError;
+use spur_vocab::keys::KeyError;
 
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum Error {

@@ -2,12 +2,17 @@
 //!
 //! - [`v1`]: the generated messages, clients and servers of `proto/spur/v1/*.proto`.
 //! - [`FILE_DESCRIPTOR_SET`]: the encoded descriptors, served by gRPC reflection.
+//! - [`wire`]: constants both ends agree on (headers, windows, the controller's address).
+//! - [`token`]: user credentials (HS256 JWTs): mint, verify, key and lifetime checks.
 //! - [`PROTO_DIR`]: where the `.proto` sources live, so tests and other languages can generate clients.
 
 #[allow(clippy::all, missing_docs)]
 pub mod v1 {
     tonic::include_proto!("spur.v1");
 }
+
+pub mod token;
+pub mod wire;
 
 pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/spur_descriptor.bin"));
 

@@ -15,8 +15,9 @@
 mod apply;
 
 use apply::run_bounds;
-use spur_client::cli::jobfmt;
 use spur_proto::v1 as pb;
+use spur_vocab::hostlist;
+use spur_vocab::jobs as jobfmt;
 use std::collections::HashSet;
 use std::fmt;
 use std::sync::{Arc, Mutex};
@@ -60,27 +61,7 @@ pub struct JobRec {
     pub text: Box<str>,
 }
 
-/// The three kinds of state the `t` filter tells apart.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Class {
-    Pending,
-    Running,
-    Finished,
-}
-
-pub fn class(state: &str) -> Class {
-    const PENDING: &[&str] = &["PENDING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED"];
-    const RUNNING: &[&str] =
-        &["RUNNING", "COMPLETING", "SUSPENDED", "CONFIGURING", "SIGNALING", "STAGE_OUT", "RESIZING"];
-    let is = |list: &[&str]| list.iter().any(|s| s.eq_ignore_ascii_case(state));
-    if is(PENDING) {
-        Class::Pending
-    } else if is(RUNNING) {
-        Class::Running
-    } else {
-        Class::Finished
-    }
-}
+pub use spur_vocab::jobs::{Class, class};
 
 impl JobRec {
     pub fn class(&self) -> Class {
@@ -328,14 +309,12 @@ impl Interner {
     }
 }
 
-/// squeue's `%R` shows `(Reason)` for jobs in these states, the nodes otherwise.
-const SHOWS_REASON: &[&str] = &["PENDING", "REQUEUED", "FAILED", "TIMEOUT", "OUT_OF_MEMORY", "DEADLINE"];
-
 fn compact(mut j: pb::Job, strings: &mut Interner) -> JobRec {
     let spec = j.spec.take().unwrap_or_default();
-    let nodelist = strings.get(&jobfmt::nodelist(&j));
-    let where_ = if SHOWS_REASON.iter().any(|s| j.state.eq_ignore_ascii_case(s)) {
-        strings.get(&format!("({})", jobfmt::reason(&j)))
+    let nodelist = strings.get(&hostlist::compress(&j.nodes));
+    let where_ = if spur_vocab::jobs::shows_reason(&j.state) {
+        let reason = if j.reason.is_empty() { "None" } else { &j.reason };
+        strings.get(&format!("({reason})"))
     } else {
         nodelist.clone()
     };

@@ -8,55 +8,19 @@ use crate::vocab::time::{format_minutes, format_seconds};
 use crate::vocab::txn::format_time;
 use spur_proto::v1 as pb;
 
-/// Every Slurm job state as `(long, compact)`, in Slurm's numeric order: `-S t`
-/// sorts by position here, so pending jobs come before running ones.
-pub const STATES: &[(&str, &str)] = &[
-    ("PENDING", "PD"),
-    ("RUNNING", "R"),
-    ("SUSPENDED", "S"),
-    ("COMPLETED", "CD"),
-    ("CANCELLED", "CA"),
-    ("FAILED", "F"),
-    ("TIMEOUT", "TO"),
-    ("NODE_FAIL", "NF"),
-    ("PREEMPTED", "PR"),
-    ("BOOT_FAIL", "BF"),
-    ("DEADLINE", "DL"),
-    ("OUT_OF_MEMORY", "OOM"),
-    ("COMPLETING", "CG"),
-    ("CONFIGURING", "CF"),
-    ("REQUEUED", "RQ"),
-    ("REQUEUE_HOLD", "RH"),
-    ("RESIZING", "RS"),
-    ("REVOKED", "RV"),
-    ("SIGNALING", "SI"),
-    ("SPECIAL_EXIT", "SE"),
-    ("STAGE_OUT", "SO"),
-    ("STOPPED", "ST"),
-];
+use crate::vocab::JobState;
+pub use crate::vocab::jobs::{compact, state_rank};
+pub use crate::vocab::time::{squeue_secs, squeue_secs_into};
+pub use crate::vocab::txn::time_or;
 
 /// What `squeue` shows without `-t`: jobs that have not finished (as Slurm does).
-pub const ACTIVE: &[&str] = &["PENDING", "RUNNING", "SUSPENDED", "COMPLETING", "CONFIGURING", "REQUEUED"];
-
-/// `squeue %t`: `PD`, `R`, ...; a state Spur does not know is shown as it came.
-pub fn compact(state: &str) -> &str {
-    STATES.iter().find(|(l, _)| l.eq_ignore_ascii_case(state)).map_or(state, |(_, s)| s)
-}
-
-/// Position for `-S t`; unknown states sort last.
-pub fn state_rank(state: &str) -> usize {
-    STATES.iter().position(|(l, _)| l.eq_ignore_ascii_case(state)).unwrap_or(STATES.len())
+pub fn active() -> Vec<&'static str> {
+    JobState::ACTIVE.iter().map(|s| s.as_str()).collect()
 }
 
 /// A state typed by a user, long or compact, any case: `pd`, `Running`.
 pub fn parse_state(tok: &str) -> Result<&'static str, String> {
-    STATES
-        .iter()
-        .find(|(l, s)| l.eq_ignore_ascii_case(tok) || s.eq_ignore_ascii_case(tok))
-        .map(|(l, _)| *l)
-        .ok_or_else(|| {
-            format!("invalid job state '{tok}' (use PD, R, S, CG, CD, CA, F, TO, NF, PR, RQ or long names)")
-        })
+    JobState::parse(tok).map(JobState::as_str)
 }
 
 /// A `-t` list: `None` for `all` (no filter).
@@ -96,24 +60,6 @@ pub fn parse_ids<S: AsRef<str>>(words: &[S]) -> Result<Vec<u64>, String> {
     Ok(out)
 }
 
-/// squeue's duration style: `0:00`, `5:03`, `1:00:00`, `2-03:04:05`.
-pub fn squeue_secs(secs: u64) -> String {
-    let mut out = String::new();
-    let _ = squeue_secs_into(&mut out, secs);
-    out
-}
-
-/// [`squeue_secs`] appended to `out`.
-pub fn squeue_secs_into(out: &mut String, secs: u64) -> std::fmt::Result {
-    use std::fmt::Write;
-    let (d, h, m, s) = (secs / 86400, (secs / 3600) % 24, (secs / 60) % 60, secs % 60);
-    match (d, h) {
-        (0, 0) => write!(out, "{m}:{s:02}"),
-        (0, _) => write!(out, "{h}:{m:02}:{s:02}"),
-        _ => write!(out, "{d}-{h:02}:{m:02}:{s:02}"),
-    }
-}
-
 pub fn is(j: &pb::Job, state: &str) -> bool {
     j.state.eq_ignore_ascii_case(state)
 }
@@ -149,8 +95,7 @@ pub fn reason_list(j: &pb::Job) -> String {
 
 /// Whether `%R` shows the job's reason rather than its nodes.
 pub fn shows_reason(j: &pb::Job) -> bool {
-    let why = ["PENDING", "REQUEUED", "FAILED", "TIMEOUT", "OUT_OF_MEMORY", "DEADLINE"];
-    why.iter().any(|s| is(j, s))
+    crate::vocab::jobs::shows_reason(&j.state)
 }
 
 pub fn reason(j: &pb::Job) -> &str {
@@ -177,10 +122,6 @@ pub fn nodelist(j: &pb::Job) -> String {
 /// rounded, as the whole number Slurm admins expect from `Priority=`.
 pub fn priority(j: &pb::Job) -> String {
     format!("{:.0}", j.priority.max(0.0))
-}
-
-pub fn time_or(ms: i64, none: &str) -> String {
-    if ms > 0 { format_time(ms) } else { none.to_string() }
 }
 
 /// A stdout/stderr pattern as the job will see it: `%j`, `%x`, `%u`, `%A`, `%%`.

@@ -162,7 +162,7 @@ pub fn parse(argv: &[String]) -> Result<Args, String> {
 impl Args {
     fn states(&self) -> Option<Vec<&'static str>> {
         match &self.states {
-            States::Default if self.jobs.is_empty() => Some(jobfmt::ACTIVE.to_vec()),
+            States::Default if self.jobs.is_empty() => Some(jobfmt::active()),
             States::Only(v) => Some(v.clone()),
             _ => None,
         }

@@ -4,7 +4,7 @@ use super::Catalog;
 use super::pairs::{Pair, internal, name_of};
 use crate::error::{Error, Result};
 use crate::model::{Account, ROOT_ACCOUNT};
-use spur_client::vocab::keys::Value;
+use spur_vocab::keys::Value;
 
 pub fn apply(a: &mut Account, pairs: &[Pair]) -> Result<()> {
     for p in pairs {

@@ -1,7 +1,7 @@
 //! `key=value` pairs, parsed once with the vocabulary's key table.
 
 use crate::error::{Error, Result};
-use spur_client::vocab::keys::{self, Entity, KeyDef, Value};
+use spur_vocab::keys::{self, Entity, KeyDef, Value};
 
 #[derive(Debug, Clone)]
 pub struct Pair {

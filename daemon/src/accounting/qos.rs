@@ -4,7 +4,7 @@ use super::Catalog;
 use super::pairs::{Pair, internal};
 use crate::error::{Error, Result};
 use crate::model::Qos;
-use spur_client::vocab::keys::Value;
+use spur_vocab::keys::Value;
 
 pub fn apply(q: &mut Qos, pairs: &[Pair]) -> Result<()> {
     let has = |k: &str| pairs.iter().any(|p| p.def.key == k);

@@ -13,7 +13,7 @@ use crate::model::{Account, Qos, User};
 use crate::store::{self, Action, Mutator, Store, TxnHead, Written};
 use serde::{Serialize, de::DeserializeOwned};
 use serde_json::{Map, Value, json};
-use spur_client::vocab::keys::Entity;
+use spur_vocab::keys::Entity;
 use std::sync::{Arc, RwLock};
 use tokio::sync::broadcast;
 
@@ -35,10 +35,10 @@ pub struct Caller {
     /// uid-0 rule, never recorded as ActorUID.
     pub asserted_uid: Option<u32>,
     /// The admin level a verified token claims.
-    pub claimed_level: Option<spur_client::vocab::names::AdminLevel>,
+    pub claimed_level: Option<spur_vocab::names::AdminLevel>,
     /// The caller's role, as the RPC gate established it (None before):
     /// what bounds the admin levels it may grant.
-    pub role: spur_client::vocab::names::AdminLevel,
+    pub role: spur_vocab::names::AdminLevel,
 }
 
 impl Caller {

@@ -6,8 +6,8 @@ use super::pairs::{Pair, internal, name_of, take};
 use crate::error::{Error, Result};
 use crate::model::{Assoc, User};
 use crate::store::Action;
-use spur_client::vocab::keys::Value;
-use spur_client::vocab::names::AdminLevel;
+use spur_vocab::keys::Value;
+use spur_vocab::names::AdminLevel;
 
 /// Keys that pick the user and association rather than set a value.
 const SCOPE_KEYS: &[&str] = &["name", "account", "defaultaccount", "partition"];

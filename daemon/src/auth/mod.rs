@@ -9,9 +9,9 @@
 
 use crate::accounting::{Caller, Catalog};
 use crate::config::{AuthMode, AuthPlugin, Config};
-use spur_client::conn::{UID_HEADER, USER_HEADER};
-use spur_client::token;
-use spur_client::vocab::names::AdminLevel;
+use spur_proto::token;
+use spur_proto::wire::{UID_HEADER, USER_HEADER};
+use spur_vocab::names::AdminLevel;
 
 pub type Role = AdminLevel;
 
@@ -79,7 +79,7 @@ impl Authenticator {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use spur_client::token::{Claims, mint};
+    use spur_proto::token::{Claims, mint};
 
     fn auth(plugin: AuthPlugin, mode: AuthMode) -> Authenticator {
         Authenticator { plugin, mode, key: Some(b"k".to_vec()) }

@@ -1,8 +1,8 @@
 //! spurd: the Spur node agent. One process may host many nodes.
 
 use clap::Parser;
-use spur_client::vocab::hostlist;
 use spur_daemon::agent::{AgentOpts, run, stepd};
+use spur_vocab::hostlist;
 
 #[derive(Parser)]
 #[command(name = "spurd", version, about = "The Spur node agent")]
@@ -55,7 +55,7 @@ async fn agent_main() {
             .map(|h| h.trim().to_string())
             .unwrap_or_else(|_| "localhost".into())
     });
-    let controller = spur_client::conn::resolve_controller(Some(&args.controller));
+    let controller = spur_proto::wire::resolve_controller(Some(&args.controller));
     let state_dir = args.state_dir.unwrap_or_else(|| spur_daemon::agent::default_state_dir(&nodes));
     let stepd = match std::env::current_exe() {
         Ok(p) => p,

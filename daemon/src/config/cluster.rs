@@ -1,9 +1,8 @@
 //! `[[nodes]]` and `[[partitions]]`: the static shape of the cluster.
 
 use serde::Deserialize;
-use spur_client::vocab::hostlist;
-use spur_client::vocab::names::PreemptMode;
-use spur_client::vocab::time::parse_minutes;
+use spur_vocab::hostlist;
+use spur_vocab::names::PreemptMode;
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -36,12 +35,7 @@ impl TimeValue {
     pub fn minutes(&self) -> Result<Option<u64>, String> {
         match self {
             TimeValue::Minutes(m) => Ok(Some(*m)),
-            TimeValue::Text(t)
-                if t.eq_ignore_ascii_case("unlimited") || t.eq_ignore_ascii_case("infinite") =>
-            {
-                Ok(None)
-            }
-            TimeValue::Text(t) => parse_minutes(t).map(Some),
+            TimeValue::Text(t) => spur_vocab::TimeLimit::parse(t).map(spur_vocab::TimeLimit::minutes),
         }
     }
 }
@@ -76,10 +70,8 @@ fn default_mem() -> u64 {
     1024
 }
 fn up() -> String {
-    "UP".into()
+    spur_vocab::PartitionState::Up.as_str().into()
 }
-
-pub const PARTITION_STATES: &[&str] = &["UP", "DOWN", "DRAIN", "INACTIVE"];
 
 /// Expands and checks the cluster's nodes and partitions; errors name the key.
 pub fn validate(nodes: &[NodeConfig], parts: &[PartitionConfig]) -> Result<(), String> {
@@ -115,7 +107,7 @@ pub fn validate(nodes: &[NodeConfig], parts: &[PartitionConfig]) -> Result<(), S
                 v.minutes().map_err(|e| format!("key 'partitions[{i}].{key}': {e}"))?;
             }
         }
-        if !PARTITION_STATES.contains(&p.state.to_ascii_uppercase().as_str()) {
+        if spur_vocab::PartitionState::parse(&p.state).is_err() {
             return Err(format!(
                 "key 'partitions[{i}].state': '{}' is not UP, DOWN, DRAIN or INACTIVE",
                 p.state

@@ -292,7 +292,7 @@ impl Config {
         if a.plugin == AuthPlugin::Jwt
             && let Some(k) = &a.jwt_key
         {
-            spur_client::token::check_key(k.as_bytes()).map_err(|m| format!("key 'auth.jwt_key': {m}"))?;
+            spur_proto::token::check_key(k.as_bytes()).map_err(|m| format!("key 'auth.jwt_key': {m}"))?;
         }
         if a.mode == AuthMode::Required && a.plugin != AuthPlugin::Jwt {
             return Err("key 'auth.mode': \"required\" needs auth.plugin = \"jwt\"".into());
@@ -327,7 +327,7 @@ impl Config {
             && let Some((k, name)) = &key
         {
             let file = self.path.as_ref().map_or_else(|| "spur.conf".into(), |p| p.display().to_string());
-            spur_client::token::check_key(k)
+            spur_proto::token::check_key(k)
                 .map_err(|m| ConfigError::Invalid { file, msg: format!("{name}: {m}") })?;
         }
         Ok(key.map(|(k, _)| k))

@@ -6,7 +6,7 @@
 use super::{Config, ConfigError, one_line};
 use crate::model::{HresLayer, HresMode, HresResource, INFINITE};
 use serde::Deserialize;
-use spur_client::vocab::hostlist;
+use spur_vocab::hostlist;
 use std::collections::{BTreeMap, BTreeSet};
 
 #[derive(Debug, Deserialize)]
@@ -169,7 +169,7 @@ impl Config {
     pub fn node_names(&self) -> Result<std::collections::BTreeSet<String>, String> {
         let mut out = std::collections::BTreeSet::new();
         for n in &self.nodes {
-            out.extend(spur_client::vocab::hostlist::expand(&n.name)?);
+            out.extend(spur_vocab::hostlist::expand(&n.name)?);
         }
         Ok(out)
     }

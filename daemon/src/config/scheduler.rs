@@ -3,7 +3,7 @@
 //! spec/spur-accounting-qos.md (preempt_type, preempt_exempt_time).
 
 use serde::Deserialize;
-use spur_client::vocab::time::parse_seconds;
+use spur_vocab::time::parse_seconds;
 
 /// Which preemptions the gap rule may fire (spec: "QOS preemption hierarchy").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]

@@ -32,8 +32,8 @@ use crate::sched::submit::{self, SubmitCounts, SubmitError, SubmitPolicy};
 use crate::store::{BatchWriter, Store, now_ms};
 use preempt::preempt_config;
 use record::{JobRecord, PENDING, RUNNING};
-use spur_client::vocab::{hostlist, licenses};
 use spur_proto::v1 as pb;
+use spur_vocab::{hostlist, licenses};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -302,7 +302,7 @@ impl JobService {
     }
 
     /// Running jobs and what each was charged, for `show license`.
-    pub fn license_holders(&self) -> Vec<(u64, Vec<spur_client::vocab::licenses::LicenseAlloc>)> {
+    pub fn license_holders(&self) -> Vec<(u64, Vec<spur_vocab::licenses::LicenseAlloc>)> {
         (self.lock().jobs.values())
             .filter(|j| j.state == RUNNING && !j.licenses_alloc.is_empty())
             .map(|j| (j.id, j.licenses_alloc.clone()))

@@ -9,7 +9,7 @@ use crate::config::SchedulerConfig;
 use crate::error::{Error, Result};
 use crate::sched::{self, JobVerdict, PairVerdict, Plan, PreemptConfig, Reason};
 use crate::store::{TxnRow, now_ms};
-use spur_client::vocab::names::PreemptMode;
+use spur_vocab::names::PreemptMode;
 use std::sync::Arc;
 
 const SIGCONT: i32 = 18;

@@ -1,9 +1,10 @@
 //! A job as the controller keeps and persists it: what was asked (the spec,
 //! script included), what resolution filled in, and where it stands.
 
-use crate::sched::{self, Hold, JobState};
+use crate::sched::{self, Hold, JobState as SchedState};
 use serde::{Deserialize, Serialize};
-use spur_client::vocab::licenses::{self, LicenseAlloc};
+use spur_vocab::JobState;
+use spur_vocab::licenses::{self, LicenseAlloc};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(default)]
@@ -59,9 +60,9 @@ pub struct JobRecord {
     pub suspended_total_ms: i64,
 }
 
-pub const PENDING: &str = "PENDING";
-pub const RUNNING: &str = "RUNNING";
-pub const SUSPENDED: &str = "SUSPENDED";
+pub const PENDING: &str = JobState::Pending.as_str();
+pub const RUNNING: &str = JobState::Running.as_str();
+pub const SUSPENDED: &str = JobState::Suspended.as_str();
 
 impl JobRecord {
     pub fn is_active(&self) -> bool {
@@ -119,23 +120,19 @@ impl JobRecord {
             nodelist: self.nodelist.clone(),
             exclude: self.exclude.clone(),
             exclusive: self.exclusive,
-            hold: match self.hold.as_str() {
-                "user" => Hold::User,
-                "admin" => Hold::Admin,
-                _ => Hold::None,
-            },
+            hold: Hold::from_name(&self.hold),
             licenses: self.license_asks(),
             charged: self.licenses_alloc.clone(),
             requeueable: self.requeue,
             reservation: None,
             state: match self.state.as_str() {
-                RUNNING => JobState::Running { nodes: self.nodes.clone(), start_ms: self.start_ms },
-                SUSPENDED => JobState::Suspended {
+                RUNNING => SchedState::Running { nodes: self.nodes.clone(), start_ms: self.start_ms },
+                SUSPENDED => SchedState::Suspended {
                     nodes: self.nodes.clone(),
                     start_ms: self.start_ms,
                     by: self.preempted_by.unwrap_or(0),
                 },
-                _ => JobState::Pending,
+                _ => SchedState::Pending,
             },
         }
     }
@@ -156,7 +153,7 @@ mod tests {
         for huge in [u64::MAX, u64::MAX / 60_000, i64::MAX as u64 / 60_000 + 1] {
             assert_eq!(at(huge).deadline_ms(), Some(i64::MAX), "{huge}");
         }
-        let max = at(spur_client::vocab::time::MAX_TIME_LIMIT_MINUTES).deadline_ms().unwrap();
+        let max = at(spur_vocab::time::MAX_TIME_LIMIT_MINUTES).deadline_ms().unwrap();
         assert!(max > 1_700_000_000_000 && max < i64::MAX);
     }
 }

@@ -7,8 +7,8 @@ use super::record::{JobRecord, PENDING, RUNNING};
 use crate::model::BaseState;
 use crate::sched::{self, SchedNode, Snapshot};
 use crate::store::now_ms;
-use spur_client::vocab::hostlist;
 use spur_proto::v1 as pb;
+use spur_vocab::hostlist;
 use std::sync::Arc;
 use std::time::Duration;
 

@@ -22,11 +22,7 @@ pub(crate) fn updated(
     for (k, v) in set {
         match k.to_ascii_lowercase().as_str() {
             "timelimit" => {
-                next.time_limit = if v.eq_ignore_ascii_case("unlimited") {
-                    None
-                } else {
-                    Some(spur_client::vocab::time::parse_limit(v).map_err(|m| Error::invalid(k, m))?)
-                }
+                next.time_limit = spur_vocab::TimeLimit::parse(v).map_err(|m| Error::invalid(k, m))?.minutes()
             }
             "priority" => {
                 if role < Role::Operator {

@@ -3,7 +3,7 @@
 //! was. Running jobs are not touched; they release what they were charged.
 
 use crate::model::{HresMode, HresResource, INFINITE};
-use spur_client::vocab::hostlist;
+use spur_vocab::hostlist;
 
 /// One update, as `scontrol update` names its keys.
 #[derive(Debug, Clone, Default, PartialEq)]

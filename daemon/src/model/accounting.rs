@@ -2,8 +2,8 @@
 //! is "no limit" and `Some(0)` is a literal 0 that blocks.
 
 use serde::{Deserialize, Serialize};
-use spur_client::vocab::names::{AdminLevel, PreemptMode, QosFlags};
-use spur_client::vocab::tres::{self, TresMap};
+use spur_vocab::names::{AdminLevel, PreemptMode, QosFlags};
+use spur_vocab::tres::{self, TresMap};
 
 /// The account every parentless account hangs under. It always exists and is not stored.
 pub const ROOT_ACCOUNT: &str = "root";

@@ -2,7 +2,7 @@
 //! and the admin state (drain/down with who set the reason, and when).
 
 use serde::{Deserialize, Serialize};
-use spur_client::vocab::names::PreemptMode;
+use spur_vocab::names::PreemptMode;
 
 /// Why a node is out of service, with who said so and when. This is what
 /// `sinfo -R` shows without reading the txn log.

@@ -167,7 +167,7 @@ impl NodeService {
             }
         }
         if !lost.is_empty() {
-            tracing::warn!(nodes = %spur_client::vocab::hostlist::compress(&lost), "nodes not responding; set DOWN");
+            tracing::warn!(nodes = %spur_vocab::hostlist::compress(&lost), "nodes not responding; set DOWN");
             self.system_row(&lost, NOT_RESPONDING);
             self.publish(lost.clone());
         }

@@ -5,7 +5,7 @@ use super::Cluster;
 use crate::config::{Config, parse_gres};
 use crate::error::{Error, Result};
 use crate::model::{Node, NodeAdmin, Partition};
-use spur_client::vocab::hostlist;
+use spur_vocab::hostlist;
 use std::collections::BTreeMap;
 
 /// Applies the config to the cluster; returns one line per change.

@@ -9,7 +9,7 @@
 
 use super::job::Job;
 use crate::model::Node;
-use spur_client::vocab::time;
+use spur_vocab::time;
 use std::collections::HashSet;
 use std::fmt;
 

@@ -16,7 +16,7 @@
 use super::job::Job;
 use super::reason::{Facts, Reason, ReasonCode as C};
 use crate::model::{HresMode, HresResource};
-use spur_client::vocab::licenses::LicenseAlloc;
+use spur_vocab::licenses::LicenseAlloc;
 use std::collections::HashMap;
 
 struct Res<'a> {

@@ -1,20 +1,14 @@
 //! The plain job data the scheduler reads, and the two views of a job's ask
 //! that limits and placement need: its TRES totals and its per-node shape.
 
-use spur_client::vocab::licenses::LicenseAlloc;
+use spur_vocab::licenses::LicenseAlloc;
 use std::fmt;
 
 pub type JobId = u64;
 
-/// Who holds a job back. Slurm keeps the two apart because only an operator
-/// may release an admin hold.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Hold {
-    #[default]
-    None,
-    User,
-    Admin,
-}
+/// Who holds a job back (Slurm keeps the two apart because only an operator
+/// may release an admin hold): the vocabulary's one definition.
+pub use spur_vocab::Hold;
 
 /// The states the scheduler cares about. Finished jobs are not in a snapshot.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -149,7 +143,7 @@ pub enum Dim {
 impl Dim {
     pub const ALL: [Dim; 4] = [Dim::Cpu, Dim::Mem, Dim::Gpu, Dim::Node];
 
-    /// The id in `spur_client::vocab::tres::TRES` (checked by a test).
+    /// The id in `spur_vocab::tres::TRES` (checked by a test).
     pub fn tres_id(self) -> u32 {
         match self {
             Dim::Cpu => 1,

@@ -4,7 +4,7 @@
 
 use super::job::{Dim, Tres};
 use super::reason::{LimitFacts, LimitKind, Reason, ReasonCode as C, Scope, Unit};
-use spur_client::vocab::tres::TresMap;
+use spur_vocab::tres::TresMap;
 use std::collections::HashMap;
 
 /// The unit of each [`Dim`], in order.

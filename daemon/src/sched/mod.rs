@@ -48,8 +48,8 @@ pub mod verdict;
 
 use crate::accounting::Catalog;
 use crate::model::{BaseState, HresResource, Node, Partition};
-use spur_client::vocab::licenses::LicenseAlloc;
-use spur_client::vocab::names::PreemptMode;
+use spur_vocab::licenses::LicenseAlloc;
+use spur_vocab::names::PreemptMode;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 

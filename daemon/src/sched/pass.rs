@@ -14,7 +14,7 @@ use super::reason::{Facts, LimitFacts, LimitKind, Reason, ReasonCode as C, Scope
 use super::scope::Scopes;
 use super::{Pending, Plan, Reservation, Snapshot, Start};
 use crate::model::Partition;
-use spur_client::vocab::licenses::LicenseAlloc;
+use spur_vocab::licenses::LicenseAlloc;
 use std::collections::HashMap;
 
 /// Placements tried for a job whose Mode 3 sum overflowed a layer.
@@ -265,9 +265,9 @@ impl<'a> Pass<'a> {
         let part = &self.parts[pi as usize];
         let (p, name) = (part.p, || part.p.name.clone());
         let state = p.state.trim().to_ascii_uppercase();
-        let code = match state.as_str() {
-            "DOWN" => Some(C::PartitionDown),
-            "INACTIVE" => Some(C::PartitionInactive),
+        let code = match spur_vocab::PartitionState::parse(&state) {
+            Ok(spur_vocab::PartitionState::Down) => Some(C::PartitionDown),
+            Ok(spur_vocab::PartitionState::Inactive) => Some(C::PartitionInactive),
             _ => None,
         };
         if let Some(code) = code {

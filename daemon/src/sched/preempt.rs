@@ -14,7 +14,7 @@ use super::pass::{Pass, secs};
 use super::priority::PriorityFactors;
 use super::reason::ReasonCode;
 use super::verdict::{GapCheck, Guard, JobCheck, JobVerdict, LISTED, Outcome, PairVerdict, Side, Source};
-use spur_client::vocab::names::PreemptMode;
+use spur_vocab::names::PreemptMode;
 use std::collections::HashMap;
 
 /// What a blocked job is short of: room on nodes, or a Mode 3 resource.

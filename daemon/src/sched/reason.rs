@@ -1,103 +1,12 @@
-//! Slurm's pending and reject reason codes (one table), and the typed
-//! [`Reason`]: a code plus the facts behind it. The console and the CLI
+//! The typed [`Reason`]: a Slurm reason code (the table is `spur_vocab`'s
+//! [`ReasonCode`]) plus the facts behind it. The console and the CLI
 //! render these; they never recompute scheduler logic.
 
 use super::job::{JobId, Shape};
-use spur_client::vocab::hostlist;
-use spur_client::vocab::time::{format_minutes, format_seconds};
+pub use spur_vocab::ReasonCode;
+use spur_vocab::hostlist;
+use spur_vocab::time::{format_minutes, format_seconds};
 use std::fmt;
-
-/// Declares the code table once: variant, Slurm spelling, meaning.
-macro_rules! codes {
-    ($($v:ident => $text:literal, $doc:literal;)*) => {
-        /// A Slurm reason code, as `squeue %r` and `scontrol show job` print it.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        pub enum ReasonCode { $($v,)* }
-
-        impl ReasonCode {
-            pub const ALL: &'static [ReasonCode] = &[$(ReasonCode::$v,)*];
-
-            pub fn as_str(self) -> &'static str {
-                match self { $(ReasonCode::$v => $text,)* }
-            }
-
-            /// One line for docs and for a reason that carries no facts.
-            pub fn description(self) -> &'static str {
-                match self { $(ReasonCode::$v => $doc,)* }
-            }
-        }
-    };
-}
-
-codes! {
-    Priority => "Priority", "higher-priority jobs are ahead of this one";
-    Resources => "Resources", "the job is waiting for resources to free up";
-    JobHeldUser => "JobHeldUser", "held by its user; release with scontrol release";
-    JobHeldAdmin => "JobHeldAdmin", "held by an administrator; an operator must release it";
-    BeginTime => "BeginTime", "the job's begin time has not been reached";
-    PartitionTimeLimit => "PartitionTimeLimit", "the job's time limit exceeds the partition's MaxTime";
-    PartitionNodeLimit => "PartitionNodeLimit", "the job asks for more nodes than the partition has";
-    PartitionDown => "PartitionDown", "the partition is DOWN";
-    PartitionInactive => "PartitionInactive", "the partition is INACTIVE";
-    PartitionConfig => "PartitionConfig", "the job's partition does not exist";
-    ReqNodeNotAvail => "ReqNodeNotAvail", "a required node is down, drained or outside the partition";
-    Licenses => "Licenses", "the job is waiting for licenses";
-    HRESDisabled => "HRESDisabled", "no enabled layer of a hierarchical resource can serve the job";
-    AccountingUnavailable => "AccountingUnavailable",
-        "the accounting cache has not loaded, so the job's limits cannot be checked";
-    InvalidQOS => "InvalidQOS", "the job's QOS does not exist";
-    InvalidAccount => "InvalidAccount", "the job's account does not exist or is not the user's";
-    QOSGrpNodeLimit => "QOSGrpNodeLimit", "the QOS grptres node cap is reached";
-    QOSGrpCpuLimit => "QOSGrpCpuLimit", "the QOS grptres cpu cap is reached";
-    QOSGrpMemLimit => "QOSGrpMemLimit", "the QOS grptres mem cap is reached";
-    QOSGrpGRES => "QOSGrpGRES", "the QOS grptres gres cap is reached";
-    QOSGrpWallLimit => "QOSGrpWallLimit", "the QOS grpwall budget is used up";
-    QOSMaxJobsPerUserLimit => "QOSMaxJobsPerUserLimit", "the user's running jobs under the QOS are at maxjobsperuser";
-    QOSMaxCpuPerUserLimit => "QOSMaxCpuPerUserLimit", "the user's CPUs under the QOS are at maxtresperuser";
-    QOSMaxMemoryPerUser => "QOSMaxMemoryPerUser", "the user's memory under the QOS is at maxtresperuser";
-    QOSMaxGRESPerUser => "QOSMaxGRESPerUser", "the user's GPUs under the QOS are at maxtresperuser";
-    QOSMaxNodePerUserLimit => "QOSMaxNodePerUserLimit", "the user's nodes under the QOS are at maxtresperuser";
-    QOSMaxCpuPerJobLimit => "QOSMaxCpuPerJobLimit", "the job asks for more CPUs than the QOS maxtresperjob";
-    QOSMaxNodePerJobLimit => "QOSMaxNodePerJobLimit", "the job asks for more nodes than the QOS maxtresperjob";
-    QOSMaxMemoryPerJob => "QOSMaxMemoryPerJob", "the job asks for more memory than the QOS maxtresperjob";
-    QOSMaxGRESPerJob => "QOSMaxGRESPerJob", "the job asks for more GPUs than the QOS maxtresperjob";
-    QOSMaxWallDurationPerJobLimit => "QOSMaxWallDurationPerJobLimit", "the job's time limit exceeds the QOS maxwall";
-    QOSMaxSubmitJobPerUserLimit => "QOSMaxSubmitJobPerUserLimit", "the user's submitted jobs under the QOS are at maxsubmitjobsperuser";
-    MaxSubmitJobsPerAccount => "MaxSubmitJobsPerAccount", "the account's submitted jobs under the QOS are at maxsubmitjobsperaccount";
-    QOSGrpSubmitJobsLimit => "QOSGrpSubmitJobsLimit", "the QOS's submitted jobs are at grpsubmit";
-    AssocMaxJobsLimit => "AssocMaxJobsLimit", "the association's running jobs are at maxjobs";
-    AssocGrpJobsLimit => "AssocGrpJobsLimit", "the account's running jobs are at maxrunningjobs";
-    AssocGrpNodeLimit => "AssocGrpNodeLimit", "the association grptres node cap is reached";
-    AssocGrpCpuLimit => "AssocGrpCpuLimit", "the association grptres cpu cap is reached";
-    AssocGrpMemLimit => "AssocGrpMemLimit", "the association grptres mem cap is reached";
-    AssocGrpGRES => "AssocGrpGRES", "the association grptres gres cap is reached";
-    AssocMaxCpuPerJobLimit => "AssocMaxCpuPerJobLimit", "the job asks for more CPUs than the association maxtresperjob";
-    AssocMaxNodePerJobLimit => "AssocMaxNodePerJobLimit", "the job asks for more nodes than the association maxtresperjob";
-    AssocMaxMemoryPerJob => "AssocMaxMemoryPerJob", "the job asks for more memory than the association maxtresperjob";
-    AssocMaxGRESPerJob => "AssocMaxGRESPerJob", "the job asks for more GPUs than the association maxtresperjob";
-    AssocMaxWallDurationPerJobLimit => "AssocMaxWallDurationPerJobLimit", "the job's time limit exceeds the association maxwall";
-    AssocMaxSubmitJobLimit => "AssocMaxSubmitJobLimit", "the association's submitted jobs are at maxsubmitjobs";
-    AssocGrpSubmitJobsLimit => "AssocGrpSubmitJobsLimit", "the association's (a user's in an account, or an account's subtree) submitted jobs are at grpsubmit";
-}
-
-impl ReasonCode {
-    /// Exact Slurm spelling first, then case-insensitive.
-    pub fn parse(raw: &str) -> Result<ReasonCode, String> {
-        let raw = raw.trim();
-        Self::ALL
-            .iter()
-            .find(|c| c.as_str() == raw)
-            .or_else(|| Self::ALL.iter().find(|c| c.as_str().eq_ignore_ascii_case(raw)))
-            .copied()
-            .ok_or_else(|| format!("unknown reason code '{raw}'"))
-    }
-}
-
-impl fmt::Display for ReasonCode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 /// Whose limit it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -278,7 +187,7 @@ impl fmt::Display for Reason {
 }
 
 fn wall(m: Option<u64>) -> String {
-    m.map_or_else(|| "UNLIMITED".to_string(), format_minutes)
+    spur_vocab::time::format_limit(m)
 }
 
 impl fmt::Display for LimitFacts {

@@ -10,7 +10,7 @@ use super::reason::{Facts, Reason, ReasonCode as C, Scope};
 use super::submit::find_assoc;
 use crate::accounting::Catalog;
 use crate::model::{Assoc, Qos};
-use spur_client::vocab::tres::TresMap;
+use spur_vocab::tres::TresMap;
 use std::collections::HashMap;
 
 #[derive(Debug)]

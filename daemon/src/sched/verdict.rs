@@ -5,9 +5,9 @@
 
 use super::job::{JobId, Shape};
 use super::priority::PriorityFactors;
-use spur_client::vocab::hostlist;
-use spur_client::vocab::names::PreemptMode;
-use spur_client::vocab::time::format_seconds;
+use spur_vocab::hostlist;
+use spur_vocab::names::PreemptMode;
+use spur_vocab::time::format_seconds;
 use std::fmt;
 
 /// How many candidates a verdict keeps, best first.

@@ -6,9 +6,9 @@ use super::gate::Gate;
 use crate::accounting::qos::synthetic_normal;
 use crate::accounting::{AcctService, ChangeOut, SetMode};
 use crate::error::{Error, Result};
-use spur_client::vocab::keys::{Entity, parse_name_list};
 use spur_proto::v1 as pb;
 use spur_proto::v1::accounting_server::Accounting;
+use spur_vocab::keys::{Entity, parse_name_list};
 use std::sync::Arc;
 use tonic::{Request, Response, Status};
 

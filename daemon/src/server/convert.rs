@@ -3,8 +3,8 @@
 use crate::accounting::ChangeOut;
 use crate::model::{Account, Assoc, Node, Partition, Qos, User};
 use crate::store::TxnRow;
-use spur_client::vocab::tres::{self, format_map};
 use spur_proto::v1 as pb;
+use spur_vocab::tres::{self, format_map};
 
 fn lim(v: Option<u64>) -> Option<i64> {
     v.map(|v| i64::try_from(v).unwrap_or(i64::MAX))
@@ -128,7 +128,7 @@ pub fn node(n: &Node) -> pb::Node {
 pub fn partition(p: &Partition, nodes: &std::collections::BTreeMap<String, Node>) -> pb::Partition {
     pb::Partition {
         name: p.name.clone(),
-        nodes: spur_client::vocab::hostlist::compress(&p.nodes),
+        nodes: spur_vocab::hostlist::compress(&p.nodes),
         is_default: p.is_default,
         max_time_minutes: lim(p.max_time),
         default_time_minutes: lim(p.default_time),
@@ -208,7 +208,7 @@ pub fn job(j: &crate::jobs::record::JobRecord) -> pb::Job {
         prio_age: j.factors.2,
         prio_tier: j.factors.3,
         preempted_by: j.preempted_by.unwrap_or(0),
-        licenses_alloc: spur_client::vocab::licenses::format_allocs(&j.licenses_alloc),
+        licenses_alloc: spur_vocab::licenses::format_allocs(&j.licenses_alloc),
         spec: Some(Box::new(pb::JobSpec {
             name: j.name.clone(),
             account: j.account.clone().unwrap_or_default(),
@@ -220,8 +220,8 @@ pub fn job(j: &crate::jobs::record::JobRecord) -> pb::Job {
             mem_mb: j.mem_mb,
             gpus_per_node: j.gpus as u32,
             time_limit_minutes: j.time_limit,
-            nodelist: spur_client::vocab::hostlist::compress(&j.nodelist),
-            exclude: spur_client::vocab::hostlist::compress(&j.exclude),
+            nodelist: spur_vocab::hostlist::compress(&j.nodelist),
+            exclude: spur_vocab::hostlist::compress(&j.exclude),
             priority: j.priority.map(|p| p as i64),
             exclusive: j.exclusive,
             licenses: j.licenses.clone(),

@@ -13,7 +13,7 @@ pub const MAX_REQUEST_BYTES: usize = 4 << 20;
 pub const MAX_RESPONSE_BYTES: usize = 4 << 20;
 /// Jobs and Cluster answers: a whole queue's listing, which clients decode
 /// up to this size.
-pub const MAX_LISTING_BYTES: usize = spur_client::conn::JOBS_MESSAGE_MAX;
+pub const MAX_LISTING_BYTES: usize = spur_proto::wire::JOBS_MESSAGE_MAX;
 /// Rows of one ListTxn answer stop at this many encoded bytes; the client
 /// asks for the rest from `next_before_id`.
 pub const TXN_PAGE_BYTES: usize = 3 << 20;

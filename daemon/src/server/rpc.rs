@@ -38,7 +38,7 @@ impl Class {
 pub const UNNAMED_TARGETS: &[&str] = &["/spur.v1.Nodes/Reconfigure"];
 
 use Class::*;
-use spur_client::vocab::names::AdminLevel::{Administrator as Admin, None as Anyone, Operator};
+use spur_vocab::names::AdminLevel::{Administrator as Admin, None as Anyone, Operator};
 
 const fn acct(entity: &'static str) -> Class {
     Mutate { entity, role: Operator, target: "name", in_txn: true }

@@ -133,7 +133,7 @@ impl TxnRow {
 /// A txn query: sacctmgr's filters, and optionally "after this id" for a tail resuming.
 #[derive(Debug, Clone, Default)]
 pub struct TxnQuery {
-    pub filter: spur_client::vocab::txn::TxnFilter,
+    pub filter: spur_vocab::txn::TxnFilter,
     pub after_id: Option<i64>,
     /// Only rows with a smaller id: where a paged listing resumes.
     pub before_id: Option<i64>,

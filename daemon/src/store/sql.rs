@@ -54,7 +54,7 @@ pub fn txn_select(q: &super::TxnQuery) -> (String, Vec<Bind>) {
         }
     }
     if let Some(p) = &f.peer {
-        let (exact, plain, bracketed) = spur_client::vocab::txn::peer_patterns(p);
+        let (exact, plain, bracketed) = spur_vocab::txn::peer_patterns(p);
         // LIKE narrows; the exact port-boundary rule is re-checked in Rust.
         push(
             "(peer = ? OR peer LIKE ? OR peer LIKE ?)",
@@ -217,7 +217,7 @@ macro_rules! store_common {
                 })
                 .collect::<crate::error::Result<Vec<TxnRow>>>()?;
             if let Some(p) = &q.filter.peer {
-                out.retain(|r| spur_client::vocab::txn::peer_matches(p, &r.head.peer));
+                out.retain(|r| spur_vocab::txn::peer_matches(p, &r.head.peer));
             }
             if q.after_id.is_none() {
                 out.reverse();

@@ -6,8 +6,10 @@
 use super::{Alert, Column, Detail, Row, RowSource, Rows, TableModel, Target};
 use crate::jobs::{self, JobRec, JobSet, OrderKey, StateFilter, TIME_COL};
 use crate::state::PaneView;
-use spur_client::cli::jobfmt;
 use spur_client::vocab::time::{format_minutes, format_seconds};
+use spur_vocab::jobs::compact;
+use spur_vocab::time::squeue_secs;
+use spur_vocab::txn::time_or;
 use std::cmp::Reverse;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -31,7 +33,7 @@ pub const COLUMNS: &[Column] = &[
 ];
 
 pub fn alert(r: &JobRec) -> Option<Alert> {
-    let code = jobfmt::compact(&r.state);
+    let code = compact(&r.state);
     if jobs::failed(code) {
         Some(Alert::JobFailed)
     } else if r.class() == jobs::Class::Finished {
@@ -43,7 +45,7 @@ pub fn alert(r: &JobRec) -> Option<Alert> {
 
 /// squeue's TIME: `M:SS`, `H:MM:SS`, `D-HH:MM:SS`.
 pub fn time_cell(r: &JobRec, now_ms: i64) -> String {
-    jobfmt::squeue_secs(r.run_secs(now_ms))
+    squeue_secs(r.run_secs(now_ms))
 }
 
 pub fn row(r: &JobRec, now_ms: i64) -> Row {
@@ -185,7 +187,7 @@ pub fn table(set: &Arc<JobSet>, view: &PaneView, now_ms: i64) -> TableModel {
     let plain = view.filter.is_none() && view.sort.is_none() && view.job_states == StateFilter::All;
     let order = (!plain).then(|| order(set, view));
     let mut widths = set.widths.clone();
-    widths[TIME_COL] = super::width(&jobfmt::squeue_secs(set.longest_run(now_ms)));
+    widths[TIME_COL] = super::width(&squeue_secs(set.longest_run(now_ms)));
     TableModel {
         columns: COLUMNS,
         rows: Rows::Lazy { source: Arc::new(JobRows { set: set.clone(), now_ms }), order },
@@ -201,7 +203,7 @@ fn or(s: &str, none: &str) -> String {
 pub fn detail(set: &JobSet, key: &str, now_ms: i64) -> Option<Detail> {
     let r = set.get(key.parse().ok()?)?;
     let f = |label: &str, value: String| (label.to_string(), value);
-    let time = |ms: i64| jobfmt::time_or(ms, "Unknown");
+    let time = |ms: i64| time_or(ms, "Unknown");
     let reason = if r.reason.is_empty() { "None" } else { &r.reason };
     let mut fields = vec![
         f("JobId", r.id.to_string()),

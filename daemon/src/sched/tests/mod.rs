@@ -16,8 +16,8 @@ mod submit_groups;
 use super::{Job, JobState, Plan, SchedConfig, SchedNode, Snapshot, schedule};
 use crate::accounting::Catalog;
 use crate::model::{Account, Assoc, Partition, Qos, User};
-use spur_client::vocab::names::PreemptMode;
-use spur_client::vocab::tres::{TresMap, parse_map};
+use spur_vocab::names::PreemptMode;
+use spur_vocab::tres::{TresMap, parse_map};
 use std::sync::Arc;
 
 pub const NOW: i64 = 1_700_000_000_000;

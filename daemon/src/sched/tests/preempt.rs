@@ -4,7 +4,7 @@
 
 use super::{Fx, MIN, NOW, job, qos, run_on};
 use crate::sched::{Job, JobState, Outcome, PreemptConfig, explain_job, explain_pair};
-use spur_client::vocab::names::PreemptMode;
+use spur_vocab::names::PreemptMode;
 
 /// Two 4-CPU nodes in partition `batch` (preempt_mode=requeue), preemption on
 /// with no exemption, no runtime floor and a threshold every full pool meets.

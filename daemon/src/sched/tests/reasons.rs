@@ -3,7 +3,7 @@
 
 use crate::sched::job::Dim;
 use crate::sched::{Reason, ReasonCode};
-use spur_client::vocab::tres;
+use spur_vocab::tres;
 use std::collections::HashSet;
 
 #[test]

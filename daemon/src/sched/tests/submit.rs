@@ -6,7 +6,7 @@ use crate::accounting::Catalog;
 use crate::model::{Assoc, Partition, Qos};
 use crate::sched::submit::{default_time_limit, submit};
 use crate::sched::{Job, ReasonCode as C, Resolved, SubmitCounts, SubmitError, SubmitPolicy};
-use spur_client::vocab::names::QosFlags;
+use spur_vocab::names::QosFlags;
 
 const DENY: QosFlags = QosFlags { deny_on_limit: true };
 

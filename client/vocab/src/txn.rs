@@ -5,19 +5,31 @@
 use super::keys::KeyError;
 use chrono::{DateTime, Local, NaiveDate, NaiveDateTime, TimeZone};
 
+/// Rows shown when no limit is given.
 pub const DEFAULT_LIMIT: i64 = 1000;
+/// The most rows one request may ask for.
 pub const MAX_LIMIT: i64 = 10000;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
+/// A parsed `show txn` filter.
 pub struct TxnFilter {
+    /// Who acted.
     pub actor: Option<String>,
+    /// What was done.
     pub action: Option<String>,
+    /// What kind of thing.
     pub entity: Option<String>,
+    /// Which one.
     pub name: Option<String>,
+    /// How it ended.
     pub outcome: Option<String>,
+    /// From where.
     pub peer: Option<String>,
+    /// Not before (ms).
     pub start_ms: Option<i64>,
+    /// Not after (ms).
     pub end_ms: Option<i64>,
+    /// At most this many rows.
     pub limit: i64,
 }
 
@@ -39,16 +51,24 @@ impl Default for TxnFilter {
 
 /// The fields a row is matched on.
 pub struct RowView<'a> {
+    /// Who acted.
     pub actor: &'a str,
+    /// What was done.
     pub action: &'a str,
+    /// What kind of thing.
     pub entity: &'a str,
+    /// Which one.
     pub name: &'a str,
+    /// How it ended.
     pub outcome: &'a str,
+    /// From where.
     pub peer: &'a str,
+    /// When (ms).
     pub time_ms: i64,
 }
 
 impl TxnFilter {
+    /// Parses `show txn` filter pairs, with relative times measured from `now`.
     pub fn parse(pairs: &[(String, String)], now: DateTime<Local>) -> Result<TxnFilter, KeyError> {
         let mut f = TxnFilter::default();
         for (k, v) in pairs {
@@ -90,6 +110,7 @@ impl TxnFilter {
         Ok(f)
     }
 
+    /// Whether the row passes every given filter.
     pub fn matches(&self, r: &RowView<'_>) -> bool {
         let eq = |want: &Option<String>, got: &str| want.as_ref().is_none_or(|w| w == got);
         eq(&self.actor, r.actor)
@@ -109,6 +130,7 @@ pub fn peer_patterns(want: &str) -> (String, String, String) {
     (want.to_string(), format!("{want}:"), format!("[{want}]:"))
 }
 
+/// Whether a stored peer matches a wanted pattern.
 pub fn peer_matches(want: &str, stored: &str) -> bool {
     let (exact, plain, bracketed) = peer_patterns(want);
     let port_after = |prefix: &str| {
@@ -156,6 +178,11 @@ pub fn format_time(ms: i64) -> String {
         .single()
         .map(|t| t.format("%Y-%m-%dT%H:%M:%S").to_string())
         .unwrap_or_default()
+}
+
+/// [`format_time`] of a time that may be unset (0 or less): `none` then.
+pub fn time_or(ms: i64, none: &str) -> String {
+    if ms > 0 { format_time(ms) } else { none.to_string() }
 }
 
 #[cfg(test)]

@@ -4,17 +4,24 @@ use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+/// What a preemptor does to the job it preempts.
 pub enum PreemptMode {
     #[default]
+    /// Never preempted.
     Off,
+    /// Cancelled.
     Cancel,
+    /// Requeued.
     Requeue,
+    /// Suspended until the preemptor ends.
     Suspend,
 }
 
 impl PreemptMode {
+    /// Every mode.
     pub const ALL: [PreemptMode; 4] = [Self::Off, Self::Cancel, Self::Requeue, Self::Suspend];
 
+    /// Slurm's spelling.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Off => "off",
@@ -24,6 +31,7 @@ impl PreemptMode {
         }
     }
 
+    /// Any case.
     pub fn parse(raw: &str) -> Result<Self, String> {
         let lower = raw.trim().to_ascii_lowercase();
         if lower.is_empty() {
@@ -40,12 +48,16 @@ impl PreemptMode {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default, Serialize, Deserialize)]
 pub enum AdminLevel {
     #[default]
+    /// An ordinary user.
     None,
+    /// An operator.
     Operator,
+    /// An administrator.
     Administrator,
 }
 
 impl AdminLevel {
+    /// Slurm's spelling.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::None => "None",
@@ -54,6 +66,7 @@ impl AdminLevel {
         }
     }
 
+    /// Any case.
     pub fn parse(raw: &str) -> Result<Self, String> {
         match raw.trim().to_ascii_lowercase().as_str() {
             "none" | "" => Ok(Self::None),
@@ -68,10 +81,12 @@ impl AdminLevel {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(into = "String", try_from = "String")]
 pub struct QosFlags {
+    /// `DenyOnLimit`: refuse at submit what a limit would hold.
     pub deny_on_limit: bool,
 }
 
 impl QosFlags {
+    /// A comma-separated list of flags.
     pub fn parse(raw: &str) -> Result<Self, String> {
         let mut flags = QosFlags::default();
         for f in raw.split(',').map(str::trim).filter(|f| !f.is_empty()) {
@@ -84,6 +99,7 @@ impl QosFlags {
         Ok(flags)
     }
 
+    /// The flags set, by name.
     pub fn names(self) -> Vec<&'static str> {
         let mut out = vec![];
         if self.deny_on_limit {

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_demo_uses_its_licenses() {
     let dir = tempfile::tempdir().unwrap();
-    let demo = spur_daemon::demo::start_demo(dir.path(), env!("CARGO_BIN_EXE_spurd").into()).await.unwrap();
+    let demo = spur_daemon::demo::start_demo(dir.path(), spur_tests::proc::bin("spurd")).await.unwrap();
     let mut c = connect(&demo.url(), Identity::local()).await.unwrap();
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {

@@ -188,7 +188,7 @@ async fn jobs_held_for_an_unreadable_catalog_start_once_it_loads() {
         token: None,
         hostname: "testhost".into(),
         state_dir: dir.path().join("spool"),
-        stepd: env!("CARGO_BIN_EXE_spurd").into(),
+        stepd: spur_tests::proc::bin("spurd"),
     };
     let agent = tokio::spawn(spur_daemon::agent::run(opts));
 

@@ -5,7 +5,9 @@ use std::collections::BTreeMap;
 /// One trackable resource: its fixed id and its name as it appears in TRES strings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TresDef {
+    /// Slurm's TRES id.
     pub id: u32,
+    /// The TRES name (`cpu`, `mem`, `gres/gpu`).
     pub name: &'static str,
 }
 
@@ -19,6 +21,7 @@ pub const TRES: &[TresDef] = &[
     TresDef { id: 1002, name: "billing" },
 ];
 
+/// The id of `mem`.
 pub const TRES_MEM: u32 = 2;
 
 /// Splits a TRES name into Slurm's `Type` and `Name` columns (`gres/gpu` -> `gres`, `gpu`).
@@ -26,11 +29,13 @@ pub fn type_and_name(def: &TresDef) -> (&'static str, &'static str) {
     def.name.split_once('/').unwrap_or((def.name, ""))
 }
 
+/// The TRES called `name`.
 pub fn by_name(name: &str) -> Option<&'static TresDef> {
     let lower = name.to_ascii_lowercase();
     TRES.iter().find(|t| t.name == lower)
 }
 
+/// The TRES with id `id`.
 pub fn by_id(id: u32) -> Option<&'static TresDef> {
     TRES.iter().find(|t| t.id == id)
 }
@@ -42,11 +47,14 @@ pub type TresMap = BTreeMap<u32, u64>;
 /// An empty string clears every dimension.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct TresPatch {
+    /// Start from an empty map.
     pub clear_all: bool,
+    /// Each TRES id and its new value (None removes it).
     pub set: Vec<(u32, Option<u64>)>,
 }
 
 impl TresPatch {
+    /// The map after this change.
     pub fn apply(&self, base: &TresMap) -> TresMap {
         let mut out = if self.clear_all { TresMap::new() } else { base.clone() };
         for (id, v) in &self.set {
@@ -59,6 +67,7 @@ impl TresPatch {
     }
 }
 
+/// A TRES change as sacctmgr takes it (`cpu=4,mem=-1`).
 pub fn parse_patch(raw: &str) -> Result<TresPatch, String> {
     let raw = raw.trim();
     if raw.is_empty() {
@@ -111,6 +120,7 @@ fn parse_amount(def: &TresDef, value: &str) -> Result<u64, String> {
     value.parse::<u64>().map_err(|_| bad())
 }
 
+/// A TRES map as Slurm prints it.
 pub fn format_map(map: &TresMap) -> String {
     map.iter()
         .map(|(id, v)| match by_id(*id) {
@@ -165,10 +175,12 @@ pub mod as_string {
     use super::{TresMap, format_map, parse_map};
     use serde::{Deserialize, Deserializer, Serializer};
 
+    /// Writes the map as a TRES string.
     pub fn serialize<S: Serializer>(m: &TresMap, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(&format_map(m))
     }
 
+    /// Reads a TRES string.
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<TresMap, D::Error> {
         let s = String::deserialize(d)?;
         parse_map(&s).map_err(serde::de::Error::custom)

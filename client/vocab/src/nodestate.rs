@@ -7,7 +7,9 @@
 pub struct NodeState<'a> {
     /// IDLE | MIXED | ALLOCATED | DOWN | UNKNOWN
     pub base: &'a str,
+    /// Drained or draining.
     pub drain: bool,
+    /// Its agent has stopped answering.
     pub not_responding: bool,
     /// Jobs still run on it (DRAINING rather than DRAINED).
     pub busy: bool,

@@ -7,7 +7,9 @@ use std::fmt;
 /// One `NAME[:COUNT][[ARGS]]` item of a request.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct LicenseReq {
+    /// The license name.
     pub name: String,
+    /// How many.
     pub count: u32,
     /// Plugin arguments, in the order given; only hierarchical resources take them.
     pub args: Vec<(String, String)>,
@@ -109,7 +111,9 @@ impl fmt::Display for LicenseReq {
 /// released as recorded, whatever the layers look like by then.
 #[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct LicenseAlloc {
+    /// The license name.
     pub name: String,
+    /// How many were taken.
     pub count: u32,
     /// (layer, amount charged on it); empty for a plain license.
     pub layers: Vec<(String, u64)>,

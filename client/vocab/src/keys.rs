@@ -8,13 +8,18 @@ use super::{time, tres};
 use std::fmt;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// A sacctmgr entity that has keys.
 pub enum Entity {
+    /// A QOS.
     Qos,
+    /// An account.
     Account,
+    /// A user association.
     User,
 }
 
 impl Entity {
+    /// The entity's sacctmgr name.
     pub fn as_str(self) -> &'static str {
         match self {
             Entity::Qos => "qos",
@@ -23,6 +28,7 @@ impl Entity {
         }
     }
 
+    /// The keys this entity takes.
     pub fn keys(self) -> &'static [KeyDef] {
         match self {
             Entity::Qos => QOS_KEYS,
@@ -37,8 +43,11 @@ impl Entity {
 pub enum Kind {
     /// An entity name: lower-cased, `[a-z0-9_.-]`.
     Name,
+    /// Free text.
     Text,
+    /// A whole number (-1 clears).
     Int,
+    /// A decimal number.
     Float,
     /// A count limit: `-1` (or empty) lifts it, `0` is a literal 0.
     Count,
@@ -48,19 +57,30 @@ pub enum Kind {
     Seconds,
     /// `1`/`yes`/`true` triggers the action the key names.
     Trigger,
+    /// A TRES list (`cpu=4,mem=8G`).
     Tres,
+    /// A comma-separated list of names.
     NameList,
+    /// A preempt mode.
     PreemptMode,
+    /// QOS flags.
     QosFlags,
+    /// Yes or no.
     Bool,
+    /// An admin level.
     AdminLevel,
 }
 
 #[derive(Debug)]
+/// One key: its canonical name, aliases, value kind and help line.
 pub struct KeyDef {
+    /// The canonical (lower-case) name.
     pub key: &'static str,
+    /// Other spellings Slurm accepts.
     pub aliases: &'static [&'static str],
+    /// What the value must be.
     pub kind: Kind,
+    /// One line of help.
     pub help: &'static str,
 }
 
@@ -68,6 +88,7 @@ const fn k(key: &'static str, aliases: &'static [&'static str], kind: Kind, help
     KeyDef { key, aliases, kind, help }
 }
 
+/// Every QOS key.
 pub const QOS_KEYS: &[KeyDef] = &[
     k("name", &["qos"], Kind::Name, "QOS name"),
     k("description", &["descr"], Kind::Text, "free-text description"),
@@ -95,6 +116,7 @@ pub const QOS_KEYS: &[KeyDef] = &[
     k("idlefillpreemptable", &[], Kind::Bool, "jobs reclaimable by idle-fill even inside quota"),
 ];
 
+/// Every account key.
 pub const ACCOUNT_KEYS: &[KeyDef] = &[
     k("name", &["account"], Kind::Name, "account name"),
     k("description", &["descr"], Kind::Text, "free-text description"),
@@ -106,6 +128,7 @@ pub const ACCOUNT_KEYS: &[KeyDef] = &[
     k("grpsubmit", &["grpsubmitjobs"], Kind::Count, "submitted jobs across the account and its sub-accounts"),
 ];
 
+/// Every user-association key.
 pub const USER_KEYS: &[KeyDef] = &[
     k("name", &["user"], Kind::Name, "user name"),
     k("account", &[], Kind::Name, "account to attach the user to"),
@@ -125,25 +148,38 @@ pub const USER_KEYS: &[KeyDef] = &[
 /// A value parsed by its key's [`Kind`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {
+    /// A name.
     Name(String),
+    /// Text.
     Text(String),
+    /// A whole number.
     Int(i64),
+    /// A decimal number.
     Float(f64),
     /// `None` lifts the limit.
     Limit(Option<u64>),
+    /// Set or cleared.
     Trigger(bool),
+    /// A TRES change.
     Tres(tres::TresPatch),
+    /// A list of names.
     List(Vec<String>),
+    /// A preempt mode.
     PreemptMode(PreemptMode),
+    /// QOS flags.
     Flags(QosFlags),
+    /// Yes or no.
     Bool(bool),
+    /// An admin level.
     Admin(AdminLevel),
 }
 
 /// A refused key or value. Its text names the key, and the value when there is one.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub struct KeyError {
+    /// The key as given.
     pub key: String,
+    /// What is wrong with it.
     pub message: String,
 }
 
@@ -154,11 +190,13 @@ impl fmt::Display for KeyError {
 }
 
 impl KeyError {
+    /// An error about `key`.
     pub fn new(key: impl Into<String>, message: impl Into<String>) -> Self {
         KeyError { key: key.into(), message: message.into() }
     }
 }
 
+/// The key `key` (any alias, any case) of `entity`.
 pub fn lookup(entity: Entity, key: &str) -> Option<&'static KeyDef> {
     let key = key.to_ascii_lowercase();
     entity.keys().iter().find(|d| d.key == key || d.aliases.contains(&key.as_str()))
@@ -172,6 +210,7 @@ pub fn parse(entity: Entity, key: &str, raw: &str) -> Result<(&'static KeyDef, V
     Ok((def, value))
 }
 
+/// Parses `raw` as `def`'s kind.
 pub fn parse_value(def: &KeyDef, raw: &str) -> Result<Value, String> {
     let raw = raw.trim();
     Ok(match def.kind {
@@ -207,6 +246,7 @@ fn parse_limit(raw: &str, f: impl Fn(&str) -> Result<u64, String>) -> Result<Opt
     f(raw).map(Some)
 }
 
+/// `yes`/`no` and their usual spellings.
 pub fn parse_bool(raw: &str) -> Result<bool, String> {
     match raw.to_ascii_lowercase().as_str() {
         "yes" | "true" | "1" | "y" | "on" => Ok(true),
@@ -228,6 +268,7 @@ pub fn parse_name(raw: &str) -> Result<String, String> {
     Ok(raw.to_ascii_lowercase())
 }
 
+/// A comma-separated list of valid names.
 pub fn parse_name_list(raw: &str) -> Result<Vec<String>, String> {
     let mut out: Vec<String> = Vec::new();
     for part in raw.split(',').map(str::trim).filter(|p| !p.is_empty()) {

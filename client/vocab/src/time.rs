@@ -100,9 +100,102 @@ pub fn format_seconds(secs: u64) -> String {
     if d > 0 { format!("{d}-{h:02}:{m:02}:{s:02}") } else { format!("{h:02}:{m:02}:{s:02}") }
 }
 
+/// squeue's duration style: `0:00`, `5:03`, `1:00:00`, `2-03:04:05`.
+pub fn squeue_secs(secs: u64) -> String {
+    let mut out = String::new();
+    let _ = squeue_secs_into(&mut out, secs);
+    out
+}
+
+/// [`squeue_secs`] appended to `out`.
+pub fn squeue_secs_into(out: &mut String, secs: u64) -> std::fmt::Result {
+    use std::fmt::Write;
+    let (d, h, m, s) = (secs / 86400, (secs / 3600) % 24, (secs / 60) % 60, secs % 60);
+    match (d, h) {
+        (0, 0) => write!(out, "{m}:{s:02}"),
+        (0, _) => write!(out, "{h}:{m:02}:{s:02}"),
+        _ => write!(out, "{d}-{h:02}:{m:02}:{s:02}"),
+    }
+}
+
+/// How squeue, sacct and scontrol print a job or partition without a time limit.
+pub const UNLIMITED: &str = "UNLIMITED";
+
+/// A time limit: whole minutes, or none. The one parser of Slurm's spellings
+/// of "no limit" (`UNLIMITED`, `INFINITE`, any case) and the one renderer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum TimeLimit {
+    /// Minutes, at most [`MAX_TIME_LIMIT_MINUTES`].
+    Minutes(u64),
+    /// No limit.
+    Unlimited,
+}
+
+impl TimeLimit {
+    /// `UNLIMITED`, `INFINITE` (any case), or a time as [`parse_limit`] reads it.
+    pub fn parse(raw: &str) -> Result<TimeLimit, String> {
+        let t = raw.trim();
+        if t.eq_ignore_ascii_case("unlimited") || t.eq_ignore_ascii_case("infinite") {
+            Ok(TimeLimit::Unlimited)
+        } else {
+            parse_limit(t).map(TimeLimit::Minutes)
+        }
+    }
+
+    /// A job's request (`sbatch -t`): as [`TimeLimit::parse`], and `0` asks for no limit as in Slurm.
+    pub fn parse_request(raw: &str) -> Result<TimeLimit, String> {
+        match raw.trim() {
+            "0" => Ok(TimeLimit::Unlimited),
+            t => TimeLimit::parse(t),
+        }
+    }
+
+    /// From the stored form, where None is no limit.
+    pub fn from_minutes(minutes: Option<u64>) -> TimeLimit {
+        minutes.map_or(TimeLimit::Unlimited, TimeLimit::Minutes)
+    }
+
+    /// The stored form: None is no limit.
+    pub fn minutes(self) -> Option<u64> {
+        match self {
+            TimeLimit::Minutes(m) => Some(m),
+            TimeLimit::Unlimited => None,
+        }
+    }
+}
+
+impl std::fmt::Display for TimeLimit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TimeLimit::Minutes(m) => f.write_str(&format_minutes(*m)),
+            TimeLimit::Unlimited => f.write_str(UNLIMITED),
+        }
+    }
+}
+
+/// A stored limit (None is no limit) as Slurm prints it: `UNLIMITED` or `1-00:00:00`.
+pub fn format_limit(minutes: Option<u64>) -> String {
+    TimeLimit::from_minutes(minutes).to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn time_limit_reads_every_no_limit_spelling_and_renders_back() {
+        for raw in ["UNLIMITED", "unlimited", " Infinite "] {
+            assert_eq!(TimeLimit::parse(raw), Ok(TimeLimit::Unlimited));
+        }
+        assert_eq!(TimeLimit::parse("0"), Ok(TimeLimit::Minutes(0)));
+        assert_eq!(TimeLimit::parse_request("0"), Ok(TimeLimit::Unlimited));
+        assert_eq!(TimeLimit::parse("1-00:00"), Ok(TimeLimit::Minutes(1440)));
+        assert!(TimeLimit::parse("forever").unwrap_err().contains("'forever'"));
+        assert!(TimeLimit::parse("99999999999").is_err());
+        assert_eq!(format_limit(None), "UNLIMITED");
+        assert_eq!(format_limit(Some(90)), "01:30:00");
+        assert_eq!(TimeLimit::from_minutes(Some(5)).minutes(), Some(5));
+    }
 
     #[test]
     fn parses_every_slurm_form() {

@@ -1,0 +1,114 @@
+//! Slurm's vocabulary, defined once and shared by the controller (which
+//! validates with it), the CLI and the console.
+//!
+//! The files are private; this page is the whole public surface, one
+//! namespace per topic:
+//!
+//! - [`hostlist`]: Slurm hostlist expressions, expand and compress.
+//! - [`jobs`]: job states (names and `%t` codes), hold kinds, partition states.
+//! - [`keys`]: every sacctmgr key with aliases and value kind; the one parser.
+//! - [`licenses`]: `-L` requests with plugin arguments, and `LicensesAlloc`.
+//! - [`names`]: preempt modes, admin levels, QOS flags.
+//! - [`nodestate`]: node state names for scontrol and sinfo.
+//! - [`reason`]: the pending and reject reason codes.
+//! - [`time`]: minutes/seconds in Slurm's formats, the one [`TimeLimit`].
+//! - [`tres`]: the built-in TRES table and TRES strings.
+//! - [`txn`]: `show txn` filters, peer matching and Slurm times.
+//!
+//! The types most callers name are also at the root.
+
+#![deny(missing_docs)]
+
+#[path = "hostlist.rs"]
+mod hostlist_impl;
+#[path = "jobstate.rs"]
+mod jobs_impl;
+#[path = "keys.rs"]
+mod keys_impl;
+#[path = "licenses.rs"]
+mod licenses_impl;
+#[path = "names.rs"]
+mod names_impl;
+#[path = "nodestate.rs"]
+mod nodestate_impl;
+#[path = "reason.rs"]
+mod reason_impl;
+#[path = "time.rs"]
+mod time_impl;
+#[path = "tres.rs"]
+mod tres_impl;
+#[path = "txn.rs"]
+mod txn_impl;
+
+/// Slurm hostlist expressions: `node[01-04,07]`, both ways.
+pub mod hostlist {
+    pub use crate::hostlist_impl::{MAX_HOSTS, compress, count, expand, expand_bounded};
+}
+
+/// Job states, hold kinds and partition states.
+pub mod jobs {
+    pub use crate::jobs_impl::{
+        Class, Hold, JobState, PartitionState, class, compact, shows_reason, state_rank,
+    };
+}
+
+/// The sacctmgr key table and its one parser.
+pub mod keys {
+    pub use crate::keys_impl::{
+        ACCOUNT_KEYS, Entity, KeyDef, KeyError, Kind, QOS_KEYS, USER_KEYS, Value, lookup, parse, parse_bool,
+        parse_name, parse_name_list, parse_value,
+    };
+}
+
+/// `-L` license requests and what a running job took.
+pub mod licenses {
+    pub use crate::licenses_impl::{LicenseAlloc, LicenseReq, format_allocs, parse_request};
+}
+
+/// Preempt modes, admin levels and QOS flags.
+pub mod names {
+    pub use crate::names_impl::{AdminLevel, PreemptMode, QosFlags};
+}
+
+/// Node state names for scontrol and sinfo.
+pub mod nodestate {
+    pub use crate::nodestate_impl::NodeState;
+}
+
+/// Slurm's pending and reject reason codes.
+pub mod reason {
+    pub use crate::reason_impl::ReasonCode;
+}
+
+/// Slurm's time formats and the one time-limit type.
+pub mod time {
+    pub use crate::time_impl::{
+        MAX_TIME_LIMIT_MINUTES, TimeLimit, UNLIMITED, check_limit, format_limit, format_minutes,
+        format_seconds, parse_limit, parse_minutes, parse_seconds, squeue_secs, squeue_secs_into,
+    };
+}
+
+/// The built-in TRES table and TRES strings.
+pub mod tres {
+    pub use crate::tres_impl::{
+        TRES, TRES_MEM, TresDef, TresMap, TresPatch, as_string, by_id, by_name, format_map, parse_map,
+        parse_patch, type_and_name,
+    };
+}
+
+/// `show txn` filters, peer matching and Slurm's date-times.
+pub mod txn {
+    pub use crate::txn_impl::{
+        DEFAULT_LIMIT, MAX_LIMIT, RowView, TxnFilter, format_time, parse_time, peer_matches, peer_patterns,
+        time_or,
+    };
+}
+
+pub use jobs::{Hold, JobState, PartitionState};
+pub use keys::{Entity, KeyDef, KeyError, Value};
+pub use licenses::{LicenseAlloc, LicenseReq};
+pub use names::{AdminLevel, PreemptMode, QosFlags};
+pub use reason::ReasonCode;
+pub use time::TimeLimit;
+pub use tres::TresMap;
+pub use txn::TxnFilter;

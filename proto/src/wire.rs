@@ -1,0 +1,55 @@
+//! Constants of the wire that both ends must agree on: where the controller
+//! listens, the identity headers, flow-control windows and the largest answer.
+
+/// HTTP/2 flow-control window for clients and the controller alike.
+pub const WINDOW: u32 = 8 << 20;
+
+/// The largest answer a jobs listing may be (a million jobs, roughly):
+/// tonic refuses answers over 4 MiB by default, and 100,000 jobs are tens of MiB.
+pub const JOBS_MESSAGE_MAX: usize = 1 << 30;
+
+/// Where clients look for the controller when told nothing.
+pub const DEFAULT_CONTROLLER: &str = "http://localhost:6817";
+/// The environment variable naming the controller's address.
+pub const CONTROLLER_ENV: &str = "SPUR_CONTROLLER_ADDR";
+
+/// Metadata keys carrying the caller's asserted local identity (auth plugin `none`).
+pub const USER_HEADER: &str = "x-spur-user";
+/// The caller's uid, beside [`USER_HEADER`].
+pub const UID_HEADER: &str = "x-spur-uid";
+
+/// `--controller URL`, else `SPUR_CONTROLLER_ADDR`, else `http://localhost:6817`.
+pub fn resolve_controller(flag: Option<&str>) -> String {
+    let raw = flag
+        .map(str::to_string)
+        .or_else(|| std::env::var(CONTROLLER_ENV).ok().filter(|s| !s.is_empty()))
+        .unwrap_or_else(|| DEFAULT_CONTROLLER.to_string());
+    if raw.contains("://") { raw } else { format!("http://{raw}") }
+}
+
+/// The local login name: `$USER`, `$LOGNAME`, else /etc/passwd's name of the real uid.
+pub fn local_user() -> String {
+    std::env::var("USER")
+        .or_else(|_| std::env::var("LOGNAME"))
+        .ok()
+        .filter(|u| !u.is_empty())
+        .or_else(|| local_uid().and_then(passwd_name))
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// The login name of `uid` from /etc/passwd, for sessions without $USER (cron, tmux as root).
+fn passwd_name(uid: u32) -> Option<String> {
+    let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
+    passwd.lines().find_map(|l| {
+        let mut f = l.split(':');
+        let name = f.next()?;
+        (f.nth(1)?.parse::<u32>().ok()? == uid).then(|| name.to_string())
+    })
+}
+
+/// Reads the real uid from /proc, which needs no libc binding.
+pub fn local_uid() -> Option<u32> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("Uid:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
