@@ -4,14 +4,16 @@
 //! - [`jobs`]: submit, the queue, every job transition (persist, then install), and the loop
 //!   that applies the scheduler's plan.
 //! - [`licenses`]: plain licenses and hierarchical resources: submit checks, updates, show.
-//! - [`model`]: plain data (QOS, accounts, users, associations).
+//! - [`model`]: plain data (QOS, accounts, users, associations, nodes, HRES): `spur_sched::model`.
 //! - [`accounting`]: sacctmgr semantics and the one mutation path for accounting records.
 //! - [`agent`]: spurd: registration, heartbeats, job supervisors that outlive it, its state directory.
 //! - [`admission`]: admission tokens for node agents.
 //! - [`audit`]: the txn log's live tail, after-the-fact writer, counters and /metrics.
 //! - [`auth`]: identity (none | jwt) and roles.
 //! - [`nodes`]: nodes, partitions and agents; drain/resume/down with attribution.
-//! - [`sched`]: the scheduler core, a pure fn(&Snapshot, now) -> Plan; submit-time resolution and gate.
+//! - [`sched`]: the `spur-sched` crate (`daemon/sched/`): the scheduler core, a pure
+//!   fn(&Snapshot, now) -> Plan; submit-time resolution and gate. Its own crate, so the
+//!   compiler keeps tokio, sqlx and tonic out of it.
 //! - [`store`]: persistence behind one trait: SQLite (embedded) and PostgreSQL, every call bounded.
 //! - [`server`]: tonic services: decode -> identify -> call the core -> map errors.
 //! - [`controller`]: wiring a configured controller onto a listener, and shutdown;
@@ -30,8 +32,9 @@ pub mod demo;
 pub mod error;
 pub mod jobs;
 pub mod licenses;
-pub mod model;
 pub mod nodes;
-pub mod sched;
 pub mod server;
 pub mod store;
+
+pub use spur_sched as sched;
+pub use spur_sched::model;

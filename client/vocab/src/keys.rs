@@ -3,8 +3,8 @@
 //! The controller validates writes with [`parse`]; the CLI and the console
 //! use the same table, so a value is accepted or refused identically everywhere.
 
-use super::names::{AdminLevel, PreemptMode, QosFlags};
-use super::{time, tres};
+use crate::names_impl::{AdminLevel, PreemptMode, QosFlags};
+use crate::{time_impl as time, tres_impl as tres};
 use std::fmt;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

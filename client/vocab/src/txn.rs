@@ -2,7 +2,7 @@
 //! and the console's Audit pane: Actor=, Action=, Entity=, Name=, Outcome=,
 //! Peer=, Start=, End=, limit=.
 
-use super::keys::KeyError;
+use crate::keys_impl::KeyError;
 use chrono::{DateTime, Local, NaiveDate, NaiveDateTime, TimeZone};
 
 /// Rows shown when no limit is given.

@@ -1,51 +1,23 @@
-//! The cached accounting records. The controller's own writes update it at
-//! once; a refresh loop reloads it for changes made by another controller.
+//! Loading the cached accounting records ([`Catalog`], the scheduler's) from
+//! the store's documents. The controller's own writes update it at once; a
+//! refresh loop reloads it for changes made by another controller.
 
-use crate::model::{Account, Qos, ROOT_ACCOUNT, User};
 use serde::de::DeserializeOwned;
 use std::collections::BTreeMap;
+
+pub use spur_sched::catalog::Catalog;
 
 pub const KIND_QOS: &str = "qos";
 pub const KIND_ACCOUNT: &str = "account";
 pub const KIND_USER: &str = "user";
 
-#[derive(Debug, Clone, Default)]
-pub struct Catalog {
-    pub qos: BTreeMap<String, Qos>,
-    pub accounts: BTreeMap<String, Account>,
-    pub users: BTreeMap<String, User>,
-    /// False until the first load from the store has completed.
-    pub loaded: bool,
-}
-
-impl Catalog {
-    pub fn account_exists(&self, name: &str) -> bool {
-        name == ROOT_ACCOUNT || self.accounts.contains_key(name)
-    }
-
-    /// Whether `name` is `ancestor` or sits below it in the account tree.
-    pub fn is_under(&self, name: &str, ancestor: &str) -> bool {
-        let mut cur = name.to_string();
-        for _ in 0..=self.accounts.len() {
-            if cur == ancestor {
-                return true;
-            }
-            match self.accounts.get(&cur) {
-                Some(a) => cur = a.parent.clone(),
-                None => return false,
-            }
-        }
-        false
-    }
-
-    /// Stores a document written under `kind` (or removes it when `doc` is None).
-    pub fn apply(&mut self, kind: &str, name: &str, doc: Option<&serde_json::Value>) {
-        match kind {
-            KIND_QOS => put(&mut self.qos, name, doc),
-            KIND_ACCOUNT => put(&mut self.accounts, name, doc),
-            KIND_USER => put(&mut self.users, name, doc),
-            _ => {}
-        }
+/// Stores a document written under `kind` (or removes it when `doc` is None).
+pub fn apply(cat: &mut Catalog, kind: &str, name: &str, doc: Option<&serde_json::Value>) {
+    match kind {
+        KIND_QOS => put(&mut cat.qos, name, doc),
+        KIND_ACCOUNT => put(&mut cat.accounts, name, doc),
+        KIND_USER => put(&mut cat.users, name, doc),
+        _ => {}
     }
 }
 

@@ -399,7 +399,7 @@ impl AcctService {
 
     fn apply_to_catalog(&self, kind: &'static str, name: &str, doc: Option<&Value>) {
         if let Ok(mut c) = self.catalog.write() {
-            Arc::make_mut(&mut c).apply(kind, name, doc);
+            catalog::apply(Arc::make_mut(&mut c), kind, name, doc);
         }
         let _ = self.events.send(CatalogEvent { kind, name: name.to_string(), deleted: doc.is_none() });
     }

@@ -3,9 +3,9 @@
 
 use super::{Fx, NOW, account, job, run_on, tres};
 use crate::model::{Qos, User};
-use crate::sched::priority::{UsageRecord, decayed_usage};
-use crate::sched::submit::submit;
-use crate::sched::{Hold, Job, SchedNode, SubmitCounts, SubmitPolicy};
+use crate::priority::{UsageRecord, decayed_usage};
+use crate::submit::submit;
+use crate::{Hold, Job, SchedNode, SubmitCounts, SubmitPolicy};
 
 fn extremes() -> Vec<Job> {
     vec![

@@ -3,7 +3,7 @@
 //! room, the per-pass cap, the drain timeout, and suspend/resume.
 
 use super::{Fx, MIN, NOW, job, qos, run_on};
-use crate::sched::{Job, JobState, Outcome, PreemptConfig, explain_job, explain_pair};
+use crate::{Job, JobState, Outcome, PreemptConfig, explain_job, explain_pair};
 use spur_vocab::names::PreemptMode;
 
 /// Two 4-CPU nodes in partition `batch` (preempt_mode=requeue), preemption on

@@ -3,8 +3,8 @@
 
 use super::{Fx, MIN, NOW, account, assoc, job, qos, user};
 use crate::model::Qos;
-use crate::sched::priority::{FairShare, UsageRecord, age_factor, base_priority, decayed_usage};
-use crate::sched::{Job, PriorityFactors, UsageTable};
+use crate::priority::{FairShare, UsageRecord, age_factor, base_priority, decayed_usage};
+use crate::{Job, PriorityFactors, UsageTable};
 
 /// Preemption fires when the running side is below half the pending side.
 fn fires(pending: PriorityFactors, running: PriorityFactors) -> bool {

@@ -2,10 +2,10 @@
 //! spec's messages verbatim.
 
 use super::{Fx, assoc, job, partition, qos, tres, user};
-use crate::accounting::Catalog;
+use crate::catalog::Catalog;
 use crate::model::{Assoc, Partition, Qos};
-use crate::sched::submit::{default_time_limit, submit};
-use crate::sched::{Job, ReasonCode as C, Resolved, SubmitCounts, SubmitError, SubmitPolicy};
+use crate::submit::{default_time_limit, submit};
+use crate::{Job, ReasonCode as C, Resolved, SubmitCounts, SubmitError, SubmitPolicy};
 use spur_vocab::names::QosFlags;
 
 const DENY: QosFlags = QosFlags { deny_on_limit: true };

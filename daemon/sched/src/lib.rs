@@ -2,6 +2,9 @@
 //! to a [`Plan`]. No I/O, no clock, no locks; tests and benches call it
 //! directly (DESIGN.md: "The scheduler is a pure function").
 //!
+//! - [`model`]: plain data: QOS, accounts, users, associations, nodes, partitions, HRES.
+//! - [`catalog`]: the cached accounting records a pass reads.
+//! - [`hres_spec`]: resources.yaml parsed and checked into HRES resources.
 //! - [`job`]: the plain job data the scheduler reads; its TRES and per-node shape.
 //! - [`reason`]: the one table of Slurm reason codes, and [`Reason`] (code + facts).
 //! - [`submit`]: account and QOS resolution, the default time limit, the submit gate.
@@ -12,6 +15,8 @@
 //! - `scope`: a job's QOS, association, groups and accounting hold, resolved once.
 //! - `memo`: what a pass remembers about jobs that found no room.
 //! - `nodes`: node state in a pass, ordered scans, the backfill reservation.
+//! - `pass_state`: one pass's state (nodes, partitions, scopes, running jobs), shared by
+//!   `pass`, `preempt` and `explain` without their importing each other.
 //! - `pass`: the pass itself: order, checks, placement, EASY backfill.
 //! - `preempt`: preemption for jobs blocked on resources: the gap, the guards,
 //!   the pool threshold, victims that provably make room; suspend and resume.
@@ -29,6 +34,7 @@
 //! or keeps off those nodes. Every start updates free resources and usage
 //! for the jobs after it; every job left pending gets a typed [`Reason`].
 
+pub mod catalog;
 mod explain;
 pub mod feasible;
 pub mod hres;
@@ -37,6 +43,7 @@ mod limits;
 mod memo;
 mod nodes;
 mod pass;
+mod pass_state;
 mod preempt;
 pub mod priority;
 pub mod reason;
@@ -46,7 +53,10 @@ pub mod submit;
 mod tests;
 pub mod verdict;
 
-use crate::accounting::Catalog;
+pub mod hres_spec;
+pub mod model;
+
+use crate::catalog::Catalog;
 use crate::model::{BaseState, HresResource, Node, Partition};
 use spur_vocab::licenses::LicenseAlloc;
 use spur_vocab::names::PreemptMode;

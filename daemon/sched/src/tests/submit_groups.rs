@@ -4,10 +4,10 @@
 //! account and every account below it.
 
 use super::{Fx, account, assoc, job, partition, user};
-use crate::accounting::Catalog;
+use crate::catalog::Catalog;
 use crate::model::{Account, Assoc};
-use crate::sched::submit::submit;
-use crate::sched::{Job, SubmitCounts, SubmitError, SubmitPolicy};
+use crate::submit::submit;
+use crate::{Job, SubmitCounts, SubmitError, SubmitPolicy};
 
 fn policy() -> SubmitPolicy {
     SubmitPolicy { accounting_enabled: true, ..SubmitPolicy::default() }

@@ -3,7 +3,7 @@
 //! bounds the tries behind it; with backfill off, order is strict.
 
 use super::{Fx, MIN, NOW, job, outcome, run_on};
-use crate::sched::{Facts, Job, JobState, Plan};
+use crate::{Facts, Job, JobState, Plan};
 
 /// n1..n`nodes`; n1 and n2 run an exclusive job for the next hour. Job 1 is
 /// wide (4 exclusive nodes, 2 hours) and outranks everything else.

@@ -1,8 +1,8 @@
 //! The reason table: one spelling per code, parsing back, and the TRES ids
 //! the scheduler's dimensions use.
 
-use crate::sched::job::Dim;
-use crate::sched::{Reason, ReasonCode};
+use crate::job::Dim;
+use crate::{Reason, ReasonCode};
 use spur_vocab::tres;
 use std::collections::HashSet;
 
@@ -31,7 +31,7 @@ fn parse_is_case_insensitive_and_names_unknown_codes() {
 
 #[test]
 fn a_reason_without_facts_reads_its_description() {
-    let r = Reason::new(ReasonCode::JobHeldUser, crate::sched::Facts::None);
+    let r = Reason::new(ReasonCode::JobHeldUser, crate::Facts::None);
     assert_eq!(r.to_string(), "JobHeldUser: held by its user; release with scontrol release");
 }
 

@@ -3,8 +3,8 @@
 //! once nodes free up or return, is accepted.
 
 use super::job;
-use crate::sched::Job;
-use crate::sched::feasible::{Capacity, Dim, Refusal, Unavailable, check};
+use crate::Job;
+use crate::feasible::{Capacity, Dim, Refusal, Unavailable, check};
 
 /// `batch`: n1, n2 with 8 CPUs, 16 GB, no GPU; g1 with 16 CPUs, 64 GB, 4 GPUs.
 fn nodes() -> Vec<Capacity<'static>> {

@@ -6,7 +6,7 @@
 use super::job::Job;
 use super::limits::{self, ASSOC_PER_JOB, QOS_PER_JOB};
 use super::reason::{Reason, ReasonCode as C, Scope, Unit};
-use crate::accounting::Catalog;
+use crate::catalog::Catalog;
 use crate::model::{Assoc, Partition, Qos};
 use std::collections::HashMap;
 

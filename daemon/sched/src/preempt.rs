@@ -10,7 +10,7 @@ use super::Preemption;
 use super::hres::Counters;
 use super::job::{Job, JobId, JobState, Shape};
 use super::nodes::NodeState;
-use super::pass::{Pass, secs};
+use super::pass_state::{Pass, secs};
 use super::priority::PriorityFactors;
 use super::reason::ReasonCode;
 use super::verdict::{GapCheck, Guard, JobCheck, JobVerdict, LISTED, Outcome, PairVerdict, Side, Source};

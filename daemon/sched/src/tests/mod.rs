@@ -14,7 +14,7 @@ mod submit;
 mod submit_groups;
 
 use super::{Job, JobState, Plan, SchedConfig, SchedNode, Snapshot, schedule};
-use crate::accounting::Catalog;
+use crate::catalog::Catalog;
 use crate::model::{Account, Assoc, Partition, Qos, User};
 use spur_vocab::names::PreemptMode;
 use spur_vocab::tres::{TresMap, parse_map};

@@ -3,7 +3,7 @@
 
 use super::{Fx, MIN, NOW, account, assoc, job, outcome, qos, run_on, tres, user};
 use crate::model::{Assoc, Qos};
-use crate::sched::{Hold, Job};
+use crate::{Hold, Job};
 use std::collections::HashMap;
 
 /// alice's job under QOS `normal` and account `phys`.

@@ -8,7 +8,7 @@ use super::limits::{Group, GroupKind};
 use super::priority::{FairShare, UsageTable};
 use super::reason::{Facts, Reason, ReasonCode as C, Scope};
 use super::submit::find_assoc;
-use crate::accounting::Catalog;
+use crate::catalog::Catalog;
 use crate::model::{Assoc, Qos};
 use spur_vocab::tres::TresMap;
 use std::collections::HashMap;

@@ -3,10 +3,10 @@
 //! seeded random walk that no layer is ever over-committed.
 
 use super::{Fx, job, outcome, run_on};
-use crate::config::resources;
+use crate::hres::{Counters, usage};
+use crate::hres_spec as resources;
 use crate::model::{HresLayer, HresMode, HresResource};
-use crate::sched::hres::{Counters, usage};
-use crate::sched::{Job, JobState, Plan};
+use crate::{Job, JobState, Plan};
 use spur_vocab::hostlist;
 use spur_vocab::licenses::{LicenseAlloc, format_allocs};
 use std::collections::{BTreeMap, HashMap};
@@ -267,7 +267,7 @@ fn random_hierarchies_never_overcommit_and_drain_to_zero() {
 
 #[test]
 fn mode3_preempts_a_holder_under_a_shared_layer_with_no_node_in_common() {
-    use crate::sched::PreemptConfig;
+    use crate::PreemptConfig;
     use spur_vocab::names::PreemptMode;
     // Job 1 holds 4000 per node on rack1 (node[01-08]): 32000 of row1's 52000.
     let layers = ["rack1", "row1", "datacenter"].map(|l| (l.to_string(), 32000));

@@ -3,8 +3,8 @@
 //! group's occupied nodes.
 
 use super::{Fx, NOW, job, outcome, qos, run_on, tres};
+use crate::Job;
 use crate::model::Qos;
-use crate::sched::Job;
 
 fn mine(id: u64) -> Job {
     Job { qos: Some("normal".into()), account: Some("phys".into()), ..job(id, "alice") }

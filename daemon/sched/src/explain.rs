@@ -3,7 +3,7 @@
 //! The same code as the pass, so an explanation cannot disagree with it.
 
 use super::job::{Job, JobId, JobState};
-use super::pass::{Pass, scoped_priority};
+use super::pass_state::{Pass, scoped_priority};
 use super::preempt::{Overlap, Short};
 use super::priority::PriorityFactors;
 use super::verdict::{JobVerdict, PairVerdict};

@@ -22,7 +22,7 @@
 //! one at 4.3× it 0.1. A job with no account scores a neutral 1.0.
 
 use super::job::Job;
-use crate::accounting::Catalog;
+use crate::catalog::Catalog;
 use crate::model::{Qos, ROOT_ACCOUNT};
 use std::collections::{BTreeMap, HashMap};
 

@@ -8,6 +8,7 @@ use super::job::{Hold, Job, JobId, JobState, Shape};
 use super::limits::{self, ASSOC_PER_JOB, QOS_PER_JOB};
 use super::memo::{NodeCapFailures, RoomFailures};
 use super::nodes::{Alloc, Marks, NodeState, PartNodes, Pick, Want, earliest_start};
+use super::pass_state::{Part, Pass, Running, scoped_priority, secs};
 use super::preempt::{Short, hold_for_preemptor};
 use super::priority::PriorityFactors;
 use super::reason::{Facts, LimitFacts, LimitKind, Reason, ReasonCode as C, Scope, Unit};
@@ -22,69 +23,6 @@ const HRES_TRIES: usize = 3;
 
 /// Jobs that never fit (e.g. behind unbounded jobs) may not use up a partition's reservation.
 const RESERVE_TRIES: u32 = 8;
-
-pub(super) struct Part<'a> {
-    pub p: &'a Partition,
-    pub nodes: PartNodes,
-    failures: RoomFailures,
-    reserved: bool,
-    reserve_tries: u32,
-    /// Backfill off: the job whose wait stops lower work here this pass.
-    blocked_by: Option<JobId>,
-}
-
-/// A job's scope and effective priority, with its partition's tier (1 when
-/// the partition is unknown): one formula for pending jobs, running ones and
-/// explanations.
-pub(super) fn scoped_priority<'a>(
-    scopes: &mut Scopes<'a>,
-    parts: &[Part<'a>],
-    job: &'a Job,
-    part: Option<u32>,
-    now: i64,
-) -> (u32, PriorityFactors) {
-    let sc = scopes.of(job);
-    let tier = part.map_or(1, |p| parts[p as usize].p.priority_tier);
-    let s = &scopes.list[sc as usize];
-    (sc, PriorityFactors::for_job(job, s.qos, s.fair_share, tier, now))
-}
-
-pub(super) struct Pass<'a> {
-    pub snap: &'a Snapshot,
-    pub now: i64,
-    pub nodes: Vec<NodeState>,
-    pub node_idx: HashMap<&'a str, u32>,
-    pub parts: Vec<Part<'a>>,
-    pub part_idx: HashMap<&'a str, u32>,
-    pub scopes: Scopes<'a>,
-    pub allocs: Vec<Alloc>,
-    /// Running jobs, for preemption: where they sit and what they weigh now.
-    pub running: Vec<Running>,
-    /// Per node, indexes into `running`.
-    pub on_node: Vec<Vec<u32>>,
-    /// Victims chosen this pass, so no two blocked jobs count on the same one.
-    pub evictions: u32,
-    /// Some node is held for one job (a suspended job's room): no-room memos would be wrong.
-    pub held: bool,
-    pub licenses: Counters<'a>,
-    marks: Marks,
-    /// Reservation holders: expected start and partition.
-    resv: HashMap<JobId, (Option<i64>, &'a str)>,
-    node_fail: NodeCapFailures,
-    behind_reservation: bool,
-    attempts: usize,
-    pub plan: Plan,
-}
-
-/// A running job as preemption sees it.
-pub(super) struct Running {
-    pub job: usize,
-    pub alloc: usize,
-    pub scope: u32,
-    pub part: Option<u32>,
-    pub priority: PriorityFactors,
-    pub evicted: bool,
-}
 
 /// Nodes picked, and the licenses they take.
 type Picked = (Vec<u32>, Vec<LicenseAlloc>);
@@ -116,10 +54,6 @@ pub(crate) fn run(snap: &Snapshot, now_ms: i64) -> Plan {
         }
     }
     pass.plan
-}
-
-pub(super) fn secs(ms: i64) -> u64 {
-    u64::try_from(ms.max(0) / 1000).unwrap_or(0)
 }
 
 impl<'a> Pass<'a> {

@@ -1,0 +1,82 @@
+//! The state of one pass, shared by placement (`pass`), preemption
+//! (`preempt`) and `explain`: the pass's nodes, partitions, scopes and
+//! running jobs. Its own module so those three read it without importing
+//! each other.
+
+use super::Plan;
+use super::Snapshot;
+use super::hres::Counters;
+use super::job::{Job, JobId};
+use super::memo::{NodeCapFailures, RoomFailures};
+use super::nodes::{Alloc, Marks, NodeState, PartNodes};
+use super::priority::PriorityFactors;
+use super::scope::Scopes;
+use crate::model::Partition;
+use std::collections::HashMap;
+
+pub(super) struct Part<'a> {
+    pub p: &'a Partition,
+    pub nodes: PartNodes,
+    pub failures: RoomFailures,
+    pub reserved: bool,
+    pub reserve_tries: u32,
+    /// Backfill off: the job whose wait stops lower work here this pass.
+    pub blocked_by: Option<JobId>,
+}
+
+/// A job's scope and effective priority, with its partition's tier (1 when
+/// the partition is unknown): one formula for pending jobs, running ones and
+/// explanations.
+pub(super) fn scoped_priority<'a>(
+    scopes: &mut Scopes<'a>,
+    parts: &[Part<'a>],
+    job: &'a Job,
+    part: Option<u32>,
+    now: i64,
+) -> (u32, PriorityFactors) {
+    let sc = scopes.of(job);
+    let tier = part.map_or(1, |p| parts[p as usize].p.priority_tier);
+    let s = &scopes.list[sc as usize];
+    (sc, PriorityFactors::for_job(job, s.qos, s.fair_share, tier, now))
+}
+
+pub(super) struct Pass<'a> {
+    pub snap: &'a Snapshot,
+    pub now: i64,
+    pub nodes: Vec<NodeState>,
+    pub node_idx: HashMap<&'a str, u32>,
+    pub parts: Vec<Part<'a>>,
+    pub part_idx: HashMap<&'a str, u32>,
+    pub scopes: Scopes<'a>,
+    pub allocs: Vec<Alloc>,
+    /// Running jobs, for preemption: where they sit and what they weigh now.
+    pub running: Vec<Running>,
+    /// Per node, indexes into `running`.
+    pub on_node: Vec<Vec<u32>>,
+    /// Victims chosen this pass, so no two blocked jobs count on the same one.
+    pub evictions: u32,
+    /// Some node is held for one job (a suspended job's room): no-room memos would be wrong.
+    pub held: bool,
+    pub licenses: Counters<'a>,
+    pub marks: Marks,
+    /// Reservation holders: expected start and partition.
+    pub resv: HashMap<JobId, (Option<i64>, &'a str)>,
+    pub node_fail: NodeCapFailures,
+    pub behind_reservation: bool,
+    pub attempts: usize,
+    pub plan: Plan,
+}
+
+/// A running job as preemption sees it.
+pub(super) struct Running {
+    pub job: usize,
+    pub alloc: usize,
+    pub scope: u32,
+    pub part: Option<u32>,
+    pub priority: PriorityFactors,
+    pub evicted: bool,
+}
+
+pub(super) fn secs(ms: i64) -> u64 {
+    u64::try_from(ms.max(0) / 1000).unwrap_or(0)
+}
