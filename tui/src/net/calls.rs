@@ -2,8 +2,9 @@
 //! list and the writes.
 
 use super::{Client, JobsClient, LicensesClient, NodesClient};
-use crate::action::{Catalog, CatalogList, NodeOp, Snapshot, WriteOp, subject};
-use crate::jobs::{JobOp, JobSet, id_list};
+use crate::model::action::{Catalog, CatalogList, Snapshot};
+use crate::model::jobs::{JobOp, JobSet, id_list};
+use crate::model::write::{NodeOp, WriteOp, subject};
 use spur_client::vocab::hostlist;
 use spur_client::vocab::keys::Entity;
 use spur_proto::v1::{

@@ -13,7 +13,7 @@
 //! then asks for cannot miss a change; when it ends the connection is
 //! re-made. A controller without it is served as before (re-fetch after writes).
 //!
-//! Jobs are read when the app asks (`Rpc::FetchJobs`; see `crate::queue`
+//! Jobs are read when the app asks (`Rpc::FetchJobs`; see `crate::update::queue`
 //! for when; after that the watch pushes their changes), with tonic's 4 MiB
 //! answer limit raised for large queues, and compacted on a blocking thread
 //! before they are reported.
@@ -22,8 +22,8 @@ mod calls;
 mod tail;
 mod watch;
 
-use crate::action::{Msg, Rpc, TailSpec};
-use crate::session::Session;
+use crate::model::action::{Msg, Rpc, TailSpec};
+use crate::model::session::Session;
 use spur_client::conn::{Identity, IdentityInterceptor, Svc};
 use spur_proto::v1::WhoAmIRequest;
 use spur_proto::v1::accounting_client::AccountingClient;
