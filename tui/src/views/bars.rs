@@ -2,7 +2,7 @@
 //! prompt/message line and the status bar.
 
 use crate::model::action::Action;
-use crate::model::audit::TailStatus;
+use crate::model::audit::{AuditLog, TailStatus};
 use crate::model::jobs::{JobOp, StateFilter};
 use crate::model::layout;
 use crate::model::pane::PaneId;
@@ -16,11 +16,11 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-pub fn tabs(state: &State, theme: Theme, frame: &mut Frame, area: Rect) {
+pub fn tabs(current: PaneId, theme: Theme, frame: &mut Frame, area: Rect) {
     let spans: Vec<Span> = PaneId::ALL
         .iter()
         .flat_map(|&p| {
-            let style = if p == state.pane {
+            let style = if p == current {
                 theme.selected()
             } else if p.available() {
                 theme.tab()
@@ -71,10 +71,10 @@ pub fn breadcrumb(state: &State, theme: Theme, frame: &mut Frame, area: Rect) {
             parts.push(format!("{} marked", v.marks.len()));
         }
         if state.pane == PaneId::Audit {
-            parts.extend(audit_crumbs(state));
+            parts.extend(audit_crumbs(&state.audit, &state.conn));
         }
         let body = layout::areas(frame.area(), state.shows_banner()).body;
-        let (_, hidden) = table::fitted(state, &model, body);
+        let (_, hidden) = table::fitted(v, &model, body);
         if hidden > 0 {
             parts.push(format!("{hidden} cols hidden (enter: all)"));
         }
@@ -87,13 +87,12 @@ pub fn breadcrumb(state: &State, theme: Theme, frame: &mut Frame, area: Rect) {
 }
 
 /// The Audit pane's filter and whether it is live or paused (with the count held back).
-fn audit_crumbs(state: &State) -> Vec<String> {
-    let log = &state.audit;
+fn audit_crumbs(log: &AuditLog, conn: &Conn) -> Vec<String> {
     let mut parts = Vec::new();
     if !log.filter_text.is_empty() {
         parts.push(format!("where {}", log.filter_text));
     }
-    let connected = state.conn == Conn::Connected;
+    let connected = *conn == Conn::Connected;
     if log.paused {
         parts.push(format!("⏸ paused, {} new (p resumes)", log.arrived));
     } else if !connected && log.status != TailStatus::Idle {
@@ -108,9 +107,9 @@ fn audit_crumbs(state: &State) -> Vec<String> {
     parts
 }
 
-pub fn banner(state: &State, theme: Theme, frame: &mut Frame, area: Rect) {
-    let err = state.last_error.as_deref().unwrap_or("");
-    let head = match &state.conn {
+pub fn banner(conn: &Conn, last_error: Option<&str>, theme: Theme, frame: &mut Frame, area: Rect) {
+    let err = last_error.unwrap_or("");
+    let head = match conn {
         Conn::Reconnecting { attempt, retry_in } => format!(
             " ⚠ controller unreachable — retry {attempt} in {:.1}s (r: retry now)",
             retry_in.as_secs_f32()

@@ -15,23 +15,25 @@ use theme::Theme;
 
 /// Draw the whole screen.
 pub fn render(state: &State, frame: &mut Frame) {
-    let theme = Theme::for_state(state);
+    let theme = Theme::new(state.settings.theme);
     let a = layout::areas(frame.area(), state.shows_banner());
-    bars::tabs(state, theme, frame, a.tabs);
+    bars::tabs(state.pane, theme, frame, a.tabs);
     bars::breadcrumb(state, theme, frame, a.crumb);
     if a.banner.height > 0 {
-        bars::banner(state, theme, frame, a.banner);
+        bars::banner(&state.conn, state.last_error.as_deref(), theme, frame, a.banner);
     }
     let layers = state.mode.layers();
     match layers.first() {
-        Some(Mode::Detail { key, scroll }) => overlay::detail(state, theme, frame, a.body, key, *scroll),
+        Some(Mode::Detail { key, scroll }) => {
+            overlay::detail(state.detail(state.pane, key), theme, frame, a.body, key, *scroll)
+        }
         _ => table::pane(state, theme, frame, a.body),
     }
     bars::line(state, theme, frame, a.line);
     bars::status(state, theme, frame, a.status);
     for mode in layers {
         match mode {
-            Mode::Help { scroll, .. } => overlay::help(state, theme, frame, *scroll),
+            Mode::Help { scroll, .. } => overlay::help(&state.settings.keymap, theme, frame, *scroll),
             Mode::Form(form) => overlay::form(form, theme, frame, !matches!(state.mode, Mode::Confirm(_))),
             Mode::Confirm(c) => overlay::confirm(c, theme, frame),
             // Only while it is the top layer: the confirmation repeats the reason, and two

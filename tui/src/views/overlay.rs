@@ -5,10 +5,11 @@ use crate::model::action::Action;
 use crate::model::form::EditForm;
 use crate::model::format;
 use crate::model::jobs::JobOp;
-use crate::model::keymap::{Binding, FIXED_KEYS};
+use crate::model::keymap::{Binding, FIXED_KEYS, Keymap};
 use crate::model::layout::centered;
 use crate::model::pane::PaneId;
-use crate::model::state::{Choice, Confirm, ReasonPrompt, State};
+use crate::model::state::{Choice, Confirm, ReasonPrompt};
+use crate::model::table::Detail;
 use crate::model::write::NodeOp;
 use crate::views::theme::Theme;
 use ratatui::Frame;
@@ -30,11 +31,11 @@ fn popup(frame: &mut Frame, theme: Theme, area: Rect, title: &str) -> Rect {
 }
 
 /// Generated from the keymap, so rebinding keys updates it.
-pub fn help(state: &State, theme: Theme, frame: &mut Frame, scroll: u16) {
+pub fn help(keymap: &Keymap, theme: Theme, frame: &mut Frame, scroll: u16) {
     let screen = frame.area();
     let area = centered(screen, screen.width.saturating_sub(2).min(110), screen.height.saturating_sub(2));
     let inner = popup(frame, theme, area, " Keys — esc closes ");
-    let bindings = state.settings.keymap.bindings();
+    let bindings = keymap.bindings();
     let key_w = bindings.iter().map(|b| keys_text(b).chars().count()).max().unwrap_or(4).min(12);
     let entry = |keys: &str, desc: &str| {
         Line::from(vec![Span::styled(format!("{keys:>key_w$} "), theme.key()), Span::raw(desc.to_string())])
@@ -254,8 +255,9 @@ pub fn reason(p: &ReasonPrompt, theme: Theme, frame: &mut Frame) {
     frame.set_cursor_position((x.min(inner.right().saturating_sub(1)), inner.y + 1));
 }
 
-pub fn detail(state: &State, theme: Theme, frame: &mut Frame, area: Rect, key: &str, scroll: u16) {
-    let Some(d) = state.detail(state.pane, key) else {
+/// `d` is None when the record is gone (the key says which).
+pub fn detail(d: Option<Detail>, theme: Theme, frame: &mut Frame, area: Rect, key: &str, scroll: u16) {
+    let Some(d) = d else {
         let msg = Line::styled(format!("{key}: no longer present (esc goes back)"), theme.dim());
         frame.render_widget(Paragraph::new(msg), area);
         return;

@@ -4,7 +4,7 @@ use crate::model::audit::{AuditLog, TailStatus};
 use crate::model::format::width;
 use crate::model::jobs::StateFilter;
 use crate::model::layout;
-use crate::model::pane::PaneId;
+use crate::model::pane::{PaneId, PaneView};
 use crate::model::queue::Status;
 use crate::model::state::{Conn, State};
 use crate::model::table::{Alert, TableModel, Target};
@@ -20,8 +20,8 @@ fn data_width(area: Rect) -> u16 {
 }
 
 /// (column index, width) of the columns shown, and how many are hidden.
-pub fn fitted(state: &State, model: &TableModel, area: Rect) -> (Vec<(usize, u16)>, usize) {
-    let sort_col = state.view().sort.map(|(c, _)| c);
+pub fn fitted(view: &PaneView, model: &TableModel, area: Rect) -> (Vec<(usize, u16)>, usize) {
+    let sort_col = view.sort.map(|(c, _)| c);
     let cols = fit_columns(model, data_width(area), sort_col);
     let hidden = model.columns.len() - cols.len();
     (cols, hidden)
@@ -33,8 +33,8 @@ fn note(frame: &mut Frame, area: Rect, line: Line) {
 
 /// Why the Nodes pane has no table yet: still connecting, refused, or a
 /// controller without `Cluster.Watch`.
-fn nodes_note(state: &State) -> (String, bool) {
-    match (&state.watch_error, &state.conn) {
+fn nodes_note(watch_error: Option<&str>, conn: &Conn) -> (String, bool) {
+    match (watch_error, conn) {
         (_, Conn::Reconnecting { .. } | Conn::Disconnected) => {
             ("no data: the controller is unreachable".into(), false)
         }
@@ -45,8 +45,8 @@ fn nodes_note(state: &State) -> (String, bool) {
 }
 
 /// Why the Queue pane has no jobs to show yet.
-fn queue_note(state: &State) -> (String, bool) {
-    match (&state.queue.status, &state.conn) {
+fn queue_note(status: &Status, conn: &Conn) -> (String, bool) {
+    match (status, conn) {
         (_, Conn::Reconnecting { .. } | Conn::Disconnected) => {
             ("no data: the controller is unreachable".into(), false)
         }
@@ -68,14 +68,15 @@ fn audit_note(log: &AuditLog) -> (String, bool) {
     }
 }
 
+/// The pane body: the pane's table, or the one line that says why there is none.
 pub fn pane(state: &State, theme: Theme, frame: &mut Frame, area: Rect) {
     if state.pane == PaneId::Queue && state.queue.jobs.is_none() {
-        let (text, error) = queue_note(state);
+        let (text, error) = queue_note(&state.queue.status, &state.conn);
         note(frame, area, Line::styled(text, if error { theme.error() } else { theme.dim() }));
         return;
     }
     if state.pane == PaneId::Nodes && state.nodes.is_none() {
-        let (text, error) = nodes_note(state);
+        let (text, error) = nodes_note(state.watch_error.as_deref(), &state.conn);
         note(frame, area, Line::styled(text, if error { theme.error() } else { theme.dim() }));
         return;
     }
@@ -108,8 +109,12 @@ pub fn pane(state: &State, theme: Theme, frame: &mut Frame, area: Rect) {
         note(frame, area, Line::styled(text, theme.dim()));
         return;
     }
-    let view = state.view();
-    let (cols, _) = fitted(state, &model, area);
+    table(&model, state.view(), state.pane, theme, frame, area);
+}
+
+/// One pane's table: only the rows on screen are built.
+fn table(model: &TableModel, view: &PaneView, pane: PaneId, theme: Theme, frame: &mut Frame, area: Rect) {
+    let (cols, _) = fitted(view, model, area);
     let header = Row::new(std::iter::once(Cell::from("")).chain(cols.iter().map(|&(i, _)| {
         let c = model.columns[i];
         let arrow = match view.sort {
@@ -155,7 +160,7 @@ pub fn pane(state: &State, theme: Theme, frame: &mut Frame, area: Rect) {
     let mut ts = TableState::default().with_selected(selected);
     frame.render_stateful_widget(table, area, &mut ts);
     if model.rows.is_empty() {
-        let msg = match (state.pane, view.job_states) {
+        let msg = match (pane, view.job_states) {
             _ if view.filter.is_some() => "no rows match the filter (esc clears it)".to_string(),
             (PaneId::Queue, StateFilter::All) => "no jobs".to_string(),
             (PaneId::Queue, s) => format!("no {} jobs", s.label()),

@@ -2,7 +2,7 @@
 //! carried by a modifier or a symbol as well as by colour, so the mono
 //! theme and NO_COLOR lose nothing.
 
-use crate::model::state::{State, ThemeName};
+use crate::model::state::ThemeName;
 use ratatui::style::{Color, Modifier, Style};
 
 #[derive(Debug, Clone, Copy)]
@@ -14,8 +14,8 @@ pub struct Theme {
 pub const MARK: &str = "●";
 
 impl Theme {
-    pub fn for_state(state: &State) -> Theme {
-        Theme { color: state.settings.theme == ThemeName::Default }
+    pub fn new(name: ThemeName) -> Theme {
+        Theme { color: name == ThemeName::Default }
     }
 
     fn fg(self, c: Color) -> Style {
