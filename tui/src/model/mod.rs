@@ -7,7 +7,7 @@
 //! | --- | --- |
 //! | [`state`] | the one `State` (modes, per-pane views, connection, data), `Settings`, `ThemeName` |
 //! | [`action`] | `Action`, `Effect`, `Rpc`, `Msg`, `Snapshot`, `Catalog`: the vocabulary |
-//! | [`write`] | `WriteOp`, `NodeOp`: every guarded write, its role, verb and confirmation text |
+//! | [`write`](mod@write) | `WriteOp`, `NodeOp`: every guarded write, its role, verb and confirmation text |
 //! | [`keymap`] | the keymap table (key, action, description), parsing, conflicts, the fixed keys |
 //! | [`pane`] | the panes in tab order (where new panes are registered), `PaneView`, `Refetch` |
 //! | [`session`] | WhoAmI's user and role; the role rule for writes |
@@ -15,7 +15,7 @@
 //! | [`layout`] | screen geometry, shared by the views and by paging and clicks |
 //! | [`filter`] | `/` regex filters (smart-case, `!` inverts) |
 //! | [`form`] | the edit form of a QOS, account or user association, and its diff |
-//! | [`format`] | Slurm spellings of wall times, limits, shares, memory; display width |
+//! | [`format`](mod@format) | Slurm spellings of wall times, limits, shares, memory; display width |
 //! | [`jobs`] | `ListJobs` compacted for 100,000 jobs: records, state codes, memoised order, `JobOp` |
 //! | [`tree`] | tree glyphs for the Accounts and HRES panes |
 //!

@@ -2,8 +2,9 @@
 //! its data: its view (selection, sort, filter, marks) and where a re-read
 //! of its data stands.
 //!
-//! Adding a pane: add a variant here, give it a row builder in `views/` and
-//! a detail builder; everything else (tabs, number keys, `:` commands,
+//! Adding a pane: add a variant here, give it a row builder and a detail
+//! builder in `model/NAME.rs` (picked by `State::table` and
+//! `State::detail`); everything else (tabs, number keys, `:` commands,
 //! filter, sort, marks) works from this table.
 
 use crate::model::filter::Filter;

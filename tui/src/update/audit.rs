@@ -1,6 +1,6 @@
 //! The Audit pane's live tail of the txn log: subscribing, pausing, the
 //! controller-side filter and resuming without a gap after a reconnect.
-//! Called only from [`crate::update::dispatch`]; the bounded buffer itself
+//! Called only from [`crate::update::dispatch()`]; the bounded buffer itself
 //! is [`crate::model::audit::AuditLog`].
 //!
 //! Subscribing: the first open fills the pane with the newest

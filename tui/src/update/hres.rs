@@ -1,7 +1,7 @@
 //! HRES work from the console: flipping DisableLayer on the selected layer,
 //! or DisableHRES on a resource's own row (the confirmation's text is
 //! [`crate::model::hres::describe`]).
-//! Called only from [`crate::update::dispatch`], which checks read-only mode and the
+//! Called only from [`crate::update::dispatch()`], which checks read-only mode and the
 //! role first and opens the confirmation after.
 
 use crate::model::pane::PaneId;

@@ -2,7 +2,7 @@
 //! re-fetching after each write: nodes are replaced by name as they change,
 //! changed jobs by id (see [`crate::update::queue`]), and a catalog change re-reads
 //! just the list it names. Called only from
-//! [`crate::update::dispatch`].
+//! [`crate::update::dispatch()`].
 //!
 //! Re-reads are coalesced: while one read of a list is under way, further
 //! changes to it only mark it dirty, and one more read follows when the

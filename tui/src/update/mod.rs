@@ -6,7 +6,7 @@
 //!
 //! | module | what it does |
 //! | --- | --- |
-//! | [`dispatch`] | `dispatch(state, action) -> Vec<Effect>`; the write path, confirmations, network reports |
+//! | [`dispatch`](mod@dispatch) | `dispatch(state, action) -> Vec<Effect>`; the write path, confirmations, network reports |
 //! | [`keys`] | terminal events -> actions, per mode |
 //! | [`nav`] | selection, scrolling, sort, marks, filters, pane switches, keeping selection across re-reads |
 //! | [`command`] | the `:` command line and its completion, the `/` filter prompt |

@@ -1,6 +1,6 @@
 //! On-call node work: drain, resume and down on the marked (else the
 //! selected) nodes, and the reason field that drain and down ask for.
-//! Called only from [`crate::update::dispatch`], which checks read-only mode and the
+//! Called only from [`crate::update::dispatch()`], which checks read-only mode and the
 //! role before anything here runs and opens the confirmation after.
 //!
 //! The reason field ([`ReasonPrompt`]) offers recent reasons (this session's, then those on

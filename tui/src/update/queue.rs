@@ -1,7 +1,7 @@
 //! The Queue pane's jobs: when they are read, the job changes the cluster
 //! watch pushes, the `t` state filter, and cancel / hold / release / requeue
 //! on the marked (else the selected) jobs. Called only from
-//! [`crate::update::dispatch`], which checks read-only mode before anything here
+//! [`crate::update::dispatch()`], which checks read-only mode before anything here
 //! runs and opens the confirmation after.
 //!
 //! Reads: on a (re)connect, after missed changes (`lagged`) and on `r`.
