@@ -15,7 +15,7 @@ mod common;
 mod fake;
 
 use spur_client::conn::Identity;
-use spur_console::state::{Settings, State};
+use spur_console::model::state::{Settings, State};
 use spur_console::{Action, Effect, JobSet, Msg, PaneId, dispatch, net};
 use std::sync::Arc;
 use std::time::{Duration, Instant};

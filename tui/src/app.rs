@@ -2,12 +2,13 @@
 //! dispatch, hand effects to the network task. The only place that owns
 //! both the terminal and the channels.
 
-use crate::action::{Action, Effect};
 use crate::cli::{self, Cli};
-use crate::config::{self, ThemeName};
-use crate::dispatch::dispatch;
-use crate::state::{Settings, State};
-use crate::{net, terminal, ui, update};
+use crate::config;
+use crate::model::action::{Action, Effect};
+use crate::model::state::{Settings, State, ThemeName};
+use crate::update::dispatch;
+use crate::update::keys;
+use crate::{net, terminal, views};
 use crossterm::event::EventStream;
 use spur_client::conn::Identity;
 use tokio::sync::mpsc;
@@ -58,12 +59,12 @@ pub async fn run_console(settings: Settings) -> anyhow::Result<()> {
     let mut events = EventStream::new();
     let mut net_alive = true;
     let result = loop {
-        if let Err(e) = term.draw(|f| ui::render(&state, f)) {
+        if let Err(e) = term.draw(|f| views::render(&state, f)) {
             break Err(e.into());
         }
         let mut effects = tokio::select! {
             ev = events.next() => match ev {
-                Some(Ok(ev)) => update::on_event(&mut state, ev),
+                Some(Ok(ev)) => keys::on_event(&mut state, ev),
                 Some(Err(e)) => break Err(e.into()),
                 None => break Ok(()),
             },

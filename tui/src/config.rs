@@ -11,17 +11,10 @@
 //! Every mistake is an error at start-up naming the key, so a typo never
 //! silently leaves an action on its default.
 
-use crate::keymap::{Keymap, KeymapError};
+use crate::model::keymap::{Keymap, KeymapError};
+use crate::model::state::ThemeName;
 use std::fmt;
 use std::path::{Path, PathBuf};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ThemeName {
-    #[default]
-    Default,
-    /// No colours: selection and marks by modifiers and symbols only.
-    Mono,
-}
 
 #[derive(Debug, Clone, Default)]
 pub struct Config {

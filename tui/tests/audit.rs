@@ -3,11 +3,11 @@
 mod common;
 
 use common::{draw, loaded, on_audit, session, txn, txn_rows};
-use spur_console::action::TailSpec;
-use spur_console::audit::{CAPACITY, TailStatus};
-use spur_console::session::Role;
-use spur_console::state::Mode;
-use spur_console::{Action, Effect, Msg, PaneId, Rpc, State, WriteOp, dispatch, views};
+use spur_console::model::action::TailSpec;
+use spur_console::model::audit::{CAPACITY, TailStatus};
+use spur_console::model::session::Role;
+use spur_console::model::state::Mode;
+use spur_console::{Action, Effect, Msg, PaneId, Rpc, State, WriteOp, dispatch};
 use tui_input::InputRequest;
 
 fn ids(state: &State) -> Vec<i64> {
@@ -229,7 +229,7 @@ fn enter_shows_info_as_pretty_json_and_keys_outside_audit_explain_themselves() {
     let text = draw(&state).backend().to_string();
     assert!(text.contains("txn 2 — delete account:physics by bob"), "{text}");
     assert!(text.contains("\"params\": {") && text.contains("\"name\": \"physics\""), "{text}");
-    assert!(views::detail(&state, PaneId::Audit, "2").is_some());
+    assert!(state.detail(PaneId::Audit, "2").is_some());
     let mut state = loaded(false, (80, 24));
     dispatch(&mut state, Action::TogglePause);
     assert!(state.message.map(|m| m.text).unwrap_or_default().contains("Audit pane"));

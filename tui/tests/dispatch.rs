@@ -1,14 +1,13 @@
 mod common;
 
 use common::loaded;
-use spur_client::vocab::keys::Entity;
-use spur_console::command::{self, Command};
 use spur_console::config;
-use spur_console::filter::Filter;
-use spur_console::keymap::{KeySpec, Keymap};
-use spur_console::state::{Choice, Mode};
-use spur_console::views;
+use spur_console::model::filter::Filter;
+use spur_console::model::keymap::{KeySpec, Keymap};
+use spur_console::model::state::{Choice, Mode};
+use spur_console::update::command::{self, Command};
 use spur_console::{Action, Effect, PaneId, Rpc, WriteOp, dispatch};
+use spur_vocab::keys::Entity;
 use tui_input::InputRequest;
 
 fn all_write_actions() -> Vec<Action> {
@@ -151,11 +150,10 @@ fn filter_with_bang_inverts() {
         dispatch(&mut state, Action::Input(InputRequest::InsertChar(c)));
     }
     dispatch(&mut state, Action::Submit);
-    let names: Vec<String> =
-        views::table(&state, PaneId::Qos).unwrap().rows.into_iter().map(|r| r.key).collect();
+    let names: Vec<String> = state.table(PaneId::Qos).unwrap().rows.into_iter().map(|r| r.key).collect();
     assert_eq!(names, ["normal", "low", "scavenger"]);
     dispatch(&mut state, Action::Back); // clears the filter
-    assert_eq!(views::table(&state, PaneId::Qos).unwrap().rows.len(), 4);
+    assert_eq!(state.table(PaneId::Qos).unwrap().rows.len(), 4);
 }
 
 #[test]
@@ -163,7 +161,7 @@ fn account_tree_filter_keeps_ancestors() {
     let mut state = loaded(false, (80, 24));
     dispatch(&mut state, Action::GoPane(PaneId::Accounts));
     let keys = |state: &spur_console::State| -> Vec<String> {
-        views::table(state, PaneId::Accounts).unwrap().rows.into_iter().map(|r| r.key).collect()
+        state.table(PaneId::Accounts).unwrap().rows.into_iter().map(|r| r.key).collect()
     };
     assert_eq!(keys(&state)[0], "acct:root");
     dispatch(&mut state, Action::FilterMode);
@@ -219,7 +217,7 @@ fn keymap_defaults_have_no_conflicts_and_config_errors_name_things() {
     let cfg = config::parse("[keys]\nquit = [\"Z\", \"ctrl-q\"]\n[theme]\nname = \"mono\"\n").unwrap();
     assert_eq!(cfg.keymap.action_for(KeySpec::parse("Z").unwrap()), Some(&Action::Quit));
     assert_eq!(cfg.keymap.action_for(KeySpec::parse("q").unwrap()), None);
-    assert_eq!(cfg.theme, config::ThemeName::Mono);
+    assert_eq!(cfg.theme, spur_console::model::state::ThemeName::Mono);
 }
 
 #[test]
@@ -227,11 +225,10 @@ fn sorting_cycles_and_reverses() {
     let mut state = loaded(false, (80, 24));
     dispatch(&mut state, Action::SortNext); // Name ▲
     dispatch(&mut state, Action::SortNext); // Priority ▲
-    let names: Vec<String> =
-        views::table(&state, PaneId::Qos).unwrap().rows.into_iter().map(|r| r.key).collect();
+    let names: Vec<String> = state.table(PaneId::Qos).unwrap().rows.into_iter().map(|r| r.key).collect();
     assert_eq!(names, ["scavenger", "normal", "low", "highprio"]);
     dispatch(&mut state, Action::SortReverse);
-    let first = views::table(&state, PaneId::Qos).unwrap().rows.key(0).unwrap();
+    let first = state.table(PaneId::Qos).unwrap().rows.key(0).unwrap();
     assert_eq!(first, "highprio");
 }
 
@@ -278,8 +275,8 @@ fn explain_command_opens_preemption_for_the_job() {
         dispatch(&mut state, Action::Input(InputRequest::InsertChar(c)));
     }
     let effects = dispatch(&mut state, Action::Submit);
-    assert_eq!(state.pane, PaneId::Preemption);
-    assert_eq!(state.explain.job, Some(4242));
+    assert_eq!(state.pane, PaneId::Preempt);
+    assert_eq!(state.preempt.job, Some(4242));
     assert_eq!(effects, vec![Effect::Rpc(Rpc::Explain(4242))]);
     let text = common::draw(&state).backend().to_string();
     assert!(text.contains("job 4242") && text.contains("loading"), "{text}");
@@ -291,8 +288,8 @@ fn accounts_without_a_root_record_hang_under_root() {
     snapshot.accounts.retain(|a| a.name != "root");
     let mut state = loaded(false, (80, 24));
     dispatch(&mut state, Action::Net(spur_console::Msg::Loaded(snapshot)));
-    let table = views::table(&state, PaneId::Accounts).unwrap();
-    assert_eq!(table.rows.get(0).unwrap().target, views::Target::Root);
+    let table = state.table(PaneId::Accounts).unwrap();
+    assert_eq!(table.rows.get(0).unwrap().target, spur_console::model::table::Target::Root);
     assert_eq!(table.rows.len(), table.total);
     // Root cannot be deleted, even by marking it.
     dispatch(&mut state, Action::GoPane(PaneId::Accounts));

@@ -4,11 +4,12 @@
 mod common;
 
 use common::{draw, loaded, session};
-use spur_client::vocab::keys::Entity;
-use spur_console::session::Role;
-use spur_console::state::{Choice, Mode};
-use spur_console::views::{self, Target};
-use spur_console::{Action, Effect, Msg, PaneId, Rpc, State, WriteOp, dispatch, nav};
+use spur_console::model::session::Role;
+use spur_console::model::state::{Choice, Mode};
+use spur_console::model::table::Target;
+use spur_console::update::nav;
+use spur_console::{Action, Effect, Msg, PaneId, Rpc, State, WriteOp, dispatch};
+use spur_vocab::keys::Entity;
 use tui_input::InputRequest;
 
 fn pair(k: &str, v: &str) -> (String, String) {
@@ -18,7 +19,7 @@ fn pair(k: &str, v: &str) -> (String, String) {
 /// Moves the Accounts pane's selection to the row for `target`.
 fn select(state: &mut State, target: Target) {
     dispatch(state, Action::GoPane(PaneId::Accounts));
-    let rows = views::all_rows(state, PaneId::Accounts);
+    let rows = state.all_rows(PaneId::Accounts);
     let key = rows.into_iter().find(|r| r.target == target).map(|r| r.key).expect("row in the fixture");
     dispatch(state, Action::Top);
     while nav::current_key(state).as_deref() != Some(key.as_str()) {
@@ -204,7 +205,7 @@ fn a_partition_association_is_named_by_its_partition() {
         partition: "gpu".into(),
         ..Default::default()
     };
-    let f = spur_console::form::EditForm::assoc(&user, &assoc);
+    let f = spur_console::model::form::EditForm::assoc(&user, &assoc);
     assert_eq!(f.filter, vec![pair("name", "bob"), pair("account", "physics"), pair("partition", "gpu")]);
     assert_eq!(f.subject(), "user bob in physics/gpu");
 }

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{draw, loaded};
-use spur_console::{Action, ClusterUpdate, Effect, Msg, PaneId, Rpc, dispatch, views};
+use spur_console::{Action, ClusterUpdate, Effect, Msg, PaneId, Rpc, dispatch};
 use spur_proto::v1::{License, LicenseHolder};
 
 fn layer(name: &str, layer: &str, parent: &str, nodes: &str, conf: i64, base: u64, used: u64) -> License {
@@ -63,7 +63,7 @@ fn on_hres(size: (u16, u16)) -> spur_console::State {
 }
 
 fn keys(state: &spur_console::State) -> Vec<String> {
-    views::table(state, PaneId::Hres).unwrap().rows.into_iter().map(|r| r.key).collect()
+    state.table(PaneId::Hres).unwrap().rows.into_iter().map(|r| r.key).collect()
 }
 
 #[test]
@@ -89,7 +89,7 @@ fn hres_pane_snapshots() {
 
 #[test]
 fn the_detail_lists_holders() {
-    let d = views::detail(&on_hres((80, 24)), PaneId::Hres, "power/rack1").unwrap();
+    let d = on_hres((80, 24)).detail(PaneId::Hres, "power/rack1").unwrap();
     assert!(d.fields.contains(&("Base".into(), "storage:5000".into())), "{:?}", d.fields);
     assert_eq!(d.body, ["Held by 1 running job(s):", "  job 12         8000"]);
 }
@@ -107,7 +107,7 @@ fn a_licenses_event_rereads_them() {
     let mut next = licenses();
     next[7].disable_layer = true;
     dispatch(&mut state, Action::Net(Msg::Licenses(next)));
-    let rows = views::table(&state, PaneId::Hres).unwrap().rows.into_iter();
+    let rows = state.table(PaneId::Hres).unwrap().rows.into_iter();
     let rack1 = rows.into_iter().find(|r| r.key == "power/rack1").unwrap();
     assert_eq!(rack1.cells[1], "⊘ OFF");
 }
@@ -115,7 +115,7 @@ fn a_licenses_event_rereads_them() {
 fn select(state: &mut spur_console::State, key: &str) {
     dispatch(state, Action::Top);
     for _ in 0..30 {
-        if spur_console::nav::current_key(state).as_deref() == Some(key) {
+        if spur_console::update::nav::current_key(state).as_deref() == Some(key) {
             return;
         }
         dispatch(state, Action::Down);
@@ -126,8 +126,8 @@ fn select(state: &mut spur_console::State, key: &str) {
 #[test]
 fn an_administrator_toggles_a_layer_after_confirming() {
     use spur_console::WriteOp;
-    use spur_console::session::Role;
-    use spur_console::state::Mode;
+    use spur_console::model::session::Role;
+    use spur_console::model::state::Mode;
     let mut state = on_hres((120, 40));
     dispatch(&mut state, Action::Net(Msg::Session(common::session(Role::Administrator))));
     select(&mut state, "power/rack1");
@@ -154,8 +154,8 @@ fn an_administrator_toggles_a_layer_after_confirming() {
 
 #[test]
 fn toggling_needs_administrator_and_write_access() {
-    use spur_console::session::Role;
-    use spur_console::state::Mode;
+    use spur_console::model::session::Role;
+    use spur_console::model::state::Mode;
     let mut state = on_hres((80, 24));
     dispatch(&mut state, Action::Net(Msg::Session(common::session(Role::Operator))));
     dispatch(&mut state, Action::HresToggle);

@@ -4,11 +4,11 @@
 mod common;
 
 use spur_client::conn::{Identity, USER_HEADER};
-use spur_client::vocab::keys::Entity;
 use spur_console::net;
 use spur_console::{Msg, Rpc, WriteOp};
 use spur_proto::v1::accounting_server::{Accounting, AccountingServer};
 use spur_proto::v1::*;
+use spur_vocab::keys::Entity;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -4,9 +4,9 @@
 mod common;
 
 use spur_client::conn::{Identity, USER_HEADER};
-use spur_console::action::TailSpec;
+use spur_console::model::action::TailSpec;
+use spur_console::model::session::Role;
 use spur_console::net;
-use spur_console::session::Role;
 use spur_console::{Msg, Rpc};
 use spur_proto::v1::audit_server::{Audit, AuditServer};
 use spur_proto::v1::session_server::{Session, SessionServer};

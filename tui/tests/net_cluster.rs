@@ -62,7 +62,7 @@ impl Nodes for Fake {
         }
         let r = r.into_inner();
         self.log.lock().unwrap().push(format!("nodes={} state={} reason={}", r.nodes, r.state, r.reason));
-        let updated = spur_client::vocab::hostlist::expand(&r.nodes).unwrap();
+        let updated = spur_vocab::hostlist::expand(&r.nodes).unwrap();
         let warning = if r.state == "resume" { "node01 was not drained".to_string() } else { String::new() };
         Ok(Response::new(UpdateNodesResponse { updated, warning }))
     }

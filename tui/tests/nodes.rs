@@ -5,10 +5,10 @@
 mod common;
 
 use common::{on_nodes, type_text};
-use spur_console::session::Role;
-use spur_console::state::{Choice, Mode};
+use spur_console::model::session::Role;
+use spur_console::model::state::{Choice, Mode};
 use spur_console::{
-    Action, Catalog, CatalogList, ClusterUpdate, Effect, Msg, NodeOp, PaneId, Rpc, WriteOp, dispatch, views,
+    Action, Catalog, CatalogList, ClusterUpdate, Effect, Msg, NodeOp, PaneId, Rpc, WriteOp, dispatch,
 };
 
 const OPS: [NodeOp; 3] = [NodeOp::Drain, NodeOp::Resume, NodeOp::Down];
@@ -18,7 +18,7 @@ fn writes(effects: &[Effect]) -> usize {
 }
 
 fn keys(state: &spur_console::State) -> Vec<String> {
-    views::table(state, PaneId::Nodes).unwrap().rows.into_iter().map(|r| r.key).collect()
+    state.table(PaneId::Nodes).unwrap().rows.into_iter().map(|r| r.key).collect()
 }
 
 fn drain_op() -> WriteOp {

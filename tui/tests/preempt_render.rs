@@ -6,7 +6,7 @@
 mod common;
 
 use common::{draw, on_queue};
-use spur_console::session::Role;
+use spur_console::model::session::Role;
 use spur_console::{Action, Effect, Msg, PaneId, Rpc, dispatch};
 use spur_proto::v1::{ExplainSide, Explanation, Mark, PairExplanation, PriorityTerms};
 
@@ -90,9 +90,9 @@ fn explanation() -> Explanation {
 /// On the Queue, `w` on a job opens the pane and asks for its explanation.
 fn opened(size: (u16, u16)) -> spur_console::State {
     let mut state = on_queue(false, size, Some(Role::Operator));
-    let id = spur_console::nav::current_key(&state).unwrap().parse::<u64>().unwrap();
+    let id = spur_console::update::nav::current_key(&state).unwrap().parse::<u64>().unwrap();
     let effects = dispatch(&mut state, Action::Explain);
-    assert_eq!(state.pane, PaneId::Preemption);
+    assert_eq!(state.pane, PaneId::Preempt);
     assert_eq!(effects, vec![Effect::Rpc(Rpc::Explain(id))]);
     let answer = Explanation { job_id: id, ..explanation() };
     dispatch(&mut state, Action::Net(Msg::Explained { job: id, answer: Ok(Box::new(answer)) }));
@@ -125,7 +125,7 @@ fn enter_shows_the_whole_verdict() {
 #[test]
 fn a_job_change_re_reads_the_shown_explanation_once() {
     let mut state = opened((80, 24));
-    let job = state.explain.job.unwrap();
+    let job = state.preempt.job.unwrap();
     let set = spur_console::JobSet::from_pb(common::jobs(), common::now());
     let effects = dispatch(&mut state, Action::Net(Msg::Jobs(std::sync::Arc::new(set.clone()))));
     assert!(effects.contains(&Effect::Rpc(Rpc::Explain(job))), "{effects:?}");
@@ -138,7 +138,7 @@ fn a_job_change_re_reads_the_shown_explanation_once() {
     assert!(text.contains("✗ job ended (showing the last answer)"), "{text}");
     // An answer for a job no longer shown is dropped.
     dispatch(&mut state, Action::Net(Msg::Explained { job: 999, answer: Ok(Box::new(explanation())) }));
-    assert_eq!(state.explain.job, Some(job));
+    assert_eq!(state.preempt.job, Some(job));
 }
 
 #[test]

@@ -4,10 +4,9 @@
 mod common;
 
 use common::{draw, jobs, now, on_queue};
-use spur_console::jobs::StateFilter;
-use spur_console::session::Role;
-use spur_console::state::{Choice, Mode, State};
-use spur_console::views;
+use spur_console::model::jobs::StateFilter;
+use spur_console::model::session::Role;
+use spur_console::model::state::{Choice, Mode, State};
 use spur_console::{Action, ClusterUpdate, Effect, JobOp, JobSet, Msg, PaneId, Rpc, WriteOp, dispatch};
 use std::sync::Arc;
 use tui_input::InputRequest;
@@ -15,7 +14,7 @@ use tui_input::InputRequest;
 const OPS: [JobOp; 4] = [JobOp::Cancel, JobOp::Hold, JobOp::Release, JobOp::Requeue];
 
 fn keys(state: &State) -> Vec<String> {
-    views::table(state, PaneId::Queue).unwrap().rows.into_iter().map(|r| r.key).collect()
+    state.table(PaneId::Queue).unwrap().rows.into_iter().map(|r| r.key).collect()
 }
 
 /// Put the selection on job `id`.

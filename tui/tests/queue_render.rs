@@ -5,7 +5,7 @@ mod common;
 
 use common::{draw, on_queue};
 use ratatui::style::Modifier;
-use spur_console::session::Role;
+use spur_console::model::session::Role;
 use spur_console::{Action, JobOp, dispatch};
 
 #[test]

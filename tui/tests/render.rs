@@ -2,7 +2,7 @@ mod common;
 
 use common::{draw, loaded};
 use ratatui::style::Modifier;
-use spur_console::state::Conn;
+use spur_console::model::state::Conn;
 use spur_console::{Action, Msg, PaneId, dispatch};
 use std::time::Duration;
 
@@ -76,8 +76,8 @@ fn account_edit_form() {
         dispatch(&mut state, Action::Down); // root, research, bob, ml
     }
     dispatch(&mut state, Action::Edit);
-    assert!(matches!(state.mode, spur_console::state::Mode::Form(_)), "{:?}", state.last_error);
-    while !matches!(&state.mode, spur_console::state::Mode::Form(f) if f.focus == 3) {
+    assert!(matches!(state.mode, spur_console::model::state::Mode::Form(_)), "{:?}", state.last_error);
+    while !matches!(&state.mode, spur_console::model::state::Mode::Form(f) if f.focus == 3) {
         dispatch(&mut state, Action::FocusNext); // fairshare
     }
     dispatch(&mut state, Action::Input(tui_input::InputRequest::InsertChar('0')));
@@ -115,7 +115,7 @@ fn selected_row_is_reversed_and_bold() {
 fn audit_pane() {
     for size in SIZES {
         let mut state = common::on_audit(size);
-        let role = spur_console::session::Role::Operator;
+        let role = spur_console::model::session::Role::Operator;
         dispatch(&mut state, Action::Net(Msg::Session(common::session(role))));
         let name = format!("audit_{}x{}", size.0, size.1);
         insta::assert_snapshot!(name, draw(&state).backend());
@@ -125,7 +125,8 @@ fn audit_pane() {
 #[test]
 fn denied_and_error_rows_are_bold_with_a_symbol_and_coloured_unless_mono() {
     use ratatui::style::Color;
-    for theme in [spur_console::config::ThemeName::Mono, spur_console::config::ThemeName::Default] {
+    for theme in [spur_console::model::state::ThemeName::Mono, spur_console::model::state::ThemeName::Default]
+    {
         let mut state = common::on_audit((80, 24));
         state.settings.theme = theme;
         dispatch(&mut state, Action::Top); // keep the selection off the rows checked
@@ -141,7 +142,7 @@ fn denied_and_error_rows_are_bold_with_a_symbol_and_coloured_unless_mono() {
             if alert {
                 assert!(line.contains(&format!("{symbol} ")), "{line}");
             }
-            let mono = theme == spur_console::config::ThemeName::Mono;
+            let mono = theme == spur_console::model::state::ThemeName::Mono;
             let want = if mono || !alert { Color::Reset } else { colour };
             assert_eq!(cell.fg, want, "row y={y} theme {theme:?}");
         }
@@ -151,7 +152,7 @@ fn denied_and_error_rows_are_bold_with_a_symbol_and_coloured_unless_mono() {
 #[test]
 fn nodes_pane() {
     for size in SIZES {
-        let mut state = common::on_nodes(size, spur_console::session::Role::Administrator);
+        let mut state = common::on_nodes(size, spur_console::model::session::Role::Administrator);
         dispatch(&mut state, Action::Down);
         dispatch(&mut state, Action::ToggleMark); // node02 marked, node03 selected
         let name = format!("nodes_{}x{}", size.0, size.1);
@@ -161,7 +162,7 @@ fn nodes_pane() {
 
 #[test]
 fn drain_dialog() {
-    let mut state = common::on_nodes((80, 24), spur_console::session::Role::Administrator);
+    let mut state = common::on_nodes((80, 24), spur_console::model::session::Role::Administrator);
     dispatch(&mut state, Action::Down); // node02
     dispatch(&mut state, Action::NodeAction(spur_console::NodeOp::Drain));
     insta::assert_snapshot!("drain_reason_80x24", draw(&state).backend());
@@ -174,13 +175,14 @@ fn drain_dialog() {
 #[test]
 fn node_states_are_bold_with_a_symbol_and_coloured_unless_mono() {
     use ratatui::style::Color;
-    for theme in [spur_console::config::ThemeName::Mono, spur_console::config::ThemeName::Default] {
-        let mut state = common::on_nodes((120, 40), spur_console::session::Role::Administrator);
+    for theme in [spur_console::model::state::ThemeName::Mono, spur_console::model::state::ThemeName::Default]
+    {
+        let mut state = common::on_nodes((120, 40), spur_console::model::session::Role::Administrator);
         state.settings.theme = theme;
         let term = draw(&state);
         let buf = term.backend().buffer();
         // Rows start at y=3: node01 (selected), node02 draining, node03 drained, node04 down*, node05.
-        let mono = theme == spur_console::config::ThemeName::Mono;
+        let mono = theme == spur_console::model::state::ThemeName::Mono;
         for (y, symbol, colour) in [(4u16, "◐", Color::Yellow), (5, "◐", Color::Yellow), (6, "▼", Color::Red)]
         {
             let line: String = (0..120).map(|x| buf[(x, y)].symbol()).collect();

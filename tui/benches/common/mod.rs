@@ -6,7 +6,7 @@
 
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-use spur_console::state::{Clock, Settings, State};
+use spur_console::model::state::{Clock, Settings, State};
 use spur_console::{Action, JobSet, Msg, PaneId, dispatch, render};
 use spur_proto::v1::{Job, JobSpec};
 use std::sync::Arc;

@@ -2,14 +2,15 @@
 //! list and the writes.
 
 use super::{Client, JobsClient, LicensesClient, NodesClient};
-use crate::action::{Catalog, CatalogList, NodeOp, Snapshot, WriteOp, subject};
-use crate::jobs::{JobOp, JobSet, id_list};
-use spur_client::vocab::hostlist;
-use spur_client::vocab::keys::Entity;
+use crate::model::action::{Catalog, CatalogList, Snapshot};
+use crate::model::jobs::{JobOp, JobSet, id_list};
+use crate::model::write::{NodeOp, WriteOp, subject};
 use spur_proto::v1::{
     CancelRequest, DeleteRequest, KeyValue, ListRequest, SetMode, SetRequest, SetResponse, UpdateJobRequest,
     UpdateNodesRequest,
 };
+use spur_vocab::hostlist;
+use spur_vocab::keys::Entity;
 use std::sync::Arc;
 use tonic::Status;
 

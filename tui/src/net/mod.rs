@@ -13,7 +13,7 @@
 //! then asks for cannot miss a change; when it ends the connection is
 //! re-made. A controller without it is served as before (re-fetch after writes).
 //!
-//! Jobs are read when the app asks (`Rpc::FetchJobs`; see `crate::queue`
+//! Jobs are read when the app asks (`Rpc::FetchJobs`; see `crate::update::queue`
 //! for when; after that the watch pushes their changes), with tonic's 4 MiB
 //! answer limit raised for large queues, and compacted on a blocking thread
 //! before they are reported.
@@ -22,8 +22,8 @@ mod calls;
 mod tail;
 mod watch;
 
-use crate::action::{Msg, Rpc, TailSpec};
-use crate::session::Session;
+use crate::model::action::{Msg, Rpc, TailSpec};
+use crate::model::session::Session;
 use spur_client::conn::{Identity, IdentityInterceptor, Svc};
 use spur_proto::v1::WhoAmIRequest;
 use spur_proto::v1::accounting_client::AccountingClient;
@@ -169,7 +169,7 @@ async fn connected(
 ) -> Result<Option<Task>, String> {
     // A scheduling pass can change every job of a large queue in one batch.
     let mut cluster = ClusterClient::with_interceptor(channel, icpt)
-        .max_decoding_message_size(spur_client::conn::JOBS_MESSAGE_MAX);
+        .max_decoding_message_size(spur_proto::wire::JOBS_MESSAGE_MAX);
     let opened = watch::open(&mut cluster).await.map_err(|s| describe(&s))?;
     let _ = msgs.send(Msg::Connected);
     Ok(match opened {
@@ -196,7 +196,7 @@ async fn serve(
     let mut client = AccountingClient::with_interceptor(channel.clone(), icpt.clone());
     let mut nodes = NodesGrpc::with_interceptor(channel.clone(), icpt.clone());
     let mut jobs = JobsGrpc::with_interceptor(channel.clone(), icpt.clone())
-        .max_decoding_message_size(spur_client::conn::JOBS_MESSAGE_MAX);
+        .max_decoding_message_size(spur_proto::wire::JOBS_MESSAGE_MAX);
     let audit = AuditClient::with_interceptor(channel.clone(), icpt.clone());
     let mut licenses = LicensesGrpc::with_interceptor(channel.clone(), icpt.clone());
     let mut session = SessionClient::with_interceptor(channel.clone(), icpt.clone());

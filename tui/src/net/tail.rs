@@ -6,8 +6,8 @@
 //! together (at 200 rows/s that is ~20 redraws a second, not 200).
 
 use super::calls::kv;
-use crate::action::{Msg, TailSpec};
-use crate::audit::FILL;
+use crate::model::action::{Msg, TailSpec};
+use crate::model::audit::FILL;
 use spur_client::conn::Svc;
 use spur_proto::v1::audit_client::AuditClient;
 use spur_proto::v1::tail_txn_event::Event;

@@ -7,7 +7,7 @@
 //! that touches every node costs one redraw, not one per node.
 
 use super::{describe, gone};
-use crate::action::{Catalog, ClusterUpdate, Msg};
+use crate::model::action::{Catalog, ClusterUpdate, Msg};
 use spur_client::conn::Svc;
 use spur_proto::v1::cluster_client::ClusterClient;
 use spur_proto::v1::cluster_event::Event;

@@ -5,8 +5,8 @@
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use spur_client::conn::Identity;
-use spur_console::config::ThemeName;
-use spur_console::state::{Settings, State};
+use spur_console::model::state::ThemeName;
+use spur_console::model::state::{Settings, State};
 use spur_console::{Action, Msg, Snapshot, dispatch, render};
 use spur_proto::v1::{Account, Association, Qos, User};
 
@@ -96,7 +96,7 @@ pub fn settings(read_only: bool) -> Settings {
     s.identity = Identity { user: "alice".into(), uid: Some(1000), token: None };
     s.read_only = read_only;
     s.theme = ThemeName::Mono;
-    s.clock = spur_console::state::Clock::Fixed(now());
+    s.clock = spur_console::model::state::Clock::Fixed(now());
     s
 }
 
@@ -123,7 +123,7 @@ pub fn draw(state: &State) -> Terminal<TestBackend> {
 
 /// Epoch ms of a local wall-clock time, so rendered times are the same in every time zone.
 pub fn local_ms(time: &str) -> i64 {
-    spur_client::vocab::txn::parse_time(time, chrono::Local::now()).expect("fixture time")
+    spur_vocab::txn::parse_time(time, chrono::Local::now()).expect("fixture time")
 }
 
 pub fn txn(id: i64, actor: &str, action: &str, at: &str, outcome: &str) -> spur_proto::v1::TxnRow {
@@ -156,8 +156,8 @@ pub fn txn_rows() -> Vec<spur_proto::v1::TxnRow> {
     ]
 }
 
-pub fn session(role: spur_console::session::Role) -> spur_console::session::Session {
-    spur_console::session::Session {
+pub fn session(role: spur_console::model::session::Role) -> spur_console::model::session::Session {
+    spur_console::model::session::Session {
         user: "alice".into(),
         role,
         verified: true,
@@ -224,7 +224,7 @@ pub fn nodes() -> Vec<spur_proto::v1::Node> {
 }
 
 /// A console on the Nodes pane with [`nodes`] from the watch's snapshot, as `role`.
-pub fn on_nodes(size: (u16, u16), role: spur_console::session::Role) -> State {
+pub fn on_nodes(size: (u16, u16), role: spur_console::model::session::Role) -> State {
     let mut state = loaded(false, size);
     let update = spur_console::ClusterUpdate { snapshot: true, nodes: nodes(), ..Default::default() };
     dispatch(&mut state, Action::Net(Msg::Cluster(update)));
@@ -342,7 +342,11 @@ pub fn jobs() -> Vec<spur_proto::v1::Job> {
 }
 
 /// A console on the Queue pane with [`jobs`] loaded, as `role` (None: WhoAmI not answered).
-pub fn on_queue(read_only: bool, size: (u16, u16), role: Option<spur_console::session::Role>) -> State {
+pub fn on_queue(
+    read_only: bool,
+    size: (u16, u16),
+    role: Option<spur_console::model::session::Role>,
+) -> State {
     let mut state = loaded(read_only, size);
     if let Some(role) = role {
         dispatch(&mut state, Action::Net(Msg::Session(session(role))));

@@ -1,0 +1,473 @@
+//! The jobs the Queue pane shows, compacted from `Jobs.ListJobs`.
+//!
+//! A busy cluster's queue holds 100,000 jobs. A protobuf `Job` with its spec
+//! costs over a kilobyte; the console keeps only what the pane and its detail
+//! view show, and shares the strings that repeat from job to job (user,
+//! account, QOS, partition, state, reason and the reason's sentence), so such
+//! a queue fits in a few tens of megabytes. The set is built in the network
+//! task, off the UI thread, and never changes afterwards: a re-read replaces it.
+//!
+//! Table rows are not stored: `model::queue` builds them only for the jobs on
+//! screen. What every frame would otherwise have to scan for is computed here
+//! once: the filter text, the widest cell of each column, and the display
+//! order for the current filter and sort (memoised, see [`JobSet::order`]).
+
+mod apply;
+
+use apply::run_bounds;
+use spur_proto::v1 as pb;
+use spur_vocab::hostlist;
+use spur_vocab::jobs::{self as states, state_rank};
+use std::collections::HashSet;
+use std::fmt;
+use std::sync::{Arc, Mutex};
+
+/// A job as the console keeps it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobRec {
+    pub id: u64,
+    pub name: Box<str>,
+    pub user: Arc<str>,
+    pub account: Arc<str>,
+    pub qos: Arc<str>,
+    pub partition: Arc<str>,
+    /// The long state (`PENDING`), as the controller spells it.
+    pub state: Arc<str>,
+    /// Position in Slurm's state order, for sorting by state.
+    pub rank: u8,
+    /// Kept rather than derived: the `t` filter asks it of every job.
+    pub class: Class,
+    pub reason: Arc<str>,
+    pub reason_detail: Arc<str>,
+    pub priority: f64,
+    pub time_limit: Option<u64>,
+    pub submit_ms: i64,
+    pub start_ms: i64,
+    pub end_ms: i64,
+    /// The nodes as a hostlist (`node[01-04]`).
+    pub nodelist: Arc<str>,
+    /// squeue's `%R`: `(Reason)` for waiting or failed jobs, else the nodes
+    /// (shared: most pending jobs wait for one of a few reasons).
+    pub where_: Arc<str>,
+    pub num_nodes: u32,
+    pub num_cpus: u32,
+    pub exit_code: i32,
+    pub mem_mb: u64,
+    pub gpus_per_node: u32,
+    pub held: bool,
+    pub workdir: Arc<str>,
+    pub comment: Box<str>,
+    /// What `/` matches: every static cell, the job name and the long state.
+    pub text: Box<str>,
+}
+
+pub use spur_vocab::jobs::{Class, class};
+
+impl JobRec {
+    pub fn class(&self) -> Class {
+        self.class
+    }
+
+    pub fn is(&self, state: &str) -> bool {
+        self.state.eq_ignore_ascii_case(state)
+    }
+
+    /// Seconds run: none while pending, up to `now` while running (as squeue's TIME).
+    pub fn run_secs(&self, now_ms: i64) -> u64 {
+        if self.start_ms <= 0 || self.is("PENDING") {
+            return 0;
+        }
+        let end = if self.end_ms > 0 { self.end_ms } else { now_ms };
+        u64::try_from(end.saturating_sub(self.start_ms) / 1000).unwrap_or(0)
+    }
+}
+
+/// What an operator does to jobs: `scancel` and `scontrol hold|release|requeue`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobOp {
+    Cancel,
+    Hold,
+    Release,
+    Requeue,
+}
+
+impl JobOp {
+    pub fn title(self) -> &'static str {
+        match self {
+            JobOp::Cancel => "Cancel",
+            JobOp::Hold => "Hold",
+            JobOp::Release => "Release",
+            JobOp::Requeue => "Requeue",
+        }
+    }
+
+    pub fn verb(self) -> &'static str {
+        match self {
+            JobOp::Cancel => "cancel jobs",
+            JobOp::Hold => "hold jobs",
+            JobOp::Release => "release jobs",
+            JobOp::Requeue => "requeue jobs",
+        }
+    }
+
+    /// The confirm button. Not "Cancel": that is the button that backs out.
+    pub fn button(self) -> &'static str {
+        match self {
+            JobOp::Cancel => "scancel",
+            other => other.title(),
+        }
+    }
+
+    /// The past tense for the status line.
+    pub fn done(self) -> &'static str {
+        match self {
+            JobOp::Cancel => "cancelled",
+            JobOp::Hold => "held",
+            JobOp::Release => "released",
+            JobOp::Requeue => "requeued",
+        }
+    }
+
+    /// `action=` of `UpdateJob` (cancel has its own call).
+    pub fn action(self) -> &'static str {
+        match self {
+            JobOp::Cancel => "cancel",
+            JobOp::Hold => "hold",
+            JobOp::Release => "release",
+            JobOp::Requeue => "requeue",
+        }
+    }
+
+    /// What the change does, for the confirmation.
+    pub fn effect(self) -> &'static str {
+        match self {
+            JobOp::Cancel => "Pending jobs never start; running jobs are killed.",
+            JobOp::Hold => "The jobs stay pending and do not start until released.",
+            JobOp::Release => "The jobs may start again when resources allow.",
+            JobOp::Requeue => "The jobs are killed and queued to start again from the beginning.",
+        }
+    }
+
+    /// Why the operation does not apply to `r`, or None when it does. Checked
+    /// before the dialog, so it names only the jobs the controller would change.
+    pub fn skip_reason(self, r: &JobRec) -> Option<&'static str> {
+        match self {
+            JobOp::Cancel if r.class() == Class::Finished => Some("already ended"),
+            JobOp::Hold if !r.is("PENDING") => Some("not pending"),
+            JobOp::Release if !r.held => Some("not held"),
+            JobOp::Requeue if !r.is("RUNNING") => Some("not running"),
+            _ => None,
+        }
+    }
+
+    /// The equivalent command line, with at most `max` ids spelled out.
+    pub fn command(self, ids: &[u64], max: usize) -> String {
+        match self {
+            JobOp::Cancel => format!("scancel {}", id_list(ids, " ", max)),
+            op => format!("scontrol {} {}", op.action(), id_list(ids, ",", max)),
+        }
+    }
+}
+
+/// `12,13,14`, or the first `max` and how many more: a dialog naming a
+/// thousand marked jobs must still fit on the screen.
+pub fn id_list(ids: &[u64], sep: &str, max: usize) -> String {
+    let shown: Vec<String> = ids.iter().take(max).map(u64::to_string).collect();
+    let mut out = shown.join(sep);
+    if ids.len() > max {
+        out.push_str(&format!("{sep}… ({} more)", ids.len() - max));
+    }
+    out
+}
+
+/// The `t` key's quick filter on the Queue pane.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub enum StateFilter {
+    #[default]
+    All,
+    Pending,
+    Running,
+    Finished,
+}
+
+impl StateFilter {
+    pub fn next(self) -> StateFilter {
+        match self {
+            StateFilter::All => StateFilter::Pending,
+            StateFilter::Pending => StateFilter::Running,
+            StateFilter::Running => StateFilter::Finished,
+            StateFilter::Finished => StateFilter::All,
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            StateFilter::All => "all",
+            StateFilter::Pending => "pending",
+            StateFilter::Running => "running",
+            StateFilter::Finished => "finished",
+        }
+    }
+
+    pub fn admits(self, class: Class) -> bool {
+        match self {
+            StateFilter::All => true,
+            StateFilter::Pending => class == Class::Pending,
+            StateFilter::Running => class == Class::Running,
+            StateFilter::Finished => class == Class::Finished,
+        }
+    }
+}
+
+/// `◷ PD`, `▶ R`, `✗ F`: the compact code with a symbol, so a state reads
+/// without colour and the symbols line the codes up.
+pub fn state_cell(state: &str) -> String {
+    let code = states::compact(state);
+    let symbol = match code {
+        "PD" => "◷",
+        "R" => "▶",
+        "CG" => "▷",
+        "S" => "‖",
+        "CD" => "✓",
+        "CA" => "⊘",
+        "PR" | "RQ" | "RH" => "↺",
+        code if failed(code) => "✗",
+        _ => "·",
+    };
+    format!("{symbol} {code}")
+}
+
+/// Compact codes of jobs that ended badly; shown BOLD with `✗`.
+pub fn failed(code: &str) -> bool {
+    matches!(code, "F" | "TO" | "NF" | "OOM" | "BF" | "DL")
+}
+
+/// The Time column: its cells and width follow the clock, so they are not kept here.
+pub const TIME_COL: usize = 6;
+
+/// Cached display order for one (filter, sort, state filter).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OrderKey {
+    pub filter: Option<String>,
+    pub sort: Option<(usize, bool)>,
+    pub states: StateFilter,
+}
+
+/// The memo is not part of the value: a clone starts empty, equality ignores it.
+#[derive(Default)]
+struct Memo(Mutex<Option<(OrderKey, Arc<[u32]>)>>);
+
+impl Clone for Memo {
+    fn clone(&self) -> Self {
+        Memo::default()
+    }
+}
+
+/// Every job of one `ListJobs` answer, sorted by id, and what frames need precomputed.
+#[derive(Clone)]
+pub struct JobSet {
+    pub jobs: Vec<JobRec>,
+    /// The last batch of pushed job changes this set reflects (`ListJobsResponse.seq`).
+    pub seq: u64,
+    /// When the controller answered: the clock the Time sort uses, so the
+    /// memoised order does not go stale as seconds pass.
+    pub fetched_ms: i64,
+    /// The widest static cell of each column (Time's entry is 0).
+    pub widths: Vec<u16>,
+    /// The longest run of an ended job, and the earliest start of a running
+    /// one: the Time column's width at any moment, without measuring every job.
+    longest_ended: u64,
+    earliest_running: Option<i64>,
+    order: Memo,
+}
+
+impl PartialEq for JobSet {
+    fn eq(&self, other: &Self) -> bool {
+        self.fetched_ms == other.fetched_ms && self.jobs == other.jobs
+    }
+}
+
+impl fmt::Debug for JobSet {
+    // 100,000 records in a test failure message help nobody.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "JobSet {{ {} jobs, fetched_ms: {} }}", self.jobs.len(), self.fetched_ms)
+    }
+}
+
+/// Shares equal strings: a queue has few users and partitions but many jobs.
+#[derive(Default)]
+struct Interner(HashSet<Arc<str>>);
+
+impl Interner {
+    fn get(&mut self, s: &str) -> Arc<str> {
+        if let Some(a) = self.0.get(s) {
+            return a.clone();
+        }
+        let a: Arc<str> = s.into();
+        self.0.insert(a.clone());
+        a
+    }
+}
+
+fn compact(mut j: pb::Job, strings: &mut Interner) -> JobRec {
+    let spec = j.spec.take().unwrap_or_default();
+    let nodelist = strings.get(&hostlist::compress(&j.nodes));
+    let where_ = if spur_vocab::jobs::shows_reason(&j.state) {
+        let reason = if j.reason.is_empty() { "None" } else { &j.reason };
+        strings.get(&format!("({reason})"))
+    } else {
+        nodelist.clone()
+    };
+    JobRec {
+        id: j.id,
+        // Moved, not copied: most of the wire strings become the record's.
+        name: std::mem::take(&mut j.name).into_boxed_str(),
+        user: strings.get(&j.user),
+        account: strings.get(&j.account),
+        qos: strings.get(&j.qos),
+        partition: strings.get(&j.partition),
+        state: strings.get(&j.state),
+        rank: u8::try_from(state_rank(&j.state)).unwrap_or(u8::MAX),
+        class: class(&j.state),
+        reason: strings.get(&j.reason),
+        reason_detail: strings.get(&j.reason_detail),
+        priority: j.priority,
+        time_limit: j.time_limit_minutes,
+        submit_ms: j.submit_ms,
+        start_ms: j.start_ms,
+        end_ms: j.end_ms,
+        nodelist,
+        where_,
+        num_nodes: j.num_nodes,
+        num_cpus: j.num_cpus,
+        exit_code: j.exit_code,
+        mem_mb: spec.mem_mb,
+        gpus_per_node: spec.gpus_per_node,
+        held: spec.hold || j.reason.starts_with("JobHeld"),
+        workdir: strings.get(&spec.workdir),
+        comment: spec.comment.into_boxed_str(),
+        text: Box::default(),
+    }
+}
+
+/// The filter text, and the static cells' widths folded into `widths`,
+/// without building the nine cells (this runs for every job of every read).
+fn measure(r: &JobRec, widths: &mut [u16]) -> Box<str> {
+    let (id, state, nodes) = (r.id.to_string(), state_cell(&r.state), r.num_nodes.to_string());
+    let cells: [(usize, &str); 8] = [
+        (0, &id),
+        (1, &r.user),
+        (2, &r.account),
+        (3, &r.qos),
+        (4, &r.partition),
+        (5, &state),
+        (7, &nodes),
+        (8, &r.where_),
+    ];
+    let mut text = String::with_capacity(128);
+    for (col, cell) in cells {
+        widths[col] = widths[col].max(crate::model::format::width(cell));
+        if !cell.is_empty() {
+            text.push_str(cell);
+            text.push(' ');
+        }
+    }
+    text.push_str(&r.name);
+    text.push(' ');
+    text.push_str(&r.state);
+    text.into_boxed_str()
+}
+
+impl JobSet {
+    /// Compact a `ListJobs` answer fetched at `now_ms`.
+    pub fn from_pb(jobs: Vec<pb::Job>, now_ms: i64) -> JobSet {
+        let mut strings = Interner::default();
+        let mut recs: Vec<JobRec> = jobs.into_iter().map(|j| compact(j, &mut strings)).collect();
+        recs.sort_by_key(|r| r.id);
+        recs.dedup_by_key(|r| r.id);
+        recs.shrink_to_fit();
+        let mut widths = vec![0u16; 9];
+        for r in &mut recs {
+            r.text = measure(r, &mut widths);
+        }
+        let (longest_ended, earliest_running) = run_bounds(&recs, now_ms);
+        JobSet {
+            jobs: recs,
+            seq: 0,
+            fetched_ms: now_ms,
+            widths,
+            longest_ended,
+            earliest_running,
+            order: Memo::default(),
+        }
+    }
+
+    /// The index of job `id`.
+    pub fn find(&self, id: u64) -> Option<usize> {
+        self.jobs.binary_search_by_key(&id, |r| r.id).ok()
+    }
+
+    pub fn get(&self, id: u64) -> Option<&JobRec> {
+        self.find(id).map(|i| &self.jobs[i])
+    }
+
+    /// The longest run time any job shows at `now_ms`, for the Time column's width.
+    pub fn longest_run(&self, now_ms: i64) -> u64 {
+        let running = self.earliest_running.map_or(0, |s| u64::try_from((now_ms - s) / 1000).unwrap_or(0));
+        self.longest_ended.max(running)
+    }
+
+    /// The display order for `key`, computed by `compute` at most once per
+    /// key: every frame asks for it several times, and filtering and sorting
+    /// 100,000 jobs takes milliseconds. A lock, not a cell, so a set can be
+    /// shared with the network task that built it.
+    pub fn order(&self, key: OrderKey, compute: impl FnOnce() -> Vec<u32>) -> Arc<[u32]> {
+        let mut memo = self.order.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((k, order)) = memo.as_ref()
+            && *k == key
+        {
+            return order.clone();
+        }
+        let order: Arc<[u32]> = compute().into();
+        *memo = Some((key, order.clone()));
+        order
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(id: u64, user: &str, state: &str) -> pb::Job {
+        pb::Job { id, user: user.into(), state: state.into(), ..Default::default() }
+    }
+
+    #[test]
+    fn strings_are_shared_and_jobs_sorted_by_id() {
+        let set = JobSet::from_pb(vec![job(3, "alice", "RUNNING"), job(1, "alice", "PENDING")], 0);
+        assert_eq!(set.jobs.iter().map(|r| r.id).collect::<Vec<_>>(), [1, 3]);
+        assert!(Arc::ptr_eq(&set.jobs[0].user, &set.jobs[1].user));
+        assert_eq!(set.get(3).map(|r| r.class()), Some(Class::Running));
+        assert!(set.get(2).is_none());
+    }
+
+    #[test]
+    fn states_read_without_colour() {
+        assert_eq!(state_cell("PENDING"), "◷ PD");
+        assert_eq!(state_cell("RUNNING"), "▶ R");
+        assert_eq!(state_cell("FAILED"), "✗ F");
+        assert_eq!(state_cell("TIMEOUT"), "✗ TO");
+        assert_eq!(state_cell("COMPLETED"), "✓ CD");
+        assert_eq!(StateFilter::Finished.next(), StateFilter::All);
+        assert!(StateFilter::Running.admits(class("COMPLETING")));
+    }
+
+    #[test]
+    fn order_is_computed_once_per_key() {
+        let set = JobSet::from_pb(vec![job(1, "a", "PENDING")], 0);
+        let key = OrderKey { filter: None, sort: None, states: StateFilter::All };
+        let first = set.order(key.clone(), || vec![0]);
+        let again = set.order(key, || panic!("recomputed"));
+        assert!(Arc::ptr_eq(&first, &again));
+    }
+}

@@ -1,0 +1,46 @@
+//! The model: the one [`state::State`] and every type it holds, the
+//! vocabulary of actions and effects, the keymap table, and each pane's
+//! records as rows and detail pages. Plain data and small pure methods;
+//! nothing here imports `update` or `views`, and nothing here does I/O.
+//!
+//! | module | what it holds |
+//! | --- | --- |
+//! | [`state`] | the one `State` (modes, per-pane views, connection, data), `Settings`, `ThemeName` |
+//! | [`action`] | `Action`, `Effect`, `Rpc`, `Msg`, `Snapshot`, `Catalog`: the vocabulary |
+//! | [`write`](mod@write) | `WriteOp`, `NodeOp`: every guarded write, its role, verb and confirmation text |
+//! | [`keymap`] | the keymap table (key, action, description), parsing, conflicts, the fixed keys |
+//! | [`pane`] | the panes in tab order (where new panes are registered), `PaneView`, `Refetch` |
+//! | [`session`] | WhoAmI's user and role; the role rule for writes |
+//! | [`table`] | rows, columns, targets and detail pages: what every pane's table is made of |
+//! | [`layout`] | screen geometry, shared by the views and by paging and clicks |
+//! | [`filter`] | `/` regex filters (smart-case, `!` inverts) |
+//! | [`form`] | the edit form of a QOS, account or user association, and its diff |
+//! | [`format`](mod@format) | Slurm spellings of wall times, limits, shares, memory; display width |
+//! | [`jobs`] | `ListJobs` compacted for 100,000 jobs: records, state codes, memoised order, `JobOp` |
+//! | [`tree`] | tree glyphs for the Accounts and HRES panes |
+//!
+//! One module per pane, by the pane's name, holds its data and its rows:
+//! [`queue`], [`nodes`] (and the drain/down reason field), [`qos`],
+//! [`accounts`], [`hres`], [`preempt`] (the Preemption pane) and [`audit`]
+//! (the tail's bounded buffer).
+
+pub mod accounts;
+pub mod action;
+pub mod audit;
+pub mod filter;
+pub mod form;
+pub mod format;
+pub mod hres;
+pub mod jobs;
+pub mod keymap;
+pub mod layout;
+pub mod nodes;
+pub mod pane;
+pub mod preempt;
+pub mod qos;
+pub mod queue;
+pub mod session;
+pub mod state;
+pub mod table;
+pub mod tree;
+pub mod write;

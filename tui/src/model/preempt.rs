@@ -1,0 +1,147 @@
+//! The Preemption pane: one pending job's running candidates, each with its
+//! effective priority and a ✓/✗ for the gap and every guard in the
+//! scheduler's order, and the check that decided. Above the table, the
+//! pending reason with its facts, the job-level checks and the outcome
+//! ([`Preempt::summary`]). Enter shows a candidate's whole verdict as sentences.
+//!
+//! All of it is the controller's `Jobs.Explain` answer as sent: the
+//! console shows the scheduler's marks and sentences; it never recomputes
+//! a verdict.
+
+use crate::model::pane::{PaneView, Refetch};
+use crate::model::table::{Column, Detail, Row, SortKey, TableModel, Target, filter_and_sort, text_key};
+use spur_proto::v1::{self as pb, Mark, PairExplanation};
+
+/// The pane's job and the controller's explanation of it.
+#[derive(Debug, Clone, Default)]
+pub struct Preempt {
+    /// The job the pane is about.
+    pub job: Option<u64>,
+    /// The last answer for `job`.
+    pub data: Option<pb::Explanation>,
+    /// Why the last read failed (the job ended, is not pending, ...).
+    pub error: Option<String>,
+    pub refetch: Refetch,
+}
+
+const fn col(name: &'static str, priority: u8, max: u16) -> Column {
+    Column { name, priority, max, numeric: false }
+}
+
+/// The controller's guard names, in its order: the columns PMode to Nodes.
+const GUARDS: [&str; 7] = [
+    "partition mode",
+    "qos allow-list",
+    "preempt mode",
+    "exempt time",
+    "min runtime",
+    "reservation",
+    "node overlap",
+];
+
+/// What decided comes right after the job, so it survives 80 columns.
+pub const COLUMNS: &[Column] = &[
+    col("Job", 0, 10),
+    col("Verdict", 0, 22),
+    Column { name: "Priority", priority: 1, max: 12, numeric: true },
+    col("Gap", 1, 4),
+    col("PMode", 3, 6),
+    col("Allow", 2, 6),
+    col("Mode", 2, 5),
+    col("Exempt", 2, 7),
+    col("MinRun", 3, 7),
+    col("Resv", 4, 5),
+    col("Nodes", 2, 6),
+    col("User", 5, 10),
+    col("QOS", 5, 10),
+    col("Part", 6, 10),
+];
+
+fn tick(m: Option<&Mark>) -> String {
+    match m {
+        Some(m) if m.passes => "✓".into(),
+        Some(_) => "✗".into(),
+        None => "-".into(),
+    }
+}
+
+/// `✓ requeue` or `✗ exempt time`.
+pub fn verdict(p: &PairExplanation) -> String {
+    if p.eligible { format!("✓ {}", p.action) } else { format!("✗ {}", p.decided_by) }
+}
+
+fn row(p: &PairExplanation) -> Row {
+    let c = p.candidate.clone().unwrap_or_default();
+    let eff = c.priority.as_ref().map_or(0.0, |t| t.effective);
+    let guard = |name: &str| tick(p.guards.iter().find(|g| g.name == name));
+    let mut cells = vec![c.job_id.to_string(), verdict(p), format!("{eff:.1}"), tick(p.gap.as_ref())];
+    cells.extend(GUARDS.iter().map(|name| guard(name)));
+    cells.extend([
+        c.user.clone(),
+        if c.qos.is_empty() { "-".into() } else { c.qos.clone() },
+        c.partition.clone(),
+    ]);
+    let mut sort = vec![SortKey::Num(c.job_id as f64), text_key(&cells[1]), SortKey::Num(eff)];
+    sort.extend(cells[3..].iter().map(|s| text_key(s)));
+    Row::new(c.job_id.to_string(), Target::Job(c.job_id), cells, sort)
+}
+
+pub fn table(e: &Preempt, view: &PaneView) -> TableModel {
+    let cands: &[PairExplanation] = e.data.as_ref().map(|d| d.candidates.as_slice()).unwrap_or_default();
+    let rows = filter_and_sort(cands.iter().map(row).collect(), view);
+    TableModel { columns: COLUMNS, rows: rows.into(), total: cands.len(), cell_widths: None }
+}
+
+pub fn detail(e: &Preempt, key: &str) -> Option<Detail> {
+    let d = e.data.as_ref()?;
+    let p =
+        d.candidates.iter().find(|p| p.candidate.as_ref().is_some_and(|c| c.job_id.to_string() == key))?;
+    let c = p.candidate.clone().unwrap_or_default();
+    Some(Detail {
+        title: format!("job {} vs running job {key}", d.job_id),
+        crumb: format!("vs {key}"),
+        fields: vec![
+            ("Verdict".into(), verdict(p)),
+            ("User".into(), c.user),
+            ("QOS".into(), c.qos),
+            ("Partition".into(), c.partition),
+        ],
+        body: p.lines.clone(),
+    })
+}
+
+impl Preempt {
+    /// The lines above the table: the reason with its facts, the job-level checks, the outcome.
+    pub fn summary(&self) -> Vec<(String, bool)> {
+        let e = self;
+        let Some(job) = e.job else {
+            return vec![("no job chosen: press w on a Queue row, or :explain ID".into(), false)];
+        };
+        let Some(d) = e.data.as_ref() else {
+            return vec![match &e.error {
+                Some(err) => (format!("✗ job {job}: {err}"), true),
+                None => ("loading…".into(), false),
+            }];
+        };
+        let mut out = Vec::new();
+        if let Some(err) = &e.error {
+            out.push((format!("✗ {err} (showing the last answer)"), true));
+        }
+        let reason =
+            if d.reason.is_empty() { "not pending in the last pass".to_string() } else { d.reason.clone() };
+        let facts = if d.reason_detail.is_empty() { String::new() } else { format!(": {}", d.reason_detail) };
+        out.push((format!("job {job} pends: {reason}{facts}"), false));
+        let checks: Vec<String> = d.checks.iter().map(check_label).collect();
+        if !checks.is_empty() {
+            out.push((format!("checks: {}", checks.join("  ")), false));
+        }
+        // The check that stopped preemption before any candidate, in full.
+        out.extend(d.checks.iter().filter(|m| !m.passes).map(|m| (format!("✗ {}", m.sentence), true)));
+        out.push((format!("outcome: {}", d.outcome), false));
+        out
+    }
+}
+
+fn check_label(m: &Mark) -> String {
+    format!("{}{}", tick(Some(m)), m.name)
+}

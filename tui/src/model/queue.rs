@@ -1,0 +1,324 @@
+//! The Queue pane: one row per job, as `squeue` shows them, built only for
+//! the jobs on screen. The state is the compact code with a symbol (`◷ PD`,
+//! `▶ R`, `✗ F`); pending jobs show `(Reason)` where running ones show their
+//! nodes, as squeue's `%R` does, and the detail view adds the reason's facts.
+//! [`Queue`] holds the jobs (see [`crate::model::jobs`]) and where their
+//! re-reads stand.
+
+use crate::model::format;
+use crate::model::jobs::{self, JobOp, JobRec, JobSet, OrderKey, StateFilter, TIME_COL, id_list};
+use crate::model::pane::{PaneView, Refetch};
+use crate::model::table::{Alert, Column, Detail, Row, RowSource, Rows, TableModel, Target};
+use spur_proto::v1::JobsChanged;
+use spur_vocab::jobs::compact;
+use spur_vocab::time::squeue_secs;
+use spur_vocab::time::{format_limit, format_seconds};
+use spur_vocab::txn::time_or;
+use std::cmp::Reverse;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Status {
+    /// Not read yet on this connection.
+    #[default]
+    Loading,
+    Loaded,
+    /// The controller has no Jobs service (an older one, or a test double).
+    Unsupported,
+    /// The read failed; shown in the pane while there are no jobs to show.
+    Failed(String),
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Queue {
+    /// None until the first read answers.
+    pub jobs: Option<Arc<JobSet>>,
+    pub status: Status,
+    pub refetch: Refetch,
+    /// Job actions sent whose answer has not come back; each answer re-reads
+    /// unless the watch pushes job changes.
+    pub writes: u32,
+    /// This connection's watch pushes job changes.
+    pub pushed: bool,
+    /// Pushed batches waiting for the read under way.
+    pub waiting: Vec<JobsChanged>,
+}
+
+/// Title and body of a job action's confirmation: the ids (the first 40,
+/// so a thousand marked jobs still fit), whose they are, what happens and
+/// the equivalent command.
+pub fn describe(op: JobOp, ids: &[u64], owners: &[String]) -> (String, Vec<String>) {
+    const SHOWN: usize = 40;
+    let title = match ids {
+        [one] => format!("{} job {one}?", op.title()),
+        many => format!("{} {} jobs?", op.title(), many.len()),
+    };
+    let body = vec![
+        format!("Jobs:   {}", id_list(ids, ",", SHOWN)),
+        format!("Owner:  {}", owners.join(", ")),
+        op.effect().to_string(),
+        format!("= {}", op.command(ids, SHOWN)),
+    ];
+    (title, body)
+}
+
+const fn col(name: &'static str, priority: u8, max: u16, numeric: bool) -> Column {
+    Column { name, priority, max, numeric }
+}
+
+/// Who, what state and why come first; account, QOS and the node count go
+/// first on narrow terminals (the detail view shows them).
+pub const COLUMNS: &[Column] = &[
+    col("ID", 0, 10, true),
+    col("User", 1, 12, false),
+    col("Account", 4, 12, false),
+    col("QOS", 5, 10, false),
+    col("Partition", 3, 12, false),
+    col("State", 0, 6, false),
+    col("Time", 2, 11, true),
+    col("Nodes", 6, 5, true),
+    col("NodeList(Reason)", 1, 30, false),
+];
+
+pub fn alert(r: &JobRec) -> Option<Alert> {
+    let code = compact(&r.state);
+    if jobs::failed(code) {
+        Some(Alert::JobFailed)
+    } else if r.class() == jobs::Class::Finished {
+        Some(Alert::JobEnded)
+    } else {
+        None
+    }
+}
+
+/// squeue's TIME: `M:SS`, `H:MM:SS`, `D-HH:MM:SS`.
+pub fn time_cell(r: &JobRec, now_ms: i64) -> String {
+    squeue_secs(r.run_secs(now_ms))
+}
+
+pub fn row(r: &JobRec, now_ms: i64) -> Row {
+    let cells = vec![
+        r.id.to_string(),
+        r.user.to_string(),
+        r.account.to_string(),
+        r.qos.to_string(),
+        r.partition.to_string(),
+        jobs::state_cell(&r.state),
+        time_cell(r, now_ms),
+        r.num_nodes.to_string(),
+        r.where_.to_string(),
+    ];
+    // Lazy rows are ordered by `sort` on the records, so they carry no sort keys.
+    let row = Row::new(r.id.to_string(), Target::Job(r.id), cells, Vec::new());
+    Row { alert: alert(r), ..row }
+}
+
+/// The jobs as a row source; `now_ms` is the clock the Time cells are read at.
+#[derive(Debug)]
+struct JobRows {
+    set: Arc<JobSet>,
+    now_ms: i64,
+}
+
+impl RowSource for JobRows {
+    fn len(&self) -> usize {
+        self.set.jobs.len()
+    }
+
+    fn row(&self, index: usize) -> Row {
+        row(&self.set.jobs[index], self.now_ms)
+    }
+
+    fn key(&self, index: usize) -> String {
+        self.set.jobs[index].id.to_string()
+    }
+
+    fn find(&self, key: &str) -> Option<usize> {
+        self.set.find(key.parse().ok()?)
+    }
+}
+
+/// A text sort key as the other panes order text: ignoring (ASCII) case,
+/// empty last, then the exact text so the order is the same every time.
+fn text_key(s: &str) -> (bool, Vec<u8>, &str) {
+    (s.is_empty(), s.bytes().map(|c| c.to_ascii_lowercase()).collect(), s)
+}
+
+/// Each job's rank among the distinct values of a text column. The text
+/// columns are shared strings (a queue has far fewer users than jobs), so
+/// only the distinct values are compared and no job's key is allocated.
+fn text_ranks(order: &[u32], set: &JobSet, field: fn(&JobRec) -> &Arc<str>) -> Vec<u32> {
+    let mut slot_of_ptr: HashMap<*const u8, u32> = HashMap::new();
+    let mut names: Vec<&str> = Vec::new();
+    let slots: Vec<u32> = order
+        .iter()
+        .map(|&i| {
+            let s = field(&set.jobs[i as usize]);
+            *slot_of_ptr.entry(Arc::as_ptr(s).cast::<u8>()).or_insert_with(|| {
+                names.push(s);
+                (names.len() - 1) as u32
+            })
+        })
+        .collect();
+    let mut by_text: Vec<u32> = (0..names.len() as u32).collect();
+    by_text.sort_by_cached_key(|&n| text_key(names[n as usize]));
+    let mut rank = vec![0u32; names.len()];
+    for (r, &n) in by_text.iter().enumerate() {
+        rank[n as usize] = r as u32;
+    }
+    slots.into_iter().map(|s| rank[s as usize]).collect()
+}
+
+/// Sort `order` (indexes into `set.jobs`) by a column, stably (ties keep
+/// the id order). Keys are computed once per job rather than per
+/// comparison: a sort of 100,000 jobs compares 1.7 million times. Time is
+/// read at the set's fetch time, so the order of running jobs does not
+/// change between re-reads.
+pub fn sort(order: &mut Vec<u32>, set: &JobSet, col: usize, desc: bool) {
+    let text: Option<fn(&JobRec) -> &Arc<str>> = match col {
+        1 => Some(|r| &r.user),
+        2 => Some(|r| &r.account),
+        3 => Some(|r| &r.qos),
+        4 => Some(|r| &r.partition),
+        8 => Some(|r| &r.where_),
+        _ => None,
+    };
+    let keys: Vec<u64> = match text {
+        Some(field) => text_ranks(order, set, field).into_iter().map(u64::from).collect(),
+        None => order
+            .iter()
+            .map(|&i| {
+                let r = &set.jobs[i as usize];
+                match col {
+                    0 => r.id,
+                    5 => u64::from(r.rank),
+                    6 => r.run_secs(set.fetched_ms),
+                    7 => u64::from(r.num_nodes),
+                    _ => 0,
+                }
+            })
+            .collect(),
+    };
+    let mut keyed: Vec<(u64, u32)> = keys.into_iter().zip(order.iter().copied()).collect();
+    if desc {
+        keyed.sort_by_key(|&(k, _)| Reverse(k));
+    } else {
+        keyed.sort_by_key(|&(k, _)| k);
+    }
+    *order = keyed.into_iter().map(|(_, i)| i).collect();
+}
+
+/// The display order for a view: the `t` state filter, the `/` filter on
+/// each job's text, then a stable sort, memoised in the set.
+fn order(set: &JobSet, view: &PaneView) -> Arc<[u32]> {
+    let key = OrderKey {
+        filter: view.filter.as_ref().map(|f| f.text.clone()),
+        sort: view.sort,
+        states: view.job_states,
+    };
+    set.order(key, || {
+        let mut order: Vec<u32> = (0..set.jobs.len())
+            .filter(|&i| {
+                let r = &set.jobs[i];
+                view.job_states.admits(r.class()) && view.filter.as_ref().is_none_or(|f| f.matches(&r.text))
+            })
+            .map(|i| i as u32)
+            .collect();
+        if let Some((col, desc)) = view.sort {
+            sort(&mut order, set, col, desc);
+        }
+        order
+    })
+}
+
+pub fn table(set: &Arc<JobSet>, view: &PaneView, now_ms: i64) -> TableModel {
+    let plain = view.filter.is_none() && view.sort.is_none() && view.job_states == StateFilter::All;
+    let order = (!plain).then(|| order(set, view));
+    let mut widths = set.widths.clone();
+    widths[TIME_COL] = format::width(&squeue_secs(set.longest_run(now_ms)));
+    TableModel {
+        columns: COLUMNS,
+        rows: Rows::Lazy { source: Arc::new(JobRows { set: set.clone(), now_ms }), order },
+        total: set.jobs.len(),
+        cell_widths: Some(widths),
+    }
+}
+
+fn or(s: &str, none: &str) -> String {
+    if s.is_empty() { none.to_string() } else { s.to_string() }
+}
+
+pub fn detail(set: &JobSet, key: &str, now_ms: i64) -> Option<Detail> {
+    let r = set.get(key.parse().ok()?)?;
+    let f = |label: &str, value: String| (label.to_string(), value);
+    let time = |ms: i64| time_or(ms, "Unknown");
+    let reason = if r.reason.is_empty() { "None" } else { &r.reason };
+    let mut fields = vec![
+        f("JobId", r.id.to_string()),
+        f("Name", r.name.to_string()),
+        f("User", r.user.to_string()),
+        f("Account", or(&r.account, "(null)")),
+        f("QOS", or(&r.qos, "(null)")),
+        f("Partition", r.partition.to_string()),
+        f("State", format!("{} ({})", jobs::state_cell(&r.state), r.state)),
+        f("Reason", reason.to_string()),
+        // The facts behind a pending reason: which limit, at what level.
+        f("Why", r.reason_detail.to_string()),
+        f("Held", if r.held { "yes" } else { "no" }.into()),
+        f("Priority", format!("{:.0}", r.priority.max(0.0))),
+        f("TimeLimit", format_limit(r.time_limit)),
+        f("RunTime", format_seconds(r.run_secs(now_ms))),
+        f("SubmitTime", time(r.submit_ms)),
+        f("StartTime", time(r.start_ms)),
+        f("EndTime", time(r.end_ms)),
+        f("NodeList", or(&r.nodelist, "(null)")),
+        f("NumNodes", r.num_nodes.to_string()),
+        f("NumCPUs", r.num_cpus.to_string()),
+    ];
+    if r.mem_mb > 0 {
+        fields.push(f("Memory/node", format::mem(r.mem_mb)));
+    }
+    if r.gpus_per_node > 0 {
+        fields.push(f("GPUs/node", r.gpus_per_node.to_string()));
+    }
+    fields.push(f("ExitCode", format!("{}:0", r.exit_code)));
+    fields.push(f("WorkDir", or(&r.workdir, "(null)")));
+    if !r.comment.is_empty() {
+        fields.push(f("Comment", r.comment.to_string()));
+    }
+    let title = format!("Job {} — {} ({}) {}", r.id, r.name, r.user, jobs::state_cell(&r.state));
+    Some(Detail { title, crumb: format!("job {}", r.id), fields, body: Vec::new() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use spur_proto::v1 as pb;
+
+    #[test]
+    fn text_order_ignores_case_and_puts_blanks_last() {
+        assert!(text_key("alice") < text_key("Bob"));
+        assert!(text_key("") > text_key("a"));
+        assert!(text_key("A") < text_key("a") && text_key("a") < text_key("B"));
+    }
+
+    #[test]
+    fn pending_jobs_show_their_reason_and_running_ones_their_nodes() {
+        let pending =
+            pb::Job { id: 1, state: "PENDING".into(), reason: "Priority".into(), ..Default::default() };
+        let running = pb::Job {
+            id: 2,
+            state: "RUNNING".into(),
+            nodes: vec!["node01".into(), "node02".into()],
+            start_ms: 1_000,
+            ..Default::default()
+        };
+        let set = JobSet::from_pb(vec![pending, running], 0);
+        let rows: Vec<Row> = (0..2).map(|i| row(&set.jobs[i], 3_723_000)).collect();
+        assert_eq!(rows[0].cells[8], "(Priority)");
+        assert_eq!(rows[0].cells[6], "0:00");
+        assert_eq!(rows[1].cells[8], "node[01-02]");
+        assert_eq!(rows[1].cells[6], "1:02:02");
+    }
+}

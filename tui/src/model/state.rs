@@ -1,0 +1,371 @@
+//! The one application state. Only [`crate::update`] mutates it; the
+//! views only read it.
+
+use crate::model::action::Snapshot;
+use crate::model::audit::AuditLog;
+use crate::model::form::EditForm;
+use crate::model::keymap::Keymap;
+use crate::model::pane::{PaneId, PaneView, Refetch};
+use crate::model::preempt::Preempt;
+use crate::model::queue::Queue;
+use crate::model::session::Session;
+use crate::model::table::{Detail, Rows, TableModel};
+use crate::model::write::{NodeOp, WriteOp};
+use crate::model::{accounts, audit, hres, layout, nodes, preempt, qos, queue};
+use ratatui::layout::Rect;
+use spur_client::conn::Identity;
+use spur_proto::v1::Node;
+use std::time::Duration;
+use tui_input::Input;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ThemeName {
+    #[default]
+    Default,
+    /// No colours: selection and marks by modifiers and symbols only.
+    Mono,
+}
+
+/// What the console is started with.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub controller: String,
+    /// Who the console acts as; sent with every request (the audit log names it).
+    pub identity: Identity,
+    pub read_only: bool,
+    pub mouse: bool,
+    pub theme: ThemeName,
+    pub keymap: Keymap,
+    /// Where run times are read from; fixed in tests so snapshots hold still.
+    pub clock: Clock,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Clock {
+    System,
+    /// Epoch milliseconds.
+    Fixed(i64),
+}
+
+impl Clock {
+    pub fn now_ms(self) -> i64 {
+        match self {
+            Clock::System => chrono::Utc::now().timestamp_millis(),
+            Clock::Fixed(ms) => ms,
+        }
+    }
+}
+
+impl Settings {
+    pub fn new(controller: impl Into<String>) -> Settings {
+        Settings {
+            controller: controller.into(),
+            identity: Identity { user: "unknown".into(), uid: None, token: None },
+            read_only: false,
+            mouse: false,
+            theme: ThemeName::Default,
+            keymap: Keymap::default(),
+            clock: Clock::System,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Conn {
+    Connecting,
+    Connected,
+    Reconnecting {
+        attempt: u32,
+        retry_in: Duration,
+    },
+    /// The network task gave up; only a restart helps.
+    Disconnected,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Choice {
+    Cancel,
+    Confirm,
+}
+
+/// A pending write waiting for the operator's yes.
+#[derive(Debug, Clone)]
+pub struct Confirm {
+    pub op: WriteOp,
+    /// Starts on Cancel so a stray Enter never destroys anything.
+    pub focus: Choice,
+    /// Where Cancel returns (the edit form keeps its edits).
+    pub prev: Mode,
+}
+
+/// A one-line prompt (`:` or `/`).
+#[derive(Debug, Clone, Default)]
+pub struct Prompt {
+    pub input: Input,
+    /// Completion candidates or a parse error, shown beside the input.
+    pub hint: Option<String>,
+}
+
+/// Recent reasons offered at once.
+pub const OFFERED: usize = 6;
+
+/// The reason field of a drain or down.
+#[derive(Debug, Clone)]
+pub struct ReasonPrompt {
+    pub op: NodeOp,
+    pub nodes: Vec<String>,
+    pub input: Input,
+    /// What the operator typed; recent reasons are matched against it, so
+    /// walking the list and coming back restores it.
+    pub typed: String,
+    /// Every reason on offer, best first.
+    pub recent: Vec<String>,
+    /// The offered reason shown in the field, as an index into [`ReasonPrompt::offered`].
+    pub pick: Option<usize>,
+    /// Why Enter was refused (an empty reason).
+    pub hint: Option<String>,
+    /// Where Esc returns (the detail view the action started from).
+    pub prev: Box<Mode>,
+}
+
+impl ReasonPrompt {
+    /// The recent reasons that contain what was typed (ignoring case).
+    pub fn offered(&self) -> Vec<&str> {
+        let want = self.typed.trim().to_lowercase();
+        self.recent
+            .iter()
+            .map(String::as_str)
+            .filter(|r| r.to_lowercase().contains(&want))
+            .take(OFFERED)
+            .collect()
+    }
+
+    /// Down/Tab walks the offered reasons, past the last back to what was typed.
+    pub fn walk(&mut self, forward: bool) {
+        let n = self.offered().len();
+        if n == 0 {
+            return;
+        }
+        self.pick = match (self.pick, forward) {
+            (None, true) => Some(0),
+            (None, false) => Some(n - 1),
+            (Some(i), true) if i + 1 < n => Some(i + 1),
+            (Some(i), false) if i > 0 => Some(i - 1),
+            _ => None,
+        };
+        let text = match self.pick {
+            Some(i) => self.offered()[i].to_string(),
+            None => self.typed.clone(),
+        };
+        self.input = Input::new(text);
+        self.hint = None;
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub enum Mode {
+    #[default]
+    Normal,
+    /// The detail view of one row, by its key.
+    Detail {
+        key: String,
+        scroll: u16,
+    },
+    Command(Prompt),
+    Filter(Prompt),
+    /// The Audit pane's controller-side filter (`Actor=alice Outcome=denied`).
+    TxnFilter(Prompt),
+    Help {
+        scroll: u16,
+        prev: Box<Mode>,
+    },
+    Confirm(Box<Confirm>),
+    Form(Box<EditForm>),
+    /// The reason field of a drain or down, before its confirmation.
+    Reason(Box<ReasonPrompt>),
+}
+
+impl Mode {
+    /// The modes stacked on screen, bottom first (a dialog over a form, help over a detail view).
+    pub fn layers(&self) -> Vec<&Mode> {
+        let mut stack = vec![self];
+        let mut cur = self;
+        loop {
+            cur = match cur {
+                Mode::Help { prev, .. } => prev,
+                Mode::Confirm(c) => &c.prev,
+                Mode::Reason(r) => &r.prev,
+                _ => break,
+            };
+            stack.push(cur);
+        }
+        stack.reverse();
+        stack
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Message {
+    pub text: String,
+    pub error: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct State {
+    pub settings: Settings,
+    /// Terminal size (columns, rows).
+    pub size: (u16, u16),
+    /// Where table rows are drawn: the page height and the rows a click
+    /// can hit. Kept by `update` whenever what it depends on changes (the
+    /// size, the banner, the pane, the Preemption summary), so moving
+    /// around never asks the layout.
+    pub rows_area: Rect,
+    pub pane: PaneId,
+    pub views: [PaneView; PaneId::ALL.len()],
+    pub mode: Mode,
+    pub conn: Conn,
+    /// None until the first successful fetch.
+    pub data: Option<Snapshot>,
+    pub loading: bool,
+    /// The latest feedback line (info or error).
+    pub message: Option<Message>,
+    /// The last error, kept in the status bar until a newer one replaces it.
+    pub last_error: Option<String>,
+    /// The Preemption pane's job and its explanation (`:explain ID`, `w`).
+    pub preempt: Preempt,
+    /// WhoAmI's answer for the current connection; None until it arrives.
+    pub session: Option<Session>,
+    /// The Audit pane's live tail.
+    pub audit: AuditLog,
+    /// Every node, live from `Cluster.Watch`; None until its first snapshot.
+    pub nodes: Option<Vec<Node>>,
+    /// `Cluster.Watch` is delivering on this connection, so writes need no
+    /// re-fetch: their effect is pushed.
+    pub live: bool,
+    /// Why the controller refused `Cluster.Watch`, when it did.
+    pub watch_error: Option<String>,
+    /// Per catalog list (by [`crate::model::action::Catalog::index`]): a re-read under way.
+    pub refetch: [Refetch; 3],
+    /// Drain/down reasons typed this session, newest first, offered again.
+    pub recent_reasons: Vec<String>,
+    /// The Queue pane's jobs and their re-reads.
+    pub queue: Queue,
+    /// Licenses and HRES layers for the HRES pane; None until first read.
+    pub licenses: Option<Vec<spur_proto::v1::License>>,
+}
+
+impl State {
+    pub fn new(settings: Settings, size: (u16, u16)) -> State {
+        let mut state = State {
+            settings,
+            size,
+            rows_area: Rect::default(),
+            // squeue is what an operator looks at first.
+            pane: PaneId::Queue,
+            views: Default::default(),
+            mode: Mode::Normal,
+            conn: Conn::Connecting,
+            data: None,
+            loading: false,
+            message: None,
+            last_error: None,
+            preempt: Default::default(),
+            session: None,
+            audit: AuditLog::default(),
+            nodes: None,
+            licenses: None,
+            live: false,
+            watch_error: None,
+            refetch: Default::default(),
+            recent_reasons: Vec::new(),
+            queue: Queue::default(),
+        };
+        state.relayout();
+        state
+    }
+
+    /// The controller is unreachable: a two-line banner takes room from the body.
+    pub fn shows_banner(&self) -> bool {
+        matches!(self.conn, Conn::Reconnecting { .. } | Conn::Disconnected)
+    }
+
+    /// The lines shown above the current pane's table (only the Preemption pane has them).
+    pub fn summary(&self) -> Vec<(String, bool)> {
+        if self.pane == PaneId::Preempt { self.preempt.summary() } else { Vec::new() }
+    }
+
+    /// Recompute [`State::rows_area`]; `update` calls it whenever the size,
+    /// the connection, the pane or the Preemption summary changes.
+    pub fn relayout(&mut self) {
+        self.rows_area = layout::rows_area(self.size, self.shows_banner(), &self.summary());
+    }
+
+    /// Rows per page, at least one.
+    pub fn page(&self) -> usize {
+        usize::from(self.rows_area.height.max(1))
+    }
+
+    /// Now, by the settings' clock: run times are read against it.
+    pub fn now_ms(&self) -> i64 {
+        self.settings.clock.now_ms()
+    }
+
+    pub fn view(&self) -> &PaneView {
+        &self.views[self.pane.index()]
+    }
+
+    pub fn view_mut(&mut self) -> &mut PaneView {
+        &mut self.views[self.pane.index()]
+    }
+
+    pub fn info(&mut self, text: impl Into<String>) {
+        self.message = Some(Message { text: text.into(), error: false });
+    }
+
+    pub fn error(&mut self, text: impl Into<String>) {
+        let text = text.into();
+        self.last_error = Some(text.clone());
+        self.message = Some(Message { text, error: true });
+    }
+
+    /// The visible rows of a pane, or None when the controller has no data for it.
+    pub fn table(&self, pane: PaneId) -> Option<TableModel> {
+        self.table_with(pane, &self.views[pane.index()])
+    }
+
+    /// Every row of a pane, ignoring the filter (to resolve marks hidden by it).
+    pub fn all_rows(&self, pane: PaneId) -> Rows {
+        self.table_with(pane, &PaneView::default()).map(|t| t.rows).unwrap_or_default()
+    }
+
+    fn table_with(&self, pane: PaneId, view: &PaneView) -> Option<TableModel> {
+        let data = self.data.as_ref();
+        match pane {
+            PaneId::Qos => Some(qos::table(data.map(|d| d.qos.as_slice()).unwrap_or_default(), view)),
+            PaneId::Accounts => Some(accounts::table(data, view)),
+            PaneId::Audit => Some(audit::table(&self.audit, view)),
+            PaneId::Nodes => self.nodes.as_deref().map(|n| nodes::table(n, view)),
+            PaneId::Queue => self.queue.jobs.as_ref().map(|j| queue::table(j, view, self.now_ms())),
+            PaneId::Preempt => Some(preempt::table(&self.preempt, view)),
+            PaneId::Hres => self.licenses.as_deref().map(|l| hres::table(l, view)),
+        }
+    }
+
+    pub fn detail(&self, pane: PaneId, key: &str) -> Option<Detail> {
+        // The txn log, the nodes (live from the cluster watch) and the jobs are not in the fetched snapshot.
+        match pane {
+            PaneId::Audit => return audit::detail(&self.audit, key),
+            PaneId::Nodes => return nodes::detail(self.nodes.as_deref()?, key),
+            PaneId::Queue => return queue::detail(self.queue.jobs.as_deref()?, key, self.now_ms()),
+            PaneId::Preempt => return preempt::detail(&self.preempt, key),
+            PaneId::Hres => return hres::detail(self.licenses.as_deref()?, key),
+            _ => {}
+        }
+        let data = self.data.as_ref()?;
+        match pane {
+            PaneId::Qos => qos::detail(&data.qos, key),
+            PaneId::Accounts => accounts::detail(data, key),
+            _ => None,
+        }
+    }
+}

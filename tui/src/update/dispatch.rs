@@ -1,0 +1,424 @@
+//! The one dispatcher: `dispatch(state, action) -> effects`.
+//!
+//! This is the only place that enforces read-only mode, the role rule and
+//! confirmations: every write is requested with [`Action::Request`] (or a
+//! key that builds one), checked by [`write_block`], shown in a dialog whose
+//! focus starts on Cancel, and only [`commit`] ever produces an [`Rpc::Write`].
+//! Node actions need Administrator, accounting writes Operator; job actions
+//! are open to a job's owner and to Operator and above ([`queue::refusal`]).
+
+use crate::model::action::{Action, Effect, Msg, Rpc};
+use crate::model::jobs::JobOp;
+use crate::model::pane::PaneId;
+use crate::model::session::{self, Role};
+use crate::model::state::{Choice, Confirm, Conn, Mode, Prompt, State};
+use crate::model::table::Target;
+use crate::model::write::{NodeOp, WriteOp};
+use crate::update::command::{self, Command};
+use crate::update::{audit, form, hres, live, nav, nodes, preempt, queue};
+use tui_input::Input;
+
+pub fn dispatch(state: &mut State, action: Action) -> Vec<Effect> {
+    if !matches!(action, Action::Net(_) | Action::Resize(..)) {
+        // Feedback is about the previous key; the status bar keeps the last error.
+        state.message = None;
+    }
+    if action.is_write()
+        && let Some(why) = write_block(state, action.verb(), action.role())
+    {
+        state.error(why);
+        return Vec::new();
+    }
+    match action {
+        Action::Quit => vec![Effect::Quit],
+        Action::Net(msg) => on_net(state, msg),
+        Action::Resize(w, h) => {
+            state.size = (w, h);
+            state.relayout();
+            nav::clamp_all(state);
+            Vec::new()
+        }
+        Action::Request(op) => {
+            request_write(state, op);
+            Vec::new()
+        }
+        other => match &state.mode {
+            Mode::Command(_) | Mode::Filter(_) => match command::prompt(state, other) {
+                Some(cmd) => run_command(state, cmd),
+                None => Vec::new(),
+            },
+            Mode::TxnFilter(_) => audit::prompt(state, other),
+            Mode::Confirm(_) => confirm(state, other),
+            Mode::Form(_) => {
+                if let Some(op) = form::key(state, other) {
+                    request_write(state, op);
+                }
+                Vec::new()
+            }
+            Mode::Reason(_) => {
+                if let Some(op) = nodes::prompt(state, other) {
+                    request_write(state, op);
+                }
+                Vec::new()
+            }
+            Mode::Help { .. } => {
+                nav::help(state, other);
+                Vec::new()
+            }
+            Mode::Normal | Mode::Detail { .. } => normal(state, other),
+        },
+    }
+}
+
+/// Why `what` (which needs `role`) may not be written now, or None. Checked
+/// on the key, on the request and again on the confirm, so no path around
+/// the dialog writes.
+fn write_block(state: &State, what: &str, role: Role) -> Option<String> {
+    if state.settings.read_only {
+        return Some(format!("read-only mode: {what} refused (the console was started with --read-only)"));
+    }
+    session::refusal(state.session.as_ref(), role).map(|why| format!("{what} refused: {why}"))
+}
+
+/// [`write_block`] for a concrete write, plus whose jobs it touches.
+fn op_block(state: &State, op: &WriteOp) -> Option<String> {
+    write_block(state, op.verb(), op.role()).or_else(|| queue::refusal(state, op))
+}
+
+/// Open the confirmation dialog for a write. Cancel returns to where the
+/// operator was (an edit form keeps its edits).
+fn request_write(state: &mut State, op: WriteOp) {
+    if let Some(why) = op_block(state, &op) {
+        state.error(why);
+        return;
+    }
+    let prev = std::mem::take(&mut state.mode);
+    let prev = match prev {
+        // A dialog never stacks on a dialog or an overlay.
+        Mode::Confirm(c) => c.prev,
+        Mode::Help { prev, .. } => *prev,
+        other => other,
+    };
+    state.mode = Mode::Confirm(Box::new(Confirm { op, focus: Choice::Cancel, prev }));
+}
+
+/// The operator said yes: the only producer of [`Rpc::Write`].
+fn commit(state: &mut State) -> Vec<Effect> {
+    let Mode::Confirm(c) = std::mem::take(&mut state.mode) else {
+        return Vec::new();
+    };
+    if let Some(why) = op_block(state, &c.op) {
+        state.error(why);
+        return Vec::new();
+    }
+    // Past the reason field, back to where the node action started.
+    let prev = match c.prev {
+        Mode::Reason(r) => *r.prev,
+        other => other,
+    };
+    state.mode = match prev {
+        Mode::Detail { key, scroll } if !c.op.destructive() => Mode::Detail { key, scroll },
+        _ => Mode::Normal,
+    };
+    if c.op.consumes_marks() {
+        state.view_mut().marks.clear();
+    }
+    if matches!(c.op, WriteOp::UpdateJobs { .. }) {
+        // Its answer re-reads the queue.
+        state.queue.writes += 1;
+    }
+    state.loading = true;
+    state.info(format!("{}…", c.op.verb()));
+    vec![Effect::Rpc(Rpc::Write(c.op))]
+}
+
+fn confirm(state: &mut State, action: Action) -> Vec<Effect> {
+    let Mode::Confirm(c) = &mut state.mode else {
+        return Vec::new();
+    };
+    match action {
+        Action::FocusNext | Action::FocusPrev => {
+            c.focus = match c.focus {
+                Choice::Cancel => Choice::Confirm,
+                Choice::Confirm => Choice::Cancel,
+            };
+            Vec::new()
+        }
+        Action::Submit if c.focus == Choice::Confirm => commit(state),
+        Action::Submit | Action::Back => {
+            if let Mode::Confirm(c) = std::mem::take(&mut state.mode) {
+                state.mode = c.prev;
+            }
+            state.info("cancelled");
+            Vec::new()
+        }
+        _ => Vec::new(),
+    }
+}
+
+fn on_net(state: &mut State, msg: Msg) -> Vec<Effect> {
+    match msg {
+        Msg::Connected => {
+            state.conn = Conn::Connected;
+            state.relayout();
+            live::reset(state);
+            // Errors from before this connection describe a controller that is back.
+            state.last_error = None;
+            state.loading = true;
+            // The role may have changed while away; the tail resumes after the last row seen.
+            let mut effects = vec![Effect::Rpc(Rpc::FetchAll), Effect::Rpc(Rpc::WhoAmI)];
+            effects.extend(audit::resume(state));
+            effects.extend(queue::on_connected(state));
+            effects.push(Effect::Rpc(Rpc::FetchLicenses));
+            effects
+        }
+        Msg::Reconnecting { attempt, retry_in, error } => {
+            state.conn = Conn::Reconnecting { attempt, retry_in };
+            state.relayout();
+            live::reset(state);
+            queue::reset(state);
+            preempt::reset(state);
+            state.last_error = Some(error);
+            state.loading = false;
+            Vec::new()
+        }
+        Msg::Disconnected { error } => {
+            state.conn = Conn::Disconnected;
+            state.relayout();
+            live::reset(state);
+            queue::reset(state);
+            preempt::reset(state);
+            state.loading = false;
+            state.error(error);
+            Vec::new()
+        }
+        Msg::Loaded(snapshot) => {
+            nav::replace_data(state, snapshot);
+            Vec::new()
+        }
+        Msg::FetchFailed { error } => {
+            state.loading = false;
+            state.error(format!("fetch failed: {error}"));
+            Vec::new()
+        }
+        // With the watch live the change is pushed; re-fetching is only for a controller without it.
+        Msg::WriteDone { summary } => {
+            state.info(summary);
+            refetch_unless_live(state)
+        }
+        Msg::WriteWarned { summary, warning } => {
+            state.error(format!("{summary}; warning: {warning}"));
+            refetch_unless_live(state)
+        }
+        Msg::Jobs(set) => {
+            // What changed the jobs changed the verdicts too.
+            let mut effects = queue::on_loaded(state, set);
+            effects.extend(preempt::stale(state));
+            effects
+        }
+        Msg::Explained { job, answer } => preempt::on_loaded(state, job, answer),
+        Msg::Licenses(list) => {
+            nav::update_data(state, |s| s.licenses = Some(list));
+            Vec::new()
+        }
+        Msg::JobsFailed { error, unsupported } => queue::on_failed(state, error, unsupported),
+        Msg::WriteFailed { error } => {
+            // A refusal means the role shown is stale: ask again.
+            let denied = error.contains("PermissionDenied");
+            state.error(error);
+            // Part of a multi-row delete may have landed; show what is true now.
+            let mut effects = refetch_unless_live(state);
+            if denied {
+                effects.push(Effect::Rpc(Rpc::WhoAmI));
+            }
+            effects
+        }
+        Msg::Session(s) => {
+            state.session = Some(s);
+            Vec::new()
+        }
+        Msg::SessionFailed { error } => {
+            state.error(format!("whoami: {error}"));
+            Vec::new()
+        }
+        Msg::AuditRows { sub, rows, lagged } => {
+            audit::on_rows(state, sub, rows, lagged);
+            Vec::new()
+        }
+        Msg::AuditFailed { sub, error } => {
+            audit::on_failed(state, sub, error);
+            Vec::new()
+        }
+        Msg::Cluster(update) => live::on_update(state, update),
+        Msg::WatchRefused { error } => {
+            state.watch_error = Some(error.clone());
+            state.error(format!("cluster watch: {error}"));
+            Vec::new()
+        }
+        Msg::ListLoaded(list) => live::on_list(state, list),
+        Msg::ListFailed { list, error } => {
+            live::on_list_failed(state, list, error);
+            Vec::new()
+        }
+    }
+}
+
+/// After a write: re-fetch unless the watch pushes the change. `loading`
+/// (set when the write was sent) then ends here, or when the fetch answers.
+/// Jobs are not pushed yet: a job action's answer always re-reads them.
+fn refetch_unless_live(state: &mut State) -> Vec<Effect> {
+    let jobs = queue::after_write(state);
+    if state.live {
+        state.loading = false;
+        return jobs;
+    }
+    let mut effects = vec![Effect::Rpc(Rpc::FetchAll)];
+    effects.extend(jobs);
+    effects
+}
+
+/// Every pane switch goes through here: opening the Audit pane starts its
+/// tail, opening the Preemption pane re-reads its explanation.
+fn switch(state: &mut State, pane: PaneId) -> Vec<Effect> {
+    nav::switch(state, pane);
+    match pane {
+        PaneId::Audit => audit::open(state),
+        PaneId::Preempt => preempt::stale(state),
+        _ => Vec::new(),
+    }
+}
+
+fn normal(state: &mut State, action: Action) -> Vec<Effect> {
+    match action {
+        Action::Help => {
+            let prev = Box::new(std::mem::take(&mut state.mode));
+            state.mode = Mode::Help { scroll: 0, prev };
+        }
+        Action::CommandMode => state.mode = Mode::Command(Prompt::default()),
+        Action::FilterMode if state.table(state.pane).is_some() => {
+            let text = state.view().filter.as_ref().map(|f| f.text.clone()).unwrap_or_default();
+            state.mode = Mode::Filter(Prompt { input: Input::new(text), hint: None });
+        }
+        Action::FilterMode => state.info(format!("{}: nothing to filter", state.pane.title())),
+        Action::NextPane => return switch(state, state.pane.next()),
+        Action::PrevPane => return switch(state, state.pane.prev()),
+        Action::GoPane(p) => return switch(state, p),
+        Action::Refresh => {
+            state.loading = true;
+            let mut effects = vec![Effect::Rpc(Rpc::FetchAll)];
+            if state.pane == PaneId::Audit {
+                effects.extend(audit::retry(state));
+            }
+            effects.extend(queue::stale(state));
+            return effects;
+        }
+        Action::TogglePause | Action::TxnFilterMode if state.pane != PaneId::Audit => {
+            state.info(format!("that key works in the Audit pane ({})", PaneId::Audit.number()));
+        }
+        Action::TogglePause => audit::toggle_pause(state),
+        Action::TxnFilterMode => {
+            let text = state.audit.filter_text.clone();
+            state.mode = Mode::TxnFilter(Prompt { input: Input::new(text), hint: None });
+        }
+        Action::Edit => form::edit(state),
+        Action::Delete => delete(state),
+        Action::NodeAction(op) => {
+            if let Some(op) = nodes::start(state, op) {
+                request_write(state, op);
+            }
+        }
+        Action::JobAction(op) => {
+            if let Some(op) = queue::start(state, op) {
+                request_write(state, op);
+            }
+        }
+        Action::JobStates => queue::cycle_states(state),
+        Action::Explain => return preempt::open_selected(state),
+        Action::HresToggle => {
+            if let Some(op) = hres::start(state) {
+                request_write(state, op);
+            }
+        }
+        other => nav::normal(state, other),
+    }
+    Vec::new()
+}
+
+/// Targets: the marked rows, else the selected one.
+fn delete(state: &mut State) {
+    if state.pane == PaneId::Queue {
+        // Said before building rows: the queue may hold 100,000 jobs.
+        let cancel = state.settings.keymap.keys_of(&Action::JobAction(JobOp::Cancel));
+        state.error(format!("jobs are cancelled, not deleted: press {cancel}"));
+        return;
+    }
+    let marks = state.view().marks.clone();
+    let rows = state.all_rows(state.pane);
+    let targets: Vec<Target> = if marks.is_empty() {
+        let key = nav::current_key(state);
+        rows.into_iter().filter(|r| Some(&r.key) == key.as_ref()).map(|r| r.target).collect()
+    } else {
+        rows.into_iter().filter(|r| marks.contains(&r.key)).map(|r| r.target).collect()
+    };
+    match delete_of(state, targets) {
+        Ok(op) => request_write(state, op),
+        Err(e) => state.error(e),
+    }
+}
+
+fn run_command(state: &mut State, cmd: Command) -> Vec<Effect> {
+    match cmd {
+        Command::Pane(p) => return switch(state, p),
+        Command::Explain(id) => return preempt::open(state, id),
+        Command::Help => state.mode = Mode::Help { scroll: 0, prev: Box::new(Mode::Normal) },
+        Command::Quit => return vec![Effect::Quit],
+    }
+    Vec::new()
+}
+
+/// The delete the targets ask for, or why they cannot be deleted (together).
+fn delete_of(state: &State, targets: Vec<Target>) -> Result<WriteOp, String> {
+    if targets.is_empty() {
+        return Err(format!("{}: nothing to delete", state.pane.title()));
+    }
+    let synthetic =
+        |n: &str| state.data.as_ref().is_some_and(|d| d.qos.iter().any(|q| q.name == n && q.synthetic));
+    let (mut qos, mut accounts, mut assocs) = (Vec::new(), Vec::new(), Vec::new());
+    for t in targets {
+        match t {
+            Target::Qos(n) if synthetic(&n) => {
+                return Err(format!("{n} is a placeholder and cannot be deleted"));
+            }
+            Target::Qos(n) => qos.push(n),
+            Target::Account(n) if n == "root" => return Err("the root account cannot be deleted".into()),
+            Target::Account(n) => accounts.push(n),
+            Target::Assoc { user, account, .. } => assocs.push((user, account)),
+            Target::Root => return Err("the root account cannot be deleted".into()),
+            Target::Txn(_) => return Err("txn rows are the audit record; they cannot be deleted".into()),
+            Target::Job(_) => return Err("jobs are cancelled, not deleted".into()),
+            Target::Layer { .. } => {
+                return Err(
+                    "licenses and layers come from spur.conf and resources.yaml; they cannot be deleted"
+                        .into(),
+                );
+            }
+            Target::Node(_) => {
+                let km = &state.settings.keymap;
+                let (drain, down) = (
+                    km.keys_of(&Action::NodeAction(NodeOp::Drain)),
+                    km.keys_of(&Action::NodeAction(NodeOp::Down)),
+                );
+                return Err(format!(
+                    "nodes come from spur.conf and are not deleted; drain ({drain}) or down ({down}) them"
+                ));
+            }
+        }
+    }
+    assocs.dedup();
+    match (qos.is_empty(), accounts.is_empty(), assocs.is_empty()) {
+        (false, true, true) => Ok(WriteOp::DeleteQos { names: qos }),
+        (true, false, true) => Ok(WriteOp::DeleteAccount { names: accounts }),
+        (true, true, false) => Ok(WriteOp::DeleteUser { assocs }),
+        _ => Err("mark either accounts or users, not both, to delete them together".into()),
+    }
+}

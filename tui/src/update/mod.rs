@@ -1,0 +1,33 @@
+//! Update: the only code that changes the [`crate::model::state::State`].
+//! Terminal events become actions ([`keys`]), [`dispatch()`] enforces
+//! read-only mode, the role rule and confirmations in one place and hands
+//! each action to its pane's handler, and every handler returns the
+//! effects the network task runs. Imports the model, never the views.
+//!
+//! | module | what it does |
+//! | --- | --- |
+//! | [`dispatch`](mod@dispatch) | `dispatch(state, action) -> Vec<Effect>`; the write path, confirmations, network reports |
+//! | [`keys`] | terminal events -> actions, per mode |
+//! | [`nav`] | selection, scrolling, sort, marks, filters, pane switches, keeping selection across re-reads |
+//! | [`command`] | the `:` command line and its completion, the `/` filter prompt |
+//! | [`form`] | opening the edit form and its keys |
+//! | [`live`] | `Cluster.Watch` updates: live nodes, coalesced catalog re-reads |
+//! | [`queue`] | the Queue pane: job re-reads and pushed changes, `t`, cancel / hold / release / requeue |
+//! | [`nodes`] | the Nodes pane: drain / resume / down, the reason field, recent reasons |
+//! | [`hres`] | the HRES pane: the DisableLayer / DisableHRES toggle |
+//! | [`preempt`] | the Preemption pane: opening (`w`, `:explain`), re-reads of the explanation |
+//! | [`audit`] | the Audit pane: subscribing the tail, pause, the txn filter, resume after a reconnect |
+
+pub mod audit;
+pub mod command;
+pub mod dispatch;
+pub mod form;
+pub mod hres;
+pub mod keys;
+pub mod live;
+pub mod nav;
+pub mod nodes;
+pub mod preempt;
+pub mod queue;
+
+pub use dispatch::dispatch;

@@ -1,0 +1,275 @@
+//! The one-line bars: pane tabs, breadcrumb, the unreachable banner, the
+//! prompt/message line and the status bar.
+
+use crate::model::action::Action;
+use crate::model::audit::{AuditLog, TailStatus};
+use crate::model::jobs::{JobOp, StateFilter};
+use crate::model::layout;
+use crate::model::pane::PaneId;
+use crate::model::session;
+use crate::model::state::{Conn, Mode, Prompt, State};
+use crate::model::write::NodeOp;
+use crate::views::table;
+use crate::views::theme::Theme;
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+pub fn tabs(current: PaneId, theme: Theme, frame: &mut Frame, area: Rect) {
+    let spans: Vec<Span> = PaneId::ALL
+        .iter()
+        .flat_map(|&p| {
+            let style = if p == current {
+                theme.selected()
+            } else if p.available() {
+                theme.tab()
+            } else {
+                theme.tab_unavailable()
+            };
+            [Span::styled(format!(" {} {} ", p.number(), p.title()), style), Span::raw(" ")]
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+pub fn breadcrumb(state: &State, theme: Theme, frame: &mut Frame, area: Rect) {
+    let cluster = state.data.as_ref().map(|d| d.cluster.as_str()).filter(|c| !c.is_empty());
+    let root = match cluster.or(state.session.as_ref().map(|s| s.cluster.as_str())) {
+        Some(c) if !c.is_empty() => format!("spur:{c}"),
+        _ => "spur".to_string(),
+    };
+    let mut parts = vec![root, state.pane.title().to_string()];
+    if let (PaneId::Preempt, Some(job)) = (state.pane, state.preempt.job) {
+        parts.push(format!("job {job}"));
+    }
+    // The bottom layer: a detail view stays named under help or a dialog.
+    let detail_key = match state.mode.layers().first() {
+        Some(Mode::Detail { key, .. }) => Some(key),
+        _ => None,
+    };
+    if let Some(key) = detail_key {
+        let title = state.detail(state.pane, key).map(|d| d.crumb).unwrap_or_else(|| key.clone());
+        parts.push(title);
+    } else if let Some(model) = state.table(state.pane) {
+        let v = state.view();
+        parts.push(match model.rows.len() {
+            n if n == model.total => format!("{n} rows"),
+            n => format!("{n} of {} rows", model.total),
+        });
+        if state.pane == PaneId::Queue && v.job_states != StateFilter::All {
+            parts.push(format!("{} only", v.job_states.label()));
+        }
+        if let Some(f) = &v.filter {
+            parts.push(format!("filter {}", f.text));
+        }
+        if let Some((c, desc)) = v.sort {
+            let name = model.columns.get(c).map(|c| c.name).unwrap_or("?");
+            parts.push(format!("sort {name}{}", if desc { "▼" } else { "▲" }));
+        }
+        if !v.marks.is_empty() {
+            parts.push(format!("{} marked", v.marks.len()));
+        }
+        if state.pane == PaneId::Audit {
+            parts.extend(audit_crumbs(&state.audit, &state.conn));
+        }
+        let body = layout::areas(frame.area(), state.shows_banner()).body;
+        let (_, hidden) = table::fitted(v, &model, body);
+        if hidden > 0 {
+            parts.push(format!("{hidden} cols hidden (enter: all)"));
+        }
+    }
+    let mut spans = vec![Span::styled(parts.join(" › "), theme.header())];
+    if state.loading {
+        spans.push(Span::styled("  ⟳ loading", theme.dim()));
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// The Audit pane's filter and whether it is live or paused (with the count held back).
+fn audit_crumbs(log: &AuditLog, conn: &Conn) -> Vec<String> {
+    let mut parts = Vec::new();
+    if !log.filter_text.is_empty() {
+        parts.push(format!("where {}", log.filter_text));
+    }
+    let connected = *conn == Conn::Connected;
+    if log.paused {
+        parts.push(format!("⏸ paused, {} new (p resumes)", log.arrived));
+    } else if !connected && log.status != TailStatus::Idle {
+        // Say where it picks up, so an operator knows nothing is lost meanwhile.
+        match log.last_id {
+            Some(id) => parts.push(format!("○ offline, resumes after #{id}")),
+            None => parts.push("○ offline".into()),
+        }
+    } else if log.status == TailStatus::Live {
+        parts.push("● live".into());
+    }
+    parts
+}
+
+pub fn banner(conn: &Conn, last_error: Option<&str>, theme: Theme, frame: &mut Frame, area: Rect) {
+    let err = last_error.unwrap_or("");
+    let head = match conn {
+        Conn::Reconnecting { attempt, retry_in } => format!(
+            " ⚠ controller unreachable — retry {attempt} in {:.1}s (r: retry now)",
+            retry_in.as_secs_f32()
+        ),
+        Conn::Disconnected => " ✖ disconnected from the controller; restart the console to retry".to_string(),
+        Conn::Connecting | Conn::Connected => String::new(),
+    };
+    let lines = vec![Line::from(head), Line::from(format!("   {err}"))];
+    frame.render_widget(Paragraph::new(lines).style(theme.banner()), area);
+}
+
+/// Columns the input keeps beside a hint, so what is typed stays visible.
+const INPUT_MIN: u16 = 16;
+
+/// The open prompt, its lead and whether its hint is an error.
+fn open_prompt(state: &State) -> Option<(&'static str, &Prompt, bool)> {
+    match &state.mode {
+        Mode::Command(p) => Some((":", p, false)),
+        Mode::Filter(p) => Some(("/", p, true)),
+        Mode::TxnFilter(p) => Some(("audit filter: ", p, true)),
+        _ => None,
+    }
+}
+
+/// A prompt hint too long for the prompt line (a txn filter error names
+/// the key and every choice); the status bar shows it instead.
+fn long_hint(state: &State, width: u16) -> Option<(&str, bool)> {
+    let (lead, p, error) = open_prompt(state)?;
+    let hint = p.hint.as_deref()?;
+    let room = usize::from(width.saturating_sub(lead.len() as u16 + INPUT_MIN + 2));
+    (Span::raw(hint).width() > room).then_some((hint, error))
+}
+
+fn prompt(frame: &mut Frame, theme: Theme, area: Rect, lead: &str, p: &Prompt, inline_hint: bool) {
+    let lead_w = lead.len() as u16;
+    let hint = match &p.hint {
+        Some(h) if inline_hint => format!("  {h}"),
+        _ => String::new(),
+    };
+    let hint_w = Span::raw(&hint).width() as u16;
+    let width = area.width.saturating_sub(lead_w + hint_w).max(1);
+    let scroll = p.input.visual_scroll(usize::from(width));
+    let value: String = p.input.value().chars().skip(scroll).collect();
+    let line = Line::from(vec![
+        Span::styled(lead.to_string(), theme.key()),
+        Span::raw(format!("{value:<w$}", w = usize::from(width))),
+        Span::styled(hint, theme.dim()),
+    ]);
+    frame.render_widget(Paragraph::new(line), area);
+    let cursor = p.input.visual_cursor().saturating_sub(scroll) as u16;
+    frame.set_cursor_position((area.x + lead_w + cursor.min(width), area.y));
+}
+
+pub fn line(state: &State, theme: Theme, frame: &mut Frame, area: Rect) {
+    if let Some((lead, p, _)) = open_prompt(state) {
+        return prompt(frame, theme, area, lead, p, long_hint(state, area.width).is_none());
+    }
+    let line = match &state.message {
+        Some(m) if m.error => Line::styled(m.text.clone(), theme.error()),
+        Some(m) => Line::styled(m.text.clone(), theme.info()),
+        None => hints(state, theme, area.width),
+    };
+    frame.render_widget(Paragraph::new(line), area);
+}
+
+/// Key hints, most important first, as many as fit in `width`.
+fn hints(state: &State, theme: Theme, width: u16) -> Line<'static> {
+    let km = &state.settings.keymap;
+    let mut items = vec![(Action::Help, "help"), (Action::Quit, "quit"), (Action::CommandMode, "cmd")];
+    if state.pane == PaneId::Audit {
+        let pause = if state.audit.paused { "resume" } else { "pause" };
+        items.extend([(Action::TogglePause, pause), (Action::TxnFilterMode, "filter")]);
+        items.extend([(Action::Open, "info"), (Action::FilterMode, "grep"), (Action::Refresh, "retry")]);
+    } else if state.pane == PaneId::Queue {
+        items.push((Action::ToggleMark, "mark"));
+        // Owners act on their own jobs whatever their role, so only read-only hides these.
+        if !state.settings.read_only {
+            items.extend([
+                (Action::JobAction(JobOp::Cancel), "cancel"),
+                (Action::JobAction(JobOp::Hold), "hold"),
+                (Action::JobAction(JobOp::Release), "release"),
+                (Action::JobAction(JobOp::Requeue), "requeue"),
+            ]);
+        }
+        items.extend([
+            (Action::JobStates, "state"),
+            (Action::FilterMode, "filter"),
+            (Action::Open, "detail"),
+            (Action::SortNext, "sort"),
+        ]);
+    } else if state.pane == PaneId::Nodes {
+        // On call, marking and draining come before browsing.
+        items.push((Action::ToggleMark, "mark"));
+        if writes_allowed(state, session::NODE_ROLE) {
+            items.extend([
+                (Action::NodeAction(NodeOp::Drain), "drain"),
+                (Action::NodeAction(NodeOp::Resume), "resume"),
+                (Action::NodeAction(NodeOp::Down), "down"),
+            ]);
+        }
+        items.extend([(Action::FilterMode, "filter"), (Action::Open, "detail"), (Action::SortNext, "sort")]);
+    } else {
+        items.extend([
+            (Action::FilterMode, "filter"),
+            (Action::Open, "detail"),
+            (Action::Refresh, "refresh"),
+        ]);
+        if writes_allowed(state, session::WRITE_ROLE) {
+            items.extend([(Action::Edit, "edit"), (Action::Delete, "delete")]);
+        }
+        items.extend([(Action::SortNext, "sort"), (Action::ToggleMark, "mark")]);
+    }
+    let mut spans = Vec::new();
+    let mut used = 0usize;
+    for (action, label) in items {
+        let key = km.keys_of(&action);
+        let label = format!(" {label}  ");
+        let w = Span::raw(&key).width() + label.len();
+        if used + w > usize::from(width) {
+            break;
+        }
+        used += w;
+        spans.extend([Span::styled(key, theme.key()), Span::styled(label, theme.dim())]);
+    }
+    Line::from(spans)
+}
+
+fn writes_allowed(state: &State, role: session::Role) -> bool {
+    !state.settings.read_only && session::refusal(state.session.as_ref(), role).is_none()
+}
+
+/// Connection first and the URL last: at 80 columns the URL is what gets cut.
+pub fn status(state: &State, theme: Theme, frame: &mut Frame, area: Rect) {
+    if let Some((hint, error)) = long_hint(state, area.width) {
+        let style = if error { theme.error() } else { theme.status() };
+        frame.render_widget(Paragraph::new(Line::styled(format!(" {hint}"), style)), area);
+        return;
+    }
+    let s = &state.settings;
+    let mode = match (s.read_only, session::write_refusal(state.session.as_ref())) {
+        (true, _) => "READ-ONLY".to_string(),
+        // The role is shown just before; the full reason comes with each refusal.
+        (false, Some(_)) => format!("no writes: needs {}", session::WRITE_ROLE.as_str()),
+        (false, None) => "admin".to_string(),
+    };
+    let who = match &state.session {
+        Some(session) => session.label(),
+        // Until WhoAmI answers: the name the console asserts, role not known yet.
+        None => format!("{}: role ?", s.identity.user),
+    };
+    let conn = match state.conn {
+        Conn::Connecting => "connecting…",
+        Conn::Connected => "● connected",
+        Conn::Reconnecting { .. } => "reconnecting…",
+        Conn::Disconnected => "✖ disconnected",
+    };
+    let mut text = format!(" {conn} │ {who} │ {mode} │ {}", s.controller);
+    if let Some(e) = &state.last_error {
+        text.push_str(" │ err: ");
+        text.push_str(e);
+    }
+    frame.render_widget(Paragraph::new(Line::from(text)).style(theme.status()), area);
+}
