@@ -1,14 +1,11 @@
-//! `spur audit tail [filters]`: txn rows as they commit, one per line; and
-//! the paged listing behind `sacctmgr show txn`.
+//! `spur audit tail [filters]`: txn rows as they commit, one per line.
 
 use super::args::{Flags, Parsable};
 use super::columns::{self, Column};
 use super::output::{clap_exit, complain, emit};
 use crate::conn::{self, Identity};
-use crate::vocab::txn::{DEFAULT_LIMIT, MAX_LIMIT};
 use clap::Parser;
 use spur_proto::v1 as pb;
-use spur_proto::v1::audit_client::AuditClient;
 
 #[derive(Parser, Debug)]
 #[command(name = "spur audit tail", about = "Print txn audit rows as they commit")]
@@ -92,41 +89,6 @@ async fn tail(args: TailArgs) -> Result<i32, String> {
         }
     }
     Err("the controller ended the stream".into())
-}
-
-/// `show txn`: the newest `limit=` rows, oldest first, fetching every page
-/// the controller cut to stay under its message limit.
-pub async fn list_all(
-    audit: &mut AuditClient<conn::Svc>,
-    filter: Vec<pb::KeyValue>,
-) -> Result<Vec<pb::TxnRow>, tonic::Status> {
-    let is_limit = |kv: &pb::KeyValue| kv.key.eq_ignore_ascii_case("limit");
-    let limit = filter
-        .iter()
-        .rfind(|kv| is_limit(kv))
-        .and_then(|kv| kv.value.trim().parse::<i64>().ok())
-        .unwrap_or(DEFAULT_LIMIT)
-        .min(MAX_LIMIT);
-    // The first request goes as given, so the controller judges the filters.
-    let mut req = pb::ListTxnRequest { filter: filter.clone(), before_id: None };
-    let (mut pages, mut got) = (vec![], 0i64);
-    loop {
-        let page = audit.list_txn(req).await?.into_inner();
-        got += page.rows.len() as i64;
-        let empty = page.rows.is_empty();
-        pages.push(page.rows);
-        match page.next_before_id {
-            Some(before) if got < limit && !empty => {
-                let mut rest: Vec<pb::KeyValue> = filter.iter().filter(|kv| !is_limit(kv)).cloned().collect();
-                rest.push(pb::KeyValue { key: "limit".into(), value: (limit - got).to_string() });
-                req = pb::ListTxnRequest { filter: rest, before_id: Some(before) };
-            }
-            _ => break,
-        }
-    }
-    // Each page is older than the one before it.
-    pages.reverse();
-    Ok(pages.concat())
 }
 
 fn line(cells: &[String], p: Parsable) -> String {

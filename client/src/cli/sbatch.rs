@@ -5,7 +5,7 @@
 //! is neither a comment nor blank; the command line is applied after them, so
 //! it overrides them.
 
-use super::scontrol::status;
+use super::fmt::status;
 use crate::conn::{self, Identity};
 use crate::vocab::hostlist;
 use crate::vocab::time::parse_limit;

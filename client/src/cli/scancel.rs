@@ -6,9 +6,9 @@
 
 use super::kv::list;
 
+use super::fmt::status;
 use super::jobfmt;
 use super::kv::{self, Arg};
-use super::scontrol::status;
 use crate::conn::{self, Clients, Identity};
 use spur_proto::v1 as pb;
 

@@ -4,11 +4,11 @@
 //! `-o` takes Slurm's `%[.][width]X` codes. The printf-style format engine
 //! (rather than the comfy-table renderer) is what makes the bytes match.
 
+use super::fmt::{natural, status};
 use super::kv::{self, Arg, Item, fit};
-use super::scontrol::{natural, node_json, partition_json, status};
+use super::nodefmt::{node_json, partition_json, state};
 use crate::conn::{self, Identity};
 use crate::vocab::hostlist;
-use crate::vocab::nodestate::NodeState;
 use crate::vocab::txn::format_time;
 use spur_proto::v1 as pb;
 use std::collections::{HashMap, HashSet};
@@ -123,17 +123,6 @@ pub fn parse(argv: &[String]) -> Result<Args, String> {
         }
     }
     Ok(a)
-}
-
-/// A node's state in parts, for Slurm's spellings; busy (DRAINING rather than
-/// DRAINED) means jobs run on it or CPUs are allocated.
-pub fn state(n: &pb::Node) -> NodeState<'_> {
-    NodeState {
-        base: &n.base_state,
-        drain: n.drain,
-        not_responding: n.not_responding,
-        busy: n.running_jobs > 0 || n.alloc_cpus > 0,
-    }
 }
 
 impl Args {

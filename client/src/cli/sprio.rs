@@ -7,9 +7,9 @@
 
 use super::kv::list;
 
+use super::fmt::status;
 use super::jobfmt;
 use super::kv::{self, Arg, Item, fit};
-use super::scontrol::status;
 use crate::conn::{self, Identity};
 use spur_proto::v1 as pb;
 

@@ -10,11 +10,11 @@
 
 use super::kv::list;
 
+use super::fmt::{null, status};
 use super::jobfmt::{self, squeue_secs};
 pub use super::jobsort::{sort, sort_keys};
 use super::kv::{self, Arg, Item, fit_into};
 use super::listing;
-use super::scontrol::status;
 use crate::conn::{self, Identity};
 use spur_proto::v1 as pb;
 
@@ -297,13 +297,13 @@ fn other_cell(code: char, j: &pb::Job, now_ms: i64) -> String {
         'S' => jobfmt::time_or(j.start_ms, "N/A"),
         'V' => jobfmt::time_or(j.submit_ms, "N/A"),
         'e' => jobfmt::time_or(jobfmt::end_ms(j).unwrap_or(0), "N/A"),
-        'k' => jobfmt::null(&spec.comment).into(),
-        'W' => jobfmt::null(&spec.licenses).into(),
+        'k' => null(&spec.comment).into(),
+        'W' => null(&spec.licenses).into(),
         'b' if spec.gpus_per_node > 0 => format!("gres/gpu:{}", spec.gpus_per_node),
         'b' => "N/A".into(),
         'm' if spec.mem_mb > 0 => format!("{}M", spec.mem_mb),
         'm' => "0".into(),
-        'Z' => jobfmt::null(&spec.workdir).into(),
+        'Z' => null(&spec.workdir).into(),
         'x' => spec.exclude.clone(),
         'n' => spec.nodelist.clone(),
         'h' => if spec.exclusive { "NO" } else { "OK" }.into(),
@@ -317,8 +317,8 @@ pub(crate) fn text(code: char, j: &pb::Job) -> Option<&str> {
     Some(match code {
         'j' => &j.name,
         'u' => &j.user,
-        'a' => jobfmt::null(&j.account),
-        'q' => jobfmt::null(&j.qos),
+        'a' => null(&j.account),
+        'q' => null(&j.qos),
         'P' => &j.partition,
         'T' => &j.state,
         'r' => jobfmt::reason(j),

@@ -14,9 +14,9 @@
 use super::kv::list;
 
 use super::args::Parsable;
+use super::fields::{help_format, parse_columns, prefix, print_fields};
+use super::fmt::status;
 use super::kv::{self, Arg};
-use super::sacct::{help_format, parse_columns, prefix, print_fields};
-use super::scontrol::status;
 use crate::conn::{self, Identity};
 use spur_proto::v1 as pb;
 use std::collections::BTreeMap;
