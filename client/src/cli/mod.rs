@@ -22,8 +22,9 @@
 //! Shared pieces below the commands:
 //! - [`args`]: sacctmgr's command line (flags anywhere, where/set, format=), and
 //!   the `-n`/`-p`/`-P` layout flags tables are rendered with.
-//! - [`kv`]: Slurm-style flags (getopt), `Key=value` pairs, abbreviated keywords,
-//!   `%[.][width]X` format strings and padding.
+//! - [`getopt`]: the one flag parser (see "Flags" below).
+//! - [`kv`]: the words after the flags: `Key=value` pairs, abbreviated keywords,
+//!   comma lists, `%[.][width]X` format strings and padding.
 //! - [`fmt`]: a gRPC refusal as one line (`status`), `(null)`, the `Key=value`
 //!   record layout of `scontrol show`, Slurm's hostname order.
 //! - [`jobfmt`]: job states, ids, durations, signals, and the `show job` record.
@@ -33,12 +34,41 @@
 //! - [`columns`]: each sacctmgr show's columns with Slurm's names.
 //! - [`output`]: human tables, `-p`/`-P` delimited output and JSON; stdout and stderr.
 //! - [`listing`]: a large job listing decoded and printed on every core.
+//!
+//! # Flags
+//!
+//! Every command reads its flags with [`getopt`], GNU getopt_long's rules
+//! without libc: `-h`, bundles `-Nh`, `-pdebug` and `-p debug`, `--partition=P`
+//! and `--partition P`, unique prefixes `--part`, and `--` ending the flags.
+//! (clap was the other candidate; it cannot keep Slurm's spellings: `#SBATCH`
+//! lines, sacctmgr's flags among `Key=value` words, `-u -1`, and Slurm-worded
+//! errors.) A command declares its flags as one table, a line per flag, with
+//! what the flag does to the command's arguments:
+//!
+//! ```text
+//! static FLAGS: Spec<Args> = Spec { opts: OPTS, mode: Mode::Anywhere, noun: "flag" };
+//! const OPTS: &[Opt<Args>] = &[
+//!     switch("h/noheader", |a| a.noheader = true),              // -h, --noheader
+//!     value("p/partition", |a, v| a.partitions.extend(list(&v))), // takes a value
+//!     check("-/mem", |a, v| parse_mem(&v).map(|m| a.mem = m)),    // long only; may refuse it
+//! ];
+//! ...
+//! FLAGS.parse_flags(argv, &mut args, "sinfo")?;   // or FLAGS.parse(..) to keep the words
+//! ```
+//!
+//! Adding an option is adding its line. [`getopt::Mode`] says how the line is
+//! read: flags anywhere (most commands), flags until the first word (`sbatch`,
+//! for the command line and each `#SBATCH` line alike), or flags among
+//! sacctmgr's `Key=value` words (long names spelled out). Errors name the
+//! flag: `unrecognised flag '--bogus'`, `'-p' needs a value`, `'--json' takes
+//! no value`, `ambiguous flag '--no'`; sbatch says `option` as Slurm's does.
 
 pub mod args;
 pub mod audit;
 pub mod columns;
 pub mod fields;
 pub mod fmt;
+pub mod getopt;
 pub mod jobfmt;
 pub mod jobsort;
 pub mod kv;

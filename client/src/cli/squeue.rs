@@ -11,9 +11,10 @@
 use super::kv::list;
 
 use super::fmt::{null, status};
+use super::getopt::{Mode, Opt, Spec, check, switch, value};
 use super::jobfmt::{self, squeue_secs};
 pub use super::jobsort::{sort, sort_keys};
-use super::kv::{self, Arg, Item, fit_into};
+use super::kv::{self, Item, fit_into};
 use super::listing;
 use crate::conn::{self, Identity};
 use spur_proto::v1 as pb;
@@ -37,8 +38,28 @@ usage: squeue [-hl] [-u USER,...] [-A ACCOUNT,...] [-p PARTITION,...] [-q QOS,..
       EndTime,Comment,Licenses,...  (name[:[.]width], default width 20)
   --json                the selected jobs as JSON";
 
-const FLAGS: &str = "a/all A/account= h/noheader j/jobs= l/long o/format= O/Format= p/partition= \
-    q/qos= S/sort= t/states= u/user= -/me -/json -/controller= -/help -/usage";
+static FLAGS: Spec<Args> = Spec { opts: OPTS, mode: Mode::Anywhere, noun: "flag" };
+const OPTS: &[Opt<Args>] = &[
+    switch("a/all", |_| {}),
+    value("A/account", |a, v| a.accounts.extend(list(&v))),
+    switch("h/noheader", |a| a.noheader = true),
+    check("j/jobs", |a, v| {
+        jobfmt::parse_ids(&[v]).map(|ids| a.jobs.extend(ids)).map_err(|e| format!("--jobs: {e}"))
+    }),
+    switch("l/long", |a| a.long = true),
+    value("o/format", |a, v| a.format = Some(Format::Codes(v))),
+    value("O/Format", |a, v| a.format = Some(Format::Names(v))),
+    value("p/partition", |a, v| a.partitions.extend(list(&v))),
+    value("q/qos", |a, v| a.qos.extend(list(&v))),
+    value("S/sort", |a, v| a.sort = Some(v)),
+    check("t/states", states),
+    value("u/user", |a, v| a.users.extend(list(&v))),
+    switch("-/me", |a| a.me = true),
+    switch("-/json", |a| a.json = true),
+    value("-/controller", |a, v| a.controller = Some(v)),
+    switch("-/help", |a| a.help = true),
+    switch("-/usage", |a| a.help = true),
+];
 
 const DEFAULT_FORMAT: &str = "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R";
 const LONG_FORMAT: &str = "%.18i %.9P %.8j %.8u %.8T %.10M %.9l %.6D %R";
@@ -124,39 +145,19 @@ pub struct Args {
 
 pub fn parse(argv: &[String]) -> Result<Args, String> {
     let mut a = Args::default();
-    for arg in kv::getopt(argv, FLAGS)? {
-        let (name, val) = match arg {
-            Arg::Word(w) => return Err(format!("unrecognised argument '{w}' (see squeue --help)")),
-            Arg::Flag(n, v) => (n, v.unwrap_or_default()),
-        };
-        match name {
-            "all" => {}
-            "noheader" => a.noheader = true,
-            "long" => a.long = true,
-            "json" => a.json = true,
-            "me" => a.me = true,
-            "help" | "usage" => a.help = true,
-            "controller" => a.controller = Some(val),
-            "format" => a.format = Some(Format::Codes(val)),
-            "Format" => a.format = Some(Format::Names(val)),
-            "sort" => a.sort = Some(val),
-            "user" => a.users.extend(list(&val)),
-            "account" => a.accounts.extend(list(&val)),
-            "partition" => a.partitions.extend(list(&val)),
-            "qos" => a.qos.extend(list(&val)),
-            "jobs" => a.jobs.extend(jobfmt::parse_ids(&[val]).map_err(|e| format!("--jobs: {e}"))?),
-            _ => {
-                a.states = match jobfmt::parse_states(&val).map_err(|e| format!("--states: {e}"))? {
-                    None => States::All,
-                    Some(v) => States::Only(v),
-                }
-            }
-        }
-    }
+    FLAGS.parse_flags(argv, &mut a, "squeue")?;
     // Checked now so a bad format or sort fails before any network call.
     plan(&a)?;
     sort_keys(a.sort.as_deref().unwrap_or(DEFAULT_SORT))?;
     Ok(a)
+}
+
+fn states(a: &mut Args, v: String) -> Result<(), String> {
+    a.states = match jobfmt::parse_states(&v).map_err(|e| format!("--states: {e}"))? {
+        None => States::All,
+        Some(v) => States::Only(v),
+    };
+    Ok(())
 }
 
 impl Args {

@@ -32,7 +32,8 @@ pub mod update_partition;
 
 pub use command::{Command, Flags};
 
-use crate::cli::kv::{self, Arg};
+use crate::cli::getopt::{Mode, Opt, Spec, switch, value};
+use crate::cli::kv;
 use crate::cli::output;
 use crate::conn::{self, Clients, Identity};
 
@@ -60,7 +61,17 @@ flags:
   --json           show output as JSON       -d, -a        accepted (nothing more to show)
 Keys are case-insensitive; quote values with spaces: Reason=\"hw fault\".";
 
-const FLAGS: &str = "a/all d/details h/help o/oneliner Q/quiet -/json -/controller= -/usage";
+static FLAGS: Spec<Flags> = Spec { opts: OPTS, mode: Mode::Anywhere, noun: "flag" };
+const OPTS: &[Opt<Flags>] = &[
+    switch("a/all", |_| {}),
+    switch("d/details", |_| {}),
+    switch("h/help", |f| f.help = true),
+    switch("o/oneliner", |f| f.oneliner = true),
+    switch("Q/quiet", |f| f.quiet = true),
+    switch("-/json", |f| f.json = true),
+    value("-/controller", |f, v| f.controller = Some(v)),
+    switch("-/usage", |f| f.help = true),
+];
 
 /// `(keyword, shortest prefix)`, as scontrol matches them.
 const COMMANDS: &[(&str, usize)] = &[
@@ -106,18 +117,7 @@ fn later(word: &str, jobs: &'static str, other: &'static str, what: &str) -> Opt
 
 pub fn parse(argv: &[String]) -> Result<(Flags, Command), String> {
     let mut flags = Flags::default();
-    let mut words = vec![];
-    for arg in kv::getopt(argv, FLAGS)? {
-        match arg {
-            Arg::Word(w) => words.push(w),
-            Arg::Flag("oneliner", _) => flags.oneliner = true,
-            Arg::Flag("quiet", _) => flags.quiet = true,
-            Arg::Flag("json", _) => flags.json = true,
-            Arg::Flag("help" | "usage", _) => flags.help = true,
-            Arg::Flag("controller", v) => flags.controller = v,
-            Arg::Flag(..) => {}
-        }
-    }
+    let words = FLAGS.parse(argv, &mut flags)?;
     if flags.help {
         return Ok((flags, Command::Help));
     }
