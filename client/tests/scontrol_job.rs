@@ -3,9 +3,9 @@
 //! `scontrol show job` record (Slurm's layout, the pending reason's facts,
 //! `-o`, `--json`). Also scancel's parsing and request plan.
 
-use spur_client::cli::jobctl::show_jobs;
 use spur_client::cli::jobfmt::{job_record, parse_signal};
 use spur_client::cli::scancel::{self, Plan};
+use spur_client::cli::scontrol::job::show_jobs;
 use spur_client::cli::scontrol::{Command, Flags, parse};
 use spur_client::vocab::txn::format_time;
 use spur_proto::v1 as pb;

@@ -1,6 +1,6 @@
 //! `scontrol show license` in the spec's layout, and `update HRESName=` parsing.
 
-use spur_client::cli::licctl::license_record;
+use spur_client::cli::scontrol::license::license_record;
 use spur_client::cli::scontrol::{Command, parse};
 use spur_proto::v1::License;
 

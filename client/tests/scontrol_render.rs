@@ -2,9 +2,10 @@
 //! key=value pairs) and the key=value record layout, on fake nodes and
 //! partitions (no controller).
 
-use spur_client::cli::scontrol::{
-    Command, Flags, natural, node_record, parse, partition_record, select_nodes, show_nodes, show_partitions,
-};
+use spur_client::cli::fmt::natural;
+use spur_client::cli::scontrol::show_node::{node_record, select_nodes, show_nodes};
+use spur_client::cli::scontrol::show_partition::{partition_record, show_partitions};
+use spur_client::cli::scontrol::{Command, Flags, parse};
 use spur_client::vocab::txn::format_time;
 use spur_proto::v1 as pb;
 

@@ -1,6 +1,7 @@
 //! sacctmgr's command line: `[flags] VERB ENTITY [where] key=value... [set key=value...]`,
 //! with the global flags accepted anywhere, including among the pairs.
 
+use super::getopt::{Arg, Mode, Opt, Spec, switch, value};
 use std::fmt;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -79,39 +80,21 @@ fn err<T>(msg: impl Into<String>) -> Result<T, ArgError> {
     Err(ArgError(msg.into()))
 }
 
-/// Applies a global flag; returns false when `tok` is not one.
-fn flag(tok: &str, flags: &mut Flags, rest: &mut impl Iterator<Item = String>) -> Result<bool, ArgError> {
-    match tok {
-        "-n" | "--noheader" => flags.noheader = true,
-        "-p" | "--parsable" => {
-            if flags.parsable == Parsable::No {
-                flags.parsable = Parsable::Trailing;
-            }
+static FLAGS: Spec<Flags> = Spec { opts: OPTS, mode: Mode::AmongPairs, noun: "flag" };
+const OPTS: &[Opt<Flags>] = &[
+    switch("n/noheader", |f| f.noheader = true),
+    switch("p/parsable", |f| {
+        if f.parsable == Parsable::No {
+            f.parsable = Parsable::Trailing;
         }
-        // Both -p and -P give -P: flag order is not kept, so the no-trailing form wins.
-        "-P" | "--parsable2" => flags.parsable = Parsable::NoTrailing,
-        "-i" | "--immediate" => flags.immediate = true,
-        "--json" => flags.json = true,
-        "-h" | "--help" => flags.help = true,
-        "--controller" => match rest.next() {
-            Some(url) => flags.controller = Some(url),
-            None => return err("--controller needs a URL"),
-        },
-        _ if tok.starts_with("--controller=") => {
-            flags.controller = Some(tok["--controller=".len()..].to_string())
-        }
-        _ if tok.len() > 2 && tok.starts_with('-') && !tok.starts_with("--") => {
-            // Bundled short flags, as in `-nP`.
-            for c in tok[1..].chars() {
-                if !flag(&format!("-{c}"), flags, &mut std::iter::empty())? {
-                    return err(format!("unrecognised flag '-{c}' in '{tok}'"));
-                }
-            }
-        }
-        _ => return Ok(false),
-    }
-    Ok(true)
-}
+    }),
+    // Both -p and -P give -P: flag order is not kept, so the no-trailing form wins.
+    switch("P/parsable2", |f| f.parsable = Parsable::NoTrailing),
+    switch("i/immediate", |f| f.immediate = true),
+    switch("-/json", |f| f.json = true),
+    switch("h/help", |f| f.help = true),
+    value("-/controller", |f, v| f.controller = Some(v)),
+];
 
 fn verb(tok: &str) -> Option<Verb> {
     Some(match tok.to_ascii_lowercase().as_str() {
@@ -135,12 +118,14 @@ fn target(tok: &str) -> Option<Target> {
     })
 }
 
-/// Parses only the global flags, for `--help` and the controller address.
+/// Parses only the global flags, for `--help` and the controller address;
+/// anything malformed is left for [`parse`] to name.
 pub fn parse_flags(args: &[String]) -> Flags {
     let mut flags = Flags::default();
-    let mut it = args.iter().cloned();
-    while let Some(tok) = it.next() {
-        let _ = flag(&tok, &mut flags, &mut it);
+    for item in FLAGS.items(args) {
+        if let Ok(Arg::Flag(o, v)) = item {
+            let _ = o.apply(&mut flags, v);
+        }
     }
     flags
 }
@@ -155,11 +140,15 @@ pub fn parse(args: &[String]) -> Result<Command, ArgError> {
     let (mut v, mut t) = (None, None);
     let (mut filter, mut set, mut format) = (vec![], vec![], None);
     let mut side = Side::Where;
-    let mut it = args.iter().cloned();
-    while let Some(tok) = it.next() {
-        if flag(&tok, &mut flags, &mut it)? {
-            continue;
-        }
+    // Flags are applied as they come, so errors are reported in line order.
+    for item in FLAGS.items(args) {
+        let tok = match item.map_err(ArgError)? {
+            Arg::Flag(o, val) => {
+                o.apply(&mut flags, val).map_err(ArgError)?;
+                continue;
+            }
+            Arg::Word(w) => w,
+        };
         if v.is_none() {
             v = Some(verb(&tok).ok_or_else(|| {
                 ArgError(format!("unrecognised command '{tok}' (use add, modify, delete or show)"))
@@ -250,6 +239,20 @@ mod tests {
         assert_eq!(c.set, vec![("maxjobs".into(), "6".into())]);
         let c = p("modify qos where name=a set priority=1").unwrap();
         assert_eq!(c.filter, vec![("name".into(), "a".into())]);
+    }
+
+    #[test]
+    fn controller_and_long_flags_take_both_spellings() {
+        let c = p("show qos --controller http://h:1 --noheader").unwrap();
+        assert_eq!(c.flags.controller.as_deref(), Some("http://h:1"));
+        assert!(c.flags.noheader);
+        let c = p("--controller=http://h:2 show qos --parsable2 --json --immediate").unwrap();
+        assert_eq!(c.flags.controller.as_deref(), Some("http://h:2"));
+        assert!(c.flags.json && c.flags.immediate && c.flags.parsable == Parsable::NoTrailing);
+        assert_eq!(p("show qos --controller").unwrap_err().0, "'--controller' needs a value");
+        assert_eq!(p("show qos -nx").unwrap_err().0, "unrecognised flag '-x' in '-nx'");
+        assert_eq!(p("show qos --noh").unwrap_err().0, "unrecognised argument '--noh'");
+        assert!(parse_flags(&["-nx".into(), "--help".into()]).help);
     }
 
     #[test]

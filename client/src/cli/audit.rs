@@ -1,51 +1,83 @@
-//! `spur audit tail [filters]`: txn rows as they commit, one per line; and
-//! the paged listing behind `sacctmgr show txn`.
+//! `spur audit tail [filters]`: txn rows as they commit, one per line.
 
 use super::args::{Flags, Parsable};
 use super::columns::{self, Column};
-use super::output::{clap_exit, complain, emit};
+use super::getopt::{Mode, Opt, Spec, check, switch, value};
+use super::output::{complain, emit};
 use crate::conn::{self, Identity};
-use crate::vocab::txn::{DEFAULT_LIMIT, MAX_LIMIT};
-use clap::Parser;
 use spur_proto::v1 as pb;
-use spur_proto::v1::audit_client::AuditClient;
 
-#[derive(Parser, Debug)]
-#[command(name = "spur audit tail", about = "Print txn audit rows as they commit")]
+const USAGE: &str = "\
+usage: spur audit tail [Key=value ...] [-p|-P] [--after ID] [--format COLS] [--controller URL]
+Print txn audit rows as they commit, one per line.
+  Key=value          sacctmgr show txn filters: Actor=, Action=, Entity=, Name=, Outcome=, Peer=, Start=, End=
+  -P, --parsable2    '|' delimited, no trailing '|'      -p, --parsable   '|' delimited, trailing '|'
+  --after ID         replay the rows after this id first (resume without a gap)
+  --format COLS      columns, as sacctmgr's format= (default Time,Action,Actor,Where,Outcome,Peer,Info)";
+
+#[derive(Debug)]
 struct TailArgs {
-    /// sacctmgr show txn filters: Actor=, Action=, Entity=, Name=, Outcome=, Peer=, Start=, End=
     filters: Vec<String>,
-    /// `|` delimited, no trailing `|`.
-    #[arg(short = 'P', long = "parsable2")]
     parsable2: bool,
-    /// `|` delimited, trailing `|`.
-    #[arg(short = 'p', long = "parsable")]
     parsable: bool,
-    /// Replay the rows after this id first (resume without a gap).
-    #[arg(long)]
     after: Option<i64>,
-    /// Columns, as sacctmgr's format=.
-    #[arg(long, default_value = "Time,Action,Actor,Where,Outcome,Peer,Info")]
     format: String,
-    #[arg(long)]
     controller: Option<String>,
+    help: bool,
+}
+
+impl Default for TailArgs {
+    fn default() -> Self {
+        TailArgs {
+            filters: vec![],
+            parsable2: false,
+            parsable: false,
+            after: None,
+            format: "Time,Action,Actor,Where,Outcome,Peer,Info".into(),
+            controller: None,
+            help: false,
+        }
+    }
+}
+
+static FLAGS: Spec<TailArgs> = Spec { opts: OPTS, mode: Mode::Anywhere, noun: "flag" };
+const OPTS: &[Opt<TailArgs>] = &[
+    switch("P/parsable2", |a| a.parsable2 = true),
+    switch("p/parsable", |a| a.parsable = true),
+    check("-/after", |a, v| {
+        let id = v.trim().parse().map_err(|_| format!("--after: '{v}' is not a txn id"))?;
+        a.after = Some(id);
+        Ok(())
+    }),
+    value("-/format", |a, v| a.format = v),
+    value("-/controller", |a, v| a.controller = Some(v)),
+    switch("h/help", |a| a.help = true),
+];
+
+/// `tail`'s arguments: flags anywhere, the words are the filters.
+fn parse(rest: &[String]) -> Result<TailArgs, String> {
+    let mut args = TailArgs::default();
+    args.filters = FLAGS.parse(rest, &mut args)?;
+    Ok(args)
 }
 
 pub async fn main(argv: &[String]) -> i32 {
     let args = match argv.split_first() {
-        Some((sub, rest)) if sub == "tail" => {
-            match TailArgs::try_parse_from(
-                std::iter::once("spur audit tail".to_string()).chain(rest.iter().cloned()),
-            ) {
-                Ok(a) => a,
-                Err(e) => return clap_exit("spur audit tail", &e),
+        Some((sub, rest)) if sub == "tail" => match parse(rest) {
+            Ok(a) => a,
+            Err(e) => {
+                complain(&format!("spur audit tail: error: {e}"));
+                return 1;
             }
-        }
+        },
         _ => {
             complain("spur audit: error: usage: spur audit tail [Key=value ...] [-P] [--after ID]");
             return 1;
         }
     };
+    if args.help {
+        return emit("spur audit tail", &format!("{USAGE}\n"));
+    }
     match tail(args).await {
         Ok(code) => code,
         Err(e) => {
@@ -94,45 +126,40 @@ async fn tail(args: TailArgs) -> Result<i32, String> {
     Err("the controller ended the stream".into())
 }
 
-/// `show txn`: the newest `limit=` rows, oldest first, fetching every page
-/// the controller cut to stay under its message limit.
-pub async fn list_all(
-    audit: &mut AuditClient<conn::Svc>,
-    filter: Vec<pb::KeyValue>,
-) -> Result<Vec<pb::TxnRow>, tonic::Status> {
-    let is_limit = |kv: &pb::KeyValue| kv.key.eq_ignore_ascii_case("limit");
-    let limit = filter
-        .iter()
-        .rfind(|kv| is_limit(kv))
-        .and_then(|kv| kv.value.trim().parse::<i64>().ok())
-        .unwrap_or(DEFAULT_LIMIT)
-        .min(MAX_LIMIT);
-    // The first request goes as given, so the controller judges the filters.
-    let mut req = pb::ListTxnRequest { filter: filter.clone(), before_id: None };
-    let (mut pages, mut got) = (vec![], 0i64);
-    loop {
-        let page = audit.list_txn(req).await?.into_inner();
-        got += page.rows.len() as i64;
-        let empty = page.rows.is_empty();
-        pages.push(page.rows);
-        match page.next_before_id {
-            Some(before) if got < limit && !empty => {
-                let mut rest: Vec<pb::KeyValue> = filter.iter().filter(|kv| !is_limit(kv)).cloned().collect();
-                rest.push(pb::KeyValue { key: "limit".into(), value: (limit - got).to_string() });
-                req = pb::ListTxnRequest { filter: rest, before_id: Some(before) };
-            }
-            _ => break,
-        }
-    }
-    // Each page is older than the one before it.
-    pages.reverse();
-    Ok(pages.concat())
-}
-
 fn line(cells: &[String], p: Parsable) -> String {
     match p {
         Parsable::No => cells.join("  "),
         Parsable::NoTrailing => cells.join("|"),
         Parsable::Trailing => cells.join("|") + "|",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(s: &str) -> Result<TailArgs, String> {
+        parse(&s.split_whitespace().map(String::from).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn tail_takes_filters_among_flags() {
+        let a = p("Entity=qos -P --format Action,Actor --after=7 Outcome=ok").unwrap();
+        assert_eq!(a.filters, ["Entity=qos", "Outcome=ok"]);
+        assert!(a.parsable2 && !a.parsable);
+        assert_eq!((a.format.as_str(), a.after), ("Action,Actor", Some(7)));
+        let a = p("-pP --controller http://h:1 --after 3").unwrap();
+        assert!(a.parsable && a.parsable2);
+        assert_eq!((a.controller.as_deref(), a.after), (Some("http://h:1"), Some(3)));
+        assert_eq!(p("").unwrap().format, "Time,Action,Actor,Where,Outcome,Peer,Info");
+        assert!(p("--help").unwrap().help);
+    }
+
+    #[test]
+    fn tail_names_bad_flags() {
+        assert_eq!(p("--after x").unwrap_err(), "--after: 'x' is not a txn id");
+        assert_eq!(p("--after").unwrap_err(), "'--after' needs a value");
+        assert_eq!(p("--bogus").unwrap_err(), "unrecognised flag '--bogus'");
+        assert_eq!(p("-x").unwrap_err(), "unrecognised flag '-x'");
     }
 }

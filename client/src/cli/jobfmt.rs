@@ -3,6 +3,7 @@
 //! and the `scontrol show job` record and JSON. Everything here is a pure
 //! function of a `pb::Job` and `now`, so the rendering is testable on fake jobs.
 
+use super::fmt::{null, record};
 use crate::vocab::hostlist;
 use crate::vocab::time::{format_minutes, format_seconds};
 use crate::vocab::txn::format_time;
@@ -148,11 +149,6 @@ pub fn expand_path(j: &pb::Job, p: &str) -> String {
     out
 }
 
-/// An empty field as Slurm prints it.
-pub(crate) fn null(s: &str) -> &str {
-    if s.is_empty() { "(null)" } else { s }
-}
-
 /// The job's TRES as Slurm prints them: `cpu=8,mem=2000M,node=2,gres/gpu=4`.
 pub fn tres(j: &pb::Job) -> String {
     let spec = j.spec.clone().unwrap_or_default();
@@ -221,8 +217,7 @@ pub fn job_record(j: &pb::Job, now_ms: i64, oneliner: bool) -> String {
     if spec.gpus_per_node > 0 {
         lines.push(format!("TresPerNode=gres/gpu:{}", spec.gpus_per_node));
     }
-    let sep = if oneliner { " " } else { "\n   " };
-    lines.join(sep) + if oneliner { "\n" } else { "\n\n" }
+    record(&lines, oneliner)
 }
 
 /// A job as JSON, shared by `squeue --json` and `scontrol show job --json`.

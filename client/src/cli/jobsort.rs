@@ -2,8 +2,8 @@
 //! Each key becomes a column of integers whose order is the key's, so
 //! sorting 100,000 jobs compares integer rows, not strings, two million times.
 
+use super::fmt::natural;
 use super::jobfmt;
-use super::scontrol::natural;
 use super::squeue::{FIELDS, cell, text};
 use spur_proto::v1 as pb;
 use std::borrow::Cow;

@@ -1,105 +1,7 @@
-//! Slurm-style argument parsing shared by `sinfo` and `scontrol` (and, later,
-//! `squeue`): getopt-like flags (bundled short flags, attached values, unique
-//! long-flag prefixes, flags anywhere), `Key=value` pairs with case-insensitive
-//! keys, Slurm's abbreviated keywords (`scontrol sho part`), and the
-//! `%[.][width]X` format strings of `-o`.
-
-/// One flag a command accepts.
-#[derive(Debug, Clone, Copy)]
-struct Opt {
-    short: Option<char>,
-    long: &'static str,
-    takes_value: bool,
-}
-
-/// Reads a flag spec written like getopt's: `"a/all n/nodes= -/json"` is `-a`
-/// or `--all`; `-n LIST` or `--nodes=LIST`; `--json` with no short form.
-fn spec(spec: &'static str) -> Vec<Opt> {
-    spec.split_whitespace()
-        .filter_map(|w| {
-            let (short, long) = w.split_once('/')?;
-            let (long, takes_value) = long.strip_suffix('=').map_or((long, false), |l| (l, true));
-            Some(Opt { short: short.chars().next().filter(|c| *c != '-'), long, takes_value })
-        })
-        .collect()
-}
-
-/// A parsed command-line item, in order.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Arg {
-    /// A flag by its long name, with its value when it takes one.
-    Flag(&'static str, Option<String>),
-    Word(String),
-}
-
-/// Parses `args` like GNU getopt_long with permutation: flags may come
-/// anywhere, `--` ends them. Unknown or malformed flags are named.
-pub fn getopt(args: &[String], flags: &'static str) -> Result<Vec<Arg>, String> {
-    let opts = spec(flags);
-    let mut out = vec![];
-    let mut it = args.iter();
-    while let Some(tok) = it.next() {
-        if tok == "--" {
-            out.extend(it.by_ref().map(|w| Arg::Word(w.clone())));
-            break;
-        }
-        if let Some(body) = tok.strip_prefix("--") {
-            let (name, inline) = match body.split_once('=') {
-                Some((n, v)) => (n, Some(v.to_string())),
-                None => (body, None),
-            };
-            let o = long(name, &opts).map_err(|e| format!("{e} '--{name}'"))?;
-            let value = match (o.takes_value, inline) {
-                (true, Some(v)) => Some(v),
-                (true, None) => {
-                    Some(it.next().cloned().ok_or_else(|| format!("'--{}' needs a value", o.long))?)
-                }
-                (false, Some(_)) => return Err(format!("'--{}' takes no value", o.long)),
-                (false, None) => None,
-            };
-            out.push(Arg::Flag(o.long, value));
-        } else if tok.len() > 1 && tok.starts_with('-') {
-            // Bundled short flags (`-Nh`); a flag with a value takes the rest (`-pdebug`).
-            let body = &tok[1..];
-            for (i, c) in body.char_indices() {
-                let o = opts.iter().find(|o| o.short == Some(c)).ok_or_else(|| {
-                    if body.len() > 1 {
-                        format!("unrecognised flag '-{c}' in '{tok}'")
-                    } else {
-                        format!("unrecognised flag '{tok}'")
-                    }
-                })?;
-                if o.takes_value {
-                    let rest = &body[i + c.len_utf8()..];
-                    let v = if rest.is_empty() {
-                        it.next().cloned().ok_or_else(|| format!("'-{c}' needs a value"))?
-                    } else {
-                        rest.to_string()
-                    };
-                    out.push(Arg::Flag(o.long, Some(v)));
-                    break;
-                }
-                out.push(Arg::Flag(o.long, None));
-            }
-        } else {
-            out.push(Arg::Word(tok.clone()));
-        }
-    }
-    Ok(out)
-}
-
-/// An exact long name, else a unique prefix of one (as getopt_long allows).
-fn long<'a>(name: &str, opts: &'a [Opt]) -> Result<&'a Opt, &'static str> {
-    if let Some(o) = opts.iter().find(|o| o.long == name) {
-        return Ok(o);
-    }
-    let mut hits = opts.iter().filter(|o| !name.is_empty() && o.long.starts_with(name));
-    match (hits.next(), hits.next()) {
-        (Some(o), None) => Ok(o),
-        (Some(_), Some(_)) => Err("ambiguous flag"),
-        _ => Err("unrecognised flag"),
-    }
-}
+//! The words after the flags, as Slurm's tools read them: `Key=value` pairs
+//! with case-insensitive keys, Slurm's abbreviated keywords (`scontrol sho
+//! part`), comma lists, and the `%[.][width]X` format strings of `-o` with the
+//! padding they print. Flags themselves are `getopt`'s.
 
 /// A `Key=value` argument. The key keeps its spelling for messages.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -246,43 +148,8 @@ pub fn list(v: &str) -> Vec<String> {
 mod tests {
     use super::*;
 
-    const OPTS: &str = "h/noheader N/Node p/partition= -/json -/nodes= -/noconvert";
-
     fn v(s: &[&str]) -> Vec<String> {
         s.iter().map(|s| s.to_string()).collect()
-    }
-
-    #[test]
-    fn getopt_bundles_attaches_and_permutes() {
-        let got =
-            getopt(&v(&["-Nh", "x", "-pdebug", "--partition=gpu", "--json", "-p", "a,b"]), OPTS).unwrap();
-        assert_eq!(
-            got,
-            vec![
-                Arg::Flag("Node", None),
-                Arg::Flag("noheader", None),
-                Arg::Word("x".into()),
-                Arg::Flag("partition", Some("debug".into())),
-                Arg::Flag("partition", Some("gpu".into())),
-                Arg::Flag("json", None),
-                Arg::Flag("partition", Some("a,b".into())),
-            ]
-        );
-        assert_eq!(
-            getopt(&v(&["--part", "p"]), OPTS).unwrap(),
-            vec![Arg::Flag("partition", Some("p".into()))]
-        );
-        assert_eq!(getopt(&v(&["--", "-h"]), OPTS).unwrap(), vec![Arg::Word("-h".into())]);
-    }
-
-    #[test]
-    fn getopt_names_bad_flags() {
-        assert_eq!(getopt(&v(&["--bogus"]), OPTS).unwrap_err(), "unrecognised flag '--bogus'");
-        assert_eq!(getopt(&v(&["-x"]), OPTS).unwrap_err(), "unrecognised flag '-x'");
-        assert!(getopt(&v(&["-hx"]), OPTS).unwrap_err().contains("'-x' in '-hx'"));
-        assert!(getopt(&v(&["--no"]), OPTS).unwrap_err().contains("ambiguous"));
-        assert!(getopt(&v(&["-p"]), OPTS).unwrap_err().contains("needs a value"));
-        assert!(getopt(&v(&["--json=1"]), OPTS).unwrap_err().contains("takes no value"));
     }
 
     #[test]

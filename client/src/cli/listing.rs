@@ -38,7 +38,7 @@ pub async fn collect(mut pages: tonic::Streaming<pb::ListJobsResponse>) -> Resul
             }
             Ok(None) => break,
             Err(e) => {
-                failed = Some(super::scontrol::status(e));
+                failed = Some(super::fmt::status(e));
                 break;
             }
         }

@@ -1,38 +1,80 @@
 //! The multi-call `spur` binary. Called as `sacctmgr` it is `spur accounts`.
 //!
-//! - [`args`]: sacctmgr's command line (flags anywhere, where/set, format=).
-//! - [`columns`]: each show's columns with Slurm's names.
-//! - [`output`]: human tables, `-p`/`-P` delimited output and JSON.
-//! - [`sacctmgr`]: running a parsed command against the controller.
+//! The modules form layers; a file imports only from the layers below it,
+//! never a sibling command, so no command depends on another one's internals.
+//!
+//! Commands (each one's parse, run and `main`):
+//! - [`sacctmgr`]: `sacctmgr` / `spur accounts`: add/modify/delete/show, and `show txn`'s paging.
+//! - [`scontrol`]: `scontrol` / `spur control`: a dispatcher over one file per
+//!   subcommand (`show_node`, `update_node`, `show_partition`, `update_partition`,
+//!   `job`, `license`, `explain`, `hostlist`, `reconfigure`); see its own map.
 //! - [`sinfo`]: `sinfo` / `spur info`: partitions and nodes, Slurm's format codes.
-//! - [`scontrol`]: `scontrol` / `spur control`: show/update nodes, partitions, jobs, reconfigure.
-//! - [`jobctl`]: scontrol's job commands: show job, update job, hold/release/requeue.
-//! - [`preemptctl`]: scontrol explain job|preempt, and the partition preemption override.
-//! - [`licctl`]: scontrol's license commands: show license, update HRESName=.
-//! - [`squeue`]: `squeue` / `spur queue`: the job queue, Slurm's `-o`/`-O` formats and sorts.
-//! - [`listing`]: a large job listing decoded and printed on every core.
+//! - [`squeue`]: `squeue` / `spur queue`: the job queue, Slurm's `-o`/`-O` formats
+//!   and sorts (with its helper [`jobsort`]: `-S` sort letters, and sorting by them).
 //! - [`sbatch`]: `sbatch` / `spur submit`: a job spec from options and `#SBATCH` lines.
 //! - [`scancel`]: `scancel` / `spur cancel`: cancel or signal jobs by id or filter.
-//! - [`sacct`]: `sacct` / `spur acct`: job accounting in a time window, Slurm's print_fields layout.
+//! - [`sacct`]: `sacct` / `spur acct`: job accounting in a time window.
 //! - [`sprio`]: `sprio` / `spur prio`: the priority factors of pending jobs.
 //! - [`sshare`]: `sshare` / `spur share`: fair share per account and user.
-//! - [`jobsort`]: squeue's `-S` sort letters, and sorting by them.
-//! - [`jobfmt`]: job states, ids, durations, signals, and the `show job` record.
-//! - [`kv`]: Slurm-style flags (getopt), `Key=value` pairs and abbreviated keywords.
 //! - [`audit`]: `spur audit tail`.
 //! - [`token`]: `spur token user|create|list|revoke`.
+//!
+//! Shared pieces below the commands:
+//! - [`args`]: sacctmgr's command line (flags anywhere, where/set, format=), and
+//!   the `-n`/`-p`/`-P` layout flags tables are rendered with.
+//! - [`getopt`]: the one flag parser (see "Flags" below).
+//! - [`kv`]: the words after the flags: `Key=value` pairs, abbreviated keywords,
+//!   comma lists, `%[.][width]X` format strings and padding.
+//! - [`fmt`]: a gRPC refusal as one line (`status`), `(null)`, the `Key=value`
+//!   record layout of `scontrol show`, Slurm's hostname order.
+//! - [`jobfmt`]: job states, ids, durations, signals, and the `show job` record.
+//! - [`nodefmt`]: a node's state in Slurm's spellings, node and partition JSON
+//!   (shared by `sinfo` and `scontrol show`).
+//! - [`fields`]: Slurm's print_fields layout and `name%width` lists (`sacct`, `sshare`).
+//! - [`columns`]: each sacctmgr show's columns with Slurm's names.
+//! - [`output`]: human tables, `-p`/`-P` delimited output and JSON; stdout and stderr.
+//! - [`listing`]: a large job listing decoded and printed on every core.
+//!
+//! # Flags
+//!
+//! Every command reads its flags with [`getopt`], GNU getopt_long's rules
+//! without libc: `-h`, bundles `-Nh`, `-pdebug` and `-p debug`, `--partition=P`
+//! and `--partition P`, unique prefixes `--part`, and `--` ending the flags.
+//! (clap was the other candidate; it cannot keep Slurm's spellings: `#SBATCH`
+//! lines, sacctmgr's flags among `Key=value` words, `-u -1`, and Slurm-worded
+//! errors.) A command declares its flags as one table, a line per flag, with
+//! what the flag does to the command's arguments:
+//!
+//! ```text
+//! static FLAGS: Spec<Args> = Spec { opts: OPTS, mode: Mode::Anywhere, noun: "flag" };
+//! const OPTS: &[Opt<Args>] = &[
+//!     switch("h/noheader", |a| a.noheader = true),              // -h, --noheader
+//!     value("p/partition", |a, v| a.partitions.extend(list(&v))), // takes a value
+//!     check("-/mem", |a, v| parse_mem(&v).map(|m| a.mem = m)),    // long only; may refuse it
+//! ];
+//! ...
+//! FLAGS.parse_flags(argv, &mut args, "sinfo")?;   // or FLAGS.parse(..) to keep the words
+//! ```
+//!
+//! Adding an option is adding its line. [`getopt::Mode`] says how the line is
+//! read: flags anywhere (most commands), flags until the first word (`sbatch`,
+//! for the command line and each `#SBATCH` line alike), or flags among
+//! sacctmgr's `Key=value` words (long names spelled out). Errors name the
+//! flag: `unrecognised flag '--bogus'`, `'-p' needs a value`, `'--json' takes
+//! no value`, `ambiguous flag '--no'`; sbatch says `option` as Slurm's does.
 
 pub mod args;
 pub mod audit;
 pub mod columns;
-pub mod jobctl;
+pub mod fields;
+pub mod fmt;
+pub mod getopt;
 pub mod jobfmt;
 pub mod jobsort;
 pub mod kv;
-pub mod licctl;
 pub mod listing;
+pub mod nodefmt;
 pub mod output;
-pub mod preemptctl;
 pub mod sacct;
 pub mod sacctmgr;
 pub mod sbatch;

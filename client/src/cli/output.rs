@@ -97,18 +97,6 @@ pub fn complain(line: &str) {
     let _ = err.write_all(line.as_bytes()).and_then(|()| err.write_all(b"\n"));
 }
 
-/// The end of a command whose arguments clap refused or that asked for
-/// `--help`: the usage on stdout (exit 0) or the error on stderr (exit 1).
-pub fn clap_exit(name: &str, e: &clap::Error) -> i32 {
-    let text = e.render().to_string();
-    if e.use_stderr() {
-        complain(text.trim_end());
-        1
-    } else {
-        emit(name, &text)
-    }
-}
-
 /// The end of a command: its output on stdout and exit 0, or
 /// `NAME: error: ...` on stderr and exit 1.
 pub fn finish(name: &str, result: Result<String, String>) -> i32 {

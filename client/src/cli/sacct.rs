@@ -9,15 +9,15 @@
 //! The table is Slurm's print_fields layout byte for byte (fixed widths, a
 //! dashed rule, a space after every field, `+` marking a cut value, positive
 //! widths right-justified), because scripts written against real sacct slice
-//! its columns. [`print_fields`] is shared with `sshare`, which uses the same
-//! layout in Slurm.
+//! its columns; the layout itself is `cli::fields`, which `sshare` shares.
 
 use super::kv::list;
 
 use super::args::Parsable;
+use super::fields::{help_format, parse_columns, prefix, print_fields};
+use super::fmt::status;
+use super::getopt::{Mode, Opt, Spec, check, switch, value};
 use super::jobfmt::{self, is};
-use super::kv::{self, Arg};
-use super::scontrol::status;
 use crate::conn::{self, Identity};
 use crate::vocab::time::{format_minutes, format_seconds};
 use crate::vocab::txn::parse_time;
@@ -43,9 +43,38 @@ usage: sacct [-abnpPX] [-j ID,...] [-u USER,...] [-A ACCOUNT,...] [-r PARTITION,
   --json                the selected jobs as JSON (every field; -o is ignored)
 ExitCode is code:signal; a job killed by signal N shows 0:N, one whose shell never started -1:0.";
 
-const FLAGS: &str = "a/allusers A/accounts= b/brief e/helpformat E/endtime= h/help j/jobs= n/noheader \
-    o/format= p/parsable P/parsable2 q/qos= r/partition= s/state= S/starttime= u/user= X/allocations \
-    -/delimiter= -/json -/name= -/controller= -/usage";
+static FLAGS: Spec<Args> = Spec { opts: OPTS, mode: Mode::Anywhere, noun: "flag" };
+const OPTS: &[Opt<Args>] = &[
+    switch("a/allusers", |a| a.all_users = true),
+    value("A/accounts", |a, v| a.accounts.extend(list(&v))),
+    switch("b/brief", |a| a.format.push(BRIEF_FORMAT.into())),
+    switch("e/helpformat", |a| a.helpformat = true),
+    value("E/endtime", |a, v| a.end = Some(v)),
+    switch("h/help", |a| a.help = true),
+    check("j/jobs", |a, v| {
+        jobfmt::parse_ids(&[v]).map(|ids| a.jobs.extend(ids)).map_err(|e| format!("--jobs: {e}"))
+    }),
+    switch("n/noheader", |a| a.noheader = true),
+    value("o/format", |a, v| a.format.push(v)),
+    switch("p/parsable", |a| a.parsable = Parsable::Trailing),
+    switch("P/parsable2", |a| a.parsable = Parsable::NoTrailing),
+    value("q/qos", |a, v| a.qos.extend(list(&v))),
+    value("r/partition", |a, v| a.partitions.extend(list(&v))),
+    // `all` (squeue's word) means no state test.
+    check("s/state", |a, v| {
+        let states = jobfmt::parse_states(&v).map_err(|e| format!("--state: {e}"))?;
+        a.states.extend(states.into_iter().flatten());
+        Ok(())
+    }),
+    value("S/starttime", |a, v| a.start = Some(v)),
+    value("u/user", user),
+    switch("X/allocations", |_| {}),
+    value("-/delimiter", |a, v| a.delimiter = Some(v)),
+    switch("-/json", |a| a.json = true),
+    value("-/name", |a, v| a.names.extend(list(&v))),
+    value("-/controller", |a, v| a.controller = Some(v)),
+    switch("-/usage", |a| a.help = true),
+];
 
 pub const DEFAULT_FORMAT: &str = "JobID,JobName,Partition,Account,AllocCPUS,State,ExitCode";
 const BRIEF_FORMAT: &str = "JobID,State,ExitCode";
@@ -139,101 +168,6 @@ pub fn exit_code(j: &pb::Job) -> String {
     }
 }
 
-/// Slurm's print_fields: `(header, width)` columns, then rows of cells.
-/// Table cells are cut to the width with `+` as the last character (headers
-/// are cut plainly) and every field is followed by one space; delimited
-/// output is never cut.
-pub fn print_fields(
-    cols: &[(&str, i32)],
-    rows: &[Vec<String>],
-    p: Parsable,
-    delim: &str,
-    header: bool,
-) -> String {
-    let widths: Vec<i32> = cols.iter().map(|c| c.1).collect();
-    let mut out = String::new();
-    if header {
-        let heads: Vec<String> = cols.iter().map(|c| c.0.to_string()).collect();
-        fields_line(&mut out, &heads, &widths, p, delim, false);
-        if p == Parsable::No {
-            let rule: Vec<String> = widths.iter().map(|w| "-".repeat(w.unsigned_abs() as usize)).collect();
-            fields_line(&mut out, &rule, &widths, p, delim, false);
-        }
-    }
-    for r in rows {
-        fields_line(&mut out, r, &widths, p, delim, true);
-    }
-    out
-}
-
-/// One line: padded and cut to the widths (`plus`: a cut value ends in `+`),
-/// or joined by the delimiter.
-fn fields_line(out: &mut String, cells: &[String], widths: &[i32], p: Parsable, delim: &str, plus: bool) {
-    for (i, (v, w)) in cells.iter().zip(widths).enumerate() {
-        let abs = w.unsigned_abs() as usize;
-        if p != Parsable::No {
-            out.push_str(v);
-            if p == Parsable::Trailing || i + 1 < cells.len() {
-                out.push_str(delim);
-            }
-            continue;
-        }
-        let mut v: String = v.chars().take(abs).collect();
-        if plus && abs > 0 && cells[i].chars().count() > abs {
-            v.pop();
-            v.push('+');
-        }
-        out.push_str(&if *w < 0 { format!("{v:<abs$} ") } else { format!("{v:>abs$} ") });
-    }
-    out.push('\n');
-}
-
-/// `--helpformat`: the names, four to a line, as Slurm prints them.
-pub fn help_format(names: &[&str], width: usize) -> String {
-    let mut out = String::new();
-    for (i, n) in names.iter().enumerate() {
-        if i % 4 != 0 {
-            out.push(' ');
-        } else if i > 0 {
-            out.push('\n');
-        }
-        out += &format!("{n:<width$}");
-    }
-    out + "\n"
-}
-
-/// Splits a `name[%width]` list into names and widths (Slurm's `atoi` after
-/// `%`: positive right-justifies, negative left-justifies); `pick` finds a name.
-pub fn parse_columns<T>(
-    spec: &str,
-    pick: impl Fn(&str) -> Option<T>,
-    cmd: &str,
-) -> Result<Vec<(T, Option<i32>)>, String> {
-    let mut out = vec![];
-    for tok in spec.split(',').map(str::trim).filter(|t| !t.is_empty()) {
-        let (name, width) = match tok.split_once('%') {
-            None => (tok, None),
-            Some((n, w)) => match w.parse::<i32>() {
-                Ok(w) if w != 0 => (n, Some(w.clamp(-4096, 4096))),
-                _ => return Err(format!("invalid field width in '{tok}' (use name%N or name%-N)")),
-            },
-        };
-        let field = pick(name.trim())
-            .ok_or_else(|| format!("Invalid field requested: \"{name}\" (see {cmd} --helpformat)"))?;
-        out.push((field, width));
-    }
-    Ok(out)
-}
-
-/// Prefix match in table order, case-insensitive, as Slurm's `strncasecmp` loop.
-pub fn prefix<'a, T>(all: &'a [T], name: impl Fn(&T) -> &str, want: &str) -> Option<&'a T> {
-    let w = want.to_ascii_lowercase();
-    if w.is_empty() {
-        return None;
-    }
-    all.iter().find(|t| name(t).to_ascii_lowercase().starts_with(&w))
-}
-
 #[derive(Debug, Clone, Default)]
 pub struct Args {
     pub help: bool,
@@ -265,47 +199,21 @@ pub struct Args {
 /// relative times, so a bad window fails before any network call.
 pub fn parse(argv: &[String], now: DateTime<Local>) -> Result<Args, String> {
     let mut a = Args::default();
-    for arg in kv::getopt(argv, FLAGS)? {
-        let (name, val) = match arg {
-            Arg::Word(w) => return Err(format!("unrecognised argument '{w}' (see sacct --help)")),
-            Arg::Flag(n, v) => (n, v.unwrap_or_default()),
-        };
-        match name {
-            "help" | "usage" => a.help = true,
-            "helpformat" => a.helpformat = true,
-            "json" => a.json = true,
-            "noheader" => a.noheader = true,
-            "parsable" => a.parsable = Parsable::Trailing,
-            "parsable2" => a.parsable = Parsable::NoTrailing,
-            "allocations" => {}
-            "delimiter" => a.delimiter = Some(val),
-            "controller" => a.controller = Some(val),
-            "allusers" => a.all_users = true,
-            // As in Slurm, `-u -1` means everyone and a later -u undoes an earlier -a.
-            "user" if val.trim() == "-1" => a.all_users = true,
-            "user" => {
-                a.all_users = false;
-                a.users.extend(list(&val));
-            }
-            "jobs" => a.jobs.extend(jobfmt::parse_ids(&[val]).map_err(|e| format!("--jobs: {e}"))?),
-            "accounts" => a.accounts.extend(list(&val)),
-            "partition" => a.partitions.extend(list(&val)),
-            "qos" => a.qos.extend(list(&val)),
-            "name" => a.names.extend(list(&val)),
-            // `all` (squeue's word) means no state test.
-            "state" => a.states.extend(
-                jobfmt::parse_states(&val).map_err(|e| format!("--state: {e}"))?.into_iter().flatten(),
-            ),
-            "starttime" => a.start = Some(val),
-            "endtime" => a.end = Some(val),
-            "brief" => a.format.push(BRIEF_FORMAT.into()),
-            _ => a.format.push(val),
-        }
-    }
+    FLAGS.parse_flags(argv, &mut a, "sacct")?;
     // Checked now, so a bad field or time fails before any network call.
     columns(&a)?;
     a.window(now)?;
     Ok(a)
+}
+
+/// As in Slurm, `-u -1` means everyone and a later -u undoes an earlier -a.
+fn user(a: &mut Args, v: String) {
+    if v.trim() == "-1" {
+        a.all_users = true;
+    } else {
+        a.all_users = false;
+        a.users.extend(list(&v));
+    }
 }
 
 /// Slurm's time forms Spur's parser lacks (`today`, `midnight`, `HH:MM[:SS]`), then the rest.

@@ -2,9 +2,12 @@
 
 use super::args::{self, Command, Target, Verb};
 use super::columns::{self, AssocRow, Column};
+use super::fmt::status;
 use super::output;
 use crate::conn::{self, Clients, Identity};
+use crate::vocab::txn::{DEFAULT_LIMIT, MAX_LIMIT};
 use spur_proto::v1 as pb;
+use spur_proto::v1::audit_client::AuditClient;
 use std::io::{BufRead, IsTerminal};
 
 pub const USAGE: &str = "\
@@ -45,8 +48,6 @@ pub async fn execute(cmd: &Command, mut c: Clients) -> Result<String, String> {
 fn kvs(pairs: &[(String, String)]) -> Vec<pb::KeyValue> {
     pairs.iter().map(|(k, v)| pb::KeyValue { key: k.clone(), value: v.clone() }).collect()
 }
-
-use super::scontrol::status;
 
 async fn call(cmd: &Command, c: &mut Clients, dry_run: bool) -> Result<Vec<pb::Change>, String> {
     let a = &mut c.accounting;
@@ -150,7 +151,7 @@ async fn show(cmd: &Command, c: &mut Clients) -> Result<String, String> {
             table(cmd, columns::TRES, columns::TRES_DEFAULT, &tres)
         }
         Target::Txn => {
-            let rows = super::audit::list_all(&mut c.audit, req.filter).await.map_err(status)?;
+            let rows = list_txn(&mut c.audit, req.filter).await.map_err(status)?;
             table(cmd, columns::TXN, columns::TXN_DEFAULT, &rows)
         }
     }
@@ -191,4 +192,39 @@ fn account_rows(resp: &pb::ListAccountsResponse) -> Vec<AssocRow> {
             },
         })
         .collect()
+}
+
+/// `show txn`: the newest `limit=` rows, oldest first, fetching every page
+/// the controller cut to stay under its message limit.
+async fn list_txn(
+    audit: &mut AuditClient<conn::Svc>,
+    filter: Vec<pb::KeyValue>,
+) -> Result<Vec<pb::TxnRow>, tonic::Status> {
+    let is_limit = |kv: &pb::KeyValue| kv.key.eq_ignore_ascii_case("limit");
+    let limit = filter
+        .iter()
+        .rfind(|kv| is_limit(kv))
+        .and_then(|kv| kv.value.trim().parse::<i64>().ok())
+        .unwrap_or(DEFAULT_LIMIT)
+        .min(MAX_LIMIT);
+    // The first request goes as given, so the controller judges the filters.
+    let mut req = pb::ListTxnRequest { filter: filter.clone(), before_id: None };
+    let (mut pages, mut got) = (vec![], 0i64);
+    loop {
+        let page = audit.list_txn(req).await?.into_inner();
+        got += page.rows.len() as i64;
+        let empty = page.rows.is_empty();
+        pages.push(page.rows);
+        match page.next_before_id {
+            Some(before) if got < limit && !empty => {
+                let mut rest: Vec<pb::KeyValue> = filter.iter().filter(|kv| !is_limit(kv)).cloned().collect();
+                rest.push(pb::KeyValue { key: "limit".into(), value: (limit - got).to_string() });
+                req = pb::ListTxnRequest { filter: rest, before_id: Some(before) };
+            }
+            _ => break,
+        }
+    }
+    // Each page is older than the one before it.
+    pages.reverse();
+    Ok(pages.concat())
 }

@@ -5,7 +5,8 @@
 //! is neither a comment nor blank; the command line is applied after them, so
 //! it overrides them.
 
-use super::scontrol::status;
+use super::fmt::status;
+use super::getopt::{Arg, Mode, Opt, Spec, check, switch, value};
 use crate::conn::{self, Identity};
 use crate::vocab::hostlist;
 use crate::vocab::time::parse_limit;
@@ -26,101 +27,69 @@ usage: sbatch [OPTIONS] SCRIPT | sbatch [OPTIONS] --wrap=\"COMMAND\" | sbatch [O
   --comment=TEXT           -D, --chdir=DIR          --parsable (print only the job id)
 #SBATCH lines at the top of the script set defaults; the command line overrides them.";
 
-/// `(short, long, takes a value)`.
-const OPTS: &[(Option<char>, &str, bool)] = &[
-    (Some('J'), "job-name", true),
-    (Some('A'), "account", true),
-    (Some('p'), "partition", true),
-    (Some('q'), "qos", true),
-    (Some('N'), "nodes", true),
-    (Some('n'), "ntasks", true),
-    (Some('c'), "cpus-per-task", true),
-    (None, "mem", true),
-    (None, "gres", true),
-    (None, "gpus-per-node", true),
-    (Some('t'), "time", true),
-    (Some('w'), "nodelist", true),
-    (Some('x'), "exclude", true),
-    (None, "priority", true),
-    (None, "exclusive", false),
-    (Some('L'), "licenses", true),
-    (Some('H'), "hold", false),
-    (None, "requeue", false),
-    (None, "no-requeue", false),
-    (Some('o'), "output", true),
-    (Some('e'), "error", true),
-    (None, "comment", true),
-    (None, "parsable", false),
-    (Some('D'), "chdir", true),
-    (None, "wrap", true),
-    (Some('Q'), "quiet", false),
-    (Some('h'), "help", false),
-    (None, "usage", false),
-    (None, "controller", true),
+/// sbatch's options, one line each; the command line and `#SBATCH` lines both
+/// read them. Options stop at the script name (getopt's `+`).
+static OPTIONS: Spec<State> = Spec { opts: OPTS, mode: Mode::Leading, noun: "option" };
+const OPTS: &[Opt<State>] = &[
+    value("J/job-name", |s, v| s.sub.spec.name = v),
+    value("A/account", |s, v| s.sub.spec.account = v),
+    value("p/partition", |s, v| s.sub.spec.partition = v),
+    value("q/qos", |s, v| s.sub.spec.qos = v),
+    check("N/nodes", |s, v| count("nodes", &v).map(|n| s.sub.spec.num_nodes = n)),
+    check("n/ntasks", |s, v| count("ntasks", &v).map(|n| s.sub.spec.ntasks = n)),
+    check("c/cpus-per-task", |s, v| count("cpus-per-task", &v).map(|n| s.sub.spec.cpus_per_task = n)),
+    check("-/mem", |s, v| parse_mem(&v).map(|m| s.sub.spec.mem_mb = m)),
+    check("-/gres", |s, v| parse_gres(&v).map(|g| s.sub.spec.gpus_per_node = g)),
+    check("-/gpus-per-node", |s, v| {
+        parse_gres(&format!("gpu:{}", v.trim_start_matches("gpu:"))).map(|g| s.sub.spec.gpus_per_node = g)
+    }),
+    check("t/time", time),
+    check("w/nodelist", |s, v| hosts("nodelist", &v).map(|h| s.sub.spec.nodelist = h)),
+    check("x/exclude", |s, v| hosts("exclude", &v).map(|h| s.sub.spec.exclude = h)),
+    check("-/priority", priority),
+    switch("-/exclusive", |s| s.sub.spec.exclusive = true),
+    check("L/licenses", licenses),
+    switch("H/hold", |s| s.sub.spec.hold = true),
+    switch("-/requeue", |s| s.sub.spec.requeue = Some(true)),
+    switch("-/no-requeue", |s| s.sub.spec.requeue = Some(false)),
+    value("o/output", |s, v| s.sub.spec.stdout_path = v),
+    value("e/error", |s, v| s.sub.spec.stderr_path = v),
+    value("-/comment", |s, v| s.sub.spec.comment = v),
+    switch("-/parsable", |s| s.sub.parsable = true),
+    value("D/chdir", |s, v| s.chdir = Some(v)),
+    value("-/wrap", |s, v| s.wrap = Some(v)),
+    switch("Q/quiet", |_| {}),
+    switch("h/help", |s| s.help = true),
+    switch("-/usage", |s| s.help = true),
+    value("-/controller", |s, v| s.sub.controller = Some(v)),
 ];
 
-type Opt = (&'static str, Option<String>);
+/// Options that make no sense inside a script.
+const COMMAND_LINE_ONLY: &[&str] = &["wrap", "controller", "help", "usage"];
+
+type Parsed = Vec<Arg<State>>;
 
 /// getopt with `+`: options until the first word or `--`; returns the options
 /// and the words from there on (the script and its arguments).
-pub fn getopt(args: &[String]) -> Result<(Vec<Opt>, Vec<String>), String> {
-    let mut out = vec![];
-    let mut i = 0;
-    while let Some(tok) = args.get(i) {
-        i += 1;
-        if tok == "--" {
-            break;
-        }
-        if let Some(body) = tok.strip_prefix("--") {
-            let (name, inline) = body.split_once('=').map_or((body, None), |(n, v)| (n, Some(v.to_string())));
-            let exact = OPTS.iter().find(|o| o.1 == name);
-            let mut hits = OPTS.iter().filter(|o| !name.is_empty() && o.1.starts_with(name));
-            let o = match (exact, hits.next(), hits.next()) {
-                (Some(o), _, _) | (None, Some(o), None) => o,
-                (None, Some(_), Some(_)) => return Err(format!("ambiguous option '--{name}'")),
-                _ => return Err(format!("unrecognised option '--{name}'")),
-            };
-            let value = match (o.2, inline) {
-                (true, Some(v)) => Some(v),
-                (true, None) => {
-                    i += 1;
-                    Some(
-                        args.get(i - 1)
-                            .cloned()
-                            .ok_or_else(|| format!("option '--{}' needs a value", o.1))?,
-                    )
-                }
-                (false, Some(_)) => return Err(format!("option '--{}' takes no value", o.1)),
-                (false, None) => None,
-            };
-            out.push((o.1, value));
-        } else if tok.len() > 1 && tok.starts_with('-') {
-            // Bundled short options (`-Hn4`); one with a value takes the rest of the word.
-            for (k, c) in tok.char_indices().skip(1) {
-                let o = OPTS
-                    .iter()
-                    .find(|o| o.0 == Some(c))
-                    .ok_or_else(|| format!("unrecognised option '-{c}'"))?;
-                if !o.2 {
-                    out.push((o.1, None));
-                    continue;
-                }
-                let rest = &tok[k + c.len_utf8()..];
-                let v = if rest.is_empty() {
-                    i += 1;
-                    args.get(i - 1).cloned().ok_or_else(|| format!("option '-{c}' needs a value"))?
-                } else {
-                    rest.to_string()
-                };
-                out.push((o.1, Some(v)));
-                break;
-            }
-        } else {
-            i -= 1;
-            break;
+fn getopt(args: &[String]) -> Result<(Parsed, Vec<String>), String> {
+    let mut opts = vec![];
+    let mut words = vec![];
+    for item in OPTIONS.items(args) {
+        match item? {
+            Arg::Word(w) => words.push(w),
+            flag => opts.push(flag),
         }
     }
-    Ok((out, args[i.min(args.len())..].to_vec()))
+    Ok((opts, words))
+}
+
+fn apply(st: &mut State, opts: &Parsed) -> Result<(), String> {
+    for item in opts {
+        if let Arg::Flag(o, v) = item {
+            o.apply(st, v.clone())?;
+        }
+    }
+    Ok(())
 }
 
 /// The words of the `#SBATCH` lines, with their line numbers. Words split on
@@ -242,51 +211,33 @@ pub fn parse_gres(v: &str) -> Result<u32, String> {
     Ok(gpus)
 }
 
-fn apply(st: &mut State, name: &str, v: Option<String>) -> Result<(), String> {
-    let v = v.unwrap_or_default();
-    let s = &mut st.sub.spec;
-    let hosts = |flag: &str| hostlist::count(&v).map(|_| v.clone()).map_err(|e| format!("--{flag}: {e}"));
-    match name {
-        "job-name" => s.name = v,
-        "account" => s.account = v,
-        "partition" => s.partition = v,
-        "qos" => s.qos = v,
-        "nodes" => s.num_nodes = count(name, &v)?,
-        "ntasks" => s.ntasks = count(name, &v)?,
-        "cpus-per-task" => s.cpus_per_task = count(name, &v)?,
-        "mem" => s.mem_mb = parse_mem(&v)?,
-        "gres" => s.gpus_per_node = parse_gres(&v)?,
-        "gpus-per-node" => s.gpus_per_node = parse_gres(&format!("gpu:{}", v.trim_start_matches("gpu:")))?,
-        // Slurm reads 0, UNLIMITED and INFINITE as no limit. The request has no
-        // "unlimited" of its own, so they leave the limit to the controller's defaults.
-        "time" if ["0", "unlimited", "infinite"].iter().any(|u| v.trim().eq_ignore_ascii_case(u)) => {
-            s.time_limit_minutes = None
-        }
-        "time" => s.time_limit_minutes = Some(parse_limit(&v).map_err(|e| format!("--time: {e}"))?),
-        "nodelist" => s.nodelist = hosts(name)?,
-        "exclude" => s.exclude = hosts(name)?,
-        "priority" => match v.trim().parse::<i64>() {
-            Ok(p) if p >= 0 => s.priority = Some(p),
-            _ => return Err(format!("--priority: '{v}' is not a whole number of zero or more")),
-        },
-        "exclusive" => s.exclusive = true,
-        "licenses" => {
-            crate::vocab::licenses::parse_request(&v).map_err(|e| format!("--licenses: {e}"))?;
-            s.licenses = v
-        }
-        "hold" => s.hold = true,
-        "requeue" => s.requeue = Some(true),
-        "no-requeue" => s.requeue = Some(false),
-        "output" => s.stdout_path = v,
-        "error" => s.stderr_path = v,
-        "comment" => s.comment = v,
-        "chdir" => st.chdir = Some(v),
-        "parsable" => st.sub.parsable = true,
-        "wrap" => st.wrap = Some(v),
-        "help" | "usage" => st.help = true,
-        "controller" => st.sub.controller = Some(v),
-        _ => {}
+fn hosts(flag: &str, v: &str) -> Result<String, String> {
+    hostlist::count(v).map(|_| v.to_string()).map_err(|e| format!("--{flag}: {e}"))
+}
+
+/// Slurm reads 0, UNLIMITED and INFINITE as no limit. The request has no
+/// "unlimited" of its own, so they leave the limit to the controller's defaults.
+fn time(st: &mut State, v: String) -> Result<(), String> {
+    st.sub.spec.time_limit_minutes =
+        if ["0", "unlimited", "infinite"].iter().any(|u| v.trim().eq_ignore_ascii_case(u)) {
+            None
+        } else {
+            Some(parse_limit(&v).map_err(|e| format!("--time: {e}"))?)
+        };
+    Ok(())
+}
+
+fn priority(st: &mut State, v: String) -> Result<(), String> {
+    match v.trim().parse::<i64>() {
+        Ok(p) if p >= 0 => st.sub.spec.priority = Some(p),
+        _ => return Err(format!("--priority: '{v}' is not a whole number of zero or more")),
     }
+    Ok(())
+}
+
+fn licenses(st: &mut State, v: String) -> Result<(), String> {
+    crate::vocab::licenses::parse_request(&v).map_err(|e| format!("--licenses: {e}"))?;
+    st.sub.spec.licenses = v;
     Ok(())
 }
 
@@ -325,9 +276,7 @@ pub fn prepare(
 ) -> Result<Prepared, String> {
     let (cli, rest) = getopt(argv)?;
     let mut st = State::default();
-    for (name, v) in &cli {
-        apply(&mut st, name, v.clone())?;
-    }
+    apply(&mut st, &cli)?;
     if st.help {
         return Ok(Prepared::Help);
     }
@@ -359,16 +308,16 @@ pub fn prepare(
         if let Some(w) = extra.first() {
             return Err(at(format!("unexpected argument '{w}'")));
         }
-        for (name, v) in opts {
-            if matches!(name, "wrap" | "controller" | "help" | "usage") {
-                return Err(at(format!("--{name} is only accepted on the command line")));
+        for item in opts {
+            if let Arg::Flag(o, v) = item {
+                if COMMAND_LINE_ONLY.contains(&o.long()) {
+                    return Err(at(format!("--{} is only accepted on the command line", o.long())));
+                }
+                o.apply(&mut st, v).map_err(at)?;
             }
-            apply(&mut st, name, v).map_err(at)?;
         }
     }
-    for (name, v) in cli {
-        apply(&mut st, name, v)?;
-    }
+    apply(&mut st, &cli)?;
     let mut sub = st.sub;
     let s = &mut sub.spec;
     let workdir = st.chdir.as_deref().map_or_else(|| cwd.to_path_buf(), |d| cwd.join(d));
@@ -432,5 +381,42 @@ pub async fn main(argv: &[String]) -> i32 {
             super::output::complain(&format!("sbatch: error: {}", e.replace('\n', " ")));
             1
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(args: &[&str]) -> Result<(pb::JobSpec, Vec<String>), String> {
+        let (opts, words) = getopt(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>())?;
+        let mut st = State::default();
+        apply(&mut st, &opts)?;
+        Ok((st.sub.spec, words))
+    }
+
+    #[test]
+    fn options_take_every_getopt_spelling() {
+        let (s, words) =
+            spec(&["-Hn4", "-pgpu", "-J", "x", "--qos=hi", "--mem", "2G", "--job=y", "a.sh", "-N2"]).unwrap();
+        assert!(s.hold);
+        assert_eq!((s.ntasks, s.partition.as_str(), s.qos.as_str(), s.mem_mb), (4, "gpu", "hi", 2048));
+        // The last of two spellings wins, and options stop at the script.
+        assert_eq!(s.name, "y");
+        assert_eq!(words, ["a.sh", "-N2"]);
+        assert_eq!(spec(&["--", "-H"]).unwrap().1, ["-H"]);
+        assert_eq!(spec(&["--gpus-per-node", "gpu:2"]).unwrap().0.gpus_per_node, 2);
+    }
+
+    #[test]
+    fn bad_options_are_named() {
+        let e = |args: &[&str]| spec(args).unwrap_err();
+        assert_eq!(e(&["--bogus"]), "unrecognised option '--bogus'");
+        assert_eq!(e(&["-Hz"]), "unrecognised option '-z' in '-Hz'");
+        assert_eq!(e(&["-z"]), "unrecognised option '-z'");
+        assert_eq!(e(&["--no"]), "ambiguous option '--no'");
+        assert_eq!(e(&["-t"]), "option '-t' needs a value");
+        assert_eq!(e(&["--hold=1"]), "option '--hold' takes no value");
+        assert!(e(&["-N", "x"]).starts_with("--nodes:"));
     }
 }

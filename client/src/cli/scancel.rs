@@ -6,9 +6,9 @@
 
 use super::kv::list;
 
+use super::fmt::status;
+use super::getopt::{Mode, Opt, Spec, check, switch, value};
 use super::jobfmt;
-use super::kv::{self, Arg};
-use super::scontrol::status;
 use crate::conn::{self, Clients, Identity};
 use spur_proto::v1 as pb;
 
@@ -21,8 +21,24 @@ usage: scancel [OPTIONS] [JOB_ID[,JOB_ID...] ...]
   -Q, --quiet                no error for jobs that already ended
 Without job ids, every job of yours matching the filters is cancelled.";
 
-const FLAGS: &str = "A/account= n/name= p/partition= q/qos= s/signal= t/state= u/user= Q/quiet h/help \
-    -/me -/jobname= -/controller= -/usage";
+static FLAGS: Spec<Args> = Spec { opts: OPTS, mode: Mode::Anywhere, noun: "flag" };
+const OPTS: &[Opt<Args>] = &[
+    value("A/account", |a, v| a.accounts.extend(list(&v))),
+    value("n/name", |a, v| a.names.extend(list(&v))),
+    value("p/partition", |a, v| a.partitions.extend(list(&v))),
+    value("q/qos", |a, v| a.qos.extend(list(&v))),
+    check("s/signal", |a, v| {
+        jobfmt::parse_signal(&v).map(|s| a.signal = s).map_err(|e| format!("--signal: {e}"))
+    }),
+    check("t/state", states),
+    value("u/user", |a, v| a.users.extend(list(&v))),
+    switch("Q/quiet", |a| a.quiet = true),
+    switch("h/help", |a| a.help = true),
+    switch("-/me", |a| a.me = true),
+    value("-/jobname", |a, v| a.names.extend(list(&v))),
+    value("-/controller", |a, v| a.controller = Some(v)),
+    switch("-/usage", |a| a.help = true),
+];
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Args {
@@ -43,44 +59,24 @@ pub struct Args {
 
 pub fn parse(argv: &[String]) -> Result<Args, String> {
     let mut a = Args::default();
-    let mut words = vec![];
-    for arg in kv::getopt(argv, FLAGS)? {
-        let (name, val) = match arg {
-            Arg::Word(w) => {
-                words.push(w);
-                continue;
-            }
-            Arg::Flag(n, v) => (n, v.unwrap_or_default()),
-        };
-        match name {
-            "account" => a.accounts.extend(list(&val)),
-            "name" | "jobname" => a.names.extend(list(&val)),
-            "partition" => a.partitions.extend(list(&val)),
-            "qos" => a.qos.extend(list(&val)),
-            "user" => a.users.extend(list(&val)),
-            "signal" => a.signal = jobfmt::parse_signal(&val).map_err(|e| format!("--signal: {e}"))?,
-            "quiet" => a.quiet = true,
-            "me" => a.me = true,
-            "help" | "usage" => a.help = true,
-            "controller" => a.controller = Some(val),
-            _ => {
-                for tok in list(&val) {
-                    let st = jobfmt::parse_state(&tok).map_err(|e| format!("--state: {e}"))?;
-                    if !matches!(st, "PENDING" | "RUNNING" | "SUSPENDED") {
-                        return Err(format!(
-                            "--state: '{tok}': scancel selects PENDING, RUNNING or SUSPENDED jobs only"
-                        ));
-                    }
-                    a.states.push(st);
-                }
-            }
-        }
-    }
+    let words = FLAGS.parse(argv, &mut a)?;
     a.ids = jobfmt::parse_ids(&words)?;
     if !a.help && a.ids.is_empty() && a.filters("").is_empty() && !a.me {
         return Err("No job identification provided (give job ids or a filter such as -u USER)".into());
     }
     Ok(a)
+}
+
+/// `-t`: scancel selects only jobs that can still be cancelled.
+fn states(a: &mut Args, v: String) -> Result<(), String> {
+    for tok in list(&v) {
+        let st = jobfmt::parse_state(&tok).map_err(|e| format!("--state: {e}"))?;
+        if !matches!(st, "PENDING" | "RUNNING" | "SUSPENDED") {
+            return Err(format!("--state: '{tok}': scancel selects PENDING, RUNNING or SUSPENDED jobs only"));
+        }
+        a.states.push(st);
+    }
+    Ok(())
 }
 
 impl Args {

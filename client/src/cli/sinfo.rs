@@ -4,11 +4,12 @@
 //! `-o` takes Slurm's `%[.][width]X` codes. The printf-style format engine
 //! (rather than the comfy-table renderer) is what makes the bytes match.
 
-use super::kv::{self, Arg, Item, fit};
-use super::scontrol::{natural, node_json, partition_json, status};
+use super::fmt::{natural, status};
+use super::getopt::{Mode, Opt, Spec, check, switch, value};
+use super::kv::{self, Item, fit};
+use super::nodefmt::{node_json, partition_json, state};
 use crate::conn::{self, Identity};
 use crate::vocab::hostlist;
-use crate::vocab::nodestate::NodeState;
 use crate::vocab::txn::format_time;
 use spur_proto::v1 as pb;
 use std::collections::{HashMap, HashSet};
@@ -31,8 +32,27 @@ usage: sinfo [-adehNrRs] [-p PARTITION,...] [-n NODELIST] [-t STATE,...] [-o FOR
       %O agent host (Spur)  %n agent host as hostnames
   --json                the selected nodes and partitions as JSON";
 
-const FLAGS: &str = "a/all d/dead e/exact h/noheader n/nodes= N/Node o/format= p/partition= r/responding \
-    R/list-reasons s/summarize t/states= -/json -/controller= -/help -/usage";
+static FLAGS: Spec<Args> = Spec { opts: OPTS, mode: Mode::Anywhere, noun: "flag" };
+const OPTS: &[Opt<Args>] = &[
+    switch("a/all", |_| {}),
+    switch("d/dead", |a| a.dead = true),
+    switch("e/exact", |a| a.exact = true),
+    switch("h/noheader", |a| a.noheader = true),
+    check("n/nodes", nodes),
+    switch("N/Node", |a| a.node_mode = true),
+    value("o/format", |a, v| a.format = Some(v)),
+    value("p/partition", |a, v| {
+        a.partitions = v.split(',').filter(|s| !s.is_empty()).map(String::from).collect()
+    }),
+    switch("r/responding", |a| a.responding = true),
+    switch("R/list-reasons", |a| a.reasons = true),
+    switch("s/summarize", |a| a.summarize = true),
+    check("t/states", states),
+    switch("-/json", |a| a.json = true),
+    value("-/controller", |a, v| a.controller = Some(v)),
+    switch("-/help", |a| a.help = true),
+    switch("-/usage", |a| a.help = true),
+];
 
 #[derive(Debug, Default, Clone)]
 pub struct Args {
@@ -83,57 +103,27 @@ fn state_test(tok: &str) -> Option<Test> {
 
 pub fn parse(argv: &[String]) -> Result<Args, String> {
     let mut a = Args::default();
-    for arg in kv::getopt(argv, FLAGS)? {
-        let (name, val) = match arg {
-            Arg::Word(w) => return Err(format!("unrecognised argument '{w}' (see sinfo --help)")),
-            Arg::Flag(n, v) => (n, v.unwrap_or_default()),
-        };
-        match name {
-            "all" => {}
-            "dead" => a.dead = true,
-            "exact" => a.exact = true,
-            "noheader" => a.noheader = true,
-            "Node" => a.node_mode = true,
-            "responding" => a.responding = true,
-            "list-reasons" => a.reasons = true,
-            "summarize" => a.summarize = true,
-            "json" => a.json = true,
-            "help" | "usage" => a.help = true,
-            "controller" => a.controller = Some(val),
-            "format" => a.format = Some(val),
-            "partition" => {
-                a.partitions = val.split(',').filter(|s| !s.is_empty()).map(String::from).collect()
-            }
-            "nodes" => {
-                let names = hostlist::expand(&val).map_err(|e| format!("--nodes: {e}"))?;
-                a.nodes = Some(names.into_iter().collect());
-            }
-            _ => {
-                // --states: "all" clears the filter, like Slurm.
-                a.states.clear();
-                if val.eq_ignore_ascii_case("all") {
-                    continue;
-                }
-                for tok in val.split(',').filter(|s| !s.is_empty()) {
-                    let valid = "idle, alloc, mix, down, drain, drained, draining, unk, no_respond, all";
-                    a.states
-                        .push(state_test(tok).ok_or_else(|| format!("bad state '{tok}' (valid: {valid})"))?);
-                }
-            }
-        }
-    }
+    FLAGS.parse_flags(argv, &mut a, "sinfo")?;
     Ok(a)
 }
 
-/// A node's state in parts, for Slurm's spellings; busy (DRAINING rather than
-/// DRAINED) means jobs run on it or CPUs are allocated.
-pub fn state(n: &pb::Node) -> NodeState<'_> {
-    NodeState {
-        base: &n.base_state,
-        drain: n.drain,
-        not_responding: n.not_responding,
-        busy: n.running_jobs > 0 || n.alloc_cpus > 0,
+fn nodes(a: &mut Args, v: String) -> Result<(), String> {
+    let names = hostlist::expand(&v).map_err(|e| format!("--nodes: {e}"))?;
+    a.nodes = Some(names.into_iter().collect());
+    Ok(())
+}
+
+/// `-t`: "all" clears the filter, like Slurm.
+fn states(a: &mut Args, v: String) -> Result<(), String> {
+    a.states.clear();
+    if v.eq_ignore_ascii_case("all") {
+        return Ok(());
     }
+    for tok in v.split(',').filter(|s| !s.is_empty()) {
+        let valid = "idle, alloc, mix, down, drain, drained, draining, unk, no_respond, all";
+        a.states.push(state_test(tok).ok_or_else(|| format!("bad state '{tok}' (valid: {valid})"))?);
+    }
+    Ok(())
 }
 
 impl Args {

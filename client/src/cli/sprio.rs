@@ -7,9 +7,10 @@
 
 use super::kv::list;
 
+use super::fmt::status;
+use super::getopt::{Mode, Opt, Spec, check, switch, value};
 use super::jobfmt;
-use super::kv::{self, Arg, Item, fit};
-use super::scontrol::status;
+use super::kv::{self, Item, fit};
 use crate::conn::{self, Identity};
 use spur_proto::v1 as pb;
 
@@ -30,8 +31,21 @@ Only pending jobs have factors; others are not listed.
       %Y priority  %B base  %A age  %F fair share  %T tier
   --json                the factors as JSON";
 
-const FLAGS: &str =
-    "h/noheader j/jobs= l/long o/format= p/partition= u/user= -/json -/controller= -/help -/usage";
+static FLAGS: Spec<Args> = Spec { opts: OPTS, mode: Mode::Anywhere, noun: "flag" };
+const OPTS: &[Opt<Args>] = &[
+    switch("h/noheader", |a| a.noheader = true),
+    check("j/jobs", |a, v| {
+        jobfmt::parse_ids(&[v]).map(|ids| a.jobs.extend(ids)).map_err(|e| format!("--jobs: {e}"))
+    }),
+    switch("l/long", |a| a.long = true),
+    value("o/format", |a, v| a.format = Some(v)),
+    value("p/partition", |a, v| a.partitions.extend(list(&v))),
+    value("u/user", |a, v| a.users.extend(list(&v))),
+    switch("-/json", |a| a.json = true),
+    value("-/controller", |a, v| a.controller = Some(v)),
+    switch("-/help", |a| a.help = true),
+    switch("-/usage", |a| a.help = true),
+];
 
 const DEFAULT_FORMAT: &str = "%.15i %9P %.10Y %.10B %.10A %.10F %.10T";
 const USER_FORMAT: &str = "%.15i %9P %.8u %.10Y %.10B %.10A %.10F %.10T";
@@ -67,23 +81,7 @@ pub struct Args {
 
 pub fn parse(argv: &[String]) -> Result<Args, String> {
     let mut a = Args::default();
-    for arg in kv::getopt(argv, FLAGS)? {
-        let (name, val) = match arg {
-            Arg::Word(w) => return Err(format!("unrecognised argument '{w}' (see sprio --help)")),
-            Arg::Flag(n, v) => (n, v.unwrap_or_default()),
-        };
-        match name {
-            "noheader" => a.noheader = true,
-            "long" => a.long = true,
-            "json" => a.json = true,
-            "help" | "usage" => a.help = true,
-            "controller" => a.controller = Some(val),
-            "format" => a.format = Some(val),
-            "user" => a.users.extend(list(&val)),
-            "partition" => a.partitions.extend(list(&val)),
-            _ => a.jobs.extend(jobfmt::parse_ids(&[val]).map_err(|e| format!("--jobs: {e}"))?),
-        }
-    }
+    FLAGS.parse_flags(argv, &mut a, "sprio")?;
     plan(&a)?;
     Ok(a)
 }

@@ -10,11 +10,12 @@
 
 use super::kv::list;
 
+use super::fmt::{null, status};
+use super::getopt::{Mode, Opt, Spec, check, switch, value};
 use super::jobfmt::{self, squeue_secs};
 pub use super::jobsort::{sort, sort_keys};
-use super::kv::{self, Arg, Item, fit_into};
+use super::kv::{self, Item, fit_into};
 use super::listing;
-use super::scontrol::status;
 use crate::conn::{self, Identity};
 use spur_proto::v1 as pb;
 
@@ -37,8 +38,28 @@ usage: squeue [-hl] [-u USER,...] [-A ACCOUNT,...] [-p PARTITION,...] [-q QOS,..
       EndTime,Comment,Licenses,...  (name[:[.]width], default width 20)
   --json                the selected jobs as JSON";
 
-const FLAGS: &str = "a/all A/account= h/noheader j/jobs= l/long o/format= O/Format= p/partition= \
-    q/qos= S/sort= t/states= u/user= -/me -/json -/controller= -/help -/usage";
+static FLAGS: Spec<Args> = Spec { opts: OPTS, mode: Mode::Anywhere, noun: "flag" };
+const OPTS: &[Opt<Args>] = &[
+    switch("a/all", |_| {}),
+    value("A/account", |a, v| a.accounts.extend(list(&v))),
+    switch("h/noheader", |a| a.noheader = true),
+    check("j/jobs", |a, v| {
+        jobfmt::parse_ids(&[v]).map(|ids| a.jobs.extend(ids)).map_err(|e| format!("--jobs: {e}"))
+    }),
+    switch("l/long", |a| a.long = true),
+    value("o/format", |a, v| a.format = Some(Format::Codes(v))),
+    value("O/Format", |a, v| a.format = Some(Format::Names(v))),
+    value("p/partition", |a, v| a.partitions.extend(list(&v))),
+    value("q/qos", |a, v| a.qos.extend(list(&v))),
+    value("S/sort", |a, v| a.sort = Some(v)),
+    check("t/states", states),
+    value("u/user", |a, v| a.users.extend(list(&v))),
+    switch("-/me", |a| a.me = true),
+    switch("-/json", |a| a.json = true),
+    value("-/controller", |a, v| a.controller = Some(v)),
+    switch("-/help", |a| a.help = true),
+    switch("-/usage", |a| a.help = true),
+];
 
 const DEFAULT_FORMAT: &str = "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R";
 const LONG_FORMAT: &str = "%.18i %.9P %.8j %.8u %.8T %.10M %.9l %.6D %R";
@@ -124,39 +145,19 @@ pub struct Args {
 
 pub fn parse(argv: &[String]) -> Result<Args, String> {
     let mut a = Args::default();
-    for arg in kv::getopt(argv, FLAGS)? {
-        let (name, val) = match arg {
-            Arg::Word(w) => return Err(format!("unrecognised argument '{w}' (see squeue --help)")),
-            Arg::Flag(n, v) => (n, v.unwrap_or_default()),
-        };
-        match name {
-            "all" => {}
-            "noheader" => a.noheader = true,
-            "long" => a.long = true,
-            "json" => a.json = true,
-            "me" => a.me = true,
-            "help" | "usage" => a.help = true,
-            "controller" => a.controller = Some(val),
-            "format" => a.format = Some(Format::Codes(val)),
-            "Format" => a.format = Some(Format::Names(val)),
-            "sort" => a.sort = Some(val),
-            "user" => a.users.extend(list(&val)),
-            "account" => a.accounts.extend(list(&val)),
-            "partition" => a.partitions.extend(list(&val)),
-            "qos" => a.qos.extend(list(&val)),
-            "jobs" => a.jobs.extend(jobfmt::parse_ids(&[val]).map_err(|e| format!("--jobs: {e}"))?),
-            _ => {
-                a.states = match jobfmt::parse_states(&val).map_err(|e| format!("--states: {e}"))? {
-                    None => States::All,
-                    Some(v) => States::Only(v),
-                }
-            }
-        }
-    }
+    FLAGS.parse_flags(argv, &mut a, "squeue")?;
     // Checked now so a bad format or sort fails before any network call.
     plan(&a)?;
     sort_keys(a.sort.as_deref().unwrap_or(DEFAULT_SORT))?;
     Ok(a)
+}
+
+fn states(a: &mut Args, v: String) -> Result<(), String> {
+    a.states = match jobfmt::parse_states(&v).map_err(|e| format!("--states: {e}"))? {
+        None => States::All,
+        Some(v) => States::Only(v),
+    };
+    Ok(())
 }
 
 impl Args {
@@ -297,13 +298,13 @@ fn other_cell(code: char, j: &pb::Job, now_ms: i64) -> String {
         'S' => jobfmt::time_or(j.start_ms, "N/A"),
         'V' => jobfmt::time_or(j.submit_ms, "N/A"),
         'e' => jobfmt::time_or(jobfmt::end_ms(j).unwrap_or(0), "N/A"),
-        'k' => jobfmt::null(&spec.comment).into(),
-        'W' => jobfmt::null(&spec.licenses).into(),
+        'k' => null(&spec.comment).into(),
+        'W' => null(&spec.licenses).into(),
         'b' if spec.gpus_per_node > 0 => format!("gres/gpu:{}", spec.gpus_per_node),
         'b' => "N/A".into(),
         'm' if spec.mem_mb > 0 => format!("{}M", spec.mem_mb),
         'm' => "0".into(),
-        'Z' => jobfmt::null(&spec.workdir).into(),
+        'Z' => null(&spec.workdir).into(),
         'x' => spec.exclude.clone(),
         'n' => spec.nodelist.clone(),
         'h' => if spec.exclusive { "NO" } else { "OK" }.into(),
@@ -317,8 +318,8 @@ pub(crate) fn text(code: char, j: &pb::Job) -> Option<&str> {
     Some(match code {
         'j' => &j.name,
         'u' => &j.user,
-        'a' => jobfmt::null(&j.account),
-        'q' => jobfmt::null(&j.qos),
+        'a' => null(&j.account),
+        'q' => null(&j.qos),
         'P' => &j.partition,
         'T' => &j.state,
         'r' => jobfmt::reason(j),

@@ -14,9 +14,9 @@
 use super::kv::list;
 
 use super::args::Parsable;
-use super::kv::{self, Arg};
-use super::sacct::{help_format, parse_columns, prefix, print_fields};
-use super::scontrol::status;
+use super::fields::{help_format, parse_columns, prefix, print_fields};
+use super::fmt::status;
+use super::getopt::{Mode, Opt, Spec, switch, value};
 use crate::conn::{self, Identity};
 use spur_proto::v1 as pb;
 use std::collections::BTreeMap;
@@ -35,8 +35,24 @@ RawShares is blank (the controller keeps normalised shares only); EffectvUsage i
 FairShare is Spur's 2^(1 - NormUsage/NormShares): 2 idle, 1 at the user's share, below 1 above it.
 Accounts are listed flat (no parent tree); their lines sum all of the account's users.";
 
-const FLAGS: &str = "a/all A/accounts= e/helpformat h/noheader l/long n/noheader o/format= p/parsable \
-    P/parsable2 u/users= U/Users -/json -/controller= -/help -/usage";
+static FLAGS: Spec<Args> = Spec { opts: OPTS, mode: Mode::Anywhere, noun: "flag" };
+const OPTS: &[Opt<Args>] = &[
+    switch("a/all", |a| a.all_users = true),
+    value("A/accounts", |a, v| a.accounts.extend(list(&v))),
+    switch("e/helpformat", |a| a.helpformat = true),
+    switch("h/noheader", |a| a.noheader = true),
+    switch("l/long", |a| a.long = true),
+    switch("n/noheader", |a| a.noheader = true),
+    value("o/format", |a, v| a.format.push(v)),
+    switch("p/parsable", |a| a.parsable = Parsable::Trailing),
+    switch("P/parsable2", |a| a.parsable = Parsable::NoTrailing),
+    value("u/users", users),
+    switch("U/Users", |a| a.users_only = true),
+    switch("-/json", |a| a.json = true),
+    value("-/controller", |a, v| a.controller = Some(v)),
+    switch("-/help", |a| a.help = true),
+    switch("-/usage", |a| a.help = true),
+];
 
 const DEFAULT_FORMAT: &str = "Account,User,RawShares,NormShares,RawUsage,EffectvUsage,FairShare";
 const LONG_FORMAT: &str = "Account,User,RawShares,NormShares,RawUsage,NormUsage,EffectvUsage,FairShare";
@@ -87,34 +103,19 @@ pub struct Args {
 
 pub fn parse(argv: &[String]) -> Result<Args, String> {
     let mut a = Args::default();
-    for arg in kv::getopt(argv, FLAGS)? {
-        let (name, val) = match arg {
-            Arg::Word(w) => return Err(format!("unrecognised argument '{w}' (see sshare --help)")),
-            Arg::Flag(n, v) => (n, v.unwrap_or_default()),
-        };
-        match name {
-            "help" | "usage" => a.help = true,
-            "helpformat" => a.helpformat = true,
-            "json" => a.json = true,
-            "noheader" => a.noheader = true,
-            "long" => a.long = true,
-            "Users" => a.users_only = true,
-            "parsable" => a.parsable = Parsable::Trailing,
-            "parsable2" => a.parsable = Parsable::NoTrailing,
-            "controller" => a.controller = Some(val),
-            "all" => a.all_users = true,
-            // As in Slurm, `-u -1` means everyone and a later -u undoes an earlier -a.
-            "users" if val.trim() == "-1" => a.all_users = true,
-            "users" => {
-                a.all_users = false;
-                a.users.extend(list(&val));
-            }
-            "accounts" => a.accounts.extend(list(&val)),
-            _ => a.format.push(val),
-        }
-    }
+    FLAGS.parse_flags(argv, &mut a, "sshare")?;
     columns(&a)?;
     Ok(a)
+}
+
+/// As in Slurm, `-u -1` means everyone and a later -u undoes an earlier -a.
+fn users(a: &mut Args, v: String) {
+    if v.trim() == "-1" {
+        a.all_users = true;
+    } else {
+        a.all_users = false;
+        a.users.extend(list(&v));
+    }
 }
 
 pub fn columns(a: &Args) -> Result<Vec<(&'static str, i32, Get)>, String> {

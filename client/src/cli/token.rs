@@ -2,83 +2,145 @@
 //! tokens on the controller (`create`, `list`, `revoke`).
 
 use super::args::Flags;
+use super::getopt::{Mode, Opt, Spec, check, switch, value};
 use super::output;
 use crate::conn::{self, Identity};
 use crate::token::{Claims, mint, parse_ttl};
 use crate::vocab::names::AdminLevel;
 use crate::vocab::txn::format_time;
-use clap::{Parser, Subcommand};
 use spur_proto::v1 as pb;
 use std::path::{Path, PathBuf};
 
-#[derive(Parser, Debug)]
-#[command(name = "spur token", about = "User tokens and node admission tokens")]
+const USAGE: &str = "\
+usage: spur token [--controller URL] COMMAND
+  user --name NAME [--admin-level LEVEL] [--uid UID] [--ttl 24h] [--config /etc/spur/spur.conf] [--key-file F]
+                     mint a user JWT locally from the controller's key (no server round trip, so not audited)
+  create [--ttl TTL] create a node admission token; prints it once
+  list               list admission tokens: ID, created, expires, status
+  revoke ID          revoke an admission token by ID";
+
+#[derive(Debug)]
 struct TokenArgs {
-    #[arg(long, global = true)]
     controller: Option<String>,
-    #[command(subcommand)]
-    cmd: Cmd,
+    help: bool,
+    name: Option<String>,
+    admin_level: String,
+    uid: Option<u32>,
+    ttl: Option<String>,
+    /// spur.conf to read [auth] jwt_key / jwt_key_file from.
+    config: PathBuf,
+    /// Read the key from this file instead (one trailing newline ignored).
+    key_file: Option<PathBuf>,
 }
 
-#[derive(Subcommand, Debug)]
+impl Default for TokenArgs {
+    fn default() -> Self {
+        TokenArgs {
+            controller: None,
+            help: false,
+            name: None,
+            admin_level: "None".into(),
+            uid: None,
+            ttl: None,
+            config: "/etc/spur/spur.conf".into(),
+            key_file: None,
+        }
+    }
+}
+
+/// Before the subcommand: the flags every subcommand also takes.
+static GLOBAL: Spec<TokenArgs> = Spec { opts: BARE_OPTS, mode: Mode::Leading, noun: "flag" };
+static BARE: Spec<TokenArgs> = Spec { opts: BARE_OPTS, mode: Mode::Anywhere, noun: "flag" };
+static USER: Spec<TokenArgs> = Spec { opts: USER_OPTS, mode: Mode::Anywhere, noun: "flag" };
+static CREATE: Spec<TokenArgs> = Spec { opts: CREATE_OPTS, mode: Mode::Anywhere, noun: "flag" };
+const BARE_OPTS: &[Opt<TokenArgs>] =
+    &[value("-/controller", |a, v| a.controller = Some(v)), switch("h/help", |a| a.help = true)];
+const CREATE_OPTS: &[Opt<TokenArgs>] = &[
+    value("-/ttl", |a, v| a.ttl = Some(v)),
+    value("-/controller", |a, v| a.controller = Some(v)),
+    switch("h/help", |a| a.help = true),
+];
+const USER_OPTS: &[Opt<TokenArgs>] = &[
+    value("-/name", |a, v| a.name = Some(v)),
+    value("-/admin-level", |a, v| a.admin_level = v),
+    check("-/uid", |a, v| {
+        v.trim().parse().map(|u| a.uid = Some(u)).map_err(|_| format!("--uid: '{v}' is not a uid"))
+    }),
+    value("-/ttl", |a, v| a.ttl = Some(v)),
+    value("-/config", |a, v| a.config = v.into()),
+    value("-/key-file", |a, v| a.key_file = Some(v.into())),
+    value("-/controller", |a, v| a.controller = Some(v)),
+    switch("h/help", |a| a.help = true),
+];
+
+/// A parsed command line; `None` asks for the usage.
+fn parse(argv: &[String]) -> Result<Option<(TokenArgs, Cmd)>, String> {
+    let mut a = TokenArgs::default();
+    let words = GLOBAL.parse(argv, &mut a)?;
+    let Some((sub, rest)) = words.split_first() else {
+        return if a.help {
+            Ok(None)
+        } else {
+            Err("say what to do: user, create, list or revoke (see spur token --help)".into())
+        };
+    };
+    let spec = match sub.as_str() {
+        "user" => &USER,
+        "create" => &CREATE,
+        "list" | "revoke" => &BARE,
+        _ => return Err(format!("unrecognised command '{sub}' (use user, create, list or revoke)")),
+    };
+    let words = spec.parse(rest, &mut a).map_err(|e| format!("{sub}: {e}"))?;
+    if a.help {
+        return Ok(None);
+    }
+    let cmd = match (sub.as_str(), words.as_slice()) {
+        ("revoke", [id]) => Cmd::Revoke(id.clone()),
+        ("revoke", []) => return Err("revoke: needs a token ID".into()),
+        ("revoke", [_, x, ..]) | (_, [x, ..]) => return Err(format!("{sub}: unexpected argument '{x}'")),
+        ("user", _) => Cmd::User,
+        ("create", _) => Cmd::Create,
+        _ => Cmd::List,
+    };
+    Ok(Some((a, cmd)))
+}
+
 enum Cmd {
-    /// Mint a user JWT locally from the controller's key (no server round trip, so not audited).
-    User {
-        #[arg(long)]
-        name: String,
-        #[arg(long = "admin-level", default_value = "None")]
-        admin_level: String,
-        #[arg(long)]
-        uid: Option<u32>,
-        #[arg(long, default_value = "24h")]
-        ttl: String,
-        /// spur.conf to read [auth] jwt_key / jwt_key_file from.
-        #[arg(long, default_value = "/etc/spur/spur.conf")]
-        config: PathBuf,
-        /// Read the key from this file instead (one trailing newline ignored).
-        #[arg(long = "key-file")]
-        key_file: Option<PathBuf>,
-    },
-    /// Create a node admission token; prints it once.
-    Create {
-        #[arg(long)]
-        ttl: Option<String>,
-    },
-    /// List admission tokens: ID, created, expires, status.
+    User,
+    Create,
     List,
-    /// Revoke an admission token by ID.
-    Revoke { id: String },
+    Revoke(String),
 }
 
 pub async fn main(argv: &[String]) -> i32 {
-    let args = match TokenArgs::try_parse_from(
-        std::iter::once("spur token".to_string()).chain(argv.iter().cloned()),
-    ) {
-        Ok(a) => a,
-        Err(e) => return output::clap_exit("spur token", &e),
-    };
-    super::output::finish("spur token", run(args).await)
+    match parse(argv) {
+        Ok(None) => output::emit("spur token", &format!("{USAGE}\n")),
+        Ok(Some((args, cmd))) => output::finish("spur token", run(args, cmd).await),
+        Err(e) => output::finish("spur token", Err(e)),
+    }
 }
 
-async fn run(args: TokenArgs) -> Result<String, String> {
-    let cmd = match args.cmd {
-        Cmd::User { name, admin_level, uid, ttl, config, key_file } => {
-            let level = AdminLevel::parse(&admin_level).map_err(|m| format!("--admin-level: {m}"))?;
-            let (key, source) = match key_file {
+async fn run(args: TokenArgs, cmd: Cmd) -> Result<String, String> {
+    let cmd = match cmd {
+        Cmd::User => {
+            let name = args.name.ok_or("user: --name is required (the user the token is for)")?;
+            let level = AdminLevel::parse(&args.admin_level).map_err(|m| format!("--admin-level: {m}"))?;
+            let (key, source) = match args.key_file {
                 Some(f) => (read_key_file(&f)?, format!("--key-file {}", f.display())),
-                None => (key_from_config(&config)?, config.display().to_string()),
+                None => (key_from_config(&args.config)?, args.config.display().to_string()),
             };
             // The controller refuses such a key, so a token from it could never be used.
             crate::token::check_key(&key).map_err(|m| format!("{source}: {m}"))?;
             let now = chrono::Utc::now().timestamp();
-            let ttl = i64::try_from(parse_ttl(&ttl)?).unwrap_or(i64::MAX);
+            let ttl = i64::try_from(parse_ttl(args.ttl.as_deref().unwrap_or("24h"))?).unwrap_or(i64::MAX);
             let exp = now.saturating_add(ttl);
-            let claims = Claims { sub: name, uid, admin_level: level.as_str().into(), iat: now, exp };
+            let claims =
+                Claims { sub: name, uid: args.uid, admin_level: level.as_str().into(), iat: now, exp };
             return Ok(format!("{}\n", mint(&key, &claims)?));
         }
-        Cmd::Create { ttl } => AdmissionCmd::Create(ttl.map(|t| parse_ttl(&t)).transpose()?),
+        Cmd::Create => AdmissionCmd::Create(args.ttl.map(|t| parse_ttl(&t)).transpose()?),
         Cmd::List => AdmissionCmd::List,
-        Cmd::Revoke { id } => AdmissionCmd::Revoke(id),
+        Cmd::Revoke(id) => AdmissionCmd::Revoke(id),
     };
     admission(args.controller.as_deref(), cmd).await
 }
@@ -151,4 +213,48 @@ enum AdmissionCmd {
     Create(Option<u64>),
     List,
     Revoke(String),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(s: &str) -> Result<Option<(TokenArgs, Cmd)>, String> {
+        parse(&s.split_whitespace().map(String::from).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn subcommands_take_their_own_flags() {
+        let (a, cmd) =
+            p("user --name alice --admin-level=Operator --uid 1000 --ttl 1h --key-file k").unwrap().unwrap();
+        assert!(matches!(cmd, Cmd::User));
+        assert_eq!(
+            (a.name.as_deref(), a.admin_level.as_str(), a.uid),
+            (Some("alice"), "Operator", Some(1000))
+        );
+        assert_eq!((a.ttl.as_deref(), a.key_file), (Some("1h"), Some(PathBuf::from("k"))));
+        assert_eq!(a.config, PathBuf::from("/etc/spur/spur.conf"));
+        let (a, cmd) = p("--controller http://c:1 create --ttl=2h").unwrap().unwrap();
+        assert!(matches!(cmd, Cmd::Create));
+        assert_eq!((a.controller.as_deref(), a.ttl.as_deref()), (Some("http://c:1"), Some("2h")));
+        let (a, cmd) = p("revoke T1 --controller=http://c:2").unwrap().unwrap();
+        assert!(matches!(cmd, Cmd::Revoke(id) if id == "T1"));
+        assert_eq!(a.controller.as_deref(), Some("http://c:2"));
+        assert!(matches!(p("list").unwrap(), Some((_, Cmd::List))));
+        assert!(p("--help").unwrap().is_none());
+        assert!(p("user --help").unwrap().is_none());
+    }
+
+    #[test]
+    fn bad_lines_are_named() {
+        let e = |s: &str| p(s).err().unwrap();
+        assert_eq!(e("list --name x"), "list: unrecognised flag '--name'");
+        assert_eq!(e("user --uid me"), "user: --uid: 'me' is not a uid");
+        assert_eq!(e("user --name"), "user: '--name' needs a value");
+        assert_eq!(e("revoke"), "revoke: needs a token ID");
+        assert_eq!(e("revoke a b"), "revoke: unexpected argument 'b'");
+        assert_eq!(e("create now"), "create: unexpected argument 'now'");
+        assert!(e("mint").contains("unrecognised command 'mint'"));
+        assert!(e("").contains("say what to do"));
+    }
 }

@@ -2,9 +2,9 @@
 //! Slurm prints them, one entry per HRES layer in the spec's layout) and
 //! `update HRESName=R [LayerName=L] Nodes= Count= Base= DisableLayer= DisableHRES=`.
 
-use super::jobfmt;
-use super::kv::{self, Pair};
-use super::scontrol::{Command, Flags, record, status};
+use super::command::{Command, Flags};
+use crate::cli::fmt::{null, record, status};
+use crate::cli::kv::{self, Pair};
 use crate::conn::Clients;
 use crate::vocab::hostlist;
 use spur_proto::v1 as pb;
@@ -75,15 +75,15 @@ pub fn license_record(l: &pb::License, oneliner: bool) -> String {
         lines.push(format!(
             "LayerName={} ParentName={} Nodes={} Mode={} DisableHRES={} DisableLayer={} ConfTotal={} BaseUsage={}",
             l.layer_name,
-            jobfmt::null(&l.parent_name),
-            jobfmt::null(&l.nodes),
+            null(&l.parent_name),
+            null(&l.nodes),
             l.mode,
             l.disable_hres,
             l.disable_layer,
             l.conf_total,
             l.base_usage
         ));
-        lines.push(format!("Base={}", jobfmt::null(&l.base)));
+        lines.push(format!("Base={}", null(&l.base)));
     }
     record(&lines, oneliner)
 }
@@ -121,18 +121,15 @@ pub fn show_licenses(all: &[pb::License], name: Option<&str>, f: &Flags) -> Resu
     Ok(all.iter().map(|l| license_record(l, f.oneliner)).collect())
 }
 
-/// Runs a license command; None when `cmd` is not one.
-pub async fn execute(cmd: &Command, f: &Flags, c: &mut Clients) -> Result<Option<String>, String> {
-    Ok(Some(match cmd {
-        Command::ShowLicenses(name) => {
-            let req = pb::ShowLicensesRequest { name: name.clone().unwrap_or_default() };
-            let all = c.licenses.show_licenses(req).await.map_err(status)?.into_inner().licenses;
-            show_licenses(&all, name.as_deref(), f)?
-        }
-        Command::UpdateHres(r) => {
-            c.licenses.update_hres(*r.clone()).await.map_err(status)?;
-            String::new()
-        }
-        _ => return Ok(None),
-    }))
+/// `show license [NAME]` against the controller.
+pub async fn show(name: Option<&str>, f: &Flags, c: &mut Clients) -> Result<String, String> {
+    let req = pb::ShowLicensesRequest { name: name.unwrap_or_default().to_string() };
+    let all = c.licenses.show_licenses(req).await.map_err(status)?.into_inner().licenses;
+    show_licenses(&all, name, f)
+}
+
+/// `update HRESName=...` against the controller (Administrator).
+pub async fn update(r: &pb::UpdateHresRequest, c: &mut Clients) -> Result<String, String> {
+    c.licenses.update_hres(r.clone()).await.map_err(status)?;
+    Ok(String::new())
 }

@@ -1,12 +1,12 @@
-//! scontrol's preemption commands: `explain job ID`, `explain preempt
-//! PENDING RUNNING` (text or `--json`), and the runtime partition override
-//! `update PartitionName=P PreemptExemptTime=S | ClearPreemptExemptTime=yes`.
-//! The text is the controller's sentences; nothing here re-derives a verdict.
+//! `scontrol explain job ID` (why a job pends, and its preemption candidates
+//! with each verdict) and `explain preempt PENDING RUNNING` (one pair's full
+//! verdict), as text or `--json`. The text is the controller's sentences;
+//! nothing here re-derives a verdict.
 
-use super::kv::{self, Pair};
-use super::scontrol::{Command, Flags, status};
+use super::command::{Command, Flags};
+use crate::cli::fmt::status;
+use crate::cli::kv;
 use crate::conn::Clients;
-use crate::vocab::time::parse_seconds;
 use serde_json::{Value, json};
 use spur_proto::v1 as pb;
 
@@ -16,7 +16,7 @@ fn job_id(what: &str, raw: Option<&String>) -> Result<u64, String> {
 }
 
 /// `explain job ID` or `explain preempt PENDING RUNNING`.
-pub fn parse_explain(args: &[String]) -> Result<Command, String> {
+pub fn parse(args: &[String]) -> Result<Command, String> {
     let Some((what, rest)) = args.split_first() else {
         return Err("explain: say what to explain: job ID, or preempt PENDING_ID RUNNING_ID".into());
     };
@@ -36,66 +36,21 @@ pub fn parse_explain(args: &[String]) -> Result<Command, String> {
     }
 }
 
-/// `update PartitionName=P PreemptExemptTime=S` or `ClearPreemptExemptTime=yes`.
-pub fn parse_update_partition(pairs: &[Pair]) -> Result<Command, String> {
-    let (mut name, mut secs, mut clear) = (String::new(), None, false);
-    for Pair { key, value } in pairs {
-        match key.to_ascii_lowercase().as_str() {
-            "partitionname" => name = value.clone(),
-            "preemptexempttime" => {
-                secs = Some(parse_seconds(value).map_err(|e| format!("PreemptExemptTime: {e}"))?)
-            }
-            "clearpreemptexempttime" => {
-                clear = match value.to_ascii_lowercase().as_str() {
-                    "yes" | "true" | "1" => true,
-                    "no" | "false" | "0" => false,
-                    _ => return Err(format!("ClearPreemptExemptTime: '{value}' is not yes or no")),
-                }
-            }
-            _ => {
-                return Err(format!(
-                    "update partition: '{key}' cannot be changed at runtime \
-                     (use PreemptExemptTime= or ClearPreemptExemptTime=yes; edit spur.conf for the rest)"
-                ));
-            }
-        }
-    }
-    if name.is_empty() {
-        return Err("update partition: PartitionName= is empty".into());
-    }
-    if secs.is_some() && clear {
-        return Err("update partition: give PreemptExemptTime or ClearPreemptExemptTime, not both".into());
-    }
-    if secs.is_none() && !clear {
-        return Err(
-            "update partition: nothing to change (PreemptExemptTime= or ClearPreemptExemptTime=yes)".into()
-        );
-    }
-    Ok(Command::UpdatePartition { name, exempt_secs: secs, clear })
-}
-
-pub async fn execute(cmd: &Command, f: &Flags, c: &mut Clients) -> Result<Option<String>, String> {
-    let req = match cmd {
-        Command::ExplainJob(id) => pb::ExplainRequest { job_id: *id, candidate_id: None },
-        Command::ExplainPair(p, r) => pb::ExplainRequest { job_id: *p, candidate_id: Some(*r) },
-        Command::UpdatePartition { name, exempt_secs, clear } => {
-            let req = pb::UpdatePartitionRequest {
-                name: name.clone(),
-                preempt_exempt_time_secs: exempt_secs.map(|s| s as i64),
-                clear_preempt_exempt_time: *clear,
-            };
-            c.nodes.update_partition(req).await.map_err(status)?;
-            return Ok(Some(String::new()));
-        }
-        _ => return Ok(None),
-    };
+/// `pending`'s explanation; with `candidate`, the verdict for that one pair.
+pub async fn execute(
+    pending: u64,
+    candidate: Option<u64>,
+    f: &Flags,
+    c: &mut Clients,
+) -> Result<String, String> {
+    let req = pb::ExplainRequest { job_id: pending, candidate_id: candidate };
     let e = c.jobs.explain(req).await.map_err(status)?.into_inner();
-    Ok(Some(match (f.json, &e.pair) {
+    Ok(match (f.json, &e.pair) {
         (true, Some(p)) => format!("{:#}\n", pair_json(p)),
         (true, None) => format!("{:#}\n", explanation_json(&e)),
         (false, Some(p)) => p.lines.iter().map(|l| format!("{l}\n")).collect(),
         (false, None) => render(&e),
-    }))
+    })
 }
 
 fn tick(passes: bool) -> &'static str {
@@ -197,32 +152,11 @@ mod tests {
 
     #[test]
     fn explain_parses_and_names_bad_arguments() {
-        assert_eq!(parse_explain(&words("job 12")), Ok(Command::ExplainJob(12)));
-        assert_eq!(parse_explain(&words("preempt 12 7")), Ok(Command::ExplainPair(12, 7)));
-        assert!(parse_explain(&words("job x")).unwrap_err().contains("'x' is not a job id"));
-        assert!(parse_explain(&words("preempt 12")).unwrap_err().contains("PENDING_ID RUNNING_ID"));
-        assert!(parse_explain(&words("job 1 2")).unwrap_err().contains("unexpected argument '2'"));
-        assert!(parse_explain(&words("node 1")).unwrap_err().contains("unknown 'node'"));
-    }
-
-    #[test]
-    fn partition_update_takes_one_exemption_change() {
-        let p = |s: &str| parse_update_partition(&kv::pairs(&words(s)).unwrap());
-        assert_eq!(
-            p("PartitionName=gpu PreemptExemptTime=600"),
-            Ok(Command::UpdatePartition { name: "gpu".into(), exempt_secs: Some(600), clear: false })
-        );
-        assert_eq!(
-            p("PartitionName=gpu ClearPreemptExemptTime=yes"),
-            Ok(Command::UpdatePartition { name: "gpu".into(), exempt_secs: None, clear: true })
-        );
-        assert!(p("PartitionName=gpu PreemptExemptTime=soon").unwrap_err().starts_with("PreemptExemptTime:"));
-        assert!(p("PartitionName=gpu MaxTime=10").unwrap_err().contains("'MaxTime'"));
-        assert!(p("PartitionName=gpu").unwrap_err().contains("nothing to change"));
-        assert!(
-            p("PartitionName=gpu PreemptExemptTime=1 ClearPreemptExemptTime=yes")
-                .unwrap_err()
-                .contains("not both")
-        );
+        assert_eq!(parse(&words("job 12")), Ok(Command::ExplainJob(12)));
+        assert_eq!(parse(&words("preempt 12 7")), Ok(Command::ExplainPair(12, 7)));
+        assert!(parse(&words("job x")).unwrap_err().contains("'x' is not a job id"));
+        assert!(parse(&words("preempt 12")).unwrap_err().contains("PENDING_ID RUNNING_ID"));
+        assert!(parse(&words("job 1 2")).unwrap_err().contains("unexpected argument '2'"));
+        assert!(parse(&words("node 1")).unwrap_err().contains("unknown 'node'"));
     }
 }

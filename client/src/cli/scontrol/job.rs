@@ -1,11 +1,12 @@
 //! scontrol's job commands: `show job [ID]`, `update JobId=ID Key=value...`
-//! (or `update job ID ...`), and `hold|release|requeue ID[,ID]`. Parsing
-//! yields [`Command`] variants of scontrol's; updates are checked here and sent
-//! with canonical keys, so the controller reads exactly what was validated.
+//! (or `update job ID ...`), and `hold|release|requeue ID[,ID]`. Updates are
+//! checked here and sent with canonical keys, so the controller reads exactly
+//! what was validated.
 
-use super::jobfmt;
-use super::kv::{self, Pair};
-use super::scontrol::{Command, Flags, status};
+use super::command::{Command, Flags};
+use crate::cli::fmt::status;
+use crate::cli::jobfmt;
+use crate::cli::kv::{self, Pair};
 use crate::conn::Clients;
 use crate::vocab::time::parse_minutes;
 use spur_proto::v1 as pb;
@@ -110,20 +111,18 @@ pub fn show_jobs(all: &[pb::Job], id: Option<u64>, f: &Flags, now_ms: i64) -> Re
     Ok(jobs.iter().map(|j| jobfmt::job_record(j, now_ms, f.oneliner)).collect())
 }
 
-/// Runs a job command; `None` for any other command. Updates stop at the
-/// first job the controller refuses, naming it when several were given.
-pub async fn execute(cmd: &Command, f: &Flags, c: &mut Clients) -> Result<Option<String>, String> {
-    let (ids, set) = match cmd {
-        Command::ShowJobs(id) => {
-            let filter = id.iter().map(|i| pb::KeyValue { key: "id".into(), value: i.to_string() }).collect();
-            let jobs = c.jobs.list_jobs(pb::ListRequest { filter }).await.map_err(status)?.into_inner().jobs;
-            return show_jobs(&jobs, *id, f, chrono::Utc::now().timestamp_millis()).map(Some);
-        }
-        Command::UpdateJobs { ids, set } => (ids, set.clone()),
-        Command::JobAction { action, ids } => (ids, vec![("action".to_string(), action.to_string())]),
-        _ => return Ok(None),
-    };
-    let set: Vec<pb::KeyValue> = set.into_iter().map(|(key, value)| pb::KeyValue { key, value }).collect();
+/// `show job [ID]` against the controller.
+pub async fn show(id: Option<u64>, f: &Flags, c: &mut Clients) -> Result<String, String> {
+    let filter = id.iter().map(|i| pb::KeyValue { key: "id".into(), value: i.to_string() }).collect();
+    let jobs = c.jobs.list_jobs(pb::ListRequest { filter }).await.map_err(status)?.into_inner().jobs;
+    show_jobs(&jobs, id, f, chrono::Utc::now().timestamp_millis())
+}
+
+/// Sends `set` to each job in turn (an update, or `action=hold|release|requeue`);
+/// stops at the first job the controller refuses, naming it when several were given.
+pub async fn update(ids: &[u64], set: &[(String, String)], c: &mut Clients) -> Result<String, String> {
+    let set: Vec<pb::KeyValue> =
+        set.iter().map(|(key, value)| pb::KeyValue { key: key.clone(), value: value.clone() }).collect();
     for &id in ids {
         let req = pb::UpdateJobRequest { id, set: set.clone() };
         c.jobs.update_job(req).await.map_err(|e| match ids.len() {
@@ -131,5 +130,5 @@ pub async fn execute(cmd: &Command, f: &Flags, c: &mut Clients) -> Result<Option
             _ => format!("job {id}: {}", status(e)),
         })?;
     }
-    Ok(Some(String::new()))
+    Ok(String::new())
 }

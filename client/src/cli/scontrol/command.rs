@@ -1,0 +1,68 @@
+//! What a parsed scontrol command line is: its [`Flags`] and one [`Command`].
+//! The types sit below every subcommand file, so each file parses into them
+//! and runs from them without importing a sibling or the dispatcher.
+
+use spur_proto::v1 as pb;
+
+/// scontrol's global flags.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Flags {
+    pub oneliner: bool,
+    pub quiet: bool,
+    pub json: bool,
+    pub help: bool,
+    pub controller: Option<String>,
+}
+
+/// A parsed command. `UpdateJobs` carries canonical keys (`TimeLimit`,
+/// `Priority`, `QOS`, `Partition`) with checked values; `JobAction` is
+/// `hold`, `release` or `requeue`, sent as `action=`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    /// `show license [NAME]` (`license.rs`).
+    ShowLicenses(Option<String>),
+    /// `update HRESName=...` (`license.rs`).
+    UpdateHres(Box<pb::UpdateHresRequest>),
+    /// `show node [LIST]` (`show_node.rs`).
+    ShowNodes(Option<String>),
+    /// `show partition [NAME]` (`show_partition.rs`).
+    ShowPartitions(Option<String>),
+    /// `show hostnames LIST` (`hostlist.rs`).
+    ShowHostnames(String),
+    /// `show hostlist[sorted] NAMES` (`hostlist.rs`).
+    ShowHostlist {
+        names: String,
+        sorted: bool,
+    },
+    /// `update NodeName=... State=...` (`update_node.rs`).
+    UpdateNodes {
+        nodes: String,
+        state: String,
+        reason: String,
+    },
+    /// `show job [ID]` (`job.rs`).
+    ShowJobs(Option<u64>),
+    /// `update JobId=...` (`job.rs`).
+    UpdateJobs {
+        ids: Vec<u64>,
+        set: Vec<(String, String)>,
+    },
+    /// `hold|release|requeue IDS` (`job.rs`).
+    JobAction {
+        action: &'static str,
+        ids: Vec<u64>,
+    },
+    /// `explain job ID` (`explain.rs`).
+    ExplainJob(u64),
+    /// `explain preempt PENDING RUNNING` (`explain.rs`).
+    ExplainPair(u64, u64),
+    /// `update PartitionName=P PreemptExemptTime=...` (`update_partition.rs`).
+    UpdatePartition {
+        name: String,
+        exempt_secs: Option<u64>,
+        clear: bool,
+    },
+    /// `reconfigure` (`reconfigure.rs`).
+    Reconfigure,
+    Help,
+}

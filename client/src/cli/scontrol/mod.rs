@@ -1,0 +1,256 @@
+//! `scontrol` (also `spur control`): `show node|partition|job|license|hostnames|hostlist`,
+//! `update NodeName=|PartitionName=|JobId=|HRESName=...`, `hold|release|requeue JOBS`,
+//! `explain` and `reconfigure`, in Slurm's key=value layout.
+//!
+//! This file only reads the global flags, matches the verb and entity (with
+//! Slurm's abbreviations) and dispatches; each subcommand parses its own words
+//! into a [`Command`] and runs it, in its own file:
+//!
+//! - [`command`]: the [`Command`] and [`Flags`] types every file below shares.
+//! - [`show_node`] / [`update_node`]: `show node`, and drain/resume by `update NodeName=`.
+//! - [`show_partition`] / [`update_partition`]: `show partition`, and the runtime
+//!   `PreemptExemptTime` override.
+//! - [`job`]: `show job`, `update JobId=`, `hold|release|requeue`.
+//! - [`license`]: `show license`, `update HRESName=`.
+//! - [`explain`]: `explain job|preempt`.
+//! - [`hostlist`]: `show hostnames|hostlist[sorted]` (no controller).
+//! - [`reconfigure`]: `reconfigure`, re-reading spur.conf on the controller.
+//!
+//! The subcommand files import only [`command`] and the shared pieces of
+//! `cli` (`fmt`, `kv`, `jobfmt`, `nodefmt`), never each other or this file.
+
+pub mod command;
+pub mod explain;
+pub mod hostlist;
+pub mod job;
+pub mod license;
+pub mod reconfigure;
+pub mod show_node;
+pub mod show_partition;
+pub mod update_node;
+pub mod update_partition;
+
+pub use command::{Command, Flags};
+
+use crate::cli::getopt::{Mode, Opt, Spec, switch, value};
+use crate::cli::kv;
+use crate::cli::output;
+use crate::conn::{self, Clients, Identity};
+
+pub const USAGE: &str = "\
+usage: scontrol [-o] [-Q] [--json] [--controller URL] COMMAND
+  show node [NODELIST]           nodes in key=value form (all when no list)
+  show partition [NAME]          partitions in key=value form
+  show hostnames LIST            expand a hostlist, one name per line
+  show hostlist[sorted] NAMES    compress names into a hostlist
+  update NodeName=LIST State=drain|resume|idle|down [Reason=\"...\"]
+  show job [ID]                  jobs in key=value form (all the controller still has)
+  show license [NAME]            licenses, and each layer of a hierarchical resource
+  update HRESName=R LayerName=L [Nodes=LIST|+LIST|-LIST] [Count=N] [Base=name:value,...|Base=]
+         [DisableLayer=true|false]     change a layer (Administrator)
+  update HRESName=R DisableHRES=true|false
+  update JobId=ID[,ID] TimeLimit=T Priority=N QOS=Q Partition=P   (or: update job ID ...)
+  hold|release|requeue ID[,ID]   hold a pending job, release it, requeue a running one
+  reconfigure                    re-read spur.conf on the controller
+  explain job ID                 why a job pends, and its preemption candidates with each verdict
+  explain preempt PENDING RUNNING  the full preemption verdict for one pair
+  update PartitionName=P PreemptExemptTime=SECS | ClearPreemptExemptTime=yes
+                                 runtime override, lost on reconfigure or restart
+flags:
+  -o, --oneliner   one line per record       -Q, --quiet   no warnings
+  --json           show output as JSON       -d, -a        accepted (nothing more to show)
+Keys are case-insensitive; quote values with spaces: Reason=\"hw fault\".";
+
+static FLAGS: Spec<Flags> = Spec { opts: OPTS, mode: Mode::Anywhere, noun: "flag" };
+const OPTS: &[Opt<Flags>] = &[
+    switch("a/all", |_| {}),
+    switch("d/details", |_| {}),
+    switch("h/help", |f| f.help = true),
+    switch("o/oneliner", |f| f.oneliner = true),
+    switch("Q/quiet", |f| f.quiet = true),
+    switch("-/json", |f| f.json = true),
+    value("-/controller", |f, v| f.controller = Some(v)),
+    switch("-/usage", |f| f.help = true),
+];
+
+/// `(keyword, shortest prefix)`, as scontrol matches them.
+const COMMANDS: &[(&str, usize)] = &[
+    ("show", 3),
+    ("update", 3),
+    ("reconfigure", 3),
+    ("help", 1),
+    ("hold", 2),
+    ("release", 3),
+    ("requeue", 3),
+    ("explain", 3),
+];
+const ENTITIES: &[(&str, usize)] = &[
+    ("nodes", 1),
+    ("partitions", 2),
+    ("jobs", 1),
+    ("licenses", 1),
+    ("hostnames", 5),
+    ("hostlist", 5),
+    ("hostlistsorted", 9),
+];
+
+/// Slurm commands Spur does not serve yet: job commands, then the rest.
+/// Matched on at least their first three letters.
+const LATER_JOBS: &str = "uhold requeuehold suspend resume top notify listpids wait_job";
+const LATER: &str = "create delete ping version reboot cancel_reboot shutdown takeover setdebug \
+    setdebugflags schedloglevel token write";
+const SHOW_LATER_JOBS: &str = "steps";
+const SHOW_LATER: &str = "reservations config topology federation burstbuffer assoc_mgr daemons";
+
+fn later(word: &str, jobs: &'static str, other: &'static str, what: &str) -> Option<String> {
+    let w = word.to_ascii_lowercase();
+    let hit =
+        |list: &'static str| list.split_whitespace().find(|k| w.len() >= 3.min(k.len()) && k.starts_with(&w));
+    let why = if hit(jobs).is_some() {
+        " (job commands: show job, update job, hold, release, requeue)"
+    } else {
+        ""
+    };
+    let name = hit(jobs).or_else(|| hit(other))?;
+    Some(format!("{what}{name} is not available in this Spur release yet{why}"))
+}
+
+pub fn parse(argv: &[String]) -> Result<(Flags, Command), String> {
+    let mut flags = Flags::default();
+    let words = FLAGS.parse(argv, &mut flags)?;
+    if flags.help {
+        return Ok((flags, Command::Help));
+    }
+    let Some((first, rest)) = words.split_first() else {
+        return Err("no command given (see scontrol --help)".into());
+    };
+    let cmd = match kv::keyword(first, COMMANDS) {
+        Some("show") => show(rest)?,
+        Some("update") => update(rest)?,
+        Some(a @ ("hold" | "release" | "requeue")) => job::parse_action(a, rest)?,
+        Some("explain") => explain::parse(rest)?,
+        Some("reconfigure") => reconfigure::parse(rest)?,
+        Some(_) => Command::Help,
+        None => {
+            return Err(later(first, LATER_JOBS, LATER, "")
+                .unwrap_or_else(|| format!("unrecognised command '{first}' (see scontrol --help)")));
+        }
+    };
+    Ok((flags, cmd))
+}
+
+fn show(args: &[String]) -> Result<Command, String> {
+    let Some((what, rest)) = args.split_first() else {
+        return Err("show: say what to show: node, partition, job, hostnames or hostlist".into());
+    };
+    if let Some(x) = rest.get(1) {
+        return Err(format!("show {what}: unexpected argument '{x}' (give one name or hostlist)"));
+    }
+    let arg = rest.first().cloned();
+    Ok(match kv::keyword(what, ENTITIES) {
+        Some("nodes") => show_node::parse(arg)?,
+        Some("partitions") => Command::ShowPartitions(arg),
+        Some("jobs") => job::parse_show(arg.as_deref())?,
+        Some("licenses") => Command::ShowLicenses(arg),
+        Some(e) => hostlist::parse(what, e, arg)?,
+        None => {
+            return Err(later(what, SHOW_LATER_JOBS, SHOW_LATER, "show ").unwrap_or_else(|| {
+                format!("show: unknown entity '{what}' (use node, partition, job, hostnames or hostlist)")
+            }));
+        }
+    })
+}
+
+fn update(args: &[String]) -> Result<Command, String> {
+    if job::names_job(args) {
+        return job::parse_update(args);
+    }
+    if license::names_hres(args) {
+        return license::parse_update(args);
+    }
+    let pairs = kv::pairs(args)?;
+    let has = |k: &str| pairs.iter().any(|p| p.is(k));
+    if has("partitionname") && !has("nodename") {
+        return update_partition::parse(&pairs);
+    }
+    if !has("nodename") {
+        return Err(if has("jobname") {
+            "update JobName= is not available in this Spur release; select the job with JobId=".into()
+        } else {
+            "update: say what to update with NodeName=LIST, JobId=ID or HRESName=R".into()
+        });
+    }
+    update_node::parse(&pairs)
+}
+
+/// What a command printed, and the controller's warning for stderr.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub stdout: String,
+    pub warning: Option<String>,
+}
+
+/// Commands that need no controller.
+fn local(cmd: &Command) -> Result<Option<String>, String> {
+    Ok(Some(match cmd {
+        Command::Help => format!("{USAGE}\n"),
+        Command::ShowHostnames(list) => hostlist::hostnames(list)?,
+        Command::ShowHostlist { names, sorted } => hostlist::compress(names, *sorted)?,
+        _ => return Ok(None),
+    }))
+}
+
+/// Runs `cmd` in the file that owns it.
+pub async fn execute(cmd: &Command, f: &Flags, c: &mut Clients) -> Result<Outcome, String> {
+    let stdout = match cmd {
+        Command::ShowNodes(list) => show_node::execute(list.as_deref(), f, c).await?,
+        Command::UpdateNodes { nodes, state, reason } => {
+            let warning = update_node::execute(nodes, state, reason, c).await?.filter(|_| !f.quiet);
+            return Ok(Outcome { stdout: String::new(), warning });
+        }
+        Command::ShowPartitions(name) => show_partition::execute(name.as_deref(), f, c).await?,
+        Command::UpdatePartition { name, exempt_secs, clear } => {
+            update_partition::execute(name, *exempt_secs, *clear, c).await?
+        }
+        Command::ShowJobs(id) => job::show(*id, f, c).await?,
+        Command::UpdateJobs { ids, set } => job::update(ids, set, c).await?,
+        Command::JobAction { action, ids } => {
+            job::update(ids, &[("action".into(), action.to_string())], c).await?
+        }
+        Command::ShowLicenses(name) => license::show(name.as_deref(), f, c).await?,
+        Command::UpdateHres(r) => license::update(r, c).await?,
+        Command::ExplainJob(id) => explain::execute(*id, None, f, c).await?,
+        Command::ExplainPair(p, r) => explain::execute(*p, Some(*r), f, c).await?,
+        Command::Reconfigure => reconfigure::execute(c).await?,
+        Command::Help | Command::ShowHostnames(_) | Command::ShowHostlist { .. } => {
+            local(cmd)?.unwrap_or_default()
+        }
+    };
+    Ok(Outcome { stdout, warning: None })
+}
+
+async fn run(argv: &[String]) -> Result<Outcome, String> {
+    let (flags, cmd) = parse(argv)?;
+    if let Some(stdout) = local(&cmd)? {
+        return Ok(Outcome { stdout, warning: None });
+    }
+    let mut c = conn::connect_flag(flags.controller.as_deref(), Identity::local()).await?;
+    execute(&cmd, &flags, &mut c).await
+}
+
+/// Runs scontrol with its arguments (without argv[0]); returns the exit code.
+pub async fn main(argv: &[String]) -> i32 {
+    match run(argv).await {
+        Ok(out) => {
+            let code = output::emit("scontrol", &out.stdout);
+            if let Some(w) = out.warning {
+                output::complain(&format!("scontrol: warning: {w}"));
+            }
+            code
+        }
+        Err(e) => {
+            output::complain(&format!("scontrol: error: {e}"));
+            1
+        }
+    }
+}
