@@ -5,7 +5,7 @@
 
 use super::fmt::{null, record};
 use crate::vocab::hostlist;
-use crate::vocab::time::{format_minutes, format_seconds};
+use crate::vocab::time::{format_limit, format_seconds};
 use crate::vocab::txn::format_time;
 use spur_proto::v1 as pb;
 
@@ -174,7 +174,7 @@ pub fn job_record(j: &pb::Job, now_ms: i64, oneliner: bool) -> String {
     if !reason_detail(j).is_empty() {
         reason += &format!(" ({})", reason_detail(j));
     }
-    let limit = j.time_limit_minutes.map_or("UNLIMITED".into(), format_minutes);
+    let limit = format_limit(j.time_limit_minutes);
     // A pending job's recorded end (from before a requeue) is not its end.
     let end = if is(j, "PENDING") { None } else { end_ms(j) };
     let (start, end) = (time_or(j.start_ms, "Unknown"), end.map_or("Unknown".into(), format_time));

@@ -19,7 +19,7 @@ use super::fmt::status;
 use super::getopt::{Mode, Opt, Spec, check, switch, value};
 use super::jobfmt::{self, is};
 use crate::conn::{self, Identity};
-use crate::vocab::time::{format_minutes, format_seconds};
+use crate::vocab::time::{UNLIMITED, format_limit, format_seconds};
 use crate::vocab::txn::parse_time;
 use chrono::{DateTime, Local, NaiveTime, TimeZone};
 use spur_proto::v1 as pb;
@@ -118,8 +118,8 @@ pub const FIELDS: &[Field] = &[
     f("Start", 19, |j, _| jobfmt::time_or(shown_start(j), "Unknown")),
     f("State", 10, |j, _| jobfmt::accounting_state(j).to_string()),
     f("Submit", 19, |j, _| jobfmt::time_or(j.submit_ms, "Unknown")),
-    f("Timelimit", 10, |j, _| j.time_limit_minutes.map_or("UNLIMITED".into(), format_minutes)),
-    f("TimelimitRaw", 10, |j, _| j.time_limit_minutes.map_or("UNLIMITED".into(), |m| m.to_string())),
+    f("Timelimit", 10, |j, _| format_limit(j.time_limit_minutes)),
+    f("TimelimitRaw", 10, |j, _| j.time_limit_minutes.map_or(UNLIMITED.into(), |m| m.to_string())),
     f("User", 9, |j, _| j.user.clone()),
     f("WorkDir", 20, |j, _| j.spec.as_ref().map(|s| s.workdir.clone()).unwrap_or_default()),
 ];

@@ -8,8 +8,8 @@
 use super::fmt::status;
 use super::getopt::{Arg, Mode, Opt, Spec, check, switch, value};
 use crate::conn::{self, Identity};
+use crate::vocab::TimeLimit;
 use crate::vocab::hostlist;
-use crate::vocab::time::parse_limit;
 use spur_proto::v1 as pb;
 use std::io::{IsTerminal, Read};
 use std::path::Path;
@@ -219,11 +219,7 @@ fn hosts(flag: &str, v: &str) -> Result<String, String> {
 /// "unlimited" of its own, so they leave the limit to the controller's defaults.
 fn time(st: &mut State, v: String) -> Result<(), String> {
     st.sub.spec.time_limit_minutes =
-        if ["0", "unlimited", "infinite"].iter().any(|u| v.trim().eq_ignore_ascii_case(u)) {
-            None
-        } else {
-            Some(parse_limit(&v).map_err(|e| format!("--time: {e}"))?)
-        };
+        TimeLimit::parse_request(&v).map_err(|e| format!("--time: {e}"))?.minutes();
     Ok(())
 }
 

@@ -17,6 +17,7 @@ pub use super::jobsort::{sort, sort_keys};
 use super::kv::{self, Item, fit_into};
 use super::listing;
 use crate::conn::{self, Identity};
+use crate::vocab::time::UNLIMITED;
 use spur_proto::v1 as pb;
 
 pub const USAGE: &str = "\
@@ -287,8 +288,7 @@ fn other_cell(code: char, j: &pb::Job, now_ms: i64) -> String {
             &none
         }
     };
-    let limit =
-        |f: &dyn Fn(u64) -> u64| j.time_limit_minutes.map_or("UNLIMITED".into(), |m| squeue_secs(f(m)));
+    let limit = |f: &dyn Fn(u64) -> u64| j.time_limit_minutes.map_or(UNLIMITED.into(), |m| squeue_secs(f(m)));
     match code {
         'p' | 'Q' => jobfmt::priority(j),
         'N' => jobfmt::nodelist(j),

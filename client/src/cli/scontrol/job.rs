@@ -8,7 +8,8 @@ use crate::cli::fmt::status;
 use crate::cli::jobfmt;
 use crate::cli::kv::{self, Pair};
 use crate::conn::Clients;
-use crate::vocab::time::parse_minutes;
+use crate::vocab::TimeLimit;
+use crate::vocab::time::UNLIMITED;
 use spur_proto::v1 as pb;
 
 /// Whether `update ARGS` is about jobs: `update job ...` or any `JobId=`.
@@ -61,13 +62,11 @@ pub fn parse_update(args: &[String]) -> Result<Command, String> {
                 ids.extend(jobfmt::parse_ids(&[v]).map_err(|e| format!("JobId: {e}"))?);
                 continue;
             }
-            "timelimit" if v.eq_ignore_ascii_case("unlimited") || v.eq_ignore_ascii_case("infinite") => {
-                ("TimeLimit", "UNLIMITED".to_string())
-            }
-            // Sent as minutes, so the controller reads exactly what was checked here.
-            "timelimit" => {
-                ("TimeLimit", parse_minutes(v).map_err(|e| format!("TimeLimit: {e}"))?.to_string())
-            }
+            // Sent as minutes or UNLIMITED, so the controller reads exactly what was checked here.
+            "timelimit" => match TimeLimit::parse(v).map_err(|e| format!("TimeLimit: {e}"))? {
+                TimeLimit::Minutes(m) => ("TimeLimit", m.to_string()),
+                TimeLimit::Unlimited => ("TimeLimit", UNLIMITED.to_string()),
+            },
             "priority" => match v.parse::<u64>() {
                 Ok(p) => ("Priority", p.to_string()),
                 Err(_) => return Err(format!("Priority: '{v}' is not a whole number of zero or more")),

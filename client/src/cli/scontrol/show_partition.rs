@@ -5,7 +5,7 @@ use super::command::Flags;
 use crate::cli::fmt::{null, record, status};
 use crate::cli::nodefmt::partition_json;
 use crate::conn::Clients;
-use crate::vocab::time::{format_minutes, format_seconds};
+use crate::vocab::time::{UNLIMITED, format_minutes, format_seconds};
 use spur_proto::v1 as pb;
 
 /// `scontrol show partition` for one partition.
@@ -19,7 +19,7 @@ pub fn partition_record(p: &pb::Partition, oneliner: bool) -> String {
             "Default={} DefaultTime={} MaxTime={}",
             if p.is_default { "YES" } else { "NO" },
             time(p.default_time_minutes, "NONE"),
-            time(p.max_time_minutes, "UNLIMITED")
+            time(p.max_time_minutes, UNLIMITED)
         ),
         format!("Nodes={}", null(&p.nodes)),
         format!("PriorityTier={} PreemptMode={mode} PreemptExemptTime={exempt}", p.priority_tier),
