@@ -5,13 +5,14 @@
 //! to the job's whole process group, with Slurm's KillWait before SIGKILL.
 
 use super::JobService;
-use super::record::{JobRecord, PENDING, RUNNING};
+use super::record::JobRecord;
 use super::transition::Changed;
 use crate::accounting::Caller;
 use crate::auth::Role;
 use crate::error::{Error, Result};
 use crate::store::now_ms;
 use spur_proto::v1 as pb;
+use spur_vocab::JobState;
 use std::collections::HashSet;
 
 /// How many jobs one write of a bulk cancel carries: memory follows the
@@ -21,9 +22,9 @@ const SIGKILL: i32 = 9;
 const SIGTERM: i32 = 15;
 
 /// `j` ended in `state`.
-pub(crate) fn ended(j: &JobRecord, state: &str, exit_code: i32, reason: &str) -> JobRecord {
+pub(crate) fn ended(j: &JobRecord, state: JobState, exit_code: i32, reason: &str) -> JobRecord {
     let mut n = j.clone();
-    n.state = state.into();
+    n.state = state;
     n.end_ms = now_ms();
     n.exit_code = exit_code;
     n.reason = reason.into();
@@ -32,12 +33,12 @@ pub(crate) fn ended(j: &JobRecord, state: &str, exit_code: i32, reason: &str) ->
 }
 
 /// The final state and reason an agent's report means.
-fn reported(r: &pb::JobReport) -> (&'static str, String) {
+fn reported(r: &pb::JobReport) -> (JobState, String) {
     match (r.state.as_str(), r.exit_code, r.signal) {
-        ("failed", ..) => ("FAILED", format!("launch failed: {}", r.message)),
-        (_, 0, 0) => ("COMPLETED", String::new()),
-        (_, _, 0) => ("FAILED", "NonZeroExitCode".to_string()),
-        _ => ("FAILED", format!("killed by signal {}", r.signal)),
+        ("failed", ..) => (JobState::Failed, format!("launch failed: {}", r.message)),
+        (_, 0, 0) => (JobState::Completed, String::new()),
+        (_, _, 0) => (JobState::Failed, "NonZeroExitCode".to_string()),
+        _ => (JobState::Failed, format!("killed by signal {}", r.signal)),
     }
 }
 
@@ -72,7 +73,7 @@ impl JobService {
             } else {
                 let q = self.lock();
                 (chunk.iter().filter_map(|id| q.jobs.get(id)))
-                    .filter(|j| j.state == RUNNING)
+                    .filter(|j| j.state == JobState::Running)
                     .filter_map(|j| Some((j.id, j.nodes.first()?.clone())))
                     .collect()
             };
@@ -81,8 +82,9 @@ impl JobService {
             }
             let sent: HashSet<u64> = signalled.iter().map(|(id, _)| *id).collect();
             let rest: Vec<u64> = chunk.iter().copied().filter(|id| !sent.contains(id)).collect();
-            let changed =
-                self.transition(&rest, |j| Ok(j.is_active().then(|| ended(j, "CANCELLED", 0, "")))).await?;
+            let changed = self
+                .transition(&rest, |j| Ok(j.is_active().then(|| ended(j, JobState::Cancelled, 0, ""))))
+                .await?;
             let cancelled: HashSet<u64> = changed.iter().map(|c| c.new.id).collect();
             for c in &changed {
                 self.terminate(&c.old).await;
@@ -96,7 +98,7 @@ impl JobService {
     pub(crate) async fn finish(
         &self,
         id: u64,
-        state: &str,
+        state: JobState,
         exit_code: i32,
         reason: &str,
     ) -> Result<Option<Changed>> {
@@ -104,7 +106,7 @@ impl JobService {
     }
 
     /// Ends a job and then stops what runs of it.
-    pub(crate) async fn end_and_terminate(&self, id: u64, state: &str, reason: &str) -> Result<()> {
+    pub(crate) async fn end_and_terminate(&self, id: u64, state: JobState, reason: &str) -> Result<()> {
         if let Some(c) = self.finish(id, state, 0, reason).await? {
             self.terminate(&c.old).await;
         }
@@ -154,7 +156,7 @@ impl JobService {
             let back = |j: &JobRecord| {
                 Ok(j.is_placed().then(|| {
                     let mut n = j.clone();
-                    n.state = PENDING.into();
+                    n.state = JobState::Pending;
                     n.nodes.clear();
                     n.licenses_alloc.clear();
                     n.start_ms = 0;

@@ -31,9 +31,9 @@ use crate::sched::SchedConfig;
 use crate::sched::submit::{self, SubmitCounts, SubmitError, SubmitPolicy};
 use crate::store::{BatchWriter, Store, now_ms};
 use preempt::preempt_config;
-use record::{JobRecord, PENDING, RUNNING};
+use record::JobRecord;
 use spur_proto::v1 as pb;
-use spur_vocab::{hostlist, licenses};
+use spur_vocab::{Hold, JobState, hostlist, licenses};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -249,7 +249,7 @@ impl JobService {
             nodelist: expand("nodelist", &spec.nodelist)?,
             exclude: expand("exclude", &spec.exclude)?,
             exclusive: spec.exclusive,
-            hold: if spec.hold { "user".into() } else { String::new() },
+            hold: if spec.hold { Hold::User } else { Hold::None },
             // Known before the first pass, so squeue shows it at once.
             reason: if spec.hold { "JobHeldUser".into() } else { String::new() },
             requeue: spec.requeue.unwrap_or(true),
@@ -260,7 +260,7 @@ impl JobService {
             script: spec.script.clone(),
             env: spec.env.iter().map(|kv| (kv.key.clone(), kv.value.clone())).collect(),
             workdir: spec.workdir.clone(),
-            state: PENDING.into(),
+            state: JobState::Pending,
             ..JobRecord::default()
         };
         if let Some(bad) = rec.nodelist.iter().find(|n| self.nodes.node(n).is_none()) {
@@ -304,7 +304,7 @@ impl JobService {
     /// Running jobs and what each was charged, for `show license`.
     pub fn license_holders(&self) -> Vec<(u64, Vec<spur_vocab::licenses::LicenseAlloc>)> {
         (self.lock().jobs.values())
-            .filter(|j| j.state == RUNNING && !j.licenses_alloc.is_empty())
+            .filter(|j| j.state == JobState::Running && !j.licenses_alloc.is_empty())
             .map(|j| (j.id, j.licenses_alloc.clone()))
             .collect()
     }

@@ -4,11 +4,12 @@
 //! that pass decided for the job, its checks and outcome.
 
 use super::JobService;
-use super::record::{JobRecord, PENDING, RUNNING, SUSPENDED};
+use super::record::JobRecord;
 use crate::config::SchedulerConfig;
 use crate::error::{Error, Result};
 use crate::sched::{self, JobVerdict, PairVerdict, Plan, PreemptConfig, Reason};
 use crate::store::{TxnRow, now_ms};
+use spur_vocab::JobState;
 use spur_vocab::names::PreemptMode;
 use std::sync::Arc;
 
@@ -82,14 +83,14 @@ impl JobService {
     pub(crate) async fn apply_preemption(&self, plan: &Plan, now: i64) {
         let mut rows = vec![];
         for p in &plan.preemptions {
-            let Some(j) = self.job(p.victim).filter(|j| j.state == RUNNING) else { continue };
+            let Some(j) = self.job(p.victim).filter(|j| j.state == JobState::Running) else { continue };
             self.evicted_for.lock().unwrap_or_else(|e| e.into_inner()).insert(p.by, now);
             tracing::info!(victim = p.victim, by = p.by, mode = p.mode.as_str(), "preempting");
             self.set_preempted_by(p.victim, p.by);
             let done = match p.mode {
                 PreemptMode::Requeue => self.requeue(p.victim).await,
                 PreemptMode::Suspend => self.suspend(&j, now).await,
-                _ => self.end_and_terminate(p.victim, "CANCELLED", "Preempted").await,
+                _ => self.end_and_terminate(p.victim, JobState::Cancelled, "Preempted").await,
             };
             match done {
                 Ok(()) => rows.push(TxnRow::system(
@@ -142,11 +143,15 @@ impl JobService {
     /// node settling), keeping the time suspended off its limit. None when
     /// the job was not in the state to leave.
     async fn set_suspended(&self, id: u64, suspend: bool, now: i64) -> Result<Option<JobRecord>> {
-        let (from, to) = if suspend { (RUNNING, SUSPENDED) } else { (SUSPENDED, RUNNING) };
+        let (from, to) = if suspend {
+            (JobState::Running, JobState::Suspended)
+        } else {
+            (JobState::Suspended, JobState::Running)
+        };
         let next = |j: &JobRecord| {
             Ok((j.state == from).then(|| {
                 let mut n = j.clone();
-                n.state = to.into();
+                n.state = to;
                 if suspend {
                     n.suspend_ms = now;
                 } else {
@@ -163,7 +168,7 @@ impl JobService {
     pub(crate) fn evicted_for(&self) -> std::collections::HashMap<u64, i64> {
         let mut m = self.evicted_for.lock().unwrap_or_else(|e| e.into_inner());
         let q = self.lock();
-        m.retain(|id, _| q.jobs.get(id).is_some_and(|j| j.state == PENDING));
+        m.retain(|id, _| q.jobs.get(id).is_some_and(|j| j.state == JobState::Pending));
         m.clone()
     }
 }

@@ -6,8 +6,9 @@
 //! killed on the node).
 
 use super::JobService;
-use super::record::{JobRecord, RUNNING};
+use super::record::JobRecord;
 use spur_proto::v1 as pb;
+use spur_vocab::JobState;
 use std::collections::HashSet;
 
 /// Why a job the controller had running was ended without its agent's word.
@@ -47,14 +48,14 @@ impl JobService {
                 .jobs
                 .values()
                 // A launch still on its way is not in the agent's list yet.
-                .filter(|j| j.state == RUNNING && hosted(j) && !reported.contains(&j.id))
+                .filter(|j| j.state == JobState::Running && hosted(j) && !reported.contains(&j.id))
                 .filter(|j| !q.launching.contains(&j.id))
                 .map(|j| (j.id, j.requeue))
                 .collect();
             let mut stray = vec![];
             for r in running {
                 let ours = q.jobs.get(&r.job_id);
-                if ours.is_some_and(|j| j.state == RUNNING && j.nodes.first() == Some(&r.node)) {
+                if ours.is_some_and(|j| j.state == JobState::Running && j.nodes.first() == Some(&r.node)) {
                     continue;
                 }
                 // The end of the killed run says nothing of the job's current one.
@@ -72,7 +73,7 @@ impl JobService {
                 let _ = self.requeue_lost(id).await;
             } else {
                 tracing::warn!(job = id, "the job's agent does not run it; NODE_FAIL");
-                let _ = self.finish(id, "NODE_FAIL", 0, LOST_REASON).await;
+                let _ = self.finish(id, JobState::NodeFail, 0, LOST_REASON).await;
             }
             done.lost.push(id);
         }

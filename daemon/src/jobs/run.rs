@@ -3,11 +3,12 @@
 //! pending job's reason, and handle reports, time limits and failed nodes.
 
 use super::JobService;
-use super::record::{JobRecord, PENDING, RUNNING};
+use super::record::JobRecord;
 use crate::model::BaseState;
 use crate::sched::{self, SchedNode, Snapshot};
 use crate::store::now_ms;
 use spur_proto::v1 as pb;
+use spur_vocab::JobState;
 use spur_vocab::hostlist;
 use std::sync::Arc;
 use std::time::Duration;
@@ -90,7 +91,9 @@ impl JobService {
         // refuses leaves the job pending, not running nowhere.
         let started = self
             .transition(&ids, |j| {
-                let Some(s) = starts.get(&j.id).filter(|_| j.state == PENDING) else { return Ok(None) };
+                let Some(s) = starts.get(&j.id).filter(|_| j.state == JobState::Pending) else {
+                    return Ok(None);
+                };
                 Ok(Some(started(j, s, &nodes, now)))
             })
             .await;
@@ -124,10 +127,10 @@ impl JobService {
     /// The time-limit watchdog, and jobs whose nodes went down.
     async fn enforce(&self, now: i64) {
         let running: Vec<JobRecord> =
-            self.lock().jobs.values().filter(|j| j.state == RUNNING).cloned().collect();
+            self.lock().jobs.values().filter(|j| j.state == JobState::Running).cloned().collect();
         for j in running {
             if j.deadline_ms().is_some_and(|d| now >= d) {
-                let _ = self.end_and_terminate(j.id, "TIMEOUT", "TimeLimit").await;
+                let _ = self.end_and_terminate(j.id, JobState::Timeout, "TimeLimit").await;
                 continue;
             }
             let lost =
@@ -137,7 +140,7 @@ impl JobService {
                     tracing::warn!(job = j.id, "a node of the job went down; requeueing");
                     let _ = self.requeue(j.id).await;
                 } else {
-                    let _ = self.finish(j.id, "NODE_FAIL", 0, "NodeDown").await;
+                    let _ = self.finish(j.id, JobState::NodeFail, 0, "NodeDown").await;
                 }
             }
         }
@@ -153,7 +156,7 @@ fn started(j: &JobRecord, s: &sched::Start, nodes: &[crate::model::Node], now: i
         Some(node) if shape.exclusive => (node.cpus, node.memory_mb, shape.gpus),
         _ => (shape.cpus, shape.mem_mb, shape.gpus),
     };
-    n.state = RUNNING.into();
+    n.state = JobState::Running;
     n.nodes = s.nodes.clone();
     n.licenses_alloc = s.licenses.clone();
     n.start_ms = now;

@@ -8,8 +8,9 @@
 //! licences, the change batch) from the old and new records, in one place.
 
 use super::JobService;
-use super::record::{JobRecord, PENDING, RUNNING, SUSPENDED};
+use super::record::JobRecord;
 use crate::error::Result;
+use spur_vocab::JobState;
 use tokio::sync::{Mutex, MutexGuard};
 
 /// Transition locks: a job's is `id % STRIPES`, so the locks cost the same
@@ -109,7 +110,7 @@ impl JobService {
                     q.counts.add(&new.sched_job());
                 }
                 self.settle_nodes(&old, &new);
-                if old.state == PENDING && new.state == RUNNING {
+                if old.state == JobState::Pending && new.state == JobState::Running {
                     // Started: a registration meanwhile must not call it lost.
                     q.launching.insert(new.id);
                 }
@@ -138,7 +139,7 @@ impl JobService {
         } else if old.held() != new.held() {
             // Suspend or resume: CPUs and GPUs move, memory and the job's place stay.
             let (cpus, _, gpus) = new.alloc;
-            self.nodes.adjust(&new.nodes, (cpus, 0, gpus), new.state == SUSPENDED, false);
+            self.nodes.adjust(&new.nodes, (cpus, 0, gpus), new.state == JobState::Suspended, false);
         }
     }
 }
