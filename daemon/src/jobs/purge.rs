@@ -11,8 +11,9 @@
 //! ignored anyway); and every purged id is marked, so the next change batch
 //! tells watchers it is gone (`JobsChanged.removed`).
 
+use super::queue::Queue;
 use super::record::JobRecord;
-use super::{JobService, KIND_JOB, Queue};
+use super::{JobService, KIND_JOB};
 use crate::config::SchedulerConfig;
 use crate::error::Result;
 use crate::store::{Store, now_ms};

@@ -3,6 +3,8 @@
 //! update never writes back a copy older than a cancel that beat it.
 
 use super::JobService;
+use super::effect::{Effect, Effects};
+use super::queue::{Queue, owns};
 use super::record::JobRecord;
 use crate::accounting::Caller;
 use crate::auth::Role;
@@ -64,32 +66,50 @@ pub(crate) fn updated(
     Ok(next)
 }
 
+impl Queue {
+    /// scontrol update job / hold / release of `id` by `caller`: the record
+    /// to become, or why not (an ended job is Slurm's ESLURM_JOB_FINISHED).
+    pub fn update(
+        &self,
+        role: Role,
+        caller: &Caller,
+        id: u64,
+        set: &[(String, String)],
+        partitions: &[String],
+    ) -> Result<Effects> {
+        let j = self.get(id)?;
+        owns(role, caller, j)?;
+        if !j.is_active() {
+            return Err(Error::FailedPrecondition(format!(
+                "Job/step already completing or completed (job {id} is {})",
+                j.state
+            )));
+        }
+        Ok(Effect::Persist(updated(j, role, caller, set, partitions)?).into())
+    }
+
+    /// scontrol requeue of `id` by `caller`: its run is stopped and the job
+    /// waits again, its spec intact.
+    pub fn requeue_request(&self, role: Role, caller: &Caller, id: u64) -> Result<Effects> {
+        let j = self.get(id)?;
+        owns(role, caller, j)?;
+        if !j.is_placed() {
+            return Err(Error::FailedPrecondition(format!("job {id} is not running")));
+        }
+        Ok(self.requeue(id, true))
+    }
+}
+
 impl JobService {
     /// scontrol update job / hold / release / requeue.
     pub async fn update(&self, role: Role, caller: &Caller, id: u64, set: &[(String, String)]) -> Result<()> {
-        let missing = || Error::NotFound(format!("job {id} does not exist"));
         // Requeue is a transition of its own; the request's other keys are not applied with it.
         if set.iter().any(|(k, v)| k.eq_ignore_ascii_case("action") && v == "requeue") {
-            let j = self.job(id).ok_or_else(missing)?;
-            self.owns(role, caller, &j)?;
-            if !j.is_placed() {
-                return Err(Error::FailedPrecondition(format!("job {id} is not running")));
-            }
-            return self.requeue(id).await;
+            self.transit(&[id], |q| q.requeue_request(role, caller, id)).await?;
+            return Ok(());
         }
         let parts: Vec<String> = self.nodes.partitions().into_iter().map(|p| p.name).collect();
-        let next = |j: &JobRecord| {
-            self.owns(role, caller, j)?;
-            if !j.is_active() {
-                // Slurm's ESLURM_JOB_FINISHED.
-                return Err(Error::FailedPrecondition(format!(
-                    "Job/step already completing or completed (job {id} is {})",
-                    j.state
-                )));
-            }
-            updated(j, role, caller, set, &parts).map(Some)
-        };
-        self.transition_one(id, next).await?.ok_or_else(missing)?;
+        self.transit(&[id], |q| q.update(role, caller, id, set, &parts)).await?;
         Ok(())
     }
 }
