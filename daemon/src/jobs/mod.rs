@@ -1,11 +1,17 @@
-//! Jobs: submit (resolution and the gate), the queue, cancel and update, and
-//! the loop that runs the pure scheduler and applies its plan.
+//! Jobs: submit (resolution and the gate), the queue, every job
+//! transition, and the loop that runs the pure scheduler and applies its plan.
 //!
-//! - [`transition`]: the one way an existing job changes (lock, persist, install).
-//! - [`ending`]: cancel, agents' reports, requeue, and the signals that stop a run.
+//! A transition is a synchronous `Queue` method that returns its effects as
+//! data; the executor applies them (persist, install, act). See ARCHITECTURE.md.
+//!
+//! - [`queue`]: the jobs held, and the install that keeps counts and marks with them.
+//! - [`effect`]: what a transition asks for: persist, signal, launch, audit, flush.
+//! - [`transition`]: the executor, under the 64 transition locks.
+//! - [`ending`]: cancel, agents' reports, requeue, time limits, lost nodes.
 //! - [`update`]: scontrol update / hold / release / requeue.
-//! - [`record`]: the persisted job.
-//! - [`run`]: the scheduling loop, launches on agents, reports, the time-limit watchdog.
+//! - [`preempt`]: the scheduler's evictions and resumes; `scontrol explain`.
+//! - [`record`]: the persisted job, its state and hold typed.
+//! - [`run`]: the scheduling loop, the pass's starts, launches, the time-limit watchdog.
 //! - [`reconcile`]: an agent's running jobs at registration against the queue.
 //! - [`events`]: job changes in numbered batches, for `Cluster.Watch`.
 //! - [`admit`]: submits no node set could run, and MaxJobCount.
