@@ -1,8 +1,8 @@
 //! spurctld (the controller), spurd (the node agent), and their library.
 //!
 //! - [`config`]: spur.conf (TOML); errors name the key and the file.
-//! - [`jobs`]: submit, the queue, every job transition (persist, then install), and the loop
-//!   that applies the scheduler's plan.
+//! - [`jobs`]: submit, the queue, every job transition (a function returning effects, applied
+//!   by one executor: persist, install, act), and the loop that applies the scheduler's plan.
 //! - [`licenses`]: plain licenses and hierarchical resources: submit checks, updates, show.
 //! - [`model`]: plain data (QOS, accounts, users, associations, nodes, HRES): `spur_sched::model`.
 //! - [`accounting`]: sacctmgr semantics and the one mutation path for accounting records.

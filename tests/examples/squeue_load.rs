@@ -9,6 +9,7 @@
 //! `cargo build --release --bins && cargo run --release -p spur-tests --example squeue_load [-- JOBS]`
 
 use spur_client::conn::{self, Identity};
+use spur_client::vocab::{Hold, JobState};
 use spur_daemon::jobs::{KIND_JOB, record::JobRecord};
 use spur_proto::v1 as pb;
 use spur_tests::proc::{Controller, conf, run, wait_for};
@@ -33,13 +34,13 @@ fn job(id: u64, now_ms: i64) -> JobRecord {
         ntasks: 1,
         cpus_per_task: 1 + (id % 4) as u32,
         time_limit: Some(60),
-        hold: if held { "user".into() } else { String::new() },
+        hold: if held { Hold::User } else { Hold::None },
         reason: if held { "JobHeldUser".into() } else { "Resources".into() },
         requeue: true,
         script: format!("#!/bin/sh\n#SBATCH -J job{id}\nsrun ./simulate --step {id} --out /scratch/run\n"),
         env: (0..20).map(|i| (format!("VAR{i}"), format!("value-{i}-{id}"))).collect(),
         workdir: "/home/user/project".into(),
-        state: "PENDING".into(),
+        state: JobState::Pending,
         eff_priority: 1000.0 + (id % 997) as f64,
         ..JobRecord::default()
     }

@@ -100,6 +100,19 @@ impl JobState {
     }
 }
 
+/// A state equals its long name, exactly as stored (`"PENDING"`, `"NODE_FAIL"`).
+impl PartialEq<str> for JobState {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for JobState {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
 impl fmt::Display for JobState {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())

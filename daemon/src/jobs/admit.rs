@@ -3,8 +3,9 @@
 //! Slurm's MaxJobCount, counted over the jobs held in memory (pending,
 //! running, and ended but not yet purged) plus the submits under way.
 
+use super::JobService;
+use super::queue::Queue;
 use super::record::JobRecord;
-use super::{JobService, Queue};
 use crate::error::{Error, Result};
 use crate::model::Partition;
 use crate::sched::feasible::{self, Capacity};
@@ -50,8 +51,7 @@ impl JobService {
     }
 
     /// A place for one more job under MaxJobCount, or Slurm's EAGAIN as Unavailable.
-    pub(crate) fn job_slot(&self) -> Result<Slot<'_>> {
-        let q = self.lock();
+    pub(crate) fn job_slot(&self, q: &Queue) -> Result<Slot<'_>> {
         let admitting = self.retention.admitting.load(Ordering::Relaxed);
         let held = q.jobs.len().saturating_add(admitting);
         let max = self.retention.max_jobs;

@@ -1,205 +1,165 @@
 //! How jobs end or go back to the queue: scancel, an agent's report, the
-//! controller's own ends (time limit, lost node, preemption) and requeue.
-//! Each is a transition (persisted, then installed); the processes are
-//! signalled only after the store took the change, and through the agent
-//! to the job's whole process group, with Slurm's KillWait before SIGKILL.
+//! controller's own ends (time limit, lost node) and requeue. Each is a
+//! transition of the queue returning its effects; the processes are
+//! signalled only after the store took the change (the executor's order),
+//! through the agent to the job's whole process group, with Slurm's
+//! KillWait before SIGKILL.
 
 use super::JobService;
-use super::record::{JobRecord, PENDING, RUNNING};
-use super::transition::Changed;
+use super::effect::{Effect, Effects};
+use super::queue::{Queue, owns};
+use super::record::JobRecord;
 use crate::accounting::Caller;
 use crate::auth::Role;
 use crate::error::{Error, Result};
 use crate::store::now_ms;
 use spur_proto::v1 as pb;
+use spur_vocab::JobState;
 use std::collections::HashSet;
 
 /// How many jobs one write of a bulk cancel carries: memory follows the
 /// chunk, not the request.
 const CANCEL_CHUNK: usize = 256;
-const SIGKILL: i32 = 9;
-const SIGTERM: i32 = 15;
 
-/// `j` ended in `state`.
-pub(crate) fn ended(j: &JobRecord, state: &str, exit_code: i32, reason: &str) -> JobRecord {
+/// `j` ended in `state` at `now`.
+pub(crate) fn ended(j: &JobRecord, state: JobState, exit_code: i32, reason: &str, now: i64) -> JobRecord {
     let mut n = j.clone();
-    n.state = state.into();
-    n.end_ms = now_ms();
+    n.state = state;
+    n.end_ms = now;
     n.exit_code = exit_code;
     n.reason = reason.into();
     n.reason_detail.clear();
     n
 }
 
+/// `j` back in the queue with its spec intact, its run forgotten.
+pub(crate) fn requeued(j: &JobRecord) -> JobRecord {
+    let mut n = j.clone();
+    n.state = JobState::Pending;
+    n.nodes.clear();
+    n.licenses_alloc.clear();
+    n.start_ms = 0;
+    n
+}
+
 /// The final state and reason an agent's report means.
-fn reported(r: &pb::JobReport) -> (&'static str, String) {
+fn reported(r: &pb::JobReport) -> (JobState, String) {
     match (r.state.as_str(), r.exit_code, r.signal) {
-        ("failed", ..) => ("FAILED", format!("launch failed: {}", r.message)),
-        (_, 0, 0) => ("COMPLETED", String::new()),
-        (_, _, 0) => ("FAILED", "NonZeroExitCode".to_string()),
-        _ => ("FAILED", format!("killed by signal {}", r.signal)),
+        ("failed", ..) => (JobState::Failed, format!("launch failed: {}", r.message)),
+        (_, 0, 0) => (JobState::Completed, String::new()),
+        (_, _, 0) => (JobState::Failed, "NonZeroExitCode".to_string()),
+        _ => (JobState::Failed, format!("killed by signal {}", r.signal)),
+    }
+}
+
+impl Queue {
+    /// Every id exists and is the caller's to act on: checked for all before
+    /// any changes, so one unknown or foreign job changes nothing.
+    pub fn may_act(&self, role: Role, caller: &Caller, ids: &[u64]) -> Result<()> {
+        ids.iter().try_for_each(|id| owns(role, caller, self.get(*id)?))
+    }
+
+    /// scancel of `ids` at `now`. With a signal, running jobs get it and keep
+    /// running; the others, and all without one, are cancelled (as in
+    /// Slurm), and what ran of them is terminated.
+    pub fn cancel(&self, ids: &[u64], signal: i32, now: i64) -> Effects {
+        let mut fx = Effects::default();
+        let mut seen = HashSet::new();
+        for j in ids.iter().filter(|id| seen.insert(**id)).filter_map(|id| self.jobs.get(id)) {
+            if signal != 0 && j.state == JobState::Running && !j.nodes.is_empty() {
+                fx.signal(j, signal, 0);
+            } else if j.is_active() {
+                fx.persist(ended(j, JobState::Cancelled, 0, "", now));
+                fx.terminate(j, self.kill_wait);
+            }
+        }
+        fx
+    }
+
+    /// An agent's report that job `r.job_id` ended. Only the agent hosting
+    /// the job's first node (where it was launched) may end it.
+    pub fn report(&self, agent_nodes: &[String], r: &pb::JobReport, now: i64) -> Result<Effects> {
+        let id = r.job_id;
+        // The end of a run the controller took back says nothing of the next run.
+        if self.stale_reports.contains(&id) {
+            return Ok(Effect::ReportIgnored(id).into());
+        }
+        let Some(j) = self.jobs.get(&id).filter(|j| j.is_placed()) else { return Ok(Effects::default()) };
+        let first = j.nodes.first().cloned().unwrap_or_default();
+        if !agent_nodes.contains(&first) {
+            return Err(Error::PermissionDenied(format!(
+                "job {id} runs on {first}, which this agent does not host; its report is refused"
+            )));
+        }
+        let (state, reason) = reported(r);
+        Ok(Effect::Persist(ended(j, state, r.exit_code, &reason, now)).into())
+    }
+
+    /// The time-limit watchdog: `id` ends in TIMEOUT if it is still running
+    /// past its limit at `now`, and its run is terminated.
+    pub fn time_out(&self, id: u64, now: i64) -> Effects {
+        let mut fx = Effects::default();
+        let due = |j: &&JobRecord| j.state == JobState::Running && j.deadline_ms().is_some_and(|d| now >= d);
+        if let Some(j) = self.jobs.get(&id).filter(due) {
+            fx.persist(ended(j, JobState::Timeout, 0, "TimeLimit", now));
+            fx.terminate(j, self.kill_wait);
+        }
+        fx
+    }
+
+    /// A running job whose node is lost: requeued when it may be, else
+    /// NODE_FAIL with `reason`. `kill`: something of its run may still go
+    /// on (its node was marked down), so that is stopped and its end ignored.
+    pub fn lost(&self, id: u64, reason: &str, kill: bool, now: i64) -> Effects {
+        match self.jobs.get(&id).filter(|j| j.state == JobState::Running) {
+            Some(j) if j.requeue => self.requeue(id, kill),
+            Some(j) => Effect::Persist(ended(j, JobState::NodeFail, 0, reason, now)).into(),
+            None => Effects::default(),
+        }
+    }
+
+    /// Puts a placed job back in the queue. `kill`: its run is stopped, and
+    /// the end it reports ignored; without, its agent no longer has it.
+    pub fn requeue(&self, id: u64, kill: bool) -> Effects {
+        let mut fx = Effects::default();
+        if let Some(j) = self.jobs.get(&id).filter(|j| j.is_placed()) {
+            fx.persist(requeued(j));
+            if kill {
+                fx.push(Effect::IgnoreReport(id));
+                fx.terminate(j, self.kill_wait);
+            }
+        }
+        fx
     }
 }
 
 impl JobService {
-    /// Checks the caller may act on a job: its owner, or Operator and above.
-    pub(crate) fn owns(&self, role: Role, caller: &Caller, j: &JobRecord) -> Result<()> {
-        if role >= Role::Operator || j.user == caller.user {
-            Ok(())
-        } else {
-            Err(Error::PermissionDenied(format!(
-                "job {} belongs to '{}'; only its owner or an Operator may change it",
-                j.id, j.user
-            )))
-        }
-    }
-
-    /// scancel. With a signal, running jobs get it and keep running (pending
-    /// ones are cancelled, as in Slurm). Every id is checked first, so one
-    /// unknown or foreign job changes nothing. Returns the jobs acted on.
+    /// scancel; returns the jobs acted on.
     pub async fn cancel(&self, role: Role, caller: &Caller, ids: &[u64], signal: i32) -> Result<Vec<u64>> {
-        {
-            let q = self.lock();
-            for id in ids {
-                let j = q.jobs.get(id).ok_or_else(|| Error::NotFound(format!("job {id} does not exist")))?;
-                self.owns(role, caller, j)?;
-            }
-        }
+        self.lock().may_act(role, caller, ids)?;
         let mut done = vec![];
         for chunk in ids.chunks(CANCEL_CHUNK) {
-            let signalled: Vec<(u64, String)> = if signal == 0 {
-                vec![]
-            } else {
-                let q = self.lock();
-                (chunk.iter().filter_map(|id| q.jobs.get(id)))
-                    .filter(|j| j.state == RUNNING)
-                    .filter_map(|j| Some((j.id, j.nodes.first()?.clone())))
-                    .collect()
-            };
-            for (id, node) in &signalled {
-                self.signal_on(node, *id, signal, 0).await;
-            }
-            let sent: HashSet<u64> = signalled.iter().map(|(id, _)| *id).collect();
-            let rest: Vec<u64> = chunk.iter().copied().filter(|id| !sent.contains(id)).collect();
-            let changed =
-                self.transition(&rest, |j| Ok(j.is_active().then(|| ended(j, "CANCELLED", 0, "")))).await?;
-            let cancelled: HashSet<u64> = changed.iter().map(|c| c.new.id).collect();
-            for c in &changed {
-                self.terminate(&c.old).await;
-            }
-            done.extend(chunk.iter().filter(|id| sent.contains(id) || cancelled.contains(id)));
+            let acted: HashSet<u64> = self
+                .transit(chunk, |q| Ok(q.cancel(chunk, signal, now_ms())))
+                .await?
+                .jobs
+                .into_iter()
+                .collect();
+            done.extend(chunk.iter().filter(|id| acted.contains(id)));
         }
         Ok(done)
     }
 
-    /// Ends an active job in `state`; what it was before, when it changed.
-    pub(crate) async fn finish(
-        &self,
-        id: u64,
-        state: &str,
-        exit_code: i32,
-        reason: &str,
-    ) -> Result<Option<Changed>> {
-        self.transition_one(id, |j| Ok(j.is_active().then(|| ended(j, state, exit_code, reason)))).await
-    }
-
-    /// Ends a job and then stops what runs of it.
-    pub(crate) async fn end_and_terminate(&self, id: u64, state: &str, reason: &str) -> Result<()> {
-        if let Some(c) = self.finish(id, state, 0, reason).await? {
-            self.terminate(&c.old).await;
-        }
-        Ok(())
-    }
-
-    /// An agent's report that a job ended. Only the agent hosting the job's
-    /// first node (where it was launched) may end it; the end is durable
-    /// before the call returns, so the agent keeps it until then.
+    /// An agent's report that a job ended; durable before the call returns,
+    /// so the agent keeps it until then.
     pub async fn report(&self, agent_nodes: &[String], r: pb::JobReport) -> Result<()> {
-        let id = r.job_id;
-        let _held = self.stripes.lock([id]).await;
-        {
-            let mut q = self.lock();
-            // The end of a run the controller took back (requeue) says nothing of the next run.
-            if q.stale_reports.remove(&id) {
-                return Ok(());
-            }
-            let Some(j) = q.jobs.get(&id).filter(|j| j.is_placed()) else { return Ok(()) };
-            let first = j.nodes.first().cloned().unwrap_or_default();
-            if !agent_nodes.contains(&first) {
-                return Err(Error::PermissionDenied(format!(
-                    "job {id} runs on {first}, which this agent does not host; its report is refused"
-                )));
-            }
-        }
-        let (state, reason) = reported(&r);
-        let next = |j: &JobRecord| Ok(j.is_placed().then(|| ended(j, state, r.exit_code, &reason)));
-        self.apply_locked(&[id], next).await?;
+        self.transit(&[r.job_id], |q| q.report(agent_nodes, &r, now_ms())).await?;
         Ok(())
     }
 
-    /// Puts a running job back in the queue with its spec intact, ending its run.
-    pub(crate) async fn requeue(&self, id: u64) -> Result<()> {
-        self.requeue_run(id, true).await
-    }
-
-    /// Requeues a job whose agent no longer runs it: there is nothing to kill
-    /// and no end will be reported.
+    /// Requeues a job whose agent never had it or no longer runs it.
     pub(crate) async fn requeue_lost(&self, id: u64) -> Result<()> {
-        self.requeue_run(id, false).await
-    }
-
-    async fn requeue_run(&self, id: u64, kill: bool) -> Result<()> {
-        let changed = {
-            let _held = self.stripes.lock([id]).await;
-            let back = |j: &JobRecord| {
-                Ok(j.is_placed().then(|| {
-                    let mut n = j.clone();
-                    n.state = PENDING.into();
-                    n.nodes.clear();
-                    n.licenses_alloc.clear();
-                    n.start_ms = 0;
-                    n
-                }))
-            };
-            let Some(c) = self.apply_locked(&[id], back).await?.pop() else { return Ok(()) };
-            if kill {
-                // Under the job's lock, so its run's end cannot slip in first.
-                self.lock().stale_reports.insert(id);
-            }
-            c
-        };
-        if kill {
-            self.terminate(&changed.old).await;
-        }
+        self.transit(&[id], |q| Ok(q.requeue(id, false))).await?;
         Ok(())
-    }
-
-    /// Stops what runs of a job that ended: SIGTERM to its process group,
-    /// SIGKILL after `kill_wait_secs`.
-    pub(crate) async fn terminate(&self, was: &JobRecord) {
-        if let Some(first) = was.nodes.first().filter(|_| was.is_placed()) {
-            self.signal_on(first, was.id, SIGTERM, self.kill_wait_secs).await;
-        }
-    }
-
-    /// Kills a run the controller does not want (a stray after a restart) at once.
-    pub(crate) async fn kill_on(&self, node: &str, id: u64) {
-        self.signal_on(node, id, SIGKILL, 0).await;
-    }
-
-    pub(crate) async fn signal(&self, j: &JobRecord, signal: i32) {
-        if let Some(first) = j.nodes.first() {
-            self.signal_on(first, j.id, signal, 0).await;
-        }
-    }
-
-    /// Sends `signal` to job `id`'s process group through the agent of `node`.
-    pub(crate) async fn signal_on(&self, node: &str, id: u64, signal: i32, kill_wait_secs: u32) {
-        let cmd = pb::AgentCommand {
-            cmd: Some(pb::agent_command::Cmd::Signal(pb::SignalJob { job_id: id, signal, kill_wait_secs })),
-        };
-        if let Err(e) = self.nodes.send(node, cmd).await {
-            tracing::warn!(job = id, node, signal, error = %e, "could not signal the job");
-        }
     }
 }

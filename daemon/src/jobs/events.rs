@@ -8,7 +8,8 @@
 //! Priority alone does not mark a job: the age factor moves every pending
 //! job's priority on every pass, which would make every pass a full batch.
 
-use super::{JobService, Queue};
+use super::JobService;
+use super::queue::Queue;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::broadcast;

@@ -1,58 +1,59 @@
-//! Jobs: submit (resolution and the gate), the queue, cancel and update, and
-//! the loop that runs the pure scheduler and applies its plan.
+//! Jobs: submit (resolution and the gate), the queue, every job
+//! transition, and the loop that runs the pure scheduler and applies its plan.
 //!
-//! - [`transition`]: the one way an existing job changes (lock, persist, install).
-//! - [`ending`]: cancel, agents' reports, requeue, and the signals that stop a run.
+//! A transition is a synchronous `Queue` method that returns its effects as
+//! data; the executor applies them (persist, install, act). See ARCHITECTURE.md.
+//!
+//! - [`queue`]: the jobs held, and the install that keeps counts and marks with them.
+//! - [`effect`]: what a transition asks for: persist, signal, launch, audit, flush.
+//! - [`transition`]: the executor, under the 64 transition locks.
+//! - [`ending`]: cancel, agents' reports, requeue, time limits, lost nodes.
 //! - [`update`]: scontrol update / hold / release / requeue.
-//! - [`record`]: the persisted job.
-//! - [`run`]: the scheduling loop, launches on agents, reports, the time-limit watchdog.
+//! - [`preempt`]: the scheduler's evictions and resumes; `scontrol explain`.
+//! - [`record`]: the persisted job, its state and hold typed.
+//! - [`run`]: the scheduling loop, the pass's starts, launches, the time-limit watchdog.
 //! - [`reconcile`]: an agent's running jobs at registration against the queue.
 //! - [`events`]: job changes in numbered batches, for `Cluster.Watch`.
 //! - [`admit`]: submits no node set could run, and MaxJobCount.
 //! - [`purge`]: MinJobAge: ended jobs leave memory for the store.
 
 pub(crate) mod admit;
+pub(crate) mod effect;
 pub mod ending;
 pub mod events;
 pub mod preempt;
 pub mod purge;
+pub(crate) mod queue;
 pub mod reconcile;
 pub mod record;
 pub mod run;
 pub(crate) mod transition;
 pub mod update;
 
-use crate::accounting::{AcctService, Caller};
+#[cfg(test)]
+mod tests;
+
+use crate::accounting::{AcctService, Caller, Catalog};
 use crate::auth::Role;
 use crate::error::{Error, Result};
 use crate::licenses::LicenseService;
+use crate::model::Partition;
 use crate::nodes::NodeService;
 use crate::sched::SchedConfig;
 use crate::sched::submit::{self, SubmitCounts, SubmitError, SubmitPolicy};
 use crate::store::{BatchWriter, Store, now_ms};
+use effect::{Effect, Effects};
 use preempt::preempt_config;
-use record::{JobRecord, PENDING, RUNNING};
+use queue::Queue;
+use record::JobRecord;
 use spur_proto::v1 as pb;
-use spur_vocab::{hostlist, licenses};
-use std::collections::BTreeMap;
+use spur_vocab::{Hold, JobState, hostlist, licenses};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::Notify;
+use transition::Held;
 
 pub const KIND_JOB: &str = "job";
-
-#[derive(Default)]
-pub(crate) struct Queue {
-    pub jobs: BTreeMap<u64, JobRecord>,
-    pub counts: SubmitCounts,
-    /// Jobs whose killed run will still report an end, to be ignored.
-    pub stale_reports: std::collections::HashSet<u64>,
-    /// Started by the current pass, their launch not yet handed to the agent.
-    pub launching: std::collections::HashSet<u64>,
-    /// Jobs changed since the last published batch, and that batch's number.
-    pub changed: std::collections::HashSet<u64>,
-    pub seq: u64,
-}
 
 pub struct JobService {
     queue: Mutex<Queue>,
@@ -76,12 +77,43 @@ pub struct JobService {
     pub(crate) evicted_for: Mutex<std::collections::HashMap<u64, i64>>,
     /// Serialises the transitions of each job.
     pub(crate) stripes: transition::Stripes,
-    /// Slurm's KillWait: SIGTERM, then SIGKILL this many seconds later.
-    pub(crate) kill_wait_secs: u32,
     /// Wakes the flusher of job change batches.
     pub(crate) dirty: Notify,
     pub(crate) events: tokio::sync::broadcast::Sender<events::JobBatch>,
     pub(crate) retention: purge::Retention,
+}
+
+impl Queue {
+    /// sbatch's last step, on a record already resolved against the
+    /// partitions and nodes: the accounting gate against the queue's limit
+    /// counts, then MaxJobCount and the job's id from `admit`; the job is to
+    /// be persisted, then queued.
+    pub fn submit(
+        &self,
+        mut rec: JobRecord,
+        partition: &Partition,
+        catalog: &Catalog,
+        policy: &SubmitPolicy,
+        admit: impl FnOnce(&Queue) -> Result<u64>,
+    ) -> Result<Effects> {
+        let resolved = submit::submit(&rec.sched_job(), Some(partition), catalog, policy, &self.counts)
+            .map_err(|e| match e {
+                SubmitError::Unavailable(m) => Error::Unavailable(m),
+                SubmitError::Invalid { code, message } => {
+                    Error::InvalidArgument(format!("{}: {message}", code.as_str()))
+                }
+                SubmitError::Misconfigured(m) => Error::FailedPrecondition(m),
+                SubmitError::Denied(r) => Error::FailedPrecondition(r.to_string()),
+            })?;
+        for w in &resolved.warnings {
+            tracing::warn!(user = %rec.user, "{w}");
+        }
+        rec.account = resolved.account;
+        rec.qos = resolved.qos;
+        rec.time_limit = resolved.time_limit;
+        rec.id = admit(self)?;
+        Ok(Effect::Persist(rec).into())
+    }
 }
 
 impl JobService {
@@ -92,7 +124,7 @@ impl JobService {
         nodes: Arc<NodeService>,
         licenses: Arc<LicenseService>,
     ) -> Result<JobService> {
-        let mut queue = Queue::default();
+        let mut queue = Queue { kill_wait: cfg.scheduler.kill_wait_secs, ..Queue::default() };
         if let Some(s) = &store {
             for (_, doc) in s.load(KIND_JOB).await? {
                 let j: JobRecord = serde_json::from_value(doc)?;
@@ -133,7 +165,6 @@ impl JobService {
             },
             kick: Notify::new(),
             stripes: Default::default(),
-            kill_wait_secs: cfg.scheduler.kill_wait_secs,
             last: Mutex::new(None),
             evicted_for: Mutex::new(Default::default()),
             dirty: Notify::new(),
@@ -150,7 +181,7 @@ impl JobService {
         self.queue.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    pub(crate) async fn persist(&self, jobs: &[JobRecord]) -> Result<()> {
+    pub(crate) async fn persist(&self, jobs: &[&JobRecord]) -> Result<()> {
         let Some(w) = &self.writer else { return Ok(()) };
         let docs = jobs
             .iter()
@@ -231,7 +262,7 @@ impl JobService {
         let name = |v: &str| (!v.is_empty()).then(|| v.to_ascii_lowercase());
         let asks = licenses::parse_request(&spec.licenses).map_err(|e| Error::invalid("licenses", e))?;
         self.licenses.check_request(&asks)?;
-        let mut rec = JobRecord {
+        let rec = JobRecord {
             id: 0,
             name: if spec.name.is_empty() { "sbatch".into() } else { spec.name.clone() },
             user: caller.user.clone(),
@@ -249,7 +280,7 @@ impl JobService {
             nodelist: expand("nodelist", &spec.nodelist)?,
             exclude: expand("exclude", &spec.exclude)?,
             exclusive: spec.exclusive,
-            hold: if spec.hold { "user".into() } else { String::new() },
+            hold: if spec.hold { Hold::User } else { Hold::None },
             // Known before the first pass, so squeue shows it at once.
             reason: if spec.hold { "JobHeldUser".into() } else { String::new() },
             requeue: spec.requeue.unwrap_or(true),
@@ -260,7 +291,7 @@ impl JobService {
             script: spec.script.clone(),
             env: spec.env.iter().map(|kv| (kv.key.clone(), kv.value.clone())).collect(),
             workdir: spec.workdir.clone(),
-            state: PENDING.into(),
+            state: JobState::Pending,
             ..JobRecord::default()
         };
         if let Some(bad) = rec.nodelist.iter().find(|n| self.nodes.node(n).is_none()) {
@@ -268,43 +299,21 @@ impl JobService {
         }
         self.admissible(&rec, &partition)?;
         let catalog = self.acct.catalog();
-        let resolved = {
-            let q = self.lock();
-            submit::submit(&rec.sched_job(), Some(&partition), &catalog, &self.policy, &q.counts)
-        };
-        let resolved = resolved.map_err(|e| match e {
-            SubmitError::Unavailable(m) => Error::Unavailable(m),
-            SubmitError::Invalid { code, message } => {
-                Error::InvalidArgument(format!("{}: {message}", code.as_str()))
-            }
-            SubmitError::Misconfigured(m) => Error::FailedPrecondition(m),
-            SubmitError::Denied(r) => Error::FailedPrecondition(r.to_string()),
+        let mut slot = None;
+        let fx = self.lock().submit(rec, &partition, &catalog, &self.policy, |q| {
+            slot = Some(self.job_slot(q)?);
+            Ok(self.next_id.fetch_add(1, Ordering::Relaxed))
         })?;
-        for w in &resolved.warnings {
-            tracing::warn!(user = %rec.user, "{w}");
-        }
-        rec.account = resolved.account;
-        rec.qos = resolved.qos;
-        rec.time_limit = resolved.time_limit;
-        let slot = self.job_slot()?;
-        rec.id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        self.persist(std::slice::from_ref(&rec)).await?;
-        {
-            let mut q = self.lock();
-            slot.fill(&mut q);
-            q.counts.add(&rec.sched_job());
-            q.jobs.insert(rec.id, rec.clone());
-            q.mark(rec.id);
-        }
-        self.changed();
-        self.kick.notify_one();
-        Ok(rec.id)
+        let id = fx.records().next().map_or(0, |j| j.id);
+        let slot = slot.expect("a submit that passed took a slot");
+        self.apply(fx, Held::none(), |q| slot.fill(q)).await?;
+        Ok(id)
     }
 
     /// Running jobs and what each was charged, for `show license`.
     pub fn license_holders(&self) -> Vec<(u64, Vec<spur_vocab::licenses::LicenseAlloc>)> {
         (self.lock().jobs.values())
-            .filter(|j| j.state == RUNNING && !j.licenses_alloc.is_empty())
+            .filter(|j| j.state == JobState::Running && !j.licenses_alloc.is_empty())
             .map(|j| (j.id, j.licenses_alloc.clone()))
             .collect()
     }

@@ -4,16 +4,18 @@
 //! that pass decided for the job, its checks and outcome.
 
 use super::JobService;
-use super::record::{JobRecord, PENDING, RUNNING, SUSPENDED};
+use super::effect::{Effect, Effects, SIGCONT, SIGSTOP};
+use super::ending::{ended, requeued};
+use super::queue::Queue;
+use super::record::JobRecord;
 use crate::config::SchedulerConfig;
 use crate::error::{Error, Result};
 use crate::sched::{self, JobVerdict, PairVerdict, Plan, PreemptConfig, Reason};
-use crate::store::{TxnRow, now_ms};
+use crate::store::now_ms;
+use spur_vocab::JobState;
 use spur_vocab::names::PreemptMode;
+use std::collections::HashSet;
 use std::sync::Arc;
-
-const SIGCONT: i32 = 18;
-const SIGSTOP: i32 = 19;
 
 /// What the last pass decided.
 #[derive(Debug)]
@@ -45,8 +47,10 @@ pub struct JobExplanation {
 }
 
 impl JobService {
-    pub(crate) fn remember(&self, last: LastPass) {
-        *self.last.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(last));
+    pub(crate) fn remember(&self, last: LastPass) -> Arc<LastPass> {
+        let last = Arc::new(last);
+        *self.last.lock().unwrap_or_else(|p| p.into_inner()) = Some(last.clone());
+        last
     }
 
     fn last_pass(&self) -> Result<Arc<LastPass>> {
@@ -80,90 +84,94 @@ impl JobService {
 
     /// Evicts the plan's victims and resumes suspended jobs whose preemptor is gone.
     pub(crate) async fn apply_preemption(&self, plan: &Plan, now: i64) {
-        let mut rows = vec![];
+        if plan.preemptions.is_empty() && plan.resumes.is_empty() {
+            return;
+        }
+        let evicting: Vec<(u64, u64, PreemptMode)> = {
+            let q = self.lock();
+            (plan.preemptions.iter())
+                .filter(|p| q.jobs.get(&p.victim).is_some_and(|j| j.state == JobState::Running))
+                .map(|p| (p.victim, p.by, p.mode))
+                .collect()
+        };
+        for (victim, by, mode) in &evicting {
+            self.evicted_for.lock().unwrap_or_else(|e| e.into_inner()).insert(*by, now);
+            tracing::info!(victim, by, mode = mode.as_str(), "preempting");
+        }
+        let ids: Vec<u64> = evicting.iter().map(|v| v.0).chain(plan.resumes.iter().copied()).collect();
+        if let Err(e) = self.transit(&ids, |q| Ok(q.preempt(plan, now))).await {
+            tracing::error!(jobs = ?ids, error = %e, "could not preempt or resume");
+        }
+    }
+}
+
+/// `j` stopped where it runs at `now`: its CPUs and GPUs go back (see the
+/// executor's node settling), its memory stays, and the time suspended is
+/// kept off its limit.
+fn suspended(j: &JobRecord, now: i64) -> JobRecord {
+    let mut n = j.clone();
+    n.state = JobState::Suspended;
+    n.suspend_ms = now;
+    n
+}
+
+/// `j` running again at `now`, its CPUs and GPUs taken back.
+fn resumed(j: &JobRecord, now: i64) -> JobRecord {
+    let mut n = j.clone();
+    n.state = JobState::Running;
+    n.suspended_total_ms += now.saturating_sub(j.suspend_ms);
+    n.suspend_ms = 0;
+    n
+}
+
+impl Queue {
+    /// The plan's evictions and resumes at `now`. Each victim still running
+    /// is requeued, suspended or cancelled as its mode says, remembering who
+    /// preempted it; each job the plan resumes that is still suspended runs
+    /// again. Every eviction and resume is audited.
+    pub fn preempt(&self, plan: &Plan, now: i64) -> Effects {
+        let mut fx = Effects::default();
+        let mut seen = HashSet::new();
         for p in &plan.preemptions {
-            let Some(j) = self.job(p.victim).filter(|j| j.state == RUNNING) else { continue };
-            self.evicted_for.lock().unwrap_or_else(|e| e.into_inner()).insert(p.by, now);
-            tracing::info!(victim = p.victim, by = p.by, mode = p.mode.as_str(), "preempting");
-            self.set_preempted_by(p.victim, p.by);
-            let done = match p.mode {
-                PreemptMode::Requeue => self.requeue(p.victim).await,
-                PreemptMode::Suspend => self.suspend(&j, now).await,
-                _ => self.end_and_terminate(p.victim, "CANCELLED", "Preempted").await,
-            };
-            match done {
-                Ok(()) => rows.push(TxnRow::system(
-                    "job",
-                    &p.victim.to_string(),
-                    "preempt",
-                    serde_json::json!({ "by": p.by, "mode": p.mode.as_str() }),
-                )),
-                Err(e) => tracing::error!(job = p.victim, error = %e, "could not preempt"),
+            let Some(j) = self.jobs.get(&p.victim).filter(|j| j.state == JobState::Running) else { continue };
+            if !seen.insert(j.id) {
+                continue;
             }
+            let victim = JobRecord { preempted_by: Some(p.by), ..j.clone() };
+            match p.mode {
+                PreemptMode::Requeue => {
+                    fx.persist(requeued(&victim));
+                    fx.push(Effect::IgnoreReport(j.id));
+                    fx.terminate(j, self.kill_wait);
+                }
+                PreemptMode::Suspend => {
+                    fx.persist(suspended(&victim, now));
+                    fx.signal(j, SIGSTOP, 0);
+                }
+                _ => {
+                    fx.persist(ended(&victim, JobState::Cancelled, 0, "Preempted", now));
+                    fx.terminate(j, self.kill_wait);
+                }
+            }
+            let info = serde_json::json!({ "by": p.by, "mode": p.mode.as_str() });
+            fx.push(Effect::Audit { job: j.id, action: "preempt", info });
         }
         for id in &plan.resumes {
-            match self.resume(*id, now).await {
-                Ok(true) => {
-                    rows.push(TxnRow::system("job", &id.to_string(), "resume", serde_json::json!({})))
-                }
-                Ok(false) => {}
-                Err(e) => tracing::error!(job = id, error = %e, "could not resume"),
-            }
+            let Some(j) = self.jobs.get(id).filter(|j| j.state == JobState::Suspended) else { continue };
+            fx.persist(resumed(j, now));
+            fx.signal(j, SIGCONT, 0);
+            fx.push(Effect::Audit { job: j.id, action: "resume", info: serde_json::json!({}) });
         }
-        if !rows.is_empty() {
-            self.nodes.hub().record_all(rows).await;
-        }
+        fx
     }
+}
 
-    fn set_preempted_by(&self, victim: u64, by: u64) {
-        let mut q = self.lock();
-        if let Some(j) = q.jobs.get_mut(&victim) {
-            j.preempted_by = Some(by);
-            q.mark(victim);
-        }
-    }
-
-    /// Stops the job where it runs; its CPUs and GPUs go back, its memory stays.
-    async fn suspend(&self, j: &JobRecord, now: i64) -> Result<()> {
-        if self.set_suspended(j.id, true, now).await?.is_some() {
-            self.signal(j, SIGSTOP).await;
-        }
-        Ok(())
-    }
-
-    async fn resume(&self, id: u64, now: i64) -> Result<bool> {
-        let Some(rec) = self.set_suspended(id, false, now).await? else { return Ok(false) };
-        self.signal(&rec, SIGCONT).await;
-        Ok(true)
-    }
-
-    /// Moves a job between RUNNING and SUSPENDED (its CPUs and GPUs go back,
-    /// or are taken again, while its memory stays: see the transition's
-    /// node settling), keeping the time suspended off its limit. None when
-    /// the job was not in the state to leave.
-    async fn set_suspended(&self, id: u64, suspend: bool, now: i64) -> Result<Option<JobRecord>> {
-        let (from, to) = if suspend { (RUNNING, SUSPENDED) } else { (SUSPENDED, RUNNING) };
-        let next = |j: &JobRecord| {
-            Ok((j.state == from).then(|| {
-                let mut n = j.clone();
-                n.state = to.into();
-                if suspend {
-                    n.suspend_ms = now;
-                } else {
-                    n.suspended_total_ms += now.saturating_sub(j.suspend_ms);
-                    n.suspend_ms = 0;
-                }
-                n
-            }))
-        };
-        Ok(self.transition_one(id, next).await?.map(|c| c.new))
-    }
-
+impl JobService {
     /// Drain timeouts of preemptors that are no longer pending are forgotten.
     pub(crate) fn evicted_for(&self) -> std::collections::HashMap<u64, i64> {
         let mut m = self.evicted_for.lock().unwrap_or_else(|e| e.into_inner());
         let q = self.lock();
-        m.retain(|id, _| q.jobs.get(id).is_some_and(|j| j.state == PENDING));
+        m.retain(|id, _| q.jobs.get(id).is_some_and(|j| j.state == JobState::Pending));
         m.clone()
     }
 }

@@ -11,8 +11,9 @@
 //! ignored anyway); and every purged id is marked, so the next change batch
 //! tells watchers it is gone (`JobsChanged.removed`).
 
+use super::queue::Queue;
 use super::record::JobRecord;
-use super::{JobService, KIND_JOB, Queue};
+use super::{JobService, KIND_JOB};
 use crate::config::SchedulerConfig;
 use crate::error::Result;
 use crate::store::{Store, now_ms};
@@ -65,7 +66,7 @@ fn slim(j: &JobRecord) -> JobRecord {
         user: j.user.clone(),
         account: j.account.clone(),
         qos: j.qos.clone(),
-        state: j.state.clone(),
+        state: j.state,
         nodes: j.nodes.clone(),
         alloc: j.alloc,
         start_ms: j.start_ms,
@@ -185,7 +186,7 @@ impl JobService {
 mod tests {
     use super::*;
     use crate::config::Config;
-    use crate::jobs::record::{PENDING, RUNNING};
+    use spur_vocab::JobState;
 
     const NOW: i64 = 1_700_000_000_000;
     const DAY: i64 = 86_400_000;
@@ -200,12 +201,12 @@ mod tests {
         JobService::new(&cfg, None, acct, nodes, licenses).await.unwrap()
     }
 
-    fn job(id: u64, state: &str, start_ms: i64, end_ms: i64) -> JobRecord {
+    fn job(id: u64, state: JobState, start_ms: i64, end_ms: i64) -> JobRecord {
         JobRecord {
             id,
             user: "alice".into(),
             account: Some("phys".into()),
-            state: state.into(),
+            state,
             start_ms,
             end_ms,
             alloc: (2, 0, 0),
@@ -227,11 +228,11 @@ mod tests {
         {
             let mut q = s.lock();
             for j in [
-                job(1, PENDING, 0, 0),
-                job(2, RUNNING, NOW - DAY, 0),
-                job(3, "COMPLETED", NOW - DAY, NOW - min),
-                job(4, "CANCELLED", 0, NOW - min),
-                job(5, "FAILED", NOW - DAY, NOW - min + 1),
+                job(1, JobState::Pending, 0, 0),
+                job(2, JobState::Running, NOW - DAY, 0),
+                job(3, JobState::Completed, NOW - DAY, NOW - min),
+                job(4, JobState::Cancelled, 0, NOW - min),
+                job(5, JobState::Failed, NOW - DAY, NOW - min + 1),
             ] {
                 q.jobs.insert(j.id, j);
             }
@@ -261,9 +262,9 @@ mod tests {
         let s = service(Config::default()).await;
         {
             let mut q = s.lock();
-            q.jobs.insert(1, job(1, "COMPLETED", NOW - DAY, NOW - DAY / 2));
-            q.jobs.insert(2, job(2, "CANCELLED", 0, NOW - DAY));
-            q.jobs.insert(3, job(3, RUNNING, NOW - DAY, 0));
+            q.jobs.insert(1, job(1, JobState::Completed, NOW - DAY, NOW - DAY / 2));
+            q.jobs.insert(2, job(2, JobState::Cancelled, 0, NOW - DAY));
+            q.jobs.insert(3, job(3, JobState::Running, NOW - DAY, 0));
         }
         let usage = |s: &JobService| {
             let mut v: Vec<(u64, i64, i64, usize)> =
@@ -287,9 +288,9 @@ mod tests {
     fn a_restart_does_not_bring_purged_jobs_back() {
         let mut q = Queue::default();
         for j in [
-            job(1, "COMPLETED", NOW - DAY, NOW - DAY),
-            job(2, "COMPLETED", NOW - DAY, NOW),
-            job(3, PENDING, 0, 0),
+            job(1, JobState::Completed, NOW - DAY, NOW - DAY),
+            job(2, JobState::Completed, NOW - DAY, NOW),
+            job(3, JobState::Pending, 0, 0),
         ] {
             q.jobs.insert(j.id, j);
         }

@@ -6,8 +6,12 @@
 //! killed on the node).
 
 use super::JobService;
-use super::record::{JobRecord, RUNNING};
+use super::effect::{Effect, Effects, SIGKILL};
+use super::queue::Queue;
+use super::record::JobRecord;
+use crate::store::now_ms;
 use spur_proto::v1 as pb;
+use spur_vocab::JobState;
 use std::collections::HashSet;
 
 /// Why a job the controller had running was ended without its agent's word.
@@ -22,10 +26,43 @@ pub struct Reconciled {
     pub stray: Vec<u64>,
 }
 
+impl Queue {
+    /// The jobs the controller has running on `nodes` (by their first node,
+    /// where the agent launched them) that the agent's `running` lacks.
+    pub fn lost_on(&self, nodes: &[String], running: &[pb::RunningJob]) -> Vec<u64> {
+        let reported: HashSet<u64> = running.iter().map(|r| r.job_id).collect();
+        let hosted = |j: &JobRecord| j.nodes.first().is_some_and(|n| nodes.contains(n));
+        (self.jobs.values())
+            .filter(|j| j.state == JobState::Running && hosted(j) && !reported.contains(&j.id))
+            // A launch still on its way is not in the agent's list yet.
+            .filter(|j| !self.launching.contains(&j.id))
+            .map(|j| j.id)
+            .collect()
+    }
+
+    /// The agent's runs the queue does not have running there: each killed at
+    /// once, and, when the job is still active, the end the killed run
+    /// reports is ignored (it says nothing of the job's current run).
+    pub fn strays(&self, running: &[pb::RunningJob]) -> Effects {
+        let mut fx = Effects::default();
+        for r in running {
+            let ours = self.jobs.get(&r.job_id);
+            if ours.is_some_and(|j| j.state == JobState::Running && j.nodes.first() == Some(&r.node)) {
+                continue;
+            }
+            if ours.is_some_and(JobRecord::is_active) {
+                fx.push(Effect::IgnoreReport(r.job_id));
+            }
+            fx.push(Effect::Signal { job: r.job_id, node: r.node.clone(), signal: SIGKILL, kill_wait: 0 });
+        }
+        fx
+    }
+}
+
 impl JobService {
     /// Settles `ended`, then compares the agent's `running` jobs with the
-    /// jobs the controller has running on `nodes` (by their first node, where
-    /// the agent launched them). A job on both lists keeps running untouched.
+    /// jobs the controller has running on `nodes`. A job on both lists keeps
+    /// running untouched.
     pub async fn reconcile(
         &self,
         nodes: &[String],
@@ -39,46 +76,22 @@ impl JobService {
                 other => other?,
             }
         }
-        let reported: HashSet<u64> = running.iter().map(|r| r.job_id).collect();
-        let hosted = |j: &JobRecord| j.nodes.first().is_some_and(|n| nodes.contains(n));
-        let (lost, stray) = {
-            let mut q = self.lock();
-            let lost: Vec<(u64, bool)> = q
-                .jobs
-                .values()
-                // A launch still on its way is not in the agent's list yet.
-                .filter(|j| j.state == RUNNING && hosted(j) && !reported.contains(&j.id))
-                .filter(|j| !q.launching.contains(&j.id))
-                .map(|j| (j.id, j.requeue))
-                .collect();
-            let mut stray = vec![];
-            for r in running {
-                let ours = q.jobs.get(&r.job_id);
-                if ours.is_some_and(|j| j.state == RUNNING && j.nodes.first() == Some(&r.node)) {
-                    continue;
-                }
-                // The end of the killed run says nothing of the job's current one.
-                if ours.is_some_and(JobRecord::is_active) {
-                    q.stale_reports.insert(r.job_id);
-                }
-                stray.push((r.job_id, r.node.clone()));
-            }
-            (lost, stray)
-        };
         let mut done = Reconciled::default();
-        for (id, requeue) in lost {
-            if requeue {
+        let lost = self.lock().lost_on(nodes, running);
+        for id in lost {
+            if self.job(id).is_some_and(|j| j.requeue) {
                 tracing::warn!(job = id, "the job's agent does not run it; requeueing");
-                let _ = self.requeue_lost(id).await;
             } else {
                 tracing::warn!(job = id, "the job's agent does not run it; NODE_FAIL");
-                let _ = self.finish(id, "NODE_FAIL", 0, LOST_REASON).await;
             }
+            // The agent has nothing of it: nothing to kill, no end to ignore.
+            let _ = self.transit(&[id], |q| Ok(q.lost(id, LOST_REASON, false, now_ms()))).await;
             done.lost.push(id);
         }
-        for (id, node) in stray {
-            tracing::warn!(job = id, node, "an agent runs a job the controller does not; killing it");
-            self.kill_on(&node, id).await;
+        let ids: Vec<u64> = running.iter().map(|r| r.job_id).collect();
+        let killed = self.transit(&ids, |q| Ok(q.strays(running))).await?;
+        for id in killed.jobs {
+            tracing::warn!(job = id, "an agent runs a job the controller does not; killing it");
             done.stray.push(id);
         }
         Ok(done)

@@ -1,10 +1,10 @@
 //! A job as the controller keeps and persists it: what was asked (the spec,
 //! script included), what resolution filled in, and where it stands.
 
-use crate::sched::{self, Hold, JobState as SchedState};
+use crate::sched::{self, JobState as SchedState};
 use serde::{Deserialize, Serialize};
-use spur_vocab::JobState;
 use spur_vocab::licenses::{self, LicenseAlloc};
+use spur_vocab::{Hold, JobState};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(default)]
@@ -27,8 +27,8 @@ pub struct JobRecord {
     pub nodelist: Vec<String>,
     pub exclude: Vec<String>,
     pub exclusive: bool,
-    /// "", "user" or "admin".
-    pub hold: String,
+    /// Stored as "", "user" or "admin".
+    pub hold: Hold,
     pub requeue: bool,
     /// The `-L` request as given (plugin arguments included).
     pub licenses: String,
@@ -40,8 +40,8 @@ pub struct JobRecord {
     pub script: String,
     pub env: Vec<(String, String)>,
     pub workdir: String,
-    /// PENDING, RUNNING, COMPLETED, CANCELLED, FAILED, TIMEOUT, NODE_FAIL, ...
-    pub state: String,
+    /// Stored by its long name: "PENDING", "RUNNING", "NODE_FAIL", ...
+    pub state: JobState,
     pub reason: String,
     pub reason_detail: String,
     pub eff_priority: f64,
@@ -60,25 +60,21 @@ pub struct JobRecord {
     pub suspended_total_ms: i64,
 }
 
-pub const PENDING: &str = JobState::Pending.as_str();
-pub const RUNNING: &str = JobState::Running.as_str();
-pub const SUSPENDED: &str = JobState::Suspended.as_str();
-
 impl JobRecord {
     pub fn is_active(&self) -> bool {
-        self.state == PENDING || self.state == RUNNING || self.state == SUSPENDED
+        self.state.is_active()
     }
 
     /// Holds nodes: running or suspended.
     pub fn is_placed(&self) -> bool {
-        self.state == RUNNING || self.state == SUSPENDED
+        self.state.is_placed()
     }
 
     /// What the job holds on each of its nodes now: a suspended job gave its CPUs and GPUs back.
     pub fn held(&self) -> (u32, u64, u64) {
-        match self.state.as_str() {
-            RUNNING => self.alloc,
-            SUSPENDED => (0, self.alloc.1, 0),
+        match self.state {
+            JobState::Running => self.alloc,
+            JobState::Suspended => (0, self.alloc.1, 0),
             _ => (0, 0, 0),
         }
     }
@@ -120,14 +116,16 @@ impl JobRecord {
             nodelist: self.nodelist.clone(),
             exclude: self.exclude.clone(),
             exclusive: self.exclusive,
-            hold: Hold::from_name(&self.hold),
+            hold: self.hold,
             licenses: self.license_asks(),
             charged: self.licenses_alloc.clone(),
             requeueable: self.requeue,
             reservation: None,
-            state: match self.state.as_str() {
-                RUNNING => SchedState::Running { nodes: self.nodes.clone(), start_ms: self.start_ms },
-                SUSPENDED => SchedState::Suspended {
+            state: match self.state {
+                JobState::Running => {
+                    SchedState::Running { nodes: self.nodes.clone(), start_ms: self.start_ms }
+                }
+                JobState::Suspended => SchedState::Suspended {
                     nodes: self.nodes.clone(),
                     start_ms: self.start_ms,
                     by: self.preempted_by.unwrap_or(0),
@@ -155,5 +153,36 @@ mod tests {
         }
         let max = at(spur_vocab::time::MAX_TIME_LIMIT_MINUTES).deadline_ms().unwrap();
         assert!(max > 1_700_000_000_000 && max < i64::MAX);
+    }
+
+    /// A row as stores written it when state and hold were strings: it must
+    /// load unchanged, and write back the same spellings.
+    #[test]
+    fn records_stored_with_string_states_load_and_round_trip() {
+        let old = serde_json::json!({
+            "id": 12, "user": "alice", "partition": "batch", "state": "NODE_FAIL", "hold": "admin",
+            "reason": "NodeDown", "nodes": ["n1"], "alloc": [4, 1024, 0], "factors": [1.0, 0.5, 0.1, 2],
+        });
+        let j: JobRecord = serde_json::from_value(old).unwrap();
+        assert_eq!((j.state, j.hold, j.reason.as_str()), (JobState::NodeFail, Hold::Admin, "NodeDown"));
+        let back = serde_json::to_value(&j).unwrap();
+        assert_eq!((back["state"].as_str(), back["hold"].as_str()), (Some("NODE_FAIL"), Some("admin")));
+        for (state, hold, want) in [
+            ("PENDING", "", (JobState::Pending, Hold::None)),
+            ("RUNNING", "user", (JobState::Running, Hold::None)),
+            ("SUSPENDED", "", (JobState::Suspended, Hold::None)),
+            ("COMPLETED", "", (JobState::Completed, Hold::None)),
+            ("CANCELLED", "", (JobState::Cancelled, Hold::None)),
+            ("FAILED", "", (JobState::Failed, Hold::None)),
+            ("TIMEOUT", "", (JobState::Timeout, Hold::None)),
+        ] {
+            let j: JobRecord =
+                serde_json::from_value(serde_json::json!({ "state": state, "hold": hold })).unwrap();
+            let want = if hold == "user" { (want.0, Hold::User) } else { want };
+            assert_eq!((j.state, j.hold), want, "{state}");
+        }
+        // Fields missing from an old row take their defaults.
+        let bare: JobRecord = serde_json::from_value(serde_json::json!({ "id": 3 })).unwrap();
+        assert_eq!((bare.state, bare.hold), (JobState::Pending, Hold::None));
     }
 }

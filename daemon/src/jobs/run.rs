@@ -3,11 +3,14 @@
 //! pending job's reason, and handle reports, time limits and failed nodes.
 
 use super::JobService;
-use super::record::{JobRecord, PENDING, RUNNING};
+use super::effect::{Effect, Effects};
+use super::queue::Queue;
+use super::record::JobRecord;
 use crate::model::BaseState;
 use crate::sched::{self, SchedNode, Snapshot};
 use crate::store::now_ms;
 use spur_proto::v1 as pb;
+use spur_vocab::JobState;
 use spur_vocab::hostlist;
 use std::sync::Arc;
 use std::time::Duration;
@@ -64,82 +67,92 @@ impl JobService {
         let snap = self.snapshot(now, &nodes);
         let plan = sched::schedule(&snap, now);
         self.apply_preemption(&plan, now).await;
-        {
-            let mut q = self.lock();
-            let mut marks = vec![];
-            for p in &plan.pending {
-                if let Some(j) = q.jobs.get_mut(&p.job) {
-                    let (code, detail) = (p.reason.code.as_str(), p.reason.sentence());
-                    if j.reason != code || j.reason_detail != detail {
-                        j.reason = code.into();
-                        j.reason_detail = detail;
-                        marks.push(j.id);
-                    }
-                    j.eff_priority = p.priority.value() as f64;
-                    j.factors = factors(&p.priority);
-                }
-            }
-            for id in marks {
-                q.mark(id);
-            }
-        }
-        let starts: std::collections::HashMap<u64, &sched::Start> =
-            plan.starts.iter().map(|s| (s.job, s)).collect();
-        let ids: Vec<u64> = plan.starts.iter().map(|s| s.job).collect();
-        // A start is durable before it is shown or launched: one the store
-        // refuses leaves the job pending, not running nowhere.
-        let started = self
-            .transition(&ids, |j| {
-                let Some(s) = starts.get(&j.id).filter(|_| j.state == PENDING) else { return Ok(None) };
-                Ok(Some(started(j, s, &nodes, now)))
-            })
-            .await;
+        self.lock().note_pending(&plan);
         let evicted = !plan.preemptions.is_empty();
-        self.remember(super::preempt::LastPass { plan, now_ms: now });
+        let last = self.remember(super::preempt::LastPass { plan, now_ms: now });
         if evicted {
             // The victims' room is free now; place their preemptors without waiting a full interval.
             self.kick.notify_one();
         }
-        // The pass is one batch: flushed now rather than after the gather delay.
-        self.flush();
-        let started = match started {
-            Ok(s) => s,
+        let starts = &last.plan.starts;
+        let ids: Vec<u64> = starts.iter().map(|s| s.job).collect();
+        match self.transit(&ids, |q| Ok(q.start(starts, &nodes, now))).await {
+            // The agent never had these: nothing to kill, and no end will be reported.
+            Ok(done) => {
+                for id in done.unlaunched {
+                    let _ = self.requeue_lost(id).await;
+                }
+            }
             Err(e) => {
                 tracing::error!(error = %e, "could not persist started jobs; they stay pending");
-                return;
-            }
-        };
-        for c in started {
-            let (node, cmd, id) = launch(&c.new);
-            let sent = self.nodes.send(&node, cmd).await;
-            self.lock().launching.remove(&id);
-            if let Err(e) = sent {
-                tracing::warn!(job = id, node, error = %e, "launch failed; requeueing");
-                // The agent never had it: nothing to kill, and no end will be reported.
-                let _ = self.requeue_lost(id).await;
+                // The pending reasons are one batch all the same.
+                self.flush();
             }
         }
     }
 
     /// The time-limit watchdog, and jobs whose nodes went down.
     async fn enforce(&self, now: i64) {
-        let running: Vec<JobRecord> =
-            self.lock().jobs.values().filter(|j| j.state == RUNNING).cloned().collect();
-        for j in running {
-            if j.deadline_ms().is_some_and(|d| now >= d) {
-                let _ = self.end_and_terminate(j.id, "TIMEOUT", "TimeLimit").await;
+        let running: Vec<(u64, bool, bool, Vec<String>)> = (self.lock().jobs.values())
+            .filter(|j| j.state == JobState::Running)
+            .map(|j| (j.id, j.deadline_ms().is_some_and(|d| now >= d), j.requeue, j.nodes.clone()))
+            .collect();
+        for (id, late, requeue, nodes) in running {
+            if late {
+                let _ = self.transit(&[id], |q| Ok(q.time_out(id, now))).await;
                 continue;
             }
-            let lost =
-                j.nodes.iter().any(|n| self.nodes.node(n).is_none_or(|n| n.base_state() == BaseState::Down));
-            if lost {
-                if j.requeue {
-                    tracing::warn!(job = j.id, "a node of the job went down; requeueing");
-                    let _ = self.requeue(j.id).await;
-                } else {
-                    let _ = self.finish(j.id, "NODE_FAIL", 0, "NodeDown").await;
+            let down = |n: &String| self.nodes.node(n).is_none_or(|n| n.base_state() == BaseState::Down);
+            if nodes.iter().any(down) {
+                if requeue {
+                    tracing::warn!(job = id, "a node of the job went down; requeueing");
                 }
+                // Its agent may still run it: a requeue stops that run first.
+                let _ = self.transit(&[id], |q| Ok(q.lost(id, "NodeDown", true, now))).await;
             }
+        }
+    }
+}
+
+impl Queue {
+    /// The pass's starts at `now`: each job still pending runs where its
+    /// start placed it, the batch is published, and each launch goes to the
+    /// agent once the start is durable (a start the store refuses leaves the
+    /// job pending, not running nowhere).
+    pub fn start(&self, starts: &[sched::Start], nodes: &[crate::model::Node], now: i64) -> Effects {
+        let mut fx = Effects::default();
+        let mut launches = vec![];
+        for s in starts {
+            let Some(j) = self.jobs.get(&s.job).filter(|j| j.state == JobState::Pending) else { continue };
+            let n = started(j, s, nodes, now);
+            launches.push(Effect::Launch { job: n.id, node: n.nodes.first().cloned().unwrap_or_default() });
+            fx.persist(n);
+        }
+        // The pass is one batch: published now rather than after the gather delay.
+        fx.push(Effect::Flush);
+        fx.0.extend(launches);
+        fx
+    }
+
+    /// Every pending job's reason and priority as the pass found them. Not
+    /// persisted: the next pass finds them again. Priority alone does not
+    /// mark a job (see `events.rs`).
+    pub fn note_pending(&mut self, plan: &sched::Plan) {
+        let mut marks = vec![];
+        for p in &plan.pending {
+            if let Some(j) = self.jobs.get_mut(&p.job) {
+                let (code, detail) = (p.reason.code.as_str(), p.reason.sentence());
+                if j.reason != code || j.reason_detail != detail {
+                    j.reason = code.into();
+                    j.reason_detail = detail;
+                    marks.push(j.id);
+                }
+                j.eff_priority = p.priority.value() as f64;
+                j.factors = factors(&p.priority);
+            }
+        }
+        for id in marks {
+            self.mark(id);
         }
     }
 }
@@ -153,7 +166,7 @@ fn started(j: &JobRecord, s: &sched::Start, nodes: &[crate::model::Node], now: i
         Some(node) if shape.exclusive => (node.cpus, node.memory_mb, shape.gpus),
         _ => (shape.cpus, shape.mem_mb, shape.gpus),
     };
-    n.state = RUNNING.into();
+    n.state = JobState::Running;
     n.nodes = s.nodes.clone();
     n.licenses_alloc = s.licenses.clone();
     n.start_ms = now;
@@ -224,7 +237,7 @@ impl JobService {
 }
 
 /// The launch command for a started job, with Slurm's environment.
-fn launch(j: &JobRecord) -> (String, pb::AgentCommand, u64) {
+pub(crate) fn launch(j: &JobRecord) -> pb::AgentCommand {
     let nodelist = hostlist::compress(&j.nodes);
     let mut env: Vec<(String, String)> = vec![
         ("SPUR_JOB_ID".into(), j.id.to_string()),
@@ -251,17 +264,15 @@ fn launch(j: &JobRecord) -> (String, pb::AgentCommand, u64) {
     };
     let stdout = path(&j.stdout_path);
     let stderr = if j.stderr_path.is_empty() { stdout.clone() } else { path(&j.stderr_path) };
-    let first = j.nodes.first().cloned().unwrap_or_default();
-    let cmd = pb::AgentCommand {
+    pb::AgentCommand {
         cmd: Some(pb::agent_command::Cmd::Launch(pb::Launch {
             job_id: j.id,
-            node: first.clone(),
+            node: j.nodes.first().cloned().unwrap_or_default(),
             script: j.script.clone(),
             env: env.into_iter().map(|(key, value)| pb::KeyValue { key, value }).collect(),
             stdout_path: stdout,
             stderr_path: stderr,
             workdir: j.workdir.clone(),
         })),
-    };
-    (first, cmd, j.id)
+    }
 }

@@ -1,15 +1,29 @@
-//! The one way an existing job changes. A transition holds the job's
-//! transition lock from reading its record to installing the next one, so
-//! two transitions of one job never interleave (an update racing a cancel
-//! reads the cancelled record, never a stale copy); it persists the next
-//! record before installing it, so memory never shows what the store did
-//! not take, and a write the store refuses changes nothing; and installing
-//! derives every side effect on the queue (limit counts, node allocations,
-//! licences, the change batch) from the old and new records, in one place.
+//! The executor: the one place a transition's effects are applied. A
+//! transition (a synchronous method of [`Queue`] in this module's siblings)
+//! reads the current records and returns [`Effects`]; [`JobService::transit`]
+//! runs it under the jobs' transition locks and applies what it returned:
+//!
+//! 1. persist: every record in one write (group commit). A store that
+//!    refuses ends the transition there: nothing is installed or acted on,
+//!    and memory stays as it was, so it never shows what the store did not take;
+//! 2. install: the records go into the queue, and what follows from old and
+//!    new (limit counts, node allocations, licences, the launching set, the
+//!    Watch marks) is derived here, in one place; the locks are released;
+//! 3. act: launches, signals, audit rows and the Watch flush, in the order
+//!    the transition gave them.
+//!
+//! The locks are held from reading a record to installing the next, so two
+//! transitions of one job never interleave (an update racing a cancel reads
+//! the cancelled record, never a stale copy).
 
-use super::JobService;
-use super::record::{JobRecord, PENDING, RUNNING, SUSPENDED};
+use super::effect::{Effect, Effects};
+use super::queue::Queue;
+use super::record::JobRecord;
+use super::{JobService, run};
 use crate::error::Result;
+use crate::store::TxnRow;
+use spur_proto::v1 as pb;
+use spur_vocab::JobState;
 use tokio::sync::{Mutex, MutexGuard};
 
 /// Transition locks: a job's is `id % STRIPES`, so the locks cost the same
@@ -27,6 +41,13 @@ impl Default for Stripes {
 /// The transition locks of some jobs, held until dropped.
 pub(crate) struct Held<'a>(#[allow(dead_code)] Vec<MutexGuard<'a, ()>>);
 
+impl Held<'_> {
+    /// No locks: for a job no other transition can know yet (a submit).
+    pub(crate) fn none() -> Self {
+        Held(vec![])
+    }
+}
+
 impl Stripes {
     /// Locks the stripes of `ids` in stripe order, so two callers never deadlock.
     pub(crate) async fn lock(&self, ids: impl IntoIterator<Item = u64>) -> Held<'_> {
@@ -41,104 +62,155 @@ impl Stripes {
     }
 }
 
-/// A job before and after a transition.
-#[derive(Debug, Clone)]
-pub(crate) struct Changed {
-    pub old: JobRecord,
-    pub new: JobRecord,
+/// What applying a transition's effects came to, for its caller.
+#[derive(Debug, Default)]
+pub(crate) struct Applied {
+    /// Every job an effect named, once each, in order.
+    pub jobs: Vec<u64>,
+    /// Started jobs whose agent could not be handed the launch.
+    pub unlaunched: Vec<u64>,
+}
+
+/// An effect left for after the install, with what the install resolved.
+#[allow(clippy::large_enum_variant)]
+enum Act {
+    Launch { job: u64, node: String, cmd: pb::AgentCommand },
+    Then(Effect),
 }
 
 impl JobService {
-    /// Runs `next` on the current record of each of `ids` under their
-    /// transition locks: it returns the record to become (None: no change),
-    /// or an error that stops the whole transition before anything is
-    /// written. The records become durable in one write, then are installed.
-    pub(crate) async fn transition<F>(&self, ids: &[u64], next: F) -> Result<Vec<Changed>>
+    /// Runs transition `t` on the queue under the transition locks of
+    /// `ids` (every job it may change), then applies its effects. An error
+    /// from `t` is a refusal: nothing is written and nothing changes.
+    pub(crate) async fn transit<F>(&self, ids: &[u64], t: F) -> Result<Applied>
     where
-        F: FnMut(&JobRecord) -> Result<Option<JobRecord>>,
+        F: FnOnce(&Queue) -> Result<Effects>,
     {
-        let _held = self.stripes.lock(ids.iter().copied()).await;
-        self.apply_locked(ids, next).await
+        let held = self.stripes.lock(ids.iter().copied()).await;
+        let fx = t(&self.lock())?;
+        self.apply(fx, held, |_| {}).await
     }
 
-    /// [`Self::transition`], for a caller that holds the locks of `ids`.
-    pub(crate) async fn apply_locked<F>(&self, ids: &[u64], mut next: F) -> Result<Vec<Changed>>
-    where
-        F: FnMut(&JobRecord) -> Result<Option<JobRecord>>,
-    {
-        let nexts = {
-            let q = self.lock();
-            let mut v = Vec::new();
-            for id in ids {
-                if let Some(j) = q.jobs.get(id)
-                    && let Some(n) = next(j)?
-                {
-                    v.push(n);
-                }
-            }
-            v
-        };
-        if nexts.is_empty() {
-            return Ok(vec![]);
+    /// Applies `fx` under `held` (released once installed); `admit` runs
+    /// under the queue lock of the install, with the records going in.
+    pub(crate) async fn apply(
+        &self,
+        fx: Effects,
+        held: Held<'_>,
+        admit: impl FnOnce(&mut Queue),
+    ) -> Result<Applied> {
+        if fx.is_empty() {
+            return Ok(Applied::default());
         }
-        self.persist(&nexts).await?;
-        Ok(self.install(nexts))
-    }
-
-    /// [`Self::transition`] of one job; its before and after when it changed.
-    pub(crate) async fn transition_one<F>(&self, id: u64, next: F) -> Result<Option<Changed>>
-    where
-        F: FnOnce(&JobRecord) -> Result<Option<JobRecord>>,
-    {
-        let mut next = Some(next);
-        let mut changed = self.transition(&[id], |j| next.take().map_or(Ok(None), |f| f(j))).await?;
-        Ok(changed.pop())
+        let jobs = fx.jobs();
+        let records: Vec<&JobRecord> = fx.records().collect();
+        if !records.is_empty() {
+            self.persist(&records).await?;
+        }
+        let acts = self.install(fx, admit);
+        drop(held);
+        let unlaunched = self.act(acts).await;
+        Ok(Applied { jobs, unlaunched })
     }
 
     /// Puts persisted records in place, with what follows from each change.
-    fn install(&self, nexts: Vec<JobRecord>) -> Vec<Changed> {
-        let mut out = Vec::with_capacity(nexts.len());
+    fn install(&self, fx: Effects, admit: impl FnOnce(&mut Queue)) -> Vec<Act> {
+        let mut acts = Vec::new();
+        let (mut installed, mut licences) = (false, false);
         {
             let mut q = self.lock();
-            for new in nexts {
-                let Some(old) = q.jobs.insert(new.id, new.clone()) else { continue };
-                if old.is_active() {
-                    q.counts.remove(&old.sched_job());
+            admit(&mut q);
+            for e in fx.0 {
+                match e {
+                    Effect::Persist(new) => {
+                        let id = new.id;
+                        let old = q.install(new);
+                        let new = &q.jobs[&id];
+                        licences |= old.as_ref().is_some_and(|o| o.licenses_alloc != new.licenses_alloc);
+                        self.settle_nodes(old.as_ref(), new);
+                        installed = true;
+                    }
+                    Effect::IgnoreReport(id) => {
+                        q.stale_reports.insert(id);
+                    }
+                    Effect::ReportIgnored(id) => {
+                        q.stale_reports.remove(&id);
+                    }
+                    // Built now, from the record as installed: a later change must not alter this run.
+                    Effect::Launch { job, node } => {
+                        if let Some(j) = q.jobs.get(&job) {
+                            acts.push(Act::Launch { job, node, cmd: run::launch(j) });
+                        }
+                    }
+                    other => acts.push(Act::Then(other)),
                 }
-                if new.is_active() {
-                    q.counts.add(&new.sched_job());
-                }
-                self.settle_nodes(&old, &new);
-                if old.state == PENDING && new.state == RUNNING {
-                    // Started: a registration meanwhile must not call it lost.
-                    q.launching.insert(new.id);
-                }
-                q.mark(new.id);
-                out.push(Changed { old, new });
             }
         }
-        if out.iter().any(|c| c.old.licenses_alloc != c.new.licenses_alloc) {
+        if licences {
             self.licenses.notify("");
         }
-        self.changed();
-        self.kick.notify_one();
-        out
+        if installed {
+            self.changed();
+            self.kick.notify_one();
+        }
+        acts
+    }
+
+    /// Acts in order; returns the jobs whose launch the agent did not take.
+    async fn act(&self, acts: Vec<Act>) -> Vec<u64> {
+        let (mut rows, mut unlaunched) = (vec![], vec![]);
+        for a in acts {
+            match a {
+                Act::Launch { job, node, cmd } => {
+                    let sent = self.nodes.send(&node, cmd).await;
+                    self.lock().launching.remove(&job);
+                    if let Err(e) = sent {
+                        tracing::warn!(job, node, error = %e, "launch failed; requeueing");
+                        unlaunched.push(job);
+                    }
+                }
+                Act::Then(Effect::Signal { job, node, signal, kill_wait }) => {
+                    self.signal_on(&node, job, signal, kill_wait).await
+                }
+                Act::Then(Effect::Audit { job, action, info }) => {
+                    rows.push(TxnRow::system("job", &job.to_string(), action, info))
+                }
+                Act::Then(Effect::Flush) => self.flush(),
+                Act::Then(_) => {}
+            }
+        }
+        // One write for the transition's rows, as for its records.
+        if !rows.is_empty() {
+            self.nodes.hub().record_all(rows).await;
+        }
+        unlaunched
+    }
+
+    /// Sends `signal` to job `id`'s process group through the agent of `node`.
+    async fn signal_on(&self, node: &str, id: u64, signal: i32, kill_wait_secs: u32) {
+        let cmd = pb::AgentCommand {
+            cmd: Some(pb::agent_command::Cmd::Signal(pb::SignalJob { job_id: id, signal, kill_wait_secs })),
+        };
+        if let Err(e) = self.nodes.send(node, cmd).await {
+            tracing::warn!(job = id, node, signal, error = %e, "could not signal the job");
+        }
     }
 
     /// Moves the job's footprint on its nodes from what `old` held to what `new` holds.
-    fn settle_nodes(&self, old: &JobRecord, new: &JobRecord) {
-        let stays = old.is_placed() && new.is_placed() && old.nodes == new.nodes;
+    fn settle_nodes(&self, old: Option<&JobRecord>, new: &JobRecord) {
+        let was_placed = old.is_some_and(JobRecord::is_placed);
+        let stays = was_placed && new.is_placed() && old.is_some_and(|o| o.nodes == new.nodes);
         if !stays {
-            if old.is_placed() {
+            if let Some(old) = old.filter(|o| o.is_placed()) {
                 self.nodes.allocate(&old.nodes, old.held(), true);
             }
             if new.is_placed() {
                 self.nodes.allocate(&new.nodes, new.held(), false);
             }
-        } else if old.held() != new.held() {
+        } else if old.is_some_and(|o| o.held() != new.held()) {
             // Suspend or resume: CPUs and GPUs move, memory and the job's place stay.
             let (cpus, _, gpus) = new.alloc;
-            self.nodes.adjust(&new.nodes, (cpus, 0, gpus), new.state == SUSPENDED, false);
+            self.nodes.adjust(&new.nodes, (cpus, 0, gpus), new.state == JobState::Suspended, false);
         }
     }
 }

@@ -3,12 +3,13 @@
 //! update never writes back a copy older than a cancel that beat it.
 
 use super::JobService;
-#[cfg(test)]
-use super::record::PENDING;
-use super::record::{JobRecord, RUNNING};
+use super::effect::{Effect, Effects};
+use super::queue::{Queue, owns};
+use super::record::JobRecord;
 use crate::accounting::Caller;
 use crate::auth::Role;
 use crate::error::{Error, Result};
+use spur_vocab::{Hold, JobState};
 
 /// `set` applied to `j` by `caller` with `role`, or why it cannot be.
 pub(crate) fn updated(
@@ -41,22 +42,22 @@ pub(crate) fn updated(
             "action" => match v.as_str() {
                 "hold" => {
                     next.hold =
-                        if role >= Role::Operator && caller.user != j.user { "admin" } else { "user" }.into()
+                        if role >= Role::Operator && caller.user != j.user { Hold::Admin } else { Hold::User }
                 }
                 "release" => {
-                    if next.hold == "admin" && role < Role::Operator {
+                    if next.hold == Hold::Admin && role < Role::Operator {
                         return Err(Error::PermissionDenied(
                             "an admin hold is released by an Operator".into(),
                         ));
                     }
-                    next.hold.clear()
+                    next.hold = Hold::None
                 }
                 _ => return Err(Error::invalid("action", format!("'{v}' is not hold, release or requeue"))),
             },
             _ => return Err(Error::invalid(k, "unknown key (use TimeLimit, Priority, QOS or Partition)")),
         }
     }
-    if next.state == RUNNING && next.partition != j.partition {
+    if next.state == JobState::Running && next.partition != j.partition {
         return Err(Error::FailedPrecondition(format!(
             "job {} is running; its partition cannot change",
             j.id
@@ -65,32 +66,50 @@ pub(crate) fn updated(
     Ok(next)
 }
 
+impl Queue {
+    /// scontrol update job / hold / release of `id` by `caller`: the record
+    /// to become, or why not (an ended job is Slurm's ESLURM_JOB_FINISHED).
+    pub fn update(
+        &self,
+        role: Role,
+        caller: &Caller,
+        id: u64,
+        set: &[(String, String)],
+        partitions: &[String],
+    ) -> Result<Effects> {
+        let j = self.get(id)?;
+        owns(role, caller, j)?;
+        if !j.is_active() {
+            return Err(Error::FailedPrecondition(format!(
+                "Job/step already completing or completed (job {id} is {})",
+                j.state
+            )));
+        }
+        Ok(Effect::Persist(updated(j, role, caller, set, partitions)?).into())
+    }
+
+    /// scontrol requeue of `id` by `caller`: its run is stopped and the job
+    /// waits again, its spec intact.
+    pub fn requeue_request(&self, role: Role, caller: &Caller, id: u64) -> Result<Effects> {
+        let j = self.get(id)?;
+        owns(role, caller, j)?;
+        if !j.is_placed() {
+            return Err(Error::FailedPrecondition(format!("job {id} is not running")));
+        }
+        Ok(self.requeue(id, true))
+    }
+}
+
 impl JobService {
     /// scontrol update job / hold / release / requeue.
     pub async fn update(&self, role: Role, caller: &Caller, id: u64, set: &[(String, String)]) -> Result<()> {
-        let missing = || Error::NotFound(format!("job {id} does not exist"));
         // Requeue is a transition of its own; the request's other keys are not applied with it.
         if set.iter().any(|(k, v)| k.eq_ignore_ascii_case("action") && v == "requeue") {
-            let j = self.job(id).ok_or_else(missing)?;
-            self.owns(role, caller, &j)?;
-            if !j.is_placed() {
-                return Err(Error::FailedPrecondition(format!("job {id} is not running")));
-            }
-            return self.requeue(id).await;
+            self.transit(&[id], |q| q.requeue_request(role, caller, id)).await?;
+            return Ok(());
         }
         let parts: Vec<String> = self.nodes.partitions().into_iter().map(|p| p.name).collect();
-        let next = |j: &JobRecord| {
-            self.owns(role, caller, j)?;
-            if !j.is_active() {
-                // Slurm's ESLURM_JOB_FINISHED.
-                return Err(Error::FailedPrecondition(format!(
-                    "Job/step already completing or completed (job {id} is {})",
-                    j.state
-                )));
-            }
-            updated(j, role, caller, set, &parts).map(Some)
-        };
-        self.transition_one(id, next).await?.ok_or_else(missing)?;
+        self.transit(&[id], |q| q.update(role, caller, id, set, &parts)).await?;
         Ok(())
     }
 }
@@ -99,14 +118,8 @@ impl JobService {
 mod tests {
     use super::*;
 
-    fn job(state: &str) -> JobRecord {
-        JobRecord {
-            id: 7,
-            user: "alice".into(),
-            partition: "batch".into(),
-            state: state.into(),
-            ..Default::default()
-        }
+    fn job(state: JobState) -> JobRecord {
+        JobRecord { id: 7, user: "alice".into(), partition: "batch".into(), state, ..Default::default() }
     }
 
     fn parts() -> Vec<String> {
@@ -123,7 +136,7 @@ mod tests {
 
     #[test]
     fn keys_change_the_copy_of_the_current_record() {
-        let j = job(PENDING);
+        let j = job(JobState::Pending);
         let n = updated(
             &j,
             Role::None,
@@ -136,22 +149,22 @@ mod tests {
         let n =
             updated(&n, Role::None, &who("alice"), &set(&[("timelimit", "UNLIMITED")]), &parts()).unwrap();
         assert_eq!(n.time_limit, None);
-        assert_eq!(n.state, PENDING);
+        assert_eq!(n.state, JobState::Pending);
     }
 
     #[test]
     fn roles_holds_and_bad_keys() {
-        let j = job(PENDING);
+        let j = job(JobState::Pending);
         let e = updated(&j, Role::None, &who("alice"), &set(&[("Priority", "5")]), &parts()).unwrap_err();
         assert!(matches!(e, Error::PermissionDenied(_)), "{e}");
         let held = updated(&j, Role::Operator, &who("ops"), &set(&[("action", "hold")]), &parts()).unwrap();
-        assert_eq!(held.hold, "admin");
+        assert_eq!(held.hold, Hold::Admin);
         let e =
             updated(&held, Role::None, &who("alice"), &set(&[("action", "release")]), &parts()).unwrap_err();
         assert!(e.to_string().contains("Operator"), "{e}");
         assert_eq!(
             updated(&j, Role::None, &who("alice"), &set(&[("action", "hold")]), &parts()).unwrap().hold,
-            "user"
+            Hold::User
         );
         let e = updated(&j, Role::None, &who("alice"), &set(&[("Colour", "red")]), &parts()).unwrap_err();
         assert!(e.to_string().starts_with("Colour:"), "{e}");
@@ -162,7 +175,7 @@ mod tests {
     #[test]
     fn a_running_job_keeps_its_partition() {
         let e = updated(
-            &job(RUNNING),
+            &job(JobState::Running),
             Role::Administrator,
             &who("root"),
             &set(&[("Partition", "gpu")]),
@@ -170,8 +183,14 @@ mod tests {
         );
         assert!(matches!(e, Err(Error::FailedPrecondition(_))));
         assert!(
-            updated(&job(PENDING), Role::None, &who("alice"), &set(&[("Partition", "gpu")]), &parts())
-                .is_ok()
+            updated(
+                &job(JobState::Pending),
+                Role::None,
+                &who("alice"),
+                &set(&[("Partition", "gpu")]),
+                &parts()
+            )
+            .is_ok()
         );
     }
 }

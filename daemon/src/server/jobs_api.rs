@@ -275,7 +275,12 @@ mod tests {
 
     #[test]
     fn filters_parse_once_and_match_case_blind() {
-        let j = JobRecord { id: 7, user: "alice".into(), state: "PENDING".into(), ..JobRecord::default() };
+        let j = JobRecord {
+            id: 7,
+            user: "alice".into(),
+            state: spur_vocab::JobState::Pending,
+            ..JobRecord::default()
+        };
         let f =
             Filter::parse(&[kv("user", "bob, Alice"), kv("state", "pending"), kv("view", "brief")]).unwrap();
         assert!(f.brief && f.keep(&j));

@@ -75,7 +75,7 @@ impl Packer {
         text(b, tag::ACCOUNT, j.account.as_deref().unwrap_or(""));
         text(b, tag::QOS, j.qos.as_deref().unwrap_or(""));
         text(b, tag::PARTITION, &j.partition);
-        text(b, tag::STATE, &j.state);
+        text(b, tag::STATE, j.state.as_str());
         text(b, tag::REASON, &j.reason);
         double(b, tag::PRIORITY, j.eff_priority);
         // Optional in the proto: present even when 0.
@@ -159,7 +159,7 @@ mod tests {
             account: Some("phys".into()),
             qos: Some("normal".into()),
             partition: "batch".into(),
-            state: "RUNNING".into(),
+            state: spur_vocab::JobState::Running,
             reason: "None".into(),
             eff_priority: 1234.5,
             time_limit: Some(0),

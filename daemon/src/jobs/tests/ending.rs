@@ -1,0 +1,147 @@
+//! scancel, agents' reports, requeue, and the controller's own ends.
+
+use super::*;
+use crate::auth::Role;
+use crate::error::Error;
+use crate::jobs::effect::{Effect, SIGKILL, SIGTERM};
+use spur_proto::v1 as pb;
+
+fn report(id: u64, state: &str, exit_code: i32, signal: i32) -> pb::JobReport {
+    pb::JobReport { job_id: id, state: state.into(), exit_code, signal, ..Default::default() }
+}
+
+#[test]
+fn cancel_of_a_pending_job_persists_cancelled_and_signals_nothing() {
+    let q = queue([pending(1)]);
+    let fx = q.cancel(&[1], 0, NOW);
+    let [j] = fx.persisted()[..] else { panic!("{fx:?}") };
+    assert_eq!((j.id, j.state, j.end_ms, j.reason.as_str()), (1, JobState::Cancelled, NOW, ""));
+    assert!(fx.signals().is_empty());
+    assert_eq!(q.jobs[&1].state, JobState::Pending, "a transition only computes; the executor installs");
+}
+
+#[test]
+fn cancel_of_a_running_job_persists_then_terminates_with_kill_wait() {
+    let q = queue([running(1, "n1"), running(2, "n2")]);
+    let fx = q.cancel(&[1, 2, 1], 0, NOW);
+    assert_eq!(
+        fx.persisted().iter().map(|j| (j.id, j.state)).collect::<Vec<_>>(),
+        [(1, JobState::Cancelled), (2, JobState::Cancelled)]
+    );
+    // A repeated id is one cancel, not two signals.
+    assert_eq!(fx.signals(), [(1, "n1", SIGTERM, KW), (2, "n2", SIGTERM, KW)]);
+    assert!(matches!(fx.0[0], Effect::Persist(_)) && matches!(fx.0[1], Effect::Signal { .. }));
+}
+
+#[test]
+fn cancel_with_a_signal_signals_running_jobs_and_cancels_the_rest() {
+    let q = queue([running(1, "n1"), pending(2), JobRecord { state: JobState::Completed, ..pending(3) }]);
+    let fx = q.cancel(&[1, 2, 3], 10, NOW);
+    assert_eq!(fx.signals(), [(1, "n1", 10, 0)], "a signalled running job keeps running");
+    assert_eq!(fx.persisted().iter().map(|j| j.id).collect::<Vec<_>>(), [2]);
+    assert_eq!(fx.jobs(), [1, 2], "an ended job is not acted on");
+}
+
+#[test]
+fn cancel_checks_every_id_first() {
+    let q = queue([pending(1), JobRecord { user: "bob".into(), ..pending(2) }]);
+    assert!(matches!(q.may_act(Role::None, &who("alice"), &[1, 3]), Err(Error::NotFound(_))));
+    assert!(matches!(q.may_act(Role::None, &who("alice"), &[1, 2]), Err(Error::PermissionDenied(_))));
+    assert!(q.may_act(Role::Operator, &who("ops"), &[1, 2]).is_ok());
+}
+
+#[test]
+fn reports_end_placed_jobs_in_the_state_they_mean() {
+    let q = queue([running(1, "n1")]);
+    let nodes = ["n1".to_string()];
+    for (r, state, reason) in [
+        (report(1, "done", 0, 0), JobState::Completed, ""),
+        (report(1, "done", 3, 0), JobState::Failed, "NonZeroExitCode"),
+        (report(1, "done", 0, 9), JobState::Failed, "killed by signal 9"),
+        (report(1, "failed", 0, 0), JobState::Failed, "launch failed: "),
+    ] {
+        let fx = q.report(&nodes, &r, NOW).unwrap();
+        let [j] = fx.persisted()[..] else { panic!("{fx:?}") };
+        assert_eq!((j.state, j.reason.as_str(), j.exit_code, j.end_ms), (state, reason, r.exit_code, NOW));
+        assert!(fx.signals().is_empty(), "the run has ended already");
+    }
+}
+
+#[test]
+fn a_report_from_another_agent_is_refused_and_a_stale_one_is_dropped() {
+    let mut q = queue([running(1, "n1"), pending(2)]);
+    let e = q.report(&["n2".to_string()], &report(1, "done", 0, 0), NOW).unwrap_err();
+    assert!(matches!(e, Error::PermissionDenied(_)), "{e}");
+    assert!(q.report(&["n1".to_string()], &report(2, "done", 0, 0), NOW).unwrap().is_empty());
+    q.stale_reports.insert(1);
+    let fx = q.report(&["n1".to_string()], &report(1, "done", 0, 0), NOW).unwrap();
+    assert_eq!(fx.0, [Effect::ReportIgnored(1)], "the end of a run taken back changes nothing");
+}
+
+#[test]
+fn requeue_takes_the_run_back_and_ignores_its_end() {
+    let q = queue([JobRecord { licenses_alloc: vec![Default::default()], ..running(1, "n1") }, pending(2)]);
+    let fx = q.requeue(1, true);
+    let [j] = fx.persisted()[..] else { panic!("{fx:?}") };
+    assert_eq!((j.state, j.start_ms, j.nodes.len(), j.licenses_alloc.len()), (JobState::Pending, 0, 0, 0));
+    assert_eq!((&j.script, j.requeue), (&q.jobs[&1].script, true), "its spec stays");
+    assert!(fx.0.contains(&Effect::IgnoreReport(1)));
+    assert_eq!(fx.signals(), [(1, "n1", SIGTERM, KW)]);
+    // Without kill, the agent no longer has it: nothing to stop, no end to drop.
+    let fx = q.requeue(1, false);
+    assert_eq!((fx.persisted().len(), fx.signals().len(), fx.0.len()), (1, 0, 1));
+    assert!(q.requeue(2, true).is_empty(), "a pending job has no run to take back");
+}
+
+#[test]
+fn scontrol_requeue_is_for_the_owner_of_a_running_job() {
+    let q = queue([running(1, "n1"), pending(2)]);
+    let fx = q.requeue_request(Role::None, &who("alice"), 1).unwrap();
+    assert_eq!(fx.persisted()[0].state, JobState::Pending);
+    let e = q.requeue_request(Role::None, &who("bob"), 1).unwrap_err();
+    assert!(matches!(e, Error::PermissionDenied(_)), "{e}");
+    let e = q.requeue_request(Role::None, &who("alice"), 2).unwrap_err();
+    assert_eq!(e.to_string(), Error::FailedPrecondition("job 2 is not running".into()).to_string());
+    assert!(matches!(q.requeue_request(Role::None, &who("alice"), 9), Err(Error::NotFound(_))));
+}
+
+#[test]
+fn the_time_limit_ends_a_job_only_past_its_deadline() {
+    let q = queue([JobRecord { time_limit: Some(10), ..running(1, "n1") }, running(2, "n2")]);
+    assert!(q.time_out(1, NOW - 1).is_empty(), "a millisecond early");
+    let fx = q.time_out(1, NOW);
+    let [j] = fx.persisted()[..] else { panic!("{fx:?}") };
+    assert_eq!((j.state, j.reason.as_str()), (JobState::Timeout, "TimeLimit"));
+    assert_eq!(fx.signals(), [(1, "n1", SIGTERM, KW)]);
+    assert!(q.time_out(2, NOW + 1_000 * MIN).is_empty(), "no limit, no end");
+}
+
+#[test]
+fn a_lost_node_requeues_a_requeueable_job_and_fails_the_others() {
+    let q = queue([running(1, "n1"), JobRecord { requeue: false, ..running(2, "n1") }, pending(3)]);
+    let fx = q.lost(1, "NodeDown", true, NOW);
+    assert_eq!(fx.persisted()[0].state, JobState::Pending);
+    assert_eq!(fx.signals(), [(1, "n1", SIGTERM, KW)], "a node marked down may still run it");
+    assert_eq!(q.lost(1, "JobLostOnNode", false, NOW).signals(), []);
+    // A job that may not be requeued is refused the requeue: it ends, and nothing is signalled.
+    let fx = q.lost(2, "NodeDown", true, NOW);
+    let [j] = fx.persisted()[..] else { panic!("{fx:?}") };
+    assert_eq!((j.state, j.reason.as_str()), (JobState::NodeFail, "NodeDown"));
+    assert!(fx.signals().is_empty());
+    assert!(q.lost(3, "NodeDown", true, NOW).is_empty());
+}
+
+#[test]
+fn registration_kills_strays_and_names_lost_jobs() {
+    let mut q = queue([running(1, "n1"), running(2, "n1"), running(3, "n1"), pending(4)]);
+    q.launching.insert(3);
+    let run = |id: u64, node: &str| pb::RunningJob { job_id: id, node: node.into() };
+    // 1 runs as recorded; 2 is missing (lost); 3 is still being launched; 4 and 5 are not ours to run.
+    let agent = [run(1, "n1"), run(4, "n1"), run(5, "n1")];
+    assert_eq!(q.lost_on(&["n1".into()], &agent), [2]);
+    let fx = q.strays(&agent);
+    assert_eq!(fx.signals(), [(4, "n1", SIGKILL, 0), (5, "n1", SIGKILL, 0)]);
+    assert!(fx.0.contains(&Effect::IgnoreReport(4)), "job 4's own run is yet to come");
+    assert!(!fx.0.contains(&Effect::IgnoreReport(5)));
+    assert!(fx.persisted().is_empty());
+}

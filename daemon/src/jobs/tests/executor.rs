@@ -1,0 +1,120 @@
+//! The executor: persist, then install, then act; and a store that refuses.
+
+use super::*;
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::jobs::JobService;
+use crate::jobs::effect::Effect;
+use crate::jobs::transition::Held;
+use crate::store::{Mutator, Store, TxnHead, TxnQuery, TxnRow, Written};
+use serde_json::Value;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// A store that keeps job writes, and refuses them once told to.
+#[derive(Default)]
+struct Recording {
+    refuse: AtomicBool,
+    writes: AtomicUsize,
+    docs: Mutex<Vec<(String, Option<Value>)>>,
+}
+
+#[async_trait::async_trait]
+impl Store for Recording {
+    fn backend(&self) -> &'static str {
+        "recording"
+    }
+    async fn load(&self, _: &str) -> Result<Vec<(String, Value)>> {
+        Ok(vec![])
+    }
+    async fn mutate(&self, _: &str, _: &str, _: Mutator, _: TxnHead) -> Result<(Written, TxnRow)> {
+        Err(Error::Unavailable("not in this test".into()))
+    }
+    async fn put(&self, _: &str, docs: &[(String, Option<Value>)]) -> Result<()> {
+        if self.refuse.load(Ordering::Relaxed) {
+            return Err(Error::Unavailable("the database is unreachable".into()));
+        }
+        self.writes.fetch_add(1, Ordering::Relaxed);
+        self.docs.lock().unwrap().extend(docs.iter().cloned());
+        Ok(())
+    }
+    async fn insert_txns(&self, rows: &[TxnRow]) -> Result<Vec<i64>> {
+        Ok((0..rows.len() as i64).collect())
+    }
+    async fn list_txn(&self, _: &TxnQuery) -> Result<Vec<TxnRow>> {
+        Ok(vec![])
+    }
+    async fn delete_txn_before(&self, _: i64) -> Result<u64> {
+        Ok(0)
+    }
+    async fn close(&self) {}
+}
+
+async fn service(store: Arc<Recording>) -> JobService {
+    let cfg = Config::default();
+    let hub = Arc::new(crate::audit::Hub::new(None));
+    let acct = Arc::new(crate::accounting::AcctService::new(hub.clone()).await);
+    let admission = Arc::new(crate::admission::Admission::load(cfg.admission.mode, None).await.unwrap());
+    let nodes = Arc::new(crate::nodes::NodeService::new(&cfg, None, hub, admission).await.unwrap());
+    let licenses = Arc::new(crate::licenses::LicenseService::new(&cfg, None).await.unwrap());
+    JobService::new(&cfg, Some(store), acct, nodes, licenses).await.unwrap()
+}
+
+/// What a watcher and the limits see of the queue.
+fn seen(s: &JobService) -> (Vec<(u64, JobState)>, String, usize) {
+    let q = s.lock();
+    let jobs = q.jobs.values().map(|j| (j.id, j.state)).collect();
+    (jobs, format!("{:?}", q.counts), q.changed.len())
+}
+
+#[tokio::test]
+async fn records_are_durable_in_one_write_before_they_are_installed() {
+    let store = Arc::new(Recording::default());
+    let s = service(store.clone()).await;
+    let fx = crate::jobs::effect::Effects(vec![Effect::Persist(pending(1)), Effect::Persist(pending(2))]);
+    let done = s.apply(fx, Held::none(), |_| {}).await.unwrap();
+    assert_eq!(done.jobs, [1, 2]);
+    assert_eq!(store.writes.load(Ordering::Relaxed), 1, "group commit: one write");
+    let cancelled = s.transit(&[1], |q| Ok(q.cancel(&[1], 0, NOW))).await.unwrap();
+    assert_eq!(cancelled.jobs, [1]);
+    let (jobs, _, marked) = seen(&s);
+    assert_eq!(jobs, [(1, JobState::Cancelled), (2, JobState::Pending)]);
+    assert_eq!(marked, 2, "both are in the next Watch batch");
+    let docs = store.docs.lock().unwrap();
+    assert_eq!(docs.last().and_then(|d| d.1.as_ref()).map(|v| v["state"].clone()), Some("CANCELLED".into()));
+}
+
+#[tokio::test]
+async fn a_store_refusal_installs_nothing_and_acts_on_nothing() {
+    let store = Arc::new(Recording::default());
+    let s = service(store.clone()).await;
+    s.apply(Effect::Persist(pending(1)).into(), Held::none(), |_| {}).await.unwrap();
+    s.lock().changed.clear();
+    let before = seen(&s);
+    store.refuse.store(true, Ordering::Relaxed);
+    let e = s.transit(&[1], |q| Ok(q.cancel(&[1], 0, NOW))).await.unwrap_err();
+    assert!(matches!(e, Error::Unavailable(_)), "{e}");
+    assert_eq!(seen(&s), before, "memory is as it was: same record, counts and Watch batch");
+    // A submit the store refuses is not queued, and its MaxJobCount place is given back.
+    let mut admitted = false;
+    let e = s.apply(Effect::Persist(pending(2)).into(), Held::none(), |_| admitted = true).await;
+    assert!(e.is_err() && !admitted);
+    assert_eq!(seen(&s), before);
+}
+
+#[tokio::test]
+async fn a_refused_transition_writes_nothing() {
+    let store = Arc::new(Recording::default());
+    let s = service(store.clone()).await;
+    s.apply(
+        Effect::Persist(JobRecord { state: JobState::Completed, ..pending(1) }).into(),
+        Held::none(),
+        |_| {},
+    )
+    .await
+    .unwrap();
+    let set = [("TimeLimit".to_string(), "5".to_string())];
+    let e = s.transit(&[1], |q| q.update(crate::auth::Role::None, &who("alice"), 1, &set, &[])).await;
+    assert!(matches!(e, Err(Error::FailedPrecondition(_))));
+    assert_eq!(store.writes.load(Ordering::Relaxed), 1, "only the set-up's write");
+}
