@@ -3,6 +3,7 @@
 
 use super::convert;
 use super::gate::Gate;
+use super::path::accounting as path;
 use crate::accounting::qos::synthetic_normal;
 use crate::accounting::{AcctService, ChangeOut, SetMode};
 use crate::error::{Error, Result};
@@ -11,12 +12,6 @@ use spur_proto::v1::accounting_server::Accounting;
 use spur_vocab::keys::{Entity, parse_name_list};
 use std::sync::Arc;
 use tonic::{Request, Response, Status};
-
-macro_rules! path {
-    ($m:literal) => {
-        concat!("/spur.v1.Accounting/", $m)
-    };
-}
 
 pub struct AccountingApi {
     acct: Arc<AcctService>,
@@ -141,53 +136,51 @@ impl Filter {
 #[tonic::async_trait]
 impl Accounting for AccountingApi {
     async fn list_qos(&self, req: Request<pb::ListRequest>) -> Result<Response<pb::ListQosResponse>, Status> {
-        self.gate.run(path!("ListQos"), req, |_, r| async move { Ok((self.qos(&r)?, vec![])) }).await
+        self.gate.run(path::LIST_QOS, req, |_, r| async move { Ok((self.qos(&r)?, vec![])) }).await
     }
 
     async fn set_qos(&self, req: Request<pb::SetRequest>) -> Result<Response<pb::SetResponse>, Status> {
-        self.set(path!("SetQos"), Entity::Qos, req).await
+        self.set(path::SET_QOS, Entity::Qos, req).await
     }
 
     async fn delete_qos(&self, req: Request<pb::DeleteRequest>) -> Result<Response<pb::SetResponse>, Status> {
-        self.delete(path!("DeleteQos"), Entity::Qos, req).await
+        self.delete(path::DELETE_QOS, Entity::Qos, req).await
     }
 
     async fn list_accounts(
         &self,
         req: Request<pb::ListRequest>,
     ) -> Result<Response<pb::ListAccountsResponse>, Status> {
-        self.gate
-            .run(path!("ListAccounts"), req, |_, r| async move { Ok((self.accounts(&r)?, vec![])) })
-            .await
+        self.gate.run(path::LIST_ACCOUNTS, req, |_, r| async move { Ok((self.accounts(&r)?, vec![])) }).await
     }
 
     async fn set_account(&self, req: Request<pb::SetRequest>) -> Result<Response<pb::SetResponse>, Status> {
-        self.set(path!("SetAccount"), Entity::Account, req).await
+        self.set(path::SET_ACCOUNT, Entity::Account, req).await
     }
 
     async fn delete_account(
         &self,
         req: Request<pb::DeleteRequest>,
     ) -> Result<Response<pb::SetResponse>, Status> {
-        self.delete(path!("DeleteAccount"), Entity::Account, req).await
+        self.delete(path::DELETE_ACCOUNT, Entity::Account, req).await
     }
 
     async fn list_users(
         &self,
         req: Request<pb::ListRequest>,
     ) -> Result<Response<pb::ListUsersResponse>, Status> {
-        self.gate.run(path!("ListUsers"), req, |_, r| async move { Ok((self.users(&r)?, vec![])) }).await
+        self.gate.run(path::LIST_USERS, req, |_, r| async move { Ok((self.users(&r)?, vec![])) }).await
     }
 
     async fn set_user(&self, req: Request<pb::SetRequest>) -> Result<Response<pb::SetResponse>, Status> {
-        self.set(path!("SetUser"), Entity::User, req).await
+        self.set(path::SET_USER, Entity::User, req).await
     }
 
     async fn delete_user(
         &self,
         req: Request<pb::DeleteRequest>,
     ) -> Result<Response<pb::SetResponse>, Status> {
-        self.delete(path!("DeleteUser"), Entity::User, req).await
+        self.delete(path::DELETE_USER, Entity::User, req).await
     }
 
     async fn list_tres(
@@ -195,6 +188,6 @@ impl Accounting for AccountingApi {
         req: Request<pb::ListRequest>,
     ) -> Result<Response<pb::ListTresResponse>, Status> {
         let tres = || pb::ListTresResponse { tres: convert::tres_table() };
-        self.gate.run(path!("ListTres"), req, |_, _| async move { Ok((tres(), vec![])) }).await
+        self.gate.run(path::LIST_TRES, req, |_, _| async move { Ok((tres(), vec![])) }).await
     }
 }

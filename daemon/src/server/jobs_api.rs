@@ -1,6 +1,7 @@
 //! The Jobs service: sbatch, squeue, scancel, scontrol update/hold/release/requeue.
 
 use super::gate::{Gate, Note, Targeted};
+use super::path::jobs as path;
 use super::{convert, limits, packed};
 use crate::error::Error;
 use crate::jobs::JobService;
@@ -116,7 +117,7 @@ impl Filter {
 impl Jobs for JobsApi {
     async fn submit(&self, req: Request<pb::SubmitRequest>) -> Result<Response<pb::SubmitResponse>, Status> {
         self.gate
-            .run("/spur.v1.Jobs/Submit", req, |ctx, r| async move {
+            .run(path::SUBMIT, req, |ctx, r| async move {
                 let spec = r.spec.ok_or_else(|| Error::invalid("spec", "missing"))?;
                 let id = self.jobs.submit(ctx.role, &ctx.caller, spec).await?;
                 let note = Note { action: Action::Create, name: id.to_string(), info: json!({}) };
@@ -130,7 +131,7 @@ impl Jobs for JobsApi {
         req: Request<pb::ListRequest>,
     ) -> Result<Response<pb::ListJobsResponse>, Status> {
         self.gate
-            .run("/spur.v1.Jobs/ListJobs", req, |_, r| async move {
+            .run(path::LIST_JOBS, req, |_, r| async move {
                 let f = Filter::parse(&r.filter)?;
                 let convert = |j: &JobRecord| match (f.brief, f.prio) {
                     (true, true) => convert::job_prio(j),
@@ -153,7 +154,7 @@ impl Jobs for JobsApi {
 
     async fn stream_jobs(&self, req: Request<pb::ListRequest>) -> Result<Response<JobPages>, Status> {
         self.gate
-            .run("/spur.v1.Jobs/StreamJobs", req, |_, r| async move {
+            .run(path::STREAM_JOBS, req, |_, r| async move {
                 let f = Filter::parse(&r.filter)?;
                 if r.filter.iter().any(|kv| kv.key.eq_ignore_ascii_case("view")) && !f.brief {
                     return Err(Error::invalid("view", "StreamJobs lists the brief and prio views only"));
@@ -176,7 +177,7 @@ impl Jobs for JobsApi {
 
     async fn cancel(&self, req: Request<pb::CancelRequest>) -> Result<Response<pb::CancelResponse>, Status> {
         self.gate
-            .run("/spur.v1.Jobs/Cancel", req, |ctx, r| async move {
+            .run(path::CANCEL, req, |ctx, r| async move {
                 let name = r.target();
                 let mut ids = r.ids.clone();
                 if ids.is_empty() {
@@ -196,7 +197,7 @@ impl Jobs for JobsApi {
 
     async fn explain(&self, req: Request<pb::ExplainRequest>) -> Result<Response<pb::Explanation>, Status> {
         self.gate
-            .run("/spur.v1.Jobs/Explain", req, |_, r| async move {
+            .run(path::EXPLAIN, req, |_, r| async move {
                 let out = match r.candidate_id {
                     Some(c) => {
                         let v = self.jobs.explain_pair(r.job_id, c)?;
@@ -219,7 +220,7 @@ impl Jobs for JobsApi {
         req: Request<pb::ListRequest>,
     ) -> Result<Response<pb::ListSharesResponse>, Status> {
         self.gate
-            .run("/spur.v1.Jobs/ListShares", req, |_, r| async move {
+            .run(path::LIST_SHARES, req, |_, r| async move {
                 let want = |key: &str| {
                     r.filter.iter().find(|kv| kv.key.eq_ignore_ascii_case(key)).map(|kv| kv.value.clone())
                 };
@@ -252,7 +253,7 @@ impl Jobs for JobsApi {
         req: Request<pb::UpdateJobRequest>,
     ) -> Result<Response<pb::UpdateJobResponse>, Status> {
         self.gate
-            .run("/spur.v1.Jobs/UpdateJob", req, |ctx, r| async move {
+            .run(path::UPDATE_JOB, req, |ctx, r| async move {
                 let set: Vec<(String, String)> =
                     r.set.iter().map(|kv| (kv.key.clone(), kv.value.clone())).collect();
                 self.jobs.update(ctx.role, &ctx.caller, r.id, &set).await?;

@@ -2,6 +2,7 @@
 //! gate (role check and audit), plus gRPC reflection and the standard health
 //! service, so clients that are not ours can discover and use the API.
 //!
+//! - [`path`]: every RPC path spelled once, for the handlers and [`rpc`].
 //! - [`rpc`]: every RPC classified once (read / mutation / internal, role, target).
 //! - [`layer`]: authentication and `audit_rpc` logging in front of every RPC.
 //! - [`gate`]: role checks and txn rows, around every handler.
@@ -23,6 +24,7 @@ mod licenses_api;
 pub mod limits;
 mod nodes_api;
 mod packed;
+pub mod path;
 pub mod rpc;
 mod session;
 
