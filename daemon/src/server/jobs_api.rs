@@ -2,7 +2,7 @@
 
 use super::gate::{Gate, Note, Targeted};
 use super::path::jobs as path;
-use super::{convert, limits, packed};
+use super::{convert, filter, limits, packed};
 use crate::error::Error;
 use crate::jobs::JobService;
 use crate::jobs::record::JobRecord;
@@ -27,13 +27,30 @@ impl JobsApi {
     }
 }
 
+filter::keys! {
+    /// The squeue/scancel/sacct filter keys.
+    enum JobKey, "unknown filter (use id, user, account, partition, qos, state, name, view, history)" {
+        Id = "id" | "jobs",
+        View = "view",
+        History = "history",
+        User = "user",
+        Account = "account",
+        Partition = "partition",
+        Qos = "qos",
+        State = "state",
+        Name = "name",
+    }
+}
+
 /// The `key=a,b` filters of ListJobs and Cancel, parsed once per request so
 /// that listing 100,000 jobs compares strings, not re-splits them per job.
 #[derive(Default)]
 struct Filter {
     ids: Option<Vec<u64>>,
     /// `(key, wanted values)` for the string-valued keys.
-    text: Vec<(&'static str, Vec<String>)>,
+    text: Vec<(JobKey, Vec<String>)>,
+    /// A `view=` was given (StreamJobs refuses the full view).
+    view: bool,
     /// `view=brief`: the columns of squeue's default formats only.
     brief: bool,
     /// `view=prio`: the brief view and the priority factors (sprio).
@@ -43,54 +60,36 @@ struct Filter {
 }
 
 impl Filter {
-    fn parse(filter: &[pb::KeyValue]) -> Result<Filter, Error> {
+    fn parse(kvs: &[pb::KeyValue]) -> Result<Filter, Error> {
         let mut f = Filter::default();
-        for kv in filter {
-            let wants: Vec<String> =
-                kv.value.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect();
-            let key = match kv.key.to_ascii_lowercase().as_str() {
-                "id" | "jobs" => {
-                    let ids = wants
+        for p in filter::parse::<JobKey>(kvs)? {
+            match p.key {
+                JobKey::Id => {
+                    let ids = p
+                        .items()
                         .iter()
-                        .map(|w| {
-                            w.parse::<u64>()
-                                .map_err(|_| Error::invalid(&kv.key, format!("'{w}' is not a job id")))
-                        })
+                        .map(|w| w.parse::<u64>().map_err(|_| p.invalid(format!("'{w}' is not a job id"))))
                         .collect::<Result<Vec<u64>, Error>>()?;
                     f.ids.get_or_insert_with(Vec::new).extend(ids);
-                    continue;
                 }
-                "view" => {
-                    (f.brief, f.prio) = match kv.value.as_str() {
+                JobKey::View => {
+                    f.view = true;
+                    (f.brief, f.prio) = match p.value {
                         "brief" => (true, false),
                         "prio" => (true, true),
                         "full" | "" => (false, false),
                         v => return Err(Error::invalid("view", format!("'{v}' is not brief, prio or full"))),
                     };
-                    continue;
                 }
-                "history" => {
-                    f.history = match kv.value.to_ascii_lowercase().as_str() {
+                JobKey::History => {
+                    f.history = match p.value.to_ascii_lowercase().as_str() {
                         "yes" | "true" | "1" => true,
                         "no" | "false" | "0" | "" => false,
                         v => return Err(Error::invalid("history", format!("'{v}' is not yes or no"))),
                     };
-                    continue;
                 }
-                "user" => "user",
-                "account" => "account",
-                "partition" => "partition",
-                "qos" => "qos",
-                "state" => "state",
-                "name" => "name",
-                _ => {
-                    return Err(Error::invalid(
-                        &kv.key,
-                        "unknown filter (use id, user, account, partition, qos, state, name, view, history)",
-                    ));
-                }
-            };
-            f.text.push((key, wants));
+                key => f.text.push((key, p.items())),
+            }
         }
         Ok(f)
     }
@@ -100,12 +99,12 @@ impl Filter {
             return false;
         }
         self.text.iter().all(|(key, wants)| {
-            let have = match *key {
-                "user" => j.user.as_str(),
-                "account" => j.account.as_deref().unwrap_or(""),
-                "partition" => j.partition.as_str(),
-                "qos" => j.qos.as_deref().unwrap_or(""),
-                "state" => j.state.as_str(),
+            let have = match key {
+                JobKey::User => j.user.as_str(),
+                JobKey::Account => j.account.as_deref().unwrap_or(""),
+                JobKey::Partition => j.partition.as_str(),
+                JobKey::Qos => j.qos.as_deref().unwrap_or(""),
+                JobKey::State => j.state.as_str(),
                 _ => j.name.as_str(),
             };
             wants.iter().any(|w| w.eq_ignore_ascii_case(have))
@@ -156,7 +155,7 @@ impl Jobs for JobsApi {
         self.gate
             .run(path::STREAM_JOBS, req, |_, r| async move {
                 let f = Filter::parse(&r.filter)?;
-                if r.filter.iter().any(|kv| kv.key.eq_ignore_ascii_case("view")) && !f.brief {
+                if f.view && !f.brief {
                     return Err(Error::invalid("view", "StreamJobs lists the brief and prio views only"));
                 }
                 let mut p =
@@ -285,7 +284,13 @@ mod tests {
         assert!(!Filter::parse(&[kv("account", "phys")]).unwrap().keep(&j));
         assert!(Filter::parse(&[kv("id", "x")]).is_err());
         assert!(Filter::parse(&[kv("view", "wide")]).is_err());
-        assert!(Filter::parse(&[kv("colour", "red")]).is_err());
+        let refusal = |k, v| Filter::parse(&[kv(k, v)]).err().map(|e| e.to_string()).unwrap_or_default();
+        assert_eq!(
+            refusal("Colour", "red"),
+            "Colour: unknown filter (use id, user, account, partition, qos, state, name, view, history)"
+        );
+        assert_eq!(refusal("JOBS", "7,x"), "JOBS: 'x' is not a job id");
+        assert_eq!(refusal("VIEW", "wide"), "view: 'wide' is not brief, prio or full");
         assert!(Filter::parse(&[kv("history", "yes")]).unwrap().history);
         assert!(!Filter::parse(&[kv("history", "no")]).unwrap().history);
         assert!(Filter::parse(&[kv("history", "maybe")]).is_err());

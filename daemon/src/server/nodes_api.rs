@@ -1,9 +1,9 @@
 //! The Nodes service (sinfo, scontrol show/update node, reconfigure) and the
 //! Agent service (spurd registration, heartbeats, commands, reports).
 
-use super::convert;
 use super::gate::{Gate, Note};
 use super::path::{agent, nodes};
+use super::{convert, filter};
 use crate::config::Config;
 use crate::error::Error;
 use crate::jobs::JobService;
@@ -39,14 +39,21 @@ impl NodesApi {
 
     fn filter(&self, req: &pb::ListRequest) -> Result<(Option<Vec<String>>, Option<String>), Error> {
         let (mut names, mut part) = (None, None);
-        for kv in &req.filter {
-            match kv.key.to_ascii_lowercase().as_str() {
-                "name" | "nodename" | "nodes" => names = Some(self.nodes.resolve(&kv.value)?),
-                "partition" => part = Some(kv.value.clone()),
-                _ => return Err(Error::invalid(&kv.key, "unknown filter (use name=, partition=)")),
+        for p in filter::parse::<NodeKey>(&req.filter)? {
+            match p.key {
+                NodeKey::Name => names = Some(self.nodes.resolve(p.value)?),
+                NodeKey::Partition => part = Some(p.value.to_string()),
             }
         }
         Ok((names, part))
+    }
+}
+
+filter::keys! {
+    /// `sinfo`/`scontrol show node` filters.
+    enum NodeKey, "unknown filter (use name=, partition=)" {
+        Name = "name" | "nodename" | "nodes",
+        Partition = "partition",
     }
 }
 
