@@ -11,8 +11,8 @@
 //! `cargo run --release -p spur-tests --example watch_latency [-- SUBMITS]`
 
 use spur_client::conn::{self, Clients, Identity};
-use spur_console::{Settings, State};
 use spur_console::{Action, Effect, dispatch, net};
+use spur_console::{Settings, State};
 use spur_proto::v1 as pb;
 use spur_proto::v1::cluster_event::Event;
 use std::time::{Duration, Instant};

@@ -2,13 +2,17 @@
 //! controller on a loopback port in a temp dir.
 //!
 //! - [`cluster`]: a controller and an agent with the CLI pointed at them.
+//! - [`config`]: the cluster part of a spur.conf, built ([`config::ClusterToml`]).
 //! - [`db`]: a fresh SQLite file or PostgreSQL database per test.
 //! - [`inproc`]: an in-process controller with no agents, for load commands.
 //! - [`proc`]: running `spurctld` and the `spur` personalities.
 //! - [`proxy`]: a TCP proxy a test cuts, for database outages.
+//! - [`wait`]: waiting for an event with the shared deadline ([`wait::wait_until`]).
 
 pub mod cluster;
+pub mod config;
 pub mod db;
 pub mod inproc;
 pub mod proc;
 pub mod proxy;
+pub mod wait;

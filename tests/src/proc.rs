@@ -254,14 +254,8 @@ impl Agent {
 
     /// Waits for the agent to exit by itself (a fatal refusal), with the deadline.
     pub fn wait_exit(mut self) -> ExitStatus {
-        let start = std::time::Instant::now();
-        loop {
-            if let Some(s) = self.child.try_wait().expect("try_wait") {
-                return s;
-            }
-            assert!(start.elapsed() < DEADLINE, "spurd did not exit");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        // At the deadline the panic drops self, which kills the agent.
+        crate::wait::wait_until_blocking("spurd to exit", || self.child.try_wait().expect("try_wait"))
     }
 
     pub fn kill(mut self) {
@@ -294,15 +288,8 @@ pub fn sacct_state(url: &str, id: u64) -> String {
 }
 
 /// Polls `check` until it returns Some, failing the test at the deadline.
-pub fn wait_for<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
-    let start = std::time::Instant::now();
-    loop {
-        if let Some(v) = check() {
-            return v;
-        }
-        assert!(start.elapsed() < DEADLINE, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+pub fn wait_for<T>(what: &str, check: impl FnMut() -> Option<T>) -> T {
+    crate::wait::wait_until_blocking(what, check)
 }
 
 /// The daemons' log level: errors only, unless `SPUR_TEST_LOG` asks for more

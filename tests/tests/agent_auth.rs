@@ -4,26 +4,18 @@
 
 use spur_proto::v1 as pb;
 use spur_proto::v1::agent_client::AgentClient;
+use spur_tests::config::ClusterToml;
 use spur_tests::proc::{Agent, Controller, conf, field, ok, sacct_state, wait_for};
 use tonic::Code;
 
-const CLUSTER: &str = r#"
-[admission]
-mode = "token"
-[controller]
-heartbeat_interval_secs = 1
-[[nodes]]
-name = "node[01-03]"
-cpus = 2
-memory_mb = 4096
-[[partitions]]
-name = "batch"
-nodes = "node[01-02]"
-default = true
-[[partitions]]
-name = "other"
-nodes = "node03"
-"#;
+fn cluster() -> ClusterToml {
+    ClusterToml::new()
+        .set("admission", "mode", "token")
+        .heartbeat(1)
+        .nodes("node[01-03]", 2, 4096)
+        .partition("batch", "node[01-02]")
+        .partition("other", "node03")
+}
 
 fn forged(agent_id: &str, agent_key: &str, job_id: u64) -> pb::JobReport {
     pb::JobReport {
@@ -40,7 +32,7 @@ async fn forged_job_reports_are_refused_and_the_job_runs_on() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let db = format!("sqlite://{}/spur.db", d.display());
-    let c = Controller::start(d, &conf(&db, CLUSTER));
+    let c = Controller::start(d, &conf(&db, &cluster().build()));
     let token = ok("spur", &c.url, &["token", "create", "--ttl", "1h"]).trim().to_string();
     let _agent = Agent::start(&c.url, "node[01-02]", &[("SPUR_ADMISSION_TOKEN", &token)]);
     wait_for("nodes up", || {

@@ -2,28 +2,22 @@
 //! the jobs still running (none runs twice, none is lost), and ending a job
 //! (scancel, requeue, KillWait) ends its whole process tree.
 
+use spur_tests::config::ClusterToml;
 use spur_tests::proc::{Agent, Controller, conf, fails, field, ok, sacct_state, starts, wait_for};
 use std::path::Path;
 
-const CLUSTER: &str = r#"
-[controller]
-heartbeat_interval_secs = 1
-node_timeout_secs = 10
-[scheduler]
-kill_wait_secs = 1
-[[nodes]]
-name = "node[01-02]"
-cpus = 5
-memory_mb = 8192
-[[partitions]]
-name = "batch"
-nodes = "node[01-02]"
-default = true
-"#;
+fn config() -> ClusterToml {
+    ClusterToml::new()
+        .heartbeat(1)
+        .node_timeout(10)
+        .scheduler("kill_wait_secs", 1)
+        .nodes("node[01-02]", 5, 8192)
+        .partition("batch", "node[01-02]")
+}
 
 fn cluster(dir: &Path) -> Controller {
     let db = format!("sqlite://{}/spur.db", dir.display());
-    Controller::start(dir, &conf(&db, CLUSTER))
+    Controller::start(dir, &conf(&db, &config().build()))
 }
 
 fn sbatch(url: &str, dir: &Path, args: &[&str], script: &str) -> u64 {

@@ -7,23 +7,18 @@
 use spur_client::conn::{self, Clients, Identity};
 use spur_proto::v1 as pb;
 use spur_proto::v1::agent_client::AgentClient;
+use spur_tests::config::ClusterToml;
 use spur_tests::proc::{Agent, Controller, DEADLINE, conf, starts};
+use spur_tests::wait::wait_until;
 use std::path::Path;
-use std::time::{Duration, Instant};
 
-const CLUSTER: &str = r#"
-[controller]
-heartbeat_interval_secs = 1
-node_timeout_secs = 10
-[[nodes]]
-name = "node[01-02]"
-cpus = 4
-memory_mb = 8192
-[[partitions]]
-name = "batch"
-nodes = "node[01-02]"
-default = true
-"#;
+fn cluster() -> ClusterToml {
+    ClusterToml::new()
+        .heartbeat(1)
+        .node_timeout(10)
+        .nodes("node[01-02]", 4, 8192)
+        .partition("batch", "node[01-02]")
+}
 
 async fn client(url: &str) -> Clients {
     conn::connect(url, Identity { user: "root".into(), uid: Some(0), token: None }).await.unwrap()
@@ -36,16 +31,17 @@ async fn job(c: &mut Clients, id: u64) -> Option<pb::Job> {
 
 /// Waits until the job satisfies `ok`, with the deadline.
 async fn wait_job(c: &mut Clients, id: u64, what: &str, ok: impl Fn(&pb::Job) -> bool) -> pb::Job {
-    let start = Instant::now();
-    loop {
-        if let Some(j) = job(c, id).await
-            && ok(&j)
-        {
-            return j;
+    let ok = &ok;
+    wait_until(format!("job {id} to become {what}"), || {
+        let mut c = c.clone();
+        async move {
+            match job(&mut c, id).await {
+                Some(j) if ok(&j) => Ok(j),
+                other => Err(format!("{other:?}")),
+            }
         }
-        assert!(start.elapsed() < DEADLINE, "job {id} never became {what}: {:?}", job(c, id).await);
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    })
+    .await
 }
 
 /// A job that notes each start in `starts` and runs until `go` exists.
@@ -71,22 +67,23 @@ fn wait_started(dir: &Path, id: u64, n: usize) {
 
 /// Waits until every node has an agent again (after a controller restart they are UNKNOWN).
 async fn wait_registered(c: &mut Clients) {
-    let start = Instant::now();
-    loop {
-        let nodes = c.nodes.list_nodes(pb::ListRequest::default()).await.map(|r| r.into_inner().nodes);
-        if nodes.is_ok_and(|ns| ns.iter().all(|n| n.base_state != "UNKNOWN" && !n.agent_host.is_empty())) {
-            return;
+    wait_until("the agent to re-register", || {
+        let mut c = c.clone();
+        async move {
+            let nodes = c.nodes.list_nodes(pb::ListRequest::default()).await.map(|r| r.into_inner().nodes);
+            nodes
+                .is_ok_and(|ns| ns.iter().all(|n| n.base_state != "UNKNOWN" && !n.agent_host.is_empty()))
+                .then_some(())
         }
-        assert!(start.elapsed() < DEADLINE, "the agent never re-registered");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    })
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_running_job_survives_a_controller_restart_and_completes() {
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite://{}/spur.db", dir.path().display());
-    let mut c = Controller::start(dir.path(), &conf(&db, CLUSTER));
+    let mut c = Controller::start(dir.path(), &conf(&db, &cluster().build()));
     let _a = Agent::start(&c.url, "node[01-02]", &[]);
     let mut cl = client(&c.url).await;
     let id = submit_gated(&mut cl, dir.path(), true).await;
@@ -112,7 +109,7 @@ async fn a_running_job_survives_a_controller_restart_and_completes() {
 async fn jobs_a_new_agent_does_not_run_are_requeued_or_node_fail() {
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite://{}/spur.db", dir.path().display());
-    let c = Controller::start(dir.path(), &conf(&db, CLUSTER));
+    let c = Controller::start(dir.path(), &conf(&db, &cluster().build()));
     let first = Agent::start(&c.url, "node[01-02]", &[]);
     let mut cl = client(&c.url).await;
     let again = submit_gated(&mut cl, dir.path(), true).await;
@@ -165,7 +162,7 @@ async fn next_command(cmds: &mut tonic::Streaming<pb::AgentCommand>) -> pb::agen
 async fn stray_jobs_are_killed_and_ends_reported_at_registration_count() {
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite://{}/spur.db", dir.path().display());
-    let c = Controller::start(dir.path(), &conf(&db, CLUSTER));
+    let c = Controller::start(dir.path(), &conf(&db, &cluster().build()));
 
     // An agent that runs a job the controller never had: told to kill it.
     let stray = pb::RunningJob { job_id: 4242, node: "node01".into() };

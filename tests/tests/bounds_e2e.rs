@@ -5,17 +5,13 @@
 use spur_client::conn::{self, Clients, Identity};
 use spur_daemon::store::{TxnHead, TxnRow};
 use spur_proto::v1 as pb;
+use spur_tests::config::ClusterToml;
 use spur_tests::proc::{Controller, conf, ok};
 use tonic::Code;
 
-const CLUSTER: &str = r#"
-[[nodes]]
-name = "node[01-04]"
-[[partitions]]
-name = "batch"
-nodes = "node[01-04]"
-default = true
-"#;
+fn cluster() -> ClusterToml {
+    ClusterToml::new().nodes_default("node[01-04]").partition("batch", "node[01-04]")
+}
 
 struct Env {
     _dir: tempfile::TempDir,
@@ -25,7 +21,7 @@ struct Env {
 fn start() -> Env {
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite://{}/spur.db", dir.path().display());
-    let c = Controller::start(dir.path(), &conf(&db, CLUSTER));
+    let c = Controller::start(dir.path(), &conf(&db, &cluster().build()));
     Env { _dir: dir, c }
 }
 
@@ -160,7 +156,7 @@ async fn show_txn_limit_10000_pages_under_the_message_limit() {
         store.insert_txns(&rows).await.unwrap();
         store.close().await;
     }
-    let mut e = Env { c: Controller::start(dir.path(), &conf(&db, CLUSTER)), _dir: dir };
+    let mut e = Env { c: Controller::start(dir.path(), &conf(&db, &cluster().build())), _dir: dir };
     let ids: Vec<i64> = e.txn("limit=10000 format=ID").lines().map(|l| l.parse().unwrap()).collect();
     assert_eq!(ids, (2_001..=12_000).collect::<Vec<i64>>(), "the newest 10,000, oldest first");
     let legacy = e.txn("Name=n12000 format=Info");

@@ -10,6 +10,7 @@
 use spur_client::cli::output::EXIT_CLOSED_PIPE;
 use spur_client::conn::{self, Identity};
 use spur_proto::v1 as pb;
+use spur_tests::config::ClusterToml;
 use spur_tests::proc::{Controller, client, conf, ok, wait_for};
 use std::io::BufRead;
 use std::process::{Command, Output, Stdio};
@@ -19,15 +20,9 @@ const JOBS: usize = 2000;
 /// More than a pipe (64 KiB) and the reader's first buffer (8 KiB) hold, with room to spare.
 const BIG: usize = 96 << 10;
 
-const CLUSTER: &str = r#"
-[[nodes]]
-name = "n[0001-3000]"
-cpus = 4
-[[partitions]]
-name = "batch"
-nodes = "ALL"
-default = true
-"#;
+fn cluster() -> ClusterToml {
+    ClusterToml::new().nodes_cpus("n[0001-3000]", 4).partition("batch", "ALL")
+}
 
 /// Submits `JOBS` jobs as alice over a few connections at once.
 async fn seed(url: &str) {
@@ -87,7 +82,7 @@ fn assert_quiet(what: &str, out: &Output) {
 async fn every_command_exits_quietly_when_its_reader_goes_away() {
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite://{}/spur.db", dir.path().display());
-    let c = Controller::start(dir.path(), &conf(&db, CLUSTER));
+    let c = Controller::start(dir.path(), &conf(&db, &cluster().build()));
     let url = c.url.clone();
     seed(&url).await;
     // sprio lists jobs once a pass has given them their factors.

@@ -13,10 +13,11 @@ use spur_daemon::controller::{self, Running, waiting};
 use spur_daemon::error::{Error, Result};
 use spur_daemon::store::{Mutator, SqliteStore, Store, TxnHead, TxnQuery, TxnRow, Written};
 use spur_proto::v1 as pb;
+use spur_tests::wait::wait_until;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const DEADLINE: Duration = Duration::from_secs(30);
 
@@ -34,14 +35,7 @@ fn config(dir: &Path, db: &str) -> Config {
 }
 
 async fn wait_for<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
-    let start = Instant::now();
-    loop {
-        if let Some(v) = check() {
-            return v;
-        }
-        assert!(start.elapsed() < DEADLINE, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    wait_until(what, || std::future::ready(check())).await
 }
 
 async fn list_jobs(c: &mut Clients) -> std::result::Result<Vec<pb::Job>, tonic::Status> {
@@ -83,14 +77,11 @@ async fn the_waiting_server_refuses_then_hands_its_socket_to_the_controller() {
     let running = controller::start_with(cfg, Some(store), listener).await.unwrap();
     assert_eq!(running.addr(), addr, "the same socket");
     // The connection the waiting server closed is re-made by the client.
-    let start = Instant::now();
-    let jobs = loop {
-        match list_jobs(&mut c).await {
-            Ok(jobs) => break jobs,
-            Err(s) => assert!(start.elapsed() < DEADLINE, "the controller never answered: {s:?}"),
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let jobs = wait_until("the controller to answer", || {
+        let mut c = c.clone();
+        async move { list_jobs(&mut c).await.map_err(|s| format!("{s:?}")) }
+    })
+    .await;
     assert!(jobs.is_empty());
     running.shutdown().await.unwrap();
 }

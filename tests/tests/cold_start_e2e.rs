@@ -3,21 +3,16 @@
 //! Unavailable that names the database, and once the directory is back it
 //! opens the store, loads the queue an earlier controller left, and runs it.
 
+use spur_tests::config::ClusterToml;
 use spur_tests::proc::{Agent, Controller, conf, field, ok, run, wait_for};
 
-const CLUSTER: &str = r#"
-[controller]
-heartbeat_interval_secs = 1
-node_timeout_secs = 5
-[[nodes]]
-name = "node[01-02]"
-cpus = 4
-memory_mb = 8192
-[[partitions]]
-name = "batch"
-nodes = "node[01-02]"
-default = true
-"#;
+fn cluster() -> ClusterToml {
+    ClusterToml::new()
+        .heartbeat(1)
+        .node_timeout(5)
+        .nodes("node[01-02]", 4, 8192)
+        .partition("batch", "node[01-02]")
+}
 
 /// Runs a client that must be refused because the database is unreachable;
 /// its stderr.
@@ -39,7 +34,7 @@ fn a_queue_left_pending_runs_after_a_start_without_the_database() {
     let db = format!("sqlite://{}/spur.db", state.display());
 
     // A job no agent can run yet, in the durable queue.
-    let mut c = Controller::start(dir.path(), &conf(&db, CLUSTER));
+    let mut c = Controller::start(dir.path(), &conf(&db, &cluster().build()));
     let config = c.config.clone();
     ok("sacctmgr", &c.url, &["-i", "add", "qos", "name=normal"]);
     let workdir = dir.path().display().to_string();
@@ -72,7 +67,7 @@ fn a_queue_left_pending_runs_after_a_start_without_the_database() {
 fn a_waiting_controller_stops_cleanly_on_sigterm() {
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite://{}/missing/spur.db", dir.path().display());
-    let mut c = Controller::start(dir.path(), &conf(&db, CLUSTER));
+    let mut c = Controller::start(dir.path(), &conf(&db, &cluster().build()));
     refused("sinfo", &c.url, &[], &db);
     assert!(c.stop().success(), "a clean exit while waiting");
 }
@@ -84,7 +79,7 @@ fn a_running_job_keeps_running_while_the_controller_waits() {
     let away = dir.path().join("away");
     std::fs::create_dir(&state).unwrap();
     let db = format!("sqlite://{}/spur.db", state.display());
-    let mut c = Controller::start(dir.path(), &conf(&db, CLUSTER));
+    let mut c = Controller::start(dir.path(), &conf(&db, &cluster().build()));
     let _agent = Agent::start(&c.url, "node[01-02]", &[]);
     let workdir = dir.path().display().to_string();
     let gated = "--wrap=echo started >> starts; while [ ! -f go ]; do sleep 0.05; done";

@@ -6,23 +6,18 @@
 //! Needs tmux. Without it the test is skipped with a note, except in CI
 //! (`CI` set), where it must run (`.ci/run` installs tmux).
 
-use spur_tests::proc::{Agent, Controller, DEADLINE, bin, conf, ok};
+use spur_tests::config::ClusterToml;
+use spur_tests::proc::{Agent, Controller, bin, conf, ok};
+use spur_tests::wait::wait_until_blocking;
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
 
-const CLUSTER: &str = r#"
-[controller]
-heartbeat_interval_secs = 1
-node_timeout_secs = 5
-[[nodes]]
-name = "node[01-04]"
-cpus = 4
-memory_mb = 8192
-[[partitions]]
-name = "batch"
-nodes = "node[01-04]"
-default = true
-"#;
+fn cluster() -> ClusterToml {
+    ClusterToml::new()
+        .heartbeat(1)
+        .node_timeout(5)
+        .nodes("node[01-04]", 4, 8192)
+        .partition("batch", "node[01-04]")
+}
 
 /// Fits sinfo -R's 20-column REASON, so the assertion sees it whole.
 const REASON: &str = "bad DIMM (tmux)";
@@ -65,15 +60,10 @@ impl Tmux {
 
     /// Polls the screen until `check` holds; at the deadline fails showing the last screen.
     fn wait(&self, what: &str, check: impl Fn(&str) -> bool) -> String {
-        let start = Instant::now();
-        loop {
+        wait_until_blocking(what, || {
             let screen = self.screen();
-            if check(&screen) {
-                return screen;
-            }
-            assert!(start.elapsed() < DEADLINE, "timed out waiting for {what}; the screen:\n{screen}");
-            std::thread::sleep(Duration::from_millis(50));
-        }
+            if check(&screen) { Ok(screen) } else { Err(format!("the screen:\n{screen}")) }
+        })
     }
 }
 
@@ -114,7 +104,7 @@ fn drain_a_node_from_the_console_in_tmux() {
     }
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite://{}/spur.db", dir.path().display());
-    let c = Controller::start(dir.path(), &conf(&db, CLUSTER));
+    let c = Controller::start(dir.path(), &conf(&db, &cluster().build()));
     let _agent = Agent::start(&c.url, "node[01-04]", &[]);
 
     let console = bin("spur-console");

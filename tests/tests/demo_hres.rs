@@ -4,26 +4,24 @@
 
 use spur_client::conn::{Identity, connect};
 use spur_proto::v1::ShowLicensesRequest;
-use std::time::{Duration, Instant};
+use spur_tests::wait::wait_until;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_demo_uses_its_licenses() {
     let dir = tempfile::tempdir().unwrap();
     let demo = spur_daemon::demo::start_demo(dir.path(), spur_tests::proc::bin("spurd")).await.unwrap();
-    let mut c = connect(&demo.url(), Identity::local()).await.unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let all =
-            c.licenses.show_licenses(ShowLicensesRequest::default()).await.unwrap().into_inner().licenses;
-        let mut names: Vec<&str> = all.iter().map(|l| l.name.as_str()).collect();
-        names.dedup();
-        assert_eq!(names, ["matlab", "scratch", "bandwidth", "power"]);
-        if all.iter().any(|l| l.used > 0) {
-            break;
+    let c = connect(&demo.url(), Identity::local()).await.unwrap();
+    wait_until("a demo job to take a license", || {
+        let mut c = c.clone();
+        async move {
+            let all =
+                c.licenses.show_licenses(ShowLicensesRequest::default()).await.unwrap().into_inner().licenses;
+            let mut names: Vec<&str> = all.iter().map(|l| l.name.as_str()).collect();
+            names.dedup();
+            assert_eq!(names, ["matlab", "scratch", "bandwidth", "power"]);
+            if all.iter().any(|l| l.used > 0) { Ok(()) } else { Err(format!("{all:?}")) }
         }
-        assert!(Instant::now() < deadline, "no demo job took a license: {all:?}");
-        // Polling a test's own condition against its deadline, not waiting a fixed time.
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    })
+    .await;
     demo.shutdown().await;
 }

@@ -3,30 +3,23 @@
 //! `scontrol show license`, `scontrol update HRESName=`, and HRESDisabled.
 
 use spur_tests::cluster::Cluster;
+use spur_tests::config::ClusterToml;
 use spur_tests::proc::{Controller, fails, ok, wait_for};
 
-const CLUSTER: &str = r#"
-[controller]
-heartbeat_interval_secs = 1
-node_timeout_secs = 5
-[scheduler]
-interval = 1
-[[nodes]]
-name = "node[01-32]"
-cpus = 4
-memory_mb = 8192
-[[partitions]]
-name = "batch"
-nodes = "node[01-32]"
-default = true
-[licenses]
-matlab = 2
-"#;
+fn cluster() -> ClusterToml {
+    ClusterToml::new()
+        .heartbeat(1)
+        .node_timeout(5)
+        .interval(1)
+        .nodes("node[01-32]", 4, 8192)
+        .partition("batch", "node[01-32]")
+        .set("licenses", "matlab", 2)
+}
 
 const RESOURCES: &str = include_str!("../../examples/hres/resources.yaml");
 
 fn start() -> Cluster {
-    start_with(CLUSTER)
+    start_with(&cluster().build())
 }
 
 fn start_with(cluster: &str) -> Cluster {
@@ -137,7 +130,7 @@ fn bad_requests_and_updates_are_one_line_errors() {
 #[test]
 fn a_restart_keeps_layer_nodes_and_running_charges_but_not_counts() {
     // Nodes stay up through the restart: the agent is not told the new address.
-    let e = start_with(&CLUSTER.replace("node_timeout_secs = 5", "node_timeout_secs = 120"));
+    let e = start_with(&cluster().node_timeout(120).build());
     let id = sbatch(&e, "-L power:1000 -N 2 -w node[09-10]");
     e.wait_field(id, "%T", "RUNNING");
     e.ok("scontrol", "update HRESName=power LayerName=rack2 Nodes=-node16");

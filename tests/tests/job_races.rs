@@ -4,17 +4,12 @@
 
 use spur_client::conn::{self, Clients, Identity};
 use spur_proto::v1 as pb;
+use spur_tests::config::ClusterToml;
 use spur_tests::proc::{Controller, conf};
 
-const CLUSTER: &str = r#"
-[[nodes]]
-name = "node01"
-cpus = 2
-[[partitions]]
-name = "batch"
-nodes = "node01"
-default = true
-"#;
+fn cluster() -> ClusterToml {
+    ClusterToml::new().nodes_cpus("node01", 2).partition("batch", "node01")
+}
 
 async fn client(url: &str) -> Clients {
     conn::connect(url, Identity { user: "root".into(), uid: Some(0), token: None }).await.unwrap()
@@ -31,7 +26,7 @@ async fn states(c: &mut Clients, ids: &[u64]) -> Vec<String> {
 async fn an_update_racing_a_cancel_never_undoes_it() {
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite://{}/spur.db", dir.path().display());
-    let mut ctl = Controller::start(dir.path(), &conf(&db, CLUSTER));
+    let mut ctl = Controller::start(dir.path(), &conf(&db, &cluster().build()));
     let mut c = client(&ctl.url).await;
     // Held, so no agent is needed and each stays pending unless cancelled.
     let spec = pb::JobSpec { script: "true".into(), hold: true, ..Default::default() };

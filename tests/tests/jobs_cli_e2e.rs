@@ -2,26 +2,20 @@
 //! with real spurd agents.
 
 use spur_tests::cluster::Cluster;
+use spur_tests::config::ClusterToml;
 use spur_tests::proc::{fails, ok, wait_for};
 
-const CLUSTER: &str = r#"
-[controller]
-heartbeat_interval_secs = 1
-node_timeout_secs = 5
-[scheduler]
-interval = 1
-[[nodes]]
-name = "node[01-04]"
-cpus = 4
-memory_mb = 8192
-[[partitions]]
-name = "batch"
-nodes = "node[01-04]"
-default = true
-"#;
+fn cluster() -> ClusterToml {
+    ClusterToml::new()
+        .heartbeat(1)
+        .node_timeout(5)
+        .interval(1)
+        .nodes("node[01-04]", 4, 8192)
+        .partition("batch", "node[01-04]")
+}
 
 fn start() -> Cluster {
-    Cluster::start(CLUSTER, &[], "node[01-04]", 4)
+    Cluster::start(&cluster().build(), &[], "node[01-04]", 4)
 }
 
 #[test]

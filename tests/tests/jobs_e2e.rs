@@ -3,39 +3,33 @@
 
 use spur_client::conn::{self, Clients, Identity};
 use spur_proto::v1 as pb;
-use spur_tests::proc::{Agent, Controller, DEADLINE, conf, ok};
+use spur_tests::config::ClusterToml;
+use spur_tests::proc::{Agent, Controller, conf, ok};
+use spur_tests::wait::wait_until;
 
-const CLUSTER: &str = r#"
-[controller]
-heartbeat_interval_secs = 1
-node_timeout_secs = 5
-[[nodes]]
-name = "node[01-04]"
-cpus = 4
-memory_mb = 8192
-[[partitions]]
-name = "batch"
-nodes = "node[01-04]"
-default = true
-"#;
+fn cluster() -> ClusterToml {
+    ClusterToml::new()
+        .heartbeat(1)
+        .node_timeout(5)
+        .nodes("node[01-04]", 4, 8192)
+        .partition("batch", "node[01-04]")
+}
 
 async fn client(url: &str) -> Clients {
     conn::connect(url, Identity { user: "root".into(), uid: Some(0), token: None }).await.unwrap()
 }
 
 async fn wait_state(c: &mut Clients, id: u64, want: &str) -> pb::Job {
-    let start = std::time::Instant::now();
-    loop {
-        let req = pb::ListRequest { filter: vec![pb::KeyValue { key: "id".into(), value: id.to_string() }] };
-        let jobs = c.jobs.list_jobs(req).await.unwrap().into_inner().jobs;
-        if let Some(j) = jobs.into_iter().next()
-            && j.state == want
-        {
-            return j;
+    wait_until(format!("job {id} to reach {want}"), || {
+        let mut c = c.clone();
+        async move {
+            let req =
+                pb::ListRequest { filter: vec![pb::KeyValue { key: "id".into(), value: id.to_string() }] };
+            let jobs = c.jobs.list_jobs(req).await.unwrap().into_inner().jobs;
+            jobs.into_iter().next().filter(|j| j.state == want)
         }
-        assert!(start.elapsed() < DEADLINE, "job {id} never reached {want}");
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    })
+    .await
 }
 
 fn spec(script: &str, dir: &std::path::Path) -> pb::JobSpec {
@@ -54,7 +48,7 @@ fn spec(script: &str, dir: &std::path::Path) -> pb::JobSpec {
 async fn jobs_run_finish_and_free_their_nodes() {
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite://{}/spur.db", dir.path().display());
-    let c = Controller::start(dir.path(), &conf(&db, CLUSTER));
+    let c = Controller::start(dir.path(), &conf(&db, &cluster().build()));
     let _a = Agent::start(&c.url, "node[01-04]", &[]);
     let mut cl = client(&c.url).await;
     let id = cl
@@ -105,7 +99,7 @@ async fn jobs_run_finish_and_free_their_nodes() {
 async fn a_qos_node_cap_keeps_the_third_exclusive_job_pending() {
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite://{}/spur.db", dir.path().display());
-    let c = Controller::start(dir.path(), &conf(&db, CLUSTER));
+    let c = Controller::start(dir.path(), &conf(&db, &cluster().build()));
     let _a = Agent::start(&c.url, "node[01-04]", &[]);
     ok("sacctmgr", &c.url, &["-i", "add", "qos", "name=gpu", "grptres=node=2", "maxjobsperuser=10"]);
     ok("sacctmgr", &c.url, &["-i", "add", "account", "name=ml"]);
@@ -118,15 +112,19 @@ async fn a_qos_node_cap_keeps_the_third_exclusive_job_pending() {
     }
     wait_state(&mut cl, ids[0], "RUNNING").await;
     wait_state(&mut cl, ids[1], "RUNNING").await;
-    let start = std::time::Instant::now();
-    let third = loop {
-        let j = wait_state(&mut cl, ids[2], "PENDING").await;
-        if j.reason == "QOSGrpNodeLimit" {
-            break j;
+    let third_id = ids[2];
+    let third = wait_until("the third job to pend for QOSGrpNodeLimit", || {
+        let mut cl = cl.clone();
+        async move {
+            let j = wait_state(&mut cl, third_id, "PENDING").await;
+            if j.reason == "QOSGrpNodeLimit" {
+                Ok(j)
+            } else {
+                Err(format!("reason: {} {}", j.reason, j.reason_detail))
+            }
         }
-        assert!(start.elapsed() < DEADLINE, "reason: {} {}", j.reason, j.reason_detail);
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    };
+    })
+    .await;
     assert!(third.reason_detail.contains("gpu"), "{}", third.reason_detail);
     cl.jobs.cancel(pb::CancelRequest { ids: ids.clone(), ..Default::default() }).await.unwrap();
 }
@@ -135,7 +133,7 @@ async fn a_qos_node_cap_keeps_the_third_exclusive_job_pending() {
 async fn the_gate_rejects_with_the_slurm_code() {
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite://{}/spur.db", dir.path().display());
-    let c = Controller::start(dir.path(), &conf(&db, CLUSTER));
+    let c = Controller::start(dir.path(), &conf(&db, &cluster().build()));
     ok("sacctmgr", &c.url, &["-i", "add", "qos", "name=tight", "maxtresperjob=cpu=2", "flags=DenyOnLimit"]);
     ok("sacctmgr", &c.url, &["-i", "add", "qos", "name=none", "maxsubmitjobsperuser=0"]);
     ok("sacctmgr", &c.url, &["-i", "add", "account", "name=ml"]);

@@ -8,25 +8,20 @@ use spur_client::token::MAX_TTL_SECS;
 use spur_proto::v1 as pb;
 use spur_proto::v1::cluster_event::Event;
 use spur_tests::cluster::Cluster;
+use spur_tests::config::ClusterToml;
 use spur_tests::proc::{Controller, DEADLINE, conf, fails, ok, wait_for};
 
 /// Four nodes of 4 CPUs and 8 GB, no GPUs; no agent (jobs pend).
-const SMALL: &str = r#"
-[scheduler]
-max_job_count = 3
-[[nodes]]
-name = "node[01-04]"
-cpus = 4
-memory_mb = 8192
-[[partitions]]
-name = "batch"
-nodes = "node[01-04]"
-default = true
-"#;
+fn small() -> ClusterToml {
+    ClusterToml::new()
+        .scheduler("max_job_count", 3)
+        .nodes("node[01-04]", 4, 8192)
+        .partition("batch", "node[01-04]")
+}
 
 fn controller(dir: &tempfile::TempDir) -> Controller {
     let db = format!("sqlite://{}/spur.db", dir.path().display());
-    Controller::start(dir.path(), &conf(&db, SMALL))
+    Controller::start(dir.path(), &conf(&db, &small().build()))
 }
 
 fn root() -> Identity {
@@ -131,24 +126,18 @@ async fn token_lifetimes_past_the_longest_are_refused() {
     assert!(err.contains("--ttl: 315446400 seconds is more than the longest token lifetime"), "{err}");
 }
 
-const AGED: &str = r#"
-[controller]
-heartbeat_interval_secs = 1
-[scheduler]
-interval = 1
-min_job_age_secs = 0
-[[nodes]]
-name = "node[01-02]"
-cpus = 2
-[[partitions]]
-name = "batch"
-nodes = "node[01-02]"
-default = true
-"#;
+fn aged() -> ClusterToml {
+    ClusterToml::new()
+        .heartbeat(1)
+        .interval(1)
+        .scheduler("min_job_age_secs", 0)
+        .nodes_cpus("node[01-02]", 2)
+        .partition("batch", "node[01-02]")
+}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn ended_jobs_leave_memory_after_min_job_age_and_sacct_still_finds_them() {
-    let mut e = Cluster::start(AGED, &[], "node[01-02]", 2);
+    let mut e = Cluster::start(&aged().build(), &[], "node[01-02]", 2);
     let mut cl = conn::connect(&e.c.url, root()).await.unwrap();
     let mut watch = cl.cluster.watch(pb::WatchRequest {}).await.unwrap().into_inner();
 

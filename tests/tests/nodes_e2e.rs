@@ -2,39 +2,31 @@
 //! hosting node[01-08]; drain, sinfo -R, the txn log, resume, a lost agent,
 //! and a refused non-admin drain.
 
+use spur_tests::config::ClusterToml;
 use spur_tests::proc::{Agent, Controller, conf, run_with, wait_for};
 
 const KEY: &str = "nodes-test-key-of-at-least-32-bytes";
 
-const CLUSTER: &str = r#"
-[controller]
-heartbeat_interval_secs = 1
-node_timeout_secs = 3
-[[nodes]]
-name = "node[01-08]"
-cpus = 8
-memory_mb = 16384
-[[nodes]]
-name = "spare01"
-[[partitions]]
-name = "batch"
-nodes = "node[01-08]"
-default = true
-max_time = "1-00:00:00"
-[[partitions]]
-name = "spare"
-nodes = "spare01"
-"#;
+fn cluster() -> ClusterToml {
+    ClusterToml::new()
+        .heartbeat(1)
+        .node_timeout(3)
+        .nodes("node[01-08]", 8, 16384)
+        .nodes_default("spare01")
+        .partition("batch", "node[01-08]")
+        .partition_set("max_time", "1-00:00:00")
+        .partition("spare", "spare01")
+}
 
 struct Env {
     _dir: tempfile::TempDir,
     c: Controller,
 }
 
-fn start(extra: &str) -> Env {
+fn start(cluster: ClusterToml) -> Env {
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite://{}/spur.db", dir.path().display());
-    let c = Controller::start(dir.path(), &conf(&db, &format!("{CLUSTER}\n{extra}")));
+    let c = Controller::start(dir.path(), &conf(&db, &cluster.build()));
     Env { _dir: dir, c }
 }
 
@@ -86,7 +78,7 @@ fn shell_words(line: &str) -> Vec<String> {
 
 #[test]
 fn drain_three_nodes_then_resume_with_attribution_and_audit() {
-    let e = start("");
+    let e = start(cluster());
     let _a = Agent::start(&e.c.url, "node[01-04]", &[]);
     let _b = Agent::start(&e.c.url, "node[05-08]", &[]);
     e.wait_all_up();
@@ -124,7 +116,7 @@ fn drain_three_nodes_then_resume_with_attribution_and_audit() {
 
 #[test]
 fn bad_updates_are_named_and_audited_as_errors() {
-    let e = start("");
+    let e = start(cluster());
     let (ok, _, err) = e.run("scontrol", "update nodename=node[01-02] state=drain", &[]);
     assert!(!ok && err.contains("reason"), "drain needs a reason: {err}");
     let (ok, _, err) = e.run("scontrol", r#"update nodename=node99 state=drain reason="x""#, &[]);
@@ -141,7 +133,7 @@ fn bad_updates_are_named_and_audited_as_errors() {
 
 #[test]
 fn a_lost_agent_sets_its_nodes_down_and_they_return_with_it() {
-    let e = start("");
+    let e = start(cluster());
     let a = Agent::start(&e.c.url, "node[01-04]", &[]);
     let _b = Agent::start(&e.c.url, "node[05-08]", &[]);
     e.wait_all_up();
@@ -173,7 +165,11 @@ fn a_non_admin_drain_is_refused_and_audited_as_denied() {
     let key_dir = tempfile::tempdir().unwrap();
     let key = key_dir.path().join("jwt.key");
     std::fs::write(&key, KEY).unwrap();
-    let e = start(&format!("[auth]\nplugin = \"jwt\"\njwt_key_file = \"{}\"\n", key.display()));
+    let e = start(cluster().set("auth", "plugin", "jwt").set(
+        "auth",
+        "jwt_key_file",
+        key.display().to_string().as_str(),
+    ));
     let mint = |name: &str, level: &str| {
         let out = std::process::Command::new(spur_tests::proc::bin("spur"))
             .args(["token", "user", "--name", name, "--admin-level", level, "--key-file"])
@@ -197,7 +193,7 @@ fn a_non_admin_drain_is_refused_and_audited_as_denied() {
 
 #[test]
 fn admission_tokens_gate_agents() {
-    let e = start("[admission]\nmode = \"token\"\n");
+    let e = start(cluster().set("admission", "mode", "token"));
     let refused = Agent::start(&e.c.url, "node01", &[]).wait_exit();
     assert!(!refused.success(), "no token, no registration");
     let token = e.ok("spur", "token create --ttl 1h").trim().to_string();
@@ -211,7 +207,7 @@ fn admission_tokens_gate_agents() {
 
 #[test]
 fn reconfigure_applies_node_and_partition_changes_and_is_audited() {
-    let e = start("");
+    let e = start(cluster());
     let text = std::fs::read_to_string(&e.c.config).unwrap();
     let grown = text.replace("name = \"spare01\"", "name = \"spare[01-02]\"").replace(
         "[[partitions]]\nname = \"spare\"\nnodes = \"spare01\"",

@@ -4,26 +4,21 @@
 //! override blocks and then (cleared) allows it, and each step is audited.
 
 use spur_tests::cluster::Cluster;
+use spur_tests::config::ClusterToml;
 use spur_tests::proc::wait_for;
 
-const CLUSTER: &str = r#"
-[controller]
-heartbeat_interval_secs = 1
-node_timeout_secs = 5
-[scheduler]
-interval = 1
-preemption_enabled = true
-min_preemption_runtime = 0
-[[nodes]]
-name = "node01"
-cpus = 2
-memory_mb = 4096
-[[partitions]]
-name = "batch"
-nodes = "node01"
-default = true
-preempt_mode = "requeue"
-"#;
+/// One partition over `nodes`, requeueing what it preempts.
+fn cluster_on(nodes: &str) -> ClusterToml {
+    ClusterToml::new()
+        .heartbeat(1)
+        .node_timeout(5)
+        .interval(1)
+        .preemption(true)
+        .scheduler("min_preemption_runtime", 0)
+        .nodes(nodes, 2, 4096)
+        .partition("batch", nodes)
+        .partition_set("preempt_mode", "requeue")
+}
 
 fn sbatch(e: &Cluster, prio: u32) -> u64 {
     let prio = format!("--priority={prio}");
@@ -32,7 +27,7 @@ fn sbatch(e: &Cluster, prio: u32) -> u64 {
 
 #[test]
 fn a_two_fold_gap_requeues_the_running_job_and_explain_says_why() {
-    let e = Cluster::start(CLUSTER, &[], "node01", 1);
+    let e = Cluster::start(&cluster_on("node01").build(), &[], "node01", 1);
     e.ok("sacctmgr", "-i add user name=root account=ml");
 
     let low = sbatch(&e, 100);
@@ -103,9 +98,7 @@ const MODE3: &str = r#"
 
 #[test]
 fn a_mode3_holder_under_a_shared_layer_is_requeued_with_no_node_in_common() {
-    let cluster = CLUSTER
-        .replace(r#"name = "node01""#, r#"name = "node[01-02]""#)
-        .replace(r#"nodes = "node01""#, r#"nodes = "node[01-02]""#);
+    let cluster = cluster_on("node[01-02]").build();
     let e = Cluster::start(&cluster, &[("resources.yaml", MODE3)], "node[01-02]", 2);
     e.ok("sacctmgr", "-i add user name=root account=ml");
     let low =

@@ -4,23 +4,18 @@
 //! once the database returns, so no finished job runs again. PostgreSQL,
 //! behind a proxy the test cuts (the server itself serves other tests).
 
+use spur_tests::config::ClusterToml;
 use spur_tests::db::{Backend, fresh_url};
 use spur_tests::proc::{Agent, Controller, conf, field, ok, run, sacct_state, starts, wait_for};
 use spur_tests::proxy::Proxy;
 
-const CLUSTER: &str = r#"
-[controller]
-heartbeat_interval_secs = 1
-node_timeout_secs = 60
-[[nodes]]
-name = "node[01-02]"
-cpus = 2
-memory_mb = 4096
-[[partitions]]
-name = "batch"
-nodes = "node[01-02]"
-default = true
-"#;
+fn cluster() -> ClusterToml {
+    ClusterToml::new()
+        .heartbeat(1)
+        .node_timeout(60)
+        .nodes("node[01-02]", 2, 4096)
+        .partition("batch", "node[01-02]")
+}
 
 /// `url` with its host and port replaced by `addr`; and the host:port it named.
 fn through(url: &str, addr: std::net::SocketAddr) -> (String, String) {
@@ -41,7 +36,7 @@ async fn an_outage_never_shows_or_loses_a_change() {
     let Some(url) = fresh_url(Backend::Postgres, d).await else { return };
     let proxy = Proxy::start(&through(&url, "127.0.0.1:1".parse().unwrap()).1);
     let (proxied, _) = through(&url, proxy.addr);
-    let mut c = Controller::start(d, &conf(&proxied, CLUSTER));
+    let mut c = Controller::start(d, &conf(&proxied, &cluster().build()));
     let _agent = Agent::start(&c.url, "node[01-02]", &[]);
     wait_for("nodes up", || (ok("sinfo", &c.url, &["-h", "-o", "%t"]).trim() == "idle").then_some(()));
     let wd = d.display().to_string();

@@ -4,20 +4,12 @@
 //! its sub-accounts. Jobs are held, so they stay pending and count.
 
 use spur_tests::cluster::Cluster;
+use spur_tests::config::ClusterToml;
 use spur_tests::proc::run_with;
 
-const CLUSTER: &str = r#"
-[scheduler]
-interval = 1
-[[nodes]]
-name = "node01"
-cpus = 2
-memory_mb = 1024
-[[partitions]]
-name = "batch"
-nodes = "node01"
-default = true
-"#;
+fn cluster() -> ClusterToml {
+    ClusterToml::new().interval(1).nodes("node01", 2, 1024).partition("batch", "node01")
+}
 
 /// `sbatch --hold` as `user`: the job id, or the refusal on stderr.
 fn submit(e: &Cluster, user: &str) -> Result<u64, String> {
@@ -38,7 +30,7 @@ fn refused(e: &Cluster, user: &str, says: &str) {
 
 #[test]
 fn grpsubmit_counts_the_association_or_the_account_subtree() {
-    let e = Cluster::start(CLUSTER, &[], "node01", 1);
+    let e = Cluster::start(&cluster().build(), &[], "node01", 1);
     e.ok("sacctmgr", "-i add account name=a1");
     e.ok("sacctmgr", "-i add account name=a1sub parent=a1");
     e.ok("sacctmgr", "-i add user name=alice account=a1 grpsubmit=1");

@@ -5,17 +5,12 @@
 use spur_client::conn::{self, Identity};
 use spur_proto::v1 as pb;
 use spur_proto::v1::cluster_event::Event;
+use spur_tests::config::ClusterToml;
 use spur_tests::proc::{Controller, DEADLINE, conf};
 
-const CLUSTER: &str = r#"
-[[nodes]]
-name = "node[01-02]"
-cpus = 4
-[[partitions]]
-name = "batch"
-nodes = "node[01-02]"
-default = true
-"#;
+fn cluster() -> ClusterToml {
+    ClusterToml::new().nodes_cpus("node[01-02]", 4).partition("batch", "node[01-02]")
+}
 
 async fn next(stream: &mut tonic::Streaming<pb::ClusterEvent>) -> Event {
     let ev = tokio::time::timeout(DEADLINE, stream.message()).await.expect("no event in time");
@@ -26,7 +21,7 @@ async fn next(stream: &mut tonic::Streaming<pb::ClusterEvent>) -> Event {
 async fn a_submit_shows_up_on_the_watch_as_a_job_batch() {
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite://{}/spur.db", dir.path().display());
-    let c = Controller::start(dir.path(), &conf(&db, CLUSTER));
+    let c = Controller::start(dir.path(), &conf(&db, &cluster().build()));
     let mut cl =
         conn::connect(&c.url, Identity { user: "alice".into(), uid: Some(1000), token: None }).await.unwrap();
     let mut stream = cl.cluster.watch(pb::WatchRequest {}).await.unwrap().into_inner();

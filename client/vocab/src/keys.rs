@@ -5,7 +5,6 @@
 
 use crate::names_impl::{AdminLevel, PreemptMode, QosFlags};
 use crate::{time_impl as time, tres_impl as tres};
-use std::fmt;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 /// A sacctmgr entity that has keys.
@@ -176,17 +175,12 @@ pub enum Value {
 
 /// A refused key or value. Its text names the key, and the value when there is one.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{key}: {message}")]
 pub struct KeyError {
     /// The key as given.
     pub key: String,
     /// What is wrong with it.
     pub message: String,
-}
-
-impl fmt::Display for KeyError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.key, self.message)
-    }
 }
 
 impl KeyError {

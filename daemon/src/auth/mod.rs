@@ -15,6 +15,17 @@ use spur_vocab::names::AdminLevel;
 
 pub type Role = AdminLevel;
 
+/// Why a credential was refused; the text is what the caller is told.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AuthError {
+    /// `mode = required` and no bearer token.
+    #[error("authentication required")]
+    Required,
+    /// A bearer token that does not verify (expired, forged, malformed).
+    #[error(transparent)]
+    Token(#[from] token::TokenError),
+}
+
 pub struct Authenticator {
     plugin: AuthPlugin,
     mode: AuthMode,
@@ -31,7 +42,7 @@ impl Authenticator {
     }
 
     /// Establishes the caller, or refuses with the reason the caller is told.
-    pub fn authenticate(&self, headers: &http::HeaderMap, peer: String) -> Result<Caller, String> {
+    pub fn authenticate(&self, headers: &http::HeaderMap, peer: String) -> Result<Caller, AuthError> {
         let header =
             |k: &str| headers.get(k).and_then(|v| v.to_str().ok()).map(str::trim).filter(|s| !s.is_empty());
         let asserted = Caller {
@@ -47,7 +58,7 @@ impl Authenticator {
         let checks_tokens = self.plugin == AuthPlugin::Jwt && self.mode != AuthMode::Disabled;
         match (checks_tokens, bearer, &self.key) {
             (true, Some(t), Some(key)) => {
-                let claims = token::verify(key, t).map_err(|e| e.to_string())?;
+                let claims = token::verify(key, t)?;
                 Ok(Caller {
                     user: claims.sub,
                     verified: true,
@@ -60,7 +71,7 @@ impl Authenticator {
                     role: Role::None,
                 })
             }
-            (true, None, _) if self.mode == AuthMode::Required => Err("authentication required".into()),
+            (true, None, _) if self.mode == AuthMode::Required => Err(AuthError::Required),
             _ => Ok(asserted),
         }
     }
@@ -108,14 +119,17 @@ mod tests {
     #[test]
     fn required_refuses_missing_expired_and_forged() {
         let a = auth(AuthPlugin::Jwt, AuthMode::Required);
-        assert_eq!(a.authenticate(&headers(&[]), "p".into()).unwrap_err(), "authentication required");
+        assert_eq!(
+            a.authenticate(&headers(&[]), "p".into()).unwrap_err().to_string(),
+            "authentication required"
+        );
         let expired = bearer(-5);
         assert_eq!(
-            a.authenticate(&headers(&[("authorization", &expired)]), "p".into()).unwrap_err(),
+            a.authenticate(&headers(&[("authorization", &expired)]), "p".into()).unwrap_err().to_string(),
             "token expired"
         );
         let forged = headers(&[("authorization", "Bearer abc.def.ghi")]);
-        assert_eq!(a.authenticate(&forged, "p".into()).unwrap_err(), "invalid token");
+        assert_eq!(a.authenticate(&forged, "p".into()).unwrap_err().to_string(), "invalid token");
         let good = bearer(60);
         let c = a
             .authenticate(&headers(&[("authorization", &good), (USER_HEADER, "mallory")]), "p".into())

@@ -1,6 +1,7 @@
 //! The Admission service: `spur token create|list|revoke`.
 
 use super::gate::{Gate, Note};
+use super::path::admission as path;
 use crate::admission::Admission;
 use crate::store::Action;
 use serde_json::json;
@@ -27,7 +28,7 @@ impl admission_server::Admission for AdmissionApi {
         req: Request<pb::CreateTokenRequest>,
     ) -> Result<Response<pb::CreateTokenResponse>, Status> {
         self.gate
-            .run("/spur.v1.Admission/CreateToken", req, |_, r| async move {
+            .run(path::CREATE_TOKEN, req, |_, r| async move {
                 let (rec, token) = self.admission.create(r.ttl_secs).await?;
                 let note = Note { action: Action::Create, name: rec.id.clone(), info: json!({}) };
                 Ok((pb::CreateTokenResponse { id: rec.id, token, expires_ms: rec.expires_ms }, vec![note]))
@@ -40,7 +41,7 @@ impl admission_server::Admission for AdmissionApi {
         req: Request<pb::ListTokensRequest>,
     ) -> Result<Response<pb::ListTokensResponse>, Status> {
         self.gate
-            .run("/spur.v1.Admission/ListTokens", req, |_, _| async move {
+            .run(path::LIST_TOKENS, req, |_, _| async move {
                 let tokens = self
                     .admission
                     .list()
@@ -62,7 +63,7 @@ impl admission_server::Admission for AdmissionApi {
         req: Request<pb::RevokeTokenRequest>,
     ) -> Result<Response<pb::RevokeTokenResponse>, Status> {
         self.gate
-            .run("/spur.v1.Admission/RevokeToken", req, |_, r| async move {
+            .run(path::REVOKE_TOKEN, req, |_, r| async move {
                 self.admission.revoke(&r.id).await?;
                 let note = Note { action: Action::Update, name: r.id, info: json!({"revoked": true}) };
                 Ok((pb::RevokeTokenResponse {}, vec![note]))

@@ -3,6 +3,7 @@
 use super::convert;
 use super::gate::Gate;
 use super::limits::TXN_PAGE_BYTES;
+use super::path::audit as path;
 use crate::audit::Hub;
 use crate::error::{Error, Result};
 use crate::store::{Store, TxnQuery, TxnRow};
@@ -175,7 +176,7 @@ impl Audit for AuditApi {
     ) -> std::result::Result<Response<pb::ListTxnResponse>, Status> {
         let hub = self.gate.hub.clone();
         self.gate
-            .run("/spur.v1.Audit/ListTxn", req, |_, r| async move {
+            .run(path::LIST_TXN, req, |_, r| async move {
                 let filter = filter_of(&r.filter)?;
                 let page = match hub.store() {
                     Some(s) => list_page(s.as_ref(), filter, r.before_id).await?,
@@ -194,7 +195,7 @@ impl Audit for AuditApi {
     ) -> std::result::Result<Response<TailStream>, Status> {
         let hub = self.gate.hub.clone();
         self.gate
-            .run("/spur.v1.Audit/TailTxn", req, |_, r| async move {
+            .run(path::TAIL_TXN, req, |_, r| async move {
                 let filter = filter_of(&r.filter)?;
                 if r.after_id.is_some_and(|a| a < 0) {
                     return Err(Error::invalid("after_id", "must be 0 or more"));

@@ -4,6 +4,7 @@
 
 use super::convert;
 use super::gate::Gate;
+use super::path::cluster as path;
 use crate::accounting::AcctService;
 use crate::jobs::JobService;
 use crate::licenses::LicenseService;
@@ -130,7 +131,7 @@ impl Cluster for ClusterApi {
         let (nodes, acct) = (self.nodes.clone(), self.acct.clone());
         let (licenses, jobs) = (self.licenses.clone(), self.jobs.clone());
         self.gate
-            .run("/spur.v1.Cluster/Watch", req, |_, _| async move {
+            .run(path::WATCH, req, |_, _| async move {
                 let (tx, rx) = mpsc::channel(64);
                 tokio::spawn(watch(nodes, acct, licenses, jobs, tx));
                 Ok((Box::pin(tokio_stream::wrappers::ReceiverStream::new(rx)) as WatchStream, vec![]))

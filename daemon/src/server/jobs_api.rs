@@ -1,7 +1,8 @@
 //! The Jobs service: sbatch, squeue, scancel, scontrol update/hold/release/requeue.
 
 use super::gate::{Gate, Note, Targeted};
-use super::{convert, limits, packed};
+use super::path::jobs as path;
+use super::{convert, filter, limits, packed};
 use crate::error::Error;
 use crate::jobs::JobService;
 use crate::jobs::record::JobRecord;
@@ -26,13 +27,30 @@ impl JobsApi {
     }
 }
 
+filter::keys! {
+    /// The squeue/scancel/sacct filter keys.
+    enum JobKey, "unknown filter (use id, user, account, partition, qos, state, name, view, history)" {
+        Id = "id" | "jobs",
+        View = "view",
+        History = "history",
+        User = "user",
+        Account = "account",
+        Partition = "partition",
+        Qos = "qos",
+        State = "state",
+        Name = "name",
+    }
+}
+
 /// The `key=a,b` filters of ListJobs and Cancel, parsed once per request so
 /// that listing 100,000 jobs compares strings, not re-splits them per job.
 #[derive(Default)]
 struct Filter {
     ids: Option<Vec<u64>>,
     /// `(key, wanted values)` for the string-valued keys.
-    text: Vec<(&'static str, Vec<String>)>,
+    text: Vec<(JobKey, Vec<String>)>,
+    /// A `view=` was given (StreamJobs refuses the full view).
+    view: bool,
     /// `view=brief`: the columns of squeue's default formats only.
     brief: bool,
     /// `view=prio`: the brief view and the priority factors (sprio).
@@ -42,54 +60,36 @@ struct Filter {
 }
 
 impl Filter {
-    fn parse(filter: &[pb::KeyValue]) -> Result<Filter, Error> {
+    fn parse(kvs: &[pb::KeyValue]) -> Result<Filter, Error> {
         let mut f = Filter::default();
-        for kv in filter {
-            let wants: Vec<String> =
-                kv.value.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect();
-            let key = match kv.key.to_ascii_lowercase().as_str() {
-                "id" | "jobs" => {
-                    let ids = wants
+        for p in filter::parse::<JobKey>(kvs)? {
+            match p.key {
+                JobKey::Id => {
+                    let ids = p
+                        .items()
                         .iter()
-                        .map(|w| {
-                            w.parse::<u64>()
-                                .map_err(|_| Error::invalid(&kv.key, format!("'{w}' is not a job id")))
-                        })
+                        .map(|w| w.parse::<u64>().map_err(|_| p.invalid(format!("'{w}' is not a job id"))))
                         .collect::<Result<Vec<u64>, Error>>()?;
                     f.ids.get_or_insert_with(Vec::new).extend(ids);
-                    continue;
                 }
-                "view" => {
-                    (f.brief, f.prio) = match kv.value.as_str() {
+                JobKey::View => {
+                    f.view = true;
+                    (f.brief, f.prio) = match p.value {
                         "brief" => (true, false),
                         "prio" => (true, true),
                         "full" | "" => (false, false),
                         v => return Err(Error::invalid("view", format!("'{v}' is not brief, prio or full"))),
                     };
-                    continue;
                 }
-                "history" => {
-                    f.history = match kv.value.to_ascii_lowercase().as_str() {
+                JobKey::History => {
+                    f.history = match p.value.to_ascii_lowercase().as_str() {
                         "yes" | "true" | "1" => true,
                         "no" | "false" | "0" | "" => false,
                         v => return Err(Error::invalid("history", format!("'{v}' is not yes or no"))),
                     };
-                    continue;
                 }
-                "user" => "user",
-                "account" => "account",
-                "partition" => "partition",
-                "qos" => "qos",
-                "state" => "state",
-                "name" => "name",
-                _ => {
-                    return Err(Error::invalid(
-                        &kv.key,
-                        "unknown filter (use id, user, account, partition, qos, state, name, view, history)",
-                    ));
-                }
-            };
-            f.text.push((key, wants));
+                key => f.text.push((key, p.items())),
+            }
         }
         Ok(f)
     }
@@ -99,12 +99,12 @@ impl Filter {
             return false;
         }
         self.text.iter().all(|(key, wants)| {
-            let have = match *key {
-                "user" => j.user.as_str(),
-                "account" => j.account.as_deref().unwrap_or(""),
-                "partition" => j.partition.as_str(),
-                "qos" => j.qos.as_deref().unwrap_or(""),
-                "state" => j.state.as_str(),
+            let have = match key {
+                JobKey::User => j.user.as_str(),
+                JobKey::Account => j.account.as_deref().unwrap_or(""),
+                JobKey::Partition => j.partition.as_str(),
+                JobKey::Qos => j.qos.as_deref().unwrap_or(""),
+                JobKey::State => j.state.as_str(),
                 _ => j.name.as_str(),
             };
             wants.iter().any(|w| w.eq_ignore_ascii_case(have))
@@ -116,7 +116,7 @@ impl Filter {
 impl Jobs for JobsApi {
     async fn submit(&self, req: Request<pb::SubmitRequest>) -> Result<Response<pb::SubmitResponse>, Status> {
         self.gate
-            .run("/spur.v1.Jobs/Submit", req, |ctx, r| async move {
+            .run(path::SUBMIT, req, |ctx, r| async move {
                 let spec = r.spec.ok_or_else(|| Error::invalid("spec", "missing"))?;
                 let id = self.jobs.submit(ctx.role, &ctx.caller, spec).await?;
                 let note = Note { action: Action::Create, name: id.to_string(), info: json!({}) };
@@ -130,7 +130,7 @@ impl Jobs for JobsApi {
         req: Request<pb::ListRequest>,
     ) -> Result<Response<pb::ListJobsResponse>, Status> {
         self.gate
-            .run("/spur.v1.Jobs/ListJobs", req, |_, r| async move {
+            .run(path::LIST_JOBS, req, |_, r| async move {
                 let f = Filter::parse(&r.filter)?;
                 let convert = |j: &JobRecord| match (f.brief, f.prio) {
                     (true, true) => convert::job_prio(j),
@@ -153,9 +153,9 @@ impl Jobs for JobsApi {
 
     async fn stream_jobs(&self, req: Request<pb::ListRequest>) -> Result<Response<JobPages>, Status> {
         self.gate
-            .run("/spur.v1.Jobs/StreamJobs", req, |_, r| async move {
+            .run(path::STREAM_JOBS, req, |_, r| async move {
                 let f = Filter::parse(&r.filter)?;
-                if r.filter.iter().any(|kv| kv.key.eq_ignore_ascii_case("view")) && !f.brief {
+                if f.view && !f.brief {
                     return Err(Error::invalid("view", "StreamJobs lists the brief and prio views only"));
                 }
                 let mut p =
@@ -176,7 +176,7 @@ impl Jobs for JobsApi {
 
     async fn cancel(&self, req: Request<pb::CancelRequest>) -> Result<Response<pb::CancelResponse>, Status> {
         self.gate
-            .run("/spur.v1.Jobs/Cancel", req, |ctx, r| async move {
+            .run(path::CANCEL, req, |ctx, r| async move {
                 let name = r.target();
                 let mut ids = r.ids.clone();
                 if ids.is_empty() {
@@ -196,7 +196,7 @@ impl Jobs for JobsApi {
 
     async fn explain(&self, req: Request<pb::ExplainRequest>) -> Result<Response<pb::Explanation>, Status> {
         self.gate
-            .run("/spur.v1.Jobs/Explain", req, |_, r| async move {
+            .run(path::EXPLAIN, req, |_, r| async move {
                 let out = match r.candidate_id {
                     Some(c) => {
                         let v = self.jobs.explain_pair(r.job_id, c)?;
@@ -219,7 +219,7 @@ impl Jobs for JobsApi {
         req: Request<pb::ListRequest>,
     ) -> Result<Response<pb::ListSharesResponse>, Status> {
         self.gate
-            .run("/spur.v1.Jobs/ListShares", req, |_, r| async move {
+            .run(path::LIST_SHARES, req, |_, r| async move {
                 let want = |key: &str| {
                     r.filter.iter().find(|kv| kv.key.eq_ignore_ascii_case(key)).map(|kv| kv.value.clone())
                 };
@@ -252,7 +252,7 @@ impl Jobs for JobsApi {
         req: Request<pb::UpdateJobRequest>,
     ) -> Result<Response<pb::UpdateJobResponse>, Status> {
         self.gate
-            .run("/spur.v1.Jobs/UpdateJob", req, |ctx, r| async move {
+            .run(path::UPDATE_JOB, req, |ctx, r| async move {
                 let set: Vec<(String, String)> =
                     r.set.iter().map(|kv| (kv.key.clone(), kv.value.clone())).collect();
                 self.jobs.update(ctx.role, &ctx.caller, r.id, &set).await?;
@@ -289,7 +289,13 @@ mod tests {
         assert!(!Filter::parse(&[kv("account", "phys")]).unwrap().keep(&j));
         assert!(Filter::parse(&[kv("id", "x")]).is_err());
         assert!(Filter::parse(&[kv("view", "wide")]).is_err());
-        assert!(Filter::parse(&[kv("colour", "red")]).is_err());
+        let refusal = |k, v| Filter::parse(&[kv(k, v)]).err().map(|e| e.to_string()).unwrap_or_default();
+        assert_eq!(
+            refusal("Colour", "red"),
+            "Colour: unknown filter (use id, user, account, partition, qos, state, name, view, history)"
+        );
+        assert_eq!(refusal("JOBS", "7,x"), "JOBS: 'x' is not a job id");
+        assert_eq!(refusal("VIEW", "wide"), "view: 'wide' is not brief, prio or full");
         assert!(Filter::parse(&[kv("history", "yes")]).unwrap().history);
         assert!(!Filter::parse(&[kv("history", "no")]).unwrap().history);
         assert!(Filter::parse(&[kv("history", "maybe")]).is_err());

@@ -73,7 +73,8 @@ where
         } else {
             match self.auth.authenticate(req.headers(), peer.clone()) {
                 Ok(c) => c,
-                Err(reason) => {
+                Err(e) => {
+                    let reason = e.to_string();
                     // No verified actor to attribute a row to, so no txn row.
                     tracing::warn!(path, peer, reason, "refused a credential");
                     return Box::pin(async move { Ok(tonic::Status::unauthenticated(reason).into_http()) });

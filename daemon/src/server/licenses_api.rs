@@ -2,6 +2,7 @@
 //! HRESName=...` (Administrator, audited through the gate like every change).
 
 use super::gate::{Gate, Note};
+use super::path::licenses as path;
 use crate::jobs::JobService;
 use crate::licenses::{HresUpdate, LicenseService};
 use crate::store::Action;
@@ -30,7 +31,7 @@ impl Licenses for LicensesApi {
         req: Request<pb::ShowLicensesRequest>,
     ) -> Result<Response<pb::ShowLicensesResponse>, Status> {
         self.gate
-            .run("/spur.v1.Licenses/ShowLicenses", req, |_, r| async move {
+            .run(path::SHOW_LICENSES, req, |_, r| async move {
                 let licenses = self.licenses.show(&r.name, &self.jobs.license_holders());
                 Ok((pb::ShowLicensesResponse { licenses }, vec![]))
             })
@@ -42,7 +43,7 @@ impl Licenses for LicensesApi {
         req: Request<pb::UpdateHresRequest>,
     ) -> Result<Response<pb::UpdateHresResponse>, Status> {
         self.gate
-            .run("/spur.v1.Licenses/UpdateHres", req, |_, r| async move {
+            .run(path::UPDATE_HRES, req, |_, r| async move {
                 let u = HresUpdate {
                     layer: r.layer_name.clone(),
                     nodes: r.nodes.clone(),

@@ -2,10 +2,12 @@
 //! gate (role check and audit), plus gRPC reflection and the standard health
 //! service, so clients that are not ours can discover and use the API.
 //!
+//! - [`path`]: every RPC path spelled once, for the handlers and [`rpc`].
 //! - [`rpc`]: every RPC classified once (read / mutation / internal, role, target).
 //! - [`layer`]: authentication and `audit_rpc` logging in front of every RPC.
 //! - [`gate`]: role checks and txn rows, around every handler.
 //! - [`convert`]: domain records to proto messages, in one place.
+//! - `filter`: the one parser of the listings' `key=value` filters, typed keys per listing.
 //! - [`limits`]: message sizes, repeated-field caps, txn page size.
 //! - `packed`: the brief job listing written straight into protobuf bytes.
 //! - `accounting`, `audit_api`, `session`, `admission_api`, `nodes_api`, `cluster_api`, `licenses_api`: the services.
@@ -15,6 +17,7 @@ mod admission_api;
 mod audit_api;
 mod cluster_api;
 pub mod convert;
+mod filter;
 pub mod gate;
 mod identity;
 mod jobs_api;
@@ -23,6 +26,7 @@ mod licenses_api;
 pub mod limits;
 mod nodes_api;
 mod packed;
+pub mod path;
 pub mod rpc;
 mod session;
 

@@ -1,8 +1,9 @@
 //! The Nodes service (sinfo, scontrol show/update node, reconfigure) and the
 //! Agent service (spurd registration, heartbeats, commands, reports).
 
-use super::convert;
 use super::gate::{Gate, Note};
+use super::path::{agent, nodes};
+use super::{convert, filter};
 use crate::config::Config;
 use crate::error::Error;
 use crate::jobs::JobService;
@@ -38,14 +39,21 @@ impl NodesApi {
 
     fn filter(&self, req: &pb::ListRequest) -> Result<(Option<Vec<String>>, Option<String>), Error> {
         let (mut names, mut part) = (None, None);
-        for kv in &req.filter {
-            match kv.key.to_ascii_lowercase().as_str() {
-                "name" | "nodename" | "nodes" => names = Some(self.nodes.resolve(&kv.value)?),
-                "partition" => part = Some(kv.value.clone()),
-                _ => return Err(Error::invalid(&kv.key, "unknown filter (use name=, partition=)")),
+        for p in filter::parse::<NodeKey>(&req.filter)? {
+            match p.key {
+                NodeKey::Name => names = Some(self.nodes.resolve(p.value)?),
+                NodeKey::Partition => part = Some(p.value.to_string()),
             }
         }
         Ok((names, part))
+    }
+}
+
+filter::keys! {
+    /// `sinfo`/`scontrol show node` filters.
+    enum NodeKey, "unknown filter (use name=, partition=)" {
+        Name = "name" | "nodename" | "nodes",
+        Partition = "partition",
     }
 }
 
@@ -56,7 +64,7 @@ impl Nodes for NodesApi {
         req: Request<pb::ListRequest>,
     ) -> Result<Response<pb::ListNodesResponse>, Status> {
         self.gate
-            .run("/spur.v1.Nodes/ListNodes", req, |_, r| async move {
+            .run(nodes::LIST_NODES, req, |_, r| async move {
                 let (names, part) = self.filter(&r)?;
                 let nodes = self
                     .nodes
@@ -76,7 +84,7 @@ impl Nodes for NodesApi {
         req: Request<pb::UpdateNodesRequest>,
     ) -> Result<Response<pb::UpdateNodesResponse>, Status> {
         self.gate
-            .run("/spur.v1.Nodes/UpdateNodes", req, |ctx, r| async move {
+            .run(nodes::UPDATE_NODES, req, |ctx, r| async move {
                 let (updated, warning) =
                     self.nodes.update(&ctx.caller, &r.nodes, &r.state, &r.reason).await?;
                 let info = json!({"updated": hostlist::compress(&updated), "warning": warning});
@@ -91,7 +99,7 @@ impl Nodes for NodesApi {
         req: Request<pb::ListRequest>,
     ) -> Result<Response<pb::ListPartitionsResponse>, Status> {
         self.gate
-            .run("/spur.v1.Nodes/ListPartitions", req, |_, r| async move {
+            .run(nodes::LIST_PARTITIONS, req, |_, r| async move {
                 let want: Option<String> =
                     r.filter.iter().find(|kv| kv.key.eq_ignore_ascii_case("name")).map(|kv| kv.value.clone());
                 let c = self.nodes.read();
@@ -111,7 +119,7 @@ impl Nodes for NodesApi {
         req: Request<pb::UpdatePartitionRequest>,
     ) -> Result<Response<pb::UpdatePartitionResponse>, Status> {
         self.gate
-            .run("/spur.v1.Nodes/UpdatePartition", req, |_, r| async move {
+            .run(nodes::UPDATE_PARTITION, req, |_, r| async move {
                 use crate::nodes::partitions::ExemptChange;
                 let change = match (r.preempt_exempt_time_secs, r.clear_preempt_exempt_time) {
                     (Some(_), true) => {
@@ -145,7 +153,7 @@ impl Nodes for NodesApi {
         req: Request<pb::ReconfigureRequest>,
     ) -> Result<Response<pb::ReconfigureResponse>, Status> {
         self.gate
-            .run("/spur.v1.Nodes/Reconfigure", req, |_, _| async move {
+            .run(nodes::RECONFIGURE, req, |_, _| async move {
                 let path = self.config_path.as_ref().ok_or_else(|| {
                     Error::FailedPrecondition("this controller was not started from a config file".into())
                 })?;
@@ -182,7 +190,7 @@ impl Agent for AgentApi {
         req: Request<pb::RegisterRequest>,
     ) -> Result<Response<pb::RegisterResponse>, Status> {
         self.gate
-            .run("/spur.v1.Agent/Register", req, |_, r| async move {
+            .run(agent::REGISTER, req, |_, r| async move {
                 let (agent_id, agent_key) = self.nodes.register(&r)?;
                 tracing::debug!(nodes = %hostlist::compress(&r.nodes), "registered");
                 // An end the store cannot take fails the registration: the agent keeps it and retries.
@@ -207,7 +215,7 @@ impl Agent for AgentApi {
         req: Request<pb::HeartbeatRequest>,
     ) -> Result<Response<pb::HeartbeatResponse>, Status> {
         self.gate
-            .run("/spur.v1.Agent/Heartbeat", req, |_, r| async move {
+            .run(agent::HEARTBEAT, req, |_, r| async move {
                 let known = self.nodes.heartbeat(&r.agent_id, &r.agent_key)?;
                 Ok((pb::HeartbeatResponse { reregister: !known }, vec![]))
             })
@@ -218,7 +226,7 @@ impl Agent for AgentApi {
 
     async fn commands(&self, req: Request<pb::CommandsRequest>) -> Result<Response<CommandStream>, Status> {
         self.gate
-            .run("/spur.v1.Agent/Commands", req, |_, r| async move {
+            .run(agent::COMMANDS, req, |_, r| async move {
                 let rx = self.nodes.commands(&r.agent_id, &r.agent_key)?;
                 let s = tokio_stream::StreamExt::map(tokio_stream::wrappers::ReceiverStream::new(rx), Ok);
                 Ok((Box::pin(s) as CommandStream, vec![]))
@@ -228,7 +236,7 @@ impl Agent for AgentApi {
 
     async fn report_job(&self, req: Request<pb::JobReport>) -> Result<Response<pb::JobReportAck>, Status> {
         self.gate
-            .run("/spur.v1.Agent/ReportJob", req, |_, r| async move {
+            .run(agent::REPORT_JOB, req, |_, r| async move {
                 // Only the agent running the job may end it, and the end is
                 // on disk before the agent is told it may forget it.
                 let nodes = self.nodes.agent_nodes(&r.agent_id, &r.agent_key)?;

@@ -1,9 +1,14 @@
 //! Every RPC the controller serves, classified once: what it is (read,
 //! mutation, internal), the least role that may call it, and for a mutation
 //! the audited entity and the request field that names its target.
-//! The auth layer and the gate both read this table; a test checks that it
-//! covers every RPC in the `.proto` files.
+//! The auth layer and the gate both read this table; it keys on the path
+//! constants of [`super::path`], which the handlers pass to the gate. A test
+//! checks that it covers every RPC in the `.proto` files.
 
+use super::path::{
+    accounting, admission, agent, audit, cluster, health, jobs, licenses, nodes, reflection,
+    reflection_v1alpha, session,
+};
 use crate::auth::Role;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,7 +40,7 @@ impl Class {
 }
 
 /// Mutations whose target is permanently blank (filter those with Entity=).
-pub const UNNAMED_TARGETS: &[&str] = &["/spur.v1.Nodes/Reconfigure"];
+pub const UNNAMED_TARGETS: &[&str] = &[nodes::RECONFIGURE];
 
 use Class::*;
 use spur_vocab::names::AdminLevel::{Administrator as Admin, None as Anyone, Operator};
@@ -45,66 +50,54 @@ const fn acct(entity: &'static str) -> Class {
 }
 
 pub const RPCS: &[(&str, Class)] = &[
-    ("/spur.v1.Accounting/ListQos", Read(Anyone)),
-    ("/spur.v1.Accounting/SetQos", acct("qos")),
-    ("/spur.v1.Accounting/DeleteQos", acct("qos")),
-    ("/spur.v1.Accounting/ListAccounts", Read(Anyone)),
-    ("/spur.v1.Accounting/SetAccount", acct("account")),
-    ("/spur.v1.Accounting/DeleteAccount", acct("account")),
-    ("/spur.v1.Accounting/ListUsers", Read(Anyone)),
-    ("/spur.v1.Accounting/SetUser", acct("user")),
-    ("/spur.v1.Accounting/DeleteUser", acct("user")),
-    ("/spur.v1.Accounting/ListTres", Read(Anyone)),
-    ("/spur.v1.Audit/ListTxn", Read(Operator)),
-    ("/spur.v1.Audit/TailTxn", Read(Operator)),
-    ("/spur.v1.Session/WhoAmI", Read(Anyone)),
-    ("/spur.v1.Admission/CreateToken", Mutate { entity: "token", role: Admin, target: "id", in_txn: false }),
-    ("/spur.v1.Admission/ListTokens", Read(Admin)),
-    ("/spur.v1.Admission/RevokeToken", Mutate { entity: "token", role: Admin, target: "id", in_txn: false }),
-    ("/spur.v1.Nodes/ListNodes", Read(Anyone)),
-    ("/spur.v1.Nodes/UpdateNodes", Mutate { entity: "node", role: Admin, target: "nodes", in_txn: false }),
-    ("/spur.v1.Nodes/ListPartitions", Read(Anyone)),
-    (
-        "/spur.v1.Nodes/UpdatePartition",
-        Mutate { entity: "partition", role: Admin, target: "name", in_txn: false },
-    ),
-    ("/spur.v1.Nodes/Reconfigure", Mutate { entity: "config", role: Admin, target: "", in_txn: false }),
-    ("/spur.v1.Cluster/Watch", Read(Anyone)),
-    ("/spur.v1.Licenses/ShowLicenses", Read(Anyone)),
-    (
-        "/spur.v1.Licenses/UpdateHres",
-        Mutate { entity: "hres", role: Admin, target: "hres_name", in_txn: false },
-    ),
+    (accounting::LIST_QOS, Read(Anyone)),
+    (accounting::SET_QOS, acct("qos")),
+    (accounting::DELETE_QOS, acct("qos")),
+    (accounting::LIST_ACCOUNTS, Read(Anyone)),
+    (accounting::SET_ACCOUNT, acct("account")),
+    (accounting::DELETE_ACCOUNT, acct("account")),
+    (accounting::LIST_USERS, Read(Anyone)),
+    (accounting::SET_USER, acct("user")),
+    (accounting::DELETE_USER, acct("user")),
+    (accounting::LIST_TRES, Read(Anyone)),
+    (audit::LIST_TXN, Read(Operator)),
+    (audit::TAIL_TXN, Read(Operator)),
+    (session::WHO_AM_I, Read(Anyone)),
+    (admission::CREATE_TOKEN, Mutate { entity: "token", role: Admin, target: "id", in_txn: false }),
+    (admission::LIST_TOKENS, Read(Admin)),
+    (admission::REVOKE_TOKEN, Mutate { entity: "token", role: Admin, target: "id", in_txn: false }),
+    (nodes::LIST_NODES, Read(Anyone)),
+    (nodes::UPDATE_NODES, Mutate { entity: "node", role: Admin, target: "nodes", in_txn: false }),
+    (nodes::LIST_PARTITIONS, Read(Anyone)),
+    (nodes::UPDATE_PARTITION, Mutate { entity: "partition", role: Admin, target: "name", in_txn: false }),
+    (nodes::RECONFIGURE, Mutate { entity: "config", role: Admin, target: "", in_txn: false }),
+    (cluster::WATCH, Read(Anyone)),
+    (licenses::SHOW_LICENSES, Read(Anyone)),
+    (licenses::UPDATE_HRES, Mutate { entity: "hres", role: Admin, target: "hres_name", in_txn: false }),
     // Anyone may submit and manage their own jobs; the jobs core checks
     // ownership, and Operator and above manage anyone's.
-    ("/spur.v1.Jobs/Submit", Mutate { entity: "job", role: Anyone, target: "id", in_txn: false }),
-    ("/spur.v1.Jobs/ListJobs", Read(Anyone)),
-    ("/spur.v1.Jobs/StreamJobs", Read(Anyone)),
-    ("/spur.v1.Jobs/ListShares", Read(Anyone)),
-    ("/spur.v1.Jobs/Explain", Read(Anyone)),
-    ("/spur.v1.Jobs/Cancel", Mutate { entity: "job", role: Anyone, target: "ids", in_txn: false }),
-    ("/spur.v1.Jobs/UpdateJob", Mutate { entity: "job", role: Anyone, target: "id", in_txn: false }),
-    ("/spur.v1.Agent/Register", Internal),
-    ("/spur.v1.Agent/Heartbeat", Internal),
-    ("/spur.v1.Agent/Commands", Internal),
-    ("/spur.v1.Agent/ReportJob", Internal),
-    ("/grpc.health.v1.Health/Check", Internal),
-    ("/grpc.health.v1.Health/Watch", Internal),
-    ("/grpc.reflection.v1.ServerReflection/ServerReflectionInfo", Internal),
-    ("/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", Internal),
+    (jobs::SUBMIT, Mutate { entity: "job", role: Anyone, target: "id", in_txn: false }),
+    (jobs::LIST_JOBS, Read(Anyone)),
+    (jobs::STREAM_JOBS, Read(Anyone)),
+    (jobs::LIST_SHARES, Read(Anyone)),
+    (jobs::EXPLAIN, Read(Anyone)),
+    (jobs::CANCEL, Mutate { entity: "job", role: Anyone, target: "ids", in_txn: false }),
+    (jobs::UPDATE_JOB, Mutate { entity: "job", role: Anyone, target: "id", in_txn: false }),
+    (agent::REGISTER, Internal),
+    (agent::HEARTBEAT, Internal),
+    (agent::COMMANDS, Internal),
+    (agent::REPORT_JOB, Internal),
+    (health::CHECK, Internal),
+    (health::WATCH, Internal),
+    (reflection::INFO, Internal),
+    (reflection_v1alpha::INFO, Internal),
 ];
 
 /// Paths that answer without user credentials even under `mode = required`:
 /// probes and the console's liveness watch, and node agents, which are
 /// admitted by admission token instead.
-pub const UNAUTHENTICATED: &[&str] = &[
-    "/grpc.health.v1.Health/Check",
-    "/grpc.health.v1.Health/Watch",
-    "/spur.v1.Agent/Register",
-    "/spur.v1.Agent/Heartbeat",
-    "/spur.v1.Agent/Commands",
-    "/spur.v1.Agent/ReportJob",
-];
+pub const UNAUTHENTICATED: &[&str] =
+    &[health::CHECK, health::WATCH, agent::REGISTER, agent::HEARTBEAT, agent::COMMANDS, agent::REPORT_JOB];
 
 pub fn classify(path: &str) -> Option<Class> {
     RPCS.iter().find(|(p, _)| *p == path).map(|(_, c)| *c)
@@ -164,5 +157,23 @@ mod tests {
         for (path, _) in RPCS.iter().filter(|(p, _)| p.starts_with("/spur.")) {
             assert!(rpcs.iter().any(|r| r == path), "{path} is classified but not in the protos");
         }
+    }
+
+    /// The constants are the protos' RPCs, no more and no fewer, and each is
+    /// classified exactly once.
+    #[test]
+    fn the_path_constants_are_the_protos_rpcs() {
+        let consts = super::super::path::all();
+        let ours: Vec<&str> = consts.iter().copied().filter(|p| p.starts_with("/spur.")).collect();
+        let mut protos = proto_rpcs();
+        protos.sort();
+        let mut sorted = ours.clone();
+        sorted.sort();
+        assert_eq!(sorted, protos, "server/path.rs and the .proto files disagree");
+        for p in &consts {
+            let n = RPCS.iter().filter(|(q, _)| q == p).count();
+            assert_eq!(n, 1, "{p} is classified {n} times in RPCS");
+        }
+        assert_eq!(RPCS.len(), consts.len(), "RPCS names a path with no constant");
     }
 }

@@ -1,6 +1,7 @@
 //! The Session service: who the controller thinks the caller is.
 
 use super::gate::Gate;
+use super::path::session as path;
 use crate::config::AuthMode;
 use spur_proto::v1 as pb;
 use spur_proto::v1::session_server::Session;
@@ -26,7 +27,7 @@ impl Session for SessionApi {
         req: Request<pb::WhoAmIRequest>,
     ) -> Result<Response<pb::WhoAmIResponse>, Status> {
         self.gate
-            .run("/spur.v1.Session/WhoAmI", req, |ctx, _| async move {
+            .run(path::WHO_AM_I, req, |ctx, _| async move {
                 Ok((
                     pb::WhoAmIResponse {
                         user: ctx.caller.user,

@@ -5,9 +5,13 @@
 //! [`Mutator`] inside a database transaction, under a lock on that record,
 //! and inserts its txn audit row in the same transaction, so a change and
 //! its audit row commit together or not at all.
+//!
+//! The schema is SQL files per back-end under `migrations/`, applied in
+//! order at open with the version recorded ([`migrations`]).
 
 mod batch;
 mod guard;
+mod migrations;
 mod postgres;
 mod sql;
 mod sqlite;

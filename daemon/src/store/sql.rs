@@ -80,25 +80,6 @@ pub fn txn_select(q: &super::TxnQuery) -> (String, Vec<Bind>) {
     (sql, binds)
 }
 
-/// Schema migrations, in order. Index + 1 is the version.
-pub struct Migration {
-    pub sqlite: &'static str,
-    pub postgres: &'static str,
-}
-
-pub const MIGRATIONS: &[Migration] = &[Migration {
-    sqlite: "CREATE TABLE entities (kind TEXT NOT NULL, name TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (kind, name));
-             CREATE TABLE txn (id INTEGER PRIMARY KEY AUTOINCREMENT, time_ms BIGINT NOT NULL, actor TEXT NOT NULL,
-               actor_uid BIGINT, verified BOOLEAN NOT NULL, peer TEXT NOT NULL, action TEXT NOT NULL, entity TEXT NOT NULL,
-               name TEXT NOT NULL, outcome TEXT NOT NULL, info TEXT NOT NULL, source TEXT NOT NULL);
-             CREATE INDEX txn_time ON txn (time_ms);",
-    postgres: "CREATE TABLE entities (kind TEXT NOT NULL, name TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (kind, name));
-             CREATE TABLE txn (id BIGSERIAL PRIMARY KEY, time_ms BIGINT NOT NULL, actor TEXT NOT NULL,
-               actor_uid BIGINT, verified BOOLEAN NOT NULL, peer TEXT NOT NULL, action TEXT NOT NULL, entity TEXT NOT NULL,
-               name TEXT NOT NULL, outcome TEXT NOT NULL, info TEXT NOT NULL, source TEXT NOT NULL);
-             CREATE INDEX txn_time ON txn (time_ms);",
-}];
-
 /// Implements the back-end-independent parts of a store for one sqlx database.
 macro_rules! store_common {
     ($db:ty, $row:ty) => {
@@ -263,18 +244,20 @@ macro_rules! store_common {
             Ok(())
         }
 
-        /// Applies the migrations above the stored schema version, each in its own transaction.
+        /// Applies the migrations (`migrations.rs`) above the stored schema
+        /// version, each in its own transaction.
         async fn migrate(
             pool: &sqlx::Pool<$db>,
-            pick: fn(&sql::Migration) -> &'static str,
+            pick: fn(&crate::store::migrations::Migration) -> &'static str,
         ) -> crate::error::Result<()> {
             sqlx::query("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
                 .execute(pool)
                 .await?;
             let current: i64 = sqlx::query_scalar::<_, i64>(sql::SCHEMA_VERSION).fetch_one(pool).await?;
-            for (i, m) in sql::MIGRATIONS.iter().enumerate().skip(current as usize) {
+            use crate::store::migrations::{MIGRATIONS, statements};
+            for (i, m) in MIGRATIONS.iter().enumerate().skip(current as usize) {
                 let mut tx = pool.begin().await?;
-                for stmt in pick(m).split(';').map(str::trim).filter(|s| !s.is_empty()) {
+                for stmt in statements(pick(m)) {
                     sqlx::query(stmt).execute(&mut *tx).await?;
                 }
                 sqlx::query("INSERT INTO schema_version (version) VALUES ($1)")
@@ -282,6 +265,7 @@ macro_rules! store_common {
                     .execute(&mut *tx)
                     .await?;
                 tx.commit().await?;
+                tracing::debug!(migration = m.name, "applied a schema migration");
             }
             Ok(())
         }
