@@ -4,6 +4,9 @@
 //! the nodes busy with running jobs whose ends the reservation plans around.
 //! Targets: 10,000 pending × 1,000 nodes under 50 ms; 100,000 × 5,000 under 1 s.
 //! Each size runs with the default `queue_depth` (64) and with no bound.
+//! Each size also prints one pass over a full cluster with preemption on
+//! (every pending job weighed against every running one) and the resident
+//! memory its plan holds.
 //! Run with `cargo bench -p spur-daemon --bench sched`.
 
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -79,6 +82,15 @@ fn catalog() -> Catalog {
 
 /// `pending` queued jobs on `nodes` nodes (a tenth of them GPU nodes).
 fn snapshot(pending: usize, nodes: usize, queue_depth: usize) -> Snapshot {
+    shaped(pending, nodes, queue_depth, 3)
+}
+
+/// `snapshot`, with every `busy_every`-th node running a job; with 1 the
+/// cluster is full and no job has a time limit (sbatch's default under an
+/// UNLIMITED partition), so every pending job is blocked on resources and
+/// weighed for preemption against the running ones.
+fn shaped(pending: usize, nodes: usize, queue_depth: usize, busy_every: usize) -> Snapshot {
+    let unbounded = busy_every == 1;
     let mut rng = Lcg(42);
     let gpu_nodes = nodes / 10;
     let mut list: Vec<SchedNode> = (0..nodes)
@@ -95,8 +107,8 @@ fn snapshot(pending: usize, nodes: usize, queue_depth: usize) -> Snapshot {
     let gpu_names: Vec<String> = list[..gpu_nodes].iter().map(|n| n.name.clone()).collect();
     let cpu_names: Vec<String> = list[gpu_nodes..].iter().map(|n| n.name.clone()).collect();
     let mut jobs = Vec::with_capacity(pending + nodes);
-    // A third of the nodes run an exclusive job ending within the next 8 hours.
-    for (i, n) in list.iter_mut().enumerate().filter(|(i, _)| i % 3 == 0) {
+    // A third of the nodes (by default) run an exclusive job ending within the next 8 hours.
+    for (i, n) in list.iter_mut().enumerate().filter(|(i, _)| i % busy_every == 0) {
         (n.free_cpus, n.free_mem_mb, n.free_gpus) = (0, 0, 0);
         let user = format!("user{:03}", rng.next(200));
         let part = if i < gpu_nodes { "gpu" } else { "batch" };
@@ -104,7 +116,7 @@ fn snapshot(pending: usize, nodes: usize, queue_depth: usize) -> Snapshot {
             account: Some(format!("acct{}", user[4..].parse::<u64>().unwrap_or(0) % 10)),
             qos: Some(if i < gpu_nodes { "gpu" } else { "normal" }.into()),
             exclusive: true,
-            time_limit: Some(480),
+            time_limit: (!unbounded).then_some(480),
             state: JobState::Running {
                 nodes: vec![n.name.clone()],
                 start_ms: NOW - rng.next(480) as i64 * MIN,
@@ -119,7 +131,7 @@ fn snapshot(pending: usize, nodes: usize, queue_depth: usize) -> Snapshot {
             account,
             qos: Some("normal".into()),
             submit_ms: NOW - rng.next(7 * 1440) as i64 * MIN,
-            time_limit: Some(10 + rng.next(1430)),
+            time_limit: (!unbounded).then(|| 10 + rng.next(1430)),
             mem_mb: 1000 * (1 + rng.next(8)),
             ..Job::new(id, &user, "batch")
         };
@@ -183,7 +195,43 @@ fn bench(c: &mut Criterion) {
         );
         let name = format!("schedule {pending} pending x {nodes} nodes, backfill, preemption on");
         c.bench_function(&name, |b| b.iter(|| schedule(black_box(&snap), NOW)));
+        // 100,000 × 5,000 weighs every pair in full today (minutes a pass): issue 15.
+        if pending <= 10_000 {
+            full_cluster_memory(pending, nodes);
+        }
     }
+}
+
+/// A full cluster with preemption on: every pending job is weighed against
+/// the running ones. Prints the pass time and what holding its plan costs in
+/// resident memory (the controller keeps the last plan for `explain`), which
+/// must grow with the pending jobs, not with pending × running.
+fn full_cluster_memory(pending: usize, nodes: usize) {
+    let mut snap = shaped(pending, nodes, SchedConfig::default().queue_depth, 1);
+    snap.config.preempt = PreemptConfig { enabled: true, min_runtime_secs: 0, ..PreemptConfig::default() };
+    snap.partitions.iter_mut().for_each(|p| (p.preempt_mode, p.max_time) = (PreemptMode::Requeue, None));
+    let before = rss_kib();
+    let t = std::time::Instant::now();
+    let plan = schedule(&snap, NOW);
+    let took = t.elapsed();
+    let held = rss_kib().saturating_sub(before);
+    println!(
+        "{pending} pending × {nodes} running (full cluster, no time limits), preemption on: pass {:.1} ms, \
+         {} verdicts, {} evictions, plan held: {:.1} MiB resident ({} bytes a pending job)",
+        took.as_secs_f64() * 1000.0,
+        plan.verdicts.len(),
+        plan.preemptions.len(),
+        held as f64 / 1024.0,
+        held * 1024 / pending.max(1) as u64
+    );
+    black_box(plan);
+}
+
+/// This process's resident memory in KiB, from /proc (0 where there is none).
+fn rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap_or("");
+    line.split_whitespace().nth(1).and_then(|v| v.parse().ok()).unwrap_or(0)
 }
 
 criterion_group! {

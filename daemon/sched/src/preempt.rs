@@ -386,7 +386,11 @@ impl<'a> Pass<'a> {
                 self.plan.preemptions.push(Preemption { victim, by: job.id, mode });
             }
         }
-        let candidates = pairs.into_iter().take(LISTED).map(|(_, v)| v).collect();
+        // A pass keeps only the checks and the outcome of each blocked job:
+        // storing its candidates would keep pending × running pairs alive
+        // between passes. `explain_job` lists them on demand (`full`).
+        let candidates =
+            if full { pairs.into_iter().take(LISTED).map(|(_, v)| v).collect() } else { Vec::new() };
         verdict(checks, candidates, considered, outcome)
     }
 

@@ -295,7 +295,7 @@ fn mode3_preempts_a_holder_under_a_shared_layer_with_no_node_in_common() {
     let evicted: Vec<(u64, u64, PreemptMode)> =
         plan.preemptions.iter().map(|p| (p.victim, p.by, p.mode)).collect();
     assert_eq!(evicted, vec![(1, 2, PreemptMode::Requeue)]);
-    let v = plan.verdict_of(2).unwrap();
+    let v = with_mode(PreemptMode::Requeue).explained(2);
     let lines: Vec<String> = v.candidates[0].guards.iter().map(ToString::to_string).collect();
     assert!(
         lines.contains(
@@ -307,5 +307,8 @@ fn mode3_preempts_a_holder_under_a_shared_layer_with_no_node_in_common() {
     // Suspending would keep the charge: Mode 3 preemption cancels or requeues only.
     let plan = with_mode(PreemptMode::Suspend).plan();
     assert!(plan.preemptions.is_empty());
-    assert_eq!(plan.verdict_of(2).unwrap().candidates[0].decided_by().as_deref(), Some("hres mode"));
+    assert_eq!(
+        with_mode(PreemptMode::Suspend).explained(2).candidates[0].decided_by().as_deref(),
+        Some("hres mode")
+    );
 }

@@ -134,6 +134,13 @@ impl Fx {
         schedule(&self.snap_with_catalog(), NOW)
     }
 
+    /// What `scontrol explain job` shows after this fixture's pass: the
+    /// pass's checks and outcome, the candidates computed on demand.
+    pub fn explained(&self, id: u64) -> super::JobVerdict {
+        let plan = self.plan();
+        super::explain_job(&self.snap_with_catalog(), Some(&plan), NOW, id).unwrap()
+    }
+
     pub fn snap_with_catalog(&self) -> Snapshot {
         Snapshot { catalog: Arc::new(self.catalog.clone()), ..self.snap.clone() }
     }

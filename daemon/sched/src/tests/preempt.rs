@@ -43,9 +43,9 @@ fn the_gap_is_strict_and_the_lowest_candidate_goes() {
     // 100 < 1000/2 fires; job 2 at 5000 does not.
     let f = full(fx()).job(wide(10, 1000));
     assert_eq!(victims(&f), vec![(1, 10, PreemptMode::Requeue)]);
-    let plan = f.plan();
-    let v = plan.verdict_of(10).unwrap();
+    let v = f.explained(10);
     assert!(matches!(&v.outcome, Outcome::Evict { victims, .. } if victims == &vec![1]), "{:?}", v.outcome);
+    assert!(f.plan().verdict_of(10).unwrap().candidates.is_empty(), "a pass keeps no pairs");
     assert_eq!(v.candidates[0].gap.to_string(), "gap: 100.0 < 1000.0/2 = 500.0 → holds");
     assert_eq!(v.candidates[1].gap.to_string(), "gap: 5000.0 < 1000.0/2 = 500.0 → fails");
     // Exactly half does not fire: 500 < 1000/2 is false.
@@ -80,8 +80,7 @@ fn tiers_and_age_follow_the_spec_tables() {
 #[test]
 fn each_guard_blocks_with_its_sentence() {
     let guard_line = |f: &Fx| {
-        let plan = f.plan();
-        let v = plan.verdict_of(10).unwrap();
+        let v = f.explained(10);
         let c = v.candidates.iter().find(|c| c.candidate.job == 1).unwrap();
         (c.decided_by(), c.guards.iter().find(|g| !g.passes()).map(ToString::to_string))
     };
