@@ -29,7 +29,7 @@ pub struct Identity {
 impl Identity {
     pub fn local() -> Self {
         let uid = spur_proto::wire::local_uid();
-        Identity { user: spur_proto::wire::local_user(), uid, token: crate::token::load_local() }
+        Identity { user: spur_proto::wire::user_of(uid), uid, token: crate::token::load_local() }
     }
 }
 

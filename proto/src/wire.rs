@@ -29,11 +29,16 @@ pub fn resolve_controller(flag: Option<&str>) -> String {
 
 /// The local login name: `$USER`, `$LOGNAME`, else /etc/passwd's name of the real uid.
 pub fn local_user() -> String {
+    user_of(None)
+}
+
+/// [`local_user`] for a caller that has read the uid already ([`local_uid`]).
+pub fn user_of(uid: Option<u32>) -> String {
     std::env::var("USER")
         .or_else(|_| std::env::var("LOGNAME"))
         .ok()
         .filter(|u| !u.is_empty())
-        .or_else(|| local_uid().and_then(passwd_name))
+        .or_else(|| uid.or_else(local_uid).and_then(passwd_name))
         .unwrap_or_else(|| "unknown".into())
 }
 

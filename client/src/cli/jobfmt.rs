@@ -19,6 +19,11 @@ pub fn active() -> Vec<&'static str> {
     JobState::ACTIVE.iter().map(|s| s.as_str()).collect()
 }
 
+/// Whether a job's state is one `squeue` shows without `-t` (see [`active`]).
+pub fn is_active(j: &pb::Job) -> bool {
+    JobState::from_name(&j.state).is_some_and(|s| JobState::ACTIVE.contains(&s))
+}
+
 /// A state typed by a user, long or compact, any case: `pd`, `Running`.
 pub fn parse_state(tok: &str) -> Result<&'static str, String> {
     JobState::parse(tok).map(JobState::as_str)

@@ -138,7 +138,7 @@ fn run_start(j: &pb::Job) -> i64 {
 }
 
 pub fn ended(j: &pb::Job) -> Option<i64> {
-    (j.end_ms > 0 && !jobfmt::active().iter().any(|s| is(j, s))).then_some(j.end_ms)
+    (j.end_ms > 0 && !jobfmt::is_active(j)).then_some(j.end_ms)
 }
 
 /// Slurm shows a job that ended without starting (cancelled while pending) as starting when it ended.

@@ -198,13 +198,13 @@ impl<'a> Pass<'a> {
         };
         let part = &self.parts[pi as usize];
         let (p, name) = (part.p, || part.p.name.clone());
-        let state = p.state.trim().to_ascii_uppercase();
-        let code = match spur_vocab::PartitionState::parse(&state) {
+        let code = match spur_vocab::PartitionState::parse(&p.state) {
             Ok(spur_vocab::PartitionState::Down) => Some(C::PartitionDown),
             Ok(spur_vocab::PartitionState::Inactive) => Some(C::PartitionInactive),
             _ => None,
         };
         if let Some(code) = code {
+            let state = p.state.trim().to_ascii_uppercase();
             return Err(Reason::new(code, Facts::PartitionState { partition: name(), state }));
         }
         if let Some(max) = p.max_time.filter(|max| job.time_limit.is_none_or(|t| t > *max)) {
