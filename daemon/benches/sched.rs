@@ -195,20 +195,25 @@ fn bench(c: &mut Criterion) {
         );
         let name = format!("schedule {pending} pending x {nodes} nodes, backfill, preemption on");
         c.bench_function(&name, |b| b.iter(|| schedule(black_box(&snap), NOW)));
-        // 100,000 × 5,000 weighs every pair in full today (minutes a pass): issue 15.
-        if pending <= 10_000 {
-            full_cluster_memory(pending, nodes);
-        }
+        full_cluster_memory(pending, nodes);
     }
 }
 
 /// A full cluster with preemption on: every pending job is weighed against
-/// the running ones. Prints the pass time and what holding its plan costs in
-/// resident memory (the controller keeps the last plan for `explain`), which
-/// must grow with the pending jobs, not with pending × running.
+/// the running ones, and one in 20 is in an `urgent` QOS whose priority
+/// passes the gap, so victims are chosen up to the per-pass cap. Prints the
+/// pass time and what holding its plan costs in resident memory (the
+/// controller keeps the last plan for `explain`), which must grow with the
+/// pending jobs, not with pending × running.
 fn full_cluster_memory(pending: usize, nodes: usize) {
     let mut snap = shaped(pending, nodes, SchedConfig::default().queue_depth, 1);
     snap.config.preempt = PreemptConfig { enabled: true, min_runtime_secs: 0, ..PreemptConfig::default() };
+    let mut cat = catalog();
+    let urgent = Qos { name: "urgent".into(), priority: 5000, ..Qos::default() };
+    cat.qos.insert("urgent".into(), urgent);
+    snap.catalog = Arc::new(cat);
+    (snap.jobs.iter_mut().filter(|j| j.is_pending() && j.partition == "batch").step_by(20))
+        .for_each(|j| j.qos = Some("urgent".into()));
     snap.partitions.iter_mut().for_each(|p| (p.preempt_mode, p.max_time) = (PreemptMode::Requeue, None));
     let before = rss_kib();
     let t = std::time::Instant::now();

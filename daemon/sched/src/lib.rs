@@ -20,6 +20,8 @@
 //! - `pass`: the pass itself: order, checks, placement, EASY backfill.
 //! - `preempt`: preemption for jobs blocked on resources: the gap, the guards,
 //!   the pool threshold, victims that provably make room; suspend and resume.
+//! - `screen`: what a pass reuses across blocked jobs so preemption costs
+//!   each job its own candidates, not a verdict per running job.
 //! - [`verdict`]: the typed verdicts and their sentences.
 //! - `explain`: the same evaluation on demand, for `scontrol explain`.
 //!
@@ -48,6 +50,7 @@ mod preempt;
 pub mod priority;
 pub mod reason;
 mod scope;
+mod screen;
 pub mod submit;
 #[cfg(test)]
 mod tests;

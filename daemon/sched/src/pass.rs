@@ -84,7 +84,6 @@ impl<'a> Pass<'a> {
         let mut scopes = Scopes::new(&snap.catalog, snap.config.accounting_enabled, &snap.usage);
         let mut allocs = Vec::new();
         let mut running = Vec::new();
-        let mut on_node = vec![Vec::new(); nodes.len()];
         let mut held = false;
         for (j, job) in snap.jobs.iter().enumerate() {
             if let JobState::Suspended { nodes: names, by, .. } = &job.state {
@@ -98,7 +97,6 @@ impl<'a> Pass<'a> {
                 let node = &mut nodes[n as usize];
                 node.jobs += 1;
                 node.exclusive |= shape.exclusive;
-                on_node[n as usize].push(running.len() as u32);
             }
             // A running job's priority is recomputed at check time, with the pending side's formula.
             let part = part_idx.get(job.partition.as_str()).copied();
@@ -124,7 +122,6 @@ impl<'a> Pass<'a> {
             scopes,
             allocs,
             running,
-            on_node,
             evictions: 0,
             held,
             licenses,
@@ -132,6 +129,7 @@ impl<'a> Pass<'a> {
             node_fail: NodeCapFailures::default(),
             behind_reservation: false,
             attempts: 0,
+            screens: Default::default(),
             plan: Plan::default(),
         }
     }

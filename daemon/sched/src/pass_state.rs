@@ -11,6 +11,7 @@ use super::memo::{NodeCapFailures, RoomFailures};
 use super::nodes::{Alloc, Marks, NodeState, PartNodes};
 use super::priority::PriorityFactors;
 use super::scope::Scopes;
+use super::screen::Screens;
 use crate::model::Partition;
 use std::collections::HashMap;
 
@@ -51,8 +52,6 @@ pub(super) struct Pass<'a> {
     pub allocs: Vec<Alloc>,
     /// Running jobs, for preemption: where they sit and what they weigh now.
     pub running: Vec<Running>,
-    /// Per node, indexes into `running`.
-    pub on_node: Vec<Vec<u32>>,
     /// Victims chosen this pass, so no two blocked jobs count on the same one.
     pub evictions: u32,
     /// Some node is held for one job (a suspended job's room): no-room memos would be wrong.
@@ -64,6 +63,8 @@ pub(super) struct Pass<'a> {
     pub node_fail: NodeCapFailures,
     pub behind_reservation: bool,
     pub attempts: usize,
+    /// What preemption reuses across blocked jobs.
+    pub screens: Screens<'a>,
     pub plan: Plan,
 }
 

@@ -13,9 +13,11 @@ use super::nodes::NodeState;
 use super::pass_state::{Pass, secs};
 use super::priority::PriorityFactors;
 use super::reason::ReasonCode;
+use super::screen::Pool;
 use super::verdict::{GapCheck, Guard, JobCheck, JobVerdict, LISTED, Outcome, PairVerdict, Side, Source};
 use spur_vocab::names::PreemptMode;
 use std::collections::HashMap;
+use std::rc::Rc;
 
 /// What a blocked job is short of: room on nodes, or a Mode 3 resource.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -115,7 +117,7 @@ impl<'a> Pass<'a> {
     }
 
     /// Utilization of the pool in the busiest dimension the job asks for.
-    fn threshold(&self, pool: &[u32], shape: &Shape) -> JobCheck {
+    pub(super) fn threshold(&self, pool: &[u32], shape: &Shape) -> JobCheck {
         let (mut cap, mut used) = ([0u64; 3], [0u64; 3]);
         for n in pool.iter().map(|i| &self.nodes[*i as usize]) {
             let (c, f) =
@@ -147,26 +149,15 @@ impl<'a> Pass<'a> {
         }
     }
 
-    /// The full verdict for one (pending, running) pair.
-    pub fn pair(
-        &self,
-        job: &Job,
-        sc: u32,
-        pi: usize,
-        priority: &PriorityFactors,
-        overlap: &Overlap<'_>,
-        r: usize,
-    ) -> PairVerdict {
+    /// The guards that depend on the pending job only through its partition
+    /// and QOS, in the spec's order, and the candidate's effective mode. A
+    /// pass screens each running job once per (partition, QOS) with them.
+    pub(super) fn class_guards(&self, job: &Job, sc: u32, pi: usize, r: usize) -> (Vec<Guard>, PreemptMode) {
         let cfg = &self.snap.config.preempt;
         let run = &self.snap.jobs[self.running[r].job];
         let rs = &self.scopes.list[self.running[r].scope as usize];
         let rpart = self.running[r].part.map(|p| self.parts[p as usize].p);
         let rpname = || run.partition.clone();
-        let gap = GapCheck {
-            pending: priority.effective,
-            candidate: self.running[r].priority.effective,
-            min_delta: cfg.min_gap,
-        };
         let mine = self.parts[pi].p;
         let mut guards = vec![Guard::PartitionMode { partition: mine.name.clone(), mode: mine.preempt_mode }];
         let pq = self.scopes.list[sc as usize].qos;
@@ -199,13 +190,48 @@ impl<'a> Pass<'a> {
             pending_tier: mine.priority_tier,
             candidate_tier: rpart.map_or(1, |p| p.priority_tier),
         });
+        (guards, mode)
+    }
+
+    /// What eviction would do to the candidate: its mode, with requeue turned
+    /// into cancel for a job that may not be requeued.
+    pub(super) fn action(&self, r: usize, mode: PreemptMode) -> PreemptMode {
+        let requeueable = self.snap.jobs[self.running[r].job].requeueable;
+        if mode == PreemptMode::Requeue && !requeueable { PreemptMode::Cancel } else { mode }
+    }
+
+    /// The 2× gap (and `preemption_gap`) between a pending priority and a candidate's.
+    pub(super) fn gap(&self, pending: f64, r: usize) -> GapCheck {
+        let candidate = self.running[r].priority.effective;
+        GapCheck { pending, candidate, min_delta: self.snap.config.preempt.min_gap }
+    }
+
+    /// The candidate's nodes among those the pending job could use.
+    pub(super) fn shared_nodes<'s>(
+        &'s self,
+        r: usize,
+        in_pool: &'s [bool],
+    ) -> impl Iterator<Item = u32> + 's {
+        let alloc = &self.allocs[self.running[r].alloc];
+        alloc.nodes.iter().copied().filter(|n| in_pool[*n as usize])
+    }
+
+    /// The full verdict for one (pending, running) pair.
+    pub fn pair(
+        &self,
+        job: &Job,
+        sc: u32,
+        pi: usize,
+        priority: &PriorityFactors,
+        overlap: &Overlap<'_>,
+        r: usize,
+    ) -> PairVerdict {
+        let run = &self.snap.jobs[self.running[r].job];
+        let (mut guards, mode) = self.class_guards(job, sc, pi, r);
         match overlap {
             Overlap::Nodes(in_pool) => {
-                let alloc = &self.allocs[self.running[r].alloc];
-                let shared = (alloc.nodes.iter())
-                    .filter(|n| in_pool[**n as usize])
-                    .map(|n| self.snap.nodes[*n as usize].name.clone())
-                    .collect();
+                let names = self.shared_nodes(r, in_pool);
+                let shared = names.map(|n| self.snap.nodes[n as usize].name.clone()).collect();
                 guards.push(Guard::NodeOverlap { shared });
             }
             Overlap::Layers { resource, layers } => {
@@ -218,14 +244,12 @@ impl<'a> Pass<'a> {
                 guards.push(Guard::LayerOverlap { resource: resource.to_string(), shared });
             }
         }
-        let action =
-            if mode == PreemptMode::Requeue && !run.requeueable { PreemptMode::Cancel } else { mode };
         PairVerdict {
             pending: self.side(job, priority),
             candidate: self.side(run, &self.running[r].priority),
-            gap,
+            gap: self.gap(priority.effective, r),
             guards,
-            action,
+            action: self.action(r, mode),
         }
     }
 
@@ -297,7 +321,7 @@ impl<'a> Pass<'a> {
     /// weighs jobs on the pool's nodes; `scontrol explain` weighs everything.
     pub fn consider_preemption(
         &mut self,
-        job: &Job,
+        job: &'a Job,
         sc: u32,
         pi: usize,
         priority: &PriorityFactors,
@@ -325,54 +349,52 @@ impl<'a> Pass<'a> {
         if !full && checks.iter().any(|c| !c.passes()) {
             return verdict(checks, vec![], 0, Outcome::Checks);
         }
-        let pool = self.pool(job, pi);
+        let pool = if full {
+            Rc::new(Pool::new(self.pool(job, pi), self.nodes.len()))
+        } else {
+            self.pool_of(job, pi)
+        };
         // Pool utilization is about nodes; a Mode 3 shortage is about its layers.
         if short == Short::Room {
-            checks.push(self.threshold(&pool, &job.shape()));
+            checks.push(if full {
+                self.threshold(&pool.order, &job.shape())
+            } else {
+                self.threshold_of(job, pi, &pool)
+            });
         }
         let blocked = checks.iter().any(|c| !c.passes());
         if !full && blocked {
             return verdict(checks, vec![], 0, Outcome::Checks);
         }
-        let mut in_pool = vec![false; self.nodes.len()];
-        pool.iter().for_each(|i| in_pool[*i as usize] = true);
         let layers = match short {
-            Short::Hres(resource) => self.licenses.layers_over(resource, &pool),
+            Short::Hres(resource) => self.licenses.layers_over(resource, &pool.order),
             Short::Room => vec![],
         };
         let overlap = match short {
-            Short::Room => Overlap::Nodes(&in_pool),
+            Short::Room => Overlap::Nodes(&pool.member),
             Short::Hres(resource) => Overlap::Layers { resource, layers: &layers },
         };
-        let holds =
-            |r: &usize, res: &str| self.snap.jobs[self.running[*r].job].charged.iter().any(|a| a.name == res);
-        let mut cands: Vec<usize> = match (full, short) {
-            (true, _) => (0..self.running.len()).collect(),
-            (false, Short::Room) => {
-                pool.iter().flat_map(|i| self.on_node[*i as usize].iter().map(|r| *r as usize)).collect()
-            }
-            (false, Short::Hres(res)) => (0..self.running.len()).filter(|r| holds(r, res)).collect(),
+        let (eligible, considered, pairs) = if full {
+            let pairs = self.all_pairs(job, sc, pi, priority, &overlap);
+            let eligible = pairs.iter().filter(|(_, v)| v.eligible()).map(|(r, v)| (*r, v.action)).collect();
+            (eligible, pairs.len(), pairs)
+        } else {
+            let (eligible, considered) = self.eligible(job, sc, pi, priority, &overlap);
+            (eligible, considered, Vec::new())
         };
-        cands.sort_unstable();
-        cands.dedup();
-        cands.retain(|r| !self.running[*r].evicted);
-        let mut pairs: Vec<(usize, PairVerdict)> =
-            cands.into_iter().map(|r| (r, self.pair(job, sc, pi, priority, &overlap, r))).collect();
-        pairs.sort_by(|(_, a), (_, b)| {
-            (b.eligible().cmp(&a.eligible()))
-                .then(b.gap.holds().cmp(&a.gap.holds()))
-                .then(a.candidate.factors.effective.total_cmp(&b.candidate.factors.effective))
-        });
-        let considered = pairs.len();
-        let eligible: Vec<(usize, PreemptMode)> =
-            pairs.iter().filter(|(_, v)| v.eligible()).map(|(r, v)| (*r, v.action)).collect();
+        let multi = cfg.multi_victim;
         let outcome = if blocked {
             Outcome::Checks
         } else if eligible.is_empty() {
             Outcome::NoCandidate
+        } else if !full && self.recalls_no_room(job, pi, priority.effective, short) {
+            Outcome::NotEnough { eligible: eligible.len(), multi_victim: multi }
         } else {
-            self.choose(job, &pool, &eligible, (cfg.multi_victim, cfg.max_evictions), short)
+            self.choose(job, &pool.order, &eligible, (multi, cfg.max_evictions), short)
         };
+        if matches!(outcome, Outcome::NotEnough { .. }) && !full {
+            self.remember_no_room(job, pi, priority.effective, short);
+        }
         if let Outcome::Evict { victims, .. } = &outcome
             && !full
         {
@@ -392,6 +414,27 @@ impl<'a> Pass<'a> {
         let candidates =
             if full { pairs.into_iter().take(LISTED).map(|(_, v)| v).collect() } else { Vec::new() };
         verdict(checks, candidates, considered, outcome)
+    }
+
+    /// Every candidate's full verdict, best first: eligible ones by lowest
+    /// priority, then those that pass the gap, then the rest. For `explain`.
+    fn all_pairs(
+        &self,
+        job: &Job,
+        sc: u32,
+        pi: usize,
+        priority: &PriorityFactors,
+        overlap: &Overlap<'_>,
+    ) -> Vec<(usize, PairVerdict)> {
+        let live = (0..self.running.len()).filter(|r| !self.running[*r].evicted);
+        let mut pairs: Vec<(usize, PairVerdict)> =
+            live.map(|r| (r, self.pair(job, sc, pi, priority, overlap, r))).collect();
+        pairs.sort_by(|(_, a), (_, b)| {
+            (b.eligible().cmp(&a.eligible()))
+                .then(b.gap.holds().cmp(&a.gap.holds()))
+                .then(a.candidate.factors.effective.total_cmp(&b.candidate.factors.effective))
+        });
+        pairs
     }
 
     /// The victims: the lowest-priority eligible job that alone makes room, or

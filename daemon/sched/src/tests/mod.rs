@@ -8,6 +8,7 @@ mod hres;
 mod pending;
 mod placement;
 mod preempt;
+mod preempt_screen;
 mod priority;
 mod reasons;
 mod submit;
