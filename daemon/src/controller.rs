@@ -149,7 +149,8 @@ pub async fn start_with(
             .await
             .map_err(|e| anyhow::anyhow!("metrics.listen_addr '{}': {e}", cfg.metrics.listen_addr))?;
         metrics_addr = Some(l.local_addr()?);
-        tasks.push(audit::metrics::spawn(l, hub.clone()));
+        let j = jobs.clone();
+        tasks.push(audit::metrics::spawn(l, hub.clone(), Arc::new(move || j.pass_stats.render())));
     }
     Ok(Running { addr, metrics_addr, acct, hub, nodes, jobs, stop: Some(stop), served, tasks })
 }

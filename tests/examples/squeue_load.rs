@@ -10,7 +10,7 @@
 
 use spur_client::conn::{self, Identity};
 use spur_client::vocab::{Hold, JobState};
-use spur_daemon::jobs::{KIND_JOB, record::JobRecord};
+use spur_daemon::jobs::{KIND_JOB, env::Env, record::JobRecord};
 use spur_proto::v1 as pb;
 use spur_tests::proc::{Controller, conf, run, wait_for};
 use std::time::{Duration, Instant};
@@ -38,7 +38,11 @@ fn job(id: u64, now_ms: i64) -> JobRecord {
         reason: if held { "JobHeldUser".into() } else { "Resources".into() },
         requeue: true,
         script: format!("#!/bin/sh\n#SBATCH -J job{id}\nsrun ./simulate --step {id} --out /scratch/run\n"),
-        env: (0..20).map(|i| (format!("VAR{i}"), format!("value-{i}-{id}"))).collect(),
+        env: {
+            let vars: Vec<(String, String)> =
+                (0..20).map(|i| (format!("VAR{i}"), format!("value-{i}-{id}"))).collect();
+            Env::from_pairs(vars.iter().map(|(k, v)| (k.as_str(), v.as_str()))).expect("plain names")
+        },
         workdir: "/home/user/project".into(),
         state: JobState::Pending,
         eff_priority: 1000.0 + (id % 997) as f64,

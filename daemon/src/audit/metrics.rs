@@ -16,12 +16,18 @@ pub fn render(hub: &Hub) -> String {
     )
 }
 
+/// More figures for `/metrics`, from services the audit hub does not know.
+pub type Extra = Arc<dyn Fn() -> String + Send + Sync>;
+
 /// Serves the metrics on `listener` until the task is aborted.
-pub fn spawn(listener: tokio::net::TcpListener, hub: Arc<Hub>) -> tokio::task::JoinHandle<()> {
+pub fn spawn(listener: tokio::net::TcpListener, hub: Arc<Hub>, extra: Extra) -> tokio::task::JoinHandle<()> {
     use axum::routing::get;
     let text = move || {
-        let hub = hub.clone();
-        async move { ([(http::header::CONTENT_TYPE, "text/plain; version=0.0.4")], render(&hub)) }
+        let (hub, extra) = (hub.clone(), extra.clone());
+        async move {
+            let body = render(&hub) + &extra();
+            ([(http::header::CONTENT_TYPE, "text/plain; version=0.0.4")], body)
+        }
     };
     let app = axum::Router::new().route("/metrics", get(text.clone())).route("/metrics/audit", get(text));
     tokio::spawn(async move {

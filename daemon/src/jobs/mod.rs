@@ -11,6 +11,7 @@
 //! - [`update`]: scontrol update / hold / release / requeue.
 //! - [`preempt`]: the scheduler's evictions and resumes; `scontrol explain`.
 //! - [`record`]: the persisted job, its state and hold typed.
+//! - [`env`]: a job's exported environment, held as one block.
 //! - [`run`]: the scheduling loop, the pass's starts, launches, the time-limit watchdog.
 //! - [`reconcile`]: an agent's running jobs at registration against the queue.
 //! - [`events`]: job changes in numbered batches, for `Cluster.Watch`.
@@ -20,6 +21,7 @@
 pub(crate) mod admit;
 pub(crate) mod effect;
 pub mod ending;
+pub mod env;
 pub mod events;
 pub mod preempt;
 pub mod purge;
@@ -43,6 +45,7 @@ use crate::sched::SchedConfig;
 use crate::sched::submit::{self, SubmitCounts, SubmitError, SubmitPolicy};
 use crate::store::{BatchWriter, Store, now_ms};
 use effect::{Effect, Effects};
+use env::Env;
 use preempt::preempt_config;
 use queue::Queue;
 use record::JobRecord;
@@ -73,6 +76,8 @@ pub struct JobService {
     pub(crate) kick: Notify,
     /// The last pass's snapshot and plan, for `scontrol explain`.
     pub(crate) last: Mutex<Option<Arc<preempt::LastPass>>>,
+    /// Pass counts and durations, for `/metrics`.
+    pub(crate) pass_stats: run::PassStats,
     /// When each preemptor last had victims evicted (drain timeout).
     pub(crate) evicted_for: Mutex<std::collections::HashMap<u64, i64>>,
     /// Serialises the transitions of each job.
@@ -126,10 +131,14 @@ impl JobService {
     ) -> Result<JobService> {
         let mut queue = Queue { kill_wait: cfg.scheduler.kill_wait_secs, ..Queue::default() };
         if let Some(s) = &store {
-            for (_, doc) in s.load(KIND_JOB).await? {
-                let j: JobRecord = serde_json::from_value(doc)?;
-                queue.jobs.insert(j.id, j);
-            }
+            let jobs = &mut queue.jobs;
+            s.load_each(KIND_JOB, &mut |name, doc| {
+                let j: JobRecord = serde_json::from_str(doc)
+                    .map_err(|e| Error::Store(format!("stored job {name} does not decode: {e}")))?;
+                jobs.insert(j.id, j);
+                Ok(())
+            })
+            .await?;
         }
         let active: Vec<_> =
             queue.jobs.values().filter(|j| j.is_active()).map(JobRecord::sched_job).collect();
@@ -166,6 +175,7 @@ impl JobService {
             kick: Notify::new(),
             stripes: Default::default(),
             last: Mutex::new(None),
+            pass_stats: run::PassStats::default(),
             evicted_for: Mutex::new(Default::default()),
             dirty: Notify::new(),
             events: tokio::sync::broadcast::channel(events::BACKLOG).0,
@@ -185,7 +195,7 @@ impl JobService {
         let Some(w) = &self.writer else { return Ok(()) };
         let docs = jobs
             .iter()
-            .map(|j| Ok((j.id.to_string(), Some(serde_json::to_value(j)?))))
+            .map(|j| Ok((j.id.to_string(), Some(serde_json::to_string(j)?))))
             .collect::<Result<Vec<_>>>()?;
         w.put(docs).await
     }
@@ -289,7 +299,8 @@ impl JobService {
             stderr_path: spec.stderr_path.clone(),
             comment: spec.comment.clone(),
             script: spec.script.clone(),
-            env: spec.env.iter().map(|kv| (kv.key.clone(), kv.value.clone())).collect(),
+            env: Env::from_pairs(spec.env.iter().map(|kv| (kv.key.as_str(), kv.value.as_str())))
+                .map_err(Error::InvalidArgument)?,
             workdir: spec.workdir.clone(),
             state: JobState::Pending,
             ..JobRecord::default()

@@ -15,7 +15,7 @@ use super::queue::Queue;
 use super::record::JobRecord;
 use super::{JobService, KIND_JOB};
 use crate::config::SchedulerConfig;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::store::{Store, now_ms};
 use std::collections::HashSet;
 use std::sync::atomic::AtomicUsize;
@@ -157,16 +157,21 @@ impl JobService {
     pub async fn ended_in_store(
         &self,
         seen: &HashSet<u64>,
-        keep: impl Fn(&JobRecord) -> bool,
+        keep: impl Fn(&JobRecord) -> bool + Sync,
     ) -> Result<Vec<JobRecord>> {
         let Some(store) = &self.retention.store else { return Ok(vec![]) };
         let mut out = Vec::new();
-        for (_, doc) in store.load(KIND_JOB).await? {
-            let j: JobRecord = serde_json::from_value(doc)?;
-            if !j.is_active() && !seen.contains(&j.id) && keep(&j) {
-                out.push(j);
-            }
-        }
+        // Decoded one at a time: only the jobs kept are held.
+        store
+            .load_each(KIND_JOB, &mut |name, doc| {
+                let j: JobRecord = serde_json::from_str(doc)
+                    .map_err(|e| Error::Store(format!("stored job {name} does not decode: {e}")))?;
+                if !j.is_active() && !seen.contains(&j.id) && keep(&j) {
+                    out.push(j);
+                }
+                Ok(())
+            })
+            .await?;
         Ok(out)
     }
 

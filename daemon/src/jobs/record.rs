@@ -1,6 +1,7 @@
 //! A job as the controller keeps and persists it: what was asked (the spec,
 //! script included), what resolution filled in, and where it stands.
 
+use super::env::Env;
 use crate::sched::{self, JobState as SchedState};
 use serde::{Deserialize, Serialize};
 use spur_vocab::licenses::{self, LicenseAlloc};
@@ -38,7 +39,7 @@ pub struct JobRecord {
     pub stderr_path: String,
     pub comment: String,
     pub script: String,
-    pub env: Vec<(String, String)>,
+    pub env: Env,
     pub workdir: String,
     /// Stored by its long name: "PENDING", "RUNNING", "NODE_FAIL", ...
     pub state: JobState,

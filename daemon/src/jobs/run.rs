@@ -13,10 +13,52 @@ use spur_proto::v1 as pb;
 use spur_vocab::JobState;
 use spur_vocab::hostlist;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 /// The least time between two passes.
 const MIN_GAP: Duration = Duration::from_millis(100);
+
+/// Scheduler passes and their durations (what `sdiag`'s main-schedule block reports).
+#[derive(Debug, Default)]
+pub struct PassStats {
+    count: AtomicU64,
+    last_us: AtomicU64,
+    max_us: AtomicU64,
+    total_us: AtomicU64,
+}
+
+impl PassStats {
+    pub fn note(&self, took_us: u64) {
+        self.count.fetch_add(1, Ordering::Relaxed);
+        self.last_us.store(took_us, Ordering::Relaxed);
+        self.max_us.fetch_max(took_us, Ordering::Relaxed);
+        self.total_us.fetch_add(took_us, Ordering::Relaxed);
+    }
+
+    /// The figures in Prometheus text format.
+    pub fn render(&self) -> String {
+        let secs = |a: &AtomicU64| a.load(Ordering::Relaxed) as f64 / 1e6;
+        format!(
+            "# HELP spur_sched_passes_total Scheduler passes run.\n\
+             # TYPE spur_sched_passes_total counter\n\
+             spur_sched_passes_total {}\n\
+             # HELP spur_sched_pass_seconds_total Time spent in scheduler passes.\n\
+             # TYPE spur_sched_pass_seconds_total counter\n\
+             spur_sched_pass_seconds_total {}\n\
+             # HELP spur_sched_last_pass_seconds Duration of the last scheduler pass.\n\
+             # TYPE spur_sched_last_pass_seconds gauge\n\
+             spur_sched_last_pass_seconds {}\n\
+             # HELP spur_sched_max_pass_seconds Longest scheduler pass since start.\n\
+             # TYPE spur_sched_max_pass_seconds gauge\n\
+             spur_sched_max_pass_seconds {}\n",
+            self.count.load(Ordering::Relaxed),
+            secs(&self.total_us),
+            secs(&self.last_us),
+            secs(&self.max_us),
+        )
+    }
+}
 
 impl JobService {
     /// Runs a pass every `interval` and whenever something changes.
@@ -65,11 +107,15 @@ impl JobService {
         self.enforce(now).await;
         let nodes = self.nodes.nodes();
         let snap = self.snapshot(now, &nodes);
+        let began = std::time::Instant::now();
         let plan = sched::schedule(&snap, now);
+        let took_us = u64::try_from(began.elapsed().as_micros()).unwrap_or(u64::MAX);
+        drop(snap);
+        self.pass_stats.note(took_us);
         self.apply_preemption(&plan, now).await;
         self.lock().note_pending(&plan);
         let evicted = !plan.preemptions.is_empty();
-        let last = self.remember(super::preempt::LastPass { plan, now_ms: now });
+        let last = self.remember(super::preempt::LastPass { plan, now_ms: now, took_us });
         if evicted {
             // The victims' room is free now; place their preemptors without waiting a full interval.
             self.kick.notify_one();
@@ -256,7 +302,7 @@ pub(crate) fn launch(j: &JobRecord) -> pb::AgentCommand {
         ("SLURM_JOB_USER".into(), j.user.clone()),
         ("SLURM_SUBMIT_DIR".into(), j.workdir.clone()),
     ];
-    env.extend(j.env.iter().cloned());
+    env.extend(j.env.iter().map(|(k, v)| (k.to_string(), v.to_string())));
     let path = |p: &str| {
         let p = if p.is_empty() { "slurm-%j.out" } else { p };
         let p = p.replace("%j", &j.id.to_string()).replace("%u", &j.user).replace("%x", &j.name);

@@ -4,14 +4,13 @@
 
 use super::Store;
 use crate::error::{Error, Result};
-use serde_json::Value;
 use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
 
 /// The most documents one transaction takes.
 const MAX_BATCH: usize = 1024;
 
-type Request = (Vec<(String, Option<Value>)>, oneshot::Sender<Result<()>>);
+type Request = (Vec<(String, Option<String>)>, oneshot::Sender<Result<()>>);
 
 #[derive(Clone)]
 pub struct BatchWriter {
@@ -34,10 +33,12 @@ impl BatchWriter {
                         Err(_) => break,
                     }
                 }
-                let docs: Vec<(String, Option<Value>)> =
-                    batch.iter().flat_map(|(d, _)| d.iter().cloned()).collect();
-                let result = store.put(kind, &docs).await;
-                for (_, ack) in batch {
+                let (docs, acks): (Vec<_>, Vec<_>) = batch.into_iter().unzip();
+                let docs: Vec<(String, Option<String>)> = docs.into_iter().flatten().collect();
+                let result = store.put_raw(kind, &docs).await;
+                // The batch's memory goes before the waiters run on.
+                drop(docs);
+                for ack in acks {
                     let _ = ack.send(result.clone());
                 }
             }
@@ -46,7 +47,7 @@ impl BatchWriter {
     }
 
     /// Writes the documents; returns once they are durable.
-    pub async fn put(&self, docs: Vec<(String, Option<Value>)>) -> Result<()> {
+    pub async fn put(&self, docs: Vec<(String, Option<String>)>) -> Result<()> {
         let (ack, done) = oneshot::channel();
         self.tx
             .send((docs, ack))

@@ -52,11 +52,14 @@ impl Store for Guarded {
     async fn load(&self, kind: &str) -> Result<Vec<(String, Value)>> {
         self.within(BULK_TIMEOUT, self.inner.load(kind)).await
     }
+    async fn load_each(&self, kind: &str, visit: super::Visit<'_>) -> Result<usize> {
+        self.within(BULK_TIMEOUT, self.inner.load_each(kind, visit)).await
+    }
     async fn mutate(&self, kind: &str, name: &str, f: Mutator, head: TxnHead) -> Result<(Written, TxnRow)> {
         self.bounded(self.inner.mutate(kind, name, f, head)).await
     }
-    async fn put(&self, kind: &str, docs: &[(String, Option<Value>)]) -> Result<()> {
-        self.bounded(self.inner.put(kind, docs)).await
+    async fn put_raw(&self, kind: &str, docs: &[(String, Option<String>)]) -> Result<()> {
+        self.bounded(self.inner.put_raw(kind, docs)).await
     }
     async fn insert_txns(&self, rows: &[TxnRow]) -> Result<Vec<i64>> {
         self.bounded(self.inner.insert_txns(rows)).await

@@ -143,17 +143,38 @@ pub struct TxnQuery {
     pub before_id: Option<i64>,
 }
 
+/// What [`Store::load_each`] calls with each document's name and JSON text.
+pub type Visit<'v> = &'v mut (dyn FnMut(&str, &str) -> Result<()> + Send);
+
 #[async_trait::async_trait]
 pub trait Store: Send + Sync {
     fn backend(&self) -> &'static str;
     /// Every document of one kind, by name.
     async fn load(&self, kind: &str) -> Result<Vec<(String, Value)>>;
+    /// Every document of one kind as its JSON text, one at a time, so a
+    /// large kind (the job queue) is decoded into its own type without the
+    /// whole table held twice, once as rows and once as JSON values.
+    async fn load_each(&self, kind: &str, visit: Visit<'_>) -> Result<usize> {
+        let docs = self.load(kind).await?;
+        let n = docs.len();
+        for (name, doc) in docs {
+            visit(&name, &doc.to_string())?;
+        }
+        Ok(n)
+    }
     /// Runs `f` on the stored document under a lock and writes its result
     /// with a success txn row in one transaction. Returns the row as committed.
     async fn mutate(&self, kind: &str, name: &str, f: Mutator, head: TxnHead) -> Result<(Written, TxnRow)>;
     /// Writes (or with None deletes) documents of one kind in one
     /// transaction, with no audit row of their own.
-    async fn put(&self, kind: &str, docs: &[(String, Option<Value>)]) -> Result<()>;
+    async fn put(&self, kind: &str, docs: &[(String, Option<Value>)]) -> Result<()> {
+        let raw: Vec<(String, Option<String>)> =
+            docs.iter().map(|(name, doc)| (name.clone(), doc.as_ref().map(Value::to_string))).collect();
+        self.put_raw(kind, &raw).await
+    }
+    /// [`Store::put`] with each document as its JSON text: a record
+    /// serialized straight to text costs a fraction of a JSON value.
+    async fn put_raw(&self, kind: &str, docs: &[(String, Option<String>)]) -> Result<()>;
     /// Inserts rows in one transaction; returns their ids, in order.
     async fn insert_txns(&self, rows: &[TxnRow]) -> Result<Vec<i64>>;
     /// Matching rows, oldest first: the newest `limit`, or those after `after_id`.

@@ -54,6 +54,10 @@ impl super::Store for PgStore {
         load_kind(&self.pool, kind).await
     }
 
+    async fn load_each(&self, kind: &str, visit: super::Visit<'_>) -> Result<usize> {
+        each_kind(&self.pool, kind, visit).await
+    }
+
     async fn mutate(
         &self,
         kind: &str,
@@ -83,7 +87,7 @@ impl super::Store for PgStore {
         delete_txn_before_in(&self.pool, ms).await
     }
 
-    async fn put(&self, kind: &str, docs: &[(String, Option<serde_json::Value>)]) -> Result<()> {
+    async fn put_raw(&self, kind: &str, docs: &[(String, Option<String>)]) -> Result<()> {
         put_in(&self.pool, kind, docs).await
     }
 

@@ -95,6 +95,21 @@ macro_rules! store_common {
             rows.into_iter().map(|(n, d)| Ok((n, serde_json::from_str(&d)?))).collect()
         }
 
+        async fn each_kind(
+            pool: &sqlx::Pool<$db>,
+            kind: &str,
+            visit: crate::store::Visit<'_>,
+        ) -> crate::error::Result<usize> {
+            use futures_util::TryStreamExt;
+            let mut rows = sqlx::query_as::<_, (String, String)>(sql::SELECT_KIND).bind(kind).fetch(pool);
+            let mut n = 0;
+            while let Some((name, doc)) = rows.try_next().await? {
+                visit(&name, &doc)?;
+                n += 1;
+            }
+            Ok(n)
+        }
+
         /// Reads, mutates and writes one document with its txn row, inside `tx`.
         async fn mutate_in(
             tx: &mut sqlx::Transaction<'_, $db>,
@@ -224,7 +239,7 @@ macro_rules! store_common {
         async fn put_in(
             pool: &sqlx::Pool<$db>,
             kind: &str,
-            docs: &[(String, Option<serde_json::Value>)],
+            docs: &[(String, Option<String>)],
         ) -> crate::error::Result<()> {
             let mut tx = pool.begin().await?;
             for (name, doc) in docs {
@@ -233,7 +248,7 @@ macro_rules! store_common {
                         sqlx::query(sql::UPSERT)
                             .bind(kind)
                             .bind(name)
-                            .bind(d.to_string())
+                            .bind(d.as_str())
                             .execute(&mut *tx)
                             .await?
                     }

@@ -43,6 +43,10 @@ impl super::Store for SqliteStore {
         load_kind(&self.reader, kind).await
     }
 
+    async fn load_each(&self, kind: &str, visit: super::Visit<'_>) -> Result<usize> {
+        each_kind(&self.reader, kind, visit).await
+    }
+
     async fn mutate(
         &self,
         kind: &str,
@@ -68,7 +72,7 @@ impl super::Store for SqliteStore {
         delete_txn_before_in(&self.writer, ms).await
     }
 
-    async fn put(&self, kind: &str, docs: &[(String, Option<serde_json::Value>)]) -> Result<()> {
+    async fn put_raw(&self, kind: &str, docs: &[(String, Option<String>)]) -> Result<()> {
         put_in(&self.writer, kind, docs).await
     }
 

@@ -30,12 +30,13 @@ impl Store for Recording {
     async fn mutate(&self, _: &str, _: &str, _: Mutator, _: TxnHead) -> Result<(Written, TxnRow)> {
         Err(Error::Unavailable("not in this test".into()))
     }
-    async fn put(&self, _: &str, docs: &[(String, Option<Value>)]) -> Result<()> {
+    async fn put_raw(&self, _: &str, docs: &[(String, Option<String>)]) -> Result<()> {
         if self.refuse.load(Ordering::Relaxed) {
             return Err(Error::Unavailable("the database is unreachable".into()));
         }
         self.writes.fetch_add(1, Ordering::Relaxed);
-        self.docs.lock().unwrap().extend(docs.iter().cloned());
+        let parse = |d: &String| serde_json::from_str(d).unwrap();
+        self.docs.lock().unwrap().extend(docs.iter().map(|(n, d)| (n.clone(), d.as_ref().map(parse))));
         Ok(())
     }
     async fn insert_txns(&self, rows: &[TxnRow]) -> Result<Vec<i64>> {
