@@ -7,7 +7,10 @@
 //! Each size also prints one pass over a full cluster with preemption on
 //! (every pending job weighed against every running one) and the resident
 //! memory its plan holds.
-//! Run with `cargo bench -p spur-daemon --bench sched`.
+//! Last, one pass at a million pending jobs × 10,000 nodes (target under
+//! 1 s), timed once with its memory.
+//! Run with `cargo bench -p spur-daemon --bench sched` (`-- nomatch` prints
+//! only the one-shot figures).
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use spur_daemon::accounting::Catalog;
@@ -197,6 +200,8 @@ fn bench(c: &mut Criterion) {
         c.bench_function(&name, |b| b.iter(|| schedule(black_box(&snap), NOW)));
         full_cluster_memory(pending, nodes);
     }
+    // Last, so its freed memory does not hide what the plans above hold.
+    million();
 }
 
 /// A full cluster with preemption on: every pending job is weighed against
@@ -232,10 +237,45 @@ fn full_cluster_memory(pending: usize, nodes: usize) {
     black_box(plan);
 }
 
+/// One pass over 1,000,000 pending jobs × 10,000 nodes (a third busy) with
+/// backfill, timed once: the figure for a controller at a million jobs.
+/// Prints the pass time, the resident memory of the snapshot the controller
+/// would hold, and the plan's.
+fn million() {
+    let before = rss_kib();
+    let t = std::time::Instant::now();
+    let snap = snapshot(1_000_000, 10_000, SchedConfig::default().queue_depth);
+    let built = t.elapsed();
+    let held = rss_kib().saturating_sub(before);
+    let t = std::time::Instant::now();
+    let plan = schedule(&snap, NOW);
+    let took = t.elapsed();
+    let peak = peak_rss_kib();
+    println!(
+        "1000000 pending × 10000 nodes, backfill, queue_depth 64: pass {:.0} ms, {} starts, {} reservations; \
+         snapshot {:.0} MiB resident (built in {:.1} s), peak {:.0} MiB",
+        took.as_secs_f64() * 1000.0,
+        plan.starts.len(),
+        plan.reservations.len(),
+        held as f64 / 1024.0,
+        built.as_secs_f64(),
+        peak as f64 / 1024.0
+    );
+}
+
 /// This process's resident memory in KiB, from /proc (0 where there is none).
 fn rss_kib() -> u64 {
+    status_kib("VmRSS:")
+}
+
+/// This process's peak resident memory in KiB.
+fn peak_rss_kib() -> u64 {
+    status_kib("VmHWM:")
+}
+
+fn status_kib(key: &str) -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap_or("");
+    let line = status.lines().find(|l| l.starts_with(key)).unwrap_or("");
     line.split_whitespace().nth(1).and_then(|v| v.parse().ok()).unwrap_or(0)
 }
 

@@ -136,9 +136,9 @@ pub fn cell(code: char, j: &pb::Job) -> String {
         'a' => j.account.clone(),
         'q' => j.qos.clone(),
         'Y' => jobfmt::priority(j),
-        'B' => format!("{:.0}", j.prio_base.max(0.0)),
-        'A' => format!("{:.4}", j.prio_age),
-        'F' => format!("{:.4}", j.prio_fair_share),
+        'B' => jobfmt::whole(j.prio_base.max(0.0)),
+        'A' => jobfmt::four_places(j.prio_age),
+        'F' => jobfmt::four_places(j.prio_fair_share),
         'T' => j.prio_tier.to_string(),
         _ => String::new(),
     }
