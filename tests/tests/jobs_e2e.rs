@@ -92,6 +92,8 @@ async fn jobs_run_finish_and_free_their_nodes() {
         &["-n", "-P", "show", "txn", "Entity=job", "format=Action,Where,Outcome,Info"],
     );
     assert!(txn.contains(&format!("create|job:{id}|success|")), "{txn}");
+    // The row commits with the job (audit/claim.rs), and only once.
+    assert_eq!(txn.matches(&format!("create|job:{id}|")).count(), 1, "{txn}");
     assert!(!txn.contains("echo id="), "scripts never reach the audit log: {txn}");
 }
 

@@ -86,7 +86,35 @@ both!(
     txn_filters_and_retention,
     only_an_administrator_sets_admin_levels,
     txn_pages_before_an_id_and_reads_long_info_cut,
+    documents_and_their_rows_commit_together,
 );
+
+/// A node or job change and its request's row: one transaction, ids in order.
+async fn documents_and_their_rows_commit_together(b: Backend) {
+    let Some(e) = env(b).await else { return };
+    let s = e.svc.store().unwrap().clone();
+    let row = |name: &str| {
+        spur_daemon::audit::claim::row(
+            &caller(),
+            "node",
+            name,
+            Action::Update,
+            "success",
+            serde_json::json!({}),
+        )
+    };
+    let docs = vec![("n1".to_string(), Some(r#"{"drain":true}"#.to_string()))];
+    let ids = s.commit_raw("node_state", &docs, &[row("n1"), row("n[1-2]")]).await.unwrap();
+    assert_eq!(ids.len(), 2);
+    assert!(ids[0] < ids[1], "{ids:?}");
+    let loaded = s.load("node_state").await.unwrap();
+    assert_eq!(loaded, vec![("n1".to_string(), serde_json::json!({"drain": true}))]);
+    let rows = s.list_txn(&Default::default()).await.unwrap();
+    assert_eq!(
+        rows.iter().map(|r| (r.id, r.name.as_str())).collect::<Vec<_>>(),
+        [(ids[0], "n1"), (ids[1], "n[1-2]")]
+    );
+}
 
 async fn add_is_an_upsert_recorded_as_its_verb(b: Backend) {
     let Some(e) = env(b).await else { return };

@@ -36,6 +36,7 @@ pub mod update;
 mod tests;
 
 use crate::accounting::{AcctService, Caller, Catalog};
+use crate::audit::claim;
 use crate::auth::Role;
 use crate::error::{Error, Result};
 use crate::licenses::LicenseService;
@@ -43,7 +44,7 @@ use crate::model::Partition;
 use crate::nodes::NodeService;
 use crate::sched::SchedConfig;
 use crate::sched::submit::{self, SubmitCounts, SubmitError, SubmitPolicy};
-use crate::store::{BatchWriter, Store, now_ms};
+use crate::store::{Action, BatchWriter, Store, now_ms};
 use effect::{Effect, Effects};
 use env::Env;
 use preempt::preempt_config;
@@ -191,13 +192,18 @@ impl JobService {
         self.queue.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Writes the records, with the request's audit row when its core took
+    /// one (`audit::claim`), in one durable commit.
     pub(crate) async fn persist(&self, jobs: &[&JobRecord]) -> Result<()> {
         let Some(w) = &self.writer else { return Ok(()) };
         let docs = jobs
             .iter()
             .map(|j| Ok((j.id.to_string(), Some(serde_json::to_string(j)?))))
             .collect::<Result<Vec<_>>>()?;
-        w.put(docs).await
+        let rows = claim::pending();
+        let ids = w.commit(docs, rows.clone()).await?;
+        claim::committed(rows, ids);
+        Ok(())
     }
 
     /// Maps the jobs `f` keeps, under one lock and without cloning records
@@ -317,6 +323,8 @@ impl JobService {
         })?;
         let id = fx.records().next().map_or(0, |j| j.id);
         let slot = slot.expect("a submit that passed took a slot");
+        // The request's row (the Note jobs_api returns) commits with the job.
+        claim::take(&id.to_string(), Action::Create, serde_json::json!({}));
         self.apply(fx, Held::none(), |q| slot.fill(q)).await?;
         Ok(id)
     }

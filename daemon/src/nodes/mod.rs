@@ -16,7 +16,7 @@ use crate::accounting::Caller;
 use crate::audit::Hub;
 use crate::error::{Error, Result};
 use crate::model::{Node, NodeAdmin, Partition, Reason};
-use crate::store::{Store, now_ms};
+use crate::store::{Action, Store, now_ms};
 use spur_proto::v1 as pb;
 use spur_vocab::hostlist;
 use std::collections::{BTreeMap, HashMap};
@@ -79,6 +79,11 @@ pub struct NodeService {
     pub heartbeat_secs: u32,
     pub timeout_secs: u32,
     events: broadcast::Sender<NodeEvent>,
+}
+
+/// The Info an UpdateNodes request's row adds to its parameters.
+pub fn update_info(updated: &[String], warning: &Option<String>) -> serde_json::Value {
+    serde_json::json!({"updated": hostlist::compress(updated), "warning": warning})
 }
 
 impl NodeService {
@@ -210,6 +215,8 @@ impl NodeService {
                 })
                 .collect()
         };
+        // The request's row (the Note nodes_api returns) commits with the state.
+        crate::audit::claim::take(expr, Action::Update, update_info(&names, &warning));
         self.persist(&next).await?;
         {
             let mut c = self.write();
@@ -223,13 +230,18 @@ impl NodeService {
         Ok((names, warning))
     }
 
+    /// Writes the nodes' admin state, with the request's audit row when its
+    /// core took one (`audit::claim`), in one durable commit.
     async fn persist(&self, admin: &[(String, NodeAdmin)]) -> Result<()> {
         let Some(store) = &self.store else { return Ok(()) };
         let docs = admin
             .iter()
-            .map(|(name, a)| Ok((name.clone(), Some(serde_json::to_value(a)?))))
+            .map(|(name, a)| Ok((name.clone(), Some(serde_json::to_string(a)?))))
             .collect::<Result<Vec<_>>>()?;
-        store.put(KIND_NODE_STATE, &docs).await
+        let rows = crate::audit::claim::pending();
+        let ids = store.commit_raw(KIND_NODE_STATE, &docs, &rows).await?;
+        crate::audit::claim::committed(rows, ids);
+        Ok(())
     }
 
     /// Adds (or with `release`, returns) a job's per-node allocation.

@@ -7,10 +7,11 @@
 use super::limits::{self, MAX_ENV, MAX_IDS, cap, cap_pairs};
 use super::rpc::{self, Class};
 use crate::accounting::{AcctService, Caller};
-use crate::audit::Hub;
+use crate::audit::claim::row;
+use crate::audit::{Hub, claim};
 use crate::auth::{Authenticator, Role};
 use crate::error::Error;
-use crate::store::{Action, TxnHead, TxnRow, now_ms};
+use crate::store::Action;
 use serde_json::{Value, json};
 use spur_proto::v1 as pb;
 use std::future::Future;
@@ -301,24 +302,36 @@ impl Gate {
             Class::Mutate { entity, in_txn, .. } if !dry_run => Some((entity, in_txn)),
             _ => None,
         };
-        let result = match refused {
-            Some(e) => Err(e),
-            None => match msg.bounds() {
-                Ok(()) => core(ctx, msg).await,
-                Err(e) => Err(e),
+        let (result, mut committed) = match refused {
+            Some(e) => (Err(e), vec![]),
+            None => match (msg.bounds(), audited) {
+                (Err(e), _) => (Err(e), vec![]),
+                // A core that knows its row has its write carry it (audit/claim.rs).
+                (Ok(()), Some((entity, false))) => {
+                    claim::scope(caller.clone(), entity, params.clone(), core(ctx, msg)).await
+                }
+                (Ok(()), _) => (core(ctx, msg).await, vec![]),
             },
         };
         match result {
             Ok((resp, notes)) => {
                 if let Some((entity, false)) = audited {
-                    let rows = notes.into_iter().map(|n| {
-                        let mut info = json!({ "params": params });
-                        if let (Value::Object(i), Value::Object(extra)) = (&mut info, n.info) {
-                            i.extend(extra);
+                    let mut rows = Vec::new();
+                    for n in notes {
+                        let action = n.action.as_str();
+                        match committed.iter().position(|r| r.name == n.name && r.action == action) {
+                            Some(i) => self.hub.committed(committed.swap_remove(i)),
+                            None => rows.push(row(
+                                &caller,
+                                entity,
+                                &n.name,
+                                n.action,
+                                "success",
+                                claim::info(&params, n.info),
+                            )),
                         }
-                        row(&caller, entity, &n.name, n.action, "success", info)
-                    });
-                    self.hub.record_all(rows.collect()).await;
+                    }
+                    self.hub.record_all(rows).await;
                 }
                 Ok(Response::new(resp))
             }
@@ -338,24 +351,5 @@ impl Gate {
                 Err(e.into())
             }
         }
-    }
-}
-
-fn row(caller: &Caller, entity: &str, name: &str, action: Action, outcome: &str, info: Value) -> TxnRow {
-    TxnRow {
-        id: 0,
-        head: TxnHead {
-            time_ms: now_ms(),
-            actor: caller.user.clone(),
-            actor_uid: caller.uid.map(i64::from),
-            verified: caller.verified,
-            peer: caller.peer.clone(),
-            source: "api".into(),
-        },
-        action: action.as_str().into(),
-        entity: entity.into(),
-        name: name.into(),
-        outcome: outcome.into(),
-        info: info.to_string(),
     }
 }

@@ -87,7 +87,7 @@ impl Nodes for NodesApi {
             .run(nodes::UPDATE_NODES, req, |ctx, r| async move {
                 let (updated, warning) =
                     self.nodes.update(&ctx.caller, &r.nodes, &r.state, &r.reason).await?;
-                let info = json!({"updated": hostlist::compress(&updated), "warning": warning});
+                let info = crate::nodes::update_info(&updated, &warning);
                 let note = Note { action: Action::Update, name: r.nodes, info };
                 Ok((pb::UpdateNodesResponse { updated, warning: warning.unwrap_or_default() }, vec![note]))
             })

@@ -1,8 +1,9 @@
 //! Group commit: concurrent writers of one kind share a transaction, so many
 //! small durable writes (job submits) cost one fsync between them. A write
-//! is acknowledged only after the transaction holding it has committed.
+//! is acknowledged only after the transaction holding it has committed, with
+//! the txn rows recording it (`audit/claim.rs`) in that same transaction.
 
-use super::Store;
+use super::{Store, TxnRow};
 use crate::error::{Error, Result};
 use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
@@ -10,7 +11,11 @@ use tokio::sync::{mpsc, oneshot};
 /// The most documents one transaction takes.
 const MAX_BATCH: usize = 1024;
 
-type Request = (Vec<(String, Option<String>)>, oneshot::Sender<Result<()>>);
+struct Request {
+    docs: Vec<(String, Option<String>)>,
+    rows: Vec<TxnRow>,
+    ack: oneshot::Sender<Result<Vec<i64>>>,
+}
 
 #[derive(Clone)]
 pub struct BatchWriter {
@@ -23,23 +28,31 @@ impl BatchWriter {
         tokio::spawn(async move {
             while let Some(first) = rx.recv().await {
                 let mut batch = vec![first];
-                let mut n = batch[0].0.len();
+                let mut n = batch[0].docs.len();
                 while n < MAX_BATCH {
                     match rx.try_recv() {
                         Ok(r) => {
-                            n += r.0.len();
+                            n += r.docs.len();
                             batch.push(r);
                         }
                         Err(_) => break,
                     }
                 }
-                let (docs, acks): (Vec<_>, Vec<_>) = batch.into_iter().unzip();
-                let docs: Vec<(String, Option<String>)> = docs.into_iter().flatten().collect();
-                let result = store.put_raw(kind, &docs).await;
+                let (mut docs, mut rows, mut acks) = (Vec::new(), Vec::new(), Vec::new());
+                for r in batch {
+                    docs.extend(r.docs);
+                    acks.push((r.rows.len(), r.ack));
+                    rows.extend(r.rows);
+                }
+                let result = store.commit_raw(kind, &docs, &rows).await;
                 // The batch's memory goes before the waiters run on.
-                drop(docs);
-                for ack in acks {
-                    let _ = ack.send(result.clone());
+                drop((docs, rows));
+                // Each writer gets the ids of its own rows, in order.
+                let mut ids = result.as_deref().unwrap_or_default().iter().copied();
+                for (count, ack) in acks {
+                    let mine =
+                        result.as_ref().map(|_| ids.by_ref().take(count).collect()).map_err(Clone::clone);
+                    let _ = ack.send(mine);
                 }
             }
         });
@@ -48,9 +61,15 @@ impl BatchWriter {
 
     /// Writes the documents; returns once they are durable.
     pub async fn put(&self, docs: Vec<(String, Option<String>)>) -> Result<()> {
+        self.commit(docs, Vec::new()).await.map(drop)
+    }
+
+    /// Writes the documents and the txn rows recording them in one
+    /// transaction; returns the rows' ids once they are durable.
+    pub async fn commit(&self, docs: Vec<(String, Option<String>)>, rows: Vec<TxnRow>) -> Result<Vec<i64>> {
         let (ack, done) = oneshot::channel();
         self.tx
-            .send((docs, ack))
+            .send(Request { docs, rows, ack })
             .await
             .map_err(|_| Error::Unavailable("the store writer has stopped".into()))?;
         done.await.map_err(|_| Error::Unavailable("the store writer has stopped".into()))?

@@ -61,6 +61,14 @@ impl Store for Guarded {
     async fn put_raw(&self, kind: &str, docs: &[(String, Option<String>)]) -> Result<()> {
         self.bounded(self.inner.put_raw(kind, docs)).await
     }
+    async fn commit_raw(
+        &self,
+        kind: &str,
+        docs: &[(String, Option<String>)],
+        rows: &[TxnRow],
+    ) -> Result<Vec<i64>> {
+        self.bounded(self.inner.commit_raw(kind, docs, rows)).await
+    }
     async fn insert_txns(&self, rows: &[TxnRow]) -> Result<Vec<i64>> {
         self.bounded(self.inner.insert_txns(rows)).await
     }

@@ -175,6 +175,18 @@ pub trait Store: Send + Sync {
     /// [`Store::put`] with each document as its JSON text: a record
     /// serialized straight to text costs a fraction of a JSON value.
     async fn put_raw(&self, kind: &str, docs: &[(String, Option<String>)]) -> Result<()>;
+    /// [`Store::put_raw`] and the txn rows recording the change, in one
+    /// transaction; returns the rows' ids. (This default, for test doubles,
+    /// writes them one after the other.)
+    async fn commit_raw(
+        &self,
+        kind: &str,
+        docs: &[(String, Option<String>)],
+        rows: &[TxnRow],
+    ) -> Result<Vec<i64>> {
+        self.put_raw(kind, docs).await?;
+        if rows.is_empty() { Ok(vec![]) } else { self.insert_txns(rows).await }
+    }
     /// Inserts rows in one transaction; returns their ids, in order.
     async fn insert_txns(&self, rows: &[TxnRow]) -> Result<Vec<i64>>;
     /// Matching rows, oldest first: the newest `limit`, or those after `after_id`.

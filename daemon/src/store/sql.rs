@@ -235,13 +235,19 @@ macro_rules! store_common {
             Ok(ids)
         }
 
-        /// Writes (or deletes) several documents of one kind in one transaction.
+        /// Writes (or deletes) several documents of one kind, and the txn
+        /// rows recording them, in one transaction; returns the rows' ids.
         async fn put_in(
             pool: &sqlx::Pool<$db>,
             kind: &str,
             docs: &[(String, Option<String>)],
-        ) -> crate::error::Result<()> {
+            rows: &[TxnRow],
+        ) -> crate::error::Result<Vec<i64>> {
             let mut tx = pool.begin().await?;
+            let mut ids = Vec::with_capacity(rows.len());
+            for r in rows {
+                ids.push(insert_txn_in(&mut *tx, r).await?);
+            }
             for (name, doc) in docs {
                 match doc {
                     Some(d) => {
@@ -256,7 +262,7 @@ macro_rules! store_common {
                 };
             }
             tx.commit().await?;
-            Ok(())
+            Ok(ids)
         }
 
         /// Applies the migrations (`migrations.rs`) above the stored schema

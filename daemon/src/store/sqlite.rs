@@ -73,7 +73,16 @@ impl super::Store for SqliteStore {
     }
 
     async fn put_raw(&self, kind: &str, docs: &[(String, Option<String>)]) -> Result<()> {
-        put_in(&self.writer, kind, docs).await
+        put_in(&self.writer, kind, docs, &[]).await.map(drop)
+    }
+
+    async fn commit_raw(
+        &self,
+        kind: &str,
+        docs: &[(String, Option<String>)],
+        rows: &[TxnRow],
+    ) -> Result<Vec<i64>> {
+        put_in(&self.writer, kind, docs, rows).await
     }
 
     async fn close(&self) {

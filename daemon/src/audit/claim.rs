@@ -1,0 +1,116 @@
+//! A request's audit row committed in the same transaction as the change it
+//! records, so an acknowledged change costs one durable commit, not two in
+//! a row (issue 15: `scontrol update` and `sbatch` waited for the record,
+//! then for its row).
+//!
+//! The gate runs a mutation's core inside [`scope`]. A core that knows the
+//! row it will be noted with (`take`) has the write that persists its
+//! change carry it (`pending`, then `committed` with the row's id); the gate
+//! then publishes that row instead of writing it again. A row no write
+//! carried is written after the fact, as before, so a core that takes none
+//! loses nothing.
+
+use crate::accounting::Caller;
+use crate::store::{Action, TxnHead, TxnRow, now_ms};
+use serde_json::{Value, json};
+use std::future::Future;
+use std::sync::Mutex;
+
+tokio::task_local! {
+    static CLAIM: Claim;
+}
+
+/// Who asks, about what: everything of the row but its name, action and the core's info.
+pub struct Claim {
+    caller: Caller,
+    entity: &'static str,
+    params: Value,
+    rows: Mutex<Rows>,
+}
+
+#[derive(Default)]
+struct Rows {
+    /// Taken by the core, not yet handed to a write.
+    taken: Vec<TxnRow>,
+    /// Durable with the change, ids set.
+    committed: Vec<TxnRow>,
+}
+
+/// The Info of a request's row: its parameters, and what the core adds.
+pub fn info(params: &Value, extra: Value) -> Value {
+    let mut info = json!({ "params": params });
+    if let (Value::Object(i), Value::Object(extra)) = (&mut info, extra) {
+        i.extend(extra);
+    }
+    info
+}
+
+/// One txn row of a request by `caller`.
+pub fn row(caller: &Caller, entity: &str, name: &str, action: Action, outcome: &str, info: Value) -> TxnRow {
+    TxnRow {
+        id: 0,
+        head: TxnHead {
+            time_ms: now_ms(),
+            actor: caller.user.clone(),
+            actor_uid: caller.uid.map(i64::from),
+            verified: caller.verified,
+            peer: caller.peer.clone(),
+            source: "api".into(),
+        },
+        action: action.as_str().into(),
+        entity: entity.into(),
+        name: name.into(),
+        outcome: outcome.into(),
+        info: info.to_string(),
+    }
+}
+
+/// Runs `f` with the request's claim; returns its output and the rows that
+/// were committed with its changes.
+pub async fn scope<F: Future>(
+    caller: Caller,
+    entity: &'static str,
+    params: Value,
+    f: F,
+) -> (F::Output, Vec<TxnRow>) {
+    let claim = Claim { caller, entity, params, rows: Mutex::default() };
+    CLAIM
+        .scope(claim, async {
+            let out = f.await;
+            let committed = CLAIM.with(|c| std::mem::take(&mut c.lock().committed));
+            (out, committed)
+        })
+        .await
+}
+
+impl Claim {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Rows> {
+        self.rows.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// The row the request will be noted with (`name`, `action`, `extra` as
+/// its Note says), for the next write of this task to carry. Outside a
+/// request (the scheduler's own changes) there is none.
+pub fn take(name: &str, action: Action, extra: Value) {
+    let _ = CLAIM.try_with(|c| {
+        let r = row(&c.caller, c.entity, name, action, "success", info(&c.params, extra)).clipped();
+        c.lock().taken.push(r);
+    });
+}
+
+/// The taken rows, for the write about to persist the change.
+pub fn pending() -> Vec<TxnRow> {
+    CLAIM.try_with(|c| std::mem::take(&mut c.lock().taken)).unwrap_or_default()
+}
+
+/// The rows a write carried, with the ids the store gave them.
+pub fn committed(rows: Vec<TxnRow>, ids: Vec<i64>) {
+    let _ = CLAIM.try_with(|c| {
+        let done = rows.into_iter().zip(ids).map(|(mut r, id)| {
+            r.id = id;
+            r
+        });
+        c.lock().committed.extend(done);
+    });
+}
