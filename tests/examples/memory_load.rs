@@ -10,8 +10,9 @@
 //! that passes the 2x gap, so victims are chosen every pass.
 //!
 //! It prints spurctld's resident memory (now and peak), the scheduler's pass
-//! time from `/metrics`, and how long the RPC behind each console pane and
-//! `scontrol explain` takes on that queue.
+//! time from `/metrics`, how long the RPC behind each console pane and
+//! `scontrol explain` takes on that queue, and then what cancelling every
+//! pending job in one request costs.
 //!
 //! `cargo build --release --bins && cargo run --release -p spur-tests --example memory_load [-- PENDING RUNNING]`
 
@@ -274,6 +275,20 @@ async fn main() -> anyhow::Result<()> {
     println!("  explain: {} candidates considered; {}", explained.considered, explained.outcome);
     println!(
         "spurctld resident after the panes: {} MiB now, {} MiB peak",
+        rss_kib(c.pid(), "VmRSS:") / 1024,
+        rss_kib(c.pid(), "VmHWM:") / 1024
+    );
+    // A bulk operation: every pending job cancelled by one filter, as
+    // `scancel --state=PENDING` sends it; memory must stay near one chunk's.
+    let before = rss_kib(c.pid(), "VmRSS:");
+    let t = Instant::now();
+    let filter = vec![pb::KeyValue { key: "state".into(), value: "PENDING".into() }];
+    let req = pb::CancelRequest { ids: vec![], filter, signal: 0 };
+    let cancelled = cl.jobs.cancel(req).await?.into_inner().cancelled.len();
+    println!(
+        "cancelled {cancelled} pending jobs in one request: {:.1} s; resident {} -> {} MiB, peak {} MiB",
+        t.elapsed().as_secs_f64(),
+        before / 1024,
         rss_kib(c.pid(), "VmRSS:") / 1024,
         rss_kib(c.pid(), "VmHWM:") / 1024
     );

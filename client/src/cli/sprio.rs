@@ -10,7 +10,7 @@ use super::kv::list;
 use super::fmt::status;
 use super::getopt::{Mode, Opt, Spec, check, switch, value};
 use super::jobfmt;
-use super::kv::{self, Item, fit};
+use super::kv::{self, Item, fit_into};
 use crate::conn::{self, Identity};
 use spur_proto::v1 as pb;
 
@@ -170,32 +170,60 @@ pub fn report(a: &Args, jobs: &[pb::Job]) -> Result<String, String> {
     if !a.jobs.is_empty() && shown.is_empty() {
         return Ok("Unable to find jobs matching user/id(s) specified\n".into());
     }
-    let line = |j: Option<&pb::Job>| {
-        let mut out = String::new();
-        for it in &items {
+    let mut out = String::new();
+    if !a.noheader {
+        lines(&mut out, &items, &[None]);
+    }
+    // Lines are formatted on every core, as squeue's are: over 100,000 jobs it is most of the time.
+    let rows: Vec<Option<&pb::Job>> = shown.into_iter().map(Some).collect();
+    let parts = super::listing::par_map(&rows, |chunk| {
+        let mut part = String::with_capacity(chunk.len() * 80);
+        lines(&mut part, &items, chunk);
+        part
+    });
+    out.reserve(parts.iter().map(String::len).sum());
+    parts.iter().for_each(|p| out.push_str(p));
+    Ok(out)
+}
+
+/// The text of a cell that is a field as it stands, borrowed.
+fn text(code: char, j: &pb::Job) -> Option<&str> {
+    match code {
+        'P' | 'r' => Some(&j.partition),
+        'u' => Some(&j.user),
+        'a' => Some(&j.account),
+        'q' => Some(&j.qos),
+        _ => None,
+    }
+}
+
+/// Lines written straight into `out`, cell by cell; `None` is the header.
+fn lines(out: &mut String, items: &[Item], jobs: &[Option<&pb::Job>]) {
+    for j in jobs {
+        for it in items {
             match it {
                 Item::Text(t) => out.push_str(t),
-                Item::Field { code, width, right } => {
-                    let v = j.map_or_else(|| header(*code).to_string(), |j| cell(*code, j));
-                    out.push_str(&fit(&v, *width, *right));
-                }
+                Item::Field { code, width, right } => match j {
+                    None => fit_into(out, header(*code), *width, *right),
+                    Some(j) => match text(*code, j) {
+                        Some(t) => fit_into(out, t, *width, *right),
+                        None => fit_into(out, &cell(*code, j), *width, *right),
+                    },
+                },
             }
         }
-        out + "\n"
-    };
-    let mut out = if a.noheader { String::new() } else { line(None) };
-    // Lines are formatted on every core, as squeue's are: over 100,000 jobs it is most of the time.
-    let chunks =
-        super::listing::par_map(&shown, |jobs| jobs.iter().map(|j| line(Some(j))).collect::<String>());
-    out.extend(chunks);
-    Ok(out)
+        out.push('\n');
+    }
 }
 
 async fn run(a: Args) -> Result<String, String> {
     let mut c = conn::connect_flag(a.controller.as_deref(), Identity::local()).await?;
     let req = pb::ListRequest { filter: a.filter() };
     let jobs = super::listing::collect(c.jobs.stream_jobs(req).await.map_err(status)?.into_inner()).await?;
-    report(&a, &jobs)
+    let out = report(&a, &jobs);
+    // As squeue: the process exits right after printing, so the jobs are not freed one by one.
+    std::mem::forget(jobs);
+    out
 }
 
 /// Runs sprio with its arguments (without argv[0]); returns the exit code.
