@@ -84,6 +84,8 @@ async fn jobs_run_finish_and_free_their_nodes() {
         .into_inner()
         .job_id;
     wait_state(&mut cl, long, "RUNNING").await;
+    // An update commits its row with the job, once.
+    ok("scontrol", &c.url, &["update", &format!("jobid={long}"), "TimeLimit=100"]);
     cl.jobs.cancel(pb::CancelRequest { ids: vec![long], ..Default::default() }).await.unwrap();
     wait_state(&mut cl, long, "CANCELLED").await;
     let txn = ok(
@@ -94,6 +96,11 @@ async fn jobs_run_finish_and_free_their_nodes() {
     assert!(txn.contains(&format!("create|job:{id}|success|")), "{txn}");
     // The row commits with the job (audit/claim.rs), and only once.
     assert_eq!(txn.matches(&format!("create|job:{id}|")).count(), 1, "{txn}");
+    assert_eq!(
+        txn.matches(&format!("update|job:{long}|success|")).count(),
+        2,
+        "the update and the cancel: {txn}"
+    );
     assert!(!txn.contains("echo id="), "scripts never reach the audit log: {txn}");
 }
 

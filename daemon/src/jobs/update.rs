@@ -103,6 +103,8 @@ impl Queue {
 impl JobService {
     /// scontrol update job / hold / release / requeue.
     pub async fn update(&self, role: Role, caller: &Caller, id: u64, set: &[(String, String)]) -> Result<()> {
+        // The request's row (the Note jobs_api returns) commits with the job.
+        crate::audit::claim::take(&id.to_string(), crate::store::Action::Update, serde_json::json!({}));
         // Requeue is a transition of its own; the request's other keys are not applied with it.
         if set.iter().any(|(k, v)| k.eq_ignore_ascii_case("action") && v == "requeue") {
             self.transit(&[id], |q| q.requeue_request(role, caller, id)).await?;
