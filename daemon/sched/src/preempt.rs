@@ -13,11 +13,9 @@ use super::nodes::NodeState;
 use super::pass_state::{Pass, secs};
 use super::priority::PriorityFactors;
 use super::reason::ReasonCode;
-use super::screen::Pool;
 use super::verdict::{GapCheck, Guard, JobCheck, JobVerdict, LISTED, Outcome, PairVerdict, Side, Source};
 use spur_vocab::names::PreemptMode;
 use std::collections::HashMap;
-use std::rc::Rc;
 
 /// What a blocked job is short of: room on nodes, or a Mode 3 resource.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -349,18 +347,11 @@ impl<'a> Pass<'a> {
         if !full && checks.iter().any(|c| !c.passes()) {
             return verdict(checks, vec![], 0, Outcome::Checks);
         }
-        let pool = if full {
-            Rc::new(Pool::new(self.pool(job, pi), self.nodes.len()))
-        } else {
-            self.pool_of(job, pi)
-        };
+        // `explain` runs on a pass of its own, so the shared pool is as fresh as a computed one.
+        let pool = self.pool_of(job, pi);
         // Pool utilization is about nodes; a Mode 3 shortage is about its layers.
         if short == Short::Room {
-            checks.push(if full {
-                self.threshold(&pool.order, &job.shape())
-            } else {
-                self.threshold_of(job, pi, &pool)
-            });
+            checks.push(self.threshold_of(job, pi, &pool));
         }
         let blocked = checks.iter().any(|c| !c.passes());
         if !full && blocked {

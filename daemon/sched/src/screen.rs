@@ -36,7 +36,7 @@ pub(super) struct Pool {
 }
 
 impl Pool {
-    pub fn new(order: Vec<u32>, nodes: usize) -> Pool {
+    fn new(order: Vec<u32>, nodes: usize) -> Pool {
         let mut member = vec![false; nodes];
         order.iter().for_each(|i| member[*i as usize] = true);
         Pool { order, member }

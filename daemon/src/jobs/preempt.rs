@@ -22,8 +22,6 @@ use std::sync::Arc;
 pub struct LastPass {
     pub plan: Plan,
     pub now_ms: i64,
-    /// How long the pure pass took, in microseconds.
-    pub took_us: u64,
 }
 
 /// `[scheduler]` preemption knobs as the pure scheduler takes them (validated at load).

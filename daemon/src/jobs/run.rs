@@ -115,7 +115,7 @@ impl JobService {
         self.apply_preemption(&plan, now).await;
         self.lock().note_pending(&plan);
         let evicted = !plan.preemptions.is_empty();
-        let last = self.remember(super::preempt::LastPass { plan, now_ms: now, took_us });
+        let last = self.remember(super::preempt::LastPass { plan, now_ms: now });
         if evicted {
             // The victims' room is free now; place their preemptors without waiting a full interval.
             self.kick.notify_one();
