@@ -108,8 +108,13 @@ impl Store for Flaky {
     async fn mutate(&self, kind: &str, name: &str, f: Mutator, head: TxnHead) -> Result<(Written, TxnRow)> {
         self.inner.mutate(kind, name, f, head).await
     }
-    async fn put_raw(&self, kind: &str, docs: &[(String, Option<String>)]) -> Result<()> {
-        self.inner.put_raw(kind, docs).await
+    async fn commit_raw(
+        &self,
+        kind: &str,
+        docs: &[(String, Option<String>)],
+        rows: &[TxnRow],
+    ) -> Result<Vec<i64>> {
+        self.inner.commit_raw(kind, docs, rows).await
     }
     async fn insert_txns(&self, rows: &[TxnRow]) -> Result<Vec<i64>> {
         self.inner.insert_txns(rows).await

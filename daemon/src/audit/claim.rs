@@ -11,6 +11,7 @@
 //! loses nothing.
 
 use crate::accounting::Caller;
+use crate::error::Result;
 use crate::store::{Action, TxnHead, TxnRow, now_ms};
 use serde_json::{Value, json};
 use std::future::Future;
@@ -99,18 +100,14 @@ pub fn take(name: &str, action: Action, extra: Value) {
     });
 }
 
-/// The taken rows, for the write about to persist the change.
-pub fn pending() -> Vec<TxnRow> {
-    CLAIM.try_with(|c| std::mem::take(&mut c.lock().taken)).unwrap_or_default()
-}
-
-/// The rows a write carried, with the ids the store gave them.
-pub fn committed(rows: Vec<TxnRow>, ids: Vec<i64>) {
-    let _ = CLAIM.try_with(|c| {
-        let done = rows.into_iter().zip(ids).map(|(mut r, id)| {
-            r.id = id;
-            r
-        });
-        c.lock().committed.extend(done);
-    });
+/// Runs the write that persists the change with the rows taken for it (none
+/// outside a request), and keeps them, with the ids `write` returns, as committed.
+pub async fn carry<Fut>(write: impl FnOnce(Vec<TxnRow>) -> Fut) -> Result<()>
+where
+    Fut: Future<Output = Result<Vec<TxnRow>>>,
+{
+    let rows = CLAIM.try_with(|c| std::mem::take(&mut c.lock().taken)).unwrap_or_default();
+    let done = write(rows).await?;
+    let _ = CLAIM.try_with(|c| c.lock().committed.extend(done));
+    Ok(())
 }

@@ -108,8 +108,7 @@ impl Hub {
             tokio::time::sleep(delay).await;
             match store.insert_txns(&rows).await {
                 Ok(ids) => {
-                    for (mut row, id) in rows.iter().cloned().zip(ids) {
-                        row.id = id;
+                    for row in crate::store::with_ids(rows.clone(), ids) {
                         self.committed(row);
                     }
                     written = true;

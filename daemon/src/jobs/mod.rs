@@ -134,8 +134,7 @@ impl JobService {
         if let Some(s) = &store {
             let jobs = &mut queue.jobs;
             s.load_each(KIND_JOB, &mut |name, doc| {
-                let j: JobRecord = serde_json::from_str(doc)
-                    .map_err(|e| Error::Store(format!("stored job {name} does not decode: {e}")))?;
+                let j = JobRecord::from_stored(name, doc)?;
                 jobs.insert(j.id, j);
                 Ok(())
             })
@@ -200,10 +199,7 @@ impl JobService {
             .iter()
             .map(|j| Ok((j.id.to_string(), Some(serde_json::to_string(j)?))))
             .collect::<Result<Vec<_>>>()?;
-        let rows = claim::pending();
-        let ids = w.commit(docs, rows.clone()).await?;
-        claim::committed(rows, ids);
-        Ok(())
+        claim::carry(|rows| w.commit(docs, rows)).await
     }
 
     /// Maps the jobs `f` keeps, under one lock and without cloning records

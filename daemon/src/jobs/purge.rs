@@ -15,7 +15,7 @@ use super::queue::Queue;
 use super::record::JobRecord;
 use super::{JobService, KIND_JOB};
 use crate::config::SchedulerConfig;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::store::{Store, now_ms};
 use std::collections::HashSet;
 use std::sync::atomic::AtomicUsize;
@@ -164,8 +164,7 @@ impl JobService {
         // Decoded one at a time: only the jobs kept are held.
         store
             .load_each(KIND_JOB, &mut |name, doc| {
-                let j: JobRecord = serde_json::from_str(doc)
-                    .map_err(|e| Error::Store(format!("stored job {name} does not decode: {e}")))?;
+                let j = JobRecord::from_stored(name, doc)?;
                 if !j.is_active() && !seen.contains(&j.id) && keep(&j) {
                     out.push(j);
                 }

@@ -62,6 +62,12 @@ pub struct JobRecord {
 }
 
 impl JobRecord {
+    /// A job as the store keeps it (`name` is its id), the error naming it.
+    pub fn from_stored(name: &str, doc: &str) -> crate::error::Result<JobRecord> {
+        serde_json::from_str(doc)
+            .map_err(|e| crate::error::Error::Store(format!("stored job {name} does not decode: {e}")))
+    }
+
     pub fn is_active(&self) -> bool {
         self.state.is_active()
     }

@@ -238,10 +238,11 @@ impl NodeService {
             .iter()
             .map(|(name, a)| Ok((name.clone(), Some(serde_json::to_string(a)?))))
             .collect::<Result<Vec<_>>>()?;
-        let rows = crate::audit::claim::pending();
-        let ids = store.commit_raw(KIND_NODE_STATE, &docs, &rows).await?;
-        crate::audit::claim::committed(rows, ids);
-        Ok(())
+        crate::audit::claim::carry(|rows| async move {
+            let ids = store.commit_raw(KIND_NODE_STATE, &docs, &rows).await?;
+            Ok(crate::store::with_ids(rows, ids))
+        })
+        .await
     }
 
     /// Adds (or with `release`, returns) a job's per-node allocation.

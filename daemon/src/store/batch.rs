@@ -3,7 +3,7 @@
 //! is acknowledged only after the transaction holding it has committed, with
 //! the txn rows recording it (`audit/claim.rs`) in that same transaction.
 
-use super::{Store, TxnRow};
+use super::{Store, TxnRow, with_ids};
 use crate::error::{Error, Result};
 use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
@@ -14,7 +14,7 @@ const MAX_BATCH: usize = 1024;
 struct Request {
     docs: Vec<(String, Option<String>)>,
     rows: Vec<TxnRow>,
-    ack: oneshot::Sender<Result<Vec<i64>>>,
+    ack: oneshot::Sender<Result<Vec<TxnRow>>>,
 }
 
 #[derive(Clone)]
@@ -44,14 +44,19 @@ impl BatchWriter {
                     acks.push((r.rows.len(), r.ack));
                     rows.extend(r.rows);
                 }
-                let result = store.commit_raw(kind, &docs, &rows).await;
+                let result = store.commit_raw(kind, &docs, &rows).await.map(|ids| with_ids(rows, ids));
                 // The batch's memory goes before the waiters run on.
-                drop((docs, rows));
-                // Each writer gets the ids of its own rows, in order.
-                let mut ids = result.as_deref().unwrap_or_default().iter().copied();
+                drop(docs);
+                // Each writer gets its own rows back, as committed, in order.
+                let (mut done, failed) = match result {
+                    Ok(rows) => (rows.into_iter(), None),
+                    Err(e) => (Vec::new().into_iter(), Some(e)),
+                };
                 for (count, ack) in acks {
-                    let mine =
-                        result.as_ref().map(|_| ids.by_ref().take(count).collect()).map_err(Clone::clone);
+                    let mine = match &failed {
+                        Some(e) => Err(e.clone()),
+                        None => Ok(done.by_ref().take(count).collect()),
+                    };
                     let _ = ack.send(mine);
                 }
             }
@@ -65,8 +70,12 @@ impl BatchWriter {
     }
 
     /// Writes the documents and the txn rows recording them in one
-    /// transaction; returns the rows' ids once they are durable.
-    pub async fn commit(&self, docs: Vec<(String, Option<String>)>, rows: Vec<TxnRow>) -> Result<Vec<i64>> {
+    /// transaction; returns the rows, ids set, once they are durable.
+    pub async fn commit(
+        &self,
+        docs: Vec<(String, Option<String>)>,
+        rows: Vec<TxnRow>,
+    ) -> Result<Vec<TxnRow>> {
         let (ack, done) = oneshot::channel();
         self.tx
             .send(Request { docs, rows, ack })

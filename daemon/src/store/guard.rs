@@ -58,9 +58,6 @@ impl Store for Guarded {
     async fn mutate(&self, kind: &str, name: &str, f: Mutator, head: TxnHead) -> Result<(Written, TxnRow)> {
         self.bounded(self.inner.mutate(kind, name, f, head)).await
     }
-    async fn put_raw(&self, kind: &str, docs: &[(String, Option<String>)]) -> Result<()> {
-        self.bounded(self.inner.put_raw(kind, docs)).await
-    }
     async fn commit_raw(
         &self,
         kind: &str,

@@ -143,6 +143,17 @@ pub struct TxnQuery {
     pub before_id: Option<i64>,
 }
 
+/// Rows as committed: each given the id the store returned for it.
+pub fn with_ids(rows: Vec<TxnRow>, ids: Vec<i64>) -> Vec<TxnRow> {
+    rows.into_iter()
+        .zip(ids)
+        .map(|(mut r, id)| {
+            r.id = id;
+            r
+        })
+        .collect()
+}
+
 /// What [`Store::load_each`] calls with each document's name and JSON text.
 pub type Visit<'v> = &'v mut (dyn FnMut(&str, &str) -> Result<()> + Send);
 
@@ -174,19 +185,17 @@ pub trait Store: Send + Sync {
     }
     /// [`Store::put`] with each document as its JSON text: a record
     /// serialized straight to text costs a fraction of a JSON value.
-    async fn put_raw(&self, kind: &str, docs: &[(String, Option<String>)]) -> Result<()>;
-    /// [`Store::put_raw`] and the txn rows recording the change, in one
-    /// transaction; returns the rows' ids. (This default, for test doubles,
-    /// writes them one after the other.)
+    async fn put_raw(&self, kind: &str, docs: &[(String, Option<String>)]) -> Result<()> {
+        self.commit_raw(kind, docs, &[]).await.map(drop)
+    }
+    /// The one document write: [`Store::put_raw`] and the txn rows recording
+    /// the change, in one transaction; returns the rows' ids, in order.
     async fn commit_raw(
         &self,
         kind: &str,
         docs: &[(String, Option<String>)],
         rows: &[TxnRow],
-    ) -> Result<Vec<i64>> {
-        self.put_raw(kind, docs).await?;
-        if rows.is_empty() { Ok(vec![]) } else { self.insert_txns(rows).await }
-    }
+    ) -> Result<Vec<i64>>;
     /// Inserts rows in one transaction; returns their ids, in order.
     async fn insert_txns(&self, rows: &[TxnRow]) -> Result<Vec<i64>>;
     /// Matching rows, oldest first: the newest `limit`, or those after `after_id`.

@@ -87,10 +87,6 @@ impl super::Store for PgStore {
         delete_txn_before_in(&self.pool, ms).await
     }
 
-    async fn put_raw(&self, kind: &str, docs: &[(String, Option<String>)]) -> Result<()> {
-        put_in(&self.pool, kind, docs, &[]).await.map(drop)
-    }
-
     async fn commit_raw(
         &self,
         kind: &str,

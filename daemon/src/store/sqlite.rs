@@ -72,10 +72,6 @@ impl super::Store for SqliteStore {
         delete_txn_before_in(&self.writer, ms).await
     }
 
-    async fn put_raw(&self, kind: &str, docs: &[(String, Option<String>)]) -> Result<()> {
-        put_in(&self.writer, kind, docs, &[]).await.map(drop)
-    }
-
     async fn commit_raw(
         &self,
         kind: &str,

@@ -30,14 +30,19 @@ impl Store for Recording {
     async fn mutate(&self, _: &str, _: &str, _: Mutator, _: TxnHead) -> Result<(Written, TxnRow)> {
         Err(Error::Unavailable("not in this test".into()))
     }
-    async fn put_raw(&self, _: &str, docs: &[(String, Option<String>)]) -> Result<()> {
+    async fn commit_raw(
+        &self,
+        _: &str,
+        docs: &[(String, Option<String>)],
+        rows: &[TxnRow],
+    ) -> Result<Vec<i64>> {
         if self.refuse.load(Ordering::Relaxed) {
             return Err(Error::Unavailable("the database is unreachable".into()));
         }
         self.writes.fetch_add(1, Ordering::Relaxed);
         let parse = |d: &String| serde_json::from_str(d).unwrap();
         self.docs.lock().unwrap().extend(docs.iter().map(|(n, d)| (n.clone(), d.as_ref().map(parse))));
-        Ok(())
+        Ok((0..rows.len() as i64).collect())
     }
     async fn insert_txns(&self, rows: &[TxnRow]) -> Result<Vec<i64>> {
         Ok((0..rows.len() as i64).collect())
