@@ -18,10 +18,12 @@
 
 use spur_client::conn::{self, Identity};
 use spur_client::vocab::{Hold, JobState};
-use spur_daemon::jobs::{KIND_JOB, env::Env, record::JobRecord};
+use spur_daemon::jobs::record::JobRecord;
 use spur_proto::v1 as pb;
 use spur_proto::v1::agent_client::AgentClient;
 use spur_tests::proc::{Controller, conf};
+use spur_tests::seed;
+use spur_tests::wait::wait_until;
 use std::time::{Duration, Instant};
 
 const PASSES: u64 = 5;
@@ -42,12 +44,8 @@ fn base(id: u64, now_ms: i64) -> JobRecord {
         ntasks: 1,
         cpus_per_task: 1 + (id % 8) as u32,
         requeue: true,
-        script: format!("#!/bin/sh\n#SBATCH -J job{id}\nsrun ./simulate --step {id} --out /scratch/run\n"),
-        env: {
-            let vars: Vec<(String, String)> =
-                (0..20).map(|i| (format!("VAR{i}"), format!("value-{i}-{id}"))).collect();
-            Env::from_pairs(vars.iter().map(|(k, v)| (k.as_str(), v.as_str()))).expect("plain names")
-        },
+        script: seed::script(id),
+        env: seed::env(id),
         workdir: "/home/user/project".into(),
         ..JobRecord::default()
     }
@@ -75,23 +73,16 @@ fn pending(id: u64, now_ms: i64) -> JobRecord {
     }
 }
 
-fn rss_kib(pid: u32, key: &str) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let line = status.lines().find(|l| l.starts_with(key)).unwrap_or("");
-    line.split_whitespace().nth(1).and_then(|v| v.parse().ok()).unwrap_or(0)
+/// MiB of a KiB figure from /proc (0 where there is none).
+fn mib(kib: Option<u64>) -> u64 {
+    kib.unwrap_or(0) / 1024
 }
 
-/// One figure from the Prometheus text at `url`.
-async fn metric(url: &str, name: &str) -> anyhow::Result<f64> {
-    let addr = url.trim_start_matches("http://");
-    let (host, path) = addr.split_once('/').unwrap_or((addr, "metrics"));
-    let mut s = tokio::net::TcpStream::connect(host).await?;
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    s.write_all(format!("GET /{path} HTTP/1.0\r\nHost: {host}\r\n\r\n").as_bytes()).await?;
-    let mut body = String::new();
-    s.read_to_string(&mut body).await?;
+/// One figure from spurctld's `/metrics`.
+fn metric(c: &Controller, name: &str) -> f64 {
+    let body = tokio::task::block_in_place(|| c.metrics_text());
     let line = body.lines().find(|l| l.starts_with(&format!("{name} "))).unwrap_or("");
-    Ok(line.split_whitespace().nth(1).and_then(|v| v.parse().ok()).unwrap_or(0.0))
+    line.split_whitespace().nth(1).and_then(|v| v.parse().ok()).unwrap_or(0.0)
 }
 
 /// Registers as the agent of every simulated node with the running jobs,
@@ -150,20 +141,8 @@ async fn main() -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
     let db = format!("sqlite://{}/spur.db", dir.path().display());
     let t = Instant::now();
-    let store = spur_daemon::store::open(&db).await?;
     let now = spur_daemon::store::now_ms();
-    let ids: Vec<u64> = (1..=run + pend).collect();
-    for chunk in ids.chunks(10_000) {
-        let docs = chunk
-            .iter()
-            .map(|&id| {
-                let rec = if id <= run { running(id, now) } else { pending(id, now) };
-                Ok((id.to_string(), Some(serde_json::to_value(rec)?)))
-            })
-            .collect::<anyhow::Result<Vec<_>>>()?;
-        store.put(KIND_JOB, &docs).await?;
-    }
-    store.close().await;
+    seed::jobs(&db, 1..=run + pend, |id| if id <= run { running(id, now) } else { pending(id, now) }).await?;
     println!("seeded {pend} pending and {run} running jobs in {:.1} s", t.elapsed().as_secs_f64());
 
     let cluster = format!(
@@ -177,12 +156,7 @@ async fn main() -> anyhow::Result<()> {
     );
     let t = Instant::now();
     let c = Controller::start(dir.path(), &conf(&db, &cluster));
-    let metrics = c.metrics.clone().expect("metrics endpoint");
-    println!(
-        "spurctld up in {:.1} s: {} MiB resident",
-        t.elapsed().as_secs_f64(),
-        rss_kib(c.pid(), "VmRSS:") / 1024
-    );
+    println!("spurctld up in {:.1} s: {} MiB resident", t.elapsed().as_secs_f64(), mib(c.rss_kib()));
 
     let names: Vec<String> = (1..=run).map(node).collect();
     let jobs: Vec<pb::RunningJob> =
@@ -192,38 +166,32 @@ async fn main() -> anyhow::Result<()> {
     // Passes counted from the agent's registration, when the nodes are up.
     let me = Identity { user: "root".into(), uid: Some(0), token: None };
     let mut cl = conn::connect(&c.url, me).await?;
-    let deadline = Instant::now() + Duration::from_secs(600);
     let up =
         |ns: &[pb::Node]| ns.iter().filter(|n| n.base_state != "UNKNOWN" && n.base_state != "DOWN").count();
-    while up(&cl.nodes.list_nodes(pb::ListRequest::default()).await?.into_inner().nodes) < run as usize {
-        anyhow::ensure!(
-            Instant::now() < deadline && !agent.is_finished(),
-            "the simulated nodes never came up"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-    let first = metric(&metrics, "spur_sched_passes_total").await? as u64;
-    while (metric(&metrics, "spur_sched_passes_total").await? as u64) < first + PASSES {
-        anyhow::ensure!(Instant::now() < deadline, "the scheduler did not run {PASSES} passes");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-    let last = metric(&metrics, "spur_sched_last_pass_seconds").await?;
-    let max = metric(&metrics, "spur_sched_max_pass_seconds").await?;
-    let (n, total) = (
-        metric(&metrics, "spur_sched_passes_total").await?,
-        metric(&metrics, "spur_sched_pass_seconds_total").await?,
-    );
+    wait_until("the simulated nodes to come up", || {
+        let mut cl = cl.clone();
+        async move {
+            let nodes = cl.nodes.list_nodes(pb::ListRequest::default()).await.map_err(|e| e.to_string())?;
+            let n = up(&nodes.into_inner().nodes);
+            if n < run as usize { Err(format!("{n} of {run} up")) } else { Ok(()) }
+        }
+    })
+    .await;
+    let first = metric(&c, "spur_sched_passes_total") as u64;
+    wait_until(format!("{PASSES} scheduler passes"), || async {
+        (metric(&c, "spur_sched_passes_total") as u64 >= first + PASSES).then_some(())
+    })
+    .await;
+    let last = metric(&c, "spur_sched_last_pass_seconds");
+    let max = metric(&c, "spur_sched_max_pass_seconds");
+    let (n, total) = (metric(&c, "spur_sched_passes_total"), metric(&c, "spur_sched_pass_seconds_total"));
     println!(
         "{pend} pending x {run} running, preemption and backfill on: pass {:.1} ms (mean {:.1}, max {:.1} over {n} passes)",
         last * 1e3,
         total / n.max(1.0) * 1e3,
         max * 1e3
     );
-    println!(
-        "spurctld resident: {} MiB now, {} MiB peak",
-        rss_kib(c.pid(), "VmRSS:") / 1024,
-        rss_kib(c.pid(), "VmHWM:") / 1024
-    );
+    println!("spurctld resident: {} MiB now, {} MiB peak", mib(c.rss_kib()), mib(c.peak_rss_kib()));
 
     println!("the console's panes and explain, answering on this queue:");
     let view = |v: &str| vec![pb::KeyValue { key: "view".into(), value: v.into() }];
@@ -275,12 +243,12 @@ async fn main() -> anyhow::Result<()> {
     println!("  explain: {} candidates considered; {}", explained.considered, explained.outcome);
     println!(
         "spurctld resident after the panes: {} MiB now, {} MiB peak",
-        rss_kib(c.pid(), "VmRSS:") / 1024,
-        rss_kib(c.pid(), "VmHWM:") / 1024
+        mib(c.rss_kib()),
+        mib(c.peak_rss_kib())
     );
     // A bulk operation: every pending job cancelled by one filter, as
     // `scancel --state=PENDING` sends it; memory must stay near one chunk's.
-    let before = rss_kib(c.pid(), "VmRSS:");
+    let before = mib(c.rss_kib());
     let t = Instant::now();
     let filter = vec![pb::KeyValue { key: "state".into(), value: "PENDING".into() }];
     let req = pb::CancelRequest { ids: vec![], filter, signal: 0 };
@@ -288,9 +256,9 @@ async fn main() -> anyhow::Result<()> {
     println!(
         "cancelled {cancelled} pending jobs in one request: {:.1} s; resident {} -> {} MiB, peak {} MiB",
         t.elapsed().as_secs_f64(),
-        before / 1024,
-        rss_kib(c.pid(), "VmRSS:") / 1024,
-        rss_kib(c.pid(), "VmHWM:") / 1024
+        before,
+        mib(c.rss_kib()),
+        mib(c.peak_rss_kib())
     );
     agent.abort();
     Ok(())

@@ -10,9 +10,10 @@
 
 use spur_client::conn::{self, Identity};
 use spur_client::vocab::{Hold, JobState};
-use spur_daemon::jobs::{KIND_JOB, env::Env, record::JobRecord};
+use spur_daemon::jobs::record::JobRecord;
 use spur_proto::v1 as pb;
 use spur_tests::proc::{Controller, conf, run, wait_for};
+use spur_tests::seed;
 use std::time::{Duration, Instant};
 
 const USERS: u64 = 50;
@@ -37,12 +38,8 @@ fn job(id: u64, now_ms: i64) -> JobRecord {
         hold: if held { Hold::User } else { Hold::None },
         reason: if held { "JobHeldUser".into() } else { "Resources".into() },
         requeue: true,
-        script: format!("#!/bin/sh\n#SBATCH -J job{id}\nsrun ./simulate --step {id} --out /scratch/run\n"),
-        env: {
-            let vars: Vec<(String, String)> =
-                (0..20).map(|i| (format!("VAR{i}"), format!("value-{i}-{id}"))).collect();
-            Env::from_pairs(vars.iter().map(|(k, v)| (k.as_str(), v.as_str()))).expect("plain names")
-        },
+        script: seed::script(id),
+        env: seed::env(id),
         workdir: "/home/user/project".into(),
         state: JobState::Pending,
         eff_priority: 1000.0 + (id % 997) as f64,
@@ -82,17 +79,8 @@ async fn main() -> anyhow::Result<()> {
     let db = format!("sqlite://{}/spur.db", dir.path().display());
 
     let t = Instant::now();
-    let store = spur_daemon::store::open(&db).await?;
     let now = spur_daemon::store::now_ms();
-    let ids: Vec<u64> = (1..=jobs).collect();
-    for chunk in ids.chunks(10_000) {
-        let docs = chunk
-            .iter()
-            .map(|id| Ok((id.to_string(), Some(serde_json::to_value(job(*id, now))?))))
-            .collect::<anyhow::Result<Vec<_>>>()?;
-        store.put(KIND_JOB, &docs).await?;
-    }
-    store.close().await;
+    seed::jobs(&db, 1..=jobs, |id| job(id, now)).await?;
     println!("seeded {jobs} jobs in {:.1} s", t.elapsed().as_secs_f64());
 
     // No agents: the nodes never come up, so every job stays pending.

@@ -7,6 +7,7 @@
 //! - [`inproc`]: an in-process controller with no agents, for load commands.
 //! - [`proc`]: running `spurctld` and the `spur` personalities.
 //! - [`proxy`]: a TCP proxy a test cuts, for database outages.
+//! - [`seed`]: jobs as sbatch leaves them, written straight into a store, for load commands.
 //! - [`wait`]: waiting for an event with the shared deadline ([`wait::wait_until`]).
 
 pub mod cluster;
@@ -15,4 +16,5 @@ pub mod db;
 pub mod inproc;
 pub mod proc;
 pub mod proxy;
+pub mod seed;
 pub mod wait;

@@ -167,9 +167,30 @@ impl Controller {
 
     /// The process's peak resident set so far (VmHWM), in KiB.
     pub fn peak_rss_kib(&self) -> Option<u64> {
+        self.status_kib("VmHWM:")
+    }
+
+    /// The process's resident set now (VmRSS), in KiB.
+    pub fn rss_kib(&self) -> Option<u64> {
+        self.status_kib("VmRSS:")
+    }
+
+    fn status_kib(&self, key: &str) -> Option<u64> {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).ok()?;
-        let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+        let line = status.lines().find(|l| l.starts_with(key))?;
         line.split_whitespace().nth(1)?.parse().ok()
+    }
+
+    /// The body of `/metrics` (`[metrics] listen_addr` must be set).
+    pub fn metrics_text(&self) -> String {
+        use std::io::{Read, Write};
+        let url = self.metrics.as_deref().expect("[metrics] listen_addr is set");
+        let hostport = url.trim_start_matches("http://").trim_end_matches("/metrics");
+        let mut s = std::net::TcpStream::connect(hostport).expect("connect to /metrics");
+        write!(s, "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").expect("send");
+        let mut body = String::new();
+        s.read_to_string(&mut body).expect("read /metrics");
+        body
     }
 
     /// Stops with SIGTERM and waits for a clean exit.

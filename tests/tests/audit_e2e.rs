@@ -265,12 +265,7 @@ fn metrics_count_written_rows() {
     let k = cluster("permissive");
     k.ok(&k.admin, "sacctmgr", "-i add qos name=m");
     let _ = k.as_user("forged", "sacctmgr", "-i add qos name=n");
-    let url = k.c.metrics.clone().expect("metrics address");
-    let hostport = url.trim_start_matches("http://").trim_end_matches("/metrics");
-    let mut s = std::net::TcpStream::connect(hostport).unwrap();
-    write!(s, "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
-    let mut body = String::new();
-    s.read_to_string(&mut body).unwrap();
+    let body = k.c.metrics_text();
     assert!(body.contains("spur_audit_rows_written_total 1\n"), "{body}");
     assert!(body.contains("spur_audit_rows_dropped_total 0\n"), "{body}");
 }
