@@ -4,7 +4,7 @@
 
 use crate::config::AdmissionMode;
 use crate::error::{Error, Result};
-use crate::store::{Store, now_ms};
+use crate::store::{Action, Store, now_ms};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -66,8 +66,10 @@ impl Admission {
         })
     }
 
+    /// Writes `rec`, with the request's row when its core took one (`audit::claim`).
     async fn save(&self, rec: TokenRecord) -> Result<()> {
-        self.store()?.put(KIND_TOKEN, &[(rec.id.clone(), Some(serde_json::to_value(&rec)?))]).await?;
+        let doc = [(rec.id.clone(), Some(serde_json::to_string(&rec)?))];
+        crate::audit::claim::commit(self.store()?.as_ref(), KIND_TOKEN, &doc).await?;
         if let Ok(mut t) = self.tokens.write() {
             t.insert(rec.id.clone(), rec);
         }
@@ -91,6 +93,7 @@ impl Admission {
             expires_ms: ttl_secs.map(|t| now.saturating_add(t.saturating_mul(1000))),
             revoked: false,
         };
+        crate::audit::claim::take(&id, Action::Create, serde_json::json!({}));
         self.save(rec.clone()).await?;
         Ok((rec, format!("{id}.{secret}")))
     }
@@ -107,6 +110,7 @@ impl Admission {
             .and_then(|t| t.get(id).cloned())
             .ok_or_else(|| Error::NotFound(format!("admission token '{id}' does not exist")))?;
         rec.revoked = true;
+        crate::audit::claim::take(id, Action::Update, serde_json::json!({"revoked": true}));
         self.save(rec).await
     }
 

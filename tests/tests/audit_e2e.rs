@@ -89,6 +89,9 @@ fn operator_refused_an_admin_action_is_audited_as_denied() {
     assert!(list.contains(id) && list.contains("active"), "{list}");
     k.ok(&k.admin, "spur", &format!("token revoke {id}"));
     assert!(k.ok(&k.admin, "spur", "token list").contains("revoked"));
+    // Each row commits with the token it records (audit/claim.rs), once.
+    let rows = k.txn("Entity=token Outcome=success format=Action,Where");
+    assert_eq!(rows, format!("create|token:{id}\nupdate|token:{id}\n"));
 }
 
 #[test]

@@ -125,6 +125,10 @@ fn bad_requests_and_updates_are_one_line_errors() {
     assert!(shown.contains("LayerName=row1 ParentName=datacenter Nodes=node[01-18]"), "{shown}");
     let txn = e.ok("sacctmgr", "-n -P show txn Entity=hres format=Where,Info");
     assert!(txn.contains("power/rack2"), "every update is audited: {txn}");
+    // A membership change commits its row with the nodes (audit/claim.rs), once.
+    let moved = e.ok("sacctmgr", "-n -P show txn Entity=hres Outcome=success format=Where");
+    assert_eq!(moved.matches("hres:power/rack3\n").count(), 1, "{moved}");
+    assert_eq!(moved.matches("hres:power/rack2\n").count(), 1, "{moved}");
 }
 
 #[test]

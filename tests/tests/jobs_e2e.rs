@@ -168,3 +168,27 @@ async fn the_gate_rejects_with_the_slurm_code() {
         .unwrap_err();
     assert!(e.message().contains("QOS 'ghost' does not exist"), "{}", e.message());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_bulk_cancel_is_one_row_committed_with_its_last_chunk() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}/spur.db", dir.path().display());
+    let c = Controller::start(dir.path(), &conf(&db, &cluster().build()));
+    let mut cl = client(&c.url).await;
+    // More than one write's chunk (256), held so none starts.
+    let mut ids = vec![];
+    for _ in 0..300 {
+        let spec = pb::JobSpec { name: "bulk".into(), hold: true, ..spec("true", dir.path()) };
+        ids.push(cl.jobs.submit(pb::SubmitRequest { spec: Some(spec) }).await.unwrap().into_inner().job_id);
+    }
+    let filter = vec![pb::KeyValue { key: "name".into(), value: "bulk".into() }];
+    let done = cl.jobs.cancel(pb::CancelRequest { filter, ..Default::default() }).await.unwrap();
+    assert_eq!(done.into_inner().cancelled, ids);
+    let txn = ok(
+        "sacctmgr",
+        &c.url,
+        &["-n", "-P", "show", "txn", "Entity=job", "Action=update", "format=Where,Info"],
+    );
+    assert_eq!(txn.lines().count(), 1, "one row for the request: {txn}");
+    assert!(txn.contains("\"total\":300"), "{txn}");
+}

@@ -5,14 +5,15 @@
 //!
 //! The gate runs a mutation's core inside [`scope`]. A core that knows the
 //! row it will be noted with (`take`) has the write that persists its
-//! change carry it (`pending`, then `committed` with the row's id); the gate
+//! change carry it ([`carry`], or [`commit`] for a plain document write),
+//! which keeps it as committed with the row's id; the gate
 //! then publishes that row instead of writing it again. A row no write
 //! carried is written after the fact, as before, so a core that takes none
 //! loses nothing.
 
 use crate::accounting::Caller;
 use crate::error::Result;
-use crate::store::{Action, TxnHead, TxnRow, now_ms};
+use crate::store::{Action, Store, TxnHead, TxnRow, now_ms, with_ids};
 use serde_json::{Value, json};
 use std::future::Future;
 use std::sync::Mutex;
@@ -110,4 +111,14 @@ where
     let done = write(rows).await?;
     let _ = CLAIM.try_with(|c| c.lock().committed.extend(done));
     Ok(())
+}
+
+/// Writes `docs` of `kind` with the rows taken for them: the one document
+/// write of the services that keep their state in the store directly.
+pub async fn commit(store: &dyn Store, kind: &str, docs: &[(String, Option<String>)]) -> Result<()> {
+    carry(|rows| async move {
+        let ids = store.commit_raw(kind, docs, &rows).await?;
+        Ok(with_ids(rows, ids))
+    })
+    .await
 }

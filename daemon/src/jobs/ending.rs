@@ -134,18 +134,38 @@ impl Queue {
 }
 
 impl JobService {
-    /// scancel; returns the jobs acted on.
-    pub async fn cancel(&self, role: Role, caller: &Caller, ids: &[u64], signal: i32) -> Result<Vec<u64>> {
+    /// scancel; returns the jobs acted on. `last` sees them all before the
+    /// last chunk is written, so the request's audit row can commit with it.
+    pub async fn cancel(
+        &self,
+        role: Role,
+        caller: &Caller,
+        (ids, signal): (&[u64], i32),
+        last: impl FnOnce(&[u64]),
+    ) -> Result<Vec<u64>> {
         self.lock().may_act(role, caller, ids)?;
         let mut done = vec![];
-        for chunk in ids.chunks(CANCEL_CHUNK) {
-            let acted: HashSet<u64> = self
-                .transit(chunk, |q| Ok(q.cancel(chunk, signal, now_ms())))
-                .await?
-                .jobs
-                .into_iter()
-                .collect();
-            done.extend(chunk.iter().filter(|id| acted.contains(id)));
+        let mut last = Some(last);
+        let chunks = ids.chunks(CANCEL_CHUNK);
+        let n = chunks.len();
+        for (i, chunk) in chunks.enumerate() {
+            let acted_in = |fx: &Effects| -> Vec<u64> {
+                let acted: HashSet<u64> = fx.jobs().into_iter().collect();
+                chunk.iter().copied().filter(|id| acted.contains(id)).collect()
+            };
+            let mut acted = vec![];
+            self.transit(chunk, |q| {
+                let fx = q.cancel(chunk, signal, now_ms());
+                acted = acted_in(&fx);
+                if i + 1 == n
+                    && let Some(f) = last.take()
+                {
+                    f(&[&done[..], &acted[..]].concat());
+                }
+                Ok(fx)
+            })
+            .await?;
+            done.extend(acted);
         }
         Ok(done)
     }

@@ -15,7 +15,7 @@ pub mod update;
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::model::{HresMode, HresResource, LicenseTable};
-use crate::store::Store;
+use crate::store::{Action, Store};
 use serde_json::json;
 use spur_proto::v1 as pb;
 use spur_vocab::hostlist;
@@ -27,6 +27,14 @@ pub use update::HresUpdate;
 
 /// Store docs: `resource/layer` -> `{"nodes": [...]}`.
 pub const KIND_HRES_NODES: &str = "hres_nodes";
+
+/// The name an HRES update's audit row carries: the resource, or `resource/layer`.
+pub fn audit_name(hres: &str, layer: &str) -> String {
+    match layer {
+        "" => hres.to_string(),
+        l => format!("{hres}/{l}"),
+    }
+}
 
 /// Plain license counts, and the resources as a pass reads them (shared, swapped whole on change).
 type Live = (std::collections::BTreeMap<String, u32>, Arc<Vec<HresResource>>);
@@ -140,8 +148,14 @@ impl LicenseService {
         })?;
         if moved && let Some(s) = &self.store {
             let l = &r.layers[r.layer(&u.layer).unwrap_or(0)];
-            let doc = json!({ "nodes": l.nodes });
-            s.put(KIND_HRES_NODES, &[(format!("{name}/{}", l.name), Some(doc))]).await?;
+            let doc = [(format!("{name}/{}", l.name), Some(json!({ "nodes": l.nodes }).to_string()))];
+            // The request's row (the Note licenses_api returns) commits with the membership.
+            crate::audit::claim::take(
+                &audit_name(name, &u.layer),
+                Action::Update,
+                json!({ "changes": changes }),
+            );
+            crate::audit::claim::commit(s.as_ref(), KIND_HRES_NODES, &doc).await?;
         }
         self.table.write().unwrap_or_else(|p| p.into_inner()).1 = Arc::new(all);
         self.notify(name);

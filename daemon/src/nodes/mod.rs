@@ -238,11 +238,7 @@ impl NodeService {
             .iter()
             .map(|(name, a)| Ok((name.clone(), Some(serde_json::to_string(a)?))))
             .collect::<Result<Vec<_>>>()?;
-        crate::audit::claim::carry(|rows| async move {
-            let ids = store.commit_raw(KIND_NODE_STATE, &docs, &rows).await?;
-            Ok(crate::store::with_ids(rows, ids))
-        })
-        .await
+        crate::audit::claim::commit(store.as_ref(), KIND_NODE_STATE, &docs).await
     }
 
     /// Adds (or with `release`, returns) a job's per-node allocation.

@@ -3,6 +3,7 @@
 use super::gate::{Gate, Note, Targeted};
 use super::path::jobs as path;
 use super::{convert, filter, limits, packed};
+use crate::audit::claim;
 use crate::error::Error;
 use crate::jobs::JobService;
 use crate::jobs::record::JobRecord;
@@ -186,9 +187,11 @@ impl Jobs for JobsApi {
                     let f = Filter::parse(&r.filter)?;
                     ids = self.jobs.select(None, |j| (j.is_active() && f.keep(j)).then_some(j.id));
                 }
-                let cancelled = self.jobs.cancel(ctx.role, &ctx.caller, &ids, r.signal).await?;
-                let info = json!({ "cancelled": limits::ids_json(&cancelled) });
-                let note = Note { action: Action::Update, name, info };
+                let info = |ids: &[u64]| json!({ "cancelled": limits::ids_json(ids) });
+                // The row commits with the last chunk of the cancel (audit/claim.rs).
+                let take = |all: &[u64]| claim::take(&name, Action::Update, info(all));
+                let cancelled = self.jobs.cancel(ctx.role, &ctx.caller, (&ids, r.signal), take).await?;
+                let note = Note { action: Action::Update, name, info: info(&cancelled) };
                 Ok((pb::CancelResponse { cancelled }, vec![note]))
             })
             .await

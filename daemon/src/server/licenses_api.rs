@@ -54,10 +54,7 @@ impl Licenses for LicensesApi {
                 };
                 let changes = self.licenses.update(&r.hres_name, &u).await?;
                 self.jobs.kick.notify_one();
-                let name = match r.layer_name.as_str() {
-                    "" => r.hres_name.clone(),
-                    l => format!("{}/{l}", r.hres_name),
-                };
+                let name = crate::licenses::audit_name(&r.hres_name, &r.layer_name);
                 let note = Note { action: Action::Update, name, info: json!({ "changes": changes }) };
                 Ok((pb::UpdateHresResponse { changes }, vec![note]))
             })
