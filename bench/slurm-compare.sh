@@ -8,7 +8,8 @@
 # Installs slurm-wlm and munge with apt-get when missing, runs a single-host
 # Slurm (slurmctld and one slurmd on this host; nodes that never register
 # would have slurmctld resolve and ping them) under /tmp/spur-slurm, and Spur's release binaries
-# (cargo build --release --bins first) with the example config. With the
+# with the client as installed (build first: cargo build --release --bins &&
+# cargo build --profile dist -p spur-client --bin spur) with the example config. With the
 # partition down on both, JOBS jobs are submitted to each first, so squeue
 # and sprio list that many pending jobs.
 set -euo pipefail
@@ -16,12 +17,16 @@ N=${1:-100}
 JOBS=${2:-10000}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BIN=$ROOT/target/release
+CLI=$ROOT/target/dist/spur
 W=/tmp/spur-slurm
 H=$(hostname -s)
 CPUS=$(nproc)
 
 command -v slurmctld >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q slurm-wlm munge >/dev/null
-[ -x "$BIN/spurctld" ] || { echo "build first: cargo build --release --bins" >&2; exit 2; }
+[ -x "$BIN/spurctld" ] && [ -x "$CLI" ] || {
+  echo "build first: cargo build --release --bins && cargo build --profile dist -p spur-client --bin spur" >&2
+  exit 2
+}
 
 rm -rf "$W" && mkdir -p "$W"/{state,spool,log,spur,links,sd} && chown -R slurm:slurm "$W/state" "$W/log"
 # --- Slurm -------------------------------------------------------------------
@@ -59,7 +64,7 @@ sed 's/6817/6837/; s/6818/6838/; s#sqlite://spur-example.db#sqlite://'"$W"'/spur
   "$ROOT/examples/spur.conf" > "$W/spur/spur.conf"
 (cd "$W/spur" && exec "$BIN/spurctld" --config spur.conf > "$W/log/spurctld.log" 2>&1) &
 SPURCTLD=$!
-"$BIN/spur" install-links "$W/links" >/dev/null
+"$CLI" install-links "$W/links" >/dev/null
 SPUR_ADDR=http://127.0.0.1:6837
 "$BIN/spurd" --controller $SPUR_ADDR --nodes 'node[01-08]' --state-dir "$W/sd" > "$W/log/spurd.log" 2>&1 &
 SPURD=$!

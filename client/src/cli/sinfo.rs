@@ -463,10 +463,9 @@ async fn run(mut a: Args) -> Result<String, String> {
     }
     plan(&a)?;
     let mut c = conn::connect_flag(a.controller.as_deref(), Identity::local()).await?;
-    let nodes = c.nodes.list_nodes(pb::ListRequest::default()).await.map_err(status)?.into_inner().nodes;
-    let parts =
-        c.nodes.list_partitions(pb::ListRequest::default()).await.map_err(status)?.into_inner().partitions;
-    report(&a, &nodes, &parts)
+    // One round trip: the node list carries the partitions.
+    let all = c.nodes.list_nodes(pb::ListRequest::default()).await.map_err(status)?.into_inner();
+    report(&a, &all.nodes, &all.partitions)
 }
 
 /// Runs sinfo with its arguments (without argv[0]); returns the exit code.

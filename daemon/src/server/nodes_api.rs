@@ -66,15 +66,14 @@ impl Nodes for NodesApi {
         self.gate
             .run(nodes::LIST_NODES, req, |_, r| async move {
                 let (names, part) = self.filter(&r)?;
-                let nodes = self
-                    .nodes
-                    .nodes()
-                    .iter()
+                let c = self.nodes.read();
+                let nodes = (c.nodes.values())
                     .filter(|n| names.as_ref().is_none_or(|ns| ns.contains(&n.name)))
                     .filter(|n| part.as_ref().is_none_or(|p| n.partitions.contains(p)))
                     .map(convert::node)
                     .collect();
-                Ok((pb::ListNodesResponse { nodes }, vec![]))
+                let partitions = c.partitions.iter().map(|p| convert::partition(p, &c.nodes)).collect();
+                Ok((pb::ListNodesResponse { nodes, partitions }, vec![]))
             })
             .await
     }
