@@ -141,26 +141,19 @@ impl JobService {
         role: Role,
         caller: &Caller,
         (ids, signal): (&[u64], i32),
-        last: impl FnOnce(&[u64]),
+        last: impl Fn(&[u64]),
     ) -> Result<Vec<u64>> {
         self.lock().may_act(role, caller, ids)?;
         let mut done = vec![];
-        let mut last = Some(last);
-        let chunks = ids.chunks(CANCEL_CHUNK);
-        let n = chunks.len();
-        for (i, chunk) in chunks.enumerate() {
-            let acted_in = |fx: &Effects| -> Vec<u64> {
-                let acted: HashSet<u64> = fx.jobs().into_iter().collect();
-                chunk.iter().copied().filter(|id| acted.contains(id)).collect()
-            };
+        let n = ids.len().div_ceil(CANCEL_CHUNK);
+        for (i, chunk) in ids.chunks(CANCEL_CHUNK).enumerate() {
             let mut acted = vec![];
             self.transit(chunk, |q| {
                 let fx = q.cancel(chunk, signal, now_ms());
-                acted = acted_in(&fx);
-                if i + 1 == n
-                    && let Some(f) = last.take()
-                {
-                    f(&[&done[..], &acted[..]].concat());
+                let hit: HashSet<u64> = fx.jobs().into_iter().collect();
+                acted = chunk.iter().copied().filter(|id| hit.contains(id)).collect();
+                if i + 1 == n {
+                    last(&[&done[..], &acted[..]].concat());
                 }
                 Ok(fx)
             })
