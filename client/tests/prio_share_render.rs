@@ -10,8 +10,8 @@ fn words(w: &[&str]) -> Vec<String> {
     w.iter().map(|s| s.to_string()).collect()
 }
 
-fn pjob(id: u64, user: &str, partition: &str, state: &str, prio: f64) -> pb::Job {
-    pb::Job {
+fn pjob(id: u64, user: &str, partition: &str, state: &str, prio: f64) -> pb::JobPriority {
+    pb::JobPriority {
         id,
         user: user.into(),
         account: "ml".into(),
@@ -23,11 +23,10 @@ fn pjob(id: u64, user: &str, partition: &str, state: &str, prio: f64) -> pb::Job
         prio_fair_share: 1.2,
         prio_age: 1.25,
         prio_tier: 2,
-        ..Default::default()
     }
 }
 
-fn pjobs() -> Vec<pb::Job> {
+fn pjobs() -> Vec<pb::JobPriority> {
     vec![
         pjob(31, "bob", "gpu", "PENDING", 3000.2),
         pjob(30, "alice", "batch", "PENDING", 1500.0),

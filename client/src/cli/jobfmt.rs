@@ -134,21 +134,42 @@ pub fn priority(j: &pb::Job) -> String {
 /// most of sprio's own time over 100,000 jobs. Integers print the same
 /// (both round half to even); values past 2^53 go to the formatter.
 pub fn whole(x: f64) -> String {
-    if (0.0..9.0e15).contains(&x) { (x.round_ties_even() as u64).to_string() } else { format!("{x:.0}") }
+    let mut s = String::new();
+    whole_into(&mut s, x);
+    s
+}
+
+/// [`whole`], appended to `out`: a listing's cell without a String of its own.
+pub fn whole_into(out: &mut String, x: f64) {
+    use std::fmt::Write;
+    // Writing to a String cannot fail.
+    let _ = if (0.0..9.0e15).contains(&x) {
+        write!(out, "{}", x.round_ties_even() as u64)
+    } else {
+        write!(out, "{x:.0}")
+    };
 }
 
 /// `format!("{x:.4}")` for a listing's factors, by the same shortcut. The
 /// scaling can round a value just under a half up to it, so one near a
 /// half goes to the formatter, which decides on the exact value.
 pub fn four_places(x: f64) -> String {
+    let mut s = String::new();
+    four_places_into(&mut s, x);
+    s
+}
+
+/// [`four_places`], appended to `out`.
+pub fn four_places_into(out: &mut String, x: f64) {
+    use std::fmt::Write;
     let scaled = x * 10_000.0;
     let near_half = (scaled.fract() - 0.5).abs() < 1e-4;
-    if (0.0..1.0e7).contains(&x) && !near_half {
+    let _ = if (0.0..1.0e7).contains(&x) && !near_half {
         let t = scaled.round() as u64;
-        format!("{}.{:04}", t / 10_000, t % 10_000)
+        write!(out, "{}.{:04}", t / 10_000, t % 10_000)
     } else {
-        format!("{x:.4}")
-    }
+        write!(out, "{x:.4}")
+    };
 }
 
 /// A stdout/stderr pattern as the job will see it: `%j`, `%x`, `%u`, `%A`, `%%`.

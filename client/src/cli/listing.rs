@@ -16,13 +16,20 @@ const PARALLEL_FROM: usize = 10_000;
 
 /// Every page of a `StreamJobs` listing, decoded on a thread of its own as
 /// the pages arrive.
-pub async fn collect(mut pages: tonic::Streaming<pb::ListJobsResponse>) -> Result<Vec<pb::Job>, String> {
+pub async fn collect(pages: tonic::Streaming<pb::ListJobsResponse>) -> Result<Vec<pb::Job>, String> {
+    collect_as(pages).await
+}
+
+/// [`collect`], each job decoded as `T`: a message holding some of Job's
+/// fields under the same numbers (sprio's `JobPriority`), so a row keeps
+/// only what its command shows.
+pub async fn collect_as<T: Row>(mut pages: tonic::Streaming<pb::ListJobsResponse>) -> Result<Vec<T>, String> {
     // Pages go round-robin to the decoders; each keeps (page number, jobs).
     let (txs, decoders): (Vec<_>, Vec<_>) = (0..DECODERS)
         .map(|_| {
             let (tx, rx) = std::sync::mpsc::channel::<(usize, pb::ListJobsResponse)>();
-            let decoder = std::thread::spawn(move || -> Result<Vec<(usize, Vec<pb::Job>)>, String> {
-                rx.into_iter().map(|(n, page)| Ok((n, unpack(page)?))).collect()
+            let decoder = std::thread::spawn(move || -> Result<Vec<(usize, Vec<T>)>, String> {
+                rx.into_iter().map(|(n, page)| Ok((n, unpack_as(page)?))).collect()
             });
             (tx, decoder)
         })
@@ -57,18 +64,41 @@ pub async fn collect(mut pages: tonic::Streaming<pb::ListJobsResponse>) -> Resul
     Ok(jobs)
 }
 
+/// A listing's row: `pb::Job`, or a message with a subset of its fields.
+pub trait Row: Message + Default + Send + 'static {
+    fn from_job(j: pb::Job) -> Result<Self, String>;
+}
+
+impl Row for pb::Job {
+    fn from_job(j: pb::Job) -> Result<Self, String> {
+        Ok(j)
+    }
+}
+
+impl Row for pb::JobPriority {
+    /// Same field numbers, so the bytes of one are the other with fields left out.
+    fn from_job(j: pb::Job) -> Result<Self, String> {
+        Self::decode(j.encode_to_vec().as_slice()).map_err(|e| e.to_string())
+    }
+}
+
 /// The jobs of one listing or page, decoded from `packed` when the controller filled it.
-pub fn unpack(mut r: pb::ListJobsResponse) -> Result<Vec<pb::Job>, String> {
+pub fn unpack(r: pb::ListJobsResponse) -> Result<Vec<pb::Job>, String> {
+    unpack_as(r)
+}
+
+/// [`unpack`], each job decoded as `T`.
+pub fn unpack_as<T: Row>(r: pb::ListJobsResponse) -> Result<Vec<T>, String> {
     if r.packed.is_empty() {
-        return Ok(r.jobs);
+        return r.jobs.into_iter().map(T::from_job).collect();
     }
     let bad = |e: String| format!("the controller sent a packed listing that does not decode: {e}");
     let spans = spans(&r.packed).map_err(bad)?;
-    r.jobs.reserve(spans.len());
+    let mut rows = Vec::with_capacity(spans.len());
     for s in spans {
-        r.jobs.push(pb::Job::decode(r.packed.slice(s)).map_err(|e| bad(e.to_string()))?);
+        rows.push(T::decode(r.packed.slice(s)).map_err(|e| bad(e.to_string()))?);
     }
-    Ok(r.jobs)
+    Ok(rows)
 }
 
 /// Where each `jobs` entry's message lies in the bytes of a ListJobsResponse.
@@ -131,6 +161,30 @@ mod tests {
         assert_eq!(unpack(packed(vec![])).unwrap(), vec![]);
         let plain = pb::ListJobsResponse { jobs: vec![job(3)], ..Default::default() };
         assert_eq!(unpack(plain).unwrap(), vec![job(3)]);
+    }
+
+    #[test]
+    fn a_job_decodes_as_its_priority_row() {
+        let mut j = job(9);
+        (j.account, j.qos, j.partition, j.state) =
+            ("ml".into(), "high".into(), "gpu".into(), "PENDING".into());
+        (j.priority, j.prio_base, j.prio_fair_share, j.prio_age, j.prio_tier) = (3000.5, 1000.0, 1.5, 2.0, 2);
+        let want = pb::JobPriority {
+            id: 9,
+            user: "alice".into(),
+            account: "ml".into(),
+            qos: "high".into(),
+            partition: "gpu".into(),
+            state: "PENDING".into(),
+            priority: 3000.5,
+            prio_base: 1000.0,
+            prio_fair_share: 1.5,
+            prio_age: 2.0,
+            prio_tier: 2,
+        };
+        assert_eq!(unpack_as::<pb::JobPriority>(packed(vec![j.clone()])).unwrap(), vec![want.clone()]);
+        let plain = pb::ListJobsResponse { jobs: vec![j], ..Default::default() };
+        assert_eq!(unpack_as::<pb::JobPriority>(plain).unwrap(), vec![want]);
     }
 
     #[test]

@@ -116,11 +116,11 @@ impl Args {
             .collect()
     }
 
-    pub fn keep(&self, j: &pb::Job) -> bool {
+    pub fn keep(&self, j: &pb::JobPriority) -> bool {
         let any = |want: &[String], have: &str| {
             want.is_empty() || want.iter().any(|w| w.eq_ignore_ascii_case(have))
         };
-        jobfmt::is(j, "PENDING")
+        j.state.eq_ignore_ascii_case("PENDING")
             && (self.jobs.is_empty() || self.jobs.contains(&j.id))
             && any(&self.users, &j.user)
             && any(&self.partitions, &j.partition)
@@ -128,19 +128,27 @@ impl Args {
 }
 
 /// Factors near 1 need decimals to be told apart; BASE and TIER are whole numbers.
-pub fn cell(code: char, j: &pb::Job) -> String {
+pub fn cell(code: char, j: &pb::JobPriority) -> String {
+    let mut s = String::new();
+    cell_into(&mut s, code, j);
+    s
+}
+
+/// [`cell`], appended to `out`.
+fn cell_into(out: &mut String, code: char, j: &pb::JobPriority) {
+    use std::fmt::Write;
     match code {
-        'i' => j.id.to_string(),
-        'P' | 'r' => j.partition.clone(),
-        'u' => j.user.clone(),
-        'a' => j.account.clone(),
-        'q' => j.qos.clone(),
-        'Y' => jobfmt::priority(j),
-        'B' => jobfmt::whole(j.prio_base.max(0.0)),
-        'A' => jobfmt::four_places(j.prio_age),
-        'F' => jobfmt::four_places(j.prio_fair_share),
-        'T' => j.prio_tier.to_string(),
-        _ => String::new(),
+        'i' => drop(write!(out, "{}", j.id)),
+        'P' | 'r' => out.push_str(&j.partition),
+        'u' => out.push_str(&j.user),
+        'a' => out.push_str(&j.account),
+        'q' => out.push_str(&j.qos),
+        'Y' => jobfmt::whole_into(out, j.priority.max(0.0)),
+        'B' => jobfmt::whole_into(out, j.prio_base.max(0.0)),
+        'A' => jobfmt::four_places_into(out, j.prio_age),
+        'F' => jobfmt::four_places_into(out, j.prio_fair_share),
+        'T' => drop(write!(out, "{}", j.prio_tier)),
+        _ => {}
     }
 }
 
@@ -149,9 +157,9 @@ fn header(code: char) -> &'static str {
 }
 
 /// The whole report from listed jobs; no I/O.
-pub fn report(a: &Args, jobs: &[pb::Job]) -> Result<String, String> {
+pub fn report(a: &Args, jobs: &[pb::JobPriority]) -> Result<String, String> {
     let items = plan(a)?;
-    let mut shown: Vec<&pb::Job> = jobs.iter().filter(|j| a.keep(j)).collect();
+    let mut shown: Vec<&pb::JobPriority> = jobs.iter().filter(|j| a.keep(j)).collect();
     shown.sort_by_key(|j| j.id);
     if a.json {
         let v: Vec<serde_json::Value> = shown
@@ -175,7 +183,7 @@ pub fn report(a: &Args, jobs: &[pb::Job]) -> Result<String, String> {
         lines(&mut out, &items, &[None]);
     }
     // Lines are formatted on every core, as squeue's are: over 100,000 jobs it is most of the time.
-    let rows: Vec<Option<&pb::Job>> = shown.into_iter().map(Some).collect();
+    let rows: Vec<Option<&pb::JobPriority>> = shown.into_iter().map(Some).collect();
     let parts = super::listing::par_map(&rows, |chunk| {
         let mut part = String::with_capacity(chunk.len() * 80);
         lines(&mut part, &items, chunk);
@@ -187,7 +195,7 @@ pub fn report(a: &Args, jobs: &[pb::Job]) -> Result<String, String> {
 }
 
 /// The text of a cell that is a field as it stands, borrowed.
-fn text(code: char, j: &pb::Job) -> Option<&str> {
+fn text(code: char, j: &pb::JobPriority) -> Option<&str> {
     match code {
         'P' | 'r' => Some(&j.partition),
         'u' => Some(&j.user),
@@ -198,7 +206,9 @@ fn text(code: char, j: &pb::Job) -> Option<&str> {
 }
 
 /// Lines written straight into `out`, cell by cell; `None` is the header.
-fn lines(out: &mut String, items: &[Item], jobs: &[Option<&pb::Job>]) {
+fn lines(out: &mut String, items: &[Item], jobs: &[Option<&pb::JobPriority>]) {
+    // One scratch buffer for the computed cells of every line.
+    let mut scratch = String::with_capacity(32);
     for j in jobs {
         for it in items {
             match it {
@@ -207,7 +217,11 @@ fn lines(out: &mut String, items: &[Item], jobs: &[Option<&pb::Job>]) {
                     None => fit_into(out, header(*code), *width, *right),
                     Some(j) => match text(*code, j) {
                         Some(t) => fit_into(out, t, *width, *right),
-                        None => fit_into(out, &cell(*code, j), *width, *right),
+                        None => {
+                            scratch.clear();
+                            cell_into(&mut scratch, *code, j);
+                            fit_into(out, &scratch, *width, *right);
+                        }
                     },
                 },
             }
@@ -219,7 +233,8 @@ fn lines(out: &mut String, items: &[Item], jobs: &[Option<&pb::Job>]) {
 async fn run(a: Args) -> Result<String, String> {
     let mut c = conn::connect_flag(a.controller.as_deref(), Identity::local()).await?;
     let req = pb::ListRequest { filter: a.filter() };
-    let jobs = super::listing::collect(c.jobs.stream_jobs(req).await.map_err(status)?.into_inner()).await?;
+    let jobs: Vec<pb::JobPriority> =
+        super::listing::collect_as(c.jobs.stream_jobs(req).await.map_err(status)?.into_inner()).await?;
     let out = report(&a, &jobs);
     // As squeue: the process exits right after printing, so the jobs are not freed one by one.
     std::mem::forget(jobs);

@@ -189,14 +189,21 @@ pub fn job_brief(j: &crate::jobs::record::JobRecord) -> pb::Job {
     }
 }
 
-/// The brief view with the priority factors: what sprio shows.
+/// What sprio shows, the fields of `pb::JobPriority` (a Job with only those set).
 pub fn job_prio(j: &crate::jobs::record::JobRecord) -> pb::Job {
     pb::Job {
+        id: j.id,
+        user: j.user.clone(),
+        account: j.account.clone().unwrap_or_default(),
+        qos: j.qos.clone().unwrap_or_default(),
+        partition: j.partition.clone(),
+        state: j.state.as_str().into(),
+        priority: j.eff_priority,
         prio_base: j.factors.0,
         prio_fair_share: j.factors.1,
         prio_age: j.factors.2,
         prio_tier: j.factors.3,
-        ..job_brief(j)
+        ..pb::Job::default()
     }
 }
 

@@ -60,8 +60,8 @@ impl Packer {
         Packer { out: Vec::with_capacity(jobs * 96), job: Vec::with_capacity(256), ..Packer::default() }
     }
 
-    /// Appends one job as a `jobs` entry: the brief view, with the
-    /// priority factors when `prio` (sprio's view).
+    /// Appends one job as a `jobs` entry: the brief view, or sprio's
+    /// fields only when `prio`.
     pub fn push(&mut self, j: &JobRecord, prio: bool) {
         if self.count > 0 && self.count.is_multiple_of(PAGE_JOBS) {
             self.breaks.push(self.out.len());
@@ -69,36 +69,10 @@ impl Packer {
         self.count += 1;
         let b = &mut self.job;
         b.clear();
-        uint(b, tag::ID, j.id);
-        text(b, tag::NAME, &j.name);
-        text(b, tag::USER, &j.user);
-        text(b, tag::ACCOUNT, j.account.as_deref().unwrap_or(""));
-        text(b, tag::QOS, j.qos.as_deref().unwrap_or(""));
-        text(b, tag::PARTITION, &j.partition);
-        text(b, tag::STATE, j.state.as_str());
-        text(b, tag::REASON, &j.reason);
-        double(b, tag::PRIORITY, j.eff_priority);
-        // Optional in the proto: present even when 0.
-        if let Some(t) = j.time_limit {
-            encode_key(tag::TIME_LIMIT, WireType::Varint, b);
-            encode_varint(t, b);
-        }
-        int(b, tag::SUBMIT_MS, j.submit_ms);
-        int(b, tag::START_MS, j.start_ms);
-        int(b, tag::END_MS, j.end_ms);
-        for n in &j.nodes {
-            encode_key(tag::NODES, WireType::LengthDelimited, b);
-            encode_varint(n.len() as u64, b);
-            b.extend_from_slice(n.as_bytes());
-        }
-        uint(b, tag::NUM_NODES, j.num_nodes.into());
-        uint(b, tag::NUM_CPUS, super::convert::num_cpus(j).into());
-        int(b, tag::EXIT_CODE, j.exit_code.into());
         if prio {
-            double(b, tag::PRIO_BASE, j.factors.0);
-            double(b, tag::PRIO_FAIR_SHARE, j.factors.1);
-            double(b, tag::PRIO_AGE, j.factors.2);
-            uint(b, tag::PRIO_TIER, j.factors.3.into());
+            prio_fields(b, j);
+        } else {
+            brief_fields(b, j);
         }
         encode_key(JOBS_FIELD, WireType::LengthDelimited, &mut self.out);
         encode_varint(self.job.len() as u64, &mut self.out);
@@ -113,6 +87,50 @@ impl Packer {
         let ends = self.breaks.iter().copied().chain([all.len()]);
         starts.into_iter().zip(ends).map(|(s, e)| all.slice(s..e)).collect()
     }
+}
+
+/// The brief view: squeue's default columns, in field order as prost writes them.
+fn brief_fields(b: &mut Vec<u8>, j: &JobRecord) {
+    uint(b, tag::ID, j.id);
+    text(b, tag::NAME, &j.name);
+    text(b, tag::USER, &j.user);
+    text(b, tag::ACCOUNT, j.account.as_deref().unwrap_or(""));
+    text(b, tag::QOS, j.qos.as_deref().unwrap_or(""));
+    text(b, tag::PARTITION, &j.partition);
+    text(b, tag::STATE, j.state.as_str());
+    text(b, tag::REASON, &j.reason);
+    double(b, tag::PRIORITY, j.eff_priority);
+    // Optional in the proto: present even when 0.
+    if let Some(t) = j.time_limit {
+        encode_key(tag::TIME_LIMIT, WireType::Varint, b);
+        encode_varint(t, b);
+    }
+    int(b, tag::SUBMIT_MS, j.submit_ms);
+    int(b, tag::START_MS, j.start_ms);
+    int(b, tag::END_MS, j.end_ms);
+    for n in &j.nodes {
+        encode_key(tag::NODES, WireType::LengthDelimited, b);
+        encode_varint(n.len() as u64, b);
+        b.extend_from_slice(n.as_bytes());
+    }
+    uint(b, tag::NUM_NODES, j.num_nodes.into());
+    uint(b, tag::NUM_CPUS, super::convert::num_cpus(j).into());
+    int(b, tag::EXIT_CODE, j.exit_code.into());
+}
+
+/// sprio's view: the fields of `JobPriority`, nothing else.
+fn prio_fields(b: &mut Vec<u8>, j: &JobRecord) {
+    uint(b, tag::ID, j.id);
+    text(b, tag::USER, &j.user);
+    text(b, tag::ACCOUNT, j.account.as_deref().unwrap_or(""));
+    text(b, tag::QOS, j.qos.as_deref().unwrap_or(""));
+    text(b, tag::PARTITION, &j.partition);
+    text(b, tag::STATE, j.state.as_str());
+    double(b, tag::PRIORITY, j.eff_priority);
+    double(b, tag::PRIO_BASE, j.factors.0);
+    double(b, tag::PRIO_FAIR_SHARE, j.factors.1);
+    double(b, tag::PRIO_AGE, j.factors.2);
+    uint(b, tag::PRIO_TIER, j.factors.3.into());
 }
 
 fn double(b: &mut Vec<u8>, tag: u32, v: f64) {
