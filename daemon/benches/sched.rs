@@ -168,6 +168,10 @@ fn shaped(pending: usize, nodes: usize, queue_depth: usize, busy_every: usize) -
 }
 
 fn bench(c: &mut Criterion) {
+    // `SPUR_BENCH_MILLION=1 cargo bench -p spur-daemon --bench sched`: the million pass alone.
+    if std::env::var_os("SPUR_BENCH_MILLION").is_some() {
+        return million();
+    }
     let sizes = [(10_000, 1_000), (100_000, 5_000)];
     for (pending, nodes) in sizes {
         for (depth, label) in

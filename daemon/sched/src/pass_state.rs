@@ -17,6 +17,8 @@ use std::collections::HashMap;
 
 pub(super) struct Part<'a> {
     pub p: &'a Partition,
+    /// Down or inactive: the code every job asking for it pends with (parsed once per pass).
+    pub closed: Option<crate::reason::ReasonCode>,
     pub nodes: PartNodes,
     pub failures: RoomFailures,
     pub reserved: bool,

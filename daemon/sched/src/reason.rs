@@ -81,7 +81,8 @@ pub struct LimitFacts {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Facts {
     None,
-    Limit(LimitFacts),
+    /// Boxed: the largest facts, and a pass keeps a reason for every pending job.
+    Limit(Box<LimitFacts>),
     UnknownPartition {
         partition: String,
     },
@@ -106,7 +107,7 @@ pub enum Facts {
     /// No room now; the reservation holder also knows when it expects to start.
     Resources {
         partition: String,
-        ask: Shape,
+        ask: Box<Shape>,
         start_ms: Option<i64>,
         start_in_s: Option<u64>,
     },
@@ -168,7 +169,7 @@ impl Reason {
     }
 
     pub fn limit(code: ReasonCode, facts: LimitFacts) -> Reason {
-        Reason { code, facts: Facts::Limit(facts) }
+        Reason { code, facts: Facts::Limit(Box::new(facts)) }
     }
 
     /// The sentence without the code.
