@@ -8,7 +8,7 @@ use std::path::PathBuf;
 #[derive(Debug, Clone, Parser)]
 #[command(name = "spur-console", version)]
 pub struct Cli {
-    /// Controller URL [default: $SPUR_CONTROLLER_ADDR, else http://localhost:6817]
+    /// Controller URL [default: $SPUR_CONTROLLER_ADDR, else http://127.0.0.1:6817]
     #[arg(long, value_name = "URL")]
     pub controller: Option<String>,
     /// Start an in-process demo controller with seeded QOS and accounts, in a temp dir.
@@ -26,7 +26,7 @@ pub struct Cli {
 }
 
 impl Cli {
-    /// `--controller`, else `SPUR_CONTROLLER_ADDR`, else `http://localhost:6817`
+    /// `--controller`, else `SPUR_CONTROLLER_ADDR`, else `http://127.0.0.1:6817`
     /// (the rule every Spur client shares).
     pub fn controller_url(&self) -> String {
         conn::resolve_controller(self.controller.as_deref())

@@ -116,7 +116,7 @@ usage: spur SUBCOMMAND [args...]
   token user --name N [--admin-level L] [--ttl 24h]   mint a user JWT from the key in spur.conf
   token create [--ttl 24h] | token list | token revoke ID   node admission tokens
   install-links DIR     create sacctmgr, scontrol, squeue, ... links to this binary in DIR
-Every client finds the controller by --controller URL, else SPUR_CONTROLLER_ADDR, else http://localhost:6817.";
+Every client finds the controller by --controller URL, else SPUR_CONTROLLER_ADDR, else http://127.0.0.1:6817.";
 
 /// Dispatches on argv[0], then on the `spur` subcommand. Returns the exit code.
 pub async fn main(argv: Vec<String>) -> i32 {

@@ -174,9 +174,22 @@ impl Reason {
 
     /// The sentence without the code.
     pub fn sentence(&self) -> String {
+        let mut out = String::new();
+        self.write_sentence(&mut out);
+        out
+    }
+
+    /// [`Reason::sentence`] into `out` (cleared first): a pass compares every
+    /// pending job's sentence with the last one without allocating each.
+    pub fn write_sentence(&self, out: &mut String) {
+        use fmt::Write;
+        out.clear();
         match &self.facts {
-            Facts::None => self.code.description().to_string(),
-            f => f.to_string(),
+            Facts::None => out.push_str(self.code.description()),
+            // Writing to a String cannot fail.
+            f => {
+                let _ = write!(out, "{f}");
+            }
         }
     }
 }

@@ -8,7 +8,7 @@ use spur_vocab::hostlist;
 #[command(name = "spurd", version, about = "The Spur node agent")]
 struct Args {
     /// The controller, e.g. http://ctl:6817.
-    #[arg(long, env = "SPUR_CONTROLLER_ADDR", default_value = "http://localhost:6817")]
+    #[arg(long, env = "SPUR_CONTROLLER_ADDR", default_value = spur_proto::wire::DEFAULT_CONTROLLER)]
     controller: String,
     /// The nodes this agent hosts, as a hostlist: node[01-04].
     #[arg(long)]

@@ -15,6 +15,7 @@ use spur_vocab::hostlist;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
+use tokio::sync::broadcast::error::TryRecvError;
 
 /// The least time between two passes.
 const MIN_GAP: Duration = Duration::from_millis(100);
@@ -76,6 +77,9 @@ impl JobService {
                     _ = me.kick.notified() => {}
                     _ = nodes_rx.recv() => {}
                 }
+                // One pass covers every node change so far: a burst of node
+                // updates queued while the last pass ran is not a pass each.
+                while !matches!(nodes_rx.try_recv(), Err(TryRecvError::Empty | TryRecvError::Closed)) {}
             }
         });
         vec![passes, self.spawn_flusher()]
@@ -90,7 +94,7 @@ impl JobService {
         Snapshot {
             nodes: nodes.iter().map(SchedNode::from_model).collect(),
             partitions: self.nodes.partitions(),
-            jobs: self.lock().jobs.values().filter(|j| j.is_active()).map(JobRecord::sched_job).collect(),
+            jobs: self.active_jobs(),
             catalog,
             usage: figures.usage,
             grp_wall_used: figures.grp_wall_used,
@@ -99,6 +103,15 @@ impl JobService {
             hres: self.licenses.hres(),
             config: self.sched.clone(),
         }
+    }
+
+    /// The scheduler's view of every active job, in a list sized once (a
+    /// list grown by doubling moved every job it held at each step).
+    fn active_jobs(&self) -> Vec<sched::Job> {
+        let q = self.lock();
+        let mut out = Vec::with_capacity(q.jobs.values().filter(|j| j.is_active()).count());
+        out.extend(q.jobs.values().filter(|j| j.is_active()).map(JobRecord::sched_job));
+        out
     }
 
     /// One scheduling pass.
@@ -185,12 +198,21 @@ impl Queue {
     /// mark a job (see `events.rs`).
     pub fn note_pending(&mut self, plan: &sched::Plan) {
         let mut marks = vec![];
-        for p in &plan.pending {
-            if let Some(j) = self.jobs.get_mut(&p.job) {
-                let (code, detail) = (p.reason.code.as_str(), p.reason.sentence());
+        let mut detail = String::new();
+        // In id order, so the queue is walked once rather than searched per job.
+        let mut by_id: Vec<&sched::Pending> = plan.pending.iter().collect();
+        by_id.sort_unstable_by_key(|p| p.job);
+        let first = by_id.first().map_or(0, |p| p.job);
+        let mut jobs = self.jobs.range_mut(first..).peekable();
+        for p in by_id {
+            while jobs.next_if(|(id, _)| **id < p.job).is_some() {}
+            if let Some((_, j)) = jobs.next_if(|(id, _)| **id == p.job) {
+                let code = p.reason.code.as_str();
+                p.reason.write_sentence(&mut detail);
                 if j.reason != code || j.reason_detail != detail {
-                    j.reason = code.into();
-                    j.reason_detail = detail;
+                    j.reason.clear();
+                    j.reason.push_str(code);
+                    j.reason_detail.clone_from(&detail);
                     marks.push(j.id);
                 }
                 j.eff_priority = p.priority.value() as f64;
