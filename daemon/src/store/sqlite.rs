@@ -26,9 +26,19 @@ impl SqliteStore {
             .synchronous(SqliteSynchronous::Full)
             .busy_timeout(Duration::from_secs(10))
             .foreign_keys(true);
-        let writer = SqlitePoolOptions::new().max_connections(1).connect_with(opts.clone()).await?;
+        // No ping before each use: the connections are in this process, and
+        // the ping was one more hand-off to the worker thread per commit.
+        let writer = SqlitePoolOptions::new()
+            .max_connections(1)
+            .test_before_acquire(false)
+            .connect_with(opts.clone())
+            .await?;
         migrate(&writer, |m| m.sqlite).await?;
-        let reader = SqlitePoolOptions::new().max_connections(4).connect_with(opts.read_only(true)).await?;
+        let reader = SqlitePoolOptions::new()
+            .max_connections(4)
+            .test_before_acquire(false)
+            .connect_with(opts.read_only(true))
+            .await?;
         Ok(SqliteStore { writer, reader })
     }
 }
