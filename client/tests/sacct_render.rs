@@ -179,3 +179,30 @@ fn json_has_every_job_field() {
     assert_eq!(v["jobs"][0]["exit_status"], "0:9");
     assert_eq!(v["jobs"][0]["elapsed_secs"], 600);
 }
+
+#[test]
+fn usage_columns_show_once_the_job_ended() {
+    let mut all = jobs();
+    let used = pb::JobUsage { user_cpu_us: 61_250_000, sys_cpu_us: 1_234_000, max_rss_kb: 1234 };
+    all[0].usage = Some(used);
+    // Only an ended job's figures are its own; a running one's are not shown.
+    all[2].usage = Some(used);
+    let cols = "jobid,totalcpu,usercpu,systemcpu,maxrss,averss,ntasks";
+    let a = args(&["-a", "-P", "-o", cols, "-j", "10,12,13,15"]);
+    let out = report(&a, &all, now()).unwrap();
+    assert_eq!(
+        out,
+        "JobID|TotalCPU|UserCPU|SystemCPU|MaxRSS|AveRSS|NTasks\n\
+         10|01:02.484|01:01.250|00:01.234|1234K|1234K|1\n\
+         12||||||1\n\
+         13||||||\n\
+         15||||||\n"
+    );
+    let head = report(&args(&["-o", "totalcpu,maxrss,ntasks", "-j", "10"]), &all, now()).unwrap();
+    assert_eq!(head.lines().next().unwrap(), "  TotalCPU     MaxRSS   NTasks ");
+    let v: serde_json::Value =
+        serde_json::from_str(&report(&args(&["--json", "-j", "10,13"]), &all, now()).unwrap()).unwrap();
+    let first = &v["jobs"][0];
+    assert_eq!((first["user_cpu_us"].as_u64(), first["max_rss_kb"].as_u64()), (Some(61_250_000), Some(1234)));
+    assert!(v["jobs"][1].get("user_cpu_us").is_none(), "a job without figures has none");
+}

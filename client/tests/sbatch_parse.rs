@@ -2,7 +2,12 @@
 //! command line, `--wrap`, defaults (name, workdir, output path), and errors
 //! that name the offending argument. Scripts come from a fake reader.
 
-use spur_client::cli::sbatch::{Prepared, Submission, accepted, directives, parse_gres, parse_mem, prepare};
+use spur_client::cli::sbatch::{Prepared, Submission, accepted, directives, prepare};
+use spur_client::cli::submit_opts::parse_gres;
+
+fn parse_mem(v: &str) -> Result<u64, String> {
+    spur_client::cli::submit_opts::parse_mem("mem", v)
+}
 use std::path::Path;
 
 const SCRIPT: &str = "#!/bin/bash

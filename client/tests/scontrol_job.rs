@@ -101,8 +101,8 @@ fn show_job_uses_slurms_layout_with_the_reason_facts() {
     let want = format!(
         "JobId=102 JobName=big
    UserId=bob
-   Priority=2000 Account=ml QOS=gpu
-   JobState=PENDING Reason=QOSGrpNodeLimit (QOS gpu is at 4/4 nodes)
+   Priority=2000 Nice=0 Account=ml QOS=gpu
+   JobState=PENDING Reason=QOSGrpNodeLimit (QOS gpu is at 4/4 nodes) Dependency=(null)
    Requeue=1 BatchFlag=1 ExitCode=0:0
    RunTime=00:00:00 TimeLimit=01:30:00
    SubmitTime={}
@@ -118,6 +118,7 @@ fn show_job_uses_slurms_layout_with_the_reason_facts() {
    StdErr=/home/bob/slurm-102.out
    StdOut=/home/bob/slurm-102.out
    TresPerNode=gres/gpu:2
+   Features=(null)
 
 ",
         format_time(NOW - 60_000)
@@ -130,9 +131,12 @@ fn a_detail_repeating_its_code_is_shown_once() {
     let mut j = pending();
     j.reason = "JobHeldUser".into();
     j.reason_detail = "JobHeldUser: held by its user".into();
-    assert!(job_record(&j, NOW, true).contains(" Reason=JobHeldUser (held by its user) Requeue="));
+    assert!(
+        job_record(&j, NOW, true)
+            .contains(" Reason=JobHeldUser (held by its user) Dependency=(null) Requeue=")
+    );
     j.reason_detail = "JobHeldUser".into();
-    assert!(job_record(&j, NOW, true).contains(" Reason=JobHeldUser Requeue="));
+    assert!(job_record(&j, NOW, true).contains(" Reason=JobHeldUser Dependency=(null) Requeue="));
 }
 
 #[test]
@@ -146,7 +150,7 @@ fn running_jobs_show_nodes_times_and_one_line_form() {
     j.time_limit_minutes = None;
     let out = job_record(&j, NOW, true);
     assert_eq!(out.lines().count(), 1);
-    assert!(out.contains(" JobState=RUNNING Reason=None Requeue=1"), "{out}");
+    assert!(out.contains(" JobState=RUNNING Reason=None Dependency=(null) Requeue=1"), "{out}");
     assert!(out.contains(" RunTime=1-01:01:01 TimeLimit=UNLIMITED "), "{out}");
     assert!(out.contains(&format!(" StartTime={} EndTime=Unknown ", format_time(NOW - 90_061_000))), "{out}");
     assert!(out.contains(" NodeList=gpu[1-2] "), "{out}");

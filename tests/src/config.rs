@@ -21,6 +21,12 @@ macro_rules! bare {
 }
 bare!(bool, i32, u32, u64, i64, usize);
 
+impl Lit for &[&str] {
+    fn lit(&self) -> String {
+        format!("[{}]", self.iter().map(|s| s.lit()).collect::<Vec<_>>().join(", "))
+    }
+}
+
 type Table = Vec<(String, String)>;
 
 #[derive(Debug, Default, Clone)]
@@ -103,6 +109,13 @@ impl ClusterToml {
             t.push(("default".into(), true.lit()));
         }
         self.partitions.push(t);
+        self
+    }
+
+    /// `key = value` on the last `[[nodes]]` entry added.
+    pub fn node_set(mut self, key: &str, value: impl Lit) -> Self {
+        let last = self.nodes.last_mut().expect("node_set after nodes");
+        last.push((key.to_string(), value.lit()));
         self
     }
 

@@ -1,6 +1,7 @@
 //! Jobs and their agent, with the real binaries: a restarted `spurd` adopts
-//! the jobs still running (none runs twice, none is lost), and ending a job
-//! (scancel, requeue, KillWait) ends its whole process tree.
+//! the jobs still running (none runs twice, none is lost), ending a job
+//! (scancel, requeue, KillWait) ends its whole process tree, a script runs
+//! by its `#!` line, and sacct shows what a job used.
 
 use spur_tests::config::ClusterToml;
 use spur_tests::proc::{Agent, Controller, conf, fails, field, ok, sacct_state, starts, wait_for};
@@ -138,4 +139,91 @@ fn a_process_that_leaves_the_job_s_process_group_is_killed_through_its_cgroup() 
     }
     ok("scancel", &c.url, &[&id.to_string()]);
     wait_gone(child, "the escaped child to end with its cgroup");
+}
+
+/// Submits the script file `name` (written to `dir` first) with `args`.
+fn sbatch_file(url: &str, dir: &Path, args: &[&str], name: &str, script: &str) -> u64 {
+    let path = dir.join(name);
+    std::fs::write(&path, script).unwrap();
+    let (d, p) = (dir.display().to_string(), path.display().to_string());
+    let mut all = vec!["--parsable", "-D", &d];
+    all.extend(args);
+    all.push(&p);
+    ok("sbatch", url, &all).trim().parse().expect("a job id")
+}
+
+/// sacct's `fields` of one job, `|`-separated.
+fn sacct(url: &str, id: u64, fields: &str) -> String {
+    ok("sacct", url, &["-n", "-P", "-X", "-j", &id.to_string(), "-o", fields]).trim_end().to_string()
+}
+
+fn ended(url: &str, id: u64) -> String {
+    wait_for(&format!("job {id} to end"), || {
+        let s = sacct_state(url, id);
+        (!matches!(s.as_str(), "PENDING" | "RUNNING" | "COMPLETING" | "")).then_some(s)
+    })
+}
+
+#[test]
+fn a_script_runs_by_its_interpreter_line_and_its_output_directory_is_made() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let c = cluster(d);
+    let _agent = Agent::start(&c.url, "node[01-02]", &[]);
+    // `[[ ]]` is bash's: under /bin/sh (dash here) the script would fail.
+    let bash = "#!/bin/bash\nset -e\n[[ -n \"$BASH_VERSION\" && 1 -lt 2 ]]\necho \"bash $BASH_VERSION\"\n";
+    let id = sbatch_file(&c.url, d, &["-o", "bash-%j.out"], "bash.sh", bash);
+    assert_eq!(ended(&c.url, id), "COMPLETED", "{}", sacct(&c.url, id, "State,ExitCode,Reason"));
+    let out = std::fs::read_to_string(d.join(format!("bash-{id}.out"))).unwrap();
+    assert!(out.starts_with("bash "), "{out}");
+
+    let missing = "#!/nonexistent/interp\necho never\n";
+    let id = sbatch_file(&c.url, d, &["-o", "missing-%j.out"], "missing.sh", missing);
+    assert_eq!(ended(&c.url, id), "FAILED");
+    let reason = sacct(&c.url, id, "Reason");
+    assert!(reason.contains("/nonexistent/interp"), "the interpreter is named: {reason}");
+    let err = std::fs::read_to_string(d.join(format!("missing-{id}.out"))).unwrap();
+    assert!(err.contains("/nonexistent/interp") && !err.contains("never"), "{err}");
+
+    let id = sbatch(&c.url, d, &["-o", "sub/dir/out-%j.txt"], "echo made");
+    assert_eq!(ended(&c.url, id), "COMPLETED", "{}", sacct(&c.url, id, "State,Reason"));
+    assert_eq!(std::fs::read_to_string(d.join(format!("sub/dir/out-{id}.txt"))).unwrap(), "made\n");
+}
+
+/// Whether a CPU time as sacct prints it (`00:01.234`) is more than zero.
+fn nonzero(time: &str) -> bool {
+    time.bytes().any(|b| b.is_ascii_digit() && b != b'0')
+}
+
+#[test]
+fn sacct_shows_what_a_job_used_once_it_ended() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let c = cluster(d);
+    let _agent = Agent::start(&c.url, "node[01-02]", &[]);
+    const USAGE: &str = "TotalCPU,UserCPU,SystemCPU,MaxRSS,AveRSS,NTasks";
+    let held = sbatch(&c.url, d, &["-H"], "true");
+    assert_eq!(sacct(&c.url, held, USAGE), "|||||", "a job that has not run shows nothing");
+
+    let busy = "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done";
+    let id = sbatch(&c.url, d, &[], busy);
+    assert_eq!(ended(&c.url, id), "COMPLETED");
+    let row = sacct(&c.url, id, USAGE);
+    let [total, user, _sys, max_rss, ave_rss, ntasks] = row.split('|').collect::<Vec<_>>()[..] else {
+        panic!("{row}")
+    };
+    assert!(nonzero(total) && nonzero(user), "{row}");
+    assert!(max_rss.ends_with(['K', 'M']) && nonzero(max_rss) && ave_rss == max_rss, "{row}");
+    assert_eq!(ntasks, "1", "{row}");
+
+    // Cancelled: the controller ends the job, and its agent's later report brings the usage.
+    let spin = "touch spinning-$SLURM_JOB_ID; while :; do :; done";
+    let id = sbatch(&c.url, d, &[], spin);
+    let flag = d.join(format!("spinning-{id}"));
+    wait_for("the spinning job to start", || flag.exists().then_some(()));
+    ok("scancel", &c.url, &[&id.to_string()]);
+    spur_tests::wait::wait_until_blocking("the cancelled job's usage", || {
+        let row = sacct(&c.url, id, "State,TotalCPU");
+        (row.starts_with("CANCELLED|") && nonzero(&row["CANCELLED|".len()..])).then_some(()).ok_or(row)
+    });
 }

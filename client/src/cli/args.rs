@@ -140,6 +140,7 @@ pub fn parse(args: &[String]) -> Result<Command, ArgError> {
     let (mut v, mut t) = (None, None);
     let (mut filter, mut set, mut format) = (vec![], vec![], None);
     let mut side = Side::Where;
+    let mut bare_name = false;
     // Flags are applied as they come, so errors are reported in line order.
     for item in FLAGS.items(args) {
         let tok = match item.map_err(ArgError)? {
@@ -178,6 +179,18 @@ pub fn parse(args: &[String]) -> Result<Command, ArgError> {
                         (Some(Verb::Add), _) | (Some(Verb::Modify), Side::Set) => set.push(pair),
                         _ => filter.push(pair),
                     }
+                }
+                // `add qos NAME`, `delete account NAME`: a bare name, as Slurm (and its
+                // Ansible roles) write it, once and before `set`.
+                None if !bare_name
+                    && !tok.starts_with('-')
+                    && filter.is_empty()
+                    && set.is_empty()
+                    && side == Side::Where =>
+                {
+                    bare_name = true;
+                    let pair = ("name".to_string(), tok.clone());
+                    if v == Some(Verb::Add) { set.push(pair) } else { filter.push(pair) }
                 }
                 None => return err(format!("unrecognised argument '{tok}'")),
             },
@@ -253,6 +266,17 @@ mod tests {
         assert_eq!(p("show qos -nx").unwrap_err().0, "unrecognised flag '-x' in '-nx'");
         assert_eq!(p("show qos --noh").unwrap_err().0, "unrecognised argument '--noh'");
         assert!(parse_flags(&["-nx".into(), "--help".into()]).help);
+    }
+
+    #[test]
+    fn a_bare_name_after_the_entity_is_its_name() {
+        let c = p("add qos normal priority=10").unwrap();
+        assert_eq!(c.set, [("name".to_string(), "normal".to_string()), ("priority".into(), "10".into())]);
+        let c = p("delete account phys").unwrap();
+        assert_eq!(c.filter, [("name".to_string(), "phys".to_string())]);
+        let c = p("modify qos normal set priority=5").unwrap();
+        assert_eq!(c.filter, [("name".to_string(), "normal".to_string())]);
+        assert!(p("add qos a b").unwrap_err().0.contains("'b'"));
     }
 
     #[test]

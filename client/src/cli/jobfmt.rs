@@ -172,28 +172,48 @@ pub fn four_places_into(out: &mut String, x: f64) {
     };
 }
 
-/// A stdout/stderr pattern as the job will see it: `%j`, `%x`, `%u`, `%A`, `%%`.
-pub fn expand_path(j: &pb::Job, p: &str) -> String {
-    let mut out = String::new();
-    let mut chars = p.chars();
-    while let Some(c) = chars.next() {
-        if c != '%' {
-            out.push(c);
-            continue;
-        }
-        match chars.next() {
-            Some('j' | 'A') => out.push_str(&j.id.to_string()),
-            Some('x') => out.push_str(&j.name),
-            Some('u') => out.push_str(&j.user),
-            Some('%') => out.push('%'),
-            Some(other) => {
-                out.push('%');
-                out.push(other);
-            }
-            None => out.push('%'),
-        }
+/// sacct's CPU times (TotalCPU, UserCPU, SystemCPU), Slurm's own mix of
+/// `[DD-[HH:]]MM:SS.mmm`: milliseconds only under an hour, and `00:MM:SS`
+/// when there are none: `00:01.234`, `00:00:05`, `01:02:03`, `1-00:00:00`.
+pub fn cpu_time(us: u64) -> String {
+    let (secs, ms) = (us / 1_000_000, (us % 1_000_000) / 1000);
+    let (d, h, m, s) = (secs / 86400, (secs / 3600) % 24, (secs / 60) % 60, secs % 60);
+    if d > 0 {
+        format!("{d}-{h:02}:{m:02}:{s:02}")
+    } else if h > 0 {
+        format!("{h:02}:{m:02}:{s:02}")
+    } else if ms > 0 {
+        format!("{m:02}:{s:02}.{ms:03}")
+    } else {
+        format!("00:{m:02}:{s:02}")
     }
-    out
+}
+
+/// A size in KiB as sacct prints memory (MaxRSS, AveRSS): Slurm's exact
+/// conversion, the largest unit that keeps the value exact to a half:
+/// `1234K`, `2M`, `2.50M`, `0`.
+pub fn mem_kb(kb: u64) -> String {
+    const UNITS: [&str; 6] = ["", "K", "M", "G", "T", "P"];
+    if kb == 0 {
+        return "0".into();
+    }
+    // From bytes, as Slurm counts; a float as in Slurm, so no step overflows.
+    let mut num = kb as f64 * 1024.0;
+    let mut unit = 0;
+    while unit + 1 < UNITS.len() && num >= 1024.0 && (num as u64).is_multiple_of(512) {
+        num /= 1024.0;
+        unit += 1;
+    }
+    if num.fract() == 0.0 { format!("{num:.0}{}", UNITS[unit]) } else { format!("{num:.2}{}", UNITS[unit]) }
+}
+
+/// A stdout/stderr pattern as the job will see it (vocab's one expansion).
+pub fn expand_path(j: &pb::Job, p: &str) -> String {
+    let node = j.nodes.first().map_or("", String::as_str);
+    crate::vocab::jobs::expand_path(
+        p,
+        &crate::vocab::jobs::PathVars { job_id: j.id, user: &j.user, name: &j.name, node },
+    )
 }
 
 /// The job's TRES as Slurm prints them: `cpu=8,mem=2000M,node=2,gres/gpu=4`.
@@ -230,8 +250,14 @@ pub fn job_record(j: &pb::Job, now_ms: i64, oneliner: bool) -> String {
     let mut lines = vec![
         format!("JobId={} JobName={}", j.id, j.name),
         format!("UserId={}", j.user),
-        format!("Priority={} Account={} QOS={}", priority(j), null(&j.account), null(&j.qos)),
-        format!("JobState={} {reason}", j.state),
+        format!(
+            "Priority={} Nice={} Account={} QOS={}",
+            priority(j),
+            spec.nice,
+            null(&j.account),
+            null(&j.qos)
+        ),
+        format!("JobState={} {reason} Dependency={}", j.state, null(&spec.dependency)),
         format!("Requeue={} BatchFlag=1 ExitCode={}:0", u8::from(spec.requeue.unwrap_or(true)), j.exit_code),
         format!("RunTime={} TimeLimit={limit}", format_seconds(run_secs(j, now_ms))),
         format!("SubmitTime={}", time_or(j.submit_ms, "Unknown")),
@@ -264,7 +290,46 @@ pub fn job_record(j: &pb::Job, now_ms: i64, oneliner: bool) -> String {
     if spec.gpus_per_node > 0 {
         lines.push(format!("TresPerNode=gres/gpu:{}", spec.gpus_per_node));
     }
+    lines.extend(extras_lines(&spec));
     record(&lines, oneliner)
+}
+
+/// The rarely-set options, in Slurm's spelling, where Slurm prints them
+/// (`Features=`, `MailUser=`, ...).
+fn extras_lines(spec: &pb::JobSpec) -> Vec<String> {
+    let mut out = vec![format!("Features={}", null(&spec.constraint))];
+    if spec.mem_per_cpu_mb > 0 {
+        out.push(format!("MinMemoryCPU={}M", spec.mem_per_cpu_mb));
+    }
+    if spec.begin_ms > 0 {
+        out.push(format!("EligibleTime={}", format_time(spec.begin_ms)));
+    }
+    if spec.deadline_ms > 0 {
+        out.push(format!("Deadline={}", format_time(spec.deadline_ms)));
+    }
+    if let Some(m) = spec.time_min_minutes {
+        out.push(format!("TimeMin={}", format_limit(Some(m))));
+    }
+    if spec.ntasks_per_node > 0 {
+        out.push(format!("NtasksPerN:B:S:C={}:0:*:*", spec.ntasks_per_node));
+    }
+    if !spec.mail_type.is_empty() || !spec.mail_user.is_empty() {
+        out.push(format!("MailUser={} MailType={}", null(&spec.mail_user), null(&spec.mail_type)));
+    }
+    if spec.kill_on_invalid_dep {
+        // Slurm's spelling, typo included, which scripts match.
+        out.push("KillOInInvalidDependent=Yes".into());
+    }
+    if !spec.signal.is_empty() {
+        out.push(format!("Signal={}", spec.signal));
+    }
+    if !spec.wckey.is_empty() {
+        out.push(format!("WCKey={}", spec.wckey));
+    }
+    if !spec.open_mode.is_empty() {
+        out.push(format!("OpenMode={}", spec.open_mode));
+    }
+    out
 }
 
 /// A job as JSON, shared by `squeue --json` and `scontrol show job --json`.
@@ -285,6 +350,19 @@ pub fn job_json(j: &pb::Job, now_ms: i64) -> serde_json::Value {
         "hold": spec.hold,
         "requeue": spec.requeue.unwrap_or(true), "stdout": expand_path(j, &spec.stdout_path),
         "stderr": expand_path(j, &spec.stderr_path), "comment": spec.comment, "workdir": spec.workdir,
+        "extras": extras_json(&spec),
+    })
+}
+
+/// The rarely-set options in JSON, a nested object (the macro's recursion
+/// limit caps one object's keys).
+fn extras_json(spec: &pb::JobSpec) -> serde_json::Value {
+    let time = |ms: i64| (ms > 0).then(|| format_time(ms));
+    serde_json::json!({
+        "dependency": spec.dependency, "features": spec.constraint, "nice": spec.nice,
+        "mail_type": spec.mail_type, "mail_user": spec.mail_user, "begin_time": time(spec.begin_ms),
+        "deadline": time(spec.deadline_ms), "ntasks_per_node": spec.ntasks_per_node,
+        "mem_per_cpu_mb": spec.mem_per_cpu_mb, "wckey": spec.wckey,
     })
 }
 
@@ -324,7 +402,44 @@ pub fn parse_signal(raw: &str) -> Result<i32, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{four_places, whole};
+    use super::{cpu_time, four_places, mem_kb, whole};
+
+    #[test]
+    fn cpu_times_are_slurm_s_elapsed_with_milliseconds_under_an_hour() {
+        for (us, want) in [
+            (0, "00:00:00"),
+            (500, "00:00:00"),
+            (1_234_000, "00:01.234"),
+            (5_000_000, "00:00:05"),
+            (65_001_999, "01:05.001"),
+            (3_723_000_000, "01:02:03"),
+            (3_723_456_789, "01:02:03"),
+            (86_400_000_000, "1-00:00:00"),
+            (90_061_500_000, "1-01:01:01"),
+            (u64::MAX, "213503982-08:01:49"),
+        ] {
+            assert_eq!(cpu_time(us), want, "{us}");
+        }
+    }
+
+    #[test]
+    fn memory_takes_the_largest_exact_unit() {
+        for (kb, want) in [
+            (0, "0"),
+            (1, "1K"),
+            (1234, "1234K"),
+            (1024, "1M"),
+            (1536, "1.50M"),
+            (2560, "2.50M"),
+            (1025, "1025K"),
+            (4 * 1024 * 1024, "4G"),
+            (3 * 1024 * 1024 * 1024 * 1024, "3P"),
+            (2048 * 1024 * 1024 * 1024 * 1024, "2048P"),
+        ] {
+            assert_eq!(mem_kb(kb), want, "{kb}");
+        }
+        assert!(!mem_kb(u64::MAX).is_empty());
+    }
 
     #[test]
     fn the_shortcuts_print_what_the_formatter_prints() {

@@ -11,7 +11,8 @@
 //! - [`sinfo`]: `sinfo` / `spur info`: partitions and nodes, Slurm's format codes.
 //! - [`squeue`]: `squeue` / `spur queue`: the job queue, Slurm's `-o`/`-O` formats
 //!   and sorts (with its helper [`jobsort`]: `-S` sort letters, and sorting by them).
-//! - [`sbatch`]: `sbatch` / `spur submit`: a job spec from options and `#SBATCH` lines.
+//! - [`sbatch`]: `sbatch` / `spur submit`: a job spec from options and `#SBATCH` lines;
+//!   [`submit_opts`]: the values of its options (sizes, `--export`, `--begin` dates, ...).
 //! - [`scancel`]: `scancel` / `spur cancel`: cancel or signal jobs by id or filter.
 //! - [`sacct`]: `sacct` / `spur acct`: job accounting in a time window.
 //! - [`sprio`]: `sprio` / `spur prio`: the priority factors of pending jobs.
@@ -84,6 +85,7 @@ pub mod sinfo;
 pub mod sprio;
 pub mod squeue;
 pub mod sshare;
+pub mod submit_opts;
 pub mod token;
 
 use std::path::Path;

@@ -91,6 +91,8 @@ pub const FIELDS: &[Field] = &[
     f("Account", 10, |j, _| j.account.clone()),
     f("AllocCPUS", 10, |j, _| alloc(j, j.num_cpus)),
     f("AllocNodes", 10, |j, _| alloc(j, j.num_nodes)),
+    // One task, the batch script, so its average is its peak.
+    f("AveRSS", 10, |j, _| usage(j, |u| jobfmt::mem_kb(u.max_rss_kb))),
     f("Comment", 14, |j, _| j.spec.as_ref().map(|s| s.comment.clone()).unwrap_or_default()),
     f("CPUTime", 10, |j, now| format_seconds(cpu_secs(j, now))),
     f("CPUTimeRAW", 10, |j, now| cpu_secs(j, now).to_string()),
@@ -103,9 +105,12 @@ pub const FIELDS: &[Field] = &[
     f("JobID", -12, |j, _| j.id.to_string()),
     f("JobIDRaw", -12, |j, _| j.id.to_string()),
     f("JobName", 10, |j, _| j.name.clone()),
+    f("MaxRSS", 10, |j, _| usage(j, |u| jobfmt::mem_kb(u.max_rss_kb))),
     f("NCPUS", 10, |j, _| alloc(j, j.num_cpus)),
     f("NNodes", 8, |j, _| j.num_nodes.to_string()),
     f("NodeList", 15, |j, _| if j.nodes.is_empty() { "None assigned".into() } else { jobfmt::nodelist(j) }),
+    // The batch script is the one task, from the job's start (Slurm's batch step).
+    f("NTasks", 8, |j, _| if run_start(j) > 0 { "1".into() } else { String::new() }),
     f("Partition", 10, |j, _| j.partition.clone()),
     f("Priority", 10, |j, _| jobfmt::priority(j)),
     f("QOS", 10, |j, _| j.qos.clone()),
@@ -118,9 +123,12 @@ pub const FIELDS: &[Field] = &[
     f("Start", 19, |j, _| jobfmt::time_or(shown_start(j), "Unknown")),
     f("State", 10, |j, _| jobfmt::accounting_state(j).to_string()),
     f("Submit", 19, |j, _| jobfmt::time_or(j.submit_ms, "Unknown")),
+    f("SystemCPU", 10, |j, _| usage(j, |u| jobfmt::cpu_time(u.sys_cpu_us))),
     f("Timelimit", 10, |j, _| format_limit(j.time_limit_minutes)),
     f("TimelimitRaw", 10, |j, _| j.time_limit_minutes.map_or(UNLIMITED.into(), |m| m.to_string())),
+    f("TotalCPU", 10, |j, _| usage(j, |u| jobfmt::cpu_time(u.user_cpu_us.saturating_add(u.sys_cpu_us)))),
     f("User", 9, |j, _| j.user.clone()),
+    f("UserCPU", 10, |j, _| usage(j, |u| jobfmt::cpu_time(u.user_cpu_us))),
     f("WorkDir", 20, |j, _| j.spec.as_ref().map(|s| s.workdir.clone()).unwrap_or_default()),
 ];
 
@@ -147,6 +155,12 @@ fn shown_start(j: &pb::Job) -> i64 {
         0 => ended(j).unwrap_or(0),
         s => s,
     }
+}
+
+/// What the job's processes used, once it ended and its agent measured
+/// it: empty before then (and for a job that never ran), as in Slurm.
+fn usage(j: &pb::Job, show: fn(&pb::JobUsage) -> String) -> String {
+    j.usage.as_ref().filter(|_| ended(j).is_some()).map(show).unwrap_or_default()
 }
 
 /// Allocated counts are 0 until the job has started, as in Slurm.
@@ -362,6 +376,11 @@ pub fn report(a: &Args, jobs: &[pb::Job], now: DateTime<Local>) -> Result<String
                 let mut v = jobfmt::job_json(j, now_ms);
                 v["exit_status"] = exit_code(j).into();
                 v["elapsed_secs"] = jobfmt::run_secs(j, now_ms).into();
+                if let Some(u) = j.usage.as_ref().filter(|_| ended(j).is_some()) {
+                    v["user_cpu_us"] = u.user_cpu_us.into();
+                    v["sys_cpu_us"] = u.sys_cpu_us.into();
+                    v["max_rss_kb"] = u.max_rss_kb.into();
+                }
                 v
             })
             .collect();

@@ -7,9 +7,15 @@
 
 use super::fmt::status;
 use super::getopt::{Arg, Mode, Opt, Spec, check, switch, value};
+use super::submit_opts::{
+    check_mail_type, check_signal, export, open_mode, parse_gpu_count, parse_gres, parse_mem, parse_when,
+};
 use crate::conn::{self, Identity};
 use crate::vocab::TimeLimit;
+use crate::vocab::constraint::Constraint;
+use crate::vocab::depend::Dependency;
 use crate::vocab::hostlist;
+use chrono::{DateTime, Local};
 use spur_proto::v1 as pb;
 use std::io::{IsTerminal, Read};
 use std::path::Path;
@@ -38,11 +44,47 @@ const OPTS: &[Opt<State>] = &[
     check("N/nodes", |s, v| count("nodes", &v).map(|n| s.sub.spec.num_nodes = n)),
     check("n/ntasks", |s, v| count("ntasks", &v).map(|n| s.sub.spec.ntasks = n)),
     check("c/cpus-per-task", |s, v| count("cpus-per-task", &v).map(|n| s.sub.spec.cpus_per_task = n)),
-    check("-/mem", |s, v| parse_mem(&v).map(|m| s.sub.spec.mem_mb = m)),
+    check("-/ntasks-per-node", |s, v| count("ntasks-per-node", &v).map(|n| s.sub.spec.ntasks_per_node = n)),
+    check("-/mem", |s, v| parse_mem("mem", &v).map(|m| s.sub.spec.mem_mb = m)),
+    check("-/mem-per-cpu", |s, v| parse_mem("mem-per-cpu", &v).map(|m| s.sub.spec.mem_per_cpu_mb = m)),
     check("-/gres", |s, v| parse_gres(&v).map(|g| s.sub.spec.gpus_per_node = g)),
     check("-/gpus-per-node", |s, v| {
-        parse_gres(&format!("gpu:{}", v.trim_start_matches("gpu:"))).map(|g| s.sub.spec.gpus_per_node = g)
+        parse_gpu_count("gpus-per-node", &v).map(|g| s.sub.spec.gpus_per_node = g)
     }),
+    check("G/gpus", |s, v| parse_gpu_count("gpus", &v).map(|g| s.sub.spec.gpus_total = g)),
+    check("-/gpus-per-task", |s, v| {
+        parse_gpu_count("gpus-per-task", &v).map(|g| s.sub.spec.gpus_per_task = g)
+    }),
+    check("C/constraint", |s, v| {
+        Constraint::parse(&v)
+            .map(|c| s.sub.spec.constraint = c.to_string())
+            .map_err(|e| format!("--constraint: {e}"))
+    }),
+    check("d/dependency", |s, v| {
+        Dependency::parse(&v)
+            .map(|d| s.sub.spec.dependency = d.to_string())
+            .map_err(|e| format!("--dependency: {e}"))
+    }),
+    check("-/kill-on-invalid-dep", |s, v| {
+        yes_no("kill-on-invalid-dep", &v).map(|b| s.sub.spec.kill_on_invalid_dep = b)
+    }),
+    value("-/export", |s, v| s.sub.export = Some(v)),
+    check("-/mail-type", |s, v| check_mail_type(&v).map(|m| s.sub.spec.mail_type = m)),
+    value("-/mail-user", |s, v| s.sub.spec.mail_user = v),
+    check("-/signal", |s, v| check_signal(&v).map(|g| s.sub.spec.signal = g)),
+    value("b/begin", |s, v| s.sub.begin = Some(v)),
+    value("-/deadline", |s, v| s.sub.deadline = Some(v)),
+    check("-/time-min", |s, v| {
+        TimeLimit::parse_request(&v)
+            .map(|t| s.sub.spec.time_min_minutes = t.minutes())
+            .map_err(|e| format!("--time-min: {e}"))
+    }),
+    check("-/nice", nice),
+    check("-/open-mode", |s, v| open_mode(&v).map(|m| s.sub.spec.open_mode = m)),
+    value("-/wckey", |s, v| s.sub.spec.wckey = v),
+    switch("W/wait", |s| s.sub.wait = true),
+    check("-/uid", |_, v| not_root("uid", &v)),
+    check("-/gid", |_, v| not_root("gid", &v)),
     check("t/time", time),
     check("w/nodelist", |s, v| hosts("nodelist", &v).map(|h| s.sub.spec.nodelist = h)),
     check("x/exclude", |s, v| hosts("exclude", &v).map(|h| s.sub.spec.exclude = h)),
@@ -142,6 +184,32 @@ pub struct Submission {
     pub spec: pb::JobSpec,
     pub parsable: bool,
     pub controller: Option<String>,
+    /// `-W/--wait`: return once the job has ended, with its exit code.
+    pub wait: bool,
+    /// `--export`, `--begin`, `--deadline` as given: [`Submission::resolve`]
+    /// reads them against the submitter's environment and clock.
+    pub export: Option<String>,
+    pub begin: Option<String>,
+    pub deadline: Option<String>,
+}
+
+impl Submission {
+    /// Fills in what depends on where and when sbatch runs: the exported
+    /// environment (Slurm's default `--export=ALL`, with `SLURM_EXPORT_ENV`
+    /// recording a non-default choice for srun) and the begin and deadline times.
+    pub fn resolve(&mut self, env: &[(String, String)], now: DateTime<Local>) -> Result<(), String> {
+        let chosen = self.export.clone().unwrap_or_default();
+        let mut vars = export(&chosen, env)?;
+        if !chosen.trim().is_empty() {
+            vars.retain(|(k, _)| k != "SLURM_EXPORT_ENV");
+            vars.push(("SLURM_EXPORT_ENV".into(), chosen.trim().to_string()));
+        }
+        self.spec.env = vars.into_iter().map(|(key, value)| pb::KeyValue { key, value }).collect();
+        let when = |flag, v: &Option<String>| v.as_deref().map(|v| parse_when(flag, v, now)).transpose();
+        self.spec.begin_ms = when("begin", &self.begin)?.unwrap_or(0);
+        self.spec.deadline_ms = when("deadline", &self.deadline)?.unwrap_or(0);
+        Ok(())
+    }
 }
 
 #[derive(Debug, Default)]
@@ -167,50 +235,6 @@ pub fn count(name: &str, v: &str) -> Result<u32, String> {
     }
 }
 
-/// `--mem`: MB by default; K, M, G, T suffixes (powers of 1024), rounded up to whole MB.
-pub fn parse_mem(v: &str) -> Result<u64, String> {
-    let bad = || format!("--mem: '{v}' is not a size (MB, or a number with K, M, G or T)");
-    let t = v.trim();
-    let (num, shift) = match t.char_indices().last() {
-        Some((i, c)) if c.is_ascii_alphabetic() => {
-            let mult = match c.to_ascii_uppercase() {
-                'K' => -10,
-                'M' => 0,
-                'G' => 10,
-                'T' => 20,
-                _ => return Err(bad()),
-            };
-            (&t[..i], mult)
-        }
-        _ => (t, 0),
-    };
-    if num.is_empty() || !num.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(bad());
-    }
-    let n: u64 = num.parse().map_err(|_| bad())?;
-    if shift < 0 { Ok(n.div_ceil(1024)) } else { n.checked_mul(1 << shift).ok_or_else(bad) }
-}
-
-/// `--gres=gpu:N` (or `gpu`, `gres/gpu:N`, `none`): GPUs per node.
-pub fn parse_gres(v: &str) -> Result<u32, String> {
-    let mut gpus = 0;
-    for item in v.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        if item.eq_ignore_ascii_case("none") {
-            continue;
-        }
-        let item = item.strip_prefix("gres/").unwrap_or(item);
-        gpus = match item.split(':').collect::<Vec<_>>().as_slice() {
-            ["gpu"] => 1,
-            ["gpu", n] => {
-                n.parse::<u32>().map_err(|_| format!("--gres: '{item}': '{n}' is not a GPU count"))?
-            }
-            ["gpu", _, _] => return Err(format!("--gres: '{item}': GPU types are not supported; use gpu:N")),
-            _ => return Err(format!("--gres: '{item}': unknown GRES (Spur schedules gpu[:N] only)")),
-        };
-    }
-    Ok(gpus)
-}
-
 fn hosts(flag: &str, v: &str) -> Result<String, String> {
     hostlist::count(v).map(|_| v.to_string()).map_err(|e| format!("--{flag}: {e}"))
 }
@@ -229,6 +253,42 @@ fn priority(st: &mut State, v: String) -> Result<(), String> {
         _ => return Err(format!("--priority: '{v}' is not a whole number of zero or more")),
     }
     Ok(())
+}
+
+fn nice(st: &mut State, v: String) -> Result<(), String> {
+    // Slurm's default adjustment when the value is left out is 100.
+    let t = if v.trim().is_empty() { "100" } else { v.trim() };
+    match t.parse::<i32>() {
+        Ok(n) if (-2_147_483_645..=2_147_483_645).contains(&n) => st.sub.spec.nice = n,
+        _ => return Err(format!("--nice: '{v}' is not a whole number")),
+    }
+    Ok(())
+}
+
+fn yes_no(flag: &str, v: &str) -> Result<bool, String> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "yes" | "y" => Ok(true),
+        "no" | "n" => Ok(false),
+        _ => Err(format!("--{flag}: '{v}' is not yes or no")),
+    }
+}
+
+/// Submitting as another user needs root, as in Slurm; Spur has no way to
+/// submit as another user yet, so root is told so too.
+fn not_root(flag: &str, v: &str) -> Result<(), String> {
+    if nix_root() {
+        Err(format!("--{flag}={v}: submitting as another user or group is not supported by Spur"))
+    } else {
+        Err(format!("--{flag}={v}: only root may submit as another user or group"))
+    }
+}
+
+fn nix_root() -> bool {
+    std::env::var("USER").is_ok_and(|u| u == "root")
+        || std::fs::metadata("/proc/self").is_ok_and(|m| {
+            use std::os::unix::fs::MetadataExt;
+            m.uid() == 0
+        })
 }
 
 fn licenses(st: &mut State, v: String) -> Result<(), String> {
@@ -356,23 +416,59 @@ pub fn accepted(id: u64, parsable: bool) -> String {
     if parsable { format!("{id}\n") } else { format!("Submitted batch job {id}\n") }
 }
 
-async fn run(argv: &[String]) -> Result<String, String> {
+async fn run(argv: &[String]) -> Result<(String, Option<i32>), String> {
     let cwd = std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
-    let sub = match prepare(argv, &cwd, read_script)? {
-        Prepared::Help => return Ok(format!("{USAGE}\n")),
+    let mut sub = match prepare(argv, &cwd, read_script)? {
+        Prepared::Help => return Ok((format!("{USAGE}\n"), None)),
         Prepared::Submit(s) => s,
     };
+    let env: Vec<(String, String)> = std::env::vars_os()
+        .map(|(k, v)| (k.to_string_lossy().into_owned(), v.to_string_lossy().into_owned()))
+        .collect();
+    sub.resolve(&env, Local::now())?;
     let mut c = conn::connect_flag(sub.controller.as_deref(), Identity::local()).await?;
-    let req = pb::SubmitRequest { spec: Some(sub.spec) };
+    let req = pb::SubmitRequest { spec: Some(sub.spec.clone()) };
     // Slurm's wording; the controller's message carries the reason code and its facts.
     let resp = c.jobs.submit(req).await.map_err(|e| format!("Batch job submission failed: {}", status(e)))?;
-    Ok(accepted(resp.into_inner().job_id, sub.parsable))
+    let id = resp.into_inner().job_id;
+    let line = accepted(id, sub.parsable);
+    if !sub.wait {
+        return Ok((line, None));
+    }
+    if super::output::emit("sbatch", &line) != 0 {
+        return Err("cannot write to standard output".into());
+    }
+    Ok((String::new(), Some(wait_for(&mut c, id).await?)))
+}
+
+/// `--wait`: polls the job (sbatch's own way, every few seconds at most)
+/// until it has ended; its exit code, or 1 for an end without one.
+async fn wait_for(c: &mut conn::Clients, id: u64) -> Result<i32, String> {
+    let mut pause = std::time::Duration::from_millis(100);
+    loop {
+        for history in ["no", "yes"] {
+            let filter = [("id", id.to_string()), ("view", "brief".into()), ("history", history.into())];
+            let filter = filter.into_iter().map(|(k, value)| pb::KeyValue { key: k.into(), value }).collect();
+            let resp = c.jobs.list_jobs(pb::ListRequest { filter }).await.map_err(status)?.into_inner();
+            if let Some(j) = resp.jobs.iter().find(|j| j.id == id) {
+                let state = crate::vocab::jobs::JobState::parse(&j.state).ok();
+                match state {
+                    Some(s) if s.is_active() => break,
+                    Some(crate::vocab::jobs::JobState::Completed) => return Ok(0),
+                    _ => return Ok(if j.exit_code > 0 { j.exit_code } else { 1 }),
+                }
+            }
+        }
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(std::time::Duration::from_secs(2));
+    }
 }
 
 /// Runs sbatch with its arguments (without argv[0]); returns the exit code.
 pub async fn main(argv: &[String]) -> i32 {
     match run(argv).await {
-        Ok(out) => super::output::emit("sbatch", &out),
+        Ok((_, Some(code))) => code,
+        Ok((out, None)) => super::output::emit("sbatch", &out),
         Err(e) => {
             super::output::complain(&format!("sbatch: error: {}", e.replace('\n', " ")));
             1

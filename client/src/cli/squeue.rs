@@ -21,10 +21,10 @@ use crate::vocab::time::UNLIMITED;
 use spur_proto::v1 as pb;
 
 pub const USAGE: &str = "\
-usage: squeue [-hl] [-u USER,...] [-A ACCOUNT,...] [-p PARTITION,...] [-q QOS,...] [-t STATE,...]
+usage: squeue [-hl] [-u USER,...] [-A ACCOUNT,...] [-p PARTITION,...] [-q QOS,...] [-n NAME,...] [-t STATE,...]
               [-j ID,...] [-o FORMAT | -O FIELDS] [-S SORT] [--me] [--json] [--controller URL]
   -u, --user / --me     only these users' jobs / only mine
-  -A, --account  -p, --partition  -q, --qos  -j, --jobs   comma lists
+  -A, --account  -p, --partition  -q, --qos  -j, --jobs  -n, --name   comma lists
   -t, --states=S,...    PD R S CG CD CA F TO NF PR RQ (or long names, or all); default: unfinished
                         jobs, or every state with -j
   -h, --noheader        no header line          -l, --long   STATE and TIME_LIMIT columns
@@ -52,6 +52,7 @@ const OPTS: &[Opt<Args>] = &[
     value("O/Format", |a, v| a.format = Some(Format::Names(v))),
     value("p/partition", |a, v| a.partitions.extend(list(&v))),
     value("q/qos", |a, v| a.qos.extend(list(&v))),
+    value("n/name", |a, v| a.names.extend(list(&v))),
     value("S/sort", |a, v| a.sort = Some(v)),
     check("t/states", states),
     value("u/user", |a, v| a.users.extend(list(&v))),
@@ -139,6 +140,8 @@ pub struct Args {
     pub accounts: Vec<String>,
     pub partitions: Vec<String>,
     pub qos: Vec<String>,
+    /// `-n/--name`: job names.
+    pub names: Vec<String>,
     pub states: States,
     pub jobs: Vec<u64>,
     pub controller: Option<String>,
@@ -181,6 +184,7 @@ impl Args {
             ("account", self.accounts.clone()),
             ("partition", self.partitions.clone()),
             ("qos", self.qos.clone()),
+            ("name", self.names.clone()),
             ("state", states.iter().map(|s| s.to_string()).collect()),
             ("view", if self.brief() { vec!["brief".to_string()] } else { vec![] }),
         ];

@@ -4,8 +4,11 @@
 //! The files are private; this page is the whole public surface, one
 //! namespace per topic:
 //!
+//! - [`constraint`]: `-C` node feature expressions.
+//! - [`depend`]: `--dependency` expressions.
 //! - [`hostlist`]: Slurm hostlist expressions, expand and compress.
-//! - [`jobs`]: job states (names and `%t` codes), hold kinds, partition states.
+//! - [`jobs`]: job states (names and `%t` codes), hold kinds, partition states,
+//!   sbatch's `-o/-e` filename patterns.
 //! - [`keys`]: every sacctmgr key with aliases and value kind; the one parser.
 //! - [`licenses`]: `-L` requests with plugin arguments, and `LicensesAlloc`.
 //! - [`names`]: preempt modes, admin levels, QOS flags.
@@ -19,6 +22,12 @@
 
 #![deny(missing_docs)]
 
+#[path = "constraint.rs"]
+mod constraint_impl;
+#[path = "depend.rs"]
+mod depend_impl;
+#[path = "fname.rs"]
+mod fname_impl;
 #[path = "hostlist.rs"]
 mod hostlist_impl;
 #[path = "jobstate.rs"]
@@ -40,6 +49,16 @@ mod tres_impl;
 #[path = "txn.rs"]
 mod txn_impl;
 
+/// `-C/--constraint` node feature expressions.
+pub mod constraint {
+    pub use crate::constraint_impl::Constraint;
+}
+
+/// `--dependency` expressions: parsed, printed, their kinds.
+pub mod depend {
+    pub use crate::depend_impl::{DepItem, DepKind, Dependency, MAX_ITEMS};
+}
+
 /// Slurm hostlist expressions: `node[01-04,07]`, both ways.
 pub mod hostlist {
     pub use crate::hostlist_impl::{MAX_HOSTS, compress, count, expand, expand_bounded};
@@ -47,6 +66,7 @@ pub mod hostlist {
 
 /// Job states, hold kinds and partition states.
 pub mod jobs {
+    pub use crate::fname_impl::{PathVars, expand_path};
     pub use crate::jobs_impl::{
         Class, Hold, JobState, PartitionState, class, compact, shows_reason, state_rank,
     };

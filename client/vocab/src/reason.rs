@@ -34,6 +34,9 @@ codes! {
     JobHeldUser => "JobHeldUser", "held by its user; release with scontrol release";
     JobHeldAdmin => "JobHeldAdmin", "held by an administrator; an operator must release it";
     BeginTime => "BeginTime", "the job's begin time has not been reached";
+    Dependency => "Dependency", "the job waits for a job it depends on";
+    DependencyNeverSatisfied => "DependencyNeverSatisfied",
+        "a job it depends on ended in a way that can never satisfy the dependency";
     PartitionTimeLimit => "PartitionTimeLimit", "the job's time limit exceeds the partition's MaxTime";
     PartitionNodeLimit => "PartitionNodeLimit", "the job asks for more nodes than the partition has";
     PartitionDown => "PartitionDown", "the partition is DOWN";

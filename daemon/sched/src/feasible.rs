@@ -20,6 +20,7 @@ pub struct Capacity<'a> {
     pub cpus: u32,
     pub mem_mb: u64,
     pub gpus: u64,
+    pub features: &'a [String],
 }
 
 impl<'a> Capacity<'a> {
@@ -28,7 +29,7 @@ impl<'a> Capacity<'a> {
             .filter(|(name, _)| name == "gpu" || name.starts_with("gpu:"))
             .map(|(_, c)| *c)
             .fold(0u64, u64::saturating_add);
-        Capacity { name: &n.name, cpus: n.cpus, mem_mb: n.memory_mb, gpus }
+        Capacity { name: &n.name, cpus: n.cpus, mem_mb: n.memory_mb, gpus, features: &n.features }
     }
 }
 
@@ -84,6 +85,8 @@ pub enum Unavailable {
     Fit { partition: String, asked: u32, fit: usize },
     /// A node named with `--nodelist` is too small for the job.
     Named { node: String },
+    /// Fewer nodes have the `-C` features than the job needs.
+    Features { partition: String, constraint: String, asked: u32, has: usize },
 }
 
 impl fmt::Display for Unavailable {
@@ -111,6 +114,12 @@ impl fmt::Display for Unavailable {
             Unavailable::Named { node } => {
                 write!(f, "node '{node}' (--nodelist) is too small for what the job asks per node")
             }
+            Unavailable::Features { partition, constraint, asked, has } => write!(
+                f,
+                "the job asks for {asked} node{} with features '{constraint}' (-C) and partition \
+                 '{partition}' has {has} such",
+                plural(u64::from(*asked))
+            ),
         }
     }
 }
@@ -141,6 +150,18 @@ pub fn check<'a>(
             has: candidates.len(),
         });
     }
+    let featured = candidates.iter().filter(|n| job.constraint.holds(n.features)).count();
+    if !job.constraint.is_empty() && featured < shape.nodes as usize {
+        let constraint = job.constraint.to_string();
+        return unavailable(Unavailable::Features {
+            partition: part(),
+            constraint,
+            asked: shape.nodes,
+            has: featured,
+        });
+    }
+    let candidates: Vec<Capacity<'a>> =
+        candidates.into_iter().filter(|n| job.constraint.holds(n.features)).collect();
     let asks = [(Dim::Cpus, u64::from(shape.cpus)), (Dim::Memory, shape.mem_mb), (Dim::Gpus, shape.gpus)];
     let has = |n: &Capacity, dim| match dim {
         Dim::Cpus => u64::from(n.cpus),

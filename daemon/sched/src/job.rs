@@ -1,6 +1,8 @@
 //! The plain job data the scheduler reads, and the two views of a job's ask
 //! that limits and placement need: its TRES totals and its per-node shape.
 
+use super::depend::DepGate;
+use spur_vocab::constraint::Constraint;
 use spur_vocab::licenses::LicenseAlloc;
 use std::fmt;
 
@@ -37,6 +39,8 @@ pub struct Job {
     pub partition: String,
     /// An explicit `--priority`; replaces the QOS-derived base.
     pub priority: Option<u64>,
+    /// `--nice`: taken off the base priority.
+    pub nice: i32,
     pub submit_ms: i64,
     /// `--begin`: not eligible before this time.
     pub begin_ms: Option<i64>,
@@ -53,6 +57,10 @@ pub struct Job {
     pub nodelist: Vec<String>,
     pub exclude: Vec<String>,
     pub exclusive: bool,
+    /// `-C`: only nodes with these features.
+    pub constraint: Constraint,
+    /// `--dependency`, evaluated when the snapshot was taken.
+    pub dep: DepGate,
     pub hold: Hold,
     /// `-L name:count`.
     pub licenses: Vec<(String, u32)>,

@@ -8,6 +8,7 @@
 //! - [`job`]: the plain job data the scheduler reads; its TRES and per-node shape.
 //! - [`reason`]: the one table of Slurm reason codes, and [`Reason`] (code + facts).
 //! - [`submit`]: account and QOS resolution, the default time limit, the submit gate.
+//! - [`depend`]: whether a `--dependency` holds, from the named jobs' states.
 //! - [`feasible`]: requests no node set of their partition could ever run, refused at submit.
 //! - [`priority`]: effective priority and its factors; decayed usage and fair share.
 //! - `hres`: plain licenses and hierarchical resources (modes 1–3) in a pass.
@@ -26,7 +27,7 @@
 //! - `explain`: the same evaluation on demand, for `scontrol explain`.
 //!
 //! What a pass does, in priority order (ties by submit time): holds, begin
-//! time, accounting holds (AccountingUnavailable, InvalidQOS), partition
+//! time, dependencies, accounting holds (AccountingUnavailable, InvalidQOS), partition
 //! state/MaxTime/size, per-job limits, grpwall (only once a consumption
 //! figure is known), running-count and TRES limits, licenses, then placement
 //! (CPUs, memory, GPUs, exclusivity, nodelist/exclude; lowest weight first;
@@ -37,6 +38,7 @@
 //! for the jobs after it; every job left pending gets a typed [`Reason`].
 
 pub mod catalog;
+pub mod depend;
 mod explain;
 pub mod feasible;
 pub mod hres;
@@ -145,6 +147,8 @@ pub struct SchedNode {
     /// Partitions that list this node, besides the partitions' own lists.
     pub partitions: Vec<String>,
     pub schedulable: bool,
+    /// Slurm's node features, which `-C` matches.
+    pub features: Vec<String>,
 }
 
 impl SchedNode {
@@ -161,6 +165,7 @@ impl SchedNode {
             weight: 1,
             partitions: vec![],
             schedulable: true,
+            features: vec![],
         }
     }
 
@@ -182,6 +187,7 @@ impl SchedNode {
             weight: n.weight,
             partitions: n.partitions.clone(),
             schedulable: up,
+            features: n.features.clone(),
         }
     }
 }

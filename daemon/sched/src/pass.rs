@@ -3,6 +3,7 @@
 //! highest job without room in a partition reserves the nodes it fits on
 //! earliest, and later jobs may not use those nodes unless they end first.
 
+use super::depend::DepGate;
 use super::hres::Counters;
 use super::job::{Hold, Job, JobId, JobState, Shape};
 use super::limits::{self, ASSOC_PER_JOB, QOS_PER_JOB};
@@ -141,6 +142,7 @@ impl<'a> Pass<'a> {
             behind_reservation: false,
             attempts: 0,
             screens: Default::default(),
+            singletons: Default::default(),
             plan: Plan::default(),
         }
     }
@@ -196,6 +198,15 @@ impl<'a> Pass<'a> {
         if let Some(b) = job.begin_ms.filter(|b| *b > self.now) {
             let in_s = secs(b.saturating_sub(self.now));
             return Err(Reason::new(C::BeginTime, Facts::BeginTime { begin_ms: b, in_s }));
+        }
+        match &job.dep {
+            DepGate::Clear => {}
+            DepGate::Blocked(r) => return Err(r.clone()),
+            DepGate::Singleton(key) if self.singletons.contains(key.as_str()) => {
+                let facts = Facts::Dependency { item: "singleton".into(), state: "starting".into() };
+                return Err(Reason::new(C::Dependency, facts));
+            }
+            DepGate::Singleton(_) => {}
         }
         let s = &self.scopes.list[sc];
         if let Some(r) = &s.hold {
@@ -295,6 +306,11 @@ impl<'a> Pass<'a> {
         required.dedup();
         let mut excluded: Vec<u32> = self.indexes(&job.exclude);
         excluded.extend(keep_off);
+        if !job.constraint.is_empty() {
+            let lacking = self.parts[pi].nodes.order.iter().copied();
+            excluded
+                .extend(lacking.filter(|&i| !job.constraint.holds(&self.snap.nodes[i as usize].features)));
+        }
         excluded.sort_unstable();
         excluded.dedup();
         if !job.licenses.is_empty() {
@@ -455,7 +471,17 @@ impl<'a> Pass<'a> {
         }
     }
 
-    fn start(&mut self, job: &Job, sc: u32, picked: Vec<u32>, lic: Vec<LicenseAlloc>, pf: PriorityFactors) {
+    fn start(
+        &mut self,
+        job: &'a Job,
+        sc: u32,
+        picked: Vec<u32>,
+        lic: Vec<LicenseAlloc>,
+        pf: PriorityFactors,
+    ) {
+        if let DepGate::Singleton(key) = &job.dep {
+            self.singletons.insert(key);
+        }
         let shape = job.shape();
         for &n in &picked {
             self.nodes[n as usize].take(&shape);

@@ -67,6 +67,8 @@ pub(super) struct Pass<'a> {
     pub attempts: usize,
     /// What preemption reuses across blocked jobs.
     pub screens: Screens<'a>,
+    /// `singleton` keys (user and name) of jobs started this pass.
+    pub singletons: std::collections::HashSet<&'a str>,
     pub plan: Plan,
 }
 

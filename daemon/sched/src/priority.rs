@@ -49,7 +49,9 @@ impl PriorityFactors {
     }
 
     pub fn for_job(job: &Job, qos: Option<&Qos>, fair_share: f64, tier: u32, now_ms: i64) -> PriorityFactors {
-        Self::new(base_priority(job.priority, qos), fair_share, age_factor(job.submit_ms, now_ms), tier)
+        // `--nice` moves the base, where Slurm subtracts it from the sum.
+        let base = (base_priority(job.priority, qos) - f64::from(job.nice)).max(0.0);
+        Self::new(base, fair_share, age_factor(job.submit_ms, now_ms), tier)
     }
 
     /// The integer Slurm shows as the job's priority.

@@ -154,6 +154,11 @@ pub enum Facts {
         begin_ms: i64,
         in_s: u64,
     },
+    /// The dependency item that decides (`afterok:12`) and its job's state.
+    Dependency {
+        item: String,
+        state: String,
+    },
 }
 
 /// Why a job is pending or was rejected: the code, and the facts behind it.
@@ -314,6 +319,10 @@ impl fmt::Display for Facts {
                 )
             }
             Facts::BeginTime { in_s, .. } => write!(f, "the job may start in {}", format_seconds(*in_s)),
+            Facts::Dependency { item, state } if item == "singleton" => {
+                write!(f, "singleton: another job of the same user and name is {state}")
+            }
+            Facts::Dependency { item, state } => write!(f, "{item}: job is {state}"),
         }
     }
 }

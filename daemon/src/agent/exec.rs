@@ -152,6 +152,7 @@ impl Executor {
             exit_code: -1,
             signal: 9,
             message: "the job's supervisor died before recording its end".into(),
+            usage: state::Rusage::default(),
         });
         // Queued before it leaves the running list, so a re-registration
         // always finds the job in one of the two.

@@ -11,11 +11,13 @@
 //!
 //! - [`exec`]: launching, signalling, adopting and watching jobs.
 //! - [`stepd`]: the per-job supervisor (`spurd __stepd`).
+//! - [`script`]: the batch script as a file, run by its `#!` interpreter.
 //! - [`state`]: the state directory's files.
 //! - [`cgroup`]: a cgroup v2 per job where the host offers one.
 
 pub mod cgroup;
 pub mod exec;
+pub mod script;
 pub mod state;
 pub mod stepd;
 
@@ -118,6 +120,9 @@ fn report(reg: Option<&Registered>, e: &Ended) -> pb::JobReport {
         exit_code: e.exit_code,
         signal: e.signal,
         message: e.message.clone(),
+        user_cpu_us: e.usage.user_cpu_us,
+        sys_cpu_us: e.usage.sys_cpu_us,
+        max_rss_kb: e.usage.max_rss_kb,
     }
 }
 

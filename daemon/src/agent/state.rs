@@ -1,9 +1,13 @@
 //! The agent's state directory: what survives a restart of spurd. Each job
-//! has up to three files, written atomically (a temporary file, then a
-//! rename), so a reader never sees half of one:
+//! has up to four files; the records are written atomically (a temporary
+//! file, then a rename), so a reader never sees half of one:
 //!
 //! - `job-ID.launch.json`: the launch, from the agent to its supervisor (mode 0600: it
 //!   holds the job's environment); the supervisor removes it once read.
+//! - `job-ID.script`: the batch script, written by the supervisor (mode 0700) and
+//!   executed as a file, so the kernel runs its `#!` interpreter; it stays while
+//!   the job runs (the interpreter reads it by name) and goes when the job ends.
+//!   Not a record: a restarted agent never reads it.
 //! - `job-ID.json`: the supervisor's pid and start time, the job's process group
 //!   and its start time, so a restarted agent can tell a live job from a
 //!   recycled pid (`/proc/PID/stat`, field 22).
@@ -54,11 +58,26 @@ pub struct Ended {
     pub exit_code: i32,
     pub signal: i32,
     pub message: String,
+    /// Zero in end files written before usage was recorded, and for a job that never started.
+    #[serde(default)]
+    pub usage: Rusage,
+}
+
+/// What a job's process tree used: the supervisor's `getrusage(RUSAGE_CHILDREN)`
+/// once the script has been waited for (so every descendant the script
+/// itself waited for counts; what it left running is killed, not counted).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Rusage {
+    pub user_cpu_us: u64,
+    pub sys_cpu_us: u64,
+    /// The largest resident set of one process, in KiB (Linux's `ru_maxrss`).
+    pub max_rss_kb: u64,
 }
 
 impl Ended {
     pub fn failed(job_id: u64, message: String) -> Ended {
-        Ended { job_id, state: "failed".into(), exit_code: -1, signal: 0, message }
+        Ended { job_id, state: "failed".into(), exit_code: -1, signal: 0, message, usage: Rusage::default() }
     }
 }
 
@@ -72,6 +91,9 @@ pub struct LaunchFile {
     pub stdout_path: String,
     pub stderr_path: String,
     pub workdir: String,
+    /// `--open-mode=append`; otherwise the files are truncated first.
+    #[serde(default)]
+    pub append_output: bool,
 }
 
 impl From<&pb::Launch> for LaunchFile {
@@ -84,6 +106,7 @@ impl From<&pb::Launch> for LaunchFile {
             stdout_path: l.stdout_path.clone(),
             stderr_path: l.stderr_path.clone(),
             workdir: l.workdir.clone(),
+            append_output: l.append_output,
         }
     }
 }
@@ -108,6 +131,9 @@ impl StateDir {
     }
     pub fn end_path(&self, id: u64) -> PathBuf {
         self.0.join(format!("job-{id}.end.json"))
+    }
+    pub fn script_path(&self, id: u64) -> PathBuf {
+        self.0.join(format!("job-{id}.script"))
     }
 
     /// Every job with a run record, in id order.
@@ -151,7 +177,7 @@ impl StateDir {
 
     /// Removes every file of a job whose end the controller has.
     pub fn forget(&self, id: u64) {
-        for p in [self.launch_path(id), self.run_path(id), self.end_path(id)] {
+        for p in [self.launch_path(id), self.run_path(id), self.end_path(id), self.script_path(id)] {
             let _ = std::fs::remove_file(p);
         }
     }
@@ -219,10 +245,23 @@ mod tests {
         write_atomic(&s.run_path(7), &r).unwrap();
         write_atomic(&s.end_path(7), &Ended::failed(7, "x".into())).unwrap();
         std::fs::write(s.0.join("job-8.json"), "not json").unwrap();
-        assert_eq!(s.runs(), [r]);
+        std::fs::write(s.script_path(7), "#!/bin/sh\n").unwrap();
+        assert_eq!(s.runs(), [r], "a script is not a run record");
         assert_eq!(s.ended(7).unwrap().message, "x");
         s.forget(7);
         assert!(s.runs().is_empty() && s.ended(7).is_none());
+        assert!(!s.script_path(7).exists());
+    }
+
+    #[test]
+    fn end_files_written_before_usage_was_recorded_still_load() {
+        let old = r#"{"job_id":5,"state":"exited","exit_code":0,"signal":0,"message":""}"#;
+        let e: Ended = serde_json::from_str(old).unwrap();
+        assert_eq!((e.job_id, e.usage), (5, Rusage::default()));
+        let usage = Rusage { user_cpu_us: 1_500_000, sys_cpu_us: 20, max_rss_kb: 4096 };
+        let e = Ended { usage, ..e };
+        let back: Ended = serde_json::from_slice(&serde_json::to_vec(&e).unwrap()).unwrap();
+        assert_eq!(back, e);
     }
 
     #[test]

@@ -1,23 +1,28 @@
 //! The job supervisor, Spur's slurmstepd: `spurd __stepd STATE_DIR JOB_ID`.
 //! The agent starts one per job. It leaves the agent's session, so neither
-//! the agent's death nor its terminal's hangup reaches the job; it runs the
-//! script in a process group of its own (the unit that signals and kills
-//! reach); it waits for it, kills whatever the script left behind, and
-//! records the end in the state directory for whichever agent is running
-//! by then. Synchronous: it is one small process per job.
+//! the agent's death nor its terminal's hangup reaches the job; it writes the
+//! script to a file and executes it (its `#!` line picks the interpreter,
+//! [`super::script`]) in a process group of its own (the unit that signals
+//! and kills reach); it waits for it, kills whatever the script left behind,
+//! and records the end, with what the job's processes used, in the state
+//! directory for whichever agent is running by then. Synchronous: it is one
+//! small process per job.
 
 use super::cgroup::JobCgroup;
-use super::state::{Ended, LaunchFile, RunRecord, StateDir, start_time, write_atomic};
+use super::script::{self, ScriptFile};
+use super::state::{Ended, LaunchFile, RunRecord, Rusage, StateDir, start_time, write_atomic};
+use nix::sys::resource::{UsageWho, getrusage};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
+use std::fs::File;
 use std::io::Write;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-/// Run as `sh -c ENTER_CGROUP PROCS SCRIPT`: the shell writes itself into
-/// the job's cgroup (`0` is the writer), then becomes the job's shell.
-const ENTER_CGROUP: &str = r#"echo 0 2>/dev/null > "$0"; exec /bin/sh -c "$1""#;
+/// Run as `sh -c ENTER_CGROUP PROCS ARGV...`: the shell writes itself into
+/// the job's cgroup (`0` is the writer), then becomes the script.
+const ENTER_CGROUP: &str = r#"echo 0 2>/dev/null > "$0"; exec "$@""#;
 
 /// The first argument that makes spurd (or spur-console, for the demo) a supervisor.
 pub const STEPD_ARG: &str = "__stepd";
@@ -63,28 +68,35 @@ fn run(state: &StateDir, job_id: u64) -> Result<Ended, String> {
     let text = std::fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let _ = std::fs::remove_file(&path);
     let l: LaunchFile = serde_json::from_slice(&text).map_err(|e| format!("bad launch file: {e}"))?;
-    let open = |p: &str| -> Result<Stdio, String> {
-        if p.is_empty() {
-            return Ok(Stdio::null());
+    let stdout = open_output(&l.stdout_path, l.append_output)?;
+    let err_path = if l.stderr_path.is_empty() { &l.stdout_path } else { &l.stderr_path };
+    let mut stderr = open_output(err_path, l.append_output || err_path == &l.stdout_path)?;
+    if let Err(message) = script::check(&l.script, Path::new(&l.workdir)) {
+        // Where the user looks first; the job's reason says it too.
+        if let Some(f) = stderr.as_mut() {
+            let _ = writeln!(f, "spurd: error: job {job_id}: {message}");
         }
-        std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(p)
-            .map(Stdio::from)
-            .map_err(|e| format!("cannot open {p}: {e}"))
-    };
+        return Err(message);
+    }
+    let file = state.script_path(job_id);
+    let script = ScriptFile::write(&file, &l.script)
+        .map_err(|e| format!("cannot write the script to {}: {e}", file.display()))?;
     let me = std::process::id() as i32;
     let cgroup = JobCgroup::create(&format!("spur-job{job_id}-{me}"));
-    let mut cmd = Command::new("/bin/sh");
-    match &cgroup {
-        // The job's shell enters its cgroup before it runs a line of the script.
-        Some(cg) => cmd.arg("-c").arg(ENTER_CGROUP).arg(cg.procs_file()).arg(&l.script),
-        None => cmd.arg("-c").arg(&l.script),
+    let mut cmd = match &cgroup {
+        // The job enters its cgroup before it runs a line of the script.
+        Some(cg) => {
+            let mut c = Command::new("/bin/sh");
+            c.arg("-c").arg(ENTER_CGROUP).arg(cg.procs_file()).args(&script.argv);
+            c
+        }
+        None => {
+            let mut c = Command::new(&script.argv[0]);
+            c.args(&script.argv[1..]);
+            c
+        }
     };
-    cmd.stdin(Stdio::null()).stdout(open(&l.stdout_path)?);
-    let err_path = if l.stderr_path.is_empty() { &l.stdout_path } else { &l.stderr_path };
-    cmd.stderr(open(err_path)?);
+    cmd.stdin(Stdio::null()).stdout(stdio(stdout)).stderr(stdio(stderr));
     if !l.workdir.is_empty() {
         cmd.current_dir(&l.workdir);
     }
@@ -92,7 +104,7 @@ fn run(state: &StateDir, job_id: u64) -> Result<Ended, String> {
     let spawned = cmd.process_group(0).spawn();
     let mut child = spawned.map_err(|e| {
         cgroup.iter().for_each(JobCgroup::remove);
-        format!("cannot start /bin/sh: {e}")
+        format!("cannot run the script {}: {e}", script.path().display())
     })?;
     let pgid = child.id() as i32;
     let rec = RunRecord {
@@ -112,9 +124,12 @@ fn run(state: &StateDir, job_id: u64) -> Result<Ended, String> {
     }
     say(&format!("started {pgid}"));
     let status = child.wait();
+    // Read before anything else is waited for: the script's process tree alone.
+    let usage = children_usage();
     // As in Slurm, a batch job ends with its script: what it left running goes too.
     let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
     cgroup.iter().for_each(JobCgroup::remove);
+    drop(script);
     let s = status.map_err(|e| format!("wait failed: {e}"))?;
     Ok(Ended {
         job_id,
@@ -122,5 +137,71 @@ fn run(state: &StateDir, job_id: u64) -> Result<Ended, String> {
         exit_code: s.code().unwrap_or(-1),
         signal: s.signal().unwrap_or(0),
         message: String::new(),
+        usage,
     })
+}
+
+/// The job's stdout or stderr file (None: `/dev/null`), appended to, its
+/// missing directories made first rather than failing the job.
+/// Opens an output file for appending, so stdout and stderr sharing one file
+/// never write over each other; unless `append`, it is emptied first
+/// (Slurm's default `--open-mode=truncate`, each run's output alone).
+fn open_output(p: &str, append: bool) -> Result<Option<File>, String> {
+    if p.is_empty() {
+        return Ok(None);
+    }
+    if let Some(dir) = Path::new(p).parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create the directory {} for {p}: {e}", dir.display()))?;
+    }
+    if !append {
+        std::fs::File::create(p).map_err(|e| format!("cannot open {p}: {e}"))?;
+    }
+    let f = std::fs::OpenOptions::new().create(true).append(true).open(p);
+    f.map(Some).map_err(|e| format!("cannot open {p}: {e}"))
+}
+
+fn stdio(f: Option<File>) -> Stdio {
+    f.map_or_else(Stdio::null, Stdio::from)
+}
+
+/// What the processes this supervisor has waited for used: the script, and
+/// every descendant that was waited for in turn.
+fn children_usage() -> Rusage {
+    let Ok(u) = getrusage(UsageWho::RUSAGE_CHILDREN) else { return Rusage::default() };
+    let us = |t: nix::sys::time::TimeVal| {
+        let secs = u64::try_from(t.tv_sec()).unwrap_or(0);
+        secs.saturating_mul(1_000_000).saturating_add(u64::try_from(t.tv_usec()).unwrap_or(0))
+    };
+    Rusage {
+        user_cpu_us: us(u.user_time()),
+        sys_cpu_us: us(u.system_time()),
+        max_rss_kb: u64::try_from(u.max_rss()).unwrap_or(0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_a_waited_for_child_used_is_read() {
+        let busy = "i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done";
+        assert!(Command::new("/bin/sh").arg("-c").arg(busy).status().unwrap().success());
+        let u = children_usage();
+        assert!(u.user_cpu_us + u.sys_cpu_us > 0 && u.max_rss_kb > 0, "{u:?}");
+    }
+
+    #[test]
+    fn an_output_file_s_missing_directories_are_made() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a/b/out.txt");
+        let p = path.display().to_string();
+        assert!(open_output(&p, true).unwrap().is_some() && path.exists());
+        assert!(open_output("", false).unwrap().is_none(), "no path: /dev/null");
+        std::fs::write(dir.path().join("file"), "").unwrap();
+        let blocked = dir.path().join("file/sub/out.txt").display().to_string();
+        let e = open_output(&blocked, true).unwrap_err();
+        assert!(e.starts_with("cannot create the directory ") && e.contains(&blocked), "{e}");
+    }
 }

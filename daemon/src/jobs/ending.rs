@@ -8,7 +8,7 @@
 use super::JobService;
 use super::effect::{Effect, Effects};
 use super::queue::{Queue, owns};
-use super::record::JobRecord;
+use super::record::{JobRecord, Usage};
 use crate::accounting::Caller;
 use crate::auth::Role;
 use crate::error::{Error, Result};
@@ -39,6 +39,7 @@ pub(crate) fn requeued(j: &JobRecord) -> JobRecord {
     n.nodes.clear();
     n.licenses_alloc.clear();
     n.start_ms = 0;
+    n.usage = None;
     n
 }
 
@@ -49,6 +50,25 @@ fn reported(r: &pb::JobReport) -> (JobState, String) {
         (_, 0, 0) => (JobState::Completed, String::new()),
         (_, _, 0) => (JobState::Failed, "NonZeroExitCode".to_string()),
         _ => (JobState::Failed, format!("killed by signal {}", r.signal)),
+    }
+}
+
+/// What a report says the run used; None for a launch that failed, which ran nothing.
+fn usage(r: &pb::JobReport) -> Option<Usage> {
+    let u = Usage { user_cpu_us: r.user_cpu_us, sys_cpu_us: r.sys_cpu_us, max_rss_kb: r.max_rss_kb };
+    (r.state != "failed").then_some(u)
+}
+
+/// The report of a run the controller ended itself (scancel, the time
+/// limit, a lost node) arrives after that end: the job keeps its end and
+/// takes what its agent measured, once. Anything else is no news.
+fn late_usage(agent_nodes: &[String], j: &JobRecord, r: &pb::JobReport) -> Effects {
+    let from_its_node = j.nodes.first().is_some_and(|n| agent_nodes.contains(n));
+    match usage(r) {
+        Some(u) if !j.is_active() && j.start_ms > 0 && j.usage.is_none() && from_its_node => {
+            Effect::Persist(JobRecord { usage: Some(u), ..j.clone() }).into()
+        }
+        _ => Effects::default(),
     }
 }
 
@@ -84,7 +104,10 @@ impl Queue {
         if self.stale_reports.contains(&id) {
             return Ok(Effect::ReportIgnored(id).into());
         }
-        let Some(j) = self.jobs.get(&id).filter(|j| j.is_placed()) else { return Ok(Effects::default()) };
+        let Some(j) = self.jobs.get(&id) else { return Ok(Effects::default()) };
+        if !j.is_placed() {
+            return Ok(late_usage(agent_nodes, j, r));
+        }
         let first = j.nodes.first().cloned().unwrap_or_default();
         if !agent_nodes.contains(&first) {
             return Err(Error::PermissionDenied(format!(
@@ -92,7 +115,9 @@ impl Queue {
             )));
         }
         let (state, reason) = reported(r);
-        Ok(Effect::Persist(ended(j, state, r.exit_code, &reason, now)).into())
+        let mut n = ended(j, state, r.exit_code, &reason, now);
+        n.usage = usage(r);
+        Ok(Effect::Persist(n).into())
     }
 
     /// The time-limit watchdog: `id` ends in TIMEOUT if it is still running

@@ -12,17 +12,23 @@
 //! - [`preempt`]: the scheduler's evictions and resumes; `scontrol explain`.
 //! - [`record`]: the persisted job, its state and hold typed.
 //! - [`env`]: a job's exported environment, held as one block.
+//! - [`extras`]: the options few jobs set, and how per-node and per-task asks resolve.
 //! - [`run`]: the scheduling loop, the pass's starts, launches, the time-limit watchdog.
+//! - [`launch`]: a started job's launch: Slurm's environment, `-o/-e` patterns.
 //! - [`reconcile`]: an agent's running jobs at registration against the queue.
 //! - [`events`]: job changes in numbered batches, for `Cluster.Watch`.
 //! - [`admit`]: submits no node set could run, and MaxJobCount.
+//! - [`depend`]: dependencies known at submit, evaluated each pass, fates kept past a purge.
 //! - [`purge`]: MinJobAge: ended jobs leave memory for the store.
 
 pub(crate) mod admit;
+pub(crate) mod depend;
 pub(crate) mod effect;
 pub mod ending;
 pub mod env;
 pub mod events;
+pub mod extras;
+pub(crate) mod launch;
 pub mod preempt;
 pub mod purge;
 pub(crate) mod queue;
@@ -264,6 +270,9 @@ impl JobService {
         if spec.priority.is_some() && ctx_role < Role::Operator {
             return Err(Error::PermissionDenied("--priority needs the Operator role".into()));
         }
+        if spec.nice < 0 && ctx_role < Role::Operator {
+            return Err(Error::PermissionDenied("a negative --nice needs the Operator role".into()));
+        }
         let expand = |key: &str, v: &str| -> Result<Vec<String>> {
             if v.is_empty() {
                 Ok(vec![])
@@ -274,7 +283,8 @@ impl JobService {
         let name = |v: &str| (!v.is_empty()).then(|| v.to_ascii_lowercase());
         let asks = licenses::parse_request(&spec.licenses).map_err(|e| Error::invalid("licenses", e))?;
         self.licenses.check_request(&asks)?;
-        let rec = JobRecord {
+        let extra = extras::Extras::from_spec(&spec)?;
+        let mut rec = JobRecord {
             id: 0,
             name: if spec.name.is_empty() { "sbatch".into() } else { spec.name.clone() },
             user: caller.user.clone(),
@@ -294,7 +304,11 @@ impl JobService {
             exclusive: spec.exclusive,
             hold: if spec.hold { Hold::User } else { Hold::None },
             // Known before the first pass, so squeue shows it at once.
-            reason: if spec.hold { "JobHeldUser".into() } else { String::new() },
+            reason: match (spec.hold, spec.dependency.trim().is_empty()) {
+                (true, _) => "JobHeldUser".into(),
+                (false, false) => "Dependency".into(),
+                (false, true) => String::new(),
+            },
             requeue: spec.requeue.unwrap_or(true),
             licenses: asks.iter().map(ToString::to_string).collect::<Vec<_>>().join(","),
             stdout_path: spec.stdout_path.clone(),
@@ -304,13 +318,18 @@ impl JobService {
             env: Env::from_pairs(spec.env.iter().map(|kv| (kv.key.as_str(), kv.value.as_str())))
                 .map_err(Error::InvalidArgument)?,
             workdir: spec.workdir.clone(),
+            extra,
             state: JobState::Pending,
             ..JobRecord::default()
         };
+        extras::resolve_shape(&mut rec, &spec)?;
         if let Some(bad) = rec.nodelist.iter().find(|n| self.nodes.node(n).is_none()) {
             return Err(Error::invalid("nodelist", format!("unknown node '{bad}'")));
         }
         self.admissible(&rec, &partition)?;
+        if let Some(x) = &rec.extra {
+            self.lock().dependencies_known(&x.dependency())?;
+        }
         let catalog = self.acct.catalog();
         let mut slot = None;
         let fx = self.lock().submit(rec, &partition, &catalog, &self.policy, |q| {

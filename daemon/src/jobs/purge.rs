@@ -81,13 +81,25 @@ fn slim(j: &JobRecord) -> JobRecord {
 pub(crate) fn at_load(q: &mut Queue, now: i64, cfg: &SchedulerConfig) -> Vec<JobRecord> {
     let min_age_ms = i64::try_from(cfg.min_job_age_secs.saturating_mul(1000)).unwrap_or(i64::MAX);
     let mut ran = Vec::new();
+    let mut gone = Vec::new();
     q.jobs.retain(|_, j| {
         let keep = !expired(j, now, min_age_ms);
         if !keep && j.start_ms > 0 {
             ran.push(slim(j));
         }
+        if !keep {
+            // What a pending job's dependency reads of it (state, exit, start).
+            gone.push(JobRecord {
+                id: j.id,
+                state: j.state,
+                exit_code: j.exit_code,
+                start_ms: j.start_ms,
+                ..JobRecord::default()
+            });
+        }
         keep
     });
+    q.keep_fates(&gone);
     ran
 }
 
@@ -113,16 +125,18 @@ impl JobService {
             let mut q = self.lock();
             // Under the queue lock, so a usage read sees each job exactly once.
             let mut ran = self.retention.ran();
+            let mut removed = Vec::with_capacity(due.len());
             for id in due {
                 let Some(j) = q.jobs.get(&id).filter(|j| expired(j, now, age)) else { continue };
                 if j.start_ms > 0 {
                     ran.push(slim(j));
                 }
-                q.jobs.remove(&id);
+                removed.extend(q.jobs.remove(&id));
                 q.stale_reports.remove(&id);
                 q.mark(id);
                 gone.push(id);
             }
+            q.keep_fates(&removed);
         }
         let set: HashSet<u64> = gone.iter().copied().collect();
         self.evicted_for.lock().unwrap_or_else(|p| p.into_inner()).retain(|id, _| !set.contains(id));

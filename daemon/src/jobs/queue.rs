@@ -24,6 +24,8 @@ pub(crate) struct Queue {
     pub seq: u64,
     /// Slurm's KillWait: SIGTERM, then SIGKILL this many seconds later.
     pub kill_wait: u32,
+    /// How purged jobs that pending jobs still depend on ended (see `depend.rs`).
+    pub fates: std::collections::HashMap<u64, crate::sched::depend::Target>,
 }
 
 impl Queue {

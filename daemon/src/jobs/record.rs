@@ -2,6 +2,7 @@
 //! script included), what resolution filled in, and where it stands.
 
 use super::env::Env;
+use super::extras::Extras;
 use crate::sched::{self, JobState as SchedState};
 use serde::{Deserialize, Serialize};
 use spur_vocab::licenses::{self, LicenseAlloc};
@@ -41,6 +42,9 @@ pub struct JobRecord {
     pub script: String,
     pub env: Env,
     pub workdir: String,
+    /// The options few jobs set (`--dependency`, `-C`, `--begin`, mail, ...); None when none are.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub extra: Option<Box<Extras>>,
     /// Stored by its long name: "PENDING", "RUNNING", "NODE_FAIL", ...
     pub state: JobState,
     pub reason: String,
@@ -59,6 +63,20 @@ pub struct JobRecord {
     /// While SUSPENDED: since when. Suspended time does not count against the time limit.
     pub suspend_ms: i64,
     pub suspended_total_ms: i64,
+    /// What the run's processes used, from its agent's report; None until it
+    /// ended (left out of the stored row then, so rows without it read as before).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+}
+
+/// A run's CPU time and peak memory, for sacct.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(default)]
+pub struct Usage {
+    pub user_cpu_us: u64,
+    pub sys_cpu_us: u64,
+    /// The largest resident set of one of its processes, in KiB.
+    pub max_rss_kb: u64,
 }
 
 impl JobRecord {
@@ -112,8 +130,9 @@ impl JobRecord {
             qos: self.qos.clone(),
             partition: self.partition.clone(),
             priority: self.priority,
+            nice: self.extra.as_ref().map_or(0, |x| x.nice),
             submit_ms: self.submit_ms,
-            begin_ms: None,
+            begin_ms: self.extra.as_ref().map(|x| x.begin_ms).filter(|b| *b > 0),
             num_nodes: self.num_nodes,
             ntasks: self.ntasks,
             cpus_per_task: self.cpus_per_task,
@@ -123,6 +142,9 @@ impl JobRecord {
             nodelist: self.nodelist.clone(),
             exclude: self.exclude.clone(),
             exclusive: self.exclusive,
+            constraint: self.extra.as_ref().map(|x| x.constraint()).unwrap_or_default(),
+            // Evaluated against the queue where the snapshot is taken.
+            dep: sched::depend::DepGate::Clear,
             hold: self.hold,
             licenses: self.license_asks(),
             charged: self.licenses_alloc.clone(),

@@ -9,9 +9,7 @@ use super::record::JobRecord;
 use crate::model::BaseState;
 use crate::sched::{self, SchedNode, Snapshot};
 use crate::store::now_ms;
-use spur_proto::v1 as pb;
 use spur_vocab::JobState;
-use spur_vocab::hostlist;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -94,7 +92,7 @@ impl JobService {
         Snapshot {
             nodes: nodes.iter().map(SchedNode::from_model).collect(),
             partitions: self.nodes.partitions(),
-            jobs: self.active_jobs(),
+            jobs: self.active_jobs(now),
             catalog,
             usage: figures.usage,
             grp_wall_used: figures.grp_wall_used,
@@ -107,10 +105,20 @@ impl JobService {
 
     /// The scheduler's view of every active job, in a list sized once (a
     /// list grown by doubling moved every job it held at each step).
-    fn active_jobs(&self) -> Vec<sched::Job> {
+    fn active_jobs(&self, now: i64) -> Vec<sched::Job> {
         let q = self.lock();
         let mut out = Vec::with_capacity(q.jobs.values().filter(|j| j.is_active()).count());
         out.extend(q.jobs.values().filter(|j| j.is_active()).map(JobRecord::sched_job));
+        let gates = q.dependency_gates(now);
+        if !gates.is_empty() {
+            // Both lists are in id order (the queue is a BTreeMap): one merge.
+            let mut gates = gates.into_iter().peekable();
+            for j in out.iter_mut() {
+                if gates.peek().is_some_and(|(id, _)| *id == j.id) {
+                    j.dep = gates.next().map(|(_, g)| g).unwrap_or_default();
+                }
+            }
+        }
         out
     }
 
@@ -147,6 +155,34 @@ impl JobService {
                 // The pending reasons are one batch all the same.
                 self.flush();
             }
+        }
+        self.cancel_invalid_dependencies(&last.plan, now).await;
+    }
+
+    /// `--kill-on-invalid-dep=yes`: a job whose dependency can never be
+    /// satisfied is cancelled, as Slurm's kill_invalid_depend does.
+    async fn cancel_invalid_dependencies(&self, plan: &sched::Plan, now: i64) {
+        let doomed: Vec<u64> = {
+            let q = self.lock();
+            (plan.pending.iter())
+                .filter(|p| p.reason.code == sched::reason::ReasonCode::DependencyNeverSatisfied)
+                .filter(|p| {
+                    q.jobs.get(&p.job).and_then(|j| j.extra.as_ref()).is_some_and(|x| x.kill_on_invalid_dep)
+                })
+                .map(|p| p.job)
+                .collect()
+        };
+        if !doomed.is_empty() {
+            let _ = self
+                .transit(&doomed, |q| {
+                    let mut fx = q.cancel(&doomed, 0, now);
+                    for &job in &doomed {
+                        let info = serde_json::json!({ "reason": "DependencyNeverSatisfied" });
+                        fx.push(Effect::Audit { job, action: "cancel", info });
+                    }
+                    Ok(fx)
+                })
+                .await;
         }
     }
 
@@ -301,46 +337,5 @@ impl JobService {
         let f = Figures { at_ms: now, usage, grp_wall_used: Some(wall) };
         *self.figures.lock().unwrap_or_else(|p| p.into_inner()) = Some(f.clone());
         f
-    }
-}
-
-/// The launch command for a started job, with Slurm's environment.
-pub(crate) fn launch(j: &JobRecord) -> pb::AgentCommand {
-    let nodelist = hostlist::compress(&j.nodes);
-    let mut env: Vec<(String, String)> = vec![
-        ("SPUR_JOB_ID".into(), j.id.to_string()),
-        ("SLURM_JOB_ID".into(), j.id.to_string()),
-        ("SLURM_JOBID".into(), j.id.to_string()),
-        ("SLURM_JOB_NAME".into(), j.name.clone()),
-        ("SLURM_JOB_NODELIST".into(), nodelist.clone()),
-        ("SLURM_NODELIST".into(), nodelist),
-        ("SLURM_JOB_NUM_NODES".into(), j.nodes.len().to_string()),
-        ("SLURM_NNODES".into(), j.nodes.len().to_string()),
-        ("SLURM_NTASKS".into(), j.ntasks.max(j.num_nodes).to_string()),
-        ("SLURM_CPUS_PER_TASK".into(), j.cpus_per_task.to_string()),
-        ("SLURM_JOB_PARTITION".into(), j.partition.clone()),
-        ("SLURM_JOB_ACCOUNT".into(), j.account.clone().unwrap_or_default()),
-        ("SLURM_JOB_QOS".into(), j.qos.clone().unwrap_or_default()),
-        ("SLURM_JOB_USER".into(), j.user.clone()),
-        ("SLURM_SUBMIT_DIR".into(), j.workdir.clone()),
-    ];
-    env.extend(j.env.iter().map(|(k, v)| (k.to_string(), v.to_string())));
-    let path = |p: &str| {
-        let p = if p.is_empty() { "slurm-%j.out" } else { p };
-        let p = p.replace("%j", &j.id.to_string()).replace("%u", &j.user).replace("%x", &j.name);
-        if p.starts_with('/') || j.workdir.is_empty() { p } else { format!("{}/{p}", j.workdir) }
-    };
-    let stdout = path(&j.stdout_path);
-    let stderr = if j.stderr_path.is_empty() { stdout.clone() } else { path(&j.stderr_path) };
-    pb::AgentCommand {
-        cmd: Some(pb::agent_command::Cmd::Launch(pb::Launch {
-            job_id: j.id,
-            node: j.nodes.first().cloned().unwrap_or_default(),
-            script: j.script.clone(),
-            env: env.into_iter().map(|(key, value)| pb::KeyValue { key, value }).collect(),
-            stdout_path: stdout,
-            stderr_path: stderr,
-            workdir: j.workdir.clone(),
-        })),
     }
 }

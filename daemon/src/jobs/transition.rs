@@ -16,10 +16,10 @@
 //! transitions of one job never interleave (an update racing a cancel reads
 //! the cancelled record, never a stale copy).
 
+use super::JobService;
 use super::effect::{Effect, Effects};
 use super::queue::Queue;
 use super::record::JobRecord;
-use super::{JobService, run};
 use crate::error::Result;
 use crate::store::TxnRow;
 use spur_proto::v1 as pb;
@@ -139,7 +139,7 @@ impl JobService {
                     // Built now, from the record as installed: a later change must not alter this run.
                     Effect::Launch { job, node } => {
                         if let Some(j) = q.jobs.get(&job) {
-                            acts.push(Act::Launch { job, node, cmd: run::launch(j) });
+                            acts.push(Act::Launch { job, node, cmd: super::launch::launch(j) });
                         }
                     }
                     other => acts.push(Act::Then(other)),

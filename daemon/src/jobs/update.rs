@@ -4,6 +4,7 @@
 
 use super::JobService;
 use super::effect::{Effect, Effects};
+use super::extras::Extras;
 use super::queue::{Queue, owns};
 use super::record::JobRecord;
 use crate::accounting::Caller;
@@ -54,8 +55,22 @@ pub(crate) fn updated(
                 }
                 _ => return Err(Error::invalid("action", format!("'{v}' is not hold, release or requeue"))),
             },
-            _ => return Err(Error::invalid(k, "unknown key (use TimeLimit, Priority, QOS or Partition)")),
+            key @ ("dependency" | "begintime" | "starttime" | "nice" | "features" | "mailtype"
+            | "mailuser" | "wckey") => {
+                set_extra(&mut next, key, v, role).map_err(|m| Error::invalid(k, m))?
+            }
+            "comment" => next.comment = v.clone(),
+            _ => {
+                return Err(Error::invalid(
+                    k,
+                    "unknown key (use TimeLimit, Priority, QOS, Partition, Dependency, BeginTime, Nice, \
+                     Features, MailType, MailUser, WCKey or Comment)",
+                ));
+            }
         }
+    }
+    if next.extra.as_deref().is_some_and(|x| *x == Extras::default()) {
+        next.extra = None;
     }
     if next.state == JobState::Running && next.partition != j.partition {
         return Err(Error::FailedPrecondition(format!(
@@ -64,6 +79,44 @@ pub(crate) fn updated(
         )));
     }
     Ok(next)
+}
+
+/// One of the options kept in [`Extras`]; `v` empty clears it.
+fn set_extra(next: &mut JobRecord, key: &str, v: &str, role: Role) -> std::result::Result<(), String> {
+    let pending = next.state == JobState::Pending;
+    let x = next.extra.get_or_insert_with(Box::default);
+    match key {
+        "dependency" => {
+            if !pending {
+                return Err("only a pending job's dependency can change".into());
+            }
+            x.dependency = spur_vocab::depend::Dependency::parse(v)?.to_string();
+        }
+        "begintime" | "starttime" => {
+            if !pending {
+                return Err("only a pending job's begin time can change".into());
+            }
+            // The CLI sends Unix ms (it reads the date forms in the submitter's time zone).
+            x.begin_ms = v.parse::<i64>().map_err(|_| format!("'{v}' is not a time"))?.max(0);
+        }
+        "nice" => {
+            let n = v.parse::<i32>().map_err(|_| format!("'{v}' is not a whole number"))?;
+            if n < x.nice && role < Role::Operator {
+                return Err("lowering a job's nice value needs the Operator role".into());
+            }
+            x.nice = n;
+        }
+        "features" => {
+            if !pending {
+                return Err("only a pending job's features can change".into());
+            }
+            x.constraint = spur_vocab::constraint::Constraint::parse(v)?.to_string();
+        }
+        "mailtype" => x.mail_type = v.to_ascii_uppercase(),
+        "mailuser" => x.mail_user = v.to_string(),
+        _ => x.wckey = v.to_string(),
+    }
+    Ok(())
 }
 
 impl Queue {
@@ -85,7 +138,13 @@ impl Queue {
                 j.state
             )));
         }
-        Ok(Effect::Persist(updated(j, role, caller, set, partitions)?).into())
+        let next = updated(j, role, caller, set, partitions)?;
+        if let Some(x) =
+            next.extra.as_deref().filter(|x| j.extra.as_deref().is_none_or(|o| o.dependency != x.dependency))
+        {
+            self.dependencies_known(&x.dependency())?;
+        }
+        Ok(Effect::Persist(next).into())
     }
 
     /// scontrol requeue of `id` by `caller`: its run is stopped and the job

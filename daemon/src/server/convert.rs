@@ -215,6 +215,11 @@ pub fn job(j: &crate::jobs::record::JobRecord) -> pb::Job {
         prio_age: j.factors.2,
         prio_tier: j.factors.3,
         preempted_by: j.preempted_by.unwrap_or(0),
+        usage: j.usage.map(|u| pb::JobUsage {
+            user_cpu_us: u.user_cpu_us,
+            sys_cpu_us: u.sys_cpu_us,
+            max_rss_kb: u.max_rss_kb,
+        }),
         licenses_alloc: spur_vocab::licenses::format_allocs(&j.licenses_alloc),
         spec: Some(Box::new(pb::JobSpec {
             name: j.name.clone(),
@@ -241,8 +246,31 @@ pub fn job(j: &crate::jobs::record::JobRecord) -> pb::Job {
             script: String::new(),
             env: vec![],
             workdir: j.workdir.clone(),
+            ..extras_spec(j.extra.as_deref())
         })),
         ..job_brief(j)
+    }
+}
+
+/// The rarely-set options, as the spec carries them.
+fn extras_spec(x: Option<&crate::jobs::extras::Extras>) -> pb::JobSpec {
+    let Some(x) = x else { return pb::JobSpec::default() };
+    pb::JobSpec {
+        ntasks_per_node: x.ntasks_per_node,
+        mem_per_cpu_mb: x.mem_per_cpu_mb,
+        constraint: x.constraint.clone(),
+        mail_type: x.mail_type.clone(),
+        mail_user: x.mail_user.clone(),
+        signal: x.signal.clone(),
+        begin_ms: x.begin_ms,
+        deadline_ms: x.deadline_ms,
+        time_min_minutes: x.time_min,
+        nice: x.nice,
+        open_mode: if x.open_mode.is_empty() { "truncate".into() } else { x.open_mode.clone() },
+        wckey: x.wckey.clone(),
+        dependency: x.dependency.clone(),
+        kill_on_invalid_dep: x.kill_on_invalid_dep,
+        ..pb::JobSpec::default()
     }
 }
 

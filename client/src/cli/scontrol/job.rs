@@ -7,10 +7,16 @@ use super::command::{Command, Flags};
 use crate::cli::fmt::status;
 use crate::cli::jobfmt;
 use crate::cli::kv::{self, Pair};
+use crate::cli::submit_opts::{check_mail_type, parse_when};
 use crate::conn::Clients;
 use crate::vocab::TimeLimit;
+use crate::vocab::constraint::Constraint;
+use crate::vocab::depend::Dependency;
 use crate::vocab::time::UNLIMITED;
 use spur_proto::v1 as pb;
+
+/// The keys `update job` takes.
+const UPDATABLE: &str = "TimeLimit=, Priority=, QOS=, Partition=, Dependency=, BeginTime=, Nice=, Features=, MailType=, MailUser=, WCKey=, Comment=";
 
 /// Whether `update ARGS` is about jobs: `update job ...` or any `JobId=`.
 pub fn names_job(args: &[String]) -> bool {
@@ -74,9 +80,33 @@ pub fn parse_update(args: &[String]) -> Result<Command, String> {
             "qos" | "partition" if v.is_empty() => return Err(format!("{key}: needs a name")),
             "qos" => ("QOS", v.to_string()),
             "partition" => ("Partition", v.to_string()),
+            "dependency" => {
+                let d = Dependency::parse(v).map_err(|e| format!("Dependency: {e}"))?;
+                ("Dependency", d.to_string())
+            }
+            // Sent as Unix ms: the date forms read in the caller's time zone.
+            "begintime" | "starttime" => {
+                let ms = parse_when("begin", v, chrono::Local::now())
+                    .map_err(|e| e.replacen("--begin", "BeginTime", 1))?;
+                ("BeginTime", ms.to_string())
+            }
+            "nice" => match v.parse::<i32>() {
+                Ok(n) => ("Nice", n.to_string()),
+                Err(_) => return Err(format!("Nice: '{v}' is not a whole number")),
+            },
+            "features" => {
+                let c = Constraint::parse(v).map_err(|e| format!("Features: {e}"))?;
+                ("Features", c.to_string())
+            }
+            "mailtype" => {
+                ("MailType", check_mail_type(v).map_err(|e| e.replacen("--mail-type", "MailType", 1))?)
+            }
+            "mailuser" => ("MailUser", v.to_string()),
+            "wckey" => ("WCKey", v.to_string()),
+            "comment" => ("Comment", v.to_string()),
             _ => {
                 return Err(format!(
-                    "update job: '{key}' cannot be changed in this Spur release (use TimeLimit=, Priority=, QOS=, Partition=)"
+                    "update job: '{key}' cannot be changed in this Spur release (use {UPDATABLE})"
                 ));
             }
         };
@@ -88,7 +118,7 @@ pub fn parse_update(args: &[String]) -> Result<Command, String> {
         return Err("update job: say which job with JobId=ID".into());
     }
     if set.is_empty() {
-        return Err("update job: nothing to change (use TimeLimit=, Priority=, QOS=, Partition=)".into());
+        return Err(format!("update job: nothing to change (use {UPDATABLE})"));
     }
     Ok(Command::UpdateJobs { ids, set })
 }

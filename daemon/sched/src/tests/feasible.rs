@@ -8,7 +8,7 @@ use crate::feasible::{Capacity, Dim, Refusal, Unavailable, check};
 
 /// `batch`: n1, n2 with 8 CPUs, 16 GB, no GPU; g1 with 16 CPUs, 64 GB, 4 GPUs.
 fn nodes() -> Vec<Capacity<'static>> {
-    let n = |name, cpus, mem_mb, gpus| Capacity { name, cpus, mem_mb, gpus };
+    let n = |name, cpus, mem_mb, gpus| Capacity { name, cpus, mem_mb, gpus, features: &[] };
     vec![n("n1", 8, 16_384, 0), n("n2", 8, 16_384, 0), n("g1", 16, 65_536, 4)]
 }
 

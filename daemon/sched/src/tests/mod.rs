@@ -2,6 +2,7 @@
 //! concern, sharing a small cluster builder.
 
 mod backfill;
+mod depend;
 mod feasible;
 mod hostile;
 mod hres;

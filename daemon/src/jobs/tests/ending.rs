@@ -79,6 +79,43 @@ fn a_report_from_another_agent_is_refused_and_a_stale_one_is_dropped() {
 }
 
 #[test]
+fn a_report_carries_what_the_run_used_and_a_late_one_completes_a_controller_end() {
+    use crate::jobs::record::Usage;
+    let used = Usage { user_cpu_us: 1_500_000, sys_cpu_us: 20_000, max_rss_kb: 4096 };
+    let with = |r: pb::JobReport| pb::JobReport {
+        user_cpu_us: used.user_cpu_us,
+        sys_cpu_us: used.sys_cpu_us,
+        max_rss_kb: used.max_rss_kb,
+        ..r
+    };
+    let nodes = ["n1".to_string()];
+    let cancelled = |id| JobRecord { state: JobState::Cancelled, end_ms: NOW - MIN, ..running(id, "n1") };
+    let never_ran = JobRecord { state: JobState::Cancelled, end_ms: NOW, ..pending(4) };
+    let q =
+        queue([running(1, "n1"), cancelled(2), JobRecord { usage: Some(used), ..cancelled(3) }, never_ran]);
+    let fx = q.report(&nodes, &with(report(1, "exited", 0, 0)), NOW).unwrap();
+    assert_eq!(fx.persisted()[0].usage, Some(used));
+    let fx = q.report(&nodes, &report(1, "failed", -1, 0), NOW).unwrap();
+    assert_eq!(fx.persisted()[0].usage, None, "a launch that failed ran nothing");
+
+    // scancel ended job 2 first: the report brings the figures and changes nothing else.
+    let fx = q.report(&nodes, &with(report(2, "exited", 0, 15)), NOW).unwrap();
+    let [j] = fx.persisted()[..] else { panic!("{fx:?}") };
+    assert_eq!(j, &JobRecord { usage: Some(used), ..cancelled(2) });
+    assert!(q.report(&["n2".into()], &with(report(2, "exited", 0, 15)), NOW).unwrap().is_empty());
+    assert!(q.report(&nodes, &with(report(3, "exited", 0, 15)), NOW).unwrap().is_empty(), "once");
+    assert!(q.report(&nodes, &with(report(4, "exited", 0, 0)), NOW).unwrap().is_empty());
+    assert!(q.report(&nodes, &report(2, "failed", -1, 0), NOW).unwrap().is_empty());
+    // A requeued run's figures go with it.
+    let q = queue([JobRecord { usage: Some(used), ..running(5, "n1") }]);
+    assert_eq!(q.requeue(5, true).persisted()[0].usage, None);
+    // Stored rows without figures read and write as before.
+    assert!(serde_json::to_value(running(6, "n1")).unwrap().get("usage").is_none());
+    let stored = serde_json::to_string(&JobRecord { usage: Some(used), ..cancelled(6) }).unwrap();
+    assert_eq!(JobRecord::from_stored("6", &stored).unwrap().usage, Some(used));
+}
+
+#[test]
 fn requeue_takes_the_run_back_and_ignores_its_end() {
     let q = queue([JobRecord { licenses_alloc: vec![Default::default()], ..running(1, "n1") }, pending(2)]);
     let fx = q.requeue(1, true);

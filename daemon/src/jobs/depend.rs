@@ -1,0 +1,86 @@
+//! Dependencies as the controller sees them: the named jobs must be known
+//! at submit (Slurm's "Job dependency problem" otherwise); each pass
+//! evaluates every pending job's dependency against the queue with the
+//! pure [`crate::sched::depend::gate`]; and a job purged from memory while
+//! a pending job still names it leaves its fate behind ([`Queue::fates`]),
+//! so `afterok` on a job purged after it failed never turns into a start.
+
+use super::queue::Queue;
+use super::record::JobRecord;
+use crate::error::{Error, Result};
+use crate::sched::depend::{DepGate, Target, gate};
+use spur_vocab::JobState;
+use spur_vocab::depend::Dependency;
+use std::collections::HashSet;
+
+/// Slurm's sentence for a dependency on a job it does not know.
+pub const DEPENDENCY_PROBLEM: &str = "Job dependency problem";
+
+pub(crate) fn target(j: &JobRecord) -> Target {
+    Target { state: j.state, exit_code: j.exit_code, start_ms: j.start_ms }
+}
+
+/// The user and name `singleton` keys on.
+fn singleton_key(j: &JobRecord) -> String {
+    format!("{}/{}", j.user, j.name)
+}
+
+impl Queue {
+    /// Every job `dep` names is in memory, or its fate is kept.
+    pub fn dependencies_known(&self, dep: &Dependency) -> Result<()> {
+        match dep.jobs().find(|id| !self.jobs.contains_key(id) && !self.fates.contains_key(id)) {
+            Some(id) => {
+                Err(Error::invalid("dependency", format!("{DEPENDENCY_PROBLEM}: job {id} is not known")))
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// The gate of each pending job with a dependency, in id order.
+    pub fn dependency_gates(&self, now: i64) -> Vec<(u64, DepGate)> {
+        let waiting: Vec<(&JobRecord, Dependency)> = (self.jobs.values())
+            .filter(|j| j.state == JobState::Pending)
+            .filter_map(|j| {
+                j.extra.as_ref().filter(|x| !x.dependency.is_empty()).map(|x| (j, x.dependency()))
+            })
+            .collect();
+        if waiting.is_empty() {
+            return vec![];
+        }
+        // Built only when some job asks for singleton: one pass over the queue.
+        let placed: HashSet<String> = if waiting.iter().any(|(_, d)| d.items.iter().any(is_singleton)) {
+            self.jobs.values().filter(|j| j.is_placed()).map(singleton_key).collect()
+        } else {
+            HashSet::new()
+        };
+        let lookup = |id: u64| self.jobs.get(&id).map(target).or_else(|| self.fates.get(&id).copied());
+        (waiting.into_iter())
+            .map(|(j, d)| {
+                let key = || {
+                    let k = singleton_key(j);
+                    let running = placed.contains(&k);
+                    (k, running)
+                };
+                (j.id, gate(&d, now, lookup, key))
+            })
+            .collect()
+    }
+
+    /// Called as `purged` leave memory: keeps the fate of each one a pending
+    /// job still names, and drops fates no pending job names any more.
+    pub fn keep_fates(&mut self, purged: &[JobRecord]) {
+        let named: HashSet<u64> = (self.jobs.values())
+            .filter(|j| j.state == JobState::Pending)
+            .filter_map(|j| j.extra.as_ref().filter(|x| !x.dependency.is_empty()))
+            .flat_map(|x| x.dependency().jobs().collect::<Vec<_>>())
+            .collect();
+        self.fates.retain(|id, _| named.contains(id));
+        for j in purged.iter().filter(|j| named.contains(&j.id)) {
+            self.fates.insert(j.id, target(j));
+        }
+    }
+}
+
+fn is_singleton(i: &spur_vocab::depend::DepItem) -> bool {
+    i.kind == spur_vocab::depend::DepKind::Singleton
+}

@@ -1,0 +1,167 @@
+//! The sbatch options most jobs never set (`--mail-type`, `--dependency`,
+//! `-C`, `--begin`, ...), kept apart from [`JobRecord`]'s core fields so
+//! a job without them costs one empty pointer: a queue of 100,000 plain jobs
+//! holds no more than before (issue 15). Also how the per-node asks of
+//! `--ntasks-per-node`, `--mem-per-cpu`, `--gpus` and `--gpus-per-task`
+//! resolve into the record's tasks, nodes, memory and GPUs per node.
+
+use super::record::JobRecord;
+use crate::error::{Error, Result};
+use serde::{Deserialize, Serialize};
+use spur_proto::v1 as pb;
+use spur_vocab::constraint::Constraint;
+use spur_vocab::depend::Dependency;
+
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Extras {
+    pub ntasks_per_node: u32,
+    pub mem_per_cpu_mb: u64,
+    /// `-C`, canonical (`a&b|c`).
+    pub constraint: String,
+    pub mail_type: String,
+    pub mail_user: String,
+    /// `--signal`, as given.
+    pub signal: String,
+    /// Unix ms; 0 is none.
+    pub begin_ms: i64,
+    pub deadline_ms: i64,
+    pub time_min: Option<u64>,
+    pub nice: i32,
+    /// "append" or "" (truncate, Slurm's default).
+    pub open_mode: String,
+    pub wckey: String,
+    /// `--dependency`, canonical; kept after it is satisfied, as `scontrol show job` shows it.
+    pub dependency: String,
+    pub kill_on_invalid_dep: bool,
+}
+
+impl Extras {
+    /// The spec's rarely-set options; None when it sets none of them.
+    pub fn from_spec(s: &pb::JobSpec) -> Result<Option<Box<Extras>>> {
+        let constraint = Constraint::parse(&s.constraint).map_err(|e| Error::invalid("constraint", e))?;
+        let dependency = Dependency::parse(&s.dependency).map_err(|e| Error::invalid("dependency", e))?;
+        let open_mode = match s.open_mode.as_str() {
+            "" | "truncate" => String::new(),
+            "append" => "append".into(),
+            other => return Err(Error::invalid("open_mode", format!("'{other}' is not append or truncate"))),
+        };
+        let x = Extras {
+            ntasks_per_node: s.ntasks_per_node,
+            mem_per_cpu_mb: s.mem_per_cpu_mb,
+            constraint: constraint.to_string(),
+            mail_type: s.mail_type.clone(),
+            mail_user: s.mail_user.clone(),
+            signal: s.signal.clone(),
+            begin_ms: s.begin_ms.max(0),
+            deadline_ms: s.deadline_ms.max(0),
+            time_min: s.time_min_minutes,
+            nice: s.nice,
+            open_mode,
+            wckey: s.wckey.clone(),
+            dependency: dependency.to_string(),
+            kill_on_invalid_dep: s.kill_on_invalid_dep,
+        };
+        Ok((x != Extras::default()).then(|| Box::new(x)))
+    }
+
+    pub fn dependency(&self) -> Dependency {
+        Dependency::parse(&self.dependency).unwrap_or_default()
+    }
+
+    pub fn constraint(&self) -> Constraint {
+        Constraint::parse(&self.constraint).unwrap_or_default()
+    }
+}
+
+/// Resolves the per-node and per-task asks into `rec`'s counts, as Slurm
+/// does: `--ntasks-per-node` makes `-n` (or `-N` from `-n`), `--mem-per-cpu`
+/// the memory per node, `--gpus` and `--gpus-per-task` the GPUs per node.
+pub fn resolve_shape(rec: &mut JobRecord, s: &pb::JobSpec) -> Result<()> {
+    let tpn = s.ntasks_per_node;
+    if tpn > 0 {
+        match (s.ntasks, s.num_nodes) {
+            (0, _) => rec.ntasks = tpn.saturating_mul(rec.num_nodes.max(1)),
+            (n, 0) => rec.num_nodes = n.div_ceil(tpn),
+            _ => {}
+        }
+    }
+    let tasks_per_node = rec.ntasks.max(rec.num_nodes).div_ceil(rec.num_nodes.max(1));
+    if s.mem_per_cpu_mb > 0 {
+        if s.mem_mb > 0 {
+            return Err(Error::invalid("mem_per_cpu", "--mem and --mem-per-cpu are mutually exclusive"));
+        }
+        let cpus = u64::from(tasks_per_node) * u64::from(rec.cpus_per_task.max(1));
+        rec.mem_mb = s.mem_per_cpu_mb.checked_mul(cpus).ok_or_else(|| {
+            Error::invalid("mem_per_cpu", format!("{} MB × {cpus} CPUs per node overflows", s.mem_per_cpu_mb))
+        })?;
+    }
+    let per_node = [
+        (s.gpus_total > 0).then(|| u64::from(s.gpus_total).div_ceil(u64::from(rec.num_nodes.max(1)))),
+        (s.gpus_per_task > 0).then(|| u64::from(s.gpus_per_task) * u64::from(tasks_per_node)),
+    ];
+    match per_node {
+        [Some(_), Some(_)] => {
+            return Err(Error::invalid("gpus", "--gpus and --gpus-per-task are mutually exclusive"));
+        }
+        [Some(g), None] | [None, Some(g)] if s.gpus_per_node > 0 && g != u64::from(s.gpus_per_node) => {
+            return Err(Error::invalid(
+                "gpus",
+                format!("--gres/--gpus-per-node asks {} GPUs per node and --gpus {g}", s.gpus_per_node),
+            ));
+        }
+        [Some(g), None] | [None, Some(g)] => rec.gpus = g,
+        [None, None] => {}
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resolved(s: pb::JobSpec) -> Result<JobRecord> {
+        let mut rec = JobRecord {
+            num_nodes: s.num_nodes.max(1),
+            ntasks: s.ntasks.max(1),
+            cpus_per_task: s.cpus_per_task.max(1),
+            mem_mb: s.mem_mb,
+            gpus: u64::from(s.gpus_per_node),
+            ..JobRecord::default()
+        };
+        resolve_shape(&mut rec, &s)?;
+        Ok(rec)
+    }
+
+    #[test]
+    fn per_node_asks_resolve_as_slurm_reads_them() {
+        let r = resolved(pb::JobSpec { num_nodes: 2, ntasks_per_node: 4, ..Default::default() }).unwrap();
+        assert_eq!((r.num_nodes, r.ntasks), (2, 8));
+        let r = resolved(pb::JobSpec { ntasks: 6, ntasks_per_node: 4, ..Default::default() }).unwrap();
+        assert_eq!((r.num_nodes, r.ntasks), (2, 6));
+        let s = pb::JobSpec { ntasks: 4, cpus_per_task: 2, mem_per_cpu_mb: 100, ..Default::default() };
+        assert_eq!(resolved(s).unwrap().mem_mb, 800);
+        let s = pb::JobSpec { num_nodes: 2, gpus_total: 3, ..Default::default() };
+        assert_eq!(resolved(s).unwrap().gpus, 2);
+        let s = pb::JobSpec { ntasks: 2, gpus_per_task: 2, ..Default::default() };
+        assert_eq!(resolved(s).unwrap().gpus, 4);
+    }
+
+    #[test]
+    fn conflicting_asks_are_refused_by_name() {
+        let e = |s| resolved(s).unwrap_err().to_string();
+        assert!(
+            e(pb::JobSpec { mem_mb: 1, mem_per_cpu_mb: 1, ..Default::default() })
+                .contains("mutually exclusive")
+        );
+        assert!(
+            e(pb::JobSpec { gpus_total: 1, gpus_per_task: 1, ..Default::default() }).contains("--gpus and")
+        );
+        assert!(e(pb::JobSpec { gpus_total: 2, gpus_per_node: 1, ..Default::default() }).contains("--gres"));
+        let s = pb::JobSpec { mem_per_cpu_mb: u64::MAX, ntasks: 2, ..Default::default() };
+        assert!(e(s).contains("overflows"));
+        let bad = pb::JobSpec { dependency: "afterok:x".into(), ..Default::default() };
+        assert!(Extras::from_spec(&bad).unwrap_err().to_string().contains("dependency"));
+        assert_eq!(Extras::from_spec(&pb::JobSpec::default()).unwrap(), None);
+    }
+}

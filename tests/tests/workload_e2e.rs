@@ -1,0 +1,163 @@
+//! The workload issue's sbatch options and dependencies, with real
+//! binaries: the submit environment reaches the job (`--export`), an
+//! ordinary site script with `#SBATCH --ntasks-per-node`, `--mail-type`,
+//! `-C` and `--mem=1GB` runs, `afterok`/`afternotok`/`singleton` decide when
+//! jobs start, `--begin` pends on BeginTime, and `sbatch --wait` returns the
+//! job's exit code.
+
+use spur_tests::cluster::Cluster;
+use spur_tests::config::ClusterToml;
+use spur_tests::proc::{run_with, sacct_state, wait_for};
+
+fn start() -> Cluster {
+    let toml = ClusterToml::new()
+        .heartbeat(1)
+        .node_timeout(5)
+        .interval(1)
+        .nodes("node[01-02]", 4, 8192)
+        .node_set("features", &["fast", "ib"][..])
+        .nodes("node[03-04]", 4, 8192)
+        .partition("batch", "node[01-04]");
+    let e = Cluster::start(&toml.build(), &[], "node[01-04]", 4);
+    e.ok("sacctmgr", "-i add user name=root account=ml");
+    e
+}
+
+fn output(e: &Cluster, name: &str) -> String {
+    std::fs::read_to_string(e.dir.path().join(name)).unwrap_or_default()
+}
+
+#[test]
+fn the_submit_environment_and_a_site_script_reach_the_job() {
+    let e = start();
+    let dir = e.dir.path().display().to_string();
+    let script = e.dir.path().join("site.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\n#SBATCH --ntasks-per-node=2 -N 2\n#SBATCH --mail-type=END,FAIL --mail-user=me@example.org\n\
+         #SBATCH -C fast&ib --mem=1GB --open-mode=append\n#SBATCH -o logs/%x-%j.out\n\
+         echo \"var=$SPUR_TEST_VAR ntasks=$SLURM_NTASKS tpn=$SLURM_TASKS_PER_NODE mem=$SLURM_MEM_PER_NODE id=$SLURM_JOB_ID\"\n",
+    )
+    .unwrap();
+    let url = &e.c.url;
+    let submit = |args: &[&str]| {
+        let mut all = vec!["--parsable", "-D", &dir];
+        all.extend(args);
+        let out = run_with("sbatch", url, &all, &[("SPUR_TEST_VAR", "hello"), ("SLURM_JOB_ID", "999")]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).trim().parse::<u64>().unwrap()
+    };
+    let id = submit(&[script.to_str().unwrap()]);
+    e.wait_field(id, "%T", "COMPLETED");
+    let out = output(&e, &format!("logs/site.sh-{id}.out"));
+    assert_eq!(
+        out.trim(),
+        format!("var=hello ntasks=4 tpn=2(x2) mem=1024 id={id}"),
+        "the log folder was made"
+    );
+    let show = e.ok("scontrol", &format!("show job {id}"));
+    for want in ["Features=fast&ib", "MailUser=me@example.org MailType=END,FAIL", "NtasksPerN:B:S:C=2:0:*:*"]
+    {
+        assert!(show.contains(want), "{want} in {show}");
+    }
+    let nodes = e.field(id, "%N");
+    assert_eq!(nodes, "node[01-02]", "only the nodes with the features");
+
+    // --export=NONE: only SLURM_* of the submitter's environment.
+    let none = submit(&["--export=NONE", "-o", "none.out", "--wrap=echo var=${SPUR_TEST_VAR:-unset}"]);
+    let named =
+        submit(&["--export=SPUR_TEST_VAR,EXTRA=1", "-o", "named.out", "--wrap=echo $SPUR_TEST_VAR $EXTRA"]);
+    e.wait_field(none, "%T", "COMPLETED");
+    e.wait_field(named, "%T", "COMPLETED");
+    assert_eq!(output(&e, "none.out").trim(), "var=unset");
+    assert_eq!(output(&e, "named.out").trim(), "hello 1");
+
+    // No node set has the feature: refused at submit, naming it.
+    let err = e.fails("sbatch", &["-C", "gpu", "--wrap=true"]);
+    assert!(err.contains("features 'gpu' (-C)"), "{err}");
+    let err = e.fails("sbatch", &["--mem=1GB", "--mem-per-cpu=100", "--wrap=true"]);
+    assert!(err.contains("mutually exclusive"), "{err}");
+    let err = e.fails("sbatch", &["--begin=whenever", "--wrap=true"]);
+    assert!(err.contains("--begin: 'whenever'"), "{err}");
+}
+
+#[test]
+fn dependencies_decide_when_jobs_start() {
+    let e = start();
+    let ok = e.sbatch(&["--wrap=sleep 1"]);
+    let after_ok = e.sbatch(&["-d", &format!("afterok:{ok}"), "--wrap=true"]);
+    let after_not_ok = e.sbatch(&[&format!("--dependency=afternotok:{ok}"), "--wrap=true"]);
+    let killed = e.sbatch(&["-d", &format!("afternotok:{ok}"), "--kill-on-invalid-dep=yes", "--wrap=true"]);
+    assert_eq!(e.field(after_ok, "%r"), "Dependency");
+    e.wait_field(after_ok, "%T", "COMPLETED");
+    e.wait_field(after_not_ok, "%r", "DependencyNeverSatisfied");
+    let show = e.ok("scontrol", &format!("show job {after_not_ok}"));
+    assert!(show.contains(&format!("afternotok:{ok}: job is COMPLETED")), "{show}");
+    assert!(show.contains(&format!("Dependency=afternotok:{ok}")), "{show}");
+    e.wait_field(killed, "%T", "CANCELLED");
+
+    // An update gives the never-satisfied job a dependency that holds.
+    e.ok("scontrol", &format!("update job {after_not_ok} Dependency=afterany:{ok}"));
+    e.wait_field(after_not_ok, "%T", "COMPLETED");
+
+    // singleton: one job of a name at a time.
+    let first = e.sbatch(&["-J", "one", "-d", "singleton", "--wrap=sleep 30"]);
+    let second = e.sbatch(&["-J", "one", "-d", "singleton", "--wrap=true"]);
+    e.wait_field(first, "%T", "RUNNING");
+    e.wait_field(second, "%r", "Dependency");
+    e.ok("scancel", &first.to_string());
+    e.wait_field(second, "%T", "COMPLETED");
+
+    let err = e.fails("sbatch", &["-d", "afterok:999999", "--wrap=true"]);
+    assert!(err.contains("Job dependency problem"), "{err}");
+    let err = e.fails("sbatch", &["-d", "afterok:1?afterany:2,afterok:3", "--wrap=true"]);
+    assert!(err.contains("--dependency:"), "{err}");
+}
+
+#[test]
+fn begin_time_holds_a_job_and_wait_returns_its_exit_code() {
+    let e = start();
+    let later = e.sbatch(&["--begin=now+1hour", "--wrap=true"]);
+    e.wait_field(later, "%r", "BeginTime");
+    e.ok("scontrol", &format!("update job {later} BeginTime=now"));
+    e.wait_field(later, "%T", "COMPLETED");
+
+    let dir = e.dir.path().display().to_string();
+    let out = run_with("sbatch", &e.c.url, &["-W", "-D", &dir, "--wrap=exit 3"], &[]);
+    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("Submitted batch job "));
+    let out = run_with("sbatch", &e.c.url, &["--wait", "-D", &dir, "--wrap=true"], &[]);
+    assert_eq!(out.status.code(), Some(0));
+    wait_for("nothing left running", || (e.ok("squeue", "-h").trim().is_empty()).then_some(()));
+}
+
+#[test]
+fn a_dependency_outlives_its_targets_purge_and_a_controller_restart() {
+    // Ended jobs leave memory at once: the fate of the one a pending job names stays.
+    let toml = ClusterToml::new()
+        .heartbeat(1)
+        .node_timeout(5)
+        .interval(1)
+        .scheduler("min_job_age_secs", 0)
+        .nodes("node[01-02]", 4, 8192)
+        .partition("batch", "node[01-02]");
+    let mut e = Cluster::start(&toml.build(), &[], "node[01-02]", 2);
+    e.ok("sacctmgr", "-i add user name=root account=ml");
+    let failed = e.sbatch(&["--wrap=exit 1"]);
+    let waits = e.sbatch(&["-d", &format!("afterok:{failed}"), "--wrap=true"]);
+    let held = e.sbatch(&["-H", "--wrap=true"]);
+    let behind = e.sbatch(&["-d", &format!("afterany:{held}"), "--wrap=true"]);
+    e.wait_field(waits, "%r", "DependencyNeverSatisfied");
+    wait_for("the failed job purged", || {
+        e.ok("squeue", &format!("-h -j {failed}")).trim().is_empty().then_some(())
+    });
+    e.c.restart();
+    // Still never satisfied after the restart, and still waiting behind the held job.
+    e.wait_field(waits, "%r", "DependencyNeverSatisfied");
+    e.wait_field(behind, "%r", "Dependency");
+    let show = e.ok("scontrol", &format!("show job {waits}"));
+    assert!(show.contains(&format!("afterok:{failed}: job is FAILED")), "{show}");
+    e.ok("scontrol", &format!("release {held}"));
+    // Purged as soon as it ends: sacct has it.
+    wait_for("the job behind ran", || (sacct_state(&e.c.url, behind) == "COMPLETED").then_some(()));
+}
