@@ -66,6 +66,18 @@ pub fn parse_ids<S: AsRef<str>>(words: &[S]) -> Result<Vec<u64>, String> {
     Ok(out)
 }
 
+/// A job's id as squeue and sacct print it: `12`, an array's task `12_3`,
+/// and the record of its pending tasks `12_[3-99%10]`.
+pub fn display_id(j: &pb::Job) -> String {
+    match (j.array_job_id, j.array_task_id, j.array_pending.as_str()) {
+        (0, ..) => j.id.to_string(),
+        (a, Some(t), _) => format!("{a}_{t}"),
+        (a, None, p) if j.array_throttle > 0 => format!("{a}_[{p}%{}]", j.array_throttle),
+        (a, None, p) if p.contains([',', '-']) => format!("{a}_[{p}]"),
+        (a, None, p) => format!("{a}_{p}"),
+    }
+}
+
 pub fn is(j: &pb::Job, state: &str) -> bool {
     j.state.eq_ignore_ascii_case(state)
 }

@@ -4,6 +4,7 @@
 //! The files are private; this page is the whole public surface, one
 //! namespace per topic:
 //!
+//! - [`array`]: `--array` expressions, pending task sets, `12_3`/`12.0` job references.
 //! - [`constraint`]: `-C` node feature expressions.
 //! - [`depend`]: `--dependency` expressions.
 //! - [`hostlist`]: Slurm hostlist expressions, expand and compress.
@@ -22,6 +23,8 @@
 
 #![deny(missing_docs)]
 
+#[path = "array.rs"]
+mod array_impl;
 #[path = "constraint.rs"]
 mod constraint_impl;
 #[path = "depend.rs"]
@@ -48,6 +51,11 @@ mod time_impl;
 mod tres_impl;
 #[path = "txn.rs"]
 mod txn_impl;
+
+/// Job arrays and job references with task and step parts.
+pub mod array {
+    pub use crate::array_impl::{ArraySpec, JobRef, MAX_TASK_ID, StepRef, TaskSet, parse_refs};
+}
 
 /// `-C/--constraint` node feature expressions.
 pub mod constraint {
