@@ -8,6 +8,7 @@ use spur_proto::v1::jobs_client::JobsClient;
 use spur_proto::v1::licenses_client::LicensesClient;
 use spur_proto::v1::nodes_client::NodesClient;
 use spur_proto::v1::session_client::SessionClient;
+use spur_proto::v1::steps_client::StepsClient;
 use tonic::metadata::MetadataValue;
 use tonic::service::Interceptor;
 use tonic::service::interceptor::InterceptedService;
@@ -81,6 +82,7 @@ pub struct Clients {
     pub cluster: ClusterClient<Svc>,
     pub jobs: JobsClient<Svc>,
     pub licenses: LicensesClient<Svc>,
+    pub steps: StepsClient<Svc>,
 }
 
 /// What every CLI command does first: the controller from `--controller`
@@ -110,7 +112,8 @@ pub async fn connect(url: &str, identity: Identity) -> Result<Clients, ConnectEr
         cluster: ClusterClient::with_interceptor(channel.clone(), icpt.clone()),
         jobs: JobsClient::with_interceptor(channel.clone(), icpt.clone())
             .max_decoding_message_size(JOBS_MESSAGE_MAX),
-        licenses: LicensesClient::with_interceptor(channel, icpt),
+        licenses: LicensesClient::with_interceptor(channel.clone(), icpt.clone()),
+        steps: StepsClient::with_interceptor(channel, icpt),
     })
 }
 

@@ -41,7 +41,7 @@ fn sacct_names_bad_arguments() {
     fails_with(&spur(&["acct", "-S", "someday"]), "sacct: error: --starttime: 'someday'");
     fails_with(&spur(&["acct", "-E", "2024-13-01"]), "--endtime");
     fails_with(&spur(&["acct", "-s", "DONE"]), "--state: invalid job state 'DONE'");
-    fails_with(&spur(&["acct", "-j", "1.0"]), "job arrays and steps");
+    fails_with(&spur(&["acct", "-j", "1.x"]), "--jobs: invalid job id '1.x'");
     fails_with(&spur(&["acct", "extra"]), "unrecognised argument 'extra'");
     fails_with(&spur(&["acct", "-S"]), "'-S' needs a value");
 }

@@ -77,11 +77,47 @@ fn default_columns_match_slurm() {
 JobID           JobName  Partition    Account  AllocCPUS      State ExitCode 
 ------------ ---------- ---------- ---------- ---------- ---------- -------- 
 10                train      batch         ml          4  COMPLETED      0:0 
+10.batch          batch                    ml          4  COMPLETED      0:0 
 13                train      batch         ml          0  CANCELLED      0:0 
 14                train      batch         ml          4     FAILED      0:9 
+14.batch          batch                    ml          4     FAILED      0:9 
 15           a-very-lo+      batch         ml          0    PENDING      0:0 
 ";
-    assert_eq!(out, want);
+    assert_eq!(out, want, "a job that ran has its batch step's row");
+}
+
+#[test]
+fn steps_have_rows_of_their_own_and_x_leaves_them_out() {
+    let mut all = jobs();
+    let step = |id, state: &str, exit_code, signal| pb::Step {
+        id,
+        name: "hostname".into(),
+        state: state.into(),
+        nodes: vec!["n1".into()],
+        ntasks: 4,
+        cpus: 4,
+        start_ms: ms(118),
+        end_ms: ms(117),
+        exit_code,
+        signal,
+        ..Default::default()
+    };
+    all[0].steps = vec![step(0, "COMPLETED", 0, 0), step(1, "FAILED", 3, 0), step(2, "CANCELLED", 0, 15)];
+    let cols = "jobid,jobname,state,exitcode,ntasks,nodelist";
+    let a = args(&["-P", "-n", "-o", cols, "-j", "10"]);
+    assert_eq!(
+        report(&a, &all, now()).unwrap(),
+        "10|train|COMPLETED|0:0|1|None assigned\n10.batch|batch|COMPLETED|0:0|1|None assigned\n\
+         10.0|hostname|COMPLETED|0:0|4|n1\n10.1|hostname|FAILED|3:0|4|n1\n10.2|hostname|CANCELLED|0:15|4|n1\n"
+    );
+    let a = args(&["-P", "-n", "-X", "-o", "jobid", "-j", "10"]);
+    assert_eq!(report(&a, &all, now()).unwrap(), "10\n");
+    let a = args(&["-P", "-n", "-o", "jobid,state", "-j", "10.1,10.batch"]);
+    assert_eq!(report(&a, &all, now()).unwrap(), "10.batch|COMPLETED\n10.1|FAILED\n");
+    let v: serde_json::Value =
+        serde_json::from_str(&report(&args(&["--json", "-j", "10"]), &all, now()).unwrap()).unwrap();
+    assert_eq!(v["jobs"][0]["steps"][3]["step"], "10.2");
+    assert_eq!(v["jobs"][0]["steps"][3]["exit_code"], "0:15");
 }
 
 #[test]
@@ -138,7 +174,15 @@ fn exit_code_is_code_colon_signal() {
 
 #[test]
 fn format_names_prefixes_and_widths() {
-    let a = args(&["-S", "2024-02-29", "-o", "jobid,STATE%-12,exit,elapsed,start,end,nodel", "-j", "13,12"]);
+    let a = args(&[
+        "-X",
+        "-S",
+        "2024-02-29",
+        "-o",
+        "jobid,STATE%-12,exit,elapsed,start,end,nodel",
+        "-j",
+        "13,12",
+    ]);
     let out = report(&a, &jobs(), now()).unwrap();
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(
@@ -163,12 +207,16 @@ fn format_names_prefixes_and_widths() {
 
 #[test]
 fn parsable_forms_and_brief() {
-    let a = args(&["-P", "-b", "-j", "14"]);
+    let a = args(&["-P", "-b", "-X", "-j", "14"]);
     assert_eq!(report(&a, &jobs(), now()).unwrap(), "JobID|State|ExitCode\n14|FAILED|0:9\n");
     let a = args(&["-p", "-n", "-o", "jobid,jobname,account", "-j", "15"]);
     assert_eq!(report(&a, &jobs(), now()).unwrap(), "15|a-very-long-job-name|ml|\n");
     let a = args(&["-P", "--delimiter=,", "-o", "jobid,user", "-j", "10"]);
-    assert_eq!(report(&a, &jobs(), now()).unwrap(), "JobID,User\n10,alice\n");
+    assert_eq!(
+        report(&a, &jobs(), now()).unwrap(),
+        "JobID,User\n10,alice\n10.batch,\n",
+        "steps show no user"
+    );
 }
 
 #[test]
@@ -188,7 +236,7 @@ fn usage_columns_show_once_the_job_ended() {
     // Only an ended job's figures are its own; a running one's are not shown.
     all[2].usage = Some(used);
     let cols = "jobid,totalcpu,usercpu,systemcpu,maxrss,averss,ntasks";
-    let a = args(&["-a", "-P", "-o", cols, "-j", "10,12,13,15"]);
+    let a = args(&["-a", "-X", "-P", "-o", cols, "-j", "10,12,13,15"]);
     let out = report(&a, &all, now()).unwrap();
     assert_eq!(
         out,

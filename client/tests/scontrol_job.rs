@@ -92,7 +92,8 @@ fn job_command_errors_name_the_problem() {
     assert!(err(&["hold"]).contains("needs a job id"));
     assert!(err(&["release", "12_1"]).contains("arrays"));
     assert!(err(&["suspend", "5"]).contains("suspend is not available"));
-    assert!(err(&["show", "steps"]).contains("steps is not available"));
+    assert!(err(&["show", "reservations"]).contains("reservations is not available"));
+    assert!(err(&["show", "step", "12.batch"]).contains("names no srun step"));
 }
 
 #[test]
@@ -182,7 +183,7 @@ fn scancel_parses_and_plans() {
     assert_eq!(a.signal, 10);
     assert_eq!(
         scancel::plan(&a, "me"),
-        Plan::Cancel(pb::CancelRequest { ids: vec![5, 6, 7], filter: vec![], signal: 10 })
+        Plan::Cancel(pb::CancelRequest { ids: vec![5, 6, 7], signal: 10, ..Default::default() })
     );
     let a = p(&["-u", "bob", "-t", "pd,RUNNING", "-n", "big"]).unwrap();
     let Plan::Cancel(req) = scancel::plan(&a, "me") else { panic!("filters alone go in one Cancel") };

@@ -15,6 +15,7 @@
 use criterion::{Criterion, criterion_group, criterion_main};
 use spur_daemon::accounting::Catalog;
 use spur_daemon::model::{Account, Assoc, Partition, Qos, User};
+use spur_daemon::sched::job::ArrayAsk;
 use spur_daemon::sched::{Job, JobState, PreemptConfig, SchedConfig, SchedNode, Snapshot, schedule};
 use spur_vocab::names::PreemptMode;
 use spur_vocab::tres::parse_map;
@@ -172,6 +173,10 @@ fn bench(c: &mut Criterion) {
     if std::env::var_os("SPUR_BENCH_MILLION").is_some() {
         return million();
     }
+    // `SPUR_BENCH_ARRAY=1 cargo bench -p spur-daemon --bench sched`: the array pair alone.
+    if std::env::var_os("SPUR_BENCH_ARRAY").is_some() {
+        return array(c);
+    }
     let sizes = [(10_000, 1_000), (100_000, 5_000)];
     for (pending, nodes) in sizes {
         for (depth, label) in
@@ -204,8 +209,34 @@ fn bench(c: &mut Criterion) {
         c.bench_function(&name, |b| b.iter(|| schedule(black_box(&snap), NOW)));
         full_cluster_memory(pending, nodes);
     }
+    array(c);
     // Last, so its freed memory does not hide what the plans above hold.
     million();
+}
+
+/// A pass with one 100,000-task array pending (one record, as the
+/// controller holds it) beside 10,000 pending jobs on 1,000 nodes, against
+/// the same pass without it: the array must cost about one job, not 100,000.
+fn array(c: &mut Criterion) {
+    let plain = snapshot(10_000, 1_000, SchedConfig::default().queue_depth);
+    let mut with = plain.clone();
+    with.jobs.push(Job {
+        account: Some("acct1".into()),
+        qos: Some("normal".into()),
+        submit_ms: NOW,
+        time_limit: Some(60),
+        array: Some(ArrayAsk { pending: 100_000, throttle: 0, running: 0 }),
+        ..Job::new(2_000_000, "user001", "batch")
+    });
+    let plan = schedule(&with, NOW);
+    let started = plan.starts.iter().filter(|s| s.job == 2_000_000).count();
+    println!("10000 pending + a 100000-task array × 1000 nodes: {started} of its tasks start in the pass");
+    c.bench_function("schedule 10000 pending x 1000 nodes, queue_depth 64", |b| {
+        b.iter(|| schedule(black_box(&plain), NOW))
+    });
+    c.bench_function("schedule 10000 pending + a 100000-task array x 1000 nodes, queue_depth 64", |b| {
+        b.iter(|| schedule(black_box(&with), NOW))
+    });
 }
 
 /// A full cluster with preemption on: every pending job is weighed against

@@ -143,6 +143,7 @@ pub async fn start_with(
     tasks.push(nodes.spawn_monitor());
     tasks.extend(jobs.spawn(Duration::from_secs(cfg.scheduler.interval)));
     tasks.push(jobs.spawn_purger(Duration::from_secs(cfg.scheduler.interval)));
+    tasks.push(jobs.spawn_step_watch());
     let mut metrics_addr = None;
     if !cfg.metrics.listen_addr.is_empty() {
         let l = TcpListener::bind(&cfg.metrics.listen_addr)

@@ -251,7 +251,7 @@ async fn main() -> anyhow::Result<()> {
     let before = mib(c.rss_kib());
     let t = Instant::now();
     let filter = vec![pb::KeyValue { key: "state".into(), value: "PENDING".into() }];
-    let req = pb::CancelRequest { ids: vec![], filter, signal: 0 };
+    let req = pb::CancelRequest { filter, ..Default::default() };
     let cancelled = cl.jobs.cancel(req).await?.into_inner().cancelled.len();
     println!(
         "cancelled {cancelled} pending jobs in one request: {:.1} s; resident {} -> {} MiB, peak {} MiB",

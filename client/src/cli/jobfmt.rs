@@ -72,7 +72,7 @@ pub fn display_id(j: &pb::Job) -> String {
     match (j.array_job_id, j.array_task_id, j.array_pending.as_str()) {
         (0, ..) => j.id.to_string(),
         (a, Some(t), _) => format!("{a}_{t}"),
-        (a, None, p) if j.array_throttle > 0 => format!("{a}_[{p}%{}]", j.array_throttle),
+        (a, None, p) if j.array_throttle > 0 && is(j, "PENDING") => format!("{a}_[{p}%{}]", j.array_throttle),
         (a, None, p) if p.contains([',', '-']) => format!("{a}_[{p}]"),
         (a, None, p) => format!("{a}_{p}"),
     }
@@ -224,7 +224,13 @@ pub fn expand_path(j: &pb::Job, p: &str) -> String {
     let node = j.nodes.first().map_or("", String::as_str);
     crate::vocab::jobs::expand_path(
         p,
-        &crate::vocab::jobs::PathVars { job_id: j.id, user: &j.user, name: &j.name, node },
+        &crate::vocab::jobs::PathVars {
+            job_id: j.id,
+            user: &j.user,
+            name: &j.name,
+            node,
+            array: j.array_task_id.map(|t| (j.array_job_id, t)),
+        },
     )
 }
 
@@ -260,7 +266,7 @@ pub fn job_record(j: &pb::Job, now_ms: i64, oneliner: bool) -> String {
     let stdout = expand_path(j, &spec.stdout_path);
     let stderr = if spec.stderr_path.is_empty() { stdout.clone() } else { expand_path(j, &spec.stderr_path) };
     let mut lines = vec![
-        format!("JobId={} JobName={}", j.id, j.name),
+        format!("JobId={}{} JobName={}", j.id, array_fields(j), j.name),
         format!("UserId={}", j.user),
         format!(
             "Priority={} Nice={} Account={} QOS={}",
@@ -304,6 +310,18 @@ pub fn job_record(j: &pb::Job, now_ms: i64, oneliner: bool) -> String {
     }
     lines.extend(extras_lines(&spec));
     record(&lines, oneliner)
+}
+
+/// ` ArrayJobId=12 ArrayTaskId=3` for an array's record, as scontrol prints it.
+fn array_fields(j: &pb::Job) -> String {
+    match (j.array_job_id, j.array_task_id) {
+        (0, _) => String::new(),
+        (a, Some(t)) => format!(" ArrayJobId={a} ArrayTaskId={t}"),
+        (a, None) if j.array_throttle > 0 => {
+            format!(" ArrayJobId={a} ArrayTaskId={} ArrayTaskThrottle={}", j.array_pending, j.array_throttle)
+        }
+        (a, None) => format!(" ArrayJobId={a} ArrayTaskId={}", j.array_pending),
+    }
 }
 
 /// The rarely-set options, in Slurm's spelling, where Slurm prints them

@@ -14,6 +14,8 @@
 //! - [`sbatch`]: `sbatch` / `spur submit`: a job spec from options and `#SBATCH` lines;
 //!   [`submit_opts`]: the values of its options (sizes, `--export`, `--begin` dates, ...).
 //! - [`scancel`]: `scancel` / `spur cancel`: cancel or signal jobs by id or filter.
+//! - [`srun`]: `srun` / `spur run`: a job step in a job (or in the allocation it makes); its
+//!   own map ([`srun::output`], [`srun::session`]).
 //! - [`sacct`]: `sacct` / `spur acct`: job accounting in a time window.
 //! - [`sprio`]: `sprio` / `spur prio`: the priority factors of pending jobs.
 //! - [`sshare`]: `sshare` / `spur share`: fair share per account and user.
@@ -29,6 +31,7 @@
 //! - [`fmt`]: a gRPC refusal as one line (`status`), `(null)`, the `Key=value`
 //!   record layout of `scontrol show`, Slurm's hostname order.
 //! - [`jobfmt`]: job states, ids, durations, signals, and the `show job` record.
+//! - [`stepfmt`]: job steps: sacct's `ID.batch`/`ID.N` rows, `show step`, `squeue -s`.
 //! - [`nodefmt`]: a node's state in Slurm's spellings, node and partition JSON
 //!   (shared by `sinfo` and `scontrol show`).
 //! - [`fields`]: Slurm's print_fields layout and `name%width` lists (`sacct`, `sshare`).
@@ -84,7 +87,9 @@ pub mod scontrol;
 pub mod sinfo;
 pub mod sprio;
 pub mod squeue;
+pub mod srun;
 pub mod sshare;
+pub mod stepfmt;
 pub mod submit_opts;
 pub mod token;
 
@@ -101,6 +106,7 @@ pub const PERSONALITIES: &[(&str, &str)] = &[
     ("sprio", "prio"),
     ("sacct", "acct"),
     ("sshare", "share"),
+    ("srun", "run"),
 ];
 
 const SPUR_USAGE: &str = "\
@@ -114,6 +120,7 @@ usage: spur SUBCOMMAND [args...]
   acct ...              the same as sacct
   prio ...              the same as sprio
   share ...             the same as sshare
+  run ...               the same as srun
   audit tail [Key=value ...] [-P] [--after ID]   print txn rows as they commit
   token user --name N [--admin-level L] [--ttl 24h]   mint a user JWT from the key in spur.conf
   token create [--ttl 24h] | token list | token revoke ID   node admission tokens
@@ -159,6 +166,7 @@ async fn subcommand(sub: &str, name: &str, args: &[String]) -> i32 {
         "acct" => sacct::main(args).await,
         "prio" => sprio::main(args).await,
         "share" => sshare::main(args).await,
+        "run" => srun::main(args).await,
         _ => {
             output::complain(&format!("{name}: error: '{name}' is not available from this Spur release yet"));
             1

@@ -18,7 +18,9 @@ use super::fields::{help_format, parse_columns, prefix, print_fields};
 use super::fmt::status;
 use super::getopt::{Mode, Opt, Spec, check, switch, value};
 use super::jobfmt::{self, is};
+use super::stepfmt::{self, Row};
 use crate::conn::{self, Identity};
+use crate::vocab::array::{JobRef, StepRef, parse_refs};
 use crate::vocab::time::{UNLIMITED, format_limit, format_seconds};
 use crate::vocab::txn::parse_time;
 use chrono::{DateTime, Local, NaiveTime, TimeZone};
@@ -38,7 +40,8 @@ usage: sacct [-abnpPX] [-j ID,...] [-u USER,...] [-A ACCOUNT,...] [-r PARTITION,
   -o, --format=FIELDS   name[%width],...; a negative width left-justifies (default
                         JobID,JobName,Partition,Account,AllocCPUS,State,ExitCode; SACCT_FORMAT overrides)
   -b, --brief           JobID,State,ExitCode         -e, --helpformat   list the fields
-  -n, --noheader        no header                    -X, --allocations  accepted (Spur has no job steps)
+  -n, --noheader        no header                    -X, --allocations  the jobs alone, not their steps
+  -j ID.STEP, ID.batch  one step of a job: srun's N, or the batch script
   -p, --parsable / -P, --parsable2   '|' delimited, with / without a trailing '|'; --delimiter=C
   --json                the selected jobs as JSON (every field; -o is ignored)
 ExitCode is code:signal; a job killed by signal N shows 0:N, one whose shell never started -1:0.";
@@ -51,9 +54,7 @@ const OPTS: &[Opt<Args>] = &[
     switch("e/helpformat", |a| a.helpformat = true),
     value("E/endtime", |a, v| a.end = Some(v)),
     switch("h/help", |a| a.help = true),
-    check("j/jobs", |a, v| {
-        jobfmt::parse_ids(&[v]).map(|ids| a.jobs.extend(ids)).map_err(|e| format!("--jobs: {e}"))
-    }),
+    check("j/jobs", |a, v| jobs(a, &v).map_err(|e| format!("--jobs: {e}"))),
     switch("n/noheader", |a| a.noheader = true),
     value("o/format", |a, v| a.format.push(v)),
     switch("p/parsable", |a| a.parsable = Parsable::Trailing),
@@ -68,7 +69,7 @@ const OPTS: &[Opt<Args>] = &[
     }),
     value("S/starttime", |a, v| a.start = Some(v)),
     value("u/user", user),
-    switch("X/allocations", |_| {}),
+    switch("X/allocations", |a| a.allocations = true),
     value("-/delimiter", |a, v| a.delimiter = Some(v)),
     switch("-/json", |a| a.json = true),
     value("-/name", |a, v| a.names.extend(list(&v))),
@@ -79,10 +80,11 @@ const OPTS: &[Opt<Args>] = &[
 pub const DEFAULT_FORMAT: &str = "JobID,JobName,Partition,Account,AllocCPUS,State,ExitCode";
 const BRIEF_FORMAT: &str = "JobID,State,ExitCode";
 
-/// One sacct field: Slurm's name, width (negative: left-justified) and value at a time.
-pub type Field = (&'static str, i32, fn(&pb::Job, i64) -> String);
+/// One sacct field: Slurm's name, width (negative: left-justified) and value
+/// at a time, of a row (a job, or one of its steps shown as one).
+pub type Field = (&'static str, i32, fn(&Row, i64) -> String);
 
-const fn f(name: &'static str, width: i32, get: fn(&pb::Job, i64) -> String) -> Field {
+const fn f(name: &'static str, width: i32, get: fn(&Row, i64) -> String) -> Field {
     (name, width, get)
 }
 
@@ -102,15 +104,19 @@ pub const FIELDS: &[Field] = &[
     f("Eligible", 19, |j, _| jobfmt::time_or(j.submit_ms, "Unknown")),
     f("End", 19, |j, _| jobfmt::time_or(ended(j).unwrap_or(0), "Unknown")),
     f("ExitCode", 8, |j, _| exit_code(j)),
-    f("JobID", -12, |j, _| j.id.to_string()),
-    f("JobIDRaw", -12, |j, _| j.id.to_string()),
+    f("JobID", -12, |r, _| r.id()),
+    f("JobIDRaw", -12, |r, _| r.raw_id()),
     f("JobName", 10, |j, _| j.name.clone()),
     f("MaxRSS", 10, |j, _| usage(j, |u| jobfmt::mem_kb(u.max_rss_kb))),
     f("NCPUS", 10, |j, _| alloc(j, j.num_cpus)),
     f("NNodes", 8, |j, _| j.num_nodes.to_string()),
     f("NodeList", 15, |j, _| if j.nodes.is_empty() { "None assigned".into() } else { jobfmt::nodelist(j) }),
     // The batch script is the one task, from the job's start (Slurm's batch step).
-    f("NTasks", 8, |j, _| if run_start(j) > 0 { "1".into() } else { String::new() }),
+    f("NTasks", 8, |r, _| match r.ntasks {
+        Some(n) => n.to_string(),
+        None if run_start(r) > 0 => "1".into(),
+        None => String::new(),
+    }),
     f("Partition", 10, |j, _| j.partition.clone()),
     f("Priority", 10, |j, _| jobfmt::priority(j)),
     f("QOS", 10, |j, _| j.qos.clone()),
@@ -193,6 +199,10 @@ pub struct Args {
     pub all_users: bool,
     pub users: Vec<String>,
     pub jobs: Vec<u64>,
+    /// `-j 12.0`, `-j 12.batch`: the steps asked for, by job; a job named whole has none.
+    pub only: Vec<(u64, StepRef)>,
+    /// `-X`: the jobs' own rows, not their steps'.
+    pub allocations: bool,
     pub accounts: Vec<String>,
     pub partitions: Vec<String>,
     pub qos: Vec<String>,
@@ -218,6 +228,31 @@ pub fn parse(argv: &[String], now: DateTime<Local>) -> Result<Args, String> {
     columns(&a)?;
     a.window(now)?;
     Ok(a)
+}
+
+/// `-j`: jobs (`12`), and steps of them (`12.0`, `12.batch`).
+fn jobs(a: &mut Args, v: &str) -> Result<(), String> {
+    for r in parse_refs(&[v])? {
+        let id = r.job();
+        match r {
+            JobRef::Step(_, step) => a.only.push((id, step)),
+            JobRef::Job(_) => a.only.retain(|(j, _)| *j != id),
+            JobRef::Tasks(..) => {
+                return Err(format!("'{v}': array tasks are named by their own job ids here"));
+            }
+        }
+        if !a.jobs.contains(&id) {
+            a.jobs.push(id);
+        }
+    }
+    Ok(())
+}
+
+impl Args {
+    /// The steps asked for of job `id` (empty: the job whole).
+    fn only_of(&self, id: u64) -> Vec<StepRef> {
+        self.only.iter().filter(|(j, _)| *j == id).map(|(_, s)| *s).collect()
+    }
 }
 
 /// As in Slurm, `-u -1` means everyone and a later -u undoes an earlier -a.
@@ -351,7 +386,9 @@ pub fn select<'a>(a: &Args, jobs: &'a [pb::Job], now: DateTime<Local>) -> Result
     let mut shown: Vec<&pb::Job> = jobs
         .iter()
         .filter(|j| {
-            (a.jobs.is_empty() || a.jobs.contains(&j.id))
+            (a.jobs.is_empty()
+                || a.jobs.contains(&j.id)
+                || (j.array_job_id != 0 && a.jobs.contains(&j.array_job_id)))
                 && users.as_deref().is_none_or(|u| any(u, &j.user))
                 && any(&a.accounts, &j.account)
                 && any(&a.partitions, &j.partition)
@@ -381,14 +418,29 @@ pub fn report(a: &Args, jobs: &[pb::Job], now: DateTime<Local>) -> Result<String
                     v["sys_cpu_us"] = u.sys_cpu_us.into();
                     v["max_rss_kb"] = u.max_rss_kb.into();
                 }
+                if !a.allocations && !j.steps.is_empty() {
+                    v["steps"] = stepfmt::rows(j, true, &a.only_of(j.id))
+                        .iter()
+                        .filter(|r| !r.suffix.is_empty())
+                        .map(|r| {
+                            serde_json::json!({
+                                "step": r.id(), "name": r.name, "state": r.state, "exit_code": exit_code(r),
+                                "start": r.start_ms, "end": r.end_ms, "nodes": jobfmt::nodelist(r),
+                                "ntasks": r.ntasks,
+                            })
+                        })
+                        .collect();
+                }
                 v
             })
             .collect();
         return Ok(serde_json::to_string_pretty(&serde_json::json!({ "jobs": v })).unwrap_or_default() + "\n");
     }
     let heads: Vec<(&str, i32)> = cols.iter().map(|(f, w)| (f.0, *w)).collect();
-    let rows: Vec<Vec<String>> =
-        shown.iter().map(|j| cols.iter().map(|(f, _)| (f.2)(j, now_ms)).collect()).collect();
+    let rows: Vec<Vec<String>> = (shown.iter())
+        .flat_map(|j| stepfmt::rows(j, !a.allocations, &a.only_of(j.id)))
+        .map(|r| cols.iter().map(|(f, _)| (f.2)(&r, now_ms)).collect())
+        .collect();
     Ok(print_fields(&heads, &rows, a.parsable, a.delimiter.as_deref().unwrap_or("|"), !a.noheader))
 }
 

@@ -12,6 +12,7 @@ use super::submit_opts::{
 };
 use crate::conn::{self, Identity};
 use crate::vocab::TimeLimit;
+use crate::vocab::array::ArraySpec;
 use crate::vocab::constraint::Constraint;
 use crate::vocab::depend::Dependency;
 use crate::vocab::hostlist;
@@ -64,6 +65,11 @@ const OPTS: &[Opt<State>] = &[
         Dependency::parse(&v)
             .map(|d| s.sub.spec.dependency = d.to_string())
             .map_err(|e| format!("--dependency: {e}"))
+    }),
+    check("a/array", |s, v| {
+        ArraySpec::parse(&v, u64::MAX)
+            .map(|_| s.sub.spec.array = v.trim().to_string())
+            .map_err(|e| format!("--array: {e}"))
     }),
     check("-/kill-on-invalid-dep", |s, v| {
         yes_no("kill-on-invalid-dep", &v).map(|b| s.sub.spec.kill_on_invalid_dep = b)
@@ -413,6 +419,7 @@ fn read_script(path: Option<&str>) -> Result<String, String> {
 
 /// The line sbatch prints for an accepted job.
 pub fn accepted(id: u64, parsable: bool) -> String {
+    // An array is one job id, as Slurm prints it.
     if parsable { format!("{id}\n") } else { format!("Submitted batch job {id}\n") }
 }
 

@@ -10,6 +10,7 @@ use super::fmt::status;
 use super::getopt::{Mode, Opt, Spec, check, switch, value};
 use super::jobfmt;
 use crate::conn::{self, Clients, Identity};
+use crate::vocab::array::JobRef;
 use spur_proto::v1 as pb;
 
 pub const USAGE: &str = "\
@@ -43,6 +44,10 @@ const OPTS: &[Opt<Args>] = &[
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Args {
     pub ids: Vec<u64>,
+    /// Array tasks: `12_3`, `12_[1-5]`, in the controller's form.
+    pub tasks: Vec<String>,
+    /// Steps: `12.0`, `12.batch`.
+    pub steps: Vec<(u64, crate::vocab::array::StepRef)>,
     pub users: Vec<String>,
     pub accounts: Vec<String>,
     pub partitions: Vec<String>,
@@ -60,8 +65,21 @@ pub struct Args {
 pub fn parse(argv: &[String]) -> Result<Args, String> {
     let mut a = Args::default();
     let words = FLAGS.parse(argv, &mut a)?;
-    a.ids = jobfmt::parse_ids(&words)?;
-    if !a.help && a.ids.is_empty() && a.filters("").is_empty() && !a.me {
+    for r in crate::vocab::array::parse_refs(&words)? {
+        match r {
+            JobRef::Job(id) if !a.ids.contains(&id) => a.ids.push(id),
+            JobRef::Job(_) => {}
+            JobRef::Tasks(id, set) => a.tasks.push(format!("{id}_[{set}]")),
+            JobRef::Step(id, step) => a.steps.push((id, step)),
+        }
+    }
+    if !a.help
+        && a.ids.is_empty()
+        && a.tasks.is_empty()
+        && a.steps.is_empty()
+        && a.filters("").is_empty()
+        && !a.me
+    {
         return Err("No job identification provided (give job ids or a filter such as -u USER)".into());
     }
     Ok(a)
@@ -120,7 +138,12 @@ pub fn plan(a: &Args, me: &str) -> Plan {
             f.extend(filter);
             Plan::ListThenCancel { list: pb::ListRequest { filter: f }, signal: a.signal }
         }
-        _ => Plan::Cancel(pb::CancelRequest { ids: a.ids.clone(), filter, signal: a.signal }),
+        _ => Plan::Cancel(pb::CancelRequest {
+            ids: a.ids.clone(),
+            filter,
+            signal: a.signal,
+            tasks: a.tasks.clone(),
+        }),
     }
 }
 
@@ -150,12 +173,40 @@ async fn execute(a: &Args, c: &mut Clients, me: &str) -> Result<(), Vec<String>>
             if ids.is_empty() {
                 return Ok(());
             }
-            (pb::CancelRequest { ids: ids.clone(), filter: vec![], signal }, ids)
+            (pb::CancelRequest { ids: ids.clone(), signal, ..Default::default() }, ids)
         }
     };
     let cancelled = c.jobs.cancel(req).await.map_err(one)?.into_inner().cancelled;
     let errs = leftovers(&asked, &cancelled, a.quiet);
     if errs.is_empty() { Ok(()) } else { Err(errs) }
+}
+
+/// `scancel 12.0`: steps end (or get the signal) and their jobs go on.
+async fn cancel_steps(a: &Args, c: &mut Clients) -> Vec<String> {
+    if a.steps.is_empty() {
+        return vec![];
+    }
+    let steps: Vec<String> = (a.steps.iter())
+        .map(|(id, s)| match s {
+            crate::vocab::array::StepRef::Id(n) => format!("{id}.{n}"),
+            crate::vocab::array::StepRef::Batch => format!("{id}.batch"),
+            crate::vocab::array::StepRef::Extern => format!("{id}.extern"),
+        })
+        .collect();
+    let req = pb::SignalStepsRequest { steps: steps.clone(), signal: a.signal };
+    match c.steps.signal_steps(req).await {
+        Ok(_) if a.quiet => {}
+        Ok(r) => {
+            let done = r.into_inner().steps;
+            return (steps.iter().filter(|s| !done.contains(s)))
+                .map(|s| {
+                    format!("Kill job error on job step id {s}: Job/step already completing or completed")
+                })
+                .collect();
+        }
+        Err(e) => return vec![status(e)],
+    }
+    vec![]
 }
 
 async fn run(argv: &[String]) -> Result<String, Vec<String>> {
@@ -165,8 +216,12 @@ async fn run(argv: &[String]) -> Result<String, Vec<String>> {
     }
     let me = Identity::local();
     let mut c = conn::connect_flag(a.controller.as_deref(), me.clone()).await.map_err(|e| vec![e])?;
-    execute(&a, &mut c, &me.user).await?;
-    Ok(String::new())
+    let mut errs = cancel_steps(&a, &mut c).await;
+    let jobs = !(a.ids.is_empty() && a.tasks.is_empty() && a.filters(&me.user).is_empty() && !a.me);
+    if jobs && let Err(e) = execute(&a, &mut c, &me.user).await {
+        errs.extend(e);
+    }
+    if errs.is_empty() { Ok(String::new()) } else { Err(errs) }
 }
 
 /// Runs scancel with its arguments (without argv[0]); returns the exit code.

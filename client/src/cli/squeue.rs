@@ -25,15 +25,18 @@ usage: squeue [-hl] [-u USER,...] [-A ACCOUNT,...] [-p PARTITION,...] [-q QOS,..
               [-j ID,...] [-o FORMAT | -O FIELDS] [-S SORT] [--me] [--json] [--controller URL]
   -u, --user / --me     only these users' jobs / only mine
   -A, --account  -p, --partition  -q, --qos  -j, --jobs  -n, --name   comma lists
+  -r, --array           one line per pending array task (12_4, 12_5, ...) instead of 12_[4-99]
   -t, --states=S,...    PD R S CG CD CA F TO NF PR RQ (or long names, or all); default: unfinished
                         jobs, or every state with -j
   -h, --noheader        no header line          -l, --long   STATE and TIME_LIMIT columns
+  -s, --steps           the running job steps (srun): STEPID NAME PARTITION USER TIME NODELIST
   -S, --sort=KEYS       format letters, '-' descending: -S -p,i  (default P,t,-p)
   -o, --format=FORMAT   default \"%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R\"; '.' right-justifies:
       %i id  %j name  %u user  %a account  %q qos  %P partition  %p/%Q priority  %t/%T state
       %N nodes  %r reason  %R nodes or (reason)  %M time used  %l time limit  %L time left
       %D node count  %C cpus  %S start  %V submit  %e end  %k comment  %W licenses
       %b gres per node  %m memory per node  %Z workdir  %x excluded  %n requested  %h oversubscribe
+      %F array job id  %K array task id(s)
   -O, --Format=FIELDS   JobID,Name:30,UserName,Account,QOS,Partition,Priority,StateCompact,State,
       NodeList,Reason,ReasonList,TimeUsed,TimeLimit,TimeLeft,NumNodes,NumCPUs,StartTime,SubmitTime,
       EndTime,Comment,Licenses,...  (name[:[.]width], default width 20)
@@ -53,10 +56,12 @@ const OPTS: &[Opt<Args>] = &[
     value("p/partition", |a, v| a.partitions.extend(list(&v))),
     value("q/qos", |a, v| a.qos.extend(list(&v))),
     value("n/name", |a, v| a.names.extend(list(&v))),
+    switch("r/array", |a| a.expand_arrays = true),
     value("S/sort", |a, v| a.sort = Some(v)),
     check("t/states", states),
     value("u/user", |a, v| a.users.extend(list(&v))),
     switch("-/me", |a| a.me = true),
+    switch("s/steps", |a| a.steps = true),
     switch("-/json", |a| a.json = true),
     value("-/controller", |a, v| a.controller = Some(v)),
     switch("-/help", |a| a.help = true),
@@ -98,6 +103,8 @@ pub(crate) const FIELDS: &[(char, &str, &str)] = &[
     ('x', "ExcNodes", "EXC_NODES"),
     ('n', "ReqNodes", "REQ_NODES"),
     ('h', "OverSubscribe", "OVER_SUBSCRIBE"),
+    ('F', "ArrayJobID", "ARRAY_JOB_ID"),
+    ('K', "ArrayTaskID", "ARRAY_TASK_ID"),
 ];
 
 /// Format letters read from the job's spec; without them (and without
@@ -142,9 +149,13 @@ pub struct Args {
     pub qos: Vec<String>,
     /// `-n/--name`: job names.
     pub names: Vec<String>,
+    /// `-r/--array`: one row per pending array task.
+    pub expand_arrays: bool,
     pub states: States,
     pub jobs: Vec<u64>,
     pub controller: Option<String>,
+    /// `-s/--steps`: the running job steps instead (Slurm's STEPID NAME PARTITION USER TIME NODELIST).
+    pub steps: bool,
 }
 
 pub fn parse(argv: &[String]) -> Result<Args, String> {
@@ -272,7 +283,8 @@ pub fn cell_into(buf: &mut String, code: char, j: &pb::Job, now_ms: i64) {
     }
     // Writing to a String cannot fail.
     let _ = match code {
-        'i' => write!(buf, "{}", j.id),
+        'i' if j.array_job_id == 0 => write!(buf, "{}", j.id),
+        'i' => buf.write_str(&jobfmt::display_id(j)),
         't' => buf.write_str(jobfmt::compact(&j.state)),
         'M' => jobfmt::squeue_secs_into(buf, jobfmt::run_secs(j, now_ms)),
         'D' => write!(buf, "{}", j.num_nodes),
@@ -295,6 +307,19 @@ fn other_cell(code: char, j: &pb::Job, now_ms: i64) -> String {
     let limit = |f: &dyn Fn(u64) -> u64| j.time_limit_minutes.map_or(UNLIMITED.into(), |m| squeue_secs(f(m)));
     match code {
         'p' | 'Q' => jobfmt::priority(j),
+        'F' => {
+            if j.array_job_id == 0 {
+                j.id.to_string()
+            } else {
+                j.array_job_id.to_string()
+            }
+        }
+        'K' => match (j.array_job_id, j.array_task_id) {
+            (0, _) => "N/A".into(),
+            (_, Some(t)) => t.to_string(),
+            (_, None) if j.array_throttle > 0 => format!("{}%{}", j.array_pending, j.array_throttle),
+            (_, None) => j.array_pending.clone(),
+        },
         'N' => jobfmt::nodelist(j),
         'R' => jobfmt::reason_list(j),
         'l' => limit(&|m| m.saturating_mul(60)),
@@ -400,16 +425,39 @@ async fn run(mut a: Args) -> Result<String, String> {
         a.users.push(Identity::local().user);
     }
     let mut c = conn::connect_flag(a.controller.as_deref(), Identity::local()).await?;
+    if a.steps {
+        let mut filter = a.filter();
+        filter.retain(|kv| kv.key != "state" && kv.key != "view");
+        filter.push(pb::KeyValue { key: "state".into(), value: "RUNNING,SUSPENDED".into() });
+        let jobs = c.jobs.list_jobs(pb::ListRequest { filter }).await.map_err(status)?.into_inner().jobs;
+        return Ok(super::stepfmt::squeue(&jobs, chrono::Utc::now().timestamp_millis(), !a.noheader));
+    }
     let req = pb::ListRequest { filter: a.filter() };
     let jobs = if a.brief() {
         listing::collect(c.jobs.stream_jobs(req).await.map_err(status)?.into_inner()).await?
     } else {
         c.jobs.list_jobs(req).await.map_err(status)?.into_inner().jobs
     };
+    let jobs = if a.expand_arrays { expand_arrays(jobs) } else { jobs };
     let out = report(&a, &jobs, chrono::Utc::now().timestamp_millis());
     // squeue exits right after printing: freeing 100,000 jobs one by one
     // would only delay that by some 15 ms.
     std::mem::forget(jobs);
+    out
+}
+
+/// `-r`: an array's record of pending tasks becomes a row per task, as Slurm prints them.
+pub fn expand_arrays(jobs: Vec<pb::Job>) -> Vec<pb::Job> {
+    let mut out = Vec::with_capacity(jobs.len());
+    for j in jobs {
+        let tasks = (j.array_job_id != 0 && j.array_task_id.is_none())
+            .then(|| crate::vocab::array::TaskSet::parse(&j.array_pending).ok())
+            .flatten();
+        match tasks {
+            Some(t) => out.extend(t.iter().map(|i| pb::Job { array_task_id: Some(i), ..j.clone() })),
+            None => out.push(j),
+        }
+    }
     out
 }
 

@@ -146,6 +146,27 @@ impl TaskSet {
         self.runs.iter().flat_map(|&(a, b, s)| (a..=b).step_by(s as usize))
     }
 
+    /// The members not in `other`.
+    pub fn minus(&self, other: &TaskSet) -> TaskSet {
+        let mut out = TaskSet::default();
+        let mut run: Option<(u32, u32)> = None;
+        // Consecutive survivors gather into one run before they are added.
+        for i in self.iter().filter(|i| !other.contains(*i)) {
+            run = match run {
+                Some((a, b)) if b.checked_add(1) == Some(i) => Some((a, i)),
+                Some((a, b)) => {
+                    out.add_run(a, b, 1);
+                    Some((i, i))
+                }
+                None => Some((i, i)),
+            };
+        }
+        if let Some((a, b)) = run {
+            out.add_run(a, b, 1);
+        }
+        out
+    }
+
     /// The members also in `other`.
     pub fn intersect(&self, other: &TaskSet) -> TaskSet {
         let mut out = TaskSet::default();
@@ -322,6 +343,7 @@ mod tests {
         assert_eq!((s.first(), s.last(), s.len()), (Some(0), Some(12), 3));
         let big = TaskSet::parse("0-99999").unwrap();
         assert_eq!(big.intersect(&TaskSet::parse("5,7,200000").unwrap()).to_string(), "5,7");
+        assert_eq!(big.minus(&TaskSet::parse("1-99998").unwrap()).to_string(), "0,99999");
     }
 
     #[test]

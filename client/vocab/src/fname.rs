@@ -12,6 +12,8 @@ pub struct PathVars<'a> {
     pub name: &'a str,
     /// The node the batch script runs on (empty before it starts).
     pub node: &'a str,
+    /// An array task's array id and index (`%A`, `%a`); None for a job that is no array.
+    pub array: Option<(u64, u32)>,
 }
 
 /// What `%a` prints for a job that is not an array task (Slurm's NO_VAL - 1).
@@ -43,9 +45,10 @@ pub fn expand_path(pattern: &str, j: &PathVars) -> String {
         };
         let text = match spec {
             '%' => "%".to_string(),
-            'j' | 'J' | 'A' => num(j.job_id),
-            'a' => num(NOT_AN_ARRAY_TASK),
-            'b' => num(NOT_AN_ARRAY_TASK % 10),
+            'j' | 'J' => num(j.job_id),
+            'A' => num(j.array.map_or(j.job_id, |a| a.0)),
+            'a' => num(j.array.map_or(NOT_AN_ARRAY_TASK, |a| u64::from(a.1))),
+            'b' => num(j.array.map_or(NOT_AN_ARRAY_TASK, |a| u64::from(a.1)) % 10),
             'u' => j.user.to_string(),
             'x' => j.name.to_string(),
             'N' => j.node.to_string(),
@@ -59,13 +62,63 @@ pub fn expand_path(pattern: &str, j: &PathVars) -> String {
     out
 }
 
+/// What a job step's patterns read beyond the job's (srun's `-o/-e`).
+#[derive(Debug, Clone, Copy)]
+pub struct StepVars {
+    /// The step id (`%s`, and `%J`'s `jobid.stepid`).
+    pub step: u32,
+    /// The task's id in the step (`%t`).
+    pub task: u32,
+    /// The node's index among the step's nodes (`%n`).
+    pub node_index: u32,
+}
+
+/// [`expand_path`] for a task of a step: `%s %t %n %J` are the step's, the rest the job's.
+pub fn expand_step_path(pattern: &str, j: &PathVars, s: &StepVars) -> String {
+    if pattern.contains('\\') {
+        return expand_path(pattern, j);
+    }
+    // The step's codes first, widths kept; everything else (`%%` too) is left for expand_path.
+    let mut out = String::with_capacity(pattern.len() + 16);
+    let mut rest = pattern;
+    while let Some(at) = rest.find('%') {
+        out.push_str(&rest[..at]);
+        let tail = &rest[at + 1..];
+        let digits = tail.bytes().take_while(u8::is_ascii_digit).count();
+        let width = tail[..digits].parse::<usize>().unwrap_or(0).min(10);
+        let num = |n: u32| format!("{n:0width$}");
+        let text = match tail[digits..].chars().next() {
+            Some('s') => Some(num(s.step)),
+            Some('t') => Some(num(s.task)),
+            Some('n') => Some(num(s.node_index)),
+            Some('J') => Some(format!("{}.{}", format_args!("{:0width$}", j.job_id), s.step)),
+            _ => None,
+        };
+        match text {
+            Some(t) => {
+                out.push_str(&t);
+                rest = &tail[digits + 1..];
+            }
+            None => {
+                // Not the step's: copied whole (`%%` as a pair, so its second `%` starts nothing).
+                let len = if tail.starts_with('%') { 1 } else { digits };
+                out.push('%');
+                out.push_str(&tail[..len]);
+                rest = &tail[len..];
+            }
+        }
+    }
+    out.push_str(rest);
+    expand_path(&out, j)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn filename_patterns_expand_as_sbatch_documents() {
-        let j = PathVars { job_id: 128, user: "alice", name: "train", node: "n3" };
+        let j = PathVars { job_id: 128, user: "alice", name: "train", node: "n3", array: None };
         let e = |p: &str| expand_path(p, &j);
         assert_eq!(e("job%J.out"), "job128.out");
         assert_eq!(e("job%4j.out"), "job0128.out");
@@ -75,5 +128,14 @@ mod tests {
         assert_eq!(e("%12j"), "0000000128", "the width stops at 10");
         assert_eq!(e("odd-%q-%"), "odd-%q-%");
         assert_eq!(e("lit\\%j"), "lit%j");
+        let task = PathVars { job_id: 131, array: Some((128, 7)), ..j };
+        assert_eq!(expand_path("%A_%a-%3a-%b-%j.out", &task), "128_7-007-7-131.out");
+        let step = StepVars { step: 2, task: 5, node_index: 1 };
+        assert_eq!(
+            expand_step_path("%J-%s-%3t-%n-%N-%x-%%t.out", &j, &step),
+            "128.2-2-005-1-n3-train-%t.out"
+        );
+        assert_eq!(expand_step_path("%j%", &j, &step), "128%");
+        assert_eq!(expand_step_path("lit\\%t", &j, &step), "lit%t");
     }
 }

@@ -35,6 +35,7 @@ codes! {
     JobHeldAdmin => "JobHeldAdmin", "held by an administrator; an operator must release it";
     BeginTime => "BeginTime", "the job's begin time has not been reached";
     Dependency => "Dependency", "the job waits for a job it depends on";
+    JobArrayTaskLimit => "JobArrayTaskLimit", "the array's %N limit of running tasks is reached";
     DependencyNeverSatisfied => "DependencyNeverSatisfied",
         "a job it depends on ended in a way that can never satisfy the dependency";
     PartitionTimeLimit => "PartitionTimeLimit", "the job's time limit exceeds the partition's MaxTime";

@@ -61,6 +61,10 @@ pub struct Job {
     pub constraint: Constraint,
     /// `--dependency`, evaluated when the snapshot was taken.
     pub dep: DepGate,
+    /// The record of a job array's pending tasks: how many it holds (each
+    /// counts as a job for limits, and a pass may start several), its `%N`
+    /// limit (0: none) and how many of its tasks run now.
+    pub array: Option<ArrayAsk>,
     pub hold: Hold,
     /// `-L name:count`.
     pub licenses: Vec<(String, u32)>,
@@ -74,7 +78,31 @@ pub struct Job {
     pub state: JobState,
 }
 
+/// What a pass needs of an array's pending tasks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ArrayAsk {
+    pub pending: u64,
+    pub throttle: u32,
+    pub running: u32,
+}
+
+impl ArrayAsk {
+    /// Tasks that may start now, `started` of them already this pass.
+    pub fn startable(&self, started: u32) -> u64 {
+        let left = self.pending.saturating_sub(u64::from(started));
+        match self.throttle {
+            0 => left,
+            t => left.min(u64::from(t.saturating_sub(self.running).saturating_sub(started))),
+        }
+    }
+}
+
 impl Job {
+    /// How many jobs this one counts as for submit limits: an array's pending tasks, or one.
+    pub fn weight(&self) -> u64 {
+        self.array.map_or(1, |a| a.pending.max(1))
+    }
+
     /// A one-node, one-CPU pending job; tests and benches adjust the rest.
     pub fn new(id: JobId, user: &str, partition: &str) -> Job {
         Job {

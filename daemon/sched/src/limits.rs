@@ -70,11 +70,24 @@ pub fn count(
     unit: Unit,
     scope: impl FnOnce() -> Scope,
 ) -> Option<Reason> {
+    count_of(cap, used, 1, code, key, unit, scope)
+}
+
+/// [`count`] for a request of `asks` jobs at once (an array's tasks at submit).
+pub fn count_of(
+    cap: Option<u64>,
+    used: u64,
+    asks: u64,
+    code: C,
+    key: &'static str,
+    unit: Unit,
+    scope: impl FnOnce() -> Scope,
+) -> Option<Reason> {
     let cap = cap?;
-    (used >= cap).then(|| {
+    (used.saturating_add(asks) > cap).then(|| {
         Reason::limit(
             code,
-            LimitFacts { kind: LimitKind::Aggregate, scope: scope(), key, unit, cap, used, asks: Some(1) },
+            LimitFacts { kind: LimitKind::Aggregate, scope: scope(), key, unit, cap, used, asks: Some(asks) },
         )
     })
 }

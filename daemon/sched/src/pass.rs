@@ -19,6 +19,12 @@ use crate::model::Partition;
 use spur_vocab::licenses::LicenseAlloc;
 use std::collections::HashMap;
 
+/// An array at its `%N` limit, `started` of its tasks begun this pass.
+fn throttled(a: super::job::ArrayAsk, started: u32) -> Reason {
+    let facts = Facts::ArrayThrottle { limit: a.throttle, running: a.running.saturating_add(started) };
+    Reason::new(C::JobArrayTaskLimit, facts)
+}
+
 /// Placements tried for a job whose Mode 3 sum overflowed a layer.
 const HRES_TRIES: usize = 3;
 
@@ -48,8 +54,25 @@ pub(crate) fn run(snap: &Snapshot, now_ms: i64) -> Plan {
     pass.plan.pending.reserve(order.len());
     for Entry { job, scope, part, priority, .. } in order {
         let (job, priority) = (&snap.jobs[job as usize], priorities[priority as usize]);
-        match pass.try_job(job, scope, part) {
-            Ok((picked, lic)) => pass.start(job, scope, picked, lic, priority),
+        // An array's pending tasks start one after another while they fit
+        // (each a job for limits and placement); the rest keep one reason.
+        let mut started = 0u32;
+        let outcome = loop {
+            match pass.try_job(job, scope, part) {
+                Ok((picked, lic)) => {
+                    pass.start(job, scope, picked, lic, priority);
+                    started += 1;
+                    match job.array {
+                        Some(a) if a.startable(started) > 0 => continue,
+                        Some(a) if a.pending > u64::from(started) => break Err(throttled(a, started)),
+                        _ => break Ok(()),
+                    }
+                }
+                Err(reason) => break Err(reason),
+            }
+        };
+        match outcome {
+            Ok(()) => {}
             Err(reason) => {
                 if let (Some(pi), Some(short)) = (part, Short::of(reason.code, &pass.licenses, job)) {
                     let v = pass.consider_preemption(job, scope, pi as usize, &priority, false, short);
@@ -190,6 +213,9 @@ impl<'a> Pass<'a> {
 
     /// Everything short of placement, in the order a reader expects the blocker named.
     fn checks(&self, job: &Job, sc: usize, part: Option<u32>) -> Result<(), Reason> {
+        if let Some(a) = job.array.filter(|a| a.startable(0) == 0) {
+            return Err(throttled(a, 0));
+        }
         match job.hold {
             Hold::User => return Err(Reason::new(C::JobHeldUser, Facts::None)),
             Hold::Admin => return Err(Reason::new(C::JobHeldAdmin, Facts::None)),

@@ -154,6 +154,11 @@ pub enum Facts {
         begin_ms: i64,
         in_s: u64,
     },
+    /// An array's `%N`: its running tasks are at the limit.
+    ArrayThrottle {
+        limit: u32,
+        running: u32,
+    },
     /// The dependency item that decides (`afterok:12`) and its job's state.
     Dependency {
         item: String,
@@ -319,6 +324,9 @@ impl fmt::Display for Facts {
                 )
             }
             Facts::BeginTime { in_s, .. } => write!(f, "the job may start in {}", format_seconds(*in_s)),
+            Facts::ArrayThrottle { limit, running } => {
+                write!(f, "{running} of the array's tasks run, its limit (%{limit})")
+            }
             Facts::Dependency { item, state } if item == "singleton" => {
                 write!(f, "singleton: another job of the same user and name is {state}")
             }

@@ -84,7 +84,8 @@ impl SubmitCounts {
     }
 
     fn bump(&mut self, job: &Job, up: bool) {
-        let step = |v: &mut u64| *v = if up { v.saturating_add(1) } else { v.saturating_sub(1) };
+        let w = job.weight();
+        let step = |v: &mut u64| *v = if up { v.saturating_add(w) } else { v.saturating_sub(w) };
         if let Some(a) = &job.account {
             let by_partition =
                 self.user_account.entry(job.user.clone()).or_default().entry(a.clone()).or_default();
@@ -316,6 +317,8 @@ pub fn gate(
     counts: &SubmitCounts,
 ) -> Result<(), Reason> {
     let user = job.user.as_str();
+    // An array asks for all its tasks at submit, as Slurm counts them.
+    let w = job.weight();
     let deny = qos.is_none_or(|q| q.flags.deny_on_limit);
     let ask = job.tres();
     let sub = Unit::SubmittedJobs;
@@ -326,8 +329,16 @@ pub fn gate(
         // association and its children (a user association has none).
         let used = counts.assoc_jobs(catalog, user, s);
         let code = C::AssocMaxSubmitJobLimit;
-        checks.push(limits::count(s.max_submit_jobs, used, code, "maxsubmitjobs", sub, scope));
-        checks.push(limits::count(s.grp_submit, used, C::AssocGrpSubmitJobsLimit, "grpsubmit", sub, scope));
+        checks.push(limits::count_of(s.max_submit_jobs, used, w, code, "maxsubmitjobs", sub, scope));
+        checks.push(limits::count_of(
+            s.grp_submit,
+            used,
+            w,
+            C::AssocGrpSubmitJobsLimit,
+            "grpsubmit",
+            sub,
+            scope,
+        ));
         checks.push(limits::wall(job.time_limit, s.max_wall, C::AssocMaxWallDurationPerJobLimit, scope));
         if deny {
             checks.push(limits::per_job(&ask, &s.max_tres_per_job, &ASSOC_PER_JOB, scope));
@@ -340,9 +351,10 @@ pub fn gate(
         if acc.grp_submit.is_some() {
             let used = counts.account_jobs(catalog, name);
             let scope = || Scope::Account(name.clone());
-            checks.push(limits::count(
+            checks.push(limits::count_of(
                 acc.grp_submit,
                 used,
+                w,
                 C::AssocGrpSubmitJobsLimit,
                 "grpsubmit",
                 sub,
@@ -356,9 +368,10 @@ pub fn gate(
         let used = SubmitCounts::nested(&counts.qos_user, name, user);
         let scope = || Scope::QosUser { qos: name.into(), user: user.into() };
         let code = C::QOSMaxSubmitJobPerUserLimit;
-        checks.push(limits::count(
+        checks.push(limits::count_of(
             q.max_submit_jobs_per_user,
             used,
+            w,
             code,
             "maxsubmitjobsperuser",
             sub,
@@ -368,9 +381,10 @@ pub fn gate(
             let used = SubmitCounts::nested(&counts.qos_account, name, a);
             let scope = || Scope::QosAccount { qos: name.into(), account: a.into() };
             let key = "maxsubmitjobsperaccount";
-            checks.push(limits::count(
+            checks.push(limits::count_of(
                 q.max_submit_jobs_per_account,
                 used,
+                w,
                 C::MaxSubmitJobsPerAccount,
                 key,
                 sub,
@@ -379,7 +393,15 @@ pub fn gate(
         }
         let used = counts.qos.get(name).copied().unwrap_or(0);
         let scope = || Scope::Qos(name.into());
-        checks.push(limits::count(q.grp_submit, used, C::QOSGrpSubmitJobsLimit, "grpsubmit", sub, scope));
+        checks.push(limits::count_of(
+            q.grp_submit,
+            used,
+            w,
+            C::QOSGrpSubmitJobsLimit,
+            "grpsubmit",
+            sub,
+            scope,
+        ));
         if deny {
             checks.push(limits::wall(job.time_limit, q.max_wall, C::QOSMaxWallDurationPerJobLimit, scope));
             checks.push(limits::per_job(&ask, &q.max_tres_per_job, &QOS_PER_JOB, scope));

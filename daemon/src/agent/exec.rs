@@ -1,10 +1,12 @@
 //! Running jobs on a node through their supervisors ([`super::stepd`]):
 //! launch, signal the job's process group (with Slurm's KillWait escalation),
 //! adopt the jobs of a previous agent process after a restart, and report
-//! how each one ended.
+//! how each one ended. A job's signals reach its steps' tasks here too
+//! ([`super::tasks`]), and its end kills them.
 
 use super::cgroup::JobCgroup;
 use super::state::{self, Ended, LaunchFile, RunRecord, StateDir};
+use super::tasks::StepTasks;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use spur_proto::v1 as pb;
@@ -42,6 +44,8 @@ pub struct Executor {
     /// The supervisor program: this binary, run as `__stepd`.
     stepd: PathBuf,
     running: Arc<Mutex<HashMap<u64, Run>>>,
+    /// The steps' tasks running here (srun).
+    pub tasks: StepTasks,
 }
 
 /// What a restarted agent found in its state directory.
@@ -53,11 +57,13 @@ pub struct Recovered {
     pub ended: Vec<Ended>,
     /// Their supervisor is gone without a word: their process group was killed.
     pub vanished: Vec<u64>,
+    /// Steps' tasks the previous agent ran: killed (a step does not outlive its agent).
+    pub steps: Vec<(u64, u32)>,
 }
 
 impl Executor {
     pub fn new(state: StateDir, stepd: PathBuf) -> Executor {
-        Executor { state, stepd, running: Arc::default() }
+        Executor { tasks: StepTasks::new(state.clone()), state, stepd, running: Arc::default() }
     }
 
     /// The jobs running here, for registration.
@@ -70,7 +76,7 @@ impl Executor {
     /// are adopted (their ends arrive on `ended`), recorded ends are returned
     /// for the registration, and a job whose supervisor vanished is killed.
     pub fn recover(&self, nodes: &[String], ended: &mpsc::Sender<Ended>) -> Recovered {
-        let mut out = Recovered::default();
+        let mut out = Recovered { steps: super::tasks::kill_recorded(&self.state), ..Recovered::default() };
         for rec in self.state.runs().into_iter().filter(|r| nodes.contains(&r.node)) {
             let id = rec.job_id;
             if let Some(end) = self.state.ended(id) {
@@ -158,6 +164,13 @@ impl Executor {
         // always finds the job in one of the two.
         let _ = ended.send(end).await;
         self.lock().remove(&id);
+        // As in Slurm, the job's end is its steps' end.
+        self.tasks.signal(id, None, Signal::SIGKILL as i32, Duration::ZERO);
+    }
+
+    /// The cgroup of job `id` here, for its steps' tasks to join.
+    pub fn cgroup_of(&self, id: u64) -> Option<JobCgroup> {
+        self.lock().get(&id).and_then(|r| r.cgroup.clone())
     }
 
     fn watch_adopted(&self, rec: RunRecord, ended: mpsc::Sender<Ended>) {
@@ -174,7 +187,9 @@ impl Executor {
     /// zero, SIGKILLs what is left of it after that long. False when the job
     /// is not running here.
     pub fn signal(&self, job_id: u64, signal: i32, kill_wait: Duration) -> bool {
-        let Some(run) = self.lock().get(&job_id).cloned() else { return false };
+        // Its steps' tasks here get it too (an allocation srun made has nothing else).
+        let steps = self.tasks.signal(job_id, None, signal, kill_wait);
+        let Some(run) = self.lock().get(&job_id).cloned() else { return steps };
         let pgid = run.pgid;
         let Ok(sig) = Signal::try_from(signal) else {
             tracing::warn!(job = job_id, signal, "not a signal number");

@@ -10,6 +10,7 @@
 //! controller has it.
 //!
 //! - [`exec`]: launching, signalling, adopting and watching jobs.
+//! - [`tasks`]: the tasks of job steps (srun), their output streamed to the controller.
 //! - [`stepd`]: the per-job supervisor (`spurd __stepd`).
 //! - [`script`]: the batch script as a file, run by its `#!` interpreter.
 //! - [`state`]: the state directory's files.
@@ -20,6 +21,7 @@ pub mod exec;
 pub mod script;
 pub mod state;
 pub mod stepd;
+pub mod tasks;
 
 use exec::Executor;
 use spur_proto::v1 as pb;
@@ -78,6 +80,9 @@ pub async fn run(opts: AgentOpts) -> anyhow::Result<()> {
             adopted = ?found.adopted, ended = ?found.ended.iter().map(|e| e.job_id).collect::<Vec<_>>(),
             vanished = ?found.vanished, "took over the jobs of the previous agent process"
         );
+    }
+    if !found.steps.is_empty() {
+        tracing::info!(steps = ?found.steps, "killed the step tasks of the previous agent process");
     }
     let mut unsent: Vec<Ended> = found.ended;
     let mut backoff = Duration::from_millis(250);
@@ -228,6 +233,18 @@ async fn session(
                     if !exec.signal(s.job_id, s.signal, Duration::from_secs(u64::from(s.kill_wait_secs))) {
                         tracing::warn!(job = s.job_id, "signal for a job that is not running here");
                     }
+                }
+                Ok(Some(pb::AgentCommand { cmd: Some(pb::agent_command::Cmd::LaunchStep(l)) })) => {
+                    let link = tasks::Link {
+                        client: client.clone(),
+                        agent_id: reg.agent_id.clone(),
+                        agent_key: reg.agent_key.clone(),
+                    };
+                    exec.tasks.launch(l.clone(), exec.cgroup_of(l.job_id), link);
+                }
+                Ok(Some(pb::AgentCommand { cmd: Some(pb::agent_command::Cmd::SignalStep(s)) })) => {
+                    let wait = Duration::from_secs(u64::from(s.kill_wait_secs));
+                    exec.tasks.signal(s.job_id, s.step_id, s.signal, wait);
                 }
                 Ok(Some(_)) => {}
                 Ok(None) => return End::Retry("the controller closed the command stream".into()),

@@ -13,6 +13,9 @@
 //!   recycled pid (`/proc/PID/stat`, field 22).
 //! - `job-ID.end.json`: how the job ended, written by the supervisor. It stays
 //!   until the controller has the report, so no end is lost to a restart.
+//!
+//! And one file per step with tasks here, `step-JOB-STEP.json` ([`super::tasks`]):
+//! their process groups and start times, so a restarted agent kills them.
 
 use serde::{Deserialize, Serialize};
 use spur_proto::v1 as pb;
@@ -173,6 +176,8 @@ impl StateDir {
             }
             r.kill_job();
         }
+        // And the steps' tasks, which the agent ran itself.
+        super::tasks::kill_recorded(self);
     }
 
     /// Removes every file of a job whose end the controller has.

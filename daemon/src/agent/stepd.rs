@@ -22,7 +22,7 @@ use std::process::{Command, Stdio};
 
 /// Run as `sh -c ENTER_CGROUP PROCS ARGV...`: the shell writes itself into
 /// the job's cgroup (`0` is the writer), then becomes the script.
-const ENTER_CGROUP: &str = r#"echo 0 2>/dev/null > "$0"; exec "$@""#;
+pub(crate) const ENTER_CGROUP: &str = r#"echo 0 2>/dev/null > "$0"; exec "$@""#;
 
 /// The first argument that makes spurd (or spur-console, for the demo) a supervisor.
 pub const STEPD_ARG: &str = "__stepd";

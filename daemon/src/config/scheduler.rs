@@ -91,12 +91,19 @@ pub struct SchedulerConfig {
     /// but not yet purged) past which a submit is refused.
     #[serde(default = "default_max_job_count")]
     pub max_job_count: usize,
+    /// Slurm's MaxArraySize: an array's task indexes are below this, so it
+    /// has at most this many tasks.
+    #[serde(default = "default_max_array_size")]
+    pub max_array_size: u32,
 }
 
 /// Slurm's MinJobAge default.
 pub const DEFAULT_MIN_JOB_AGE_SECS: u64 = 300;
 /// Ten times Slurm's 10,000: the benchmarks hold 100,000 jobs.
 pub const DEFAULT_MAX_JOB_COUNT: usize = 100_000;
+
+/// Slurm's MaxArraySize default.
+pub const DEFAULT_MAX_ARRAY_SIZE: u32 = 1001;
 
 /// The provisioner spec's default threshold, also used for an explicit 0.
 pub const DEFAULT_THRESHOLD: f64 = 75.0;
@@ -131,6 +138,9 @@ fn default_min_job_age() -> u64 {
 fn default_max_job_count() -> usize {
     DEFAULT_MAX_JOB_COUNT
 }
+fn default_max_array_size() -> u32 {
+    DEFAULT_MAX_ARRAY_SIZE
+}
 fn default_drain_timeout() -> Seconds {
     Seconds::Whole(30)
 }
@@ -154,6 +164,7 @@ impl Default for SchedulerConfig {
             kill_wait_secs: default_kill_wait(),
             min_job_age_secs: DEFAULT_MIN_JOB_AGE_SECS,
             max_job_count: DEFAULT_MAX_JOB_COUNT,
+            max_array_size: DEFAULT_MAX_ARRAY_SIZE,
         }
     }
 }
@@ -165,6 +176,13 @@ impl SchedulerConfig {
         }
         if self.max_job_count == 0 {
             return Err("key 'scheduler.max_job_count': must be at least 1 job".into());
+        }
+        if self.max_array_size == 0 || self.max_array_size > spur_vocab::array::MAX_TASK_ID + 1 {
+            return Err(format!(
+                "key 'scheduler.max_array_size': {} is not from 1 to {}",
+                self.max_array_size,
+                spur_vocab::array::MAX_TASK_ID + 1
+            ));
         }
         if self.min_job_age_secs > (i64::MAX / 1000) as u64 {
             return Err(format!(

@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::sched::depend::{DepGate, Target, gate};
 use spur_vocab::JobState;
 use spur_vocab::depend::Dependency;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// Slurm's sentence for a dependency on a job it does not know.
 pub const DEPENDENCY_PROBLEM: &str = "Job dependency problem";
@@ -53,7 +53,14 @@ impl Queue {
         } else {
             HashSet::new()
         };
-        let lookup = |id: u64| self.jobs.get(&id).map(target).or_else(|| self.fates.get(&id).copied());
+        let arrays = self.array_targets(waiting.iter().flat_map(|(_, d)| d.jobs()));
+        let lookup = |id: u64| {
+            arrays
+                .get(&id)
+                .copied()
+                .or_else(|| self.jobs.get(&id).map(target))
+                .or_else(|| self.fates.get(&id).copied())
+        };
         (waiting.into_iter())
             .map(|(j, d)| {
                 let key = || {
@@ -64,6 +71,41 @@ impl Queue {
                 (j.id, gate(&d, now, lookup, key))
             })
             .collect()
+    }
+
+    /// Arrays among `named`, each as one target over its tasks: active while
+    /// any task is, and ended ok only when every task completed with 0, as
+    /// Slurm reads a dependency on an array's id. One scan of the queue.
+    fn array_targets(&self, named: impl Iterator<Item = u64>) -> HashMap<u64, Target> {
+        let ids: HashSet<u64> =
+            named.filter(|id| self.jobs.get(id).is_some_and(|j| j.array_id() == Some(*id))).collect();
+        let mut out: HashMap<u64, Target> = HashMap::new();
+        let Some(&lo) = ids.iter().min() else { return out };
+        for j in self.jobs.range(lo..).map(|(_, j)| j) {
+            let Some(a) = j.array_id().filter(|a| ids.contains(a)) else { continue };
+            let t = target(j);
+            let ok = |t: &Target| t.state == JobState::Completed && t.exit_code == 0;
+            out.entry(a)
+                .and_modify(|acc| {
+                    acc.state = match (acc.state.is_active(), t.state.is_active()) {
+                        // Waiting while a task waits; running while one runs.
+                        (true, true) if acc.state == JobState::Pending || t.state == JobState::Pending => {
+                            JobState::Pending
+                        }
+                        (true, _) => acc.state,
+                        (false, true) => t.state,
+                        (false, false) if ok(acc) && ok(&t) => JobState::Completed,
+                        (false, false) if ok(acc) => t.state,
+                        (false, false) => acc.state,
+                    };
+                    acc.exit_code = acc.exit_code.max(t.exit_code);
+                    if t.start_ms > 0 && (acc.start_ms == 0 || t.start_ms < acc.start_ms) {
+                        acc.start_ms = t.start_ms;
+                    }
+                })
+                .or_insert(t);
+        }
+        out
     }
 
     /// Called as `purged` leave memory: keeps the fate of each one a pending

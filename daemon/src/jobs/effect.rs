@@ -37,6 +37,9 @@ pub(crate) enum Effect {
     Audit { job: u64, action: &'static str, info: Value },
     /// Publishes the Watch batch now rather than after the gather delay.
     Flush,
+    /// An agent command built by the transition (a step's launch or signal),
+    /// sent to the agent of `node` after the install.
+    Command { job: u64, node: String, cmd: spur_proto::v1::AgentCommand },
 }
 
 impl Effect {
@@ -44,7 +47,10 @@ impl Effect {
         match self {
             Effect::Persist(j) => Some(j.id),
             Effect::IgnoreReport(id) | Effect::ReportIgnored(id) => Some(*id),
-            Effect::Launch { job, .. } | Effect::Signal { job, .. } | Effect::Audit { job, .. } => Some(*job),
+            Effect::Launch { job, .. }
+            | Effect::Signal { job, .. }
+            | Effect::Audit { job, .. }
+            | Effect::Command { job, .. } => Some(*job),
             Effect::Flush => None,
         }
     }

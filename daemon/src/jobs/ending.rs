@@ -29,6 +29,8 @@ pub(crate) fn ended(j: &JobRecord, state: JobState, exit_code: i32, reason: &str
     n.exit_code = exit_code;
     n.reason = reason.into();
     n.reason_detail.clear();
+    // Its steps end with it (their tasks are stopped by the install).
+    n.close_steps(state, now);
     n
 }
 
@@ -40,6 +42,7 @@ pub(crate) fn requeued(j: &JobRecord) -> JobRecord {
     n.licenses_alloc.clear();
     n.start_ms = 0;
     n.usage = None;
+    n.forget_steps();
     n
 }
 
@@ -88,6 +91,13 @@ impl Queue {
         for j in ids.iter().filter(|id| seen.insert(**id)).filter_map(|id| self.jobs.get(id)) {
             if signal != 0 && j.state == JobState::Running && !j.nodes.is_empty() {
                 fx.signal(j, signal, 0);
+                // Its steps' tasks on its other nodes too (the first node's agent signals its own).
+                let stepped =
+                    |n: &&String| j.steps.as_ref().is_some_and(|l| l.running().any(|s| s.nodes.contains(n)));
+                for node in j.nodes.iter().skip(1).filter(stepped) {
+                    let cmd = super::steps::live::signal_step(j.id, None, signal, 0);
+                    fx.push(Effect::Command { job: j.id, node: node.clone(), cmd });
+                }
             } else if j.is_active() {
                 fx.persist(ended(j, JobState::Cancelled, 0, "", now));
                 fx.terminate(j, self.kill_wait);

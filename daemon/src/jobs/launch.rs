@@ -22,7 +22,13 @@ fn tasks_per_node(tasks: u32, nodes: u32) -> String {
 
 /// What the `-o/-e` patterns of `j`'s batch step read.
 fn vars(j: &JobRecord) -> PathVars<'_> {
-    PathVars { job_id: j.id, user: &j.user, name: &j.name, node: j.nodes.first().map_or("", String::as_str) }
+    PathVars {
+        job_id: j.id,
+        user: &j.user,
+        name: &j.name,
+        node: j.nodes.first().map_or("", String::as_str),
+        array: j.array.as_ref().and_then(|a| Some((a.job_id, a.task?))),
+    }
 }
 
 /// The launch command for a started job.
@@ -70,6 +76,18 @@ pub(crate) fn launch(j: &JobRecord) -> pb::AgentCommand {
     }
     if j.gpus > 0 {
         env.push(("SLURM_GPUS_ON_NODE".into(), j.gpus.to_string()));
+    }
+    if let Some(a) = j.array.as_deref()
+        && let Some(task) = a.task
+    {
+        let array = [
+            ("SLURM_ARRAY_JOB_ID", a.job_id.to_string()),
+            ("SLURM_ARRAY_TASK_ID", task.to_string()),
+            ("SLURM_ARRAY_TASK_COUNT", a.count.to_string()),
+            ("SLURM_ARRAY_TASK_MIN", a.min.to_string()),
+            ("SLURM_ARRAY_TASK_MAX", a.max.to_string()),
+        ];
+        env.extend(array.into_iter().map(|(k, v)| (k.to_string(), v)));
     }
     if let Some(x) = j.extra.as_deref() {
         if x.ntasks_per_node > 0 {

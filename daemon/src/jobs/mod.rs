@@ -18,10 +18,13 @@
 //! - [`reconcile`]: an agent's running jobs at registration against the queue.
 //! - [`events`]: job changes in numbered batches, for `Cluster.Watch`.
 //! - [`admit`]: submits no node set could run, and MaxJobCount.
+//! - [`array`]: job arrays: the record of the pending tasks, tasks split off as they start.
 //! - [`depend`]: dependencies known at submit, evaluated each pass, fates kept past a purge.
 //! - [`purge`]: MinJobAge: ended jobs leave memory for the store.
+//! - [`steps`]: job steps (srun): their records, layout, environment, and the live relays.
 
 pub(crate) mod admit;
+pub mod array;
 pub(crate) mod depend;
 pub(crate) mod effect;
 pub mod ending;
@@ -35,6 +38,7 @@ pub(crate) mod queue;
 pub mod reconcile;
 pub mod record;
 pub mod run;
+pub mod steps;
 pub(crate) mod transition;
 pub mod update;
 
@@ -93,6 +97,8 @@ pub struct JobService {
     pub(crate) dirty: Notify,
     pub(crate) events: tokio::sync::broadcast::Sender<events::JobBatch>,
     pub(crate) retention: purge::Retention,
+    /// The running steps' sruns and tasks, and the sruns attached to allocations.
+    pub(crate) live: steps::live::Live,
 }
 
 impl Queue {
@@ -124,6 +130,9 @@ impl Queue {
         rec.qos = resolved.qos;
         rec.time_limit = resolved.time_limit;
         rec.id = admit(self)?;
+        if let Some(a) = rec.array.as_mut() {
+            a.job_id = rec.id;
+        }
         Ok(Effect::Persist(rec).into())
     }
 }
@@ -190,6 +199,7 @@ impl JobService {
                 .unwrap_or(i64::MAX),
             halflife_days: cfg.scheduler.fairshare_halflife_days,
             grp_wall_window_days: cfg.accounting.grp_wall_window_days,
+            live: Default::default(),
         })
     }
 
@@ -284,6 +294,7 @@ impl JobService {
         let asks = licenses::parse_request(&spec.licenses).map_err(|e| Error::invalid("licenses", e))?;
         self.licenses.check_request(&asks)?;
         let extra = extras::Extras::from_spec(&spec)?;
+        let array = self.array_of(&spec.array)?;
         let mut rec = JobRecord {
             id: 0,
             name: if spec.name.is_empty() { "sbatch".into() } else { spec.name.clone() },
@@ -319,9 +330,11 @@ impl JobService {
                 .map_err(Error::InvalidArgument)?,
             workdir: spec.workdir.clone(),
             extra,
+            array,
             state: JobState::Pending,
             ..JobRecord::default()
         };
+        steps::mark_allocation(&mut rec, &spec);
         extras::resolve_shape(&mut rec, &spec)?;
         if let Some(bad) = rec.nodelist.iter().find(|n| self.nodes.node(n).is_none()) {
             return Err(Error::invalid("nodelist", format!("unknown node '{bad}'")));

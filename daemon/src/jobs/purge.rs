@@ -30,6 +30,8 @@ const HALF_LIVES_KEPT: f64 = 30.0;
 pub(crate) struct Retention {
     pub min_age_ms: i64,
     pub max_jobs: usize,
+    /// MaxArraySize: an array's task indexes stay below it.
+    pub max_array_size: u32,
     /// Submits past the MaxJobCount check whose job is not in the queue yet.
     pub admitting: AtomicUsize,
     store: Option<Arc<dyn Store>>,
@@ -43,6 +45,7 @@ impl Retention {
         Retention {
             min_age_ms: i64::try_from(cfg.min_job_age_secs.saturating_mul(1000)).unwrap_or(i64::MAX),
             max_jobs: cfg.max_job_count,
+            max_array_size: cfg.max_array_size,
             admitting: AtomicUsize::new(0),
             store,
             ran: Mutex::new(ran),

@@ -50,6 +50,9 @@ impl Queue {
                 // A registration before the launch reaches the agent must not call it lost.
                 self.launching.insert(id);
             }
+        } else if started {
+            // An array task split off as it starts: new, and launching all the same.
+            self.launching.insert(id);
         }
         self.mark(id);
         old

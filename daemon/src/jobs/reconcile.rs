@@ -34,8 +34,9 @@ impl Queue {
         let hosted = |j: &JobRecord| j.nodes.first().is_some_and(|n| nodes.contains(n));
         (self.jobs.values())
             .filter(|j| j.state == JobState::Running && hosted(j) && !reported.contains(&j.id))
-            // A launch still on its way is not in the agent's list yet.
-            .filter(|j| !self.launching.contains(&j.id))
+            // A launch still on its way is not in the agent's list yet;
+            // an allocation srun made has nothing on its agent to list.
+            .filter(|j| !self.launching.contains(&j.id) && !j.is_allocation())
             .map(|j| j.id)
             .collect()
     }

@@ -45,6 +45,9 @@ pub struct JobRecord {
     /// The options few jobs set (`--dependency`, `-C`, `--begin`, mail, ...); None when none are.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub extra: Option<Box<Extras>>,
+    /// A job array's record: its pending tasks, or the task it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub array: Option<Box<super::array::ArrayInfo>>,
     /// Stored by its long name: "PENDING", "RUNNING", "NODE_FAIL", ...
     pub state: JobState,
     pub reason: String,
@@ -67,6 +70,9 @@ pub struct JobRecord {
     /// ended (left out of the stored row then, so rows without it read as before).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
+    /// The run's steps (srun), and whether the job is an allocation srun made.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steps: Option<Box<super::steps::StepLog>>,
 }
 
 /// A run's CPU time and peak memory, for sacct.
@@ -82,8 +88,10 @@ pub struct Usage {
 impl JobRecord {
     /// A job as the store keeps it (`name` is its id), the error naming it.
     pub fn from_stored(name: &str, doc: &str) -> crate::error::Result<JobRecord> {
-        serde_json::from_str(doc)
-            .map_err(|e| crate::error::Error::Store(format!("stored job {name} does not decode: {e}")))
+        let mut j: JobRecord = serde_json::from_str(doc)
+            .map_err(|e| crate::error::Error::Store(format!("stored job {name} does not decode: {e}")))?;
+        j.orphan_steps();
+        Ok(j)
     }
 
     pub fn is_active(&self) -> bool {
@@ -145,6 +153,12 @@ impl JobRecord {
             constraint: self.extra.as_ref().map(|x| x.constraint()).unwrap_or_default(),
             // Evaluated against the queue where the snapshot is taken.
             dep: sched::depend::DepGate::Clear,
+            // Its running tasks are counted where the snapshot is taken.
+            array: self.array.as_deref().filter(|a| a.task.is_none()).map(|a| sched::job::ArrayAsk {
+                pending: a.pending.len(),
+                throttle: a.throttle,
+                running: 0,
+            }),
             hold: self.hold,
             licenses: self.license_asks(),
             charged: self.licenses_alloc.clone(),

@@ -109,6 +109,18 @@ impl JobService {
         let q = self.lock();
         let mut out = Vec::with_capacity(q.jobs.values().filter(|j| j.is_active()).count());
         out.extend(q.jobs.values().filter(|j| j.is_active()).map(JobRecord::sched_job));
+        // The running tasks of throttled arrays, counted once.
+        if out.iter().any(|j| j.array.is_some_and(|a| a.throttle > 0)) {
+            let mut running: std::collections::HashMap<u64, u32> = std::collections::HashMap::new();
+            for a in q.jobs.values().filter(|j| j.is_placed()).filter_map(|j| j.array_id()) {
+                *running.entry(a).or_default() += 1;
+            }
+            for j in out.iter_mut() {
+                if let Some(a) = j.array.as_mut() {
+                    a.running = running.get(&j.id).copied().unwrap_or(0);
+                }
+            }
+        }
         let gates = q.dependency_gates(now);
         if !gates.is_empty() {
             // Both lists are in id order (the queue is a BTreeMap): one merge.
@@ -143,7 +155,8 @@ impl JobService {
         }
         let starts = &last.plan.starts;
         let ids: Vec<u64> = starts.iter().map(|s| s.job).collect();
-        match self.transit(&ids, |q| Ok(q.start(starts, &nodes, now))).await {
+        let mut new_id = || self.next_id.fetch_add(1, Ordering::Relaxed);
+        match self.transit(&ids, |q| Ok(q.start(starts, &nodes, now, &mut new_id))).await {
             // The agent never had these: nothing to kill, and no end will be reported.
             Ok(done) => {
                 for id in done.unlaunched {
@@ -214,14 +227,43 @@ impl Queue {
     /// start placed it, the batch is published, and each launch goes to the
     /// agent once the start is durable (a start the store refuses leaves the
     /// job pending, not running nowhere).
-    pub fn start(&self, starts: &[sched::Start], nodes: &[crate::model::Node], now: i64) -> Effects {
+    ///
+    /// A start of an array's pending tasks splits its lowest task off, under
+    /// an id from `new_id` (the last task keeps the array's record); the
+    /// record of what is still pending is written once, after its starts.
+    pub fn start(
+        &self,
+        starts: &[sched::Start],
+        nodes: &[crate::model::Node],
+        now: i64,
+        new_id: &mut dyn FnMut() -> u64,
+    ) -> Effects {
         let mut fx = Effects::default();
         let mut launches = vec![];
+        let mut arrays: std::collections::BTreeMap<u64, Option<JobRecord>> = Default::default();
         for s in starts {
-            let Some(j) = self.jobs.get(&s.job).filter(|j| j.state == JobState::Pending) else { continue };
-            let n = started(j, s, nodes, now);
+            let current = match arrays.get(&s.job) {
+                Some(left) => left.as_ref(),
+                None => self.jobs.get(&s.job),
+            };
+            let Some(j) = current.filter(|j| j.state == JobState::Pending) else { continue };
+            let task = if j.is_array_pending() {
+                let Some((task, rest)) = super::array::split_first(j, &mut *new_id) else { continue };
+                arrays.insert(s.job, rest);
+                task
+            } else {
+                j.clone()
+            };
+            let n = started(&task, s, nodes, now);
             launches.push(Effect::Launch { job: n.id, node: n.nodes.first().cloned().unwrap_or_default() });
+            if n.id == s.job {
+                // The array's last task took its record: nothing is left to write.
+                arrays.remove(&s.job);
+            }
             fx.persist(n);
+        }
+        for rest in arrays.into_values().flatten() {
+            fx.persist(rest);
         }
         // The pass is one batch: published now rather than after the gather delay.
         fx.push(Effect::Flush);

@@ -8,9 +8,10 @@
 //!    and memory stays as it was, so it never shows what the store did not take;
 //! 2. install: the records go into the queue, and what follows from old and
 //!    new (limit counts, node allocations, licences, the launching set, the
-//!    Watch marks) is derived here, in one place; the locks are released;
-//! 3. act: launches, signals, audit rows and the Watch flush, in the order
-//!    the transition gave them.
+//!    Watch marks, the ended steps' sruns and leftover tasks) is derived
+//!    here, in one place; the locks are released;
+//! 3. act: launches, signals, agent commands, audit rows and the Watch
+//!    flush, in the order the transition gave them.
 //!
 //! The locks are held from reading a record to installing the next, so two
 //! transitions of one job never interleave (an update racing a cancel reads
@@ -69,6 +70,8 @@ pub(crate) struct Applied {
     pub jobs: Vec<u64>,
     /// Started jobs whose agent could not be handed the launch.
     pub unlaunched: Vec<u64>,
+    /// Steps (job, step, node) whose launch on a node could not be sent.
+    pub unsent_steps: Vec<(u64, u32, String)>,
 }
 
 /// An effect left for after the install, with what the install resolved.
@@ -109,8 +112,8 @@ impl JobService {
         }
         let acts = self.install(fx, admit);
         drop(held);
-        let unlaunched = self.act(acts).await;
-        Ok(Applied { jobs, unlaunched })
+        let (unlaunched, unsent_steps) = self.act(acts).await;
+        Ok(Applied { jobs, unlaunched, unsent_steps })
     }
 
     /// Puts persisted records in place, with what follows from each change.
@@ -128,6 +131,12 @@ impl JobService {
                         let new = &q.jobs[&id];
                         licences |= old.as_ref().is_some_and(|o| o.licenses_alloc != new.licenses_alloc);
                         self.settle_nodes(old.as_ref(), new);
+                        // Steps that ended: their srun is told, what is left of their tasks stopped.
+                        for (node, cmd) in
+                            super::steps::live::follow(&self.live, old.as_ref(), new, q.kill_wait)
+                        {
+                            acts.push(Act::Then(Effect::Command { job: id, node, cmd }));
+                        }
                         installed = true;
                     }
                     Effect::IgnoreReport(id) => {
@@ -137,11 +146,16 @@ impl JobService {
                         q.stale_reports.remove(&id);
                     }
                     // Built now, from the record as installed: a later change must not alter this run.
-                    Effect::Launch { job, node } => {
-                        if let Some(j) = q.jobs.get(&job) {
-                            acts.push(Act::Launch { job, node, cmd: super::launch::launch(j) });
+                    // An allocation srun made has no script: nothing is launched for it.
+                    Effect::Launch { job, node } => match q.jobs.get(&job).map(JobRecord::is_allocation) {
+                        Some(true) => {
+                            q.launching.remove(&job);
                         }
-                    }
+                        Some(false) => {
+                            acts.push(Act::Launch { job, node, cmd: super::launch::launch(&q.jobs[&job]) })
+                        }
+                        None => {}
+                    },
                     other => acts.push(Act::Then(other)),
                 }
             }
@@ -156,9 +170,10 @@ impl JobService {
         acts
     }
 
-    /// Acts in order; returns the jobs whose launch the agent did not take.
-    async fn act(&self, acts: Vec<Act>) -> Vec<u64> {
-        let (mut rows, mut unlaunched) = (vec![], vec![]);
+    /// Acts in order; returns the jobs whose launch the agent did not take,
+    /// and the steps whose launch on a node could not be sent.
+    async fn act(&self, acts: Vec<Act>) -> (Vec<u64>, Vec<(u64, u32, String)>) {
+        let (mut rows, mut unlaunched, mut unsent) = (vec![], vec![], vec![]);
         for a in acts {
             match a {
                 Act::Launch { job, node, cmd } => {
@@ -176,6 +191,16 @@ impl JobService {
                     rows.push(TxnRow::system("job", &job.to_string(), action, info))
                 }
                 Act::Then(Effect::Flush) => self.flush(),
+                Act::Then(Effect::Command { job, node, cmd }) => {
+                    let step = match &cmd.cmd {
+                        Some(pb::agent_command::Cmd::LaunchStep(l)) => Some(l.step_id),
+                        _ => None,
+                    };
+                    if let Err(e) = self.nodes.send(&node, cmd).await {
+                        tracing::warn!(job, node, error = %e, "could not send a step's command to its agent");
+                        unsent.extend(step.map(|s| (job, s, node)));
+                    }
+                }
                 Act::Then(_) => {}
             }
         }
@@ -183,7 +208,7 @@ impl JobService {
         if !rows.is_empty() {
             self.nodes.hub().record_all(rows).await;
         }
-        unlaunched
+        (unlaunched, unsent)
     }
 
     /// Sends `signal` to job `id`'s process group through the agent of `node`.

@@ -60,11 +60,18 @@ pub(crate) fn updated(
                 set_extra(&mut next, key, v, role).map_err(|m| Error::invalid(k, m))?
             }
             "comment" => next.comment = v.clone(),
+            "arraytaskthrottle" => match next.array.as_mut().filter(|a| a.task.is_none()) {
+                Some(a) => {
+                    a.throttle =
+                        v.parse().map_err(|_| Error::invalid(k, format!("'{v}' is not a whole number")))?
+                }
+                None => return Err(Error::invalid(k, format!("job {} holds no pending array tasks", j.id))),
+            },
             _ => {
                 return Err(Error::invalid(
                     k,
                     "unknown key (use TimeLimit, Priority, QOS, Partition, Dependency, BeginTime, Nice, \
-                     Features, MailType, MailUser, WCKey or Comment)",
+                     Features, MailType, MailUser, WCKey, Comment or ArrayTaskThrottle)",
                 ));
             }
         }

@@ -185,8 +185,17 @@ pub fn job_brief(j: &crate::jobs::record::JobRecord) -> pb::Job {
         num_nodes: j.num_nodes,
         num_cpus: num_cpus(j),
         exit_code: j.exit_code,
+        array_job_id: j.array.as_ref().map_or(0, |a| a.job_id),
+        array_task_id: j.array.as_ref().and_then(|a| a.task),
+        array_pending: j.array.as_deref().map(array_pending).unwrap_or_default(),
+        array_throttle: j.array.as_ref().map_or(0, |a| a.throttle),
         ..pb::Job::default()
     }
+}
+
+/// The pending tasks of an array's record, as squeue shows them inside `12_[...]`.
+pub fn array_pending(a: &crate::jobs::array::ArrayInfo) -> String {
+    if a.task.is_some() { String::new() } else { a.pending.to_string() }
 }
 
 /// What sprio shows, the fields of `pb::JobPriority` (a Job with only those set).
@@ -221,6 +230,7 @@ pub fn job(j: &crate::jobs::record::JobRecord) -> pb::Job {
             max_rss_kb: u.max_rss_kb,
         }),
         licenses_alloc: spur_vocab::licenses::format_allocs(&j.licenses_alloc),
+        steps: j.steps.as_ref().map(|l| l.list.iter().map(step).collect()).unwrap_or_default(),
         spec: Some(Box::new(pb::JobSpec {
             name: j.name.clone(),
             account: j.account.clone().unwrap_or_default(),
@@ -246,9 +256,29 @@ pub fn job(j: &crate::jobs::record::JobRecord) -> pb::Job {
             script: String::new(),
             env: vec![],
             workdir: j.workdir.clone(),
+            allocation: j.is_allocation(),
             ..extras_spec(j.extra.as_deref())
         })),
         ..job_brief(j)
+    }
+}
+
+/// A job step, as sacct, squeue -s and scontrol show step read it.
+pub fn step(s: &crate::jobs::steps::StepRecord) -> pb::Step {
+    pb::Step {
+        id: s.id,
+        name: s.name.clone(),
+        state: s.state.as_str().into(),
+        nodes: s.nodes.clone(),
+        ntasks: s.ntasks(),
+        cpus: s.ntasks().saturating_mul(s.cpus_per_task.max(1)),
+        start_ms: s.start_ms,
+        end_ms: s.end_ms,
+        exit_code: s.exit_code,
+        signal: s.signal,
+        tasks_per_node: crate::jobs::steps::layout::tasks_per_node(&s.tasks),
+        mem_mb: s.mem_mb,
+        cpus_per_task: s.cpus_per_task,
     }
 }
 

@@ -168,17 +168,30 @@ impl Targeted for pb::SubmitRequest {
 impl Targeted for pb::CancelRequest {
     /// The first ids, or the filter when no ids are given.
     fn target(&self) -> String {
-        if self.ids.is_empty() {
-            self.filter.iter().map(|kv| format!("{}={}", kv.key, kv.value)).collect::<Vec<_>>().join(" ")
-        } else {
-            limits::ids_summary(&self.ids)
+        match (self.ids.is_empty(), self.tasks.first()) {
+            (true, Some(t)) if self.tasks.len() == 1 => t.chars().take(64).collect(),
+            (true, Some(t)) => {
+                format!("{},…(+{} more)", t.chars().take(64).collect::<String>(), self.tasks.len() - 1)
+            }
+            (true, None) => {
+                self.filter.iter().map(|kv| format!("{}={}", kv.key, kv.value)).collect::<Vec<_>>().join(" ")
+            }
+            (false, _) => limits::ids_summary(&self.ids),
         }
     }
     fn params(&self) -> Value {
-        json!({ "ids": limits::ids_json(&self.ids), "signal": self.signal, "filter": pairs_json(&self.filter) })
+        let tasks: Vec<String> = self.tasks.iter().take(16).map(|t| t.chars().take(64).collect()).collect();
+        json!({ "ids": limits::ids_json(&self.ids), "tasks": tasks, "signal": self.signal, "filter": pairs_json(&self.filter) })
     }
     fn bounds(&self) -> Result<(), Error> {
         cap("ids", self.ids.len(), MAX_IDS)?;
+        cap("tasks", self.tasks.len(), limits::MAX_TASK_REFS)?;
+        if let Some(t) = self.tasks.iter().find(|t| t.len() > 4096) {
+            return Err(Error::invalid(
+                "tasks",
+                format!("'{}…' is longer than 4096 bytes", t.chars().take(32).collect::<String>()),
+            ));
+        }
         cap_pairs("filter", &self.filter)
     }
 }

@@ -7,7 +7,7 @@ use crate::audit::claim;
 use crate::error::Error;
 use crate::jobs::JobService;
 use crate::jobs::record::JobRecord;
-use crate::store::Action;
+use crate::store::{Action, now_ms};
 use serde_json::json;
 use spur_proto::v1 as pb;
 use spur_proto::v1::jobs_server::Jobs;
@@ -41,6 +41,18 @@ filter::keys! {
         State = "state",
         Name = "name",
     }
+}
+
+/// `CancelRequest.tasks`: `12_3`, `12_[1-5]`, each an array and its task indexes.
+fn task_refs(raw: &[String]) -> Result<Vec<(u64, spur_vocab::array::TaskSet)>, Error> {
+    use spur_vocab::array::JobRef;
+    raw.iter()
+        .map(|t| match JobRef::parse(t) {
+            Ok(JobRef::Tasks(a, set)) => Ok((a, set)),
+            Ok(_) => Err(Error::invalid("tasks", format!("'{t}' names no array task (ARRAY_TASK)"))),
+            Err(e) => Err(Error::invalid("tasks", e)),
+        })
+        .collect()
 }
 
 /// The `key=a,b` filters of ListJobs and Cancel, parsed once per request so
@@ -95,8 +107,18 @@ impl Filter {
         Ok(f)
     }
 
+    /// The ids sorted, with the tasks of the arrays among them.
+    fn with_tasks(mut self, jobs: &JobService) -> Filter {
+        self.ids = self.ids.map(|ids| jobs.with_array_tasks(ids));
+        self
+    }
+
     fn keep(&self, j: &JobRecord) -> bool {
-        if self.ids.as_ref().is_some_and(|ids| !ids.contains(&j.id)) {
+        // Sorted (see `with_tasks`); an array's id also keeps its tasks, purged ones too.
+        let listed = |ids: &Vec<u64>| {
+            ids.binary_search(&j.id).is_ok() || j.array_id().is_some_and(|a| ids.binary_search(&a).is_ok())
+        };
+        if self.ids.as_ref().is_some_and(|ids| !listed(ids)) {
             return false;
         }
         self.text.iter().all(|(key, wants)| {
@@ -132,7 +154,7 @@ impl Jobs for JobsApi {
     ) -> Result<Response<pb::ListJobsResponse>, Status> {
         self.gate
             .run(path::LIST_JOBS, req, |_, r| async move {
-                let f = Filter::parse(&r.filter)?;
+                let f = Filter::parse(&r.filter)?.with_tasks(&self.jobs);
                 let convert = |j: &JobRecord| match (f.brief, f.prio) {
                     (true, true) => convert::job_prio(j),
                     (true, false) => convert::job_brief(j),
@@ -155,7 +177,7 @@ impl Jobs for JobsApi {
     async fn stream_jobs(&self, req: Request<pb::ListRequest>) -> Result<Response<JobPages>, Status> {
         self.gate
             .run(path::STREAM_JOBS, req, |_, r| async move {
-                let f = Filter::parse(&r.filter)?;
+                let f = Filter::parse(&r.filter)?.with_tasks(&self.jobs);
                 if f.view && !f.brief {
                     return Err(Error::invalid("view", "StreamJobs lists the brief and prio views only"));
                 }
@@ -180,17 +202,28 @@ impl Jobs for JobsApi {
             .run(path::CANCEL, req, |ctx, r| async move {
                 let name = r.target();
                 let mut ids = r.ids.clone();
-                if ids.is_empty() {
+                let refs = task_refs(&r.tasks)?;
+                if ids.is_empty() && refs.is_empty() {
                     if r.filter.is_empty() {
                         return Err(Error::invalid("ids", "name at least one job, or a filter"));
                     }
                     let f = Filter::parse(&r.filter)?;
                     ids = self.jobs.select(None, |j| (j.is_active() && f.keep(j)).then_some(j.id));
                 }
+                // Tasks still pending in their array's record leave it cancelled (no signal reaches them).
+                let (own, split) = self.jobs.cancel_tasks(ctx.role, &ctx.caller, &refs, now_ms()).await?;
+                ids.extend(own);
+                let ids = if r.ids.is_empty() { ids } else { self.jobs.with_array_tasks(ids) };
                 let info = |ids: &[u64]| json!({ "cancelled": limits::ids_json(ids) });
                 // The row commits with the last chunk of the cancel (audit/claim.rs).
-                let take = |all: &[u64]| claim::take(&name, Action::Update, info(all));
-                let cancelled = self.jobs.cancel(ctx.role, &ctx.caller, (&ids, r.signal), take).await?;
+                let take =
+                    |all: &[u64]| claim::take(&name, Action::Update, info(&[all, &split[..]].concat()));
+                let mut cancelled = if ids.is_empty() {
+                    vec![]
+                } else {
+                    self.jobs.cancel(ctx.role, &ctx.caller, (&ids, r.signal), take).await?
+                };
+                cancelled.extend(&split);
                 let note = Note { action: Action::Update, name, info: info(&cancelled) };
                 Ok((pb::CancelResponse { cancelled }, vec![note]))
             })

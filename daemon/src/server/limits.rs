@@ -20,6 +20,8 @@ pub const TXN_PAGE_BYTES: usize = 3 << 20;
 
 /// Job ids in one Cancel (`ids`, or an `id=` filter).
 pub const MAX_IDS: usize = 10_000;
+/// Array task references in one Cancel (`12_[1-5]` is one).
+pub const MAX_TASK_REFS: usize = 1_000;
 /// `key=value` pairs in one filter, where or set list.
 pub const MAX_PAIRS: usize = 64;
 /// Comma-separated values in one filter value (`user=a,b,c`).

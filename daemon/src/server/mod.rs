@@ -10,7 +10,8 @@
 //! - `filter`: the one parser of the listings' `key=value` filters, typed keys per listing.
 //! - [`limits`]: message sizes, repeated-field caps, txn page size.
 //! - `packed`: the brief job listing written straight into protobuf bytes.
-//! - `accounting`, `audit_api`, `session`, `admission_api`, `nodes_api`, `cluster_api`, `licenses_api`: the services.
+//! - `accounting`, `audit_api`, `session`, `admission_api`, `nodes_api`, `cluster_api`, `licenses_api`,
+//!   `steps_api` (srun's steps): the services.
 
 mod accounting;
 mod admission_api;
@@ -29,6 +30,7 @@ mod packed;
 pub mod path;
 pub mod rpc;
 mod session;
+mod steps_api;
 
 pub use identity::normalize_peer;
 
@@ -41,6 +43,7 @@ use spur_proto::v1::{
     accounting_server::AccountingServer, admission_server::AdmissionServer, agent_server::AgentServer,
     audit_server::AuditServer, cluster_server::ClusterServer, jobs_server::JobsServer,
     licenses_server::LicensesServer, nodes_server::NodesServer, session_server::SessionServer,
+    steps_server::StepsServer,
 };
 use std::sync::Arc;
 use tonic::service::Routes;
@@ -86,6 +89,7 @@ pub async fn routes(
         ))))
         .add_service(limited!(AgentServer::new(nodes_api::AgentApi::new(g(), nodes.clone(), jobs.clone()))))
         .add_service(limited!(JobsServer::new(jobs_api::JobsApi::new(g(), jobs.clone())), MAX_LISTING_BYTES))
+        .add_service(limited!(StepsServer::new(steps_api::StepsApi::new(g(), jobs.clone()))))
         .add_service(limited!(LicensesServer::new(licenses_api::LicensesApi::new(
             g(),
             licenses.clone(),

@@ -1,5 +1,5 @@
 //! The Nodes service (sinfo, scontrol show/update node, reconfigure) and the
-//! Agent service (spurd registration, heartbeats, commands, reports).
+//! Agent service (spurd registration, heartbeats, commands, reports, step output).
 
 use super::gate::{Gate, Note};
 use super::path::{agent, nodes};
@@ -182,6 +182,9 @@ impl AgentApi {
 
 type CommandStream = Pin<Box<dyn Stream<Item = Result<pb::AgentCommand, Status>> + Send>>;
 
+/// The first report of the stream names the agent; its key is checked there.
+impl super::gate::Targeted for tonic::Streaming<pb::StepReport> {}
+
 #[tonic::async_trait]
 impl Agent for AgentApi {
     async fn register(
@@ -229,6 +232,22 @@ impl Agent for AgentApi {
                 let rx = self.nodes.commands(&r.agent_id, &r.agent_key)?;
                 let s = tokio_stream::StreamExt::map(tokio_stream::wrappers::ReceiverStream::new(rx), Ok);
                 Ok((Box::pin(s) as CommandStream, vec![]))
+            })
+            .await
+    }
+
+    async fn step_io(
+        &self,
+        req: Request<tonic::Streaming<pb::StepReport>>,
+    ) -> Result<Response<pb::StepIoAck>, Status> {
+        self.gate
+            .run(agent::STEP_IO, req, |_, mut rest| async move {
+                let first = rest.message().await.map_err(|s| Error::invalid("report", s.message()))?;
+                let first = first.ok_or_else(|| Error::invalid("report", "the stream names no step"))?;
+                // Only the agent hosting the node may speak for its tasks.
+                let nodes = self.nodes.agent_nodes(&first.agent_id, &first.agent_key)?;
+                self.jobs.step_io(&nodes, first, rest).await?;
+                Ok((pb::StepIoAck {}, vec![]))
             })
             .await
     }

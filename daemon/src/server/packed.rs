@@ -35,6 +35,10 @@ mod tag {
     pub const PRIO_FAIR_SHARE: u32 = 21;
     pub const PRIO_AGE: u32 = 22;
     pub const PRIO_TIER: u32 = 23;
+    pub const ARRAY_JOB_ID: u32 = 41;
+    pub const ARRAY_TASK_ID: u32 = 42;
+    pub const ARRAY_PENDING: u32 = 43;
+    pub const ARRAY_THROTTLE: u32 = 44;
 }
 
 /// `ListJobsResponse.jobs`.
@@ -116,6 +120,16 @@ fn brief_fields(b: &mut Vec<u8>, j: &JobRecord) {
     uint(b, tag::NUM_NODES, j.num_nodes.into());
     uint(b, tag::NUM_CPUS, super::convert::num_cpus(j).into());
     int(b, tag::EXIT_CODE, j.exit_code.into());
+    if let Some(a) = j.array.as_deref() {
+        uint(b, tag::ARRAY_JOB_ID, a.job_id);
+        if let Some(t) = a.task {
+            // Optional in the proto: present even when 0.
+            encode_key(tag::ARRAY_TASK_ID, WireType::Varint, b);
+            encode_varint(t.into(), b);
+        }
+        text(b, tag::ARRAY_PENDING, &super::convert::array_pending(a));
+        uint(b, tag::ARRAY_THROTTLE, a.throttle.into());
+    }
 }
 
 /// sprio's view: the fields of `JobPriority`, nothing else.

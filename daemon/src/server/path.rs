@@ -76,6 +76,12 @@ service!(agent = "spur.v1.Agent" {
     HEARTBEAT = "Heartbeat",
     COMMANDS = "Commands",
     REPORT_JOB = "ReportJob",
+    STEP_IO = "StepIo",
+});
+
+service!(steps = "spur.v1.Steps" {
+    RUN_STEP = "RunStep",
+    SIGNAL_STEPS = "SignalSteps",
 });
 
 service!(
@@ -110,6 +116,7 @@ pub fn all() -> Vec<&'static str> {
         licenses::ALL,
         jobs::ALL,
         agent::ALL,
+        steps::ALL,
         health::ALL,
         reflection::ALL,
         reflection_v1alpha::ALL,

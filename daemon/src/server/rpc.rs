@@ -7,7 +7,7 @@
 
 use super::path::{
     accounting, admission, agent, audit, cluster, health, jobs, licenses, nodes, reflection,
-    reflection_v1alpha, session,
+    reflection_v1alpha, session, steps,
 };
 use crate::auth::Role;
 
@@ -28,12 +28,15 @@ pub enum Class {
     },
     /// Daemon-to-daemon or infrastructure traffic: never in the txn log.
     Internal,
+    /// A client call the spec keeps out of the txn log (srun's step create
+    /// and complete): role-checked like a read, never recorded.
+    Unaudited(Role),
 }
 
 impl Class {
     pub fn least_role(self) -> Role {
         match self {
-            Class::Read(r) | Class::Mutate { role: r, .. } => r,
+            Class::Read(r) | Class::Mutate { role: r, .. } | Class::Unaudited(r) => r,
             Class::Internal => Role::None,
         }
     }
@@ -87,6 +90,10 @@ pub const RPCS: &[(&str, Class)] = &[
     (agent::HEARTBEAT, Internal),
     (agent::COMMANDS, Internal),
     (agent::REPORT_JOB, Internal),
+    (agent::STEP_IO, Internal),
+    // The steps core checks the caller owns the job (or is an Operator).
+    (steps::RUN_STEP, Unaudited(Anyone)),
+    (steps::SIGNAL_STEPS, Mutate { entity: "job", role: Anyone, target: "steps", in_txn: false }),
     (health::CHECK, Internal),
     (health::WATCH, Internal),
     (reflection::INFO, Internal),
@@ -96,8 +103,15 @@ pub const RPCS: &[(&str, Class)] = &[
 /// Paths that answer without user credentials even under `mode = required`:
 /// probes and the console's liveness watch, and node agents, which are
 /// admitted by admission token instead.
-pub const UNAUTHENTICATED: &[&str] =
-    &[health::CHECK, health::WATCH, agent::REGISTER, agent::HEARTBEAT, agent::COMMANDS, agent::REPORT_JOB];
+pub const UNAUTHENTICATED: &[&str] = &[
+    health::CHECK,
+    health::WATCH,
+    agent::REGISTER,
+    agent::HEARTBEAT,
+    agent::COMMANDS,
+    agent::REPORT_JOB,
+    agent::STEP_IO,
+];
 
 pub fn classify(path: &str) -> Option<Class> {
     RPCS.iter().find(|(p, _)| *p == path).map(|(_, c)| *c)

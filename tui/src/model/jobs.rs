@@ -59,11 +59,50 @@ pub struct JobRec {
     pub comment: Box<str>,
     /// What `/` matches: every static cell, the job name and the long state.
     pub text: Box<str>,
+    /// An array's record, as squeue names it (`12_[3-99%10]`, `12_3`); None for other jobs.
+    pub array: Option<Box<str>>,
+    /// The job's steps (srun), for its detail view; empty for most jobs.
+    pub steps: Box<[StepLine]>,
+}
+
+/// One step of a job, as the detail view lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepLine {
+    pub id: u32,
+    pub name: Box<str>,
+    pub state: Box<str>,
+    pub nodes: Box<str>,
+    pub start_ms: i64,
+    pub end_ms: i64,
+}
+
+impl StepLine {
+    fn from_pb(s: &pb::Step) -> StepLine {
+        StepLine {
+            id: s.id,
+            name: s.name.as_str().into(),
+            state: s.state.as_str().into(),
+            nodes: hostlist::compress(&s.nodes).into_boxed_str(),
+            start_ms: s.start_ms,
+            end_ms: s.end_ms,
+        }
+    }
+
+    /// Seconds it ran: to its end, or to `now_ms` while it runs.
+    pub fn run_secs(&self, now_ms: i64) -> u64 {
+        let end = if self.end_ms > 0 { self.end_ms } else { now_ms };
+        u64::try_from(end.saturating_sub(self.start_ms) / 1000).unwrap_or(0)
+    }
 }
 
 pub use spur_vocab::jobs::{Class, class};
 
 impl JobRec {
+    /// The ID column: the job id, or an array's name for its records.
+    pub fn id_cell(&self) -> String {
+        self.array.as_deref().map_or_else(|| self.id.to_string(), str::to_string)
+    }
+
     pub fn class(&self) -> Class {
         self.class
     }
@@ -311,6 +350,7 @@ impl Interner {
 
 fn compact(mut j: pb::Job, strings: &mut Interner) -> JobRec {
     let spec = j.spec.take().unwrap_or_default();
+    let array = (j.array_job_id != 0).then(|| spur_client::cli::jobfmt::display_id(&j).into_boxed_str());
     let nodelist = strings.get(&hostlist::compress(&j.nodes));
     let where_ = if spur_vocab::jobs::shows_reason(&j.state) {
         let reason = if j.reason.is_empty() { "None" } else { &j.reason };
@@ -347,13 +387,15 @@ fn compact(mut j: pb::Job, strings: &mut Interner) -> JobRec {
         workdir: strings.get(&spec.workdir),
         comment: spec.comment.into_boxed_str(),
         text: Box::default(),
+        array,
+        steps: j.steps.iter().map(StepLine::from_pb).collect(),
     }
 }
 
 /// The filter text, and the static cells' widths folded into `widths`,
 /// without building the nine cells (this runs for every job of every read).
 fn measure(r: &JobRec, widths: &mut [u16]) -> Box<str> {
-    let (id, state, nodes) = (r.id.to_string(), state_cell(&r.state), r.num_nodes.to_string());
+    let (id, state, nodes) = (r.id_cell(), state_cell(&r.state), r.num_nodes.to_string());
     let cells: [(usize, &str); 8] = [
         (0, &id),
         (1, &r.user),

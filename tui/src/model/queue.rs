@@ -99,7 +99,7 @@ pub fn time_cell(r: &JobRec, now_ms: i64) -> String {
 
 pub fn row(r: &JobRec, now_ms: i64) -> Row {
     let cells = vec![
-        r.id.to_string(),
+        r.id_cell(),
         r.user.to_string(),
         r.account.to_string(),
         r.qos.to_string(),
@@ -276,6 +276,10 @@ pub fn detail(set: &JobSet, key: &str, now_ms: i64) -> Option<Detail> {
         f("NumNodes", r.num_nodes.to_string()),
         f("NumCPUs", r.num_cpus.to_string()),
     ];
+    if let Some(a) = r.array.as_deref() {
+        // An array's record: which tasks it holds (`12_[3-99%10]` pending, or `12_3`).
+        fields.insert(1, f("Array", a.to_string()));
+    }
     if r.mem_mb > 0 {
         fields.push(f("Memory/node", format::mem(r.mem_mb)));
     }
@@ -288,7 +292,26 @@ pub fn detail(set: &JobSet, key: &str, now_ms: i64) -> Option<Detail> {
         fields.push(f("Comment", r.comment.to_string()));
     }
     let title = format!("Job {} — {} ({}) {}", r.id, r.name, r.user, jobs::state_cell(&r.state));
-    Some(Detail { title, crumb: format!("job {}", r.id), fields, body: Vec::new() })
+    Some(Detail { title, crumb: format!("job {}", r.id), fields, body: steps(r, now_ms) })
+}
+
+/// The detail view's Steps section: id, name, state, nodes, elapsed (none for a job without steps).
+fn steps(r: &jobs::JobRec, now_ms: i64) -> Vec<String> {
+    if r.steps.is_empty() {
+        return vec![];
+    }
+    let id = |s: &jobs::StepLine| format!("{}.{}", r.id, s.id);
+    let w = r.steps.iter().map(|s| id(s).len()).max().unwrap_or(0).max(6);
+    let mut out = vec![
+        "Steps".to_string(),
+        format!("  {:<w$}  {:<10} {:<10} {:<15} ELAPSED", "STEPID", "NAME", "STATE", "NODES"),
+    ];
+    out.extend(r.steps.iter().map(|s| {
+        let name: String = s.name.chars().take(10).collect();
+        let secs = format_seconds(s.run_secs(now_ms));
+        format!("  {:<w$}  {name:<10} {:<10} {:<15} {secs}", id(s), s.state, s.nodes)
+    }));
+    out
 }
 
 #[cfg(test)]
@@ -301,6 +324,35 @@ mod tests {
         assert!(text_key("alice") < text_key("Bob"));
         assert!(text_key("") > text_key("a"));
         assert!(text_key("A") < text_key("a") && text_key("a") < text_key("B"));
+    }
+
+    #[test]
+    fn a_job_s_detail_lists_its_steps() {
+        let step = |id, state: &str| pb::Step {
+            id,
+            name: "hostname".into(),
+            state: state.into(),
+            nodes: vec!["node01".into(), "node02".into()],
+            start_ms: 1_000,
+            end_ms: if state == "RUNNING" { 0 } else { 4_000 },
+            ..Default::default()
+        };
+        let j = pb::Job {
+            id: 12,
+            state: "RUNNING".into(),
+            steps: vec![step(0, "COMPLETED"), step(1, "RUNNING")],
+            ..Default::default()
+        };
+        let set = JobSet::from_pb(vec![j, pb::Job { id: 13, ..Default::default() }], 0);
+        let d = detail(&set, "12", 61_000).unwrap();
+        assert_eq!(d.body[0], "Steps");
+        assert!(d.body[1].contains("STEPID") && d.body[1].ends_with("ELAPSED"), "{:?}", d.body);
+        assert!(
+            d.body[2].starts_with("  12.0    hostname   COMPLETED  node[01-02]")
+                && d.body[2].ends_with("00:00:03")
+        );
+        assert!(d.body[3].contains("RUNNING") && d.body[3].ends_with("00:01:00"), "{:?}", d.body);
+        assert!(detail(&set, "13", 0).unwrap().body.is_empty(), "no section without steps");
     }
 
     #[test]

@@ -60,7 +60,7 @@ pub async fn fetch_jobs(jobs: &mut JobsClient) -> Result<Arc<JobSet>, Status> {
 /// reported as done, with the refusal as the warning.
 async fn update_jobs(jobs: &mut JobsClient, op: JobOp, ids: Vec<u64>) -> Result<Written, Status> {
     if op == JobOp::Cancel {
-        let req = CancelRequest { ids: ids.clone(), filter: Vec::new(), signal: 0 };
+        let req = CancelRequest { ids: ids.clone(), ..CancelRequest::default() };
         let done = jobs.cancel(req).await?.into_inner().cancelled;
         let ended: Vec<u64> = ids.iter().copied().filter(|id| !done.contains(id)).collect();
         let warning = (!ended.is_empty()).then(|| format!("{} had already ended", id_list(&ended, ",", 20)));

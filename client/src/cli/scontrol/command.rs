@@ -42,6 +42,8 @@ pub enum Command {
     },
     /// `show job [ID]` (`job.rs`).
     ShowJobs(Option<u64>),
+    /// `show job 12_3`: one task of an array.
+    ShowTask(u64, u32),
     /// `update JobId=...` (`job.rs`).
     UpdateJobs {
         ids: Vec<u64>,
@@ -62,6 +64,8 @@ pub enum Command {
         exempt_secs: Option<u64>,
         clear: bool,
     },
+    /// `show step [ID[.STEP]]` (`step.rs`).
+    ShowSteps(Option<(u64, Option<u32>)>),
     /// `reconfigure` (`reconfigure.rs`).
     Reconfigure,
     Help,

@@ -38,6 +38,14 @@ pub fn parse_action(action: &'static str, rest: &[String]) -> Result<Command, St
 /// `show job` (every job) or `show job ID`.
 pub fn parse_show(arg: Option<&str>) -> Result<Command, String> {
     let Some(id) = arg else { return Ok(Command::ShowJobs(None)) };
+    if let Ok(crate::vocab::array::JobRef::Tasks(array, set)) =
+        crate::vocab::array::JobRef::parse(strip_jobid(id))
+    {
+        return match (set.len(), set.first()) {
+            (1, Some(t)) => Ok(Command::ShowTask(array, t)),
+            _ => Err(format!("show job: give one array task, not '{id}'")),
+        };
+    }
     match jobfmt::parse_ids(&[strip_jobid(id)]).map_err(|e| format!("show job: {e}"))?.as_slice() {
         [one] => Ok(Command::ShowJobs(Some(*one))),
         _ => Err(format!("show job: give one job id, not '{id}'")),
@@ -104,6 +112,12 @@ pub fn parse_update(args: &[String]) -> Result<Command, String> {
             "mailuser" => ("MailUser", v.to_string()),
             "wckey" => ("WCKey", v.to_string()),
             "comment" => ("Comment", v.to_string()),
+            "arraytaskthrottle" => match v.parse::<u32>() {
+                Ok(n) => ("ArrayTaskThrottle", n.to_string()),
+                Err(_) => {
+                    return Err(format!("ArrayTaskThrottle: '{v}' is not a whole number of zero or more"));
+                }
+            },
             _ => {
                 return Err(format!(
                     "update job: '{key}' cannot be changed in this Spur release (use {UPDATABLE})"
@@ -145,6 +159,22 @@ pub async fn show(id: Option<u64>, f: &Flags, c: &mut Clients) -> Result<String,
     let filter = id.iter().map(|i| pb::KeyValue { key: "id".into(), value: i.to_string() }).collect();
     let jobs = c.jobs.list_jobs(pb::ListRequest { filter }).await.map_err(status)?.into_inner().jobs;
     show_jobs(&jobs, id, f, chrono::Utc::now().timestamp_millis())
+}
+
+/// `show job 12_3`: the task's own record once it has one, else the array's
+/// record of pending tasks that holds it.
+pub async fn show_task(array: u64, task: u32, f: &Flags, c: &mut Clients) -> Result<String, String> {
+    let filter = vec![pb::KeyValue { key: "id".into(), value: array.to_string() }];
+    let jobs = c.jobs.list_jobs(pb::ListRequest { filter }).await.map_err(status)?.into_inner().jobs;
+    let holds = |j: &pb::Job| {
+        j.array_task_id == Some(task)
+            || (j.array_task_id.is_none()
+                && crate::vocab::array::TaskSet::parse(&j.array_pending).is_ok_and(|p| p.contains(task)))
+    };
+    match jobs.iter().filter(|j| j.array_job_id == array).find(|j| holds(j)) {
+        Some(j) => show_jobs(std::slice::from_ref(j), Some(j.id), f, chrono::Utc::now().timestamp_millis()),
+        None => Err(format!("job {array}_{task} not found (Invalid job id specified)")),
+    }
 }
 
 /// Sends `set` to each job in turn (an update, or `action=hold|release|requeue`);

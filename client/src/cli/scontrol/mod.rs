@@ -15,6 +15,7 @@
 //! - [`explain`]: `explain job|preempt`.
 //! - [`hostlist`]: `show hostnames|hostlist[sorted]` (no controller).
 //! - [`reconfigure`]: `reconfigure`, re-reading spur.conf on the controller.
+//! - [`step`]: `show step [ID[.STEP]]`, the running steps (srun).
 //!
 //! The subcommand files import only [`command`] and the shared pieces of
 //! `cli` (`fmt`, `kv`, `jobfmt`, `nodefmt`), never each other or this file.
@@ -27,6 +28,7 @@ pub mod license;
 pub mod reconfigure;
 pub mod show_node;
 pub mod show_partition;
+pub mod step;
 pub mod update_node;
 pub mod update_partition;
 
@@ -46,6 +48,7 @@ usage: scontrol [-o] [-Q] [--json] [--controller URL] COMMAND
   update NodeName=LIST State=drain|resume|idle|down [Reason=\"...\"]
   show job [ID]                  jobs in key=value form (all the controller still has)
   show license [NAME]            licenses, and each layer of a hierarchical resource
+  show step [ID[.STEP]]          running job steps (srun) in key=value form
   update HRESName=R LayerName=L [Nodes=LIST|+LIST|-LIST] [Count=N] [Base=name:value,...|Base=]
          [DisableLayer=true|false]     change a layer (Administrator)
   update HRESName=R DisableHRES=true|false
@@ -89,6 +92,7 @@ const ENTITIES: &[(&str, usize)] = &[
     ("partitions", 2),
     ("jobs", 1),
     ("licenses", 1),
+    ("steps", 2),
     ("hostnames", 5),
     ("hostlist", 5),
     ("hostlistsorted", 9),
@@ -99,7 +103,7 @@ const ENTITIES: &[(&str, usize)] = &[
 const LATER_JOBS: &str = "uhold requeuehold suspend resume top notify listpids wait_job";
 const LATER: &str = "create delete ping version reboot cancel_reboot shutdown takeover setdebug \
     setdebugflags schedloglevel token write";
-const SHOW_LATER_JOBS: &str = "steps";
+const SHOW_LATER_JOBS: &str = "";
 const SHOW_LATER: &str = "reservations config topology federation burstbuffer assoc_mgr daemons";
 
 fn later(word: &str, jobs: &'static str, other: &'static str, what: &str) -> Option<String> {
@@ -152,6 +156,7 @@ fn show(args: &[String]) -> Result<Command, String> {
         Some("partitions") => Command::ShowPartitions(arg),
         Some("jobs") => job::parse_show(arg.as_deref())?,
         Some("licenses") => Command::ShowLicenses(arg),
+        Some("steps") => step::parse(arg.as_deref())?,
         Some(e) => hostlist::parse(what, e, arg)?,
         None => {
             return Err(later(what, SHOW_LATER_JOBS, SHOW_LATER, "show ").unwrap_or_else(|| {
@@ -213,11 +218,13 @@ pub async fn execute(cmd: &Command, f: &Flags, c: &mut Clients) -> Result<Outcom
             update_partition::execute(name, *exempt_secs, *clear, c).await?
         }
         Command::ShowJobs(id) => job::show(*id, f, c).await?,
+        Command::ShowTask(id, task) => job::show_task(*id, *task, f, c).await?,
         Command::UpdateJobs { ids, set } => job::update(ids, set, c).await?,
         Command::JobAction { action, ids } => {
             job::update(ids, &[("action".into(), action.to_string())], c).await?
         }
         Command::ShowLicenses(name) => license::show(name.as_deref(), f, c).await?,
+        Command::ShowSteps(want) => step::execute(*want, f, c).await?,
         Command::UpdateHres(r) => license::update(r, c).await?,
         Command::ExplainJob(id) => explain::execute(*id, None, f, c).await?,
         Command::ExplainPair(p, r) => explain::execute(*p, Some(*r), f, c).await?,

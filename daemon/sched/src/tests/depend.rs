@@ -1,7 +1,7 @@
 //! `--dependency` evaluated on plain states (every kind, `,` and `?`,
 //! never-satisfied, purged targets), and in a pass: a blocked job pends
 //! with its facts, two singletons of one name never start together, and
-//! `-C` keeps a job off nodes without its features.
+//! `-C` keeps a job off nodes without its features; an array starts many tasks in a pass, up to `%N`.
 
 use super::{Fx, MIN, NOW, job};
 use crate::depend::{DepGate, Target, gate};
@@ -116,4 +116,28 @@ fn constraints_keep_jobs_on_nodes_with_their_features() {
     assert_eq!(on(2), Some(vec!["n3".to_string()]));
     // n2 has 3 CPUs left, n3 none: job 3 waits, never on n1.
     assert_eq!(on(3), None);
+}
+
+#[test]
+fn an_array_starts_its_tasks_in_one_pass_up_to_its_limit() {
+    use crate::job::ArrayAsk;
+    let array = |pending, throttle, running| Some(ArrayAsk { pending, throttle, running });
+    // 4 nodes of 4 CPUs: 16 one-CPU tasks fit; the %5 limit lets 5 start, 2 already run.
+    let fx = Fx::new(4, 4, 0, 0)
+        .job(crate::Job { array: array(100, 5, 2), ..job(1, "alice") })
+        .job(crate::Job { array: array(3, 0, 0), ..job(2, "alice") })
+        .job(crate::Job { array: array(50, 0, 0), ntasks: 4, ..job(3, "alice") });
+    let plan = fx.plan();
+    let starts = |id| plan.starts.iter().filter(|s| s.job == id).count();
+    assert_eq!((starts(1), starts(2)), (3, 3));
+    let reason = |id| plan.pending.iter().find(|p| p.job == id).map(|p| (p.reason.code, p.reason.sentence()));
+    assert_eq!(reason(1), Some((C::JobArrayTaskLimit, "5 of the array's tasks run, its limit (%5)".into())));
+    assert_eq!(reason(2), None, "all its tasks started");
+    // 16 CPUs less the 6 taken: two whole-node tasks of job 3 fit.
+    assert_eq!(starts(3), 2);
+    assert_eq!(reason(3).map(|r| r.0), Some(C::Resources));
+    // At its limit before the pass: no start, the reason at once.
+    let full = Fx::new(2, 4, 0, 0).job(crate::Job { array: array(10, 2, 2), ..job(1, "alice") }).plan();
+    assert!(full.starts.is_empty());
+    assert_eq!(full.pending[0].reason.code, C::JobArrayTaskLimit);
 }

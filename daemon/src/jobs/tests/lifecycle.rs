@@ -77,7 +77,7 @@ fn starts_persist_running_jobs_flush_and_then_launch() {
         priority: sched::PriorityFactors::new(1.0, 0.5, 0.1, 1),
         licenses: vec![],
     };
-    let fx = q.start(&[start(1, "n1"), start(3, "n2"), start(2, "n2")], &[], NOW);
+    let fx = q.start(&[start(1, "n1"), start(3, "n2"), start(2, "n2")], &[], NOW, &mut || unreachable!());
     let got: Vec<_> = fx.persisted().iter().map(|j| (j.id, j.state, j.nodes.clone(), j.start_ms)).collect();
     assert_eq!(
         got,
@@ -90,7 +90,11 @@ fn starts_persist_running_jobs_flush_and_then_launch() {
     assert_eq!(fx.launches(), [(1, "n1"), (2, "n2")], "a job that ended meanwhile is not started");
     let flush = fx.0.iter().position(|e| *e == Effect::Flush).unwrap();
     assert!(fx.0[flush + 1..].iter().all(|e| matches!(e, Effect::Launch { .. })), "{fx:?}");
-    assert_eq!(q.start(&[], &[], NOW).0, [Effect::Flush], "a pass with no start is still one batch");
+    assert_eq!(
+        q.start(&[], &[], NOW, &mut || unreachable!()).0,
+        [Effect::Flush],
+        "a pass with no start is still one batch"
+    );
 }
 
 #[test]

@@ -1,0 +1,390 @@
+//! A step's tasks on this node (srun's `LaunchStep`): started by the agent
+//! itself, each in a process group of its own (in the job's cgroup where it
+//! has one here, so ending the job reaches them), with Slurm's per-task
+//! variables over the step's environment. Their output goes to the
+//! controller over one StepIo stream per step (bounded: a slow srun slows the
+//! tasks' writes, nothing piles up here), or to the files the `-o/-e`
+//! patterns name; then each task's end.
+//!
+//! A step does not survive its agent: its tasks are recorded in the state
+//! directory (`step-JOB-STEP.json`, their process groups and start times),
+//! and a restarted agent kills what is left of them. A stream the controller
+//! breaks or refuses kills the step's tasks too: nothing is left behind.
+
+use super::cgroup::JobCgroup;
+use super::state::{StateDir, alive, start_time, write_atomic};
+use crate::jobs::steps::env::task_env;
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use serde::{Deserialize, Serialize};
+use spur_proto::v1 as pb;
+use spur_proto::v1::agent_client::AgentClient;
+use spur_vocab::jobs::{PathVars, StepVars, expand_step_path};
+use std::collections::HashMap;
+use std::os::unix::process::ExitStatusExt;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::sync::mpsc;
+use tonic::transport::Channel;
+
+/// Reports queued for the controller before a task's output waits.
+const REPORTS: usize = 16;
+/// The most output one report carries.
+const CHUNK: usize = 16 << 10;
+/// How long a task's output may trail its end (a process that left its group holds the pipe).
+const DRAIN: Duration = Duration::from_secs(2);
+
+/// The controller, as a step's stream reaches it.
+#[derive(Clone)]
+pub struct Link {
+    pub client: AgentClient<Channel>,
+    pub agent_id: String,
+    pub agent_key: String,
+}
+
+/// A step's tasks here, as the state directory records them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepFile {
+    pub job_id: u64,
+    pub step_id: u32,
+    /// (process group, its leader's start time) of each task.
+    pub tasks: Vec<(i32, u64)>,
+}
+
+impl StepFile {
+    fn kill(&self) {
+        for &(pgid, start) in &self.tasks {
+            if alive(pgid, start) {
+                let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+            }
+        }
+    }
+}
+
+fn step_path(state: &StateDir, job: u64, step: u32) -> std::path::PathBuf {
+    state.0.join(format!("step-{job}-{step}.json"))
+}
+
+/// Every step file in the state directory.
+pub fn recorded(state: &StateDir) -> Vec<StepFile> {
+    let Ok(dir) = std::fs::read_dir(&state.0) else { return vec![] };
+    (dir.flatten())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("step-"))
+        .filter_map(|e| serde_json::from_slice(&std::fs::read(e.path()).ok()?).ok())
+        .collect()
+}
+
+/// Kills what the step files record and removes them.
+pub fn kill_recorded(state: &StateDir) -> Vec<(u64, u32)> {
+    let mut out = vec![];
+    for f in recorded(state) {
+        f.kill();
+        let _ = std::fs::remove_file(step_path(state, f.job_id, f.step_id));
+        out.push((f.job_id, f.step_id));
+    }
+    out
+}
+
+/// Each running step's tasks here, by (job, step): their process groups.
+type Running = HashMap<(u64, u32), Vec<i32>>;
+
+#[derive(Clone)]
+pub struct StepTasks {
+    state: StateDir,
+    running: Arc<Mutex<Running>>,
+}
+
+impl StepTasks {
+    pub fn new(state: StateDir) -> StepTasks {
+        StepTasks { state, running: Arc::default() }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Running> {
+        self.running.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// `signal` to the tasks of step `step` of `job` here (every step of the
+    /// job when None); with `kill_wait`, SIGKILL to what is left that much
+    /// later. False when none runs here.
+    pub fn signal(&self, job: u64, step: Option<u32>, signal: i32, kill_wait: Duration) -> bool {
+        let Ok(sig) = Signal::try_from(signal) else { return false };
+        let hit: Vec<((u64, u32), Vec<i32>)> = (self.lock().iter())
+            .filter(|((j, s), _)| *j == job && step.is_none_or(|want| want == *s))
+            .map(|(k, v)| (*k, v.clone()))
+            .collect();
+        for (_, groups) in &hit {
+            for &g in groups {
+                if sig == Signal::SIGTERM {
+                    let _ = killpg(Pid::from_raw(g), Signal::SIGCONT);
+                }
+                let _ = killpg(Pid::from_raw(g), sig);
+            }
+        }
+        let any = !hit.is_empty();
+        if !kill_wait.is_zero() && sig != Signal::SIGKILL && any {
+            let me = self.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(kill_wait).await;
+                for (key, groups) in hit {
+                    if me.lock().get(&key).is_some_and(|g| *g == groups) {
+                        for g in &groups {
+                            let _ = killpg(Pid::from_raw(*g), Signal::SIGKILL);
+                        }
+                    }
+                }
+            });
+        }
+        any
+    }
+
+    /// Starts the tasks of `l` and relays them until they end.
+    pub fn launch(&self, l: pb::LaunchStep, cgroup: Option<JobCgroup>, link: Link) {
+        let me = self.clone();
+        tokio::spawn(async move { me.run(l, cgroup, link).await });
+    }
+
+    async fn run(&self, l: pb::LaunchStep, cgroup: Option<JobCgroup>, link: Link) {
+        let key = (l.job_id, l.step_id);
+        let (tx, rx) = mpsc::channel::<pb::StepReport>(REPORTS);
+        let mut client = link.client.clone();
+        let mut call =
+            tokio::spawn(
+                async move { client.step_io(tokio_stream::wrappers::ReceiverStream::new(rx)).await },
+            );
+        let head = pb::StepReport {
+            agent_id: link.agent_id.clone(),
+            agent_key: link.agent_key.clone(),
+            job_id: l.job_id,
+            step_id: l.step_id,
+            node: l.node.clone(),
+            ..Default::default()
+        };
+        if tx.send(head).await.is_err() {
+            return;
+        }
+        let mut waits = vec![];
+        let mut file = StepFile { job_id: l.job_id, step_id: l.step_id, tasks: vec![] };
+        let mut outputs = Outputs::default();
+        for (local, &task) in l.tasks.iter().enumerate() {
+            let local = u32::try_from(local).unwrap_or(u32::MAX);
+            match self.spawn(&l, local, task, cgroup.as_ref(), &mut outputs) {
+                Ok(child) => {
+                    let pgid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
+                    file.tasks.push((pgid, start_time(pgid).unwrap_or(0)));
+                    waits.push(tokio::spawn(watch(child, pgid, task, tx.clone())));
+                }
+                Err(message) => {
+                    let code = message.1;
+                    let report = |r: pb::StepReport| pb::StepReport { task, ..r };
+                    let _ = tx
+                        .send(report(pb::StepReport { stderr: message.0.into(), ..Default::default() }))
+                        .await;
+                    let exit = Some(pb::TaskExit { exit_code: code, signal: 0 });
+                    let _ = tx.send(report(pb::StepReport { exit, ..Default::default() })).await;
+                }
+            }
+        }
+        let path = step_path(&self.state, l.job_id, l.step_id);
+        if let Err(e) = write_atomic(&path, &file) {
+            tracing::warn!(job = l.job_id, step = l.step_id, error = %e, "cannot record the step's tasks");
+        }
+        self.lock().insert(key, file.tasks.iter().map(|t| t.0).collect());
+        drop(tx);
+        let all = futures_util::future::join_all(waits);
+        tokio::pin!(all);
+        tokio::select! {
+            _ = &mut all => {
+                // Every end is queued: the stream closes, and the controller has them once it answers.
+                if let Ok(Err(s)) = (&mut call).await {
+                    tracing::warn!(job = l.job_id, step = l.step_id, error = %s.message(), "the step's report failed");
+                }
+            }
+            r = &mut call => {
+                // The controller broke the stream or refused it: the tasks go.
+                let why = match r {
+                    Ok(Err(s)) => s.message().to_string(),
+                    _ => "the stream ended".into(),
+                };
+                tracing::warn!(job = l.job_id, step = l.step_id, error = %why, "lost the step's stream; killing its tasks");
+                file.kill();
+                all.await;
+            }
+        }
+        self.lock().remove(&key);
+        let _ = std::fs::remove_file(path);
+    }
+
+    /// Starts task `task` (the `local`th here); an error is what its stderr
+    /// says and its exit code (the errno, as Slurm's exec failure).
+    fn spawn(
+        &self,
+        l: &pb::LaunchStep,
+        local: u32,
+        task: u32,
+        cgroup: Option<&JobCgroup>,
+        outputs: &mut Outputs,
+    ) -> Result<tokio::process::Child, (String, i32)> {
+        let prog = l.argv.first().cloned().unwrap_or_default();
+        let mut cmd = match cgroup {
+            Some(cg) => {
+                let mut c = tokio::process::Command::new("/bin/sh");
+                c.arg("-c").arg(super::stepd::ENTER_CGROUP).arg(cg.procs_file()).args(&l.argv);
+                c
+            }
+            None => {
+                let mut c = tokio::process::Command::new(&prog);
+                c.args(l.argv.iter().skip(1));
+                c
+            }
+        };
+        let vars =
+            PathVars { job_id: l.job_id, user: &l.user, name: &l.job_name, node: &l.node, array: None };
+        let at = StepVars { step: l.step_id, task, node_index: l.node_index };
+        let stdout = outputs.open(&l.stdout_path, &vars, &at, &l.workdir)?;
+        let err_pattern = if l.stderr_path.is_empty() { &l.stdout_path } else { &l.stderr_path };
+        let stderr = outputs.open(err_pattern, &vars, &at, &l.workdir)?;
+        cmd.stdin(Stdio::null())
+            .stdout(stdout.map_or_else(Stdio::piped, Stdio::from))
+            .stderr(stderr.map_or_else(Stdio::piped, Stdio::from))
+            .env_clear()
+            .envs(l.env.iter().map(|kv| (&kv.key, &kv.value)))
+            .envs(task_env(l.node_index, &l.node, local, task, &l.tasks))
+            .process_group(0)
+            .kill_on_drop(false);
+        if !l.workdir.is_empty() {
+            if !std::path::Path::new(&l.workdir).is_dir() {
+                return Err((
+                    format!("spurd: error: couldn't chdir to '{}': no such directory\n", l.workdir),
+                    1,
+                ));
+            }
+            cmd.current_dir(&l.workdir);
+        }
+        cmd.spawn()
+            .map_err(|e| (format!("spurd: error: execve(): {prog}: {e}\n"), e.raw_os_error().unwrap_or(1)))
+    }
+}
+
+/// The files of one node's tasks: each distinct path emptied once, then
+/// opened for appending by every task writing to it.
+#[derive(Default)]
+struct Outputs(Vec<String>);
+
+impl Outputs {
+    /// The file `pattern` names for one task (None: the stream), its directories made.
+    fn open(
+        &mut self,
+        pattern: &str,
+        vars: &PathVars,
+        at: &StepVars,
+        workdir: &str,
+    ) -> Result<Option<std::fs::File>, (String, i32)> {
+        if pattern.is_empty() {
+            return Ok(None);
+        }
+        let mut path = expand_step_path(pattern, vars, at);
+        if !path.starts_with('/') && !workdir.is_empty() {
+            path = format!("{workdir}/{path}");
+        }
+        let fail = |e: std::io::Error| (format!("spurd: error: cannot open {path}: {e}\n"), 1);
+        if let Some(dir) = std::path::Path::new(&path).parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(fail)?;
+        }
+        if !self.0.contains(&path) {
+            std::fs::File::create(&path).map_err(fail)?;
+            self.0.push(path.clone());
+        }
+        std::fs::OpenOptions::new().append(true).open(&path).map(Some).map_err(fail)
+    }
+}
+
+/// Relays a task's output until it ends, then its end. What the task left
+/// running in its process group goes with it.
+async fn watch(mut child: tokio::process::Child, pgid: i32, task: u32, tx: mpsc::Sender<pb::StepReport>) {
+    let out = child.stdout.take().map(|r| tokio::spawn(relay(r, task, false, tx.clone())));
+    let err = child.stderr.take().map(|r| tokio::spawn(relay(r, task, true, tx.clone())));
+    let status = child.wait().await;
+    if pgid > 0 {
+        let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+    }
+    let _ = tokio::time::timeout(DRAIN, async {
+        for h in [out, err].into_iter().flatten() {
+            let _ = h.await;
+        }
+    })
+    .await;
+    let (exit_code, signal) = match status {
+        Ok(s) => (s.code().unwrap_or(0), s.signal().unwrap_or(0)),
+        Err(_) => (1, 0),
+    };
+    let exit = Some(pb::TaskExit { exit_code, signal });
+    let _ = tx.send(pb::StepReport { task, exit, ..Default::default() }).await;
+}
+
+async fn relay(mut r: impl AsyncRead + Unpin, task: u32, stderr: bool, tx: mpsc::Sender<pb::StepReport>) {
+    let mut buf = vec![0u8; CHUNK];
+    loop {
+        let n = match r.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => n,
+        };
+        let data = buf[..n].to_vec();
+        let report = if stderr {
+            pb::StepReport { task, stderr: data, ..Default::default() }
+        } else {
+            pb::StepReport { task, stdout: data, ..Default::default() }
+        };
+        if tx.send(report).await.is_err() {
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::CommandExt;
+
+    #[test]
+    fn recorded_tasks_are_killed_and_forgotten() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = StateDir::open(dir.path()).unwrap();
+        let mut child = std::process::Command::new("sleep").arg("30").process_group(0).spawn().unwrap();
+        let pgid = child.id() as i32;
+        let f = StepFile { job_id: 4, step_id: 1, tasks: vec![(pgid, start_time(pgid).unwrap())] };
+        write_atomic(&step_path(&state, 4, 1), &f).unwrap();
+        assert_eq!(recorded(&state), [f]);
+        assert_eq!(kill_recorded(&state), [(4, 1)]);
+        let status = child.wait().unwrap();
+        assert_eq!(status.signal(), Some(9));
+        assert!(recorded(&state).is_empty());
+    }
+
+    #[test]
+    fn output_files_are_emptied_once_per_node_and_name_the_task() {
+        let dir = tempfile::tempdir().unwrap();
+        let wd = dir.path().display().to_string();
+        let vars = PathVars { job_id: 9, user: "u", name: "x", node: "n1", array: None };
+        let mut o = Outputs::default();
+        let mut a = o
+            .open("out-%j.%s-%t.txt", &vars, &StepVars { step: 2, task: 5, node_index: 0 }, &wd)
+            .unwrap()
+            .unwrap();
+        std::io::Write::write_all(&mut a, b"a").unwrap();
+        let mut b = o
+            .open("logs/%N.txt", &vars, &StepVars { step: 2, task: 5, node_index: 0 }, &wd)
+            .unwrap()
+            .unwrap();
+        std::io::Write::write_all(&mut b, b"one").unwrap();
+        let mut c = o
+            .open("logs/%N.txt", &vars, &StepVars { step: 2, task: 6, node_index: 0 }, &wd)
+            .unwrap()
+            .unwrap();
+        std::io::Write::write_all(&mut c, b"two").unwrap();
+        assert_eq!(std::fs::read_to_string(dir.path().join("out-9.2-5.txt")).unwrap(), "a");
+        assert_eq!(std::fs::read_to_string(dir.path().join("logs/n1.txt")).unwrap(), "onetwo");
+        assert!(o.open("", &vars, &StepVars { step: 0, task: 0, node_index: 0 }, &wd).unwrap().is_none());
+    }
+}
