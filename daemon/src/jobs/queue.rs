@@ -50,7 +50,9 @@ impl Queue {
                 // A registration before the launch reaches the agent must not call it lost.
                 self.launching.insert(id);
             }
-        } else if started {
+        } else if started
+            && self.jobs.get(&id).is_some_and(|j| j.array.as_ref().is_some_and(|a| a.task.is_some()))
+        {
             // An array task split off as it starts: new, and launching all the same.
             self.launching.insert(id);
         }
