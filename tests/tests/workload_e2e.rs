@@ -129,6 +129,13 @@ fn begin_time_holds_a_job_and_wait_returns_its_exit_code() {
     let out = run_with("sbatch", &e.c.url, &["--wait", "-D", &dir, "--wrap=true"], &[]);
     assert_eq!(out.status.code(), Some(0));
     wait_for("nothing left running", || (e.ok("squeue", "-h").trim().is_empty()).then_some(()));
+
+    // Tools read the controller's settings under Slurm's keys.
+    let config = e.ok("scontrol", "show config");
+    assert!(config.starts_with("Configuration data as of "), "{config}");
+    for want in ["MinJobAge               = 300 sec", "KillWait                = 30 sec", "MaxArraySize            = 1001"] {
+        assert!(config.lines().any(|l| l == want), "{want} in {config}");
+    }
 }
 
 #[test]

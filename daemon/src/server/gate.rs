@@ -237,6 +237,7 @@ impl Targeted for pb::ListTxnRequest {
 }
 impl Targeted for pb::ExplainRequest {}
 impl Targeted for pb::WatchRequest {}
+impl Targeted for pb::ShowConfigRequest {}
 impl Targeted for pb::TailTxnRequest {
     fn bounds(&self) -> Result<(), Error> {
         cap_pairs("filter", &self.filter)

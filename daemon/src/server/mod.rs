@@ -10,6 +10,7 @@
 //! - `filter`: the one parser of the listings' `key=value` filters, typed keys per listing.
 //! - [`limits`]: message sizes, repeated-field caps, txn page size.
 //! - `packed`: the brief job listing written straight into protobuf bytes.
+//! - `show_config`: `scontrol show config`'s Slurm keys from spur.conf.
 //! - `accounting`, `audit_api`, `session`, `admission_api`, `nodes_api`, `cluster_api`, `licenses_api`,
 //!   `steps_api` (srun's steps): the services.
 
@@ -30,6 +31,7 @@ mod packed;
 pub mod path;
 pub mod rpc;
 mod session;
+mod show_config;
 mod steps_api;
 
 pub use identity::normalize_peer;
@@ -96,7 +98,7 @@ pub async fn routes(
             jobs.clone(),
         ))))
         .add_service(limited!(
-            ClusterServer::new(cluster_api::ClusterApi::new(g(), nodes, licenses, jobs)),
+            ClusterServer::new(cluster_api::ClusterApi::new(g(), nodes, licenses, jobs, cfg)),
             MAX_LISTING_BYTES
         ));
     Ok(routes)

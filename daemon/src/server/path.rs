@@ -54,6 +54,7 @@ service!(nodes = "spur.v1.Nodes" {
 
 service!(cluster = "spur.v1.Cluster" {
     WATCH = "Watch",
+    SHOW_CONFIG = "ShowConfig",
 });
 
 service!(licenses = "spur.v1.Licenses" {

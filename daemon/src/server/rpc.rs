@@ -75,6 +75,7 @@ pub const RPCS: &[(&str, Class)] = &[
     (nodes::UPDATE_PARTITION, Mutate { entity: "partition", role: Admin, target: "name", in_txn: false }),
     (nodes::RECONFIGURE, Mutate { entity: "config", role: Admin, target: "", in_txn: false }),
     (cluster::WATCH, Read(Anyone)),
+    (cluster::SHOW_CONFIG, Read(Anyone)),
     (licenses::SHOW_LICENSES, Read(Anyone)),
     (licenses::UPDATE_HRES, Mutate { entity: "hres", role: Admin, target: "hres_name", in_txn: false }),
     // Anyone may submit and manage their own jobs; the jobs core checks

@@ -21,6 +21,8 @@ pub struct Flags {
 pub enum Command {
     /// `show license [NAME]` (`license.rs`).
     ShowLicenses(Option<String>),
+    /// `show config`: the Slurm keys Spur has.
+    ShowConfig,
     /// `update HRESName=...` (`license.rs`).
     UpdateHres(Box<pb::UpdateHresRequest>),
     /// `show node [LIST]` (`show_node.rs`).

@@ -16,11 +16,13 @@
 //! - [`hostlist`]: `show hostnames|hostlist[sorted]` (no controller).
 //! - [`reconfigure`]: `reconfigure`, re-reading spur.conf on the controller.
 //! - [`step`]: `show step [ID[.STEP]]`, the running steps (srun).
+//! - [`config`]: `show config`, the Slurm keys of the controller's configuration.
 //!
 //! The subcommand files import only [`command`] and the shared pieces of
 //! `cli` (`fmt`, `kv`, `jobfmt`, `nodefmt`), never each other or this file.
 
 pub mod command;
+pub mod config;
 pub mod explain;
 pub mod hostlist;
 pub mod job;
@@ -93,6 +95,7 @@ const ENTITIES: &[(&str, usize)] = &[
     ("jobs", 1),
     ("licenses", 1),
     ("steps", 2),
+    ("config", 4),
     ("hostnames", 5),
     ("hostlist", 5),
     ("hostlistsorted", 9),
@@ -104,7 +107,7 @@ const LATER_JOBS: &str = "uhold requeuehold suspend resume top notify listpids w
 const LATER: &str = "create delete ping version reboot cancel_reboot shutdown takeover setdebug \
     setdebugflags schedloglevel token write";
 const SHOW_LATER_JOBS: &str = "";
-const SHOW_LATER: &str = "reservations config topology federation burstbuffer assoc_mgr daemons";
+const SHOW_LATER: &str = "reservations topology federation burstbuffer assoc_mgr daemons";
 
 fn later(word: &str, jobs: &'static str, other: &'static str, what: &str) -> Option<String> {
     let w = word.to_ascii_lowercase();
@@ -157,6 +160,7 @@ fn show(args: &[String]) -> Result<Command, String> {
         Some("jobs") => job::parse_show(arg.as_deref())?,
         Some("licenses") => Command::ShowLicenses(arg),
         Some("steps") => step::parse(arg.as_deref())?,
+        Some("config") => Command::ShowConfig,
         Some(e) => hostlist::parse(what, e, arg)?,
         None => {
             return Err(later(what, SHOW_LATER_JOBS, SHOW_LATER, "show ").unwrap_or_else(|| {
@@ -225,6 +229,7 @@ pub async fn execute(cmd: &Command, f: &Flags, c: &mut Clients) -> Result<Outcom
         }
         Command::ShowLicenses(name) => license::show(name.as_deref(), f, c).await?,
         Command::ShowSteps(want) => step::execute(*want, f, c).await?,
+        Command::ShowConfig => config::execute(f, c).await?,
         Command::UpdateHres(r) => license::update(r, c).await?,
         Command::ExplainJob(id) => explain::execute(*id, None, f, c).await?,
         Command::ExplainPair(p, r) => explain::execute(*p, Some(*r), f, c).await?,
