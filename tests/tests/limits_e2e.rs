@@ -150,7 +150,7 @@ async fn ended_jobs_leave_memory_after_min_job_age_and_sacct_still_finds_them() 
     };
     wait_for("the ended job purged", || (!listed(&e).contains(&short.to_string())).then_some(()));
 
-    let sacct = |e: &Cluster, id: u64| e.ok("sacct", &format!("-n -P -j {id} -o JobID,State"));
+    let sacct = |e: &Cluster, id: u64| e.ok("sacct", &format!("-n -P -X -j {id} -o JobID,State"));
     assert_eq!(sacct(&e, short), format!("{short}|COMPLETED\n"));
     let err = e.fails("scontrol", &["show", "job", &short.to_string()]);
     assert!(err.contains("Invalid job id specified"), "{err}");
