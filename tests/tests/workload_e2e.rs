@@ -133,7 +133,11 @@ fn begin_time_holds_a_job_and_wait_returns_its_exit_code() {
     // Tools read the controller's settings under Slurm's keys.
     let config = e.ok("scontrol", "show config");
     assert!(config.starts_with("Configuration data as of "), "{config}");
-    for want in ["MinJobAge               = 300 sec", "KillWait                = 30 sec", "MaxArraySize            = 1001"] {
+    for want in [
+        "MinJobAge               = 300 sec",
+        "KillWait                = 30 sec",
+        "MaxArraySize            = 1001",
+    ] {
         assert!(config.lines().any(|l| l == want), "{want} in {config}");
     }
 }
