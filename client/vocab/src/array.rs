@@ -105,7 +105,7 @@ impl TaskSet {
 
     /// Whether `i` is a member.
     pub fn contains(&self, i: u32) -> bool {
-        self.runs.iter().any(|&(a, b, s)| i >= a && i <= b && (i - a) % s == 0)
+        self.runs.iter().any(|&(a, b, s)| i >= a && i <= b && (i - a).is_multiple_of(s))
     }
 
     /// The lowest member.
@@ -127,7 +127,7 @@ impl TaskSet {
 
     /// Takes out `i`; false when it was not a member.
     pub fn remove(&mut self, i: u32) -> bool {
-        let Some(at) = self.runs.iter().position(|&(a, b, s)| i >= a && i <= b && (i - a) % s == 0) else {
+        let Some(at) = self.runs.iter().position(|&(a, b, s)| i >= a && i <= b && (i - a).is_multiple_of(s)) else {
             return false;
         };
         let (a, b, s) = self.runs.remove(at);
