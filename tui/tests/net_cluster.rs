@@ -43,6 +43,12 @@ impl Cluster for Fake {
         let _ = self.streams.send(tx);
         Ok(Response::new(Box::pin(UnboundedReceiverStream::new(rx))))
     }
+    async fn show_config(
+        &self,
+        _: Request<spur_proto::v1::ShowConfigRequest>,
+    ) -> Result<Response<spur_proto::v1::ShowConfigResponse>, Status> {
+        Err(Status::unimplemented("not in this fake"))
+    }
 }
 
 #[tonic::async_trait]
