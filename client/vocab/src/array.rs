@@ -127,7 +127,8 @@ impl TaskSet {
 
     /// Takes out `i`; false when it was not a member.
     pub fn remove(&mut self, i: u32) -> bool {
-        let Some(at) = self.runs.iter().position(|&(a, b, s)| i >= a && i <= b && (i - a).is_multiple_of(s)) else {
+        let Some(at) = self.runs.iter().position(|&(a, b, s)| i >= a && i <= b && (i - a).is_multiple_of(s))
+        else {
             return false;
         };
         let (a, b, s) = self.runs.remove(at);

@@ -119,34 +119,6 @@ fn split(
     (t, Some(rest))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn meta(ids: &str) -> JobRecord {
-        let pending = TaskSet::parse(ids).unwrap();
-        let info =
-            ArrayInfo { job_id: 12, count: pending.len(), pending, throttle: 2, ..ArrayInfo::default() };
-        JobRecord { id: 12, array: Some(Box::new(info)), ..JobRecord::default() }
-    }
-
-    #[test]
-    fn tasks_split_off_lowest_first_and_the_last_keeps_the_id() {
-        let m = meta("3-5");
-        assert_eq!(m.weight(), 3);
-        let (t, rest) = split_first(&m, || 40).unwrap();
-        assert_eq!((t.id, t.array.as_ref().unwrap().task, t.weight()), (40, Some(3), 1));
-        let rest = rest.unwrap();
-        assert_eq!((rest.id, rest.array.as_ref().unwrap().pending.to_string()), (12, "4-5".to_string()));
-        let (t, rest) = split_task(&rest, 5, || 41).unwrap();
-        assert_eq!(t.array.as_ref().unwrap().task, Some(5));
-        let (last, none) = split_first(&rest.unwrap(), || unreachable!()).unwrap();
-        assert_eq!((last.id, last.array.as_ref().unwrap().task, none), (12, Some(4), None));
-        assert!(split_task(&meta("1,3"), 2, || 0).is_none());
-        assert!(split_first(&JobRecord::default(), || 0).is_none());
-    }
-}
-
 impl super::JobService {
     /// `ids` with every task of the arrays among them (`squeue -j 12`,
     /// `scancel 12` name the whole array), sorted and without repeats.
@@ -246,5 +218,33 @@ impl super::JobService {
             split_ids.extend(made);
         }
         Ok((own, split_ids))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta(ids: &str) -> JobRecord {
+        let pending = TaskSet::parse(ids).unwrap();
+        let info =
+            ArrayInfo { job_id: 12, count: pending.len(), pending, throttle: 2, ..ArrayInfo::default() };
+        JobRecord { id: 12, array: Some(Box::new(info)), ..JobRecord::default() }
+    }
+
+    #[test]
+    fn tasks_split_off_lowest_first_and_the_last_keeps_the_id() {
+        let m = meta("3-5");
+        assert_eq!(m.weight(), 3);
+        let (t, rest) = split_first(&m, || 40).unwrap();
+        assert_eq!((t.id, t.array.as_ref().unwrap().task, t.weight()), (40, Some(3), 1));
+        let rest = rest.unwrap();
+        assert_eq!((rest.id, rest.array.as_ref().unwrap().pending.to_string()), (12, "4-5".to_string()));
+        let (t, rest) = split_task(&rest, 5, || 41).unwrap();
+        assert_eq!(t.array.as_ref().unwrap().task, Some(5));
+        let (last, none) = split_first(&rest.unwrap(), || unreachable!()).unwrap();
+        assert_eq!((last.id, last.array.as_ref().unwrap().task, none), (12, Some(4), None));
+        assert!(split_task(&meta("1,3"), 2, || 0).is_none());
+        assert!(split_first(&JobRecord::default(), || 0).is_none());
     }
 }
