@@ -5,27 +5,9 @@
 //! last one left takes the array's record itself. Limits count each task
 //! as a job: the record of the pending tasks weighs as many jobs as it holds.
 
+pub use super::parts::ArrayInfo;
 use super::record::JobRecord;
-use serde::{Deserialize, Serialize};
 use spur_vocab::array::TaskSet;
-
-/// What a record of an array knows of it.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(default)]
-pub struct ArrayInfo {
-    /// The array's id: its first record's.
-    pub job_id: u64,
-    /// This record's task; None for the record of the pending tasks.
-    pub task: Option<u32>,
-    /// The record of the pending tasks: their indexes (empty on a task).
-    pub pending: TaskSet,
-    /// `%N`: at most this many tasks running at once; 0 is no limit.
-    pub throttle: u32,
-    /// The whole array, for SLURM_ARRAY_TASK_COUNT/_MIN/_MAX.
-    pub count: u64,
-    pub min: u32,
-    pub max: u32,
-}
 
 impl JobRecord {
     /// The array this record belongs to, if any.

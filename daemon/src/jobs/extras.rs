@@ -5,36 +5,12 @@
 //! `--ntasks-per-node`, `--mem-per-cpu`, `--gpus` and `--gpus-per-task`
 //! resolve into the record's tasks, nodes, memory and GPUs per node.
 
+pub use super::parts::Extras;
 use super::record::JobRecord;
 use crate::error::{Error, Result};
-use serde::{Deserialize, Serialize};
 use spur_proto::v1 as pb;
 use spur_vocab::constraint::Constraint;
 use spur_vocab::depend::Dependency;
-
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(default)]
-pub struct Extras {
-    pub ntasks_per_node: u32,
-    pub mem_per_cpu_mb: u64,
-    /// `-C`, canonical (`a&b|c`).
-    pub constraint: String,
-    pub mail_type: String,
-    pub mail_user: String,
-    /// `--signal`, as given.
-    pub signal: String,
-    /// Unix ms; 0 is none.
-    pub begin_ms: i64,
-    pub deadline_ms: i64,
-    pub time_min: Option<u64>,
-    pub nice: i32,
-    /// "append" or "" (truncate, Slurm's default).
-    pub open_mode: String,
-    pub wckey: String,
-    /// `--dependency`, canonical; kept after it is satisfied, as `scontrol show job` shows it.
-    pub dependency: String,
-    pub kill_on_invalid_dep: bool,
-}
 
 impl Extras {
     /// The spec's rarely-set options; None when it sets none of them.

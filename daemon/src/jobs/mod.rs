@@ -12,6 +12,7 @@
 //! - [`preempt`]: the scheduler's evictions and resumes; `scontrol explain`.
 //! - [`record`]: the persisted job, its state and hold typed.
 //! - [`env`]: a job's exported environment, held as one block.
+//! - [`parts`]: the plain data of a record's parts (extras, array, steps), a leaf.
 //! - [`extras`]: the options few jobs set, and how per-node and per-task asks resolve.
 //! - [`run`]: the scheduling loop, the pass's starts, launches, the time-limit watchdog.
 //! - [`launch`]: a started job's launch: Slurm's environment, `-o/-e` patterns.
@@ -32,6 +33,7 @@ pub mod env;
 pub mod events;
 pub mod extras;
 pub(crate) mod launch;
+pub mod parts;
 pub mod preempt;
 pub mod purge;
 pub(crate) mod queue;

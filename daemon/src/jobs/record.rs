@@ -2,7 +2,7 @@
 //! script included), what resolution filled in, and where it stands.
 
 use super::env::Env;
-use super::extras::Extras;
+use super::parts::Extras;
 use crate::sched::{self, JobState as SchedState};
 use serde::{Deserialize, Serialize};
 use spur_vocab::licenses::{self, LicenseAlloc};
@@ -47,7 +47,7 @@ pub struct JobRecord {
     pub extra: Option<Box<Extras>>,
     /// A job array's record: its pending tasks, or the task it is.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub array: Option<Box<super::array::ArrayInfo>>,
+    pub array: Option<Box<super::parts::ArrayInfo>>,
     /// Stored by its long name: "PENDING", "RUNNING", "NODE_FAIL", ...
     pub state: JobState,
     pub reason: String,
@@ -72,7 +72,7 @@ pub struct JobRecord {
     pub usage: Option<Usage>,
     /// The run's steps (srun), and whether the job is an allocation srun made.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub steps: Option<Box<super::steps::StepLog>>,
+    pub steps: Option<Box<super::parts::StepLog>>,
 }
 
 /// A run's CPU time and peak memory, for sacct.

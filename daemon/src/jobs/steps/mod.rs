@@ -24,75 +24,9 @@ pub mod live;
 pub mod service;
 pub mod transit;
 
-use serde::{Deserialize, Serialize};
 use spur_vocab::JobState;
 
-/// Slurm's MaxStepCount default: the most steps one run of a job may start.
-pub const MAX_STEPS: u32 = 40_000;
-
-/// A job's steps, and whether the job is an allocation srun made.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(default)]
-pub struct StepLog {
-    /// An allocation srun made: no batch script (sacct shows no `.batch`).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub allocation: bool,
-    /// The next step's id.
-    pub next: u32,
-    /// In id order.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub list: Vec<StepRecord>,
-}
-
-/// One step as the job record keeps it.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(default)]
-pub struct StepRecord {
-    pub id: u32,
-    pub name: String,
-    /// RUNNING, then COMPLETED, FAILED, CANCELLED or NODE_FAIL.
-    pub state: JobState,
-    pub nodes: Vec<String>,
-    /// Tasks on each of `nodes`, in order (block-wise: tasks 0.. on the first).
-    pub tasks: Vec<u32>,
-    pub cpus_per_task: u32,
-    #[serde(skip_serializing_if = "is_zero")]
-    pub mem_mb: u64,
-    pub start_ms: i64,
-    pub end_ms: i64,
-    pub exit_code: i32,
-    /// The signal that killed one of its tasks, or 0.
-    #[serde(skip_serializing_if = "is_zero_i32")]
-    pub signal: i32,
-}
-
-fn is_zero(v: &u64) -> bool {
-    *v == 0
-}
-
-fn is_zero_i32(v: &i32) -> bool {
-    *v == 0
-}
-
-impl StepRecord {
-    pub fn ntasks(&self) -> u32 {
-        self.tasks.iter().sum()
-    }
-
-    pub fn is_running(&self) -> bool {
-        self.state == JobState::Running
-    }
-}
-
-impl StepLog {
-    pub fn get(&self, id: u32) -> Option<&StepRecord> {
-        self.list.iter().find(|s| s.id == id)
-    }
-
-    pub fn running(&self) -> impl Iterator<Item = &StepRecord> {
-        self.list.iter().filter(|s| s.is_running())
-    }
-}
+pub use super::parts::{MAX_STEPS, StepLog, StepRecord};
 
 /// What a job ending in `state` makes of the steps still running: the
 /// node's failure is theirs too; any other end cancels them.

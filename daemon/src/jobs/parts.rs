@@ -1,0 +1,118 @@
+//! The plain data a job record holds besides its core fields: the
+//! options few jobs set ([`Extras`]), an array's tasks ([`ArrayInfo`]) and
+//! the steps of a run ([`StepLog`]). A leaf: it imports nothing of `jobs`,
+//! so the record and the files that work on these parts (`extras.rs`,
+//! `array.rs`, `steps/`) do not import each other in a circle.
+
+use serde::{Deserialize, Serialize};
+use spur_vocab::JobState;
+use spur_vocab::array::TaskSet;
+
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Extras {
+    pub ntasks_per_node: u32,
+    pub mem_per_cpu_mb: u64,
+    /// `-C`, canonical (`a&b|c`).
+    pub constraint: String,
+    pub mail_type: String,
+    pub mail_user: String,
+    /// `--signal`, as given.
+    pub signal: String,
+    /// Unix ms; 0 is none.
+    pub begin_ms: i64,
+    pub deadline_ms: i64,
+    pub time_min: Option<u64>,
+    pub nice: i32,
+    /// "append" or "" (truncate, Slurm's default).
+    pub open_mode: String,
+    pub wckey: String,
+    /// `--dependency`, canonical; kept after it is satisfied, as `scontrol show job` shows it.
+    pub dependency: String,
+    pub kill_on_invalid_dep: bool,
+}
+
+/// What a record of an array knows of it.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ArrayInfo {
+    /// The array's id: its first record's.
+    pub job_id: u64,
+    /// This record's task; None for the record of the pending tasks.
+    pub task: Option<u32>,
+    /// The record of the pending tasks: their indexes (empty on a task).
+    pub pending: TaskSet,
+    /// `%N`: at most this many tasks running at once; 0 is no limit.
+    pub throttle: u32,
+    /// The whole array, for SLURM_ARRAY_TASK_COUNT/_MIN/_MAX.
+    pub count: u64,
+    pub min: u32,
+    pub max: u32,
+}
+
+/// Slurm's MaxStepCount default: the most steps one run of a job may start.
+pub const MAX_STEPS: u32 = 40_000;
+
+/// A job's steps, and whether the job is an allocation srun made.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct StepLog {
+    /// An allocation srun made: no batch script (sacct shows no `.batch`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub allocation: bool,
+    /// The next step's id.
+    pub next: u32,
+    /// In id order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub list: Vec<StepRecord>,
+}
+
+/// One step as the job record keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct StepRecord {
+    pub id: u32,
+    pub name: String,
+    /// RUNNING, then COMPLETED, FAILED, CANCELLED or NODE_FAIL.
+    pub state: JobState,
+    pub nodes: Vec<String>,
+    /// Tasks on each of `nodes`, in order (block-wise: tasks 0.. on the first).
+    pub tasks: Vec<u32>,
+    pub cpus_per_task: u32,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub mem_mb: u64,
+    pub start_ms: i64,
+    pub end_ms: i64,
+    pub exit_code: i32,
+    /// The signal that killed one of its tasks, or 0.
+    #[serde(skip_serializing_if = "is_zero_i32")]
+    pub signal: i32,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
+fn is_zero_i32(v: &i32) -> bool {
+    *v == 0
+}
+
+impl StepRecord {
+    pub fn ntasks(&self) -> u32 {
+        self.tasks.iter().sum()
+    }
+
+    pub fn is_running(&self) -> bool {
+        self.state == JobState::Running
+    }
+}
+
+impl StepLog {
+    pub fn get(&self, id: u32) -> Option<&StepRecord> {
+        self.list.iter().find(|s| s.id == id)
+    }
+
+    pub fn running(&self) -> impl Iterator<Item = &StepRecord> {
+        self.list.iter().filter(|s| s.is_running())
+    }
+}
