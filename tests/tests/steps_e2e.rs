@@ -99,7 +99,11 @@ fn srun_outside_an_allocation_runs_its_command_as_step_0() {
     assert_eq!(lines, ["0: node01", "1: node02"]);
     let out = run(&["sh", "-c", "exit 7"]);
     assert_eq!(out.status.code(), Some(7), "{}", String::from_utf8_lossy(&out.stderr));
-    let jobs = e.ok("sacct", "-n -P -a -o JobID,State,ExitCode");
+    // srun returns when its step ends; the allocation's end is written just after.
+    let jobs = wait_for("both allocations ended", || {
+        let jobs = e.ok("sacct", "-n -P -a -o JobID,State,ExitCode");
+        (jobs.lines().count() == 4 && !jobs.contains("RUNNING")).then_some(jobs)
+    });
     let ids: Vec<&str> = jobs.lines().collect();
     assert_eq!(ids.len(), 4, "{jobs}");
     let first = ids[0].split('|').next().unwrap().to_string();
