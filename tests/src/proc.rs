@@ -292,7 +292,18 @@ impl Drop for Agent {
         let _ = self.child.kill();
         let _ = self.child.wait();
         if !self.state_dir.as_os_str().is_empty() {
-            spur_daemon::agent::state::StateDir(self.state_dir.clone()).kill_all();
+            use spur_daemon::agent::state::{StateDir, alive};
+            let dir = StateDir(self.state_dir.clone());
+            dir.kill_all();
+            // Gone before this returns: a successor must not find a supervisor
+            // still dying and adopt it (SIGKILL is delivered, not awaited).
+            // Polled with a deadline and no panic: this runs while a failed test unwinds too.
+            let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
+            while dir.runs().iter().any(|r| alive(r.stepd_pid, r.stepd_start))
+                && std::time::Instant::now() < until
+            {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
         }
     }
 }
