@@ -10,15 +10,21 @@
 //! Table rows are not stored: `model::queue` builds them only for the jobs on
 //! screen. What every frame would otherwise have to scan for is computed here
 //! once: the filter text, the widest cell of each column, and the display
-//! order for the current filter and sort (memoised, see [`JobSet::order`]).
+//! order for the current filter and sort (memoised, see [`JobSet::order`]),
+//! and, when the queue holds job arrays, its lines with each array folded
+//! into one (see [`Listing`]).
 
 mod apply;
+mod arrays;
+mod op;
 
 use apply::run_bounds;
+pub use arrays::{ArrayPart, Expanded, Group, Line, Listing, ListingKey, RowKey};
+pub use op::{JobOp, id_list};
 use spur_proto::v1 as pb;
 use spur_vocab::hostlist;
 use spur_vocab::jobs::{self as states, state_rank};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::{Arc, Mutex};
 
@@ -59,8 +65,9 @@ pub struct JobRec {
     pub comment: Box<str>,
     /// What `/` matches: every static cell, the job name and the long state.
     pub text: Box<str>,
-    /// An array's record, as squeue names it (`12_[3-99%10]`, `12_3`); None for other jobs.
-    pub array: Option<Box<str>>,
+    /// An array's record (`12_[3-99%10]`, `12_3`); None for other jobs.
+    /// Boxed: most jobs are no array's, and each pays only the pointer.
+    pub array: Option<Box<ArrayPart>>,
     /// The job's steps (srun), for its detail view; empty for most jobs.
     pub steps: Box<[StepLine]>,
 }
@@ -100,7 +107,7 @@ pub use spur_vocab::jobs::{Class, class};
 impl JobRec {
     /// The ID column: the job id, or an array's name for its records.
     pub fn id_cell(&self) -> String {
-        self.array.as_deref().map_or_else(|| self.id.to_string(), str::to_string)
+        self.array.as_ref().map_or_else(|| self.id.to_string(), |a| a.name.to_string())
     }
 
     pub fn class(&self) -> Class {
@@ -119,104 +126,6 @@ impl JobRec {
         let end = if self.end_ms > 0 { self.end_ms } else { now_ms };
         u64::try_from(end.saturating_sub(self.start_ms) / 1000).unwrap_or(0)
     }
-}
-
-/// What an operator does to jobs: `scancel` and `scontrol hold|release|requeue`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum JobOp {
-    Cancel,
-    Hold,
-    Release,
-    Requeue,
-}
-
-impl JobOp {
-    pub fn title(self) -> &'static str {
-        match self {
-            JobOp::Cancel => "Cancel",
-            JobOp::Hold => "Hold",
-            JobOp::Release => "Release",
-            JobOp::Requeue => "Requeue",
-        }
-    }
-
-    pub fn verb(self) -> &'static str {
-        match self {
-            JobOp::Cancel => "cancel jobs",
-            JobOp::Hold => "hold jobs",
-            JobOp::Release => "release jobs",
-            JobOp::Requeue => "requeue jobs",
-        }
-    }
-
-    /// The confirm button. Not "Cancel": that is the button that backs out.
-    pub fn button(self) -> &'static str {
-        match self {
-            JobOp::Cancel => "scancel",
-            other => other.title(),
-        }
-    }
-
-    /// The past tense for the status line.
-    pub fn done(self) -> &'static str {
-        match self {
-            JobOp::Cancel => "cancelled",
-            JobOp::Hold => "held",
-            JobOp::Release => "released",
-            JobOp::Requeue => "requeued",
-        }
-    }
-
-    /// `action=` of `UpdateJob` (cancel has its own call).
-    pub fn action(self) -> &'static str {
-        match self {
-            JobOp::Cancel => "cancel",
-            JobOp::Hold => "hold",
-            JobOp::Release => "release",
-            JobOp::Requeue => "requeue",
-        }
-    }
-
-    /// What the change does, for the confirmation.
-    pub fn effect(self) -> &'static str {
-        match self {
-            JobOp::Cancel => "Pending jobs never start; running jobs are killed.",
-            JobOp::Hold => "The jobs stay pending and do not start until released.",
-            JobOp::Release => "The jobs may start again when resources allow.",
-            JobOp::Requeue => "The jobs are killed and queued to start again from the beginning.",
-        }
-    }
-
-    /// Why the operation does not apply to `r`, or None when it does. Checked
-    /// before the dialog, so it names only the jobs the controller would change.
-    pub fn skip_reason(self, r: &JobRec) -> Option<&'static str> {
-        match self {
-            JobOp::Cancel if r.class() == Class::Finished => Some("already ended"),
-            JobOp::Hold if !r.is("PENDING") => Some("not pending"),
-            JobOp::Release if !r.held => Some("not held"),
-            JobOp::Requeue if !r.is("RUNNING") => Some("not running"),
-            _ => None,
-        }
-    }
-
-    /// The equivalent command line, with at most `max` ids spelled out.
-    pub fn command(self, ids: &[u64], max: usize) -> String {
-        match self {
-            JobOp::Cancel => format!("scancel {}", id_list(ids, " ", max)),
-            op => format!("scontrol {} {}", op.action(), id_list(ids, ",", max)),
-        }
-    }
-}
-
-/// `12,13,14`, or the first `max` and how many more: a dialog naming a
-/// thousand marked jobs must still fit on the screen.
-pub fn id_list(ids: &[u64], sep: &str, max: usize) -> String {
-    let shown: Vec<String> = ids.iter().take(max).map(u64::to_string).collect();
-    let mut out = shown.join(sep);
-    if ids.len() > max {
-        out.push_str(&format!("{sep}… ({} more)", ids.len() - max));
-    }
-    out
 }
 
 /// The `t` key's quick filter on the Queue pane.
@@ -292,13 +201,34 @@ pub struct OrderKey {
     pub states: StateFilter,
 }
 
-/// The memo is not part of the value: a clone starts empty, equality ignores it.
-#[derive(Default)]
-struct Memo(Mutex<Option<(OrderKey, Arc<[u32]>)>>);
+/// The last value computed and its key. Not part of the set's value: a
+/// clone starts empty, equality ignores it. A lock, not a cell, so a set
+/// can be shared with the network task that built it.
+struct Memo<K, V>(Mutex<Option<(K, V)>>);
 
-impl Clone for Memo {
+impl<K, V> Default for Memo<K, V> {
+    fn default() -> Self {
+        Memo(Mutex::new(None))
+    }
+}
+
+impl<K, V> Clone for Memo<K, V> {
     fn clone(&self) -> Self {
         Memo::default()
+    }
+}
+
+impl<K: PartialEq, V: Clone> Memo<K, V> {
+    fn get_or(&self, key: K, compute: impl FnOnce() -> V) -> V {
+        let mut memo = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((k, v)) = memo.as_ref()
+            && *k == key
+        {
+            return v.clone();
+        }
+        let v = compute();
+        *memo = Some((key, v.clone()));
+        v
     }
 }
 
@@ -317,7 +247,10 @@ pub struct JobSet {
     /// one: the Time column's width at any moment, without measuring every job.
     longest_ended: u64,
     earliest_running: Option<i64>,
-    order: Memo,
+    /// How many records each array has here, by array id.
+    arrays: HashMap<u64, u32>,
+    order: Memo<OrderKey, Arc<[u32]>>,
+    listing: Memo<ListingKey, Arc<Listing>>,
 }
 
 impl PartialEq for JobSet {
@@ -350,7 +283,7 @@ impl Interner {
 
 fn compact(mut j: pb::Job, strings: &mut Interner) -> JobRec {
     let spec = j.spec.take().unwrap_or_default();
-    let array = (j.array_job_id != 0).then(|| spur_client::cli::jobfmt::display_id(&j).into_boxed_str());
+    let array = (j.array_job_id != 0).then(|| Box::new(ArrayPart::of(&j)));
     let nodelist = strings.get(&hostlist::compress(&j.nodes));
     let where_ = if spur_vocab::jobs::shows_reason(&j.state) {
         let reason = if j.reason.is_empty() { "None" } else { &j.reason };
@@ -434,6 +367,7 @@ impl JobSet {
         }
         let (longest_ended, earliest_running) = run_bounds(&recs, now_ms);
         JobSet {
+            arrays: arrays::count(&recs),
             jobs: recs,
             seq: 0,
             fetched_ms: now_ms,
@@ -441,6 +375,7 @@ impl JobSet {
             longest_ended,
             earliest_running,
             order: Memo::default(),
+            listing: Memo::default(),
         }
     }
 
@@ -461,18 +396,15 @@ impl JobSet {
 
     /// The display order for `key`, computed by `compute` at most once per
     /// key: every frame asks for it several times, and filtering and sorting
-    /// 100,000 jobs takes milliseconds. A lock, not a cell, so a set can be
-    /// shared with the network task that built it.
+    /// 100,000 jobs takes milliseconds.
     pub fn order(&self, key: OrderKey, compute: impl FnOnce() -> Vec<u32>) -> Arc<[u32]> {
-        let mut memo = self.order.0.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((k, order)) = memo.as_ref()
-            && *k == key
-        {
-            return order.clone();
-        }
-        let order: Arc<[u32]> = compute().into();
-        *memo = Some((key, order.clone()));
-        order
+        self.order.get_or(key, || compute().into())
+    }
+
+    /// The lines of a queue with arrays, memoised as [`Self::order`] is
+    /// (apart from it: opening an array must not sort 100,000 jobs again).
+    pub fn listing(&self, key: ListingKey, compute: impl FnOnce() -> Listing) -> Arc<Listing> {
+        self.listing.get_or(key, || Arc::new(compute()))
     }
 }
 

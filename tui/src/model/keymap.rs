@@ -296,7 +296,8 @@ pub fn default_table() -> Vec<Binding> {
         b("sort", Action::SortNext, &["s"], "sort by the next column"),
         b("reverse", Action::SortReverse, &["S"], "reverse the sort order"),
         b("mark", Action::ToggleMark, &["space"], "mark / unmark the row"),
-        b("open", Action::Open, &["enter"], "open the detail view"),
+        // The help overlay has 27 columns for this at 80x24.
+        b("open", Action::Open, &["enter"], "detail; array: expand/fold"),
         b("back", Action::Back, &["esc"], "back / clear filter, marks"),
         b("edit", Action::Edit, &["e"], "edit QOS, account or user"),
         b("delete", Action::Delete, &["D"], "delete marked/selected rows"),

@@ -8,7 +8,7 @@
 //! filter, sort, marks) works from this table.
 
 use crate::model::filter::Filter;
-use crate::model::jobs::StateFilter;
+use crate::model::jobs::{Expanded, StateFilter};
 use std::collections::BTreeSet;
 
 /// One top-level pane. The order of [`PaneId::ALL`] is the tab order and
@@ -106,6 +106,8 @@ pub struct PaneView {
     pub marks: BTreeSet<String>,
     /// Queue pane only: the `t` quick filter by job state.
     pub job_states: StateFilter,
+    /// Queue pane only: the arrays opened to show their records.
+    pub expanded: Expanded,
 }
 
 /// Where a re-read (a catalog list, the jobs, an explanation) stands.

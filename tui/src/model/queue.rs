@@ -3,7 +3,9 @@
 //! `▶ R`, `✗ F`); pending jobs show `(Reason)` where running ones show their
 //! nodes, as squeue's `%R` does, and the detail view adds the reason's facts.
 //! [`Queue`] holds the jobs (see [`crate::model::jobs`]) and where their
-//! re-reads stand.
+//! re-reads stand. A job array is one row until opened (see [`array_rows`]).
+
+mod array_rows;
 
 use crate::model::format;
 use crate::model::jobs::{self, JobOp, JobRec, JobSet, OrderKey, StateFilter, TIME_COL, id_list};
@@ -68,9 +70,11 @@ const fn col(name: &'static str, priority: u8, max: u16, numeric: bool) -> Colum
 }
 
 /// Who, what state and why come first; account, QOS and the node count go
-/// first on narrow terminals (the detail view shows them).
+/// first on narrow terminals (the detail view shows them). IDs are aligned
+/// left, as sacct's are, so an array's records line up under it; they may
+/// be as wide as squeue's `%.18i` (`4812_[3-99%10]` under its tree glyph).
 pub const COLUMNS: &[Column] = &[
-    col("ID", 0, 10, true),
+    col("ID", 0, 18, false),
     col("User", 1, 12, false),
     col("Account", 4, 12, false),
     col("QOS", 5, 10, false),
@@ -209,15 +213,18 @@ pub fn sort(order: &mut Vec<u32>, set: &JobSet, col: usize, desc: bool) {
     *order = keyed.into_iter().map(|(_, i)| i).collect();
 }
 
-/// The display order for a view: the `t` state filter, the `/` filter on
-/// each job's text, then a stable sort, memoised in the set.
-fn order(set: &JobSet, view: &PaneView) -> Arc<[u32]> {
-    let key = OrderKey {
+fn order_key(view: &PaneView) -> OrderKey {
+    OrderKey {
         filter: view.filter.as_ref().map(|f| f.text.clone()),
         sort: view.sort,
         states: view.job_states,
-    };
-    set.order(key, || {
+    }
+}
+
+/// The display order for a view: the `t` state filter, the `/` filter on
+/// each job's text, then a stable sort, memoised in the set.
+fn order(set: &JobSet, view: &PaneView) -> Arc<[u32]> {
+    set.order(order_key(view), || {
         let mut order: Vec<u32> = (0..set.jobs.len())
             .filter(|&i| {
                 let r = &set.jobs[i];
@@ -237,6 +244,9 @@ pub fn table(set: &Arc<JobSet>, view: &PaneView, now_ms: i64) -> TableModel {
     let order = (!plain).then(|| order(set, view));
     let mut widths = set.widths.clone();
     widths[TIME_COL] = format::width(&squeue_secs(set.longest_run(now_ms)));
+    if set.has_arrays() {
+        return array_rows::table(set, view, order, widths, now_ms);
+    }
     TableModel {
         columns: COLUMNS,
         rows: Rows::Lazy { source: Arc::new(JobRows { set: set.clone(), now_ms }), order },
@@ -278,7 +288,7 @@ pub fn detail(set: &JobSet, key: &str, now_ms: i64) -> Option<Detail> {
     ];
     if let Some(a) = r.array.as_deref() {
         // An array's record: which tasks it holds (`12_[3-99%10]` pending, or `12_3`).
-        fields.insert(1, f("Array", a.to_string()));
+        fields.insert(1, f("Array", a.name.to_string()));
     }
     if r.mem_mb > 0 {
         fields.push(f("Memory/node", format::mem(r.mem_mb)));

@@ -4,6 +4,7 @@
 use crate::model::action::Snapshot;
 use crate::model::audit::AuditLog;
 use crate::model::form::EditForm;
+use crate::model::jobs::Expanded;
 use crate::model::keymap::Keymap;
 use crate::model::pane::{PaneId, PaneView, Refetch};
 use crate::model::preempt::Preempt;
@@ -333,9 +334,11 @@ impl State {
         self.table_with(pane, &self.views[pane.index()])
     }
 
-    /// Every row of a pane, ignoring the filter (to resolve marks hidden by it).
+    /// Every row of a pane, ignoring the filter (to resolve marks hidden by
+    /// it), with every job array open (to resolve marks on their records).
     pub fn all_rows(&self, pane: PaneId) -> Rows {
-        self.table_with(pane, &PaneView::default()).map(|t| t.rows).unwrap_or_default()
+        let every = PaneView { expanded: Expanded::all(), ..PaneView::default() };
+        self.table_with(pane, &every).map(|t| t.rows).unwrap_or_default()
     }
 
     fn table_with(&self, pane: PaneId, view: &PaneView) -> Option<TableModel> {

@@ -23,7 +23,8 @@ pub struct Column {
     pub name: &'static str,
     /// Lower is more important; the least important columns are hidden first on narrow terminals.
     pub priority: u8,
-    /// Cap on the column width; longer cells are cut (the detail view shows them whole).
+    /// Cap on the column width; longer cells are cut (the detail view shows
+    /// them whole), unless it is the last column shown and the room left over fits them.
     pub max: u16,
     pub numeric: bool,
 }

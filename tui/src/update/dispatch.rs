@@ -333,6 +333,7 @@ fn normal(state: &mut State, action: Action) -> Vec<Effect> {
             }
         }
         Action::JobStates => queue::cycle_states(state),
+        Action::Open if state.pane == PaneId::Queue => queue::open(state),
         Action::Explain => return preempt::open_selected(state),
         Action::HresToggle => {
             if let Some(op) = hres::start(state) {

@@ -9,6 +9,7 @@
 //! read is in flight, plus one follow-up for changes that came meanwhile.
 
 use crate::model::action::{Effect, Rpc};
+use crate::model::jobs::RowKey;
 use crate::model::pane::PaneId;
 use crate::model::pane::Refetch;
 use crate::model::preempt::Preempt;
@@ -32,8 +33,9 @@ pub fn open_selected(state: &mut State) -> Vec<Effect> {
         state.info(format!("that key works in the Queue pane ({})", PaneId::Queue.number()));
         return Vec::new();
     }
-    match nav::current_key(state).and_then(|k| k.parse().ok()) {
-        Some(id) => open(state, id),
+    // An array's row explains the array's own record, as `:explain 12` would.
+    match nav::current_key(state).as_deref().and_then(RowKey::parse) {
+        Some(key) => open(state, key.job()),
         None => {
             state.info("no job selected");
             Vec::new()

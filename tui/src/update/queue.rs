@@ -14,13 +14,13 @@
 //! Every re-read goes through [`stale`]; at most one is in flight, plus one
 //! follow-up for changes that arrived while it was. There is no timer.
 
-use crate::model::action::{Effect, Rpc};
-use crate::model::jobs::{JobOp, JobSet};
+use crate::model::action::{Action, Effect, Rpc};
+use crate::model::jobs::{JobOp, JobSet, RowKey};
 use crate::model::pane::PaneId;
 use crate::model::pane::Refetch;
 use crate::model::queue::Status;
 use crate::model::session;
-use crate::model::state::State;
+use crate::model::state::{Mode, State};
 use crate::model::write::WriteOp;
 use crate::update::nav;
 use spur_proto::v1::JobsChanged;
@@ -161,17 +161,39 @@ pub fn cycle_states(state: &mut State) {
     state.info(format!("showing {label} jobs"));
 }
 
-/// The job ids an action is for: the marked ones (even if a filter hides
-/// them), else the selected one or the one in the detail view.
-fn targets(state: &State) -> Vec<u64> {
-    let marks = &state.views[PaneId::Queue.index()].marks;
-    if marks.is_empty() {
-        nav::current_key(state).and_then(|k| k.parse().ok()).into_iter().collect()
-    } else {
-        let mut ids: Vec<u64> = marks.iter().filter_map(|k| k.parse().ok()).collect();
-        ids.sort_unstable();
-        ids
+/// Enter on the Queue: an array's row opens to show its records beneath
+/// it, or folds them away again; any other row opens its detail view, as
+/// on every pane.
+pub fn open(state: &mut State) {
+    let key = nav::selected_key(state, PaneId::Queue);
+    match key.as_deref().and_then(RowKey::parse) {
+        Some(RowKey::Array(id)) if matches!(state.mode, Mode::Normal) => {
+            state.view_mut().expanded.toggle(id);
+            nav::reselect(state, PaneId::Queue, key);
+            nav::clamp_all(state);
+        }
+        _ => nav::normal(state, Action::Open),
     }
+}
+
+/// The job ids an action is for: the marked ones (even if a filter hides
+/// them), else the selected one or the one in the detail view. An array's
+/// row stands for every record of the array, as its id does in Slurm.
+fn targets(state: &State, set: &JobSet) -> Vec<u64> {
+    let marks = &state.views[PaneId::Queue.index()].marks;
+    let keys: Vec<String> = match marks.is_empty() {
+        true => nav::current_key(state).into_iter().collect(),
+        false => marks.iter().cloned().collect(),
+    };
+    let mut ids: Vec<u64> = (keys.iter().filter_map(|k| RowKey::parse(k)))
+        .flat_map(|k| match k {
+            RowKey::Job(id) => vec![id],
+            RowKey::Array(id) => set.array_records(id),
+        })
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids
 }
 
 /// The operator pressed a job action key: the write to confirm, with the
@@ -185,7 +207,7 @@ pub fn start(state: &mut State, op: JobOp) -> Option<WriteOp> {
         state.error("Queue: no jobs loaded yet");
         return None;
     };
-    let wanted = targets(state);
+    let wanted = targets(state, &set);
     if wanted.is_empty() {
         state.error("Queue: no job selected");
         return None;

@@ -3,7 +3,7 @@
 
 use crate::model::action::Action;
 use crate::model::audit::{AuditLog, TailStatus};
-use crate::model::jobs::{JobOp, StateFilter};
+use crate::model::jobs::{JobOp, RowKey, StateFilter};
 use crate::model::layout;
 use crate::model::pane::PaneId;
 use crate::model::session;
@@ -184,7 +184,10 @@ fn hints(state: &State, theme: Theme, width: u16) -> Line<'static> {
         items.extend([(Action::TogglePause, pause), (Action::TxnFilterMode, "filter")]);
         items.extend([(Action::Open, "info"), (Action::FilterMode, "grep"), (Action::Refresh, "retry")]);
     } else if state.pane == PaneId::Queue {
+        let array = array_hint(state);
         items.push((Action::ToggleMark, "mark"));
+        // On an array's row Enter is what shows its tasks, so it is said early enough to fit.
+        items.extend(array.map(|label| (Action::Open, label)));
         // Owners act on their own jobs whatever their role, so only read-only hides these.
         if !state.settings.read_only {
             items.extend([
@@ -194,12 +197,11 @@ fn hints(state: &State, theme: Theme, width: u16) -> Line<'static> {
                 (Action::JobAction(JobOp::Requeue), "requeue"),
             ]);
         }
-        items.extend([
-            (Action::JobStates, "state"),
-            (Action::FilterMode, "filter"),
-            (Action::Open, "detail"),
-            (Action::SortNext, "sort"),
-        ]);
+        items.extend([(Action::JobStates, "state"), (Action::FilterMode, "filter")]);
+        if array.is_none() {
+            items.push((Action::Open, "detail"));
+        }
+        items.push((Action::SortNext, "sort"));
     } else if state.pane == PaneId::Nodes {
         // On call, marking and draining come before browsing.
         items.push((Action::ToggleMark, "mark"));
@@ -235,6 +237,16 @@ fn hints(state: &State, theme: Theme, width: u16) -> Line<'static> {
         spans.extend([Span::styled(key, theme.key()), Span::styled(label, theme.dim())]);
     }
     Line::from(spans)
+}
+
+/// What Enter does to the selected Queue row when it is an array's: None for a job.
+fn array_hint(state: &State) -> Option<&'static str> {
+    let key = state.table(PaneId::Queue)?.rows.key(state.view().selected)?;
+    match RowKey::parse(&key)? {
+        RowKey::Array(id) if state.view().expanded.contains(id) => Some("fold"),
+        RowKey::Array(_) => Some("expand"),
+        RowKey::Job(_) => None,
+    }
 }
 
 fn writes_allowed(state: &State, role: session::Role) -> bool {

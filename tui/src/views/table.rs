@@ -175,7 +175,8 @@ fn table(model: &TableModel, view: &PaneView, pane: PaneId, theme: Theme, frame:
 /// important first. The first column and the sort column always stay.
 pub fn fit_columns(model: &TableModel, avail: u16, sort_col: Option<usize>) -> Vec<(usize, u16)> {
     let columns = model.columns;
-    let natural: Vec<u16> = columns
+    // What each column would take uncapped; the cap gives its natural width.
+    let wanted: Vec<u16> = columns
         .iter()
         .enumerate()
         .map(|(i, c)| {
@@ -193,9 +194,10 @@ pub fn fit_columns(model: &TableModel, avail: u16, sort_col: Option<usize>) -> V
                     .unwrap_or(0),
             };
             let arrow = u16::from(Some(i) == sort_col);
-            widest.max(width(c.name) + arrow).min(c.max).max(1)
+            widest.max(width(c.name) + arrow)
         })
         .collect();
+    let natural: Vec<u16> = wanted.iter().zip(columns).map(|(&w, c)| w.min(c.max).max(1)).collect();
     let mut keep: Vec<usize> = (0..columns.len()).collect();
     let total = |keep: &[usize]| -> u32 {
         keep.iter().map(|&i| u32::from(natural[i])).sum::<u32>() + keep.len().saturating_sub(1) as u32
@@ -211,5 +213,16 @@ pub fn fit_columns(model: &TableModel, avail: u16, sort_col: Option<usize>) -> V
             None => break,
         }
     }
-    keep.into_iter().map(|i| (i, natural[i])).collect()
+    let mut fitted: Vec<(usize, u16)> = keep.iter().map(|&i| (i, natural[i])).collect();
+    // The cap keeps a long cell from pushing other columns out; on a wide
+    // terminal the last column may take the room left over, which pushes
+    // nothing. All of what it wants or nothing: a few more characters of a
+    // cut cell only make a ragged edge.
+    let spare = u32::from(avail).saturating_sub(total(&keep));
+    if let Some((i, w)) = fitted.last_mut()
+        && u32::from(wanted[*i].saturating_sub(*w)) <= spare
+    {
+        *w = wanted[*i].max(*w);
+    }
+    fitted
 }

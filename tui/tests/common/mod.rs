@@ -356,3 +356,41 @@ pub fn on_queue(
     dispatch(&mut state, Action::GoPane(spur_console::PaneId::Queue));
     state
 }
+
+/// [`jobs`] and alice's array 111 of ten tasks: 0 and 1 running (records
+/// 112 and 113), 2 completed (114), 3 failed (115), and 4-9 waiting in the
+/// array's own record, as the controller splits a task off when it starts.
+pub fn array_jobs() -> Vec<spur_proto::v1::Job> {
+    let task = |id: u64, t: u32, state: &str| spur_proto::v1::Job {
+        name: "sweep".into(),
+        array_job_id: 111,
+        array_task_id: Some(t),
+        ..job(id, "alice", "ml", "normal", "batch", state)
+    };
+    let at = |h: &str| format!("2026-03-01T{h}");
+    let mut failed = ran(task(115, 3, "FAILED"), &["node04"], &at("09:40:00"), Some(&at("09:41:10")));
+    failed.exit_code = 1;
+    failed.reason = "NonZeroExitCode".into();
+    let rest = spur_proto::v1::Job {
+        array_task_id: None,
+        array_pending: "4-9".into(),
+        ..waiting(task(111, 0, "PENDING"), "Priority", "2 jobs of higher priority wait for batch")
+    };
+    let mut all = jobs();
+    all.extend([
+        rest,
+        ran(task(112, 0, "RUNNING"), &["node03"], &at("09:50:00"), None),
+        ran(task(113, 1, "RUNNING"), &["node04"], &at("09:55:00"), None),
+        ran(task(114, 2, "COMPLETED"), &["node03"], &at("09:30:00"), Some(&at("09:49:30"))),
+        failed,
+    ]);
+    all
+}
+
+/// [`on_queue`] with [`array_jobs`].
+pub fn on_arrays(size: (u16, u16), role: Option<spur_console::model::session::Role>) -> State {
+    let mut state = on_queue(false, size, role);
+    let set = spur_console::JobSet::from_pb(array_jobs(), now());
+    dispatch(&mut state, Action::Net(Msg::Jobs(std::sync::Arc::new(set))));
+    state
+}
