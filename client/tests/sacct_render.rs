@@ -114,10 +114,22 @@ fn steps_have_rows_of_their_own_and_x_leaves_them_out() {
     assert_eq!(report(&a, &all, now()).unwrap(), "10\n");
     let a = args(&["-P", "-n", "-o", "jobid,state", "-j", "10.1,10.batch"]);
     assert_eq!(report(&a, &all, now()).unwrap(), "10.batch|COMPLETED\n10.1|FAILED\n");
-    let v: serde_json::Value =
-        serde_json::from_str(&report(&args(&["--json", "-j", "10"]), &all, now()).unwrap()).unwrap();
-    assert_eq!(v["jobs"][0]["steps"][3]["step"], "10.2");
-    assert_eq!(v["jobs"][0]["steps"][3]["exit_code"], "0:15");
+    let json = |words: &[&str]| -> serde_json::Value {
+        serde_json::from_str(&report(&args(words), &all, now()).unwrap()).unwrap()
+    };
+    let v = json(&["--json", "-j", "10"]);
+    let steps = &v["jobs"][0]["steps"];
+    assert_eq!(steps.as_array().unwrap().len(), 4, "the batch step and srun's three");
+    assert_eq!(steps[0]["step"], serde_json::json!({ "id": "10.batch", "name": "batch" }));
+    assert_eq!(steps[2]["step"]["id"], "10.1");
+    assert_eq!(steps[2]["exit_code"]["status"], serde_json::json!(["ERROR"]));
+    assert_eq!(steps[2]["exit_code"]["return_code"]["number"], 3);
+    assert_eq!(steps[3]["state"], serde_json::json!(["CANCELLED"]));
+    assert_eq!(steps[3]["exit_code"]["status"], serde_json::json!(["SIGNALED"]));
+    assert_eq!(steps[3]["exit_code"]["signal"]["name"], "TERM");
+    assert_eq!(steps[3]["nodes"], serde_json::json!({ "count": 1, "range": "n1", "list": ["n1"] }));
+    assert_eq!(steps[3]["tasks"]["count"], 4);
+    assert!(json(&["--json", "-X", "-j", "10"])["jobs"][0]["steps"].as_array().unwrap().is_empty());
 }
 
 #[test]
@@ -156,8 +168,58 @@ fn windows_follow_slurm_defaults() {
     assert_eq!(ids(args(&["-s", "PD"]), "alice", false), [15]);
     assert_eq!(ids(args(&["-s", "PD", "-S", "10:00", "-E", "now"]), "alice", false), [10, 14, 15]);
     assert!(err(&["-S", "yesterday"]).starts_with("--starttime: 'yesterday'"));
+    assert!(err(&["-E", "02/30"]).starts_with("--endtime: '02/30' is not a time ("));
     assert!(err(&["-S", "2024-03-02", "-E", "2024-03-01"]).contains("before"));
     assert!(err(&["-s", "XX"]).starts_with("--state: invalid job state 'XX'"));
+}
+
+#[test]
+fn windows_take_slurms_date_forms() {
+    // A date without a year is the last one (sacct looks back): Feb 29 is this year's.
+    let all = ["-S", "2024-02-29"];
+    for (start, end) in [("0229", "0301"), ("02/29", "03/01"), ("02/29/24", "03/01/24"), ("022924", "030124")]
+    {
+        assert_eq!(ids(args(&["-S", start]), "alice", false), ids(args(&all), "alice", false), "{start}");
+        assert_eq!(ids(args(&["-S", start, "-E", end]), "alice", false), [11], "{start}..{end}");
+    }
+    assert_eq!(ids(args(&["-S", "02/29-10:00", "-E", "02/29-13:59:59"]), "alice", false), Vec::<u64>::new());
+    assert_eq!(ids(args(&["-S", "02/29-10:00", "-E", "02/29-20:00:00"]), "alice", false), [11]);
+    assert_eq!(ids(args(&["-S", "2024-02-29T16:00:00", "-E", "02/29-23:00"]), "alice", false), [11]);
+    assert_eq!(
+        ids(args(&["-S", "2024-02-29T16:00:01", "-E", "02/29-23:00"]), "alice", false),
+        Vec::<u64>::new()
+    );
+    // A later month is last year's, so -S 1231 reaches back past New Year.
+    assert_eq!(args(&["-S", "1231"]).window(now()).unwrap().0, at(2023, 12, 31, 0));
+    // midnight and today are this morning's, and a bare hour today's, even if still to come.
+    assert_eq!(args(&["-S", "midnight"]).window(now()).unwrap().0, at(2024, 3, 1, 0));
+    assert_eq!(args(&["-S", "today"]).window(now()).unwrap().0, at(2024, 3, 1, 0));
+    assert_eq!(
+        args(&["-S", "11:00", "-E", "13:00"]).window(now()).unwrap(),
+        (at(2024, 3, 1, 11), at(2024, 3, 1, 13))
+    );
+    assert_eq!(args(&["-S", "now-2hours"]).window(now()).unwrap().0, ms(120));
+    for bad in ["13/01", "0230", "24:00", "now+", "2024-02-30"] {
+        assert!(err(&["-S", bad]).starts_with(&format!("--starttime: '{bad}' is not a time (")), "{bad}");
+    }
+}
+
+fn at(y: i32, m: u32, d: u32, h: u32) -> i64 {
+    Local.with_ymd_and_hms(y, m, d, h, 0, 0).unwrap().timestamp_millis()
+}
+
+#[test]
+fn clusters_name_this_cluster_or_all() {
+    assert_eq!(args(&["-M", "spur"]).clusters, ["spur"]);
+    assert_eq!(args(&["--clusters=spur,all"]).clusters, ["spur", "all"]);
+    assert!(args(&[]).clusters.is_empty(), "no -M, no extra call");
+    assert_eq!(err(&["-M", ""]), "--clusters: '' names no cluster");
+    assert!(err(&["-M", "a b"]).starts_with("--clusters: 'a b' is not a cluster name"));
+    // The cluster checked at run time shows in the JSON.
+    let mut a = args(&["--json", "-M", "spur", "-j", "10"]);
+    a.cluster = Some("spur".into());
+    let v: serde_json::Value = serde_json::from_str(&report(&a, &jobs(), now()).unwrap()).unwrap();
+    assert_eq!((&v["jobs"][0]["cluster"], &v["meta"]["slurm"]["cluster"]), (&"spur".into(), &"spur".into()));
 }
 
 #[test]
@@ -200,6 +262,22 @@ fn format_names_prefixes_and_widths() {
     let out = report(&args(&["-o", "jobid%5,jobname%-6", "-n"]), &jobs(), now()).unwrap();
     assert_eq!(out.lines().next().unwrap(), "   10 train  ");
     assert!(err(&["-o", "Bogus"]).contains("Invalid field requested: \"Bogus\""));
+    // Spur keeps no administrator's comment: the column is there, empty, at Slurm's width.
+    let mut commented = jobs();
+    commented[0].spec =
+        Some(Box::new(pb::JobSpec { comment: "nightly".into(), mem_mb: 2048, ..Default::default() }));
+    let a = args(&["-X", "-j", "10", "-o", "jobid,admincomment,comment,reason,reqmem"]);
+    let out = report(&a, &commented, now()).unwrap();
+    assert_eq!(
+        out.lines().collect::<Vec<_>>(),
+        [
+            "JobID           AdminComment        Comment                 Reason     ReqMem ",
+            "------------ --------------- -------------- ---------------------- ---------- ",
+            "10                                  nightly                   None      2048M ",
+        ]
+    );
+    let heads = report(&args(&["-P", "-j", "10", "-o", "a,ad,al"]), &jobs(), now()).unwrap();
+    assert_eq!(heads.lines().next().unwrap(), "Account|AdminComment|AllocCPUS", "prefixes pick the first");
     assert!(err(&["-o", "jobid%x"]).contains("'jobid%x'"));
     assert!(err(&["--bogus"]).contains("'--bogus'"));
     assert!(err(&["stray"]).contains("'stray'"));
@@ -220,12 +298,46 @@ fn parsable_forms_and_brief() {
 }
 
 #[test]
-fn json_has_every_job_field() {
-    let out = report(&args(&["--json", "-j", "14"]), &jobs(), now()).unwrap();
+fn json_has_slurms_shape() {
+    let out = report(&args(&["--json", "-j", "11,13,14,15"]), &jobs(), now()).unwrap();
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(v["jobs"][0]["job_id"], 14);
-    assert_eq!(v["jobs"][0]["exit_status"], "0:9");
-    assert_eq!(v["jobs"][0]["elapsed_secs"], 600);
+    assert_eq!((&v["errors"], &v["warnings"]), (&serde_json::json!([]), &serde_json::json!([])));
+    assert!(v["meta"].is_object());
+    let set = |n: u64| serde_json::json!({ "set": true, "infinite": false, "number": n });
+    let unset = serde_json::json!({ "set": false, "infinite": false, "number": 0 });
+    let [failed, cancelled, killed, pending] = [0, 1, 2, 3].map(|i| &v["jobs"][i]);
+    assert_eq!(
+        (&killed["job_id"], &killed["name"], &killed["user"]),
+        (&14.into(), &"train".into(), &"alice".into())
+    );
+    assert_eq!(
+        (&killed["account"], &killed["partition"], &killed["qos"]),
+        (&"ml".into(), &"batch".into(), &"normal".into())
+    );
+    assert_eq!(killed["state"], serde_json::json!({ "current": ["FAILED"], "reason": "killed by signal 9" }));
+    assert_eq!(
+        killed["exit_code"],
+        serde_json::json!({ "status": ["SIGNALED"], "return_code": unset, "signal": { "id": set(9), "name": "KILL" } })
+    );
+    assert_eq!(failed["exit_code"]["status"], serde_json::json!(["ERROR"]));
+    assert_eq!(failed["exit_code"]["return_code"], set(2));
+    assert_eq!(pending["exit_code"]["status"], serde_json::json!(["PENDING"]));
+    assert_eq!(pending["state"], serde_json::json!({ "current": ["PENDING"], "reason": "None" }));
+    let t = &killed["time"];
+    let secs = |mins_ago: i64| serde_json::Value::from(ms(mins_ago) / 1000);
+    assert_eq!((&t["submission"], &t["start"], &t["end"]), (&secs(100), &secs(90), &secs(80)));
+    assert_eq!((&t["elapsed"], &t["eligible"]), (&600.into(), &secs(100)));
+    assert_eq!(t["limit"], serde_json::json!({ "set": false, "infinite": true, "number": 0 }));
+    // Cancelled while pending: it starts when it ended, on no node.
+    assert_eq!((&cancelled["time"]["start"], &cancelled["nodes"]), (&secs(150), &"None assigned".into()));
+    assert_eq!((&pending["time"]["start"], &pending["time"]["end"]), (&0.into(), &0.into()));
+    assert_eq!(killed["comment"], serde_json::json!({ "administrator": "", "job": "", "system": "" }));
+    assert_eq!(killed["array"]["task_id"], unset);
+    assert_eq!((&killed["required"]["CPUs"], &killed["allocation_nodes"]), (&4.into(), &1.into()));
+    assert_eq!(pending["allocation_nodes"], 0);
+    assert!(killed.get("cluster").is_none(), "without -M the cluster is not asked for");
+    let none = report(&args(&["--json", "-u", "nobody"]), &jobs(), now()).unwrap();
+    assert_eq!(serde_json::from_str::<serde_json::Value>(&none).unwrap()["jobs"], serde_json::json!([]));
 }
 
 #[test]
@@ -250,7 +362,12 @@ fn usage_columns_show_once_the_job_ended() {
     assert_eq!(head.lines().next().unwrap(), "  TotalCPU     MaxRSS   NTasks ");
     let v: serde_json::Value =
         serde_json::from_str(&report(&args(&["--json", "-j", "10,13"]), &all, now()).unwrap()).unwrap();
-    let first = &v["jobs"][0];
-    assert_eq!((first["user_cpu_us"].as_u64(), first["max_rss_kb"].as_u64()), (Some(61_250_000), Some(1234)));
-    assert!(v["jobs"][1].get("user_cpu_us").is_none(), "a job without figures has none");
+    let t = &v["jobs"][0]["time"];
+    assert_eq!(t["user"], serde_json::json!({ "seconds": 61, "microseconds": 250_000 }));
+    assert_eq!(t["system"], serde_json::json!({ "seconds": 1, "microseconds": 234_000 }));
+    assert_eq!(t["total"], serde_json::json!({ "seconds": 62, "microseconds": 484_000 }));
+    // MaxRSS is where Slurm keeps it: the batch step's peak, in bytes.
+    let peak = &v["jobs"][0]["steps"][0]["tres"]["requested"]["max"][0];
+    assert_eq!((&peak["type"], &peak["count"]), (&"mem".into(), &(1234 * 1024).into()));
+    assert_eq!(v["jobs"][1]["time"]["user"]["seconds"], 0, "a job without figures shows none");
 }

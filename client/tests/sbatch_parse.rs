@@ -226,8 +226,24 @@ fn sizes_and_gres() {
 
 #[test]
 fn output_lines_match_slurm() {
-    assert_eq!(accepted(42, false), "Submitted batch job 42\n");
-    assert_eq!(accepted(42, true), "42\n");
+    assert_eq!(accepted(42, false, None), "Submitted batch job 42\n");
+    assert_eq!(accepted(42, true, None), "42\n");
+    // With -M Slurm names the cluster the job went to.
+    assert_eq!(accepted(42, false, Some("spur")), "Submitted batch job 42 on cluster spur\n");
+    assert_eq!(accepted(42, true, Some("spur")), "42;spur\n");
+}
+
+#[test]
+fn clusters_are_an_option_and_a_directive() {
+    assert_eq!(submit(&["-M", "spur,all", "--wrap=true"]).unwrap().clusters, ["spur", "all"]);
+    assert_eq!(submit(&["--clusters=spur", "--wrap=true"]).unwrap().clusters, ["spur"]);
+    let sub = submit_with(&["--parsable"], "#!/bin/sh\n#SBATCH -M spur\ntrue\n").unwrap();
+    assert_eq!((sub.clusters, sub.parsable), (vec!["spur".to_string()], true));
+    assert!(submit(&["--wrap=true"]).unwrap().clusters.is_empty(), "no -M: no cluster in the reply");
+    let e = submit(&["-M", "", "--wrap=true"]).unwrap_err();
+    assert_eq!(e, "--clusters: '' names no cluster");
+    let e = submit_with(&[], "#!/bin/sh\n#SBATCH --clusters=,\ntrue\n").unwrap_err();
+    assert_eq!(e, "#SBATCH on line 2: --clusters: ',' names no cluster");
 }
 
 #[test]

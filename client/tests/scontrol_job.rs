@@ -170,9 +170,20 @@ fn show_jobs_finds_lists_and_renders_json() {
     let json = Flags { json: true, ..Flags::default() };
     let v: serde_json::Value =
         serde_json::from_str(&show_jobs(&all, Some(102), &json, NOW).unwrap()).unwrap();
-    assert_eq!(v["jobs"][0]["reason"], "QOSGrpNodeLimit");
-    assert_eq!(v["jobs"][0]["reason_detail"], "QOS gpu is at 4/4 nodes");
-    assert_eq!(v["jobs"][0]["stdout"], "/home/bob/slurm-102.out");
+    // Slurm's job_info, as squeue --json prints it.
+    let j = &v["jobs"][0];
+    assert_eq!(
+        (&j["state_reason"], &j["job_state"]),
+        (&"QOSGrpNodeLimit".into(), &serde_json::json!(["PENDING"]))
+    );
+    assert_eq!(j["state_description"], "QOS gpu is at 4/4 nodes");
+    assert_eq!(
+        (&j["standard_output"], &j["stdout_expanded"]),
+        (&"/home/bob/slurm-%j.out".into(), &"/home/bob/slurm-102.out".into())
+    );
+    assert_eq!(j["memory_per_node"], serde_json::json!({ "set": true, "infinite": false, "number": 1000 }));
+    assert_eq!((&j["tres_per_node"], &j["tasks"]["number"]), (&"gres/gpu:2".into(), &4.into()));
+    assert_eq!(v["last_update"]["number"], NOW / 1000);
 }
 
 #[test]
@@ -206,6 +217,8 @@ fn scancel_errors_name_the_argument() {
     assert!(e(&["-s", "BOGUS", "1"]).contains("'BOGUS'"));
     assert!(e(&["-t", "CD", "1"]).contains("'CD'"));
     assert!(e(&["--frob", "1"]).contains("'--frob'"));
+    assert_eq!(scancel::parse(&words(&["-M", "spur", "5"])).unwrap().clusters, ["spur"]);
+    assert_eq!(e(&["--clusters=", "5"]), "--clusters: '' names no cluster");
     assert_eq!(parse_signal("SIGTERM"), Ok(15));
     assert_eq!(parse_signal("kill"), Ok(9));
     assert!(parse_signal("0").is_err() && parse_signal("65").is_err());

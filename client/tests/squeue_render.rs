@@ -160,7 +160,67 @@ fn long_listing_and_json() {
         serde_json::from_str(&report(&args(&["--json"]), &jobs(), NOW).unwrap()).unwrap();
     let arr = v["jobs"].as_array().unwrap();
     assert_eq!(arr.len(), 3);
-    assert_eq!(arr[1]["reason_detail"], "QOS gpu is at 4/4 nodes");
-    assert_eq!(arr[1]["state_compact"], "PD");
     assert!(arr.iter().all(|j| j.get("script").is_none()));
+    assert_eq!((&v["errors"], &v["warnings"]), (&serde_json::json!([]), &serde_json::json!([])));
+    assert!(v["meta"].is_object() && v["last_update"]["set"] == true);
+}
+
+#[test]
+fn json_is_slurms_job_info() {
+    let v: serde_json::Value =
+        serde_json::from_str(&report(&args(&["--json", "-t", "all"]), &jobs(), NOW).unwrap()).unwrap();
+    let set = |n: u64| serde_json::json!({ "set": true, "infinite": false, "number": n });
+    let unset = serde_json::json!({ "set": false, "infinite": false, "number": 0 });
+    let find = |id: u64| v["jobs"].as_array().unwrap().iter().find(|j| j["job_id"] == id).unwrap().clone();
+    let (run, held, done) = (find(101), find(102), find(90));
+    assert_eq!(
+        (&run["name"], &run["user_name"], &run["account"]),
+        (&"train".into(), &"alice".into(), &"ml".into())
+    );
+    assert_eq!((&run["partition"], &run["qos"]), (&"gpu".into(), &"normal".into()));
+    assert_eq!(run["job_state"], serde_json::json!(["RUNNING"]));
+    assert_eq!((&run["nodes"], &run["node_count"], &run["cpus"]), (&"gpu[1-2]".into(), &set(2), &set(16)));
+    assert_eq!((&run["time_limit"], &run["priority"]), (&set(120), &set(900)));
+    let secs = |ms: i64| set((ms / 1000) as u64);
+    assert_eq!((&run["submit_time"], &run["start_time"]), (&secs(NOW - 600_000), &secs(NOW - 3_723_000)));
+    assert_eq!(
+        run["end_time"],
+        secs(NOW - 3_723_000 + 120 * 60_000),
+        "a running job's end is due at its limit"
+    );
+    assert_eq!(run["exit_code"]["status"], serde_json::json!(["PENDING"]), "no exit code before the end");
+    assert_eq!((&run["array_job_id"], &run["array_task_id"]), (&set(0), &unset));
+    assert_eq!(held["state_reason"], "QOSGrpNodeLimit");
+    assert_eq!(held["state_description"], "QOS gpu is at 4/4 nodes");
+    assert_eq!(held["time_limit"], serde_json::json!({ "set": false, "infinite": true, "number": 0 }));
+    assert_eq!((&held["start_time"], &held["priority"]), (&set(0), &set(2000)));
+    assert_eq!(done["exit_code"]["status"], serde_json::json!(["SUCCESS"]));
+    assert_eq!(done["exit_code"]["return_code"], set(0));
+    assert_eq!((&done["admin_comment"], &done["comment"]), (&"".into(), &"".into()));
+    let mut task = jobs()[0].clone();
+    (task.array_job_id, task.array_task_id) = (100, Some(3));
+    let v: serde_json::Value =
+        serde_json::from_str(&report(&args(&["--json"]), &[task], NOW).unwrap()).unwrap();
+    assert_eq!((&v["jobs"][0]["array_job_id"], &v["jobs"][0]["array_task_id"]), (&set(100), &set(3)));
+}
+
+#[test]
+fn clusters_name_this_cluster_or_all() {
+    assert_eq!(args(&["-M", "spur,all"]).clusters, ["spur", "all"]);
+    assert!(
+        parse(&["-M".to_string(), String::new()]).unwrap_err().contains("--clusters: '' names no cluster")
+    );
+    // The name checked at run time heads the listing, after -l's time, as Slurm prints it.
+    let mut a = args(&["-M", "spur", "-l", "-j", "101"]);
+    a.cluster = Some("spur".into());
+    let out = report(&a, &jobs(), NOW).unwrap();
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[0].ends_with(" 2024") && lines[1] == "CLUSTER: spur", "{out}");
+    assert!(lines[2].trim_start().starts_with("JOBID"), "{out}");
+    a.noheader = true;
+    assert!(!report(&a, &jobs(), NOW).unwrap().contains("CLUSTER"), "-h drops it");
+    let mut a = args(&["--json", "-M", "all"]);
+    a.cluster = Some("spur".into());
+    let v: serde_json::Value = serde_json::from_str(&report(&a, &jobs(), NOW).unwrap()).unwrap();
+    assert_eq!((&v["jobs"][0]["cluster"], &v["meta"]["slurm"]["cluster"]), (&"spur".into(), &"spur".into()));
 }

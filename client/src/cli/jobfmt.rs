@@ -1,6 +1,7 @@
 //! The job vocabulary shared by `squeue`, `scancel` and `scontrol show job`:
 //! state names (long and compact), job id lists, Slurm's two duration styles,
-//! and the `scontrol show job` record and JSON. Everything here is a pure
+//! the times and exit code accounting shows, and the `scontrol show job`
+//! record (its JSON is `jobjson`'s). Everything here is a pure
 //! function of a `pb::Job` and `now`, so the rendering is testable on fake jobs.
 
 use super::fmt::{null, record};
@@ -85,6 +86,36 @@ pub fn is(j: &pb::Job, state: &str) -> bool {
 /// The state job accounting records: a job cancelled by preemption is PREEMPTED.
 pub fn accounting_state(j: &pb::Job) -> &str {
     if j.preempted_by != 0 && is(j, "CANCELLED") { "PREEMPTED" } else { &j.state }
+}
+
+/// A pending (or requeued) job's start and end belong to an earlier run.
+pub fn waiting(j: &pb::Job) -> bool {
+    is(j, "PENDING") || is(j, "REQUEUED") || is(j, "REQUEUE_HOLD")
+}
+
+/// The start of the job's current run, as accounting shows it; 0 for none.
+pub fn run_start(j: &pb::Job) -> i64 {
+    if waiting(j) { 0 } else { j.start_ms }
+}
+
+/// The end accounting shows: only a job that has ended has one.
+pub fn ended(j: &pb::Job) -> Option<i64> {
+    (j.end_ms > 0 && !is_active(j)).then_some(j.end_ms)
+}
+
+/// Slurm shows a job that ended without starting (cancelled while pending) as starting when it ended.
+pub fn shown_start(j: &pb::Job) -> i64 {
+    match run_start(j) {
+        0 => ended(j).unwrap_or(0),
+        s => s,
+    }
+}
+
+/// The signal that killed a job (or step): the controller records a signal
+/// death as exit code -1 with the reason `killed by signal N`.
+pub fn exit_signal(j: &pb::Job) -> Option<i32> {
+    let sig = j.reason.strip_prefix("killed by signal ")?.trim().parse().ok()?;
+    (j.exit_code < 0).then_some(sig)
 }
 
 /// Seconds the job has run: none while pending, up to now while running,
@@ -362,73 +393,8 @@ fn extras_lines(spec: &pb::JobSpec) -> Vec<String> {
     out
 }
 
-/// A job as JSON, shared by `squeue --json` and `scontrol show job --json`.
-/// The script is never included: it can carry secrets and is not shown anywhere.
-pub fn job_json(j: &pb::Job, now_ms: i64) -> serde_json::Value {
-    let spec = j.spec.clone().unwrap_or_default();
-    let time = |ms: i64| (ms > 0).then(|| format_time(ms));
-    serde_json::json!({
-        "job_id": j.id, "name": j.name, "user": j.user, "account": j.account, "qos": j.qos,
-        "partition": j.partition, "state": j.state, "state_compact": compact(&j.state),
-        "reason": reason(j), "reason_detail": reason_detail(j), "priority": j.priority,
-        "time_limit_minutes": j.time_limit_minutes, "run_time_secs": run_secs(j, now_ms),
-        "submit_time": time(j.submit_ms), "start_time": time(j.start_ms), "end_time": end_ms(j).and_then(time),
-        "nodes": nodelist(j), "num_nodes": j.num_nodes, "num_cpus": j.num_cpus, "exit_code": j.exit_code,
-        "ntasks": spec.ntasks, "cpus_per_task": spec.cpus_per_task, "mem_mb": spec.mem_mb,
-        "gpus_per_node": spec.gpus_per_node, "req_nodes": spec.nodelist, "exc_nodes": spec.exclude,
-        "exclusive": spec.exclusive, "licenses": spec.licenses, "licenses_alloc": j.licenses_alloc,
-        "hold": spec.hold,
-        "requeue": spec.requeue.unwrap_or(true), "stdout": expand_path(j, &spec.stdout_path),
-        "stderr": expand_path(j, &spec.stderr_path), "comment": spec.comment, "workdir": spec.workdir,
-        "extras": extras_json(&spec),
-    })
-}
-
-/// The rarely-set options in JSON, a nested object (the macro's recursion
-/// limit caps one object's keys).
-fn extras_json(spec: &pb::JobSpec) -> serde_json::Value {
-    let time = |ms: i64| (ms > 0).then(|| format_time(ms));
-    serde_json::json!({
-        "dependency": spec.dependency, "features": spec.constraint, "nice": spec.nice,
-        "mail_type": spec.mail_type, "mail_user": spec.mail_user, "begin_time": time(spec.begin_ms),
-        "deadline": time(spec.deadline_ms), "ntasks_per_node": spec.ntasks_per_node,
-        "mem_per_cpu_mb": spec.mem_per_cpu_mb, "wckey": spec.wckey,
-    })
-}
-
-/// The signal numbers `scancel -s` accepts by name (Linux numbering).
-pub const SIGNALS: &[(&str, i32)] = &[
-    ("HUP", 1),
-    ("INT", 2),
-    ("QUIT", 3),
-    ("ABRT", 6),
-    ("KILL", 9),
-    ("USR1", 10),
-    ("USR2", 12),
-    ("ALRM", 14),
-    ("TERM", 15),
-    ("CONT", 18),
-    ("STOP", 19),
-    ("TSTP", 20),
-    ("TTIN", 21),
-    ("TTOU", 22),
-    ("XCPU", 24),
-    ("WINCH", 28),
-];
-
-/// `TERM`, `SIGTERM`, `term` or `15`. Zero is refused: on the wire it means "no signal".
-pub fn parse_signal(raw: &str) -> Result<i32, String> {
-    let t = raw.trim();
-    if let Ok(n) = t.parse::<i32>() {
-        return if (1..=64).contains(&n) { Ok(n) } else { Err(format!("invalid signal '{raw}' (1-64)")) };
-    }
-    let up = t.to_ascii_uppercase();
-    let name = up.strip_prefix("SIG").unwrap_or(&up);
-    SIGNALS.iter().find(|(n, _)| *n == name).map(|(_, v)| *v).ok_or_else(|| {
-        let known: Vec<&str> = SIGNALS.iter().map(|(n, _)| *n).collect();
-        format!("invalid signal '{raw}' (use a number or {})", known.join(", "))
-    })
-}
+/// Signal names and numbers live in the vocabulary; scancel and scontrol take them from here.
+pub use spur_vocab::signal::parse_signal;
 
 #[cfg(test)]
 mod tests {

@@ -30,7 +30,9 @@
 //!   comma lists, `%[.][width]X` format strings and padding.
 //! - [`fmt`]: a gRPC refusal as one line (`status`), `(null)`, the `Key=value`
 //!   record layout of `scontrol show`, Slurm's hostname order.
-//! - [`jobfmt`]: job states, ids, durations, signals, and the `show job` record.
+//! - [`jobfmt`]: job states, ids, durations, signals, accounting's times, and the `show job` record.
+//! - [`jobjson`]: jobs as JSON in Slurm's data_parser shapes (squeue, scontrol, sacct).
+//! - [`cluster`]: `-M/--clusters`, checked against the controller's cluster name.
 //! - [`stepfmt`]: job steps: sacct's `ID.batch`/`ID.N` rows, `show step`, `squeue -s`.
 //! - [`nodefmt`]: a node's state in Slurm's spellings, node and partition JSON
 //!   (shared by `sinfo` and `scontrol show`).
@@ -69,11 +71,13 @@
 
 pub mod args;
 pub mod audit;
+pub mod cluster;
 pub mod columns;
 pub mod fields;
 pub mod fmt;
 pub mod getopt;
 pub mod jobfmt;
+pub mod jobjson;
 pub mod jobsort;
 pub mod kv;
 pub mod listing;

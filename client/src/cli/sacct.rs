@@ -14,27 +14,31 @@
 use super::kv::list;
 
 use super::args::Parsable;
+use super::cluster;
 use super::fields::{help_format, parse_columns, prefix, print_fields};
 use super::fmt::status;
 use super::getopt::{Mode, Opt, Spec, check, switch, value};
-use super::jobfmt::{self, is};
+use super::jobfmt::{self, ended, is, run_start, shown_start, waiting};
+use super::jobjson;
 use super::stepfmt::{self, Row};
 use crate::conn::{self, Identity};
 use crate::vocab::array::{JobRef, StepRef, parse_refs};
-use crate::vocab::time::{UNLIMITED, format_limit, format_seconds};
-use crate::vocab::txn::parse_time;
-use chrono::{DateTime, Local, NaiveTime, TimeZone};
+use crate::vocab::time::{Lean, UNLIMITED, format_limit, format_seconds};
+use chrono::{DateTime, Local};
 use spur_proto::v1 as pb;
 
 pub const USAGE: &str = "\
 usage: sacct [-abnpPX] [-j ID,...] [-u USER,...] [-A ACCOUNT,...] [-r PARTITION,...] [-q QOS,...]
              [-s STATE,...] [-S TIME] [-E TIME] [-o FIELDS] [--name NAME,...] [--delimiter C] [--json]
+             [-M CLUSTER,...]
   -j, --jobs=ID,...     these jobs (of any user; the window starts at the epoch)
   -u, --user=U,... / -a, --allusers   these users' jobs / everyone's (default: your own; root: all)
   -A, --accounts  -r, --partition  -q, --qos  --name   comma lists
-  -S, --starttime=TIME  -E, --endtime=TIME   the window: YYYY-MM-DD[THH:MM[:SS]], HH:MM[:SS], today,
-                        midnight, now, now-Ndays|hours|minutes. Default midnight..now; with -j the epoch..now;
-                        with -s the instant -S (default now), so -s CD needs -S to find anything, as in Slurm
+  -S, --starttime=TIME  -E, --endtime=TIME   the window: YYYY-MM-DD[THH:MM[:SS]], MMDD[YY],
+                        MM/DD[/YY][-HH:MM[:SS]], HH:MM[:SS] (today's), today, midnight (today's), noon,
+                        now[-N[seconds|minutes|hours|days|weeks]]; a date without a year is the last one.
+                        Default midnight..now; with -j the epoch..now; with -s the instant -S (default
+                        now), so -s CD needs -S to find anything, as in Slurm
   -s, --state=S,...     PD R S CD CA F TO NF PR OOM ... (or long names): PD/R match jobs pending/running
                         at some time in the window, ended states match jobs that ended in it
   -o, --format=FIELDS   name[%width],...; a negative width left-justifies (default
@@ -43,7 +47,8 @@ usage: sacct [-abnpPX] [-j ID,...] [-u USER,...] [-A ACCOUNT,...] [-r PARTITION,
   -n, --noheader        no header                    -X, --allocations  the jobs alone, not their steps
   -j ID.STEP, ID.batch  one step of a job: srun's N, or the batch script
   -p, --parsable / -P, --parsable2   '|' delimited, with / without a trailing '|'; --delimiter=C
-  --json                the selected jobs as JSON (every field; -o is ignored)
+  --json                the selected jobs as JSON in Slurm's shape (jobs, meta, errors; -o is ignored)
+  -M, --clusters=NAME,...   this controller's cluster (or all); any other name is an error
 ExitCode is code:signal; a job killed by signal N shows 0:N, one whose shell never started -1:0.";
 
 static FLAGS: Spec<Args> = Spec { opts: OPTS, mode: Mode::Anywhere, noun: "flag" };
@@ -75,6 +80,7 @@ const OPTS: &[Opt<Args>] = &[
     value("-/name", |a, v| a.names.extend(list(&v))),
     value("-/controller", |a, v| a.controller = Some(v)),
     switch("-/usage", |a| a.help = true),
+    check("M/clusters", |a, v| cluster::parse_list(&v).map(|n| a.clusters.extend(n))),
 ];
 
 pub const DEFAULT_FORMAT: &str = "JobID,JobName,Partition,Account,AllocCPUS,State,ExitCode";
@@ -91,6 +97,8 @@ const fn f(name: &'static str, width: i32, get: fn(&Row, i64) -> String) -> Fiel
 /// In Slurm's (alphabetical) order: a typed prefix picks the first match, as sacct does.
 pub const FIELDS: &[Field] = &[
     f("Account", 10, |j, _| j.account.clone()),
+    // Spur keeps no administrator's comment (scontrol update has no AdminComment=).
+    f("AdminComment", 15, |_, _| String::new()),
     f("AllocCPUS", 10, |j, _| alloc(j, j.num_cpus)),
     f("AllocNodes", 10, |j, _| alloc(j, j.num_nodes)),
     // One task, the batch script, so its average is its peak.
@@ -142,27 +150,6 @@ pub const FIELDS: &[Field] = &[
 const ENDED: &str = "COMPLETED CANCELLED FAILED TIMEOUT NODE_FAIL PREEMPTED BOOT_FAIL DEADLINE OUT_OF_MEMORY \
     REQUEUED RESIZING REVOKED";
 
-/// A pending (or requeued) job's start and end belong to an earlier run.
-fn waiting(j: &pb::Job) -> bool {
-    is(j, "PENDING") || is(j, "REQUEUED") || is(j, "REQUEUE_HOLD")
-}
-
-fn run_start(j: &pb::Job) -> i64 {
-    if waiting(j) { 0 } else { j.start_ms }
-}
-
-pub fn ended(j: &pb::Job) -> Option<i64> {
-    (j.end_ms > 0 && !jobfmt::is_active(j)).then_some(j.end_ms)
-}
-
-/// Slurm shows a job that ended without starting (cancelled while pending) as starting when it ended.
-fn shown_start(j: &pb::Job) -> i64 {
-    match run_start(j) {
-        0 => ended(j).unwrap_or(0),
-        s => s,
-    }
-}
-
 /// What the job's processes used, once it ended and its agent measured
 /// it: empty before then (and for a job that never ran), as in Slurm.
 fn usage(j: &pb::Job, show: fn(&pb::JobUsage) -> String) -> String {
@@ -178,13 +165,11 @@ fn cpu_secs(j: &pb::Job, now: i64) -> u64 {
     jobfmt::run_secs(j, now).saturating_mul(u64::from(j.num_cpus))
 }
 
-/// `code:signal`. The controller records a signal death as exit code -1 with
-/// the reason `killed by signal N`, so the signal is read back from there.
+/// `code:signal`: a job killed by signal N is `0:N`.
 pub fn exit_code(j: &pb::Job) -> String {
-    let signal = j.reason.strip_prefix("killed by signal ").and_then(|s| s.trim().parse::<i32>().ok());
-    match signal {
-        Some(sig) if j.exit_code < 0 => format!("0:{sig}"),
-        _ => format!("{}:0", j.exit_code),
+    match jobfmt::exit_signal(j) {
+        Some(sig) => format!("0:{sig}"),
+        None => format!("{}:0", j.exit_code),
     }
 }
 
@@ -213,6 +198,10 @@ pub struct Args {
     /// `-o` and `-b`, in order; empty: SACCT_FORMAT or the default.
     pub format: Vec<String>,
     pub controller: Option<String>,
+    /// `-M`: the clusters named (this controller's, or `all`).
+    pub clusters: Vec<String>,
+    /// The controller's cluster, set when the command runs with `-M` (for the JSON).
+    pub cluster: Option<String>,
     /// The caller, set when the command runs: whose jobs are shown by default.
     pub me: String,
     /// Root sees every user's jobs by default, as in Slurm.
@@ -265,14 +254,10 @@ fn user(a: &mut Args, v: String) {
     }
 }
 
-/// Slurm's time forms Spur's parser lacks (`today`, `midnight`, `HH:MM[:SS]`), then the rest.
+/// `-S`/`-E`: Slurm's date-times read as a query's bound, as sacct reads
+/// them: `midnight`, `today` and a bare `HH:MM` are today's (not the next).
 pub fn parse_when(raw: &str, now: DateTime<Local>) -> Result<i64, String> {
-    let s = raw.trim();
-    let midnight = ["today", "midnight"].iter().any(|w| s.eq_ignore_ascii_case(w)).then_some(NaiveTime::MIN);
-    let clock = || ["%H:%M:%S", "%H:%M"].iter().find_map(|f| NaiveTime::parse_from_str(s, f).ok());
-    let Some(t) = midnight.or_else(clock) else { return parse_time(s, now) };
-    let local = Local.from_local_datetime(&now.date_naive().and_time(t)).earliest();
-    local.map(|d| d.timestamp_millis()).ok_or_else(|| format!("'{raw}' is not a local time"))
+    crate::vocab::time::parse_when(raw, now, Lean::Past)
 }
 
 impl Args {
@@ -407,34 +392,14 @@ pub fn report(a: &Args, jobs: &[pb::Job], now: DateTime<Local>) -> Result<String
     let now_ms = now.timestamp_millis();
     let shown = select(a, jobs, now)?;
     if a.json {
-        let v: Vec<serde_json::Value> = shown
-            .iter()
+        let v = (shown.iter())
             .map(|j| {
-                let mut v = jobfmt::job_json(j, now_ms);
-                v["exit_status"] = exit_code(j).into();
-                v["elapsed_secs"] = jobfmt::run_secs(j, now_ms).into();
-                if let Some(u) = j.usage.as_ref().filter(|_| ended(j).is_some()) {
-                    v["user_cpu_us"] = u.user_cpu_us.into();
-                    v["sys_cpu_us"] = u.sys_cpu_us.into();
-                    v["max_rss_kb"] = u.max_rss_kb.into();
-                }
-                if !a.allocations && !j.steps.is_empty() {
-                    v["steps"] = stepfmt::rows(j, true, &a.only_of(j.id))
-                        .iter()
-                        .filter(|r| !r.suffix.is_empty())
-                        .map(|r| {
-                            serde_json::json!({
-                                "step": r.id(), "name": r.name, "state": r.state, "exit_code": exit_code(r),
-                                "start": r.start_ms, "end": r.end_ms, "nodes": jobfmt::nodelist(r),
-                                "ntasks": r.ntasks,
-                            })
-                        })
-                        .collect();
-                }
-                v
+                let steps = if a.allocations { vec![] } else { stepfmt::rows(j, true, &a.only_of(j.id)) };
+                let steps: Vec<Row> = steps.into_iter().filter(|r| !r.suffix.is_empty()).collect();
+                jobjson::accounting(j, &steps, now_ms, a.cluster.as_deref())
             })
             .collect();
-        return Ok(serde_json::to_string_pretty(&serde_json::json!({ "jobs": v })).unwrap_or_default() + "\n");
+        return Ok(jobjson::reply(v, a.cluster.as_deref(), vec![]));
     }
     let heads: Vec<(&str, i32)> = cols.iter().map(|(f, w)| (f.0, *w)).collect();
     let rows: Vec<Vec<String>> = (shown.iter())
@@ -454,6 +419,7 @@ async fn run(mut a: Args, now: DateTime<Local>) -> Result<String, String> {
     let me = Identity::local();
     (a.me, a.root) = (me.user.clone(), me.uid == Some(0));
     let mut c = conn::connect_flag(a.controller.as_deref(), me).await?;
+    a.cluster = cluster::resolve(&mut c, &a.clusters).await?;
     let req = pb::ListRequest { filter: a.filter() };
     let jobs = c.jobs.list_jobs(req).await.map_err(status)?.into_inner().jobs;
     report(&a, &jobs, now)

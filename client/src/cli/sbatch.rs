@@ -5,17 +5,18 @@
 //! is neither a comment nor blank; the command line is applied after them, so
 //! it overrides them.
 
+use super::cluster;
 use super::fmt::status;
 use super::getopt::{Arg, Mode, Opt, Spec, check, switch, value};
 use super::submit_opts::{
-    check_mail_type, check_signal, export, open_mode, parse_gpu_count, parse_gres, parse_mem, parse_when,
+    check_mail_type, check_script, check_signal, count, export, hosts, open_mode, parse_gpu_count,
+    parse_gres, parse_mem, parse_when, yes_no,
 };
 use crate::conn::{self, Identity};
 use crate::vocab::TimeLimit;
 use crate::vocab::array::ArraySpec;
 use crate::vocab::constraint::Constraint;
 use crate::vocab::depend::Dependency;
-use crate::vocab::hostlist;
 use chrono::{DateTime, Local};
 use spur_proto::v1 as pb;
 use std::io::{IsTerminal, Read};
@@ -31,7 +32,8 @@ usage: sbatch [OPTIONS] SCRIPT | sbatch [OPTIONS] --wrap=\"COMMAND\" | sbatch [O
   -w, --nodelist=LIST      -x, --exclude=LIST       -L, --licenses=NAME[:N],...
   --priority=N             --exclusive              -H, --hold
   --requeue | --no-requeue -o, --output=PATH        -e, --error=PATH    (%j is the job id)
-  --comment=TEXT           -D, --chdir=DIR          --parsable (print only the job id)
+  --comment=TEXT           -D, --chdir=DIR          --parsable (print only the job id; ID;CLUSTER with -M)
+  -M, --clusters=NAME,...  this controller's cluster (or all); the reply names it; others are errors
 #SBATCH lines at the top of the script set defaults; the command line overrides them.";
 
 /// sbatch's options, one line each; the command line and `#SBATCH` lines both
@@ -104,6 +106,7 @@ const OPTS: &[Opt<State>] = &[
     value("e/error", |s, v| s.sub.spec.stderr_path = v),
     value("-/comment", |s, v| s.sub.spec.comment = v),
     switch("-/parsable", |s| s.sub.parsable = true),
+    check("M/clusters", |s, v| cluster::parse_list(&v).map(|n| s.sub.clusters = n)),
     value("D/chdir", |s, v| s.chdir = Some(v)),
     value("-/wrap", |s, v| s.wrap = Some(v)),
     switch("Q/quiet", |_| {}),
@@ -197,6 +200,8 @@ pub struct Submission {
     pub export: Option<String>,
     pub begin: Option<String>,
     pub deadline: Option<String>,
+    /// `-M`: the clusters named; checked against the controller's before submitting.
+    pub clusters: Vec<String>,
 }
 
 impl Submission {
@@ -226,25 +231,6 @@ struct State {
     help: bool,
 }
 
-/// A count option: a whole number from 1 to `u32::MAX`, as Slurm's fields hold.
-pub fn count(name: &str, v: &str) -> Result<u32, String> {
-    let t = v.trim();
-    match t.parse::<u32>() {
-        Ok(n) if n > 0 => Ok(n),
-        _ if name == "nodes" && t.contains('-') => {
-            Err(format!("--nodes: '{v}': node ranges are not supported; give one count"))
-        }
-        Err(e) if *e.kind() == std::num::IntErrorKind::PosOverflow => {
-            Err(format!("--{name}: '{v}' is out of range (at most {})", u32::MAX))
-        }
-        _ => Err(format!("--{name}: '{v}' is not a positive whole number")),
-    }
-}
-
-fn hosts(flag: &str, v: &str) -> Result<String, String> {
-    hostlist::count(v).map(|_| v.to_string()).map_err(|e| format!("--{flag}: {e}"))
-}
-
 /// Slurm reads 0, UNLIMITED and INFINITE as no limit. The request has no
 /// "unlimited" of its own, so they leave the limit to the controller's defaults.
 fn time(st: &mut State, v: String) -> Result<(), String> {
@@ -271,14 +257,6 @@ fn nice(st: &mut State, v: String) -> Result<(), String> {
     Ok(())
 }
 
-fn yes_no(flag: &str, v: &str) -> Result<bool, String> {
-    match v.trim().to_ascii_lowercase().as_str() {
-        "yes" | "y" => Ok(true),
-        "no" | "n" => Ok(false),
-        _ => Err(format!("--{flag}: '{v}' is not yes or no")),
-    }
-}
-
 /// Submitting as another user needs root, as in Slurm; Spur has no way to
 /// submit as another user yet, so root is told so too.
 fn not_root(flag: &str, v: &str) -> Result<(), String> {
@@ -300,25 +278,6 @@ fn nix_root() -> bool {
 fn licenses(st: &mut State, v: String) -> Result<(), String> {
     crate::vocab::licenses::parse_request(&v).map_err(|e| format!("--licenses: {e}"))?;
     st.sub.spec.licenses = v;
-    Ok(())
-}
-
-/// Slurm's checks on a script, before anything is sent.
-fn check_script(script: &str, what: &str) -> Result<(), String> {
-    if script.trim().is_empty() {
-        return Err(format!("{what} is empty"));
-    }
-    if !script.starts_with("#!") {
-        return Err(format!(
-            "{what} does not look like a batch script: the first line must start with #! and an interpreter"
-        ));
-    }
-    if script.contains('\0') {
-        return Err(format!("{what} contains a NUL character"));
-    }
-    if script.contains("\r\n") {
-        return Err(format!("{what} contains DOS line breaks (\\r\\n); convert it with dos2unix"));
-    }
     Ok(())
 }
 
@@ -417,10 +376,16 @@ fn read_script(path: Option<&str>) -> Result<String, String> {
     String::from_utf8(bytes).map_err(|_| format!("script '{}' is not UTF-8 text", path.unwrap_or("-")))
 }
 
-/// The line sbatch prints for an accepted job.
-pub fn accepted(id: u64, parsable: bool) -> String {
+/// The line sbatch prints for an accepted job; `cluster` when `-M` named
+/// one, as Slurm adds it then (`ID;CLUSTER` with `--parsable`).
+pub fn accepted(id: u64, parsable: bool, cluster: Option<&str>) -> String {
     // An array is one job id, as Slurm prints it.
-    if parsable { format!("{id}\n") } else { format!("Submitted batch job {id}\n") }
+    match (parsable, cluster) {
+        (true, None) => format!("{id}\n"),
+        (true, Some(c)) => format!("{id};{c}\n"),
+        (false, None) => format!("Submitted batch job {id}\n"),
+        (false, Some(c)) => format!("Submitted batch job {id} on cluster {c}\n"),
+    }
 }
 
 async fn run(argv: &[String]) -> Result<(String, Option<i32>), String> {
@@ -434,11 +399,12 @@ async fn run(argv: &[String]) -> Result<(String, Option<i32>), String> {
         .collect();
     sub.resolve(&env, Local::now())?;
     let mut c = conn::connect_flag(sub.controller.as_deref(), Identity::local()).await?;
+    let cluster = cluster::resolve(&mut c, &sub.clusters).await?;
     let req = pb::SubmitRequest { spec: Some(sub.spec.clone()) };
     // Slurm's wording; the controller's message carries the reason code and its facts.
     let resp = c.jobs.submit(req).await.map_err(|e| format!("Batch job submission failed: {}", status(e)))?;
     let id = resp.into_inner().job_id;
-    let line = accepted(id, sub.parsable);
+    let line = accepted(id, sub.parsable, cluster.as_deref());
     if !sub.wait {
         return Ok((line, None));
     }

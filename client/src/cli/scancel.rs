@@ -6,6 +6,7 @@
 
 use super::kv::list;
 
+use super::cluster;
 use super::fmt::status;
 use super::getopt::{Mode, Opt, Spec, check, switch, value};
 use super::jobfmt;
@@ -20,6 +21,7 @@ usage: scancel [OPTIONS] [JOB_ID[,JOB_ID...] ...]
   -t, --state=STATE          PENDING|PD, RUNNING|R or SUSPENDED|S (comma list)
   -s, --signal=SIGNAL        send SIGNAL (TERM, KILL, USR1, ... or a number) instead of cancelling
   -Q, --quiet                no error for jobs that already ended
+  -M, --clusters=NAME        this controller's cluster (or all); any other name cancels nothing
 Without job ids, every job of yours matching the filters is cancelled.";
 
 static FLAGS: Spec<Args> = Spec { opts: OPTS, mode: Mode::Anywhere, noun: "flag" };
@@ -39,6 +41,7 @@ const OPTS: &[Opt<Args>] = &[
     value("-/jobname", |a, v| a.names.extend(list(&v))),
     value("-/controller", |a, v| a.controller = Some(v)),
     switch("-/usage", |a| a.help = true),
+    check("M/clusters", |a, v| cluster::parse_list(&v).map(|n| a.clusters.extend(n))),
 ];
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -60,6 +63,8 @@ pub struct Args {
     pub quiet: bool,
     pub help: bool,
     pub controller: Option<String>,
+    /// `-M`: checked against the controller's cluster before anything is cancelled.
+    pub clusters: Vec<String>,
 }
 
 pub fn parse(argv: &[String]) -> Result<Args, String> {
@@ -216,6 +221,7 @@ async fn run(argv: &[String]) -> Result<String, Vec<String>> {
     }
     let me = Identity::local();
     let mut c = conn::connect_flag(a.controller.as_deref(), me.clone()).await.map_err(|e| vec![e])?;
+    cluster::resolve(&mut c, &a.clusters).await.map_err(|e| vec![e])?;
     let mut errs = cancel_steps(&a, &mut c).await;
     let jobs = !(a.ids.is_empty() && a.tasks.is_empty() && a.filters(&me.user).is_empty() && !a.me);
     if jobs && let Err(e) = execute(&a, &mut c, &me.user).await {

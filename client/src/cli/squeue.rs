@@ -10,9 +10,11 @@
 
 use super::kv::list;
 
+use super::cluster;
 use super::fmt::{null, status};
 use super::getopt::{Mode, Opt, Spec, check, switch, value};
 use super::jobfmt::{self, squeue_secs};
+use super::jobjson;
 pub use super::jobsort::{sort, sort_keys};
 use super::kv::{self, Item, fit_into};
 use super::listing;
@@ -22,7 +24,7 @@ use spur_proto::v1 as pb;
 
 pub const USAGE: &str = "\
 usage: squeue [-hl] [-u USER,...] [-A ACCOUNT,...] [-p PARTITION,...] [-q QOS,...] [-n NAME,...] [-t STATE,...]
-              [-j ID,...] [-o FORMAT | -O FIELDS] [-S SORT] [--me] [--json] [--controller URL]
+              [-j ID,...] [-o FORMAT | -O FIELDS] [-S SORT] [--me] [--json] [-M CLUSTER,...] [--controller URL]
   -u, --user / --me     only these users' jobs / only mine
   -A, --account  -p, --partition  -q, --qos  -j, --jobs  -n, --name   comma lists
   -r, --array           one line per pending array task (12_4, 12_5, ...) instead of 12_[4-99]
@@ -40,7 +42,8 @@ usage: squeue [-hl] [-u USER,...] [-A ACCOUNT,...] [-p PARTITION,...] [-q QOS,..
   -O, --Format=FIELDS   JobID,Name:30,UserName,Account,QOS,Partition,Priority,StateCompact,State,
       NodeList,Reason,ReasonList,TimeUsed,TimeLimit,TimeLeft,NumNodes,NumCPUs,StartTime,SubmitTime,
       EndTime,Comment,Licenses,...  (name[:[.]width], default width 20)
-  --json                the selected jobs as JSON";
+  --json                the selected jobs as JSON in Slurm's shape (jobs, meta, errors)
+  -M, --clusters=NAME,...   this controller's cluster (or all), named in a CLUSTER: line; others are errors";
 
 static FLAGS: Spec<Args> = Spec { opts: OPTS, mode: Mode::Anywhere, noun: "flag" };
 const OPTS: &[Opt<Args>] = &[
@@ -63,6 +66,7 @@ const OPTS: &[Opt<Args>] = &[
     switch("-/me", |a| a.me = true),
     switch("s/steps", |a| a.steps = true),
     switch("-/json", |a| a.json = true),
+    check("M/clusters", |a, v| cluster::parse_list(&v).map(|n| a.clusters.extend(n))),
     value("-/controller", |a, v| a.controller = Some(v)),
     switch("-/help", |a| a.help = true),
     switch("-/usage", |a| a.help = true),
@@ -156,6 +160,10 @@ pub struct Args {
     pub controller: Option<String>,
     /// `-s/--steps`: the running job steps instead (Slurm's STEPID NAME PARTITION USER TIME NODELIST).
     pub steps: bool,
+    /// `-M`: the clusters named (this controller's, or `all`).
+    pub clusters: Vec<String>,
+    /// The controller's cluster, set when the command runs with `-M`.
+    pub cluster: Option<String>,
 }
 
 pub fn parse(argv: &[String]) -> Result<Args, String> {
@@ -362,15 +370,9 @@ pub fn report(a: &Args, jobs: &[pb::Job], now_ms: i64) -> Result<String, String>
     let mut shown: Vec<&pb::Job> = jobs.iter().filter(|j| a.keep(j)).collect();
     sort(&mut shown, &sort_keys(a.sort.as_deref().unwrap_or(DEFAULT_SORT))?, now_ms);
     if a.json {
-        let v: Vec<serde_json::Value> = shown.iter().map(|j| jobfmt::job_json(j, now_ms)).collect();
-        return Ok(serde_json::to_string_pretty(&serde_json::json!({ "jobs": v })).unwrap_or_default() + "\n");
+        return Ok(jobjson::job_info_reply(&shown, now_ms, a.cluster.as_deref()));
     }
-    let mut out = String::new();
-    if a.long && !a.noheader {
-        // squeue -l opens with the time of the listing, in ctime's layout (a header, so -h drops it).
-        let t = chrono::DateTime::from_timestamp_millis(now_ms).unwrap_or_default();
-        out += &format!("{}\n", t.with_timezone(&chrono::Local).format("%a %b %e %H:%M:%S %Y"));
-    }
+    let mut out = heading(a, now_ms);
     if !a.noheader {
         lines(&mut out, &items, &[None], now_ms);
     }
@@ -383,6 +385,21 @@ pub fn report(a: &Args, jobs: &[pb::Job], now_ms: i64) -> Result<String, String>
     out.reserve(parts.iter().map(String::len).sum());
     parts.iter().for_each(|p| out.push_str(p));
     Ok(out)
+}
+
+/// What comes before the header: `-l`'s time of the listing (in ctime's
+/// layout), then with `-M` the cluster's name, as Slurm prints them; `-h`
+/// drops both.
+pub fn heading(a: &Args, now_ms: i64) -> String {
+    let mut out = String::new();
+    if a.long && !a.noheader {
+        let t = chrono::DateTime::from_timestamp_millis(now_ms).unwrap_or_default();
+        out += &format!("{}\n", t.with_timezone(&chrono::Local).format("%a %b %e %H:%M:%S %Y"));
+    }
+    if let Some(c) = a.cluster.as_deref().filter(|_| !a.noheader) {
+        out += &format!("CLUSTER: {c}\n");
+    }
+    out
 }
 
 /// Lines written straight into `out`, cell by cell; `None` is the header.
@@ -425,12 +442,14 @@ async fn run(mut a: Args) -> Result<String, String> {
         a.users.push(Identity::local().user);
     }
     let mut c = conn::connect_flag(a.controller.as_deref(), Identity::local()).await?;
+    a.cluster = cluster::resolve(&mut c, &a.clusters).await?;
     if a.steps {
         let mut filter = a.filter();
         filter.retain(|kv| kv.key != "state" && kv.key != "view");
         filter.push(pb::KeyValue { key: "state".into(), value: "RUNNING,SUSPENDED".into() });
         let jobs = c.jobs.list_jobs(pb::ListRequest { filter }).await.map_err(status)?.into_inner().jobs;
-        return Ok(super::stepfmt::squeue(&jobs, chrono::Utc::now().timestamp_millis(), !a.noheader));
+        let now_ms = chrono::Utc::now().timestamp_millis();
+        return Ok(heading(&a, now_ms) + &super::stepfmt::squeue(&jobs, now_ms, !a.noheader));
     }
     let req = pb::ListRequest { filter: a.filter() };
     let jobs = if a.brief() {

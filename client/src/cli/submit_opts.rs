@@ -1,9 +1,13 @@
-//! The values of sbatch's options that need more than a number: sizes,
-//! GRES, `--export`, `--signal`, `--mail-type`, `--open-mode`, and the
-//! date forms of `--begin`/`--deadline`. Pure: the environment and the
-//! clock come from the caller.
+//! The values of sbatch's options: counts, host lists, sizes, GRES,
+//! `--export`, `--signal`, `--mail-type`, `--open-mode`, and
+//! `--begin`/`--deadline` (Slurm's date-times, parsed in spur-vocab); and
+//! Slurm's checks on a batch script. Pure: the environment and the clock
+//! come from the caller.
 
-use chrono::{DateTime, Datelike, Duration, Local, NaiveDate, NaiveTime, TimeZone};
+use crate::vocab::hostlist;
+use crate::vocab::time::Lean;
+use chrono::{DateTime, Local};
+use spur_vocab::signal::WarnSignal;
 
 /// `--mem`/`--mem-per-cpu`: MB by default; K, M, G, T suffixes (powers of
 /// 1024) with an optional B (`1GB`), rounded up to whole MB.
@@ -30,6 +34,54 @@ pub fn parse_mem(flag: &str, v: &str) -> Result<u64, String> {
     }
     let n: u64 = num.parse().map_err(|_| bad())?;
     if shift < 0 { Ok(n.div_ceil(1024)) } else { n.checked_mul(1 << shift).ok_or_else(bad) }
+}
+
+/// A count option: a whole number from 1 to `u32::MAX`, as Slurm's fields hold.
+pub fn count(name: &str, v: &str) -> Result<u32, String> {
+    let t = v.trim();
+    match t.parse::<u32>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ if name == "nodes" && t.contains('-') => {
+            Err(format!("--nodes: '{v}': node ranges are not supported; give one count"))
+        }
+        Err(e) if *e.kind() == std::num::IntErrorKind::PosOverflow => {
+            Err(format!("--{name}: '{v}' is out of range (at most {})", u32::MAX))
+        }
+        _ => Err(format!("--{name}: '{v}' is not a positive whole number")),
+    }
+}
+
+/// A host list option, checked as a hostlist and kept as given.
+pub fn hosts(flag: &str, v: &str) -> Result<String, String> {
+    hostlist::count(v).map(|_| v.to_string()).map_err(|e| format!("--{flag}: {e}"))
+}
+
+/// A yes/no option's value (`y`, `no`, any case).
+pub fn yes_no(flag: &str, v: &str) -> Result<bool, String> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "yes" | "y" => Ok(true),
+        "no" | "n" => Ok(false),
+        _ => Err(format!("--{flag}: '{v}' is not yes or no")),
+    }
+}
+
+/// Slurm's checks on a script, before anything is sent.
+pub fn check_script(script: &str, what: &str) -> Result<(), String> {
+    if script.trim().is_empty() {
+        return Err(format!("{what} is empty"));
+    }
+    if !script.starts_with("#!") {
+        return Err(format!(
+            "{what} does not look like a batch script: the first line must start with #! and an interpreter"
+        ));
+    }
+    if script.contains('\0') {
+        return Err(format!("{what} contains a NUL character"));
+    }
+    if script.contains("\r\n") {
+        return Err(format!("{what} contains DOS line breaks (\\r\\n); convert it with dos2unix"));
+    }
+    Ok(())
 }
 
 /// `--gres=gpu:N` (or `gpu`, `gres/gpu:N`, `none`): GPUs per node.
@@ -112,54 +164,15 @@ pub fn export(spec: &str, env: &[(String, String)]) -> Result<Vec<(String, Strin
     Ok(out)
 }
 
-/// `--signal=[{R|B}:]SIG[@secs]`: checked, kept as given.
+/// `--signal=[{R|B}:]SIG[@secs]`: checked, kept as given (the controller
+/// parses it again with the same [`WarnSignal`] to act on it).
 pub fn check_signal(v: &str) -> Result<String, String> {
-    let t = v.trim();
-    let body = t.split_once(':').map_or(t, |(pre, rest)| match pre {
-        "B" | "R" | "RB" | "BR" => rest,
-        _ => t,
-    });
-    let (sig, secs) = body.split_once('@').map_or((body, None), |(s, n)| (s, Some(n)));
-    let named = sig.strip_prefix("SIG").unwrap_or(sig);
-    let known = sig.parse::<u8>().is_ok_and(|n| (1..=64).contains(&n))
-        || [
-            "HUP", "INT", "QUIT", "KILL", "USR1", "USR2", "TERM", "CONT", "STOP", "ALRM", "TSTP", "URG",
-            "XCPU",
-        ]
-        .contains(&named.to_ascii_uppercase().as_str());
-    if !known {
-        return Err(format!("--signal: '{v}': '{sig}' is not a signal"));
-    }
-    if let Some(n) = secs
-        && n.parse::<u16>().map_or(true, |n| n > 65_533)
-    {
-        return Err(format!("--signal: '{v}': '@{n}' is not a number of seconds (0 to 65533)"));
-    }
-    Ok(t.to_string())
+    WarnSignal::parse(v).map(|_| v.trim().to_string()).map_err(|e| format!("--signal: {e}"))
 }
 
 /// `--mail-type`: Slurm's names, as a comma list; checked, kept as given.
 pub fn check_mail_type(v: &str) -> Result<String, String> {
-    const TYPES: &[&str] = &[
-        "NONE",
-        "BEGIN",
-        "END",
-        "FAIL",
-        "REQUEUE",
-        "ALL",
-        "INVALID_DEPEND",
-        "STAGE_OUT",
-        "TIME_LIMIT",
-        "TIME_LIMIT_90",
-        "TIME_LIMIT_80",
-        "TIME_LIMIT_50",
-        "ARRAY_TASKS",
-    ];
-    for t in v.split(',').map(str::trim) {
-        if !TYPES.contains(&t.to_ascii_uppercase().as_str()) {
-            return Err(format!("--mail-type: '{t}' is not one of {}", TYPES.join(", ")));
-        }
-    }
+    spur_vocab::mail::MailTypes::parse(v).map_err(|e| format!("--mail-type: {e}"))?;
     Ok(v.trim().to_ascii_uppercase())
 }
 
@@ -172,87 +185,11 @@ pub fn open_mode(v: &str) -> Result<String, String> {
     }
 }
 
-/// `--begin`/`--deadline`: Slurm's forms, as Unix ms in local time:
-/// `now[+N[seconds|minutes|hours|days|weeks]]`, `HH:MM[:SS]` (the next such
-/// time), `midnight`, `noon`, `fika` (15:00), `teatime` (16:00), `today`,
-/// `tomorrow`, `YYYY-MM-DD[THH:MM[:SS]]`, `MMDD[YY]`, `MM/DD[/YY]` and
-/// `MM.DD[.YY]`, each of the last with an optional `THH:MM[:SS]`.
+/// `--begin`/`--deadline` (and scontrol's `StartTime=`): Slurm's
+/// date-times read as a request's, so a bare hour or `midnight` is the next
+/// one; as Unix ms in local time.
 pub fn parse_when(flag: &str, raw: &str, now: DateTime<Local>) -> Result<i64, String> {
-    let bad = || {
-        format!(
-            "--{flag}: '{raw}' is not a time (now+N[units], HH:MM[:SS], YYYY-MM-DD[THH:MM[:SS]], MM/DD[/YY], MMDD[YY], midnight, noon, today, tomorrow)"
-        )
-    };
-    let s = raw.trim().to_ascii_lowercase();
-    let local = |d: NaiveDate, t: NaiveTime| {
-        Local.from_local_datetime(&d.and_time(t)).earliest().map(|x| x.timestamp_millis()).ok_or_else(bad)
-    };
-    let today = now.date_naive();
-    if let Some(rest) = s.strip_prefix("now") {
-        let rest = rest.trim_start_matches('+');
-        if rest.is_empty() {
-            return Ok(now.timestamp_millis());
-        }
-        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-        let n: i64 = digits.parse().map_err(|_| bad())?;
-        let unit = match &rest[digits.len()..] {
-            "" | "s" | "sec" | "secs" | "second" | "seconds" => 1,
-            "m" | "min" | "mins" | "minute" | "minutes" => 60,
-            "h" | "hour" | "hours" => 3600,
-            "d" | "day" | "days" => 86_400,
-            "w" | "week" | "weeks" => 604_800,
-            _ => return Err(bad()),
-        };
-        let ms = n.checked_mul(unit * 1000).and_then(|d| now.timestamp_millis().checked_add(d));
-        return ms.ok_or_else(bad);
-    }
-    let hm = |h, m| NaiveTime::from_hms_opt(h, m, 0).ok_or_else(bad);
-    let named = match s.as_str() {
-        "today" => Some((today, NaiveTime::MIN)),
-        "midnight" | "tomorrow" => Some((today + Duration::days(1), NaiveTime::MIN)),
-        "noon" => Some((today, hm(12, 0)?)),
-        "fika" => Some((today, hm(15, 0)?)),
-        "teatime" => Some((today, hm(16, 0)?)),
-        _ => None,
-    };
-    if let Some((d, t)) = named {
-        // A named hour already past today is tomorrow's, as Slurm reads it.
-        let ms = local(d, t)?;
-        return if ms < now.timestamp_millis() && s != "today" {
-            local(d + Duration::days(1), t)
-        } else {
-            Ok(ms)
-        };
-    }
-    let clock = |t: &str| ["%H:%M:%S", "%H:%M"].iter().find_map(|f| NaiveTime::parse_from_str(t, f).ok());
-    if let Some(t) = clock(&s) {
-        let ms = local(today, t)?;
-        return if ms <= now.timestamp_millis() { local(today + Duration::days(1), t) } else { Ok(ms) };
-    }
-    let (date, time) = s.split_once('t').map_or((s.as_str(), None), |(d, t)| (d, Some(t)));
-    let time = match time {
-        Some(t) => clock(t).ok_or_else(bad)?,
-        None => NaiveTime::MIN,
-    };
-    let year = |yy: &str| yy.parse::<i32>().ok().map(|y| if yy.len() == 2 { 2000 + y } else { y });
-    let d = if let Ok(d) = NaiveDate::parse_from_str(date, "%Y-%m-%d") {
-        d
-    } else {
-        let parts: Vec<&str> = if date.contains(['/', '.']) {
-            date.split(['/', '.']).collect()
-        } else if date.len() == 4 || date.len() == 6 {
-            vec![&date[..2], &date[2..4], &date[4..]].into_iter().filter(|p| !p.is_empty()).collect()
-        } else {
-            return Err(bad());
-        };
-        let (m, dd) = (parts[0].parse().map_err(|_| bad())?, parts.get(1).and_then(|d| d.parse().ok()));
-        let y = match parts.get(2) {
-            Some(yy) => year(yy).ok_or_else(bad)?,
-            None => today.year(),
-        };
-        NaiveDate::from_ymd_opt(y, m, dd.ok_or_else(bad)?).ok_or_else(bad)?
-    };
-    local(d, time)
+    crate::vocab::time::parse_when(raw, now, Lean::Future).map_err(|e| format!("--{flag}: {e}"))
 }
 
 #[cfg(test)]
@@ -305,25 +242,21 @@ mod tests {
     }
 
     #[test]
-    fn begin_reads_slurms_date_forms() {
+    fn begin_leans_to_the_future_and_names_the_flag() {
+        use chrono::TimeZone;
         let now = Local.with_ymd_and_hms(2026, 3, 10, 14, 30, 0).unwrap();
         let at = |y, m, d, h, mi| Local.with_ymd_and_hms(y, m, d, h, mi, 0).unwrap().timestamp_millis();
         let w = |s: &str| parse_when("begin", s, now).unwrap();
-        assert_eq!(w("now"), now.timestamp_millis());
-        assert_eq!(w("now+60"), now.timestamp_millis() + 60_000);
         assert_eq!(w("now+2hours"), now.timestamp_millis() + 7_200_000);
-        assert_eq!(w("16:00"), at(2026, 3, 10, 16, 0));
         assert_eq!(w("10:00"), at(2026, 3, 11, 10, 0), "a past hour is tomorrow's");
-        assert_eq!(w("noon"), at(2026, 3, 11, 12, 0));
-        assert_eq!(w("teatime"), at(2026, 3, 10, 16, 0));
         assert_eq!(w("midnight"), at(2026, 3, 11, 0, 0));
-        assert_eq!(w("tomorrow"), at(2026, 3, 11, 0, 0));
-        assert_eq!(w("2026-04-01T08:15"), at(2026, 4, 1, 8, 15));
         assert_eq!(w("0401"), at(2026, 4, 1, 0, 0));
-        assert_eq!(w("040127"), at(2027, 4, 1, 0, 0));
         assert_eq!(w("04/01/27T09:00"), at(2027, 4, 1, 9, 0));
         for bad in ["later", "now+5fortnights", "13/45", "25:00", "2026-02-30"] {
-            assert!(parse_when("begin", bad, now).unwrap_err().starts_with("--begin: "), "{bad}");
+            assert!(
+                parse_when("begin", bad, now).unwrap_err().starts_with(&format!("--begin: '{bad}'")),
+                "{bad}"
+            );
         }
     }
 }

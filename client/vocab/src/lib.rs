@@ -12,10 +12,13 @@
 //!   sbatch's `-o/-e` filename patterns.
 //! - [`keys`]: every sacctmgr key with aliases and value kind; the one parser.
 //! - [`licenses`]: `-L` requests with plugin arguments, and `LicensesAlloc`.
+//! - [`mail`]: `--mail-type` names and which of a job's changes they mail.
 //! - [`names`]: preempt modes, admin levels, QOS flags.
 //! - [`nodestate`]: node state names for scontrol and sinfo.
 //! - [`reason`]: the pending and reject reason codes.
-//! - [`time`]: minutes/seconds in Slurm's formats, the one [`TimeLimit`].
+//! - [`signal`]: signal names, and sbatch's `--signal` warning before the time limit.
+//! - [`time`]: minutes/seconds in Slurm's formats, the one [`TimeLimit`],
+//!   and Slurm's date-times (`parse_when`: sacct's window, sbatch's `--begin`).
 //! - [`tres`]: the built-in TRES table and TRES strings.
 //! - [`txn`]: `show txn` filters, peer matching and Slurm times.
 //!
@@ -39,18 +42,24 @@ mod jobs_impl;
 mod keys_impl;
 #[path = "licenses.rs"]
 mod licenses_impl;
+#[path = "mail.rs"]
+mod mail_impl;
 #[path = "names.rs"]
 mod names_impl;
 #[path = "nodestate.rs"]
 mod nodestate_impl;
 #[path = "reason.rs"]
 mod reason_impl;
+#[path = "signal.rs"]
+mod signal_impl;
 #[path = "time.rs"]
 mod time_impl;
 #[path = "tres.rs"]
 mod tres_impl;
 #[path = "txn.rs"]
 mod txn_impl;
+#[path = "when.rs"]
+mod when_impl;
 
 /// Job arrays and job references with task and step parts.
 pub mod array {
@@ -93,6 +102,11 @@ pub mod licenses {
     pub use crate::licenses_impl::{LicenseAlloc, LicenseReq, format_allocs, parse_request};
 }
 
+/// `--mail-type` names, parsed.
+pub mod mail {
+    pub use crate::mail_impl::{MAIL_TYPES, MailTypes};
+}
+
 /// Preempt modes, admin levels and QOS flags.
 pub mod names {
     pub use crate::names_impl::{AdminLevel, PreemptMode, QosFlags};
@@ -108,12 +122,18 @@ pub mod reason {
     pub use crate::reason_impl::ReasonCode;
 }
 
-/// Slurm's time formats and the one time-limit type.
+/// Signal names and `--signal=[{R|B}:]SIG[@secs]`.
+pub mod signal {
+    pub use crate::signal_impl::{DEFAULT_WARN_SECS, MAX_WARN_SECS, SIGNALS, WarnSignal, parse_signal};
+}
+
+/// Slurm's time formats, the one time-limit type, and Slurm's date-times.
 pub mod time {
     pub use crate::time_impl::{
         MAX_TIME_LIMIT_MINUTES, TimeLimit, UNLIMITED, check_limit, format_limit, format_minutes,
         format_seconds, parse_limit, parse_minutes, parse_seconds, squeue_secs, squeue_secs_into,
     };
+    pub use crate::when_impl::{Lean, parse_when};
 }
 
 /// The built-in TRES table and TRES strings.

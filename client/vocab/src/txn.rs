@@ -3,7 +3,7 @@
 //! Peer=, Start=, End=, limit=.
 
 use crate::keys_impl::KeyError;
-use chrono::{DateTime, Local, NaiveDate, NaiveDateTime, TimeZone};
+use chrono::{DateTime, Local, TimeZone};
 
 /// Rows shown when no limit is given.
 pub const DEFAULT_LIMIT: i64 = 1000;
@@ -139,36 +139,10 @@ pub fn peer_matches(want: &str, stored: &str) -> bool {
     stored == exact || port_after(&plain) || port_after(&bracketed)
 }
 
-/// `YYYY-MM-DD`, `YYYY-MM-DDTHH:MM[:SS]`, `now`, `now-Ndays`, `now-Nhours`,
-/// `now-Nminutes`, in local time, as epoch milliseconds.
+/// A `Start=`/`End=` bound: Slurm's date-times read as a query's (a bare
+/// time is today's), as epoch milliseconds.
 pub fn parse_time(raw: &str, now: DateTime<Local>) -> Result<i64, String> {
-    let s = raw.trim();
-    let bad =
-        || format!("'{raw}' is not a time (YYYY-MM-DD, YYYY-MM-DDTHH:MM:SS, now, now-Ndays, now-Nhours)");
-    if s.eq_ignore_ascii_case("now") {
-        return Ok(now.timestamp_millis());
-    }
-    if let Some(rest) = s.strip_prefix("now-") {
-        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-        let n: i64 = digits.parse().map_err(|_| bad())?;
-        let unit = match &rest[digits.len()..] {
-            "days" | "day" | "d" => 86_400_000,
-            "hours" | "hour" | "h" => 3_600_000,
-            "minutes" | "minute" | "m" => 60_000,
-            _ => return Err(bad()),
-        };
-        // Checked: `now-99999999999999days` is an error, not an overflow.
-        return n.checked_mul(unit).and_then(|back| now.timestamp_millis().checked_sub(back)).ok_or_else(bad);
-    }
-    let naive = if let Ok(d) = NaiveDate::parse_from_str(s, "%Y-%m-%d") {
-        d.and_hms_opt(0, 0, 0).ok_or_else(bad)?
-    } else {
-        ["%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M:%S"]
-            .iter()
-            .find_map(|f| NaiveDateTime::parse_from_str(s, f).ok())
-            .ok_or_else(bad)?
-    };
-    Local.from_local_datetime(&naive).earliest().map(|t| t.timestamp_millis()).ok_or_else(bad)
+    crate::when_impl::parse_when(raw, now, crate::when_impl::Lean::Past)
 }
 
 /// Slurm's `%FT%T`, in local time.

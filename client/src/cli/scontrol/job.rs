@@ -6,6 +6,7 @@
 use super::command::{Command, Flags};
 use crate::cli::fmt::status;
 use crate::cli::jobfmt;
+use crate::cli::jobjson;
 use crate::cli::kv::{self, Pair};
 use crate::cli::submit_opts::{check_mail_type, parse_when};
 use crate::conn::Clients;
@@ -145,8 +146,7 @@ pub fn show_jobs(all: &[pb::Job], id: Option<u64>, f: &Flags, now_ms: i64) -> Re
         return Err(format!("job {i} not found (Invalid job id specified)"));
     }
     if f.json {
-        let v: Vec<serde_json::Value> = jobs.iter().map(|j| jobfmt::job_json(j, now_ms)).collect();
-        return Ok(serde_json::to_string_pretty(&serde_json::json!({ "jobs": v })).unwrap_or_default() + "\n");
+        return Ok(jobjson::job_info_reply(&jobs, now_ms, None));
     }
     if jobs.is_empty() {
         return Ok("No jobs in the system\n".into());
