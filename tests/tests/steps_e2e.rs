@@ -193,3 +193,28 @@ fn a_second_ctrl_c_cancels_the_step() {
 fn pgrep(marker: &str) -> bool {
     std::process::Command::new("pgrep").args(["-f", marker]).output().is_ok_and(|o| o.status.success())
 }
+
+#[test]
+fn the_signal_option_warns_the_steps_or_the_batch_shell_before_the_time_limit() {
+    let e = start();
+    // A one-minute limit with the warning 58 s before it: due two seconds in.
+    let steps = "#!/bin/bash\n#SBATCH -t 1 --signal=USR2@58 -o warn-steps.out\n\
+        trap 'echo shell-got-usr2' USR2\n\
+        srun bash -c \"trap 'echo step-got-usr2; exit 0' USR2; while :; do sleep 0.1; done\"\n\
+        echo after=$?\n";
+    let a = submit(&e, "warn-steps.sh", steps, &[]);
+    let shell = "#!/bin/bash\n#SBATCH -t 1 --signal=B:USR1@58 -o warn-shell.out\n\
+        trap 'echo shell-got-usr1; exit 0' USR1\n\
+        srun bash -c \"trap 'echo step-got-usr1' USR1; sleep 600\" &\n\
+        while :; do sleep 0.1; done\n";
+    let b = submit(&e, "warn-shell.sh", shell, &[]);
+    e.wait_field(a, "%T", "COMPLETED");
+    let out = output(&e, "warn-steps.out");
+    // The step's whole group gets it, as in Slurm (bash reports its sleep's death too).
+    assert!(out.contains("step-got-usr2\nafter=0"), "{out}");
+    assert!(!out.contains("shell-got-usr2"), "the steps, not the batch shell: {out}");
+    wait_for("the shell's trap", || output(&e, "warn-shell.out").contains("shell-got-usr1").then_some(()));
+    assert!(!output(&e, "warn-shell.out").contains("step-got-usr1"), "B: the batch shell alone");
+    e.ok("scancel", &b.to_string());
+    wait_for("no step left", || (!pgrep("^[^ ]*sleep 600$")).then_some(()));
+}

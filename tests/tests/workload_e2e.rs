@@ -172,3 +172,46 @@ fn a_dependency_outlives_its_targets_purge_and_a_controller_restart() {
     // Purged as soon as it ends: sacct has it.
     wait_for("the job behind ran", || (sacct_state(&e.c.url, behind) == "COMPLETED").then_some(()));
 }
+
+#[test]
+fn mail_types_run_the_mail_program_with_slurm_s_subjects() {
+    let mail = "#!/bin/sh\necho \"$SLURM_JOB_MAIL_TYPE|$SLURM_JOB_ID|$1|$2|$3\" >> \"$(dirname \"$0\")/mails.log\"\n";
+    let toml = ClusterToml::new()
+        .heartbeat(1)
+        .node_timeout(5)
+        .interval(1)
+        .nodes("node[01-02]", 4, 8192)
+        .partition("batch", "node[01-02]")
+        .set("mail", "program", "mail.sh");
+    let e = Cluster::start(&toml.build(), &[("mail.sh", mail)], "node[01-02]", 2);
+    e.ok("sacctmgr", "-i add user name=root account=ml");
+    let prog = e.dir.path().join("mail.sh");
+    std::fs::set_permissions(&prog, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let a = e.sbatch(&[
+        "--mail-type=BEGIN,END",
+        "--mail-user=ops@example.org",
+        "-J",
+        "mailed",
+        "--wrap",
+        "exit 3",
+    ]);
+    let b = e.sbatch(&["--mail-type=FAIL", "--wrap", "true"]);
+    let c = e.sbatch(&["--wrap", "true"]);
+    for id in [a, b, c] {
+        wait_for("the job to end", || (!sacct_state(&e.c.url, id).ends_with("ING")).then_some(()));
+    }
+    let mails = wait_for("two mails", || {
+        let log = output(&e, "mails.log");
+        (log.lines().count() >= 2).then_some(log)
+    });
+    let mut lines: Vec<&str> = mails.lines().collect();
+    lines.sort();
+    assert_eq!(lines.len(), 2, "b succeeded (FAIL only) and c asked for none: {mails}");
+    let began = format!("Began|{a}|-s|Slurm Job_id={a} Name=mailed Began, Queued time 00:00:0");
+    assert!(lines[0].starts_with(&began) && lines[0].ends_with("|ops@example.org"), "{mails}");
+    assert!(
+        lines[1].starts_with(&format!("Failed|{a}|-s|Slurm Job_id={a} Name=mailed Failed, Run time "))
+            && lines[1].ends_with(", FAILED, ExitCode 3|ops@example.org"),
+        "{mails}"
+    );
+}

@@ -183,6 +183,20 @@ impl Executor {
         });
     }
 
+    /// Sends `signal` to the job's batch shell alone (the leader of its
+    /// group), as `--signal=B:` asks: its children and steps are left be.
+    /// False when the job is not running here.
+    pub fn signal_shell(&self, job_id: u64, signal: i32) -> bool {
+        let Some(pgid) = self.lock().get(&job_id).map(|r| r.pgid) else { return false };
+        match Signal::try_from(signal) {
+            Ok(sig) => {
+                let _ = nix::sys::signal::kill(Pid::from_raw(pgid), sig);
+            }
+            Err(_) => tracing::warn!(job = job_id, signal, "not a signal number"),
+        }
+        true
+    }
+
     /// Sends `signal` to the job's process group; with `kill_wait` above
     /// zero, SIGKILLs what is left of it after that long. False when the job
     /// is not running here.

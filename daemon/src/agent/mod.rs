@@ -229,6 +229,13 @@ async fn session(
                 Ok(Some(pb::AgentCommand { cmd: Some(pb::agent_command::Cmd::Launch(l)) })) => {
                     exec.launch(l, ended_tx.clone()).await
                 }
+                Ok(Some(pb::AgentCommand { cmd: Some(pb::agent_command::Cmd::Signal(s)) }))
+                    if s.batch_shell_only =>
+                {
+                    if !exec.signal_shell(s.job_id, s.signal) {
+                        tracing::warn!(job = s.job_id, "signal for a job that is not running here");
+                    }
+                }
                 Ok(Some(pb::AgentCommand { cmd: Some(pb::agent_command::Cmd::Signal(s)) })) => {
                     if !exec.signal(s.job_id, s.signal, Duration::from_secs(u64::from(s.kill_wait_secs))) {
                         tracing::warn!(job = s.job_id, "signal for a job that is not running here");

@@ -32,6 +32,8 @@ pub struct Config {
     #[serde(default)]
     pub metrics: MetricsConfig,
     #[serde(default)]
+    pub mail: MailConfig,
+    #[serde(default)]
     pub scheduler: SchedulerConfig,
     #[serde(default)]
     pub nodes: Vec<NodeConfig>,
@@ -173,6 +175,23 @@ pub struct MetricsConfig {
     pub listen_addr: String,
 }
 
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MailConfig {
+    /// Slurm's MailProg: run as `program -s SUBJECT RECIPIENT` for each mail
+    /// a job's `--mail-type` asks for. Unset: no mail is sent. Relative to
+    /// the config file's directory.
+    #[serde(default)]
+    pub program: Option<PathBuf>,
+}
+
+impl MailConfig {
+    /// The program to run, resolved against `base`; None when unset.
+    pub fn resolved(&self, base: &Path) -> Option<PathBuf> {
+        self.program.as_ref().map(|p| base.join(p))
+    }
+}
+
 fn default_cluster_name() -> String {
     "spur".into()
 }
@@ -220,6 +239,7 @@ impl Default for Config {
             admission: AdmissionConfig::default(),
             logging: LoggingConfig::default(),
             metrics: MetricsConfig::default(),
+            mail: MailConfig::default(),
             scheduler: SchedulerConfig::default(),
             nodes: vec![],
             partitions: vec![],
@@ -251,6 +271,10 @@ impl Config {
         // A key file too short is as much a config error as a literal key.
         cfg.jwt_secret()?;
         cfg.load_resources()?;
+        if let Some(p) = cfg.mail.resolved(&cfg.base_dir).filter(|p| !p.is_file()) {
+            let msg = format!("key 'mail.program': '{}' is not a file", p.display());
+            return Err(ConfigError::Invalid { file, msg });
+        }
         Ok(cfg)
     }
 
@@ -311,6 +335,9 @@ impl Config {
             if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c)) {
                 return Err(format!("key 'licenses.{name}': a license name is letters, digits, _ - or ."));
             }
+        }
+        if self.mail.program.as_ref().is_some_and(|p| p.as_os_str().is_empty()) {
+            return Err("key 'mail.program': must not be empty (leave it out to send no mail)".into());
         }
         if self.cluster_name.trim().is_empty() {
             return Err("key 'cluster_name': must not be empty".into());

@@ -15,6 +15,7 @@ use crate::error::{Error, Result};
 use crate::store::now_ms;
 use spur_proto::v1 as pb;
 use spur_vocab::JobState;
+use spur_vocab::signal::WarnSignal;
 use std::collections::HashSet;
 
 /// How many jobs one write of a bulk cancel carries: memory follows the
@@ -142,6 +143,34 @@ impl Queue {
         fx
     }
 
+    /// sbatch's `--signal`: once a run, `secs` before the time limit, the
+    /// job's steps on every node get the signal (with `B:`, its batch
+    /// shell alone). The mark is persisted first, so a restart never sends
+    /// it twice. Nothing for a job without a limit or a warning, or not yet due.
+    pub fn warn(&self, id: u64, now: i64) -> Effects {
+        let mut fx = Effects::default();
+        let Some((j, w)) = self.jobs.get(&id).and_then(|j| Some((j, j.warning_due(now)?))) else { return fx };
+        let mut n = j.clone();
+        if let Some(x) = n.extra.as_deref_mut() {
+            x.signalled_run_ms = j.start_ms;
+        }
+        fx.persist(n);
+        if w.batch_only {
+            let shell =
+                pb::SignalJob { job_id: id, signal: w.signal, batch_shell_only: true, ..Default::default() };
+            let cmd = pb::AgentCommand { cmd: Some(pb::agent_command::Cmd::Signal(shell)) };
+            if let Some(node) = j.nodes.first() {
+                fx.push(Effect::Command { job: id, node: node.clone(), cmd });
+            }
+        } else {
+            for node in &j.nodes {
+                let cmd = super::steps::live::signal_step(id, None, w.signal, 0);
+                fx.push(Effect::Command { job: id, node: node.clone(), cmd });
+            }
+        }
+        fx
+    }
+
     /// A running job whose node is lost: requeued when it may be, else
     /// NODE_FAIL with `reason`. `kill`: something of its run may still go
     /// on (its node was marked down), so that is stopped and its end ignored.
@@ -165,6 +194,16 @@ impl Queue {
             }
         }
         fx
+    }
+}
+
+impl JobRecord {
+    /// The `--signal` warning this job's run is owed at `now`: running, with
+    /// a time limit, due, and not yet sent to this run.
+    pub(crate) fn warning_due(&self, now: i64) -> Option<WarnSignal> {
+        let x = self.extra.as_deref().filter(|x| !x.signal.is_empty() && self.state == JobState::Running)?;
+        let w = WarnSignal::parse(&x.signal).ok()?;
+        (x.signalled_run_ms != self.start_ms && now >= w.due_ms(self.deadline_ms()?)).then_some(w)
     }
 }
 

@@ -11,6 +11,7 @@ use crate::error::{Error, Result};
 use spur_proto::v1 as pb;
 use spur_vocab::constraint::Constraint;
 use spur_vocab::depend::Dependency;
+use spur_vocab::signal::WarnSignal;
 
 impl Extras {
     /// The spec's rarely-set options; None when it sets none of them.
@@ -22,6 +23,10 @@ impl Extras {
             "append" => "append".into(),
             other => return Err(Error::invalid("open_mode", format!("'{other}' is not append or truncate"))),
         };
+        if !s.signal.trim().is_empty() {
+            // Checked here too: a client other than sbatch may send anything.
+            WarnSignal::parse(&s.signal).map_err(|e| Error::invalid("signal", e))?;
+        }
         let x = Extras {
             ntasks_per_node: s.ntasks_per_node,
             mem_per_cpu_mb: s.mem_per_cpu_mb,
@@ -37,6 +42,7 @@ impl Extras {
             wckey: s.wckey.clone(),
             dependency: dependency.to_string(),
             kill_on_invalid_dep: s.kill_on_invalid_dep,
+            signalled_run_ms: 0,
         };
         Ok((x != Extras::default()).then(|| Box::new(x)))
     }

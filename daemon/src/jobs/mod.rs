@@ -33,6 +33,7 @@ pub mod env;
 pub mod events;
 pub mod extras;
 pub(crate) mod launch;
+pub mod mail;
 pub mod parts;
 pub mod preempt;
 pub mod purge;
@@ -101,6 +102,8 @@ pub struct JobService {
     pub(crate) retention: purge::Retention,
     /// The running steps' sruns and tasks, and the sruns attached to allocations.
     pub(crate) live: steps::live::Live,
+    /// `[mail] program`, for `--mail-type`.
+    pub(crate) mailer: mail::Mailer,
 }
 
 impl Queue {
@@ -202,6 +205,7 @@ impl JobService {
             halflife_days: cfg.scheduler.fairshare_halflife_days,
             grp_wall_window_days: cfg.accounting.grp_wall_window_days,
             live: Default::default(),
+            mailer: mail::Mailer::new(cfg.mail.resolved(&cfg.base_dir)),
         })
     }
 

@@ -19,6 +19,9 @@ pub struct Extras {
     pub mail_user: String,
     /// `--signal`, as given.
     pub signal: String,
+    /// The run (its start, epoch ms) that was sent the `--signal` warning:
+    /// once a run, and a requeued job's next run gets its own.
+    pub signalled_run_ms: i64,
     /// Unix ms; 0 is none.
     pub begin_ms: i64,
     pub deadline_ms: i64,

@@ -201,14 +201,20 @@ impl JobService {
 
     /// The time-limit watchdog, and jobs whose nodes went down.
     async fn enforce(&self, now: i64) {
-        let running: Vec<(u64, bool, bool, Vec<String>)> = (self.lock().jobs.values())
+        let running: Vec<(u64, bool, bool, bool, Vec<String>)> = (self.lock().jobs.values())
             .filter(|j| j.state == JobState::Running)
-            .map(|j| (j.id, j.deadline_ms().is_some_and(|d| now >= d), j.requeue, j.nodes.clone()))
+            .map(|j| {
+                let late = j.deadline_ms().is_some_and(|d| now >= d);
+                (j.id, late, j.warning_due(now).is_some(), j.requeue, j.nodes.clone())
+            })
             .collect();
-        for (id, late, requeue, nodes) in running {
+        for (id, late, warn, requeue, nodes) in running {
             if late {
                 let _ = self.transit(&[id], |q| Ok(q.time_out(id, now))).await;
                 continue;
+            }
+            if warn {
+                let _ = self.transit(&[id], |q| Ok(q.warn(id, now))).await;
             }
             let down = |n: &String| self.nodes.node(n).is_none_or(|n| n.base_state() == BaseState::Down);
             if nodes.iter().any(down) {

@@ -78,6 +78,7 @@ pub(crate) struct Applied {
 #[allow(clippy::large_enum_variant)]
 enum Act {
     Launch { job: u64, node: String, cmd: pb::AgentCommand },
+    Mail(super::mail::Mail),
     Then(Effect),
 }
 
@@ -137,6 +138,11 @@ impl JobService {
                         {
                             acts.push(Act::Then(Effect::Command { job: id, node, cmd }));
                         }
+                        if self.mailer.enabled()
+                            && let Some(m) = super::mail::notice(old.as_ref(), new)
+                        {
+                            acts.push(Act::Mail(m));
+                        }
                         installed = true;
                     }
                     Effect::IgnoreReport(id) => {
@@ -184,6 +190,7 @@ impl JobService {
                         unlaunched.push(job);
                     }
                 }
+                Act::Mail(m) => self.mailer.send(m),
                 Act::Then(Effect::Signal { job, node, signal, kill_wait }) => {
                     self.signal_on(&node, job, signal, kill_wait).await
                 }
@@ -214,7 +221,12 @@ impl JobService {
     /// Sends `signal` to job `id`'s process group through the agent of `node`.
     async fn signal_on(&self, node: &str, id: u64, signal: i32, kill_wait_secs: u32) {
         let cmd = pb::AgentCommand {
-            cmd: Some(pb::agent_command::Cmd::Signal(pb::SignalJob { job_id: id, signal, kill_wait_secs })),
+            cmd: Some(pb::agent_command::Cmd::Signal(pb::SignalJob {
+                job_id: id,
+                signal,
+                kill_wait_secs,
+                ..Default::default()
+            })),
         };
         if let Err(e) = self.nodes.send(node, cmd).await {
             tracing::warn!(job = id, node, signal, error = %e, "could not signal the job");

@@ -3,7 +3,8 @@
 use super::*;
 use crate::auth::Role;
 use crate::error::Error;
-use crate::jobs::effect::{Effect, SIGKILL, SIGTERM};
+use crate::jobs::effect::{Effect, Effects, SIGKILL, SIGTERM};
+use crate::jobs::parts::Extras;
 use spur_proto::v1 as pb;
 
 fn report(id: u64, state: &str, exit_code: i32, signal: i32) -> pb::JobReport {
@@ -151,6 +152,71 @@ fn the_time_limit_ends_a_job_only_past_its_deadline() {
     assert_eq!((j.state, j.reason.as_str()), (JobState::Timeout, "TimeLimit"));
     assert_eq!(fx.signals(), [(1, "n1", SIGTERM, KW)]);
     assert!(q.time_out(2, NOW + 1_000 * MIN).is_empty(), "no limit, no end");
+}
+
+/// Running on `nodes` since ten minutes ago with a 12-minute limit and `--signal=spec`.
+fn warned(id: u64, nodes: &[&str], spec: &str) -> JobRecord {
+    let extra = Extras { signal: spec.into(), ..Extras::default() };
+    let nodes = nodes.iter().map(|n| n.to_string()).collect();
+    JobRecord { time_limit: Some(12), extra: Some(Box::new(extra)), nodes, ..running(id, "") }
+}
+
+/// (node, job, step, signal) of a step signal.
+type StepSignal = (String, u64, Option<u32>, i32);
+
+/// Each step signal; (node, job, signal) of each shell signal.
+fn commands(fx: &Effects) -> (Vec<StepSignal>, Vec<(String, u64, i32)>) {
+    let (mut steps, mut shells) = (vec![], vec![]);
+    for e in &fx.0 {
+        match e {
+            Effect::Command { node, cmd, .. } => match &cmd.cmd {
+                Some(pb::agent_command::Cmd::SignalStep(s)) => {
+                    steps.push((node.clone(), s.job_id, s.step_id, s.signal))
+                }
+                Some(pb::agent_command::Cmd::Signal(s)) if s.batch_shell_only => {
+                    shells.push((node.clone(), s.job_id, s.signal))
+                }
+                other => panic!("{other:?}"),
+            },
+            Effect::Persist(_) => {}
+            other => panic!("{other:?}"),
+        }
+    }
+    (steps, shells)
+}
+
+#[test]
+fn the_signal_option_warns_the_steps_once_a_run_before_the_limit() {
+    // Deadline NOW + 2 min; USR2@90 is due at NOW + 30 s.
+    let q = queue([warned(1, &["n1", "n2"], "USR2@90")]);
+    assert!(q.warn(1, NOW + 29_999).is_empty(), "a millisecond early");
+    let fx = q.warn(1, NOW + 30_000);
+    let [j] = fx.persisted()[..] else { panic!("{fx:?}") };
+    assert_eq!(j.extra.as_ref().unwrap().signalled_run_ms, j.start_ms, "marked before it is sent");
+    assert!(matches!(fx.0[0], Effect::Persist(_)));
+    let (steps, shells) = commands(&fx);
+    assert_eq!(steps, [("n1".into(), 1, None, 12), ("n2".into(), 1, None, 12)], "every node's steps");
+    assert!(shells.is_empty(), "not the batch shell, as in Slurm");
+    assert_eq!(j.state, JobState::Running, "a warning ends nothing");
+    // Once a run: the marked record owes nothing more.
+    let q = queue([fx.persisted()[0].clone()]);
+    assert!(q.warn(1, NOW + MIN).is_empty());
+    // A requeued job's next run is owed its own.
+    let next = JobRecord { start_ms: NOW, ..fx.persisted()[0].clone() };
+    assert_eq!(queue([next]).warn(1, NOW + 11 * MIN).persisted().len(), 1);
+}
+
+#[test]
+fn b_signals_the_batch_shell_alone_and_no_limit_or_no_option_warns_nothing() {
+    let q = queue([warned(1, &["n1", "n2"], "B:USR1")]);
+    assert!(q.warn(1, NOW + 59_999).is_empty(), "60 s by default");
+    let (steps, shells) = commands(&q.warn(1, NOW + MIN));
+    assert_eq!((steps.len(), shells), (0, vec![("n1".into(), 1, 10)]), "the first node runs the script");
+    let no_limit = JobRecord { time_limit: None, ..warned(2, &["n1"], "USR1@600") };
+    let plain = JobRecord { time_limit: Some(1), ..running(3, "n1") };
+    let pending = JobRecord { state: JobState::Pending, ..warned(4, &["n1"], "USR1@600") };
+    let q = queue([no_limit, plain, pending]);
+    assert!([2, 3, 4, 9].iter().all(|&id| q.warn(id, NOW + 100 * MIN).is_empty()));
 }
 
 #[test]
