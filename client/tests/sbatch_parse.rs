@@ -2,8 +2,9 @@
 //! command line, `--wrap`, defaults (name, workdir, output path), and errors
 //! that name the offending argument. Scripts come from a fake reader.
 
-use spur_client::cli::sbatch::{Prepared, Submission, accepted, directives, prepare};
+use spur_client::cli::sbatch::{Prepared, Submission, accepted, directives, expected_start, prepare};
 use spur_client::cli::submit_opts::parse_gres;
+use spur_proto::v1 as pb;
 
 fn parse_mem(v: &str) -> Result<u64, String> {
     spur_client::cli::submit_opts::parse_mem("mem", v)
@@ -231,6 +232,19 @@ fn output_lines_match_slurm() {
     // With -M Slurm names the cluster the job went to.
     assert_eq!(accepted(42, false, Some("spur")), "Submitted batch job 42 on cluster spur\n");
     assert_eq!(accepted(42, true, Some("spur")), "42;spur\n");
+}
+
+#[test]
+fn test_only_says_when_and_where_or_unknown() {
+    let nodes = vec!["node01".into(), "node02".into()];
+    let r = pb::TestSubmitResponse { job_id: 7, start_ms: 0, nodes, cpus: 8, partition: "batch".into() };
+    assert_eq!(
+        expected_start(&r),
+        "sbatch: Job 7 to start at Unknown using 8 processors on nodes node[01-02] in partition batch"
+    );
+    let r = pb::TestSubmitResponse { job_id: 7, cpus: 1, partition: "batch".into(), ..Default::default() };
+    assert_eq!(expected_start(&r), "sbatch: Job 7 to start at Unknown using 1 processors in partition batch");
+    assert!(submit(&["--test-only", "--wrap=true"]).unwrap().test_only);
 }
 
 #[test]

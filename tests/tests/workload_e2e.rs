@@ -215,3 +215,24 @@ fn mail_types_run_the_mail_program_with_slurm_s_subjects() {
         "{mails}"
     );
 }
+
+#[test]
+fn test_only_says_where_a_job_would_start_and_submits_nothing() {
+    let e = start();
+    let url = &e.c.url;
+    let out = run_with("sbatch", url, &["--test-only", "-N", "2", "-c", "2", "--wrap", "true"], &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(said.starts_with("sbatch: Job 1 to start at 20"), "{said}");
+    assert!(
+        said.trim_end().ends_with("using 4 processors on nodes node[01-02] in partition batch"),
+        "{said}"
+    );
+    assert!(out.stdout.is_empty());
+    assert_eq!(e.ok("squeue", "-h"), "", "nothing was submitted");
+    // The id was only peeked: the first real job takes it.
+    assert_eq!(e.sbatch(&["--wrap", "true"]), 1);
+    let bad = run_with("sbatch", url, &["--test-only", "-N", "9", "--wrap", "true"], &[]);
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("Requested node configuration is not available"));
+}

@@ -34,6 +34,7 @@ usage: sbatch [OPTIONS] SCRIPT | sbatch [OPTIONS] --wrap=\"COMMAND\" | sbatch [O
   --requeue | --no-requeue -o, --output=PATH        -e, --error=PATH    (%j is the job id)
   --comment=TEXT           -D, --chdir=DIR          --parsable (print only the job id; ID;CLUSTER with -M)
   -M, --clusters=NAME,...  this controller's cluster (or all); the reply names it; others are errors
+  --test-only              check the job and say when and where it would start; submit nothing
 #SBATCH lines at the top of the script set defaults; the command line overrides them.";
 
 /// sbatch's options, one line each; the command line and `#SBATCH` lines both
@@ -91,6 +92,7 @@ const OPTS: &[Opt<State>] = &[
     check("-/open-mode", |s, v| open_mode(&v).map(|m| s.sub.spec.open_mode = m)),
     value("-/wckey", |s, v| s.sub.spec.wckey = v),
     switch("W/wait", |s| s.sub.wait = true),
+    switch("-/test-only", |s| s.sub.test_only = true),
     check("-/uid", |_, v| not_root("uid", &v)),
     check("-/gid", |_, v| not_root("gid", &v)),
     check("t/time", time),
@@ -195,6 +197,8 @@ pub struct Submission {
     pub controller: Option<String>,
     /// `-W/--wait`: return once the job has ended, with its exit code.
     pub wait: bool,
+    /// `--test-only`: the checks and the expected start; nothing is submitted.
+    pub test_only: bool,
     /// `--export`, `--begin`, `--deadline` as given: [`Submission::resolve`]
     /// reads them against the submitter's environment and clock.
     pub export: Option<String>,
@@ -388,6 +392,20 @@ pub fn accepted(id: u64, parsable: bool, cluster: Option<&str>) -> String {
     }
 }
 
+/// `--test-only`'s line, in Slurm's words (it goes to stderr, as Slurm's does).
+pub fn expected_start(r: &pb::TestSubmitResponse) -> String {
+    let when = if r.start_ms > 0 { crate::vocab::txn::format_time(r.start_ms) } else { "Unknown".into() };
+    let on = if r.nodes.is_empty() {
+        String::new()
+    } else {
+        format!(" on nodes {}", crate::vocab::hostlist::compress(&r.nodes))
+    };
+    format!(
+        "sbatch: Job {} to start at {when} using {} processors{on} in partition {}",
+        r.job_id, r.cpus, r.partition
+    )
+}
+
 async fn run(argv: &[String]) -> Result<(String, Option<i32>), String> {
     let cwd = std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
     let mut sub = match prepare(argv, &cwd, read_script)? {
@@ -401,6 +419,12 @@ async fn run(argv: &[String]) -> Result<(String, Option<i32>), String> {
     let mut c = conn::connect_flag(sub.controller.as_deref(), Identity::local()).await?;
     let cluster = cluster::resolve(&mut c, &sub.clusters).await?;
     let req = pb::SubmitRequest { spec: Some(sub.spec.clone()) };
+    if sub.test_only {
+        let resp =
+            c.jobs.test_submit(req).await.map_err(|e| format!("Job submission failed: {}", status(e)))?;
+        super::output::complain(&expected_start(&resp.into_inner()));
+        return Ok((String::new(), None));
+    }
     // Slurm's wording; the controller's message carries the reason code and its facts.
     let resp = c.jobs.submit(req).await.map_err(|e| format!("Batch job submission failed: {}", status(e)))?;
     let id = resp.into_inner().job_id;

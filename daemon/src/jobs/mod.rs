@@ -42,6 +42,7 @@ pub mod reconcile;
 pub mod record;
 pub mod run;
 pub mod steps;
+pub mod test_only;
 pub(crate) mod transition;
 pub mod update;
 
@@ -270,6 +271,24 @@ impl JobService {
 
     /// sbatch: resolve the account, QOS and time limit, gate, persist, queue.
     pub async fn submit(&self, ctx_role: Role, caller: &Caller, spec: pb::JobSpec) -> Result<u64> {
+        let (rec, partition) = self.resolve(ctx_role, caller, spec)?;
+        let catalog = self.acct.catalog();
+        let mut slot = None;
+        let fx = self.lock().submit(rec, &partition, &catalog, &self.policy, |q| {
+            slot = Some(self.job_slot(q)?);
+            Ok(self.next_id.fetch_add(1, Ordering::Relaxed))
+        })?;
+        let id = fx.records().next().map_or(0, |j| j.id);
+        let slot = slot.expect("a submit that passed took a slot");
+        // The request's row (the Note jobs_api returns) commits with the job.
+        claim::take(&id.to_string(), Action::Create, serde_json::json!({}));
+        self.apply(fx, Held::none(), |q| slot.fill(q)).await?;
+        Ok(id)
+    }
+
+    /// A submit's record, built and checked against the partitions, nodes,
+    /// licenses and the jobs its dependency names (not yet the accounting gate).
+    fn resolve(&self, ctx_role: Role, caller: &Caller, spec: pb::JobSpec) -> Result<(JobRecord, Partition)> {
         let parts = self.nodes.partitions();
         let partition = if spec.partition.is_empty() {
             parts.iter().find(|p| p.is_default).or(parts.first())
@@ -349,18 +368,7 @@ impl JobService {
         if let Some(x) = &rec.extra {
             self.lock().dependencies_known(&x.dependency())?;
         }
-        let catalog = self.acct.catalog();
-        let mut slot = None;
-        let fx = self.lock().submit(rec, &partition, &catalog, &self.policy, |q| {
-            slot = Some(self.job_slot(q)?);
-            Ok(self.next_id.fetch_add(1, Ordering::Relaxed))
-        })?;
-        let id = fx.records().next().map_or(0, |j| j.id);
-        let slot = slot.expect("a submit that passed took a slot");
-        // The request's row (the Note jobs_api returns) commits with the job.
-        claim::take(&id.to_string(), Action::Create, serde_json::json!({}));
-        self.apply(fx, Held::none(), |q| slot.fill(q)).await?;
-        Ok(id)
+        Ok((rec, partition))
     }
 
     /// Running jobs and what each was charged, for `show license`.

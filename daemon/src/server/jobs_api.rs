@@ -148,6 +148,18 @@ impl Jobs for JobsApi {
             .await
     }
 
+    async fn test_submit(
+        &self,
+        req: Request<pb::SubmitRequest>,
+    ) -> Result<Response<pb::TestSubmitResponse>, Status> {
+        self.gate
+            .run(path::TEST_SUBMIT, req, |ctx, r| async move {
+                let spec = r.spec.ok_or_else(|| Error::invalid("spec", "missing"))?;
+                Ok((self.jobs.test_submit(ctx.role, &ctx.caller, spec)?, vec![]))
+            })
+            .await
+    }
+
     async fn list_jobs(
         &self,
         req: Request<pb::ListRequest>,

@@ -64,6 +64,7 @@ service!(licenses = "spur.v1.Licenses" {
 
 service!(jobs = "spur.v1.Jobs" {
     SUBMIT = "Submit",
+    TEST_SUBMIT = "TestSubmit",
     LIST_JOBS = "ListJobs",
     STREAM_JOBS = "StreamJobs",
     LIST_SHARES = "ListShares",

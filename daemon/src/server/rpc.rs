@@ -81,6 +81,8 @@ pub const RPCS: &[(&str, Class)] = &[
     // Anyone may submit and manage their own jobs; the jobs core checks
     // ownership, and Operator and above manage anyone's.
     (jobs::SUBMIT, Mutate { entity: "job", role: Anyone, target: "id", in_txn: false }),
+    // Stores nothing: a read, however it is asked.
+    (jobs::TEST_SUBMIT, Read(Anyone)),
     (jobs::LIST_JOBS, Read(Anyone)),
     (jobs::STREAM_JOBS, Read(Anyone)),
     (jobs::LIST_SHARES, Read(Anyone)),

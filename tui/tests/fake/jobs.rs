@@ -39,6 +39,10 @@ impl Jobs for Fake {
         Err(Status::unimplemented("not in this fake"))
     }
 
+    async fn test_submit(&self, _: Request<SubmitRequest>) -> Result<Response<TestSubmitResponse>, Status> {
+        Err(Status::unimplemented("not in this fake"))
+    }
+
     async fn list_shares(&self, _: Request<ListRequest>) -> Result<Response<ListSharesResponse>, Status> {
         Err(Status::unimplemented("not in this fake"))
     }
