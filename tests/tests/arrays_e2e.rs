@@ -101,3 +101,42 @@ fn tasks_are_listed_cancelled_and_throttled_by_their_names() {
     let err = e.fails("sbatch", &["--array=5-1", "--wrap=true"]);
     assert!(err.contains("--array: "), "{err}");
 }
+
+#[test]
+fn aftercorr_starts_each_task_after_its_corresponding_task_succeeds() {
+    let e = start(1001);
+    let dir = e.dir.path().display().to_string();
+    // Task 1 fails; task 2 waits for a file the test makes; 0 and 3 succeed at once.
+    let a = e.sbatch(&[
+        "--array=0-3",
+        "--wrap",
+        "case $SLURM_ARRAY_TASK_ID in 1) exit 1;; 2) while [ ! -e go ]; do sleep 0.1; done;; esac",
+    ]);
+    let dep = format!("aftercorr:{a}");
+    let b = e.sbatch(&["--array=0-3", "-d", &dep, "--wrap", "echo $SLURM_ARRAY_TASK_ID >> b.log"]);
+    let log = || {
+        let mut v: Vec<String> = std::fs::read_to_string(format!("{dir}/b.log"))
+            .unwrap_or_default()
+            .lines()
+            .map(String::from)
+            .collect();
+        v.sort();
+        v
+    };
+    wait_for("tasks 0 and 3 of the second array", || (log() == ["0", "3"]).then_some(()));
+    let q = e.ok("squeue", "-h -r -o %F:%K:%T");
+    assert!(
+        q.lines().any(|l| l == format!("{a}:2:RUNNING")),
+        "task 2 of the first array still runs, so task 2 of the second waits: {q}"
+    );
+    std::fs::write(format!("{dir}/go"), "").unwrap();
+    wait_for("task 2 of the second array", || (log() == ["0", "2", "3"]).then_some(()));
+    // Task 1's corresponding task failed: it can never start.
+    let reason = wait_for("task 1 never satisfied", || {
+        let r = e.ok("squeue", "-h -t PD -o %F:%K:%r");
+        r.contains("DependencyNeverSatisfied").then_some(r)
+    });
+    assert_eq!(reason.trim(), format!("{b}:1:DependencyNeverSatisfied"));
+    let states = e.ok("sacct", &format!("-n -P -X -j {a} -o JobID,State"));
+    assert_eq!(states.lines().filter(|l| l.ends_with("|COMPLETED")).count(), 3, "{states}");
+}

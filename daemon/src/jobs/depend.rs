@@ -36,8 +36,9 @@ impl Queue {
         }
     }
 
-    /// The gate of each pending job with a dependency, in id order.
-    pub fn dependency_gates(&self, now: i64) -> Vec<(u64, DepGate)> {
+    /// The gate of each pending job with a dependency, in id order, and for
+    /// an array's pending tasks under `aftercorr`, how many of them may start.
+    pub fn dependency_gates(&self, now: i64) -> Vec<(u64, DepGate, Option<u64>)> {
         let waiting: Vec<(&JobRecord, Dependency)> = (self.jobs.values())
             .filter(|j| j.state == JobState::Pending)
             .filter_map(|j| {
@@ -68,7 +69,13 @@ impl Queue {
                     let running = placed.contains(&k);
                     (k, running)
                 };
-                (j.id, gate(&d, now, lookup, key))
+                let corr = self.corr(j);
+                let seen = |id: u64| match corr.as_ref().filter(|c| c.targets.contains(&id)) {
+                    Some(c) => Some(c.as_target()),
+                    None => lookup(id),
+                };
+                let ready = corr.as_ref().map(|c| c.ready.len() as u64);
+                (j.id, gate(&d, now, seen, key), ready)
             })
             .collect()
     }

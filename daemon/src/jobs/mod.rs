@@ -26,6 +26,7 @@
 
 pub(crate) mod admit;
 pub mod array;
+pub mod corr;
 pub(crate) mod depend;
 pub(crate) mod effect;
 pub mod ending;

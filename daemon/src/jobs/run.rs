@@ -126,8 +126,14 @@ impl JobService {
             // Both lists are in id order (the queue is a BTreeMap): one merge.
             let mut gates = gates.into_iter().peekable();
             for j in out.iter_mut() {
-                if gates.peek().is_some_and(|(id, _)| *id == j.id) {
-                    j.dep = gates.next().map(|(_, g)| g).unwrap_or_default();
+                if gates.peek().is_some_and(|(id, _, _)| *id == j.id) {
+                    let (_, gate, ready) = gates.next().unwrap_or_default();
+                    j.dep = gate;
+                    // aftercorr: only the tasks whose corresponding tasks completed may
+                    // start. With none ready the gate itself blocks, with its reason.
+                    if let (Some(a), Some(n)) = (j.array.as_mut(), ready.filter(|n| *n > 0)) {
+                        a.pending = a.pending.min(n);
+                    }
                 }
             }
         }
@@ -254,7 +260,12 @@ impl Queue {
             };
             let Some(j) = current.filter(|j| j.state == JobState::Pending) else { continue };
             let task = if j.is_array_pending() {
-                let Some((task, rest)) = super::array::split_first(j, &mut *new_id) else { continue };
+                // Under aftercorr the lowest ready task, else the lowest pending one.
+                let split = match self.corr(j) {
+                    Some(c) => c.ready.first().and_then(|&t| super::array::split_task(j, t, &mut *new_id)),
+                    None => super::array::split_first(j, &mut *new_id),
+                };
+                let Some((task, rest)) = split else { continue };
                 arrays.insert(s.job, rest);
                 task
             } else {
