@@ -1,6 +1,7 @@
 //! A controller with one agent hosting its nodes, and the CLI pointed at it:
 //! the harness the command-line acceptance tests share.
 
+use crate::config::ClusterToml;
 use crate::proc::{Agent, Controller, conf, fails, field, ok, wait_for};
 use tempfile::TempDir;
 
@@ -26,6 +27,21 @@ impl Cluster {
         let want = format!("idle:{idle}");
         wait_for("nodes up", || (e.ok("sinfo", "-h -o %t:%D").trim() == want).then_some(()));
         e.ok("sacctmgr", "-i add account name=ml");
+        e
+    }
+
+    /// The workload tests' cluster: `node[01-02]` (4 CPUs, 8 GiB each) in
+    /// partition `batch`, a pass every second, root in account `ml`; `more`
+    /// adds to its spur.conf, `files` go beside it.
+    pub fn two_nodes(more: impl FnOnce(ClusterToml) -> ClusterToml, files: &[(&str, &str)]) -> Cluster {
+        let toml = ClusterToml::new()
+            .heartbeat(1)
+            .node_timeout(5)
+            .interval(1)
+            .nodes("node[01-02]", 4, 8192)
+            .partition("batch", "node[01-02]");
+        let e = Cluster::start(&more(toml).build(), files, "node[01-02]", 2);
+        e.ok("sacctmgr", "-i add user name=root account=ml");
         e
     }
 

@@ -7,7 +7,6 @@
 //! makes it). Without it the tests are skipped with a note, except under CI.
 
 use spur_tests::cluster::Cluster;
-use spur_tests::config::ClusterToml;
 use spur_tests::proc::{links_dir, wait_for};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -27,15 +26,7 @@ fn venv_python(module: &str) -> Option<PathBuf> {
 }
 
 fn start() -> Cluster {
-    let toml = ClusterToml::new()
-        .heartbeat(1)
-        .node_timeout(5)
-        .interval(1)
-        .nodes("node[01-02]", 4, 8192)
-        .partition("batch", "node[01-02]");
-    let e = Cluster::start(&toml.build(), &[], "node[01-02]", 2);
-    e.ok("sacctmgr", "-i add user name=root account=ml");
-    e
+    Cluster::two_nodes(|t| t, &[])
 }
 
 /// Runs `script` (from tests/clients) with the venv's python, Spur's links

@@ -176,15 +176,7 @@ fn a_dependency_outlives_its_targets_purge_and_a_controller_restart() {
 #[test]
 fn mail_types_run_the_mail_program_with_slurm_s_subjects() {
     let mail = "#!/bin/sh\necho \"$SLURM_JOB_MAIL_TYPE|$SLURM_JOB_ID|$1|$2|$3\" >> \"$(dirname \"$0\")/mails.log\"\n";
-    let toml = ClusterToml::new()
-        .heartbeat(1)
-        .node_timeout(5)
-        .interval(1)
-        .nodes("node[01-02]", 4, 8192)
-        .partition("batch", "node[01-02]")
-        .set("mail", "program", "mail.sh");
-    let e = Cluster::start(&toml.build(), &[("mail.sh", mail)], "node[01-02]", 2);
-    e.ok("sacctmgr", "-i add user name=root account=ml");
+    let e = Cluster::two_nodes(|t| t.set("mail", "program", "mail.sh"), &[("mail.sh", mail)]);
     let prog = e.dir.path().join("mail.sh");
     std::fs::set_permissions(&prog, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let a = e.sbatch(&[
