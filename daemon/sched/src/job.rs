@@ -76,6 +76,8 @@ pub struct Job {
     /// A running job's licenses and the layers it was charged on; released exactly.
     pub charged: Vec<LicenseAlloc>,
     pub state: JobState,
+    /// A running job whose run idle-fill lent: it counts in no quota aggregate.
+    pub borrowed: bool,
 }
 
 /// What a pass needs of an array's pending tasks.

@@ -19,6 +19,7 @@
 //! - `pass_state`: one pass's state (nodes, partitions, scopes, running jobs), shared by
 //!   `pass`, `preempt` and `explain` without their importing each other.
 //! - `pass`: the pass itself: order, checks, placement, EASY backfill.
+//! - `idle_fill`: lending idle nodes to jobs held only by their QOS group node cap.
 //! - `preempt`: preemption for jobs blocked on resources: the gap, the guards,
 //!   the pool threshold, victims that provably make room; suspend and resume.
 //! - `screen`: what a pass reuses across blocked jobs so preemption costs
@@ -42,6 +43,8 @@ pub mod depend;
 mod explain;
 pub mod feasible;
 pub mod hres;
+mod idle_fill;
+pub use idle_fill::LoanStats;
 pub mod job;
 mod limits;
 mod memo;
@@ -86,6 +89,25 @@ pub struct SchedConfig {
     /// `[accounting] database_url` is set.
     pub accounting_enabled: bool,
     pub preempt: PreemptConfig,
+    pub idle_fill: IdleFillConfig,
+}
+
+/// `[scheduler] idle_fill_*`: lending idle nodes past a QOS group node cap.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IdleFillConfig {
+    pub enabled: bool,
+    /// How long a borrowed run is safe from reclaim (doubling per reclaim, to an hour).
+    pub exempt_secs: u64,
+    /// Nodes one QOS may hold on loan, as a multiple of its group node cap; 0: unbounded.
+    pub max_borrow_factor: f64,
+    /// Nodes one QOS may hold on loan, as a share of the registered nodes; 0: unbounded.
+    pub max_cluster_fraction: f64,
+}
+
+impl Default for IdleFillConfig {
+    fn default() -> Self {
+        IdleFillConfig { enabled: false, exempt_secs: 60, max_borrow_factor: 0.0, max_cluster_fraction: 0.0 }
+    }
 }
 
 impl Default for SchedConfig {
@@ -95,6 +117,7 @@ impl Default for SchedConfig {
             queue_depth: 64,
             accounting_enabled: false,
             preempt: PreemptConfig::default(),
+            idle_fill: IdleFillConfig::default(),
         }
     }
 }
@@ -220,6 +243,8 @@ pub struct Snapshot {
 pub struct Start {
     pub job: JobId,
     pub nodes: Vec<String>,
+    /// Lent by idle-fill: the run is outside every quota aggregate and reclaimable.
+    pub borrowed: bool,
     /// Started behind a reservation held by a higher-priority job.
     pub backfilled: bool,
     pub priority: PriorityFactors,
@@ -263,6 +288,8 @@ pub struct Plan {
     pub resumes: Vec<JobId>,
     /// For every job blocked on resources: what preemption concluded.
     pub verdicts: Vec<JobVerdict>,
+    /// Idle-fill's loans this pass: admitted and refused by each ceiling.
+    pub idle_fill: LoanStats,
 }
 
 impl Plan {

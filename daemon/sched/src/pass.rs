@@ -5,8 +5,9 @@
 
 use super::depend::DepGate;
 use super::hres::Counters;
+use super::idle_fill::Borrower;
 use super::job::{Hold, Job, JobId, JobState, Shape};
-use super::limits::{self, ASSOC_PER_JOB, QOS_PER_JOB};
+use super::limits::{self, ASSOC_PER_JOB, GroupKind, QOS_PER_JOB};
 use super::memo::{NodeCapFailures, RoomFailures};
 use super::nodes::{Alloc, Marks, NodeState, PartNodes, Pick, Want, earliest_start};
 use super::pass_state::{Part, Pass, Running, scoped_priority, secs};
@@ -52,6 +53,7 @@ pub(crate) fn run(snap: &Snapshot, now_ms: i64) -> Plan {
     let (order, priorities) = pass.order();
     // Every pending job gets one entry; reserved once, not grown by copies.
     pass.plan.pending.reserve(order.len());
+    let mut borrowers = vec![];
     for Entry { job, scope, part, priority, .. } in order {
         let (job, priority) = (&snap.jobs[job as usize], priorities[priority as usize]);
         // An array's pending tasks start one after another while they fit
@@ -73,6 +75,9 @@ pub(crate) fn run(snap: &Snapshot, now_ms: i64) -> Plan {
         };
         match outcome {
             Ok(()) => {}
+            Err(reason) if started == 0 && pass.may_borrow(job, &reason) => {
+                borrowers.push(Borrower { job, scope, part, priority, reason })
+            }
             Err(reason) => {
                 if let (Some(pi), Some(short)) = (part, Short::of(reason.code, &pass.licenses, job)) {
                     let v = pass.consider_preemption(job, scope, pi as usize, &priority, false, short);
@@ -82,6 +87,8 @@ pub(crate) fn run(snap: &Snapshot, now_ms: i64) -> Plan {
             }
         }
     }
+    // Last, on what every job with a claim left: idle-fill's loans.
+    pass.lend(borrowers);
     pass.plan
 }
 
@@ -119,6 +126,7 @@ impl<'a> Pass<'a> {
         let mut scopes = Scopes::new(&snap.catalog, snap.config.accounting_enabled, &snap.usage);
         let mut allocs = Vec::new();
         let mut running = Vec::new();
+        let mut loans: HashMap<&str, u64> = HashMap::new();
         let mut held = false;
         for (j, job) in snap.jobs.iter().enumerate() {
             if let JobState::Suspended { nodes: names, by, .. } = &job.state {
@@ -137,8 +145,13 @@ impl<'a> Pass<'a> {
             let part = part_idx.get(job.partition.as_str()).copied();
             let (sc, priority) = scoped_priority(&mut scopes, &parts, job, part, now);
             let ask = job.tres();
-            for &g in &scopes.list[sc as usize].groups {
-                scopes.groups[g as usize].add(&ask, &idx);
+            if job.borrowed {
+                // Outside every quota aggregate; only the loan ceilings count it.
+                *loans.entry(job.qos.as_deref().unwrap_or("")).or_insert(0) += idx.len() as u64;
+            } else {
+                for &g in &scopes.list[sc as usize].groups {
+                    scopes.groups[g as usize].add(&ask, &idx);
+                }
             }
             running.push(Running { job: j, alloc: allocs.len(), scope: sc, part, priority, evicted: false });
             allocs.push(Alloc { nodes: idx, shape, end_ms: job.end_ms(*start_ms).max(now) });
@@ -166,6 +179,8 @@ impl<'a> Pass<'a> {
             attempts: 0,
             screens: Default::default(),
             singletons: Default::default(),
+            loans,
+            lending: false,
             plan: Plan::default(),
         }
     }
@@ -188,7 +203,7 @@ impl<'a> Pass<'a> {
         (out, priorities)
     }
 
-    fn try_job(&mut self, job: &'a Job, sc: u32, part: Option<u32>) -> Result<Picked, Reason> {
+    pub(super) fn try_job(&mut self, job: &'a Job, sc: u32, part: Option<u32>) -> Result<Picked, Reason> {
         self.checks(job, sc as usize, part)?;
         let Some(p) = part else {
             return Err(Reason::new(
@@ -343,10 +358,15 @@ impl<'a> Pass<'a> {
             let candidates = &self.parts[pi].nodes.order;
             self.licenses.exclude(job, candidates, &required, &mut excluded, job.nodes() as usize)?;
         }
-        let (shape, end_ms) = (job.shape(), job.end_ms(self.now));
+        // A loan may not use nodes a reservation holds, even before it begins.
+        let end_ms = if self.lending { i64::MAX } else { job.end_ms(self.now) };
+        let shape = job.shape();
         let need = shape.nodes as usize;
-        // Groups whose distinct-node cap could be crossed by this job's nodes.
+        // Groups whose distinct-node cap could be crossed by this job's nodes
+        // (a loan lifts the QOS's own).
+        let lifted = |g: u32| self.lending && self.scopes.groups[g as usize].kind == GroupKind::Qos;
         let tight: Vec<(u32, u64)> = (self.scopes.list[sc].groups.iter())
+            .filter(|&&g| !lifted(g))
             .filter_map(|&g| {
                 self.scopes.groups[g as usize].node_allowance().filter(|a| *a < need as u64).map(|a| (g, a))
             })
@@ -451,6 +471,10 @@ impl<'a> Pass<'a> {
     fn no_room(&mut self, job: &Job, pi: usize, shape: &Shape, required: &[u32], excluded: &[u32]) -> Reason {
         let (backfill, now) = (self.snap.config.backfill_enabled, self.now);
         let mut start = None;
+        if self.lending {
+            // A loan that cannot start now holds no future slot.
+            return Reason::new(C::Resources, self.no_room_facts(pi, shape, None));
+        }
         if !self.parts[pi].reserved && self.parts[pi].reserve_tries < RESERVE_TRIES {
             self.parts[pi].reserve_tries += 1;
             let part = &self.parts[pi];
@@ -497,7 +521,7 @@ impl<'a> Pass<'a> {
         }
     }
 
-    fn start(
+    pub(super) fn start(
         &mut self,
         job: &'a Job,
         sc: u32,
@@ -513,13 +537,25 @@ impl<'a> Pass<'a> {
             self.nodes[n as usize].take(&shape);
         }
         let ask = job.tres();
-        for &g in &self.scopes.list[sc as usize].groups {
-            self.scopes.groups[g as usize].add(&ask, &picked);
+        let borrowed = self.lending;
+        if borrowed {
+            *self.loans.entry(job.qos.as_deref().unwrap_or("")).or_insert(0) += picked.len() as u64;
+        } else {
+            for &g in &self.scopes.list[sc as usize].groups {
+                self.scopes.groups[g as usize].add(&ask, &picked);
+            }
         }
         self.licenses.take(&lic);
         let nodes = picked.iter().map(|n| self.snap.nodes[*n as usize].name.clone()).collect();
         self.allocs.push(Alloc { nodes: picked, shape, end_ms: job.end_ms(self.now) });
         let backfilled = self.behind_reservation;
-        self.plan.starts.push(Start { job: job.id, nodes, backfilled, priority: pf, licenses: lic });
+        self.plan.starts.push(Start {
+            job: job.id,
+            nodes,
+            borrowed,
+            backfilled,
+            priority: pf,
+            licenses: lic,
+        });
     }
 }

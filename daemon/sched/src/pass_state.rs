@@ -69,6 +69,11 @@ pub(super) struct Pass<'a> {
     pub screens: Screens<'a>,
     /// `singleton` keys (user and name) of jobs started this pass.
     pub singletons: std::collections::HashSet<&'a str>,
+    /// Idle-fill: nodes each QOS holds on loan (its borrowed runs' nodes).
+    pub loans: HashMap<&'a str, u64>,
+    /// Placing borrow candidates: the QOS group node cap is lifted, reserved
+    /// nodes are off limits and a failure reserves nothing.
+    pub lending: bool,
     pub plan: Plan,
 }
 

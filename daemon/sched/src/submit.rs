@@ -84,6 +84,10 @@ impl SubmitCounts {
     }
 
     fn bump(&mut self, job: &Job, up: bool) {
+        // A borrowed run is outside the submit counts too (spur-idle-fill.md, Quota accounting).
+        if job.borrowed {
+            return;
+        }
         let w = job.weight();
         let step = |v: &mut u64| *v = if up { v.saturating_add(w) } else { v.saturating_sub(w) };
         if let Some(a) = &job.account {

@@ -95,6 +95,18 @@ pub struct SchedulerConfig {
     /// has at most this many tasks.
     #[serde(default = "default_max_array_size")]
     pub max_array_size: u32,
+    /// Idle-fill: lend idle nodes to jobs held only by their QOS group node cap.
+    #[serde(default)]
+    pub idle_fill_enabled: bool,
+    /// Seconds a borrowed run is safe from reclaim (doubling per reclaim, capped at an hour).
+    #[serde(default = "default_idle_fill_exempt")]
+    pub idle_fill_exempt_secs: u64,
+    /// Nodes a QOS may hold on loan as a multiple of its group node cap; 0 is unbounded.
+    #[serde(default)]
+    pub idle_fill_max_borrow_factor: f64,
+    /// Nodes a QOS may hold on loan as a share of the registered nodes; 0 is unbounded.
+    #[serde(default)]
+    pub idle_fill_max_cluster_fraction: f64,
 }
 
 /// Slurm's MinJobAge default.
@@ -141,6 +153,9 @@ fn default_max_job_count() -> usize {
 fn default_max_array_size() -> u32 {
     DEFAULT_MAX_ARRAY_SIZE
 }
+fn default_idle_fill_exempt() -> u64 {
+    60
+}
 fn default_drain_timeout() -> Seconds {
     Seconds::Whole(30)
 }
@@ -165,6 +180,10 @@ impl Default for SchedulerConfig {
             min_job_age_secs: DEFAULT_MIN_JOB_AGE_SECS,
             max_job_count: DEFAULT_MAX_JOB_COUNT,
             max_array_size: DEFAULT_MAX_ARRAY_SIZE,
+            idle_fill_enabled: false,
+            idle_fill_exempt_secs: default_idle_fill_exempt(),
+            idle_fill_max_borrow_factor: 0.0,
+            idle_fill_max_cluster_fraction: 0.0,
         }
     }
 }
@@ -188,6 +207,24 @@ impl SchedulerConfig {
             return Err(format!(
                 "key 'scheduler.min_job_age_secs': {} seconds is too long to count in milliseconds",
                 self.min_job_age_secs
+            ));
+        }
+        let f = self.idle_fill_max_borrow_factor;
+        if !f.is_finite() || f < 0.0 {
+            return Err(format!(
+                "key 'scheduler.idle_fill_max_borrow_factor': {f} must be zero (unbounded) or more"
+            ));
+        }
+        let f = self.idle_fill_max_cluster_fraction;
+        if !(0.0..=1.0).contains(&f) {
+            return Err(format!(
+                "key 'scheduler.idle_fill_max_cluster_fraction': {f} is not a fraction from 0 (unbounded) to 1"
+            ));
+        }
+        if self.idle_fill_exempt_secs > 3600 {
+            return Err(format!(
+                "key 'scheduler.idle_fill_exempt_secs': {} is past the one-hour cap of the reclaim window",
+                self.idle_fill_exempt_secs
             ));
         }
         let t = self.preemption_threshold;
@@ -242,5 +279,26 @@ mod tests {
         assert!(c.validate().unwrap_err().contains("scheduler.min_job_age_secs"));
         let c = SchedulerConfig { preemption_threshold: 0.0, ..SchedulerConfig::default() };
         assert_eq!(c.threshold(), DEFAULT_THRESHOLD);
+    }
+
+    #[test]
+    fn idle_fill_ceilings_are_checked_by_key() {
+        let bad = |c: SchedulerConfig| c.validate().unwrap_err();
+        let d = SchedulerConfig::default;
+        assert!(
+            bad(SchedulerConfig { idle_fill_max_borrow_factor: -1.0, ..d() })
+                .contains("idle_fill_max_borrow_factor")
+        );
+        assert!(bad(SchedulerConfig { idle_fill_max_borrow_factor: f64::NAN, ..d() }).contains("NaN"));
+        let e = bad(SchedulerConfig { idle_fill_max_cluster_fraction: 1.5, ..d() });
+        assert!(e.starts_with("key 'scheduler.idle_fill_max_cluster_fraction': 1.5"), "{e}");
+        assert!(bad(SchedulerConfig { idle_fill_max_cluster_fraction: f64::NAN, ..d() }).contains("NaN"));
+        assert!(
+            bad(SchedulerConfig { idle_fill_exempt_secs: 3601, ..d() }).contains("idle_fill_exempt_secs")
+        );
+        let ok =
+            SchedulerConfig { idle_fill_max_borrow_factor: 2.0, idle_fill_max_cluster_fraction: 0.25, ..d() };
+        assert!(ok.validate().is_ok());
+        assert!((!d().idle_fill_enabled) && d().idle_fill_exempt_secs == 60);
     }
 }

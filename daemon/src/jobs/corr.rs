@@ -177,6 +177,7 @@ mod tests {
         let start = |job| sched::Start {
             job,
             nodes: vec!["n1".into()],
+            borrowed: false,
             backfilled: false,
             priority: sched::PriorityFactors::new(1.0, 0.5, 0.1, 1),
             licenses: vec![],

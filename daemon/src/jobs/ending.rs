@@ -43,6 +43,8 @@ pub(crate) fn requeued(j: &JobRecord) -> JobRecord {
     n.licenses_alloc.clear();
     n.start_ms = 0;
     n.usage = None;
+    // The next run is lent, or not, afresh.
+    n.borrowed = false;
     n.forget_steps();
     n
 }

@@ -193,6 +193,12 @@ impl JobService {
                 backfill_enabled: cfg.scheduler.backfill_enabled,
                 queue_depth: cfg.scheduler.queue_depth,
                 preempt: preempt_config(&cfg.scheduler),
+                idle_fill: crate::sched::IdleFillConfig {
+                    enabled: cfg.scheduler.idle_fill_enabled,
+                    exempt_secs: cfg.scheduler.idle_fill_exempt_secs,
+                    max_borrow_factor: cfg.scheduler.idle_fill_max_borrow_factor,
+                    max_cluster_fraction: cfg.scheduler.idle_fill_max_cluster_fraction,
+                },
             },
             kick: Notify::new(),
             stripes: Default::default(),

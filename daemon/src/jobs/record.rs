@@ -73,6 +73,10 @@ pub struct JobRecord {
     /// The run's steps (srun), and whether the job is an allocation srun made.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub steps: Option<Box<super::parts::StepLog>>,
+    /// Idle-fill lent this run its nodes (stamped at start, kept after its
+    /// end for sacct, cleared by a requeue): it counts in no quota aggregate.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub borrowed: bool,
 }
 
 /// A run's CPU time and peak memory, for sacct.
@@ -162,6 +166,7 @@ impl JobRecord {
             hold: self.hold,
             licenses: self.license_asks(),
             charged: self.licenses_alloc.clone(),
+            borrowed: self.borrowed && self.state == JobState::Running,
             requeueable: self.requeue,
             reservation: None,
             state: match self.state {

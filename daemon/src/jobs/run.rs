@@ -25,6 +25,8 @@ pub struct PassStats {
     last_us: AtomicU64,
     max_us: AtomicU64,
     total_us: AtomicU64,
+    /// Idle-fill: loans admitted, refused by the factor and by the fraction, nodes on loan now.
+    loans: [AtomicU64; 4],
 }
 
 impl PassStats {
@@ -35,8 +37,34 @@ impl PassStats {
         self.total_us.fetch_add(took_us, Ordering::Relaxed);
     }
 
+    /// A pass's idle-fill figures, and the nodes on loan after it.
+    pub fn note_loans(&self, l: &sched::LoanStats, on_loan: u64) {
+        let [admitted, factor, fraction, now] = &self.loans;
+        admitted.fetch_add(u64::from(l.admitted), Ordering::Relaxed);
+        factor.fetch_add(u64::from(l.refused_factor), Ordering::Relaxed);
+        fraction.fetch_add(u64::from(l.refused_fraction), Ordering::Relaxed);
+        now.store(on_loan, Ordering::Relaxed);
+    }
+
     /// The figures in Prometheus text format.
     pub fn render(&self) -> String {
+        let [admitted, factor, fraction, now] = self.loans.each_ref().map(|a| a.load(Ordering::Relaxed));
+        let loans = format!(
+            "# HELP spur_idle_fill_loans_total Idle-fill loans admitted.\n\
+             # TYPE spur_idle_fill_loans_total counter\n\
+             spur_idle_fill_loans_total {admitted}\n\
+             # HELP spur_idle_fill_refused_total Idle-fill loans refused, by the ceiling that refused them.\n\
+             # TYPE spur_idle_fill_refused_total counter\n\
+             spur_idle_fill_refused_total{{ceiling=\"max_borrow_factor\"}} {factor}\n\
+             spur_idle_fill_refused_total{{ceiling=\"max_cluster_fraction\"}} {fraction}\n\
+             # HELP spur_idle_fill_nodes_on_loan Nodes held by borrowed runs after the last pass.\n\
+             # TYPE spur_idle_fill_nodes_on_loan gauge\n\
+             spur_idle_fill_nodes_on_loan {now}\n"
+        );
+        self.render_passes() + &loans
+    }
+
+    fn render_passes(&self) -> String {
         let secs = |a: &AtomicU64| a.load(Ordering::Relaxed) as f64 / 1e6;
         format!(
             "# HELP spur_sched_passes_total Scheduler passes run.\n\
@@ -151,6 +179,14 @@ impl JobService {
         let took_us = u64::try_from(began.elapsed().as_micros()).unwrap_or(u64::MAX);
         drop(snap);
         self.pass_stats.note(took_us);
+        if self.sched.idle_fill.enabled {
+            let held: usize = (self.lock().jobs.values())
+                .filter(|j| j.borrowed && j.state == JobState::Running)
+                .map(|j| j.nodes.len())
+                .sum();
+            let lent: usize = plan.borrowed().map(|s| s.nodes.len()).sum();
+            self.pass_stats.note_loans(&plan.idle_fill, (held + lent) as u64);
+        }
         self.apply_preemption(&plan, now).await;
         self.lock().note_pending(&plan);
         let evicted = !plan.preemptions.is_empty();
@@ -330,6 +366,7 @@ fn started(j: &JobRecord, s: &sched::Start, nodes: &[crate::model::Node], now: i
         _ => (shape.cpus, shape.mem_mb, shape.gpus),
     };
     n.state = JobState::Running;
+    n.borrowed = s.borrowed;
     n.nodes = s.nodes.clone();
     n.licenses_alloc = s.licenses.clone();
     n.start_ms = now;

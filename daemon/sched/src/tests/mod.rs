@@ -6,6 +6,7 @@ mod depend;
 mod feasible;
 mod hostile;
 mod hres;
+mod idle_fill;
 mod pending;
 mod placement;
 mod preempt;

@@ -73,6 +73,7 @@ fn starts_persist_running_jobs_flush_and_then_launch() {
     let start = |job: u64, node: &str| sched::Start {
         job,
         nodes: vec![node.into()],
+        borrowed: false,
         backfilled: false,
         priority: sched::PriorityFactors::new(1.0, 0.5, 0.1, 1),
         licenses: vec![],
@@ -145,4 +146,32 @@ fn release_of_an_admin_hold_needs_an_operator() {
     assert_eq!(fx.persisted()[0].hold, Hold::None);
     let fx = q.update(Role::None, &who("alice"), 2, &release, &parts()).unwrap();
     assert_eq!(fx.persisted()[0].hold, Hold::None);
+}
+
+#[test]
+fn a_lent_start_is_stamped_borrowed_and_a_requeue_clears_the_stamp() {
+    let q = queue([JobRecord { account: Some("phys".into()), ..pending(1) }]);
+    let lent = sched::Start {
+        job: 1,
+        nodes: vec!["n1".into()],
+        borrowed: true,
+        backfilled: false,
+        priority: sched::PriorityFactors::new(1.0, 0.5, 0.1, 1),
+        licenses: vec![],
+    };
+    let fx = q.start(&[lent], &[], NOW, &mut || unreachable!());
+    let run = fx.persisted()[0].clone();
+    assert!(run.borrowed && run.sched_job().borrowed);
+    // "A borrowed run is held outside every quota aggregate": submitted counts included.
+    let mut q = queue([]);
+    q.install(run.clone());
+    let catalog = crate::sched::catalog::Catalog::default();
+    assert_eq!(q.counts.account_jobs(&catalog, "phys"), 0, "the borrowed run counts in no submit count");
+    let back = q.requeue(1, true).persisted()[0].clone();
+    assert!(!back.borrowed, "the next run is lent, or not, afresh");
+    q.install(back);
+    assert_eq!(q.counts.account_jobs(&catalog, "phys"), 1, "pending again, it counts");
+    // Its end keeps the stamp, for sacct.
+    let done = crate::jobs::ending::ended(&run, JobState::Completed, 0, "", NOW);
+    assert!(done.borrowed && !done.sched_job().borrowed);
 }

@@ -1,0 +1,164 @@
+//! Idle-fill's lending half, each test naming the sentence of
+//! spur-idle-fill.md it checks: sole-breach eligibility, the kinds never
+//! lent, placement after every job with a claim and off reservations,
+//! borrowed runs outside the quota aggregates, and the loan ceilings.
+
+use super::{Fx, MIN, NOW, assoc, job, outcome, qos, run_on, tres, user};
+use crate::model::Qos;
+use crate::{IdleFillConfig, Job, Plan};
+
+const TEAM: &str = "team";
+
+/// An exclusive job of alice's in QOS `team` with a one-hour limit: a whole node each.
+fn team(id: u64) -> Job {
+    Job {
+        qos: Some(TEAM.into()),
+        account: Some("phys".into()),
+        exclusive: true,
+        time_limit: Some(60),
+        ..job(id, "alice")
+    }
+}
+
+/// An in-quota job of bob's (QOS `normal`, no caps), exclusive, one hour.
+fn other(id: u64) -> Job {
+    Job {
+        qos: Some("normal".into()),
+        account: Some("phys".into()),
+        exclusive: true,
+        time_limit: Some(60),
+        ..job(id, "bob")
+    }
+}
+
+/// `n` nodes; QOS `team` capped at `node=1` and already at it (job 50 on n1).
+fn at_cap(n: usize, idle_fill: bool) -> Fx {
+    Fx::new(n, 8, 16000, 2)
+        .qos(Qos { grp_tres: tres("node=1"), priority: 100, ..qos(TEAM) })
+        .user(user("bob", "phys", vec![assoc("phys")]))
+        .running(run_on(team(50), &["n1"], NOW - MIN))
+        .with(|f| f.snap.config.idle_fill.enabled = idle_fill)
+}
+
+fn borrowed(plan: &Plan) -> Vec<u64> {
+    plan.borrowed().map(|s| s.job).collect()
+}
+
+const CAPPED: &str = "QOSGrpNodeLimit: QOS team is at 1/1 nodes (grptres); the job needs 1 more";
+
+#[test]
+fn off_by_default_nothing_is_lent() {
+    // "The feature is off by default."
+    let plan = at_cap(3, false).job(team(1)).plan();
+    assert_eq!(outcome(&plan, 1), Err(CAPPED.into()));
+    assert!(!IdleFillConfig::default().enabled);
+}
+
+#[test]
+fn a_job_held_only_by_its_qos_node_cap_borrows_an_idle_node() {
+    // "Idle-fill lets such a job run anyway, on capacity no job with a quota claim wants."
+    let plan = at_cap(3, true).job(team(1)).job(team(2)).plan();
+    assert_eq!(borrowed(&plan), [1, 2]);
+    assert_eq!(outcome(&plan, 1).unwrap().len(), 1);
+    assert_eq!(plan.idle_fill.admitted, 2);
+    // "A borrowed run is held outside every quota aggregate": the second loan was not
+    // refused by the first one's node.
+}
+
+#[test]
+fn a_second_breach_keeps_the_job_waiting_on_its_real_reason() {
+    // "A job over both its node cap and its GPU cap must not be lent nodes": here the
+    // association's own node cap is the second breach (its GPU cap fails before placement).
+    let fx = at_cap(3, true).with(|f| {
+        let mut a = assoc("phys");
+        a.grp_tres = tres("node=1");
+        f.catalog.users.insert("alice".into(), user("alice", "phys", vec![a]));
+    });
+    let plan = fx.job(team(1)).plan();
+    assert!(borrowed(&plan).is_empty());
+    // "An over-quota job that has not been lent capacity keeps reporting its real reason."
+    assert_eq!(outcome(&plan, 1), Err(CAPPED.into()));
+    let gpu = at_cap(3, true).with(|f| {
+        f.catalog.qos.get_mut(TEAM).unwrap().grp_tres = tres("node=1,gres/gpu=1");
+        f.snap.jobs[0].gpus = 1;
+    });
+    let plan = gpu.job(Job { gpus: 1, ..team(1) }).plan();
+    assert!(borrowed(&plan).is_empty());
+    assert!(outcome(&plan, 1).unwrap_err().starts_with("QOSGrpGRES"), "{:?}", outcome(&plan, 1));
+}
+
+#[test]
+fn jobs_without_a_time_limit_or_with_licenses_are_never_lent() {
+    // "Jobs with no effective time limit." / "Jobs requesting licenses."
+    let fx = at_cap(3, true).with(|f| {
+        f.snap.licenses.insert("matlab".into(), 5);
+    });
+    let plan = fx
+        .job(Job { time_limit: None, ..team(1) })
+        .job(Job { licenses: vec![("matlab".into(), 1)], ..team(2) })
+        .plan();
+    assert!(borrowed(&plan).is_empty());
+    assert_eq!(outcome(&plan, 1), Err(CAPPED.into()));
+    assert_eq!(outcome(&plan, 2), Err(CAPPED.into()));
+}
+
+#[test]
+fn borrow_candidates_are_placed_after_every_job_with_a_claim() {
+    // "They are considered last, below every job with a claim": the team job is
+    // first by priority, yet bob's in-quota job takes the one idle node.
+    let plan = at_cap(2, true).job(team(1)).job(Job { submit_ms: NOW - 1, ..other(2) }).plan();
+    assert_eq!(outcome(&plan, 2), Ok(vec!["n2".into()]));
+    assert_eq!(outcome(&plan, 1), Err(CAPPED.into()));
+    assert!(borrowed(&plan).is_empty());
+}
+
+#[test]
+fn a_loan_never_takes_a_reservation_s_nodes_nor_holds_one() {
+    // Bob's 2-node job reserves n1 and n2 behind job 50; a one-hour loan could end before
+    // that start, and backfill would allow it, but "it cannot displace a future slot".
+    let fx = at_cap(2, true).with(|f| f.snap.jobs[0].time_limit = Some(120));
+    let plan = fx.job(Job { num_nodes: 2, ..other(2) }).job(Job { time_limit: Some(1), ..team(1) }).plan();
+    assert!(outcome(&plan, 2).unwrap_err().starts_with("Resources"));
+    assert_eq!(outcome(&plan, 1), Err(CAPPED.into()));
+    // "A candidate that cannot start immediately ... holds no future reservation."
+    assert!(plan.reservations.iter().all(|r| r.job != 1), "{:?}", plan.reservations);
+    // A job with a claim and the same one-minute limit does backfill there.
+    let fx = at_cap(2, true).with(|f| f.snap.jobs[0].time_limit = Some(120));
+    let plan = fx.job(Job { num_nodes: 2, ..other(2) }).job(Job { time_limit: Some(1), ..other(3) }).plan();
+    assert_eq!(outcome(&plan, 3), Ok(vec!["n2".into()]));
+}
+
+#[test]
+fn a_borrowed_run_counts_in_no_aggregate_so_the_team_s_next_job_is_in_quota() {
+    // Job 50 on n1 is borrowed: the team occupies 0/1 nodes of quota, so job 1 starts
+    // inside its quota (not borrowed) and job 2 then borrows.
+    let fx = at_cap(3, true).with(|f| f.snap.jobs[0].borrowed = true);
+    let plan = fx.job(team(1)).job(team(2)).plan();
+    assert!(outcome(&plan, 1).is_ok());
+    assert_eq!(borrowed(&plan), [2]);
+}
+
+#[test]
+fn the_ceilings_refuse_new_loans_and_name_which_one() {
+    // "2.0 against a cap of node=4 allows 8": here 1.0 against node=1 allows 1, held by job 50.
+    let factor = at_cap(4, true).with(|f| {
+        f.snap.jobs[0].borrowed = true;
+        f.snap.jobs.push(run_on(Job { borrowed: true, ..team(51) }, &["n2"], NOW - MIN));
+        f.snap.config.idle_fill =
+            IdleFillConfig { max_borrow_factor: 1.0, ..f.snap.config.idle_fill.clone() };
+    });
+    let plan = factor.job(team(1)).job(team(2)).plan();
+    // Job 1 fits in quota (the borrowed runs count in none); job 2 would be a second loan.
+    assert!(outcome(&plan, 1).is_ok() && borrowed(&plan).is_empty());
+    assert_eq!(outcome(&plan, 2), Err(CAPPED.into()));
+    assert_eq!((plan.idle_fill.refused_factor, plan.idle_fill.admitted), (1, 0));
+    // 0.25 of 4 nodes is 1, and it is taken.
+    let fraction = at_cap(4, true).with(|f| {
+        f.snap.jobs.push(run_on(Job { borrowed: true, ..team(51) }, &["n2"], NOW - MIN));
+        f.snap.config.idle_fill =
+            IdleFillConfig { max_cluster_fraction: 0.25, ..f.snap.config.idle_fill.clone() };
+    });
+    let plan = fraction.job(team(1)).plan();
+    assert_eq!(plan.idle_fill.refused_fraction, 1);
+    assert_eq!(outcome(&plan, 1), Err(CAPPED.into()));
+}
