@@ -67,3 +67,23 @@ pub fn wait_until_blocking<P: Poll>(what: impl Display, mut check: impl FnMut() 
         }
     }
 }
+
+/// Polls `check`, which says how far along a long run is (a count) and
+/// whether it is done, failing only when the count has not moved for the
+/// deadline: a run of a thousand jobs takes what the machine's load makes
+/// it take, and only a stall is a failure.
+pub fn wait_progress(what: impl Display, mut check: impl FnMut() -> (u64, bool)) {
+    let (mut since, mut seen) = (Instant::now(), None);
+    loop {
+        let (n, done) = check();
+        if done {
+            return;
+        }
+        if seen != Some(n) {
+            (since, seen) = (Instant::now(), Some(n));
+        } else if since.elapsed() >= DEADLINE {
+            timed_out(&what, &format!("no progress for {DEADLINE:?}, stuck at {n}"));
+        }
+        std::thread::sleep(POLL);
+    }
+}

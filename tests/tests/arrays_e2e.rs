@@ -8,6 +8,7 @@
 use spur_tests::cluster::Cluster;
 use spur_tests::config::ClusterToml;
 use spur_tests::proc::{ok, sacct_state, wait_for};
+use spur_tests::wait::wait_progress;
 
 fn start(max_array_size: u32) -> Cluster {
     let toml = ClusterToml::new()
@@ -46,10 +47,10 @@ fn a_throttled_array_of_a_thousand_tasks_never_runs_more_than_its_limit() {
     let id = e.sbatch(&["--array=0-999%20", script.to_str().unwrap()]);
     let first = e.ok("squeue", &format!("-h -j {id} -t PD -o %i"));
     assert!(first.trim().starts_with(&format!("{id}_[")) && first.contains("%20]"), "{first}");
-    wait_for("every task done", || {
+    wait_progress("every task done", || {
         let n = std::fs::read_dir(dir.join("done")).map(|d| d.count()).unwrap_or(0);
         assert!(running(&e, id) <= 20, "more than 20 tasks at once");
-        (n == 1000).then_some(())
+        (n as u64, n == 1000)
     });
     let peaks = std::fs::read_to_string(dir.join("peaks")).unwrap();
     let peak = peaks.lines().filter_map(|l| l.trim().parse::<usize>().ok()).max().unwrap();
