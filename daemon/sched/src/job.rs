@@ -78,6 +78,8 @@ pub struct Job {
     pub state: JobState,
     /// A running job whose run idle-fill lent: it counts in no quota aggregate.
     pub borrowed: bool,
+    /// How many times idle-fill reclaimed the job: its exempt window doubles with each.
+    pub reclaims: u32,
 }
 
 /// What a pass needs of an array's pending tasks.

@@ -22,6 +22,7 @@
 //! - `idle_fill`: lending idle nodes to jobs held only by their QOS group node cap.
 //! - `preempt`: preemption for jobs blocked on resources: the gap, the guards,
 //!   the pool threshold, victims that provably make room; suspend and resume.
+//! - `reclaim`: idle-fill's reclaim of opportunistic runs for jobs with a claim, before preemption.
 //! - `screen`: what a pass reuses across blocked jobs so preemption costs
 //!   each job its own candidates, not a verdict per running job.
 //! - [`verdict`]: the typed verdicts and their sentences.
@@ -54,6 +55,7 @@ mod pass_state;
 mod preempt;
 pub mod priority;
 pub mod reason;
+mod reclaim;
 mod scope;
 mod screen;
 pub mod submit;
@@ -275,6 +277,8 @@ pub struct Preemption {
     pub by: JobId,
     /// cancel, requeue or suspend (requeue already turned into cancel for a job that may not requeue).
     pub mode: PreemptMode,
+    /// Idle-fill took back an opportunistic run: always requeue, whatever the job allows.
+    pub reclaim: bool,
 }
 
 /// A pass's decisions. `pending` holds every job left pending, in priority order.

@@ -79,7 +79,12 @@ pub(crate) fn run(snap: &Snapshot, now_ms: i64) -> Plan {
                 borrowers.push(Borrower { job, scope, part, priority, reason })
             }
             Err(reason) => {
-                if let (Some(pi), Some(short)) = (part, Short::of(reason.code, &pass.licenses, job)) {
+                let room = reason.code == C::Resources;
+                // Lent capacity comes back before anyone with a claim is preempted.
+                let reclaimed = room && part.is_some_and(|pi| pass.reclaim(job, scope, pi as usize));
+                if let (false, Some(pi), Some(short)) =
+                    (reclaimed, part, Short::of(reason.code, &pass.licenses, job))
+                {
                     let v = pass.consider_preemption(job, scope, pi as usize, &priority, false, short);
                     pass.plan.verdicts.push(v);
                 }
@@ -181,6 +186,8 @@ impl<'a> Pass<'a> {
             singletons: Default::default(),
             loans,
             lending: false,
+            any_opportunistic: None,
+            reclaim_failed: Vec::new(),
             plan: Plan::default(),
         }
     }

@@ -74,6 +74,11 @@ pub(super) struct Pass<'a> {
     /// Placing borrow candidates: the QOS group node cap is lifted, reserved
     /// nodes are off limits and a failure reserves nothing.
     pub lending: bool,
+    /// Reclaim: whether any running job is opportunistic (found once a pass,
+    /// so a queue with none pays nothing), and the (partition, claimant's
+    /// tier ceiling, shape) of plain jobs a reclaim could not serve.
+    pub any_opportunistic: Option<bool>,
+    pub reclaim_failed: Vec<(usize, Option<i64>, super::job::Shape)>,
     pub plan: Plan,
 }
 

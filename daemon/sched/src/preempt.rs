@@ -252,7 +252,12 @@ impl<'a> Pass<'a> {
     }
 
     /// Whether the job fits once `victims` (indexes into `running`) are gone; the nodes it would get.
-    fn fits_without(&self, job: &Job, pool: &[u32], victims: &[(usize, PreemptMode)]) -> Option<Vec<u32>> {
+    pub(super) fn fits_without(
+        &self,
+        job: &Job,
+        pool: &[u32],
+        victims: &[(usize, PreemptMode)],
+    ) -> Option<Vec<u32>> {
         let shape = job.shape();
         let mut sim: HashMap<u32, NodeState> = HashMap::new();
         for &(r, mode) in victims {
@@ -396,7 +401,7 @@ impl<'a> Pass<'a> {
                 self.running[r].evicted = true;
                 self.evictions += 1;
                 let victim = self.snap.jobs[self.running[r].job].id;
-                self.plan.preemptions.push(Preemption { victim, by: job.id, mode });
+                self.plan.preemptions.push(Preemption { victim, by: job.id, mode, reclaim: false });
             }
         }
         // A pass keeps only the checks and the outcome of each blocked job:

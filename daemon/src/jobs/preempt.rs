@@ -137,7 +137,9 @@ impl Queue {
             if !seen.insert(j.id) {
                 continue;
             }
-            let victim = JobRecord { preempted_by: Some(p.by), ..j.clone() };
+            let mut victim = JobRecord { preempted_by: Some(p.by), ..j.clone() };
+            // A reclaim is counted on the job: its next loan is guarded twice as long.
+            victim.reclaims += u32::from(p.reclaim);
             match p.mode {
                 PreemptMode::Requeue => {
                     fx.persist(requeued(&victim));
@@ -153,7 +155,10 @@ impl Queue {
                     fx.terminate(j, self.kill_wait);
                 }
             }
-            let info = serde_json::json!({ "by": p.by, "mode": p.mode.as_str() });
+            let info = match p.reclaim {
+                true => serde_json::json!({ "by": p.by, "mode": "requeue", "reason": "idle-fill reclaim" }),
+                false => serde_json::json!({ "by": p.by, "mode": p.mode.as_str() }),
+            };
             fx.push(Effect::Audit { job: j.id, action: "preempt", info });
         }
         for id in &plan.resumes {

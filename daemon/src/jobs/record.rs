@@ -77,6 +77,13 @@ pub struct JobRecord {
     /// end for sacct, cleared by a requeue): it counts in no quota aggregate.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub borrowed: bool,
+    /// How many times idle-fill reclaimed its runs: the exempt window doubles with each.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub reclaims: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// A run's CPU time and peak memory, for sacct.
@@ -167,6 +174,7 @@ impl JobRecord {
             licenses: self.license_asks(),
             charged: self.licenses_alloc.clone(),
             borrowed: self.borrowed && self.state == JobState::Running,
+            reclaims: self.reclaims,
             requeueable: self.requeue,
             reservation: None,
             state: match self.state {

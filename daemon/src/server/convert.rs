@@ -189,6 +189,8 @@ pub fn job_brief(j: &crate::jobs::record::JobRecord) -> pb::Job {
         array_task_id: j.array.as_ref().and_then(|a| a.task),
         array_pending: j.array.as_deref().map(array_pending).unwrap_or_default(),
         array_throttle: j.array.as_ref().map_or(0, |a| a.throttle),
+        borrowed: j.borrowed,
+        reclaims: j.reclaims,
         ..pb::Job::default()
     }
 }

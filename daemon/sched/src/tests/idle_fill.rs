@@ -162,3 +162,90 @@ fn the_ceilings_refuse_new_loans_and_name_which_one() {
     assert_eq!(plan.idle_fill.refused_fraction, 1);
     assert_eq!(outcome(&plan, 1), Err(CAPPED.into()));
 }
+
+/// n1 holds team's in-quota job 50; `borrowed` runs sit on the other nodes, started `ago` ms ago.
+fn lent_out(n: usize, ago: i64) -> Fx {
+    at_cap(n, true).with(|f| {
+        for i in 2..=n {
+            let j = run_on(Job { borrowed: true, ..team(50 + i as u64) }, &[&format!("n{i}")], NOW - ago);
+            f.snap.jobs.push(j);
+        }
+    })
+}
+
+fn evicted(plan: &Plan) -> Vec<(u64, u64, bool)> {
+    plan.preemptions.iter().map(|p| (p.victim, p.by, p.reclaim)).collect()
+}
+
+#[test]
+fn a_job_with_a_claim_reclaims_a_borrowed_run_whatever_preempt_mode_says() {
+    // "Reclaim ignores preempt_mode": the fixtures' partition is "off" and preemption is disabled.
+    let plan = lent_out(2, 10 * MIN).job(other(1)).plan();
+    assert_eq!(evicted(&plan), [(52, 1, true)]);
+    // "The fate is always requeue", even for a job that may not requeue.
+    assert_eq!(plan.preemptions[0].mode, spur_vocab::names::PreemptMode::Requeue);
+    let fx = lent_out(2, 10 * MIN).with(|f| f.snap.jobs[1].requeueable = false);
+    assert_eq!(fx.job(other(1)).plan().preemptions[0].mode, spur_vocab::names::PreemptMode::Requeue);
+    // Off, nothing is reclaimed.
+    let off = lent_out(2, 10 * MIN).with(|f| f.snap.config.idle_fill.enabled = false);
+    assert!(off.job(other(1)).plan().preemptions.is_empty());
+}
+
+#[test]
+fn the_exempt_window_guards_a_borrowed_run_and_doubles_per_reclaim() {
+    // "How long a borrowed job runs before it may be reclaimed": 60 s by default.
+    assert!(lent_out(2, 30_000).job(other(1)).plan().preemptions.is_empty());
+    let twice = |ago| lent_out(2, ago).with(|f| f.snap.jobs[1].reclaims = 1).job(other(1)).plan();
+    assert!(twice(90_000).preemptions.is_empty(), "reclaimed once before: 120 s");
+    assert_eq!(evicted(&twice(130_000)), [(52, 1, true)]);
+}
+
+#[test]
+fn all_or_nothing_a_job_that_cannot_be_served_evicts_nothing() {
+    // "A node counts as recovered only when every job on it is reclaimable": n1 holds an
+    // in-quota run, so a 2-node claim cannot be served by reclaiming n2 alone.
+    assert!(lent_out(2, 10 * MIN).job(Job { num_nodes: 2, ..other(1) }).plan().preemptions.is_empty());
+    // "A job that can never be placed anywhere ... evicts nothing, ever."
+    assert!(lent_out(2, 10 * MIN).job(Job { gpus: 9, ..other(1) }).plan().preemptions.is_empty());
+    // "Only as many nodes as the claim needs are taken."
+    assert_eq!(evicted(&lent_out(4, 10 * MIN).job(other(1)).plan()).len(), 1);
+}
+
+/// Burst QOS (idlefillpreemptable, priority -1000) with job 60 running on n3, in quota.
+fn with_burst(fx: Fx) -> Fx {
+    let burst = Qos { idle_fill_preemptable: true, priority: -1000, ..qos("burst") };
+    let job = Job { qos: Some("burst".into()), ..other(60) };
+    fx.qos(burst).with(|f| {
+        f.snap.jobs.retain(|j| j.id != 53);
+        f.snap.jobs.push(run_on(job, &["n3"], NOW - 10 * MIN));
+    })
+}
+
+#[test]
+fn a_claim_takes_the_cheapest_opportunistic_run_first() {
+    // "A job with a quota claim evicts the lowest-priority opportunistic run available."
+    let plan = with_burst(lent_out(3, 10 * MIN)).job(other(1)).plan();
+    assert_eq!(evicted(&plan), [(60, 1, true)], "the burst job, not team's borrowed run");
+}
+
+#[test]
+fn an_opportunistic_job_displaces_only_strictly_cheaper_work() {
+    // "A burst job never displaces a dearer borrowed run."
+    let fx = with_burst(lent_out(3, 10 * MIN)).with(|f| f.snap.jobs.retain(|j| j.id != 60));
+    let burst = Job { qos: Some("burst".into()), ..other(1) };
+    assert!(fx.job(burst).plan().preemptions.is_empty());
+    // "A high-priority idle-fill job outranks a low-priority burst job": a claimant in an
+    // idlefillpreemptable QOS of priority 200 may take team's run (100).
+    let high = Qos { idle_fill_preemptable: true, priority: 200, ..qos("high") };
+    let fx = lent_out(2, 10 * MIN).qos(high);
+    let plan = fx.job(Job { qos: Some("high".into()), ..other(1) }).plan();
+    assert_eq!(evicted(&plan), [(52, 1, true)]);
+}
+
+#[test]
+fn reclaims_count_against_max_evictions_per_tick() {
+    // "max_evictions_per_tick caps reclaims and preemptions together."
+    let fx = lent_out(3, 10 * MIN).with(|f| f.snap.config.preempt.max_evictions = 1);
+    let plan = fx.job(other(1)).job(other(2)).plan();
+    assert_eq!(plan.preemptions.len(), 1);
+}

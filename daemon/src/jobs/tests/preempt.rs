@@ -6,7 +6,7 @@ use crate::sched::{Plan, Preemption};
 use spur_vocab::names::PreemptMode;
 
 fn evict(victim: u64, mode: PreemptMode) -> Preemption {
-    Preemption { victim, by: 10, mode }
+    Preemption { victim, by: 10, mode, reclaim: false }
 }
 
 #[test]
@@ -27,6 +27,22 @@ fn a_requeued_victim_waits_again_and_its_end_is_ignored() {
     assert_eq!((j.state, j.preempted_by, j.nodes.len()), (JobState::Pending, Some(10), 0));
     assert!(fx.0.contains(&Effect::IgnoreReport(1)));
     assert_eq!(fx.signals(), [(1, "n1", SIGTERM, KW)]);
+}
+
+#[test]
+fn a_reclaimed_borrowed_run_is_requeued_counted_and_audited_as_a_reclaim() {
+    let lent = JobRecord { borrowed: true, requeue: false, ..running(1, "n1") };
+    let q = queue([lent]);
+    let reclaim = Preemption { reclaim: true, ..evict(1, PreemptMode::Requeue) };
+    let fx = q.preempt(&Plan { preemptions: vec![reclaim], ..Plan::default() }, NOW);
+    let [j] = fx.persisted()[..] else { panic!("{fx:?}") };
+    // "--no-requeue does not prevent this"; the stamp goes with the run.
+    assert_eq!((j.state, j.preempted_by, j.reclaims, j.borrowed), (JobState::Pending, Some(10), 1, false));
+    let info = fx.0.iter().find_map(|e| match e {
+        Effect::Audit { info, .. } => Some(info.clone()),
+        _ => None,
+    });
+    assert_eq!(info, Some(serde_json::json!({ "by": 10, "mode": "requeue", "reason": "idle-fill reclaim" })));
 }
 
 #[test]
