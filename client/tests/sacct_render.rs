@@ -371,3 +371,34 @@ fn usage_columns_show_once_the_job_ended() {
     assert_eq!((&peak["type"], &peak["count"]), (&"mem".into(), &(1234 * 1024).into()));
     assert_eq!(v["jobs"][1]["time"]["user"]["seconds"], 0, "a job without figures shows none");
 }
+
+#[test]
+fn borrowed_is_a_field_of_its_own() {
+    let mut all = jobs();
+    all[0].borrowed = true;
+    let a = args(&["-n", "-P", "-X", "-o", "JobID,Borrowed", "-j", "10,14"]);
+    assert_eq!(report(&a, &all, now()).unwrap(), "10|yes\n14|no\n");
+}
+
+#[test]
+fn duplicates_list_the_runs_a_reclaim_or_preemption_requeued() {
+    let mut all = jobs();
+    // Job 15 pends again: its earlier run was lent, and job 14 reclaimed it.
+    all[5].past_runs = vec![pb::PastRun {
+        start_ms: ms(50),
+        end_ms: ms(20),
+        nodes: vec!["n2".into()],
+        state: "PREEMPTED".into(),
+        preempted_by: 14,
+        borrowed: true,
+        reclaim: true,
+    }];
+    let cols = "JobID,State,Borrowed,NodeList,Elapsed,Reason%50";
+    let a = args(&["-n", "-P", "-X", "-D", "-o", cols, "-j", "15"]);
+    assert_eq!(
+        report(&a, &all, now()).unwrap(),
+        "15|PREEMPTED|yes|n2|00:30:00|Requeued: reclaimed (idle-fill) by job 14\n15|PENDING|no|None assigned|00:00:00|None\n"
+    );
+    let a = args(&["-n", "-P", "-X", "-o", "JobID,State", "-j", "15"]);
+    assert_eq!(report(&a, &all, now()).unwrap(), "15|PENDING\n", "without -D only the latest, as Slurm");
+}

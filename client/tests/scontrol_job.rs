@@ -223,3 +223,16 @@ fn scancel_errors_name_the_argument() {
     assert_eq!(parse_signal("kill"), Ok(9));
     assert!(parse_signal("0").is_err() && parse_signal("65").is_err());
 }
+
+#[test]
+fn a_reclaimed_job_shows_its_reclaimer_and_a_borrowed_run_says_so() {
+    let mut j = pending();
+    assert!(!job_record(&j, NOW, true).contains("Borrowed="), "nothing for a job idle-fill never touched");
+    j.reclaims = 1;
+    j.preempted_by = 77;
+    let out = job_record(&j, NOW, true);
+    assert!(out.contains(" Borrowed=no Reclaims=1 PreemptedBy=77 PreemptMode=REQUEUE "), "{out}");
+    j.state = "RUNNING".into();
+    j.borrowed = true;
+    assert!(job_record(&j, NOW, true).contains(" Borrowed=yes Reclaims=1 "));
+}

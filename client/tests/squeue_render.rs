@@ -224,3 +224,21 @@ fn clusters_name_this_cluster_or_all() {
     let v: serde_json::Value = serde_json::from_str(&report(&a, &jobs(), NOW).unwrap()).unwrap();
     assert_eq!((&v["jobs"][0]["cluster"], &v["meta"]["slurm"]["cluster"]), (&"spur".into(), &"spur".into()));
 }
+
+#[test]
+fn w_is_the_borrowed_column_and_licenses_stay_a_long_name() {
+    let mut all = jobs();
+    all[0].borrowed = true;
+    all[0].spec = Some(Box::new(pb::JobSpec { licenses: "matlab:2".into(), ..Default::default() }));
+    // spur-idle-fill.md: squeue -o "%i %j %u %t %N %W".
+    let out = report(&args(&["-o", "%i %j %u %t %N %W", "-j", "101,99"]), &all, NOW).unwrap();
+    assert_eq!(
+        out,
+        "JOBID NAME USER ST NODELIST BORROWED\n99 prep alice PD  no\n101 train alice R gpu[1-2] yes\n"
+    );
+    let out = report(&args(&["-h", "-O", "JobID:4,Borrowed:4,Licenses", "-j", "101"]), &all, NOW).unwrap();
+    assert_eq!(out.trim_end(), "101 yes matlab:2");
+    let v: serde_json::Value =
+        serde_json::from_str(&report(&args(&["--json", "-j", "101"]), &all, NOW).unwrap()).unwrap();
+    assert_eq!(v["jobs"][0]["borrowed"], true);
+}

@@ -334,6 +334,18 @@ pub fn job_record(j: &pb::Job, now_ms: i64, oneliner: bool) -> String {
     if !spec.comment.is_empty() {
         lines.push(format!("Comment={}", spec.comment));
     }
+    if j.borrowed || j.reclaims > 0 {
+        // Idle-fill: this run was lent its nodes; how often a reclaim took them back.
+        lines.push(format!("Borrowed={} Reclaims={}", if j.borrowed { "yes" } else { "no" }, j.reclaims));
+    }
+    if j.preempted_by != 0 {
+        let mode = match j.state.as_str() {
+            "SUSPENDED" => "SUSPEND",
+            "CANCELLED" => "CANCEL",
+            _ => "REQUEUE",
+        };
+        lines.push(format!("PreemptedBy={} PreemptMode={mode}", j.preempted_by));
+    }
     lines.push(format!("StdErr={}", null(&stderr)));
     lines.push(format!("StdOut={}", null(&stdout)));
     if spec.gpus_per_node > 0 {

@@ -113,6 +113,8 @@ pub fn job_info(j: &pb::Job, cluster: Option<&str>) -> Value {
         ("array_max_tasks", number(Some(u64::from(j.array_throttle)))),
         ("array_task_string", j.array_pending.clone().into()),
         ("batch_flag", (!spec.allocation).into()),
+        // Spur's own: idle-fill lent this run its nodes (spur-idle-fill.md).
+        ("borrowed", j.borrowed.into()),
         ("comment", spec.comment.clone().into()),
         ("cpus", number(Some(u64::from(j.num_cpus)))),
         ("cpus_per_task", number(Some(u64::from(spec.cpus_per_task.max(1))))),

@@ -45,6 +45,7 @@ usage: sacct [-abnpPX] [-j ID,...] [-u USER,...] [-A ACCOUNT,...] [-r PARTITION,
                         JobID,JobName,Partition,Account,AllocCPUS,State,ExitCode; SACCT_FORMAT overrides)
   -b, --brief           JobID,State,ExitCode         -e, --helpformat   list the fields
   -n, --noheader        no header                    -X, --allocations  the jobs alone, not their steps
+  -D, --duplicates      also the runs a preemption or idle-fill reclaim requeued (State PREEMPTED)
   -j ID.STEP, ID.batch  one step of a job: srun's N, or the batch script
   -p, --parsable / -P, --parsable2   '|' delimited, with / without a trailing '|'; --delimiter=C
   --json                the selected jobs as JSON in Slurm's shape (jobs, meta, errors; -o is ignored)
@@ -56,6 +57,7 @@ const OPTS: &[Opt<Args>] = &[
     switch("a/allusers", |a| a.all_users = true),
     value("A/accounts", |a, v| a.accounts.extend(list(&v))),
     switch("b/brief", |a| a.format.push(BRIEF_FORMAT.into())),
+    switch("D/duplicates", |a| a.duplicates = true),
     switch("e/helpformat", |a| a.helpformat = true),
     value("E/endtime", |a, v| a.end = Some(v)),
     switch("h/help", |a| a.help = true),
@@ -103,6 +105,8 @@ pub const FIELDS: &[Field] = &[
     f("AllocNodes", 10, |j, _| alloc(j, j.num_nodes)),
     // One task, the batch script, so its average is its peak.
     f("AveRSS", 10, |j, _| usage(j, |u| jobfmt::mem_kb(u.max_rss_kb))),
+    // Spur's own (idle-fill): whether the run was lent its nodes past its QOS node cap.
+    f("Borrowed", 8, |j, _| if j.borrowed { "yes" } else { "no" }.into()),
     f("Comment", 14, |j, _| j.spec.as_ref().map(|s| s.comment.clone()).unwrap_or_default()),
     f("CPUTime", 10, |j, now| format_seconds(cpu_secs(j, now))),
     f("CPUTimeRAW", 10, |j, now| cpu_secs(j, now).to_string()),
@@ -188,6 +192,8 @@ pub struct Args {
     pub only: Vec<(u64, StepRef)>,
     /// `-X`: the jobs' own rows, not their steps'.
     pub allocations: bool,
+    /// `-D`: the earlier runs of requeued jobs too, as Slurm lists a requeued job's runs.
+    pub duplicates: bool,
     pub accounts: Vec<String>,
     pub partitions: Vec<String>,
     pub qos: Vec<String>,
@@ -403,7 +409,10 @@ pub fn report(a: &Args, jobs: &[pb::Job], now: DateTime<Local>) -> Result<String
     }
     let heads: Vec<(&str, i32)> = cols.iter().map(|(f, w)| (f.0, *w)).collect();
     let rows: Vec<Vec<String>> = (shown.iter())
-        .flat_map(|j| stepfmt::rows(j, !a.allocations, &a.only_of(j.id)))
+        .flat_map(|j| {
+            let past = if a.duplicates { stepfmt::past_runs(j) } else { vec![] };
+            past.into_iter().chain(stepfmt::rows(j, !a.allocations, &a.only_of(j.id)))
+        })
         .map(|r| cols.iter().map(|(f, _)| (f.2)(&r, now_ms)).collect())
         .collect();
     Ok(print_fields(&heads, &rows, a.parsable, a.delimiter.as_deref().unwrap_or("|"), !a.noheader))

@@ -36,12 +36,12 @@ usage: squeue [-hl] [-u USER,...] [-A ACCOUNT,...] [-p PARTITION,...] [-q QOS,..
   -o, --format=FORMAT   default \"%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R\"; '.' right-justifies:
       %i id  %j name  %u user  %a account  %q qos  %P partition  %p/%Q priority  %t/%T state
       %N nodes  %r reason  %R nodes or (reason)  %M time used  %l time limit  %L time left
-      %D node count  %C cpus  %S start  %V submit  %e end  %k comment  %W licenses
+      %D node count  %C cpus  %S start  %V submit  %e end  %k comment  %W borrowed (idle-fill)
       %b gres per node  %m memory per node  %Z workdir  %x excluded  %n requested  %h oversubscribe
       %F array job id  %K array task id(s)
   -O, --Format=FIELDS   JobID,Name:30,UserName,Account,QOS,Partition,Priority,StateCompact,State,
       NodeList,Reason,ReasonList,TimeUsed,TimeLimit,TimeLeft,NumNodes,NumCPUs,StartTime,SubmitTime,
-      EndTime,Comment,Licenses,...  (name[:[.]width], default width 20)
+      EndTime,Comment,Licenses,Borrowed,...  (name[:[.]width], default width 20)
   --json                the selected jobs as JSON in Slurm's shape (jobs, meta, errors)
   -M, --clusters=NAME,...   this controller's cluster (or all), named in a CLUSTER: line; others are errors";
 
@@ -100,7 +100,9 @@ pub(crate) const FIELDS: &[(char, &str, &str)] = &[
     ('V', "SubmitTime", "SUBMIT_TIME"),
     ('e', "EndTime", "END_TIME"),
     ('k', "Comment", "COMMENT"),
-    ('W', "Licenses", "LICENSES"),
+    // Idle-fill's spec gives %W to BORROWED (Slurm's %W is licenses, still `-O Licenses`).
+    ('W', "Borrowed", "BORROWED"),
+    (LICENSES, "Licenses", "LICENSES"),
     ('b', "tres-per-node", "TRES_PER_NODE"),
     ('m', "MinMemory", "MIN_MEMORY"),
     ('Z', "WorkDir", "WORK_DIR"),
@@ -113,7 +115,10 @@ pub(crate) const FIELDS: &[(char, &str, &str)] = &[
 
 /// Format letters read from the job's spec; without them (and without
 /// `--json`) squeue asks for the brief view, which the controller sends lighter.
-const SPEC_CODES: &str = "kWbmZxnh";
+const SPEC_CODES: &str = "k\u{2113}bmZxnh";
+
+/// `-O Licenses`: a code no `%` format can name, since idle-fill took `%W`.
+const LICENSES: char = '\u{2113}';
 
 fn header(code: char) -> &'static str {
     FIELDS.iter().find(|f| f.0 == code).map_or("", |f| f.2)
@@ -336,7 +341,8 @@ fn other_cell(code: char, j: &pb::Job, now_ms: i64) -> String {
         'V' => jobfmt::time_or(j.submit_ms, "N/A"),
         'e' => jobfmt::time_or(jobfmt::end_ms(j).unwrap_or(0), "N/A"),
         'k' => null(&spec.comment).into(),
-        'W' => null(&spec.licenses).into(),
+        LICENSES => null(&spec.licenses).into(),
+        'W' => if j.borrowed { "yes" } else { "no" }.into(),
         'b' if spec.gpus_per_node > 0 => format!("gres/gpu:{}", spec.gpus_per_node),
         'b' => "N/A".into(),
         'm' if spec.mem_mb > 0 => format!("{}M", spec.mem_mb),

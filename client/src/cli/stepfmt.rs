@@ -123,6 +123,33 @@ pub fn rows<'a>(j: &'a pb::Job, steps: bool, only: &[StepRef]) -> Vec<Row<'a>> {
     out
 }
 
+/// `sacct -D`: each run of `j` that a preemption or an idle-fill reclaim
+/// requeued, as a row of the job with that run's times, nodes and end.
+pub fn past_runs(j: &pb::Job) -> Vec<Row<'static>> {
+    (j.past_runs.iter())
+        .map(|r| {
+            let why = if r.reclaim { "reclaimed (idle-fill) by" } else { "preempted by" };
+            let job = pb::Job {
+                state: r.state.clone(),
+                start_ms: r.start_ms,
+                end_ms: r.end_ms,
+                nodes: r.nodes.clone(),
+                num_nodes: r.nodes.len() as u32,
+                borrowed: r.borrowed,
+                preempted_by: r.preempted_by,
+                reason: format!("Requeued: {why} job {}", r.preempted_by),
+                reason_detail: String::new(),
+                exit_code: 0,
+                usage: None,
+                steps: vec![],
+                past_runs: vec![],
+                ..j.clone()
+            };
+            Row { job: Cow::Owned(job), suffix: String::new(), ntasks: None }
+        })
+        .collect()
+}
+
 /// A step's running time, as squeue's TIME shows it.
 fn elapsed(s: &pb::Step, now_ms: i64) -> u64 {
     let end = if s.end_ms > 0 { s.end_ms } else { now_ms };

@@ -119,3 +119,19 @@ impl StepLog {
         self.list.iter().filter(|s| s.is_running())
     }
 }
+
+/// The most earlier runs a job keeps: the newest, enough for sacct -D to
+/// show a reclaim or preemption story without a job's record growing with it.
+pub const MAX_PAST_RUNS: usize = 16;
+
+/// A run of the job that a preemption or an idle-fill reclaim requeued.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct PastRun {
+    pub start_ms: i64,
+    pub end_ms: i64,
+    pub nodes: Vec<String>,
+    pub preempted_by: u64,
+    pub borrowed: bool,
+    pub reclaim: bool,
+}

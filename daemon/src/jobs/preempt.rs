@@ -6,6 +6,7 @@
 use super::JobService;
 use super::effect::{Effect, Effects, SIGCONT, SIGSTOP};
 use super::ending::{ended, requeued};
+use super::parts::{MAX_PAST_RUNS, PastRun};
 use super::queue::Queue;
 use super::record::JobRecord;
 use crate::config::SchedulerConfig;
@@ -142,7 +143,19 @@ impl Queue {
             victim.reclaims += u32::from(p.reclaim);
             match p.mode {
                 PreemptMode::Requeue => {
-                    fx.persist(requeued(&victim));
+                    let mut next = requeued(&victim);
+                    let run = PastRun {
+                        start_ms: j.start_ms,
+                        end_ms: now,
+                        nodes: j.nodes.clone(),
+                        preempted_by: p.by,
+                        borrowed: j.borrowed,
+                        reclaim: p.reclaim,
+                    };
+                    next.past_runs.push(run);
+                    let over = next.past_runs.len().saturating_sub(MAX_PAST_RUNS);
+                    next.past_runs.drain(..over);
+                    fx.persist(next);
                     fx.push(Effect::IgnoreReport(j.id));
                     fx.terminate(j, self.kill_wait);
                 }

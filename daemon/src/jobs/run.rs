@@ -25,8 +25,8 @@ pub struct PassStats {
     last_us: AtomicU64,
     max_us: AtomicU64,
     total_us: AtomicU64,
-    /// Idle-fill: loans admitted, refused by the factor and by the fraction, nodes on loan now.
-    loans: [AtomicU64; 4],
+    /// Idle-fill: loans admitted, refused by the factor and by the fraction, nodes on loan now, reclaims.
+    loans: [AtomicU64; 5],
 }
 
 impl PassStats {
@@ -38,8 +38,9 @@ impl PassStats {
     }
 
     /// A pass's idle-fill figures, and the nodes on loan after it.
-    pub fn note_loans(&self, l: &sched::LoanStats, on_loan: u64) {
-        let [admitted, factor, fraction, now] = &self.loans;
+    pub fn note_loans(&self, l: &sched::LoanStats, on_loan: u64, reclaimed: u64) {
+        let [admitted, factor, fraction, now, reclaims] = &self.loans;
+        reclaims.fetch_add(reclaimed, Ordering::Relaxed);
         admitted.fetch_add(u64::from(l.admitted), Ordering::Relaxed);
         factor.fetch_add(u64::from(l.refused_factor), Ordering::Relaxed);
         fraction.fetch_add(u64::from(l.refused_fraction), Ordering::Relaxed);
@@ -48,7 +49,8 @@ impl PassStats {
 
     /// The figures in Prometheus text format.
     pub fn render(&self) -> String {
-        let [admitted, factor, fraction, now] = self.loans.each_ref().map(|a| a.load(Ordering::Relaxed));
+        let [admitted, factor, fraction, now, reclaims] =
+            self.loans.each_ref().map(|a| a.load(Ordering::Relaxed));
         let loans = format!(
             "# HELP spur_idle_fill_loans_total Idle-fill loans admitted.\n\
              # TYPE spur_idle_fill_loans_total counter\n\
@@ -59,7 +61,10 @@ impl PassStats {
              spur_idle_fill_refused_total{{ceiling=\"max_cluster_fraction\"}} {fraction}\n\
              # HELP spur_idle_fill_nodes_on_loan Nodes held by borrowed runs after the last pass.\n\
              # TYPE spur_idle_fill_nodes_on_loan gauge\n\
-             spur_idle_fill_nodes_on_loan {now}\n"
+             spur_idle_fill_nodes_on_loan {now}\n\
+             # HELP spur_idle_fill_reclaims_total Borrowed or idlefillpreemptable runs requeued by a reclaim.\n\
+             # TYPE spur_idle_fill_reclaims_total counter\n\
+             spur_idle_fill_reclaims_total {reclaims}\n"
         );
         self.render_passes() + &loans
     }
@@ -185,7 +190,8 @@ impl JobService {
                 .map(|j| j.nodes.len())
                 .sum();
             let lent: usize = plan.borrowed().map(|s| s.nodes.len()).sum();
-            self.pass_stats.note_loans(&plan.idle_fill, (held + lent) as u64);
+            let reclaimed = plan.preemptions.iter().filter(|p| p.reclaim).count() as u64;
+            self.pass_stats.note_loans(&plan.idle_fill, (held + lent) as u64, reclaimed);
         }
         self.apply_preemption(&plan, now).await;
         self.lock().note_pending(&plan);

@@ -233,6 +233,17 @@ pub fn job(j: &crate::jobs::record::JobRecord) -> pb::Job {
         }),
         licenses_alloc: spur_vocab::licenses::format_allocs(&j.licenses_alloc),
         steps: j.steps.as_ref().map(|l| l.list.iter().map(step).collect()).unwrap_or_default(),
+        past_runs: (j.past_runs.iter())
+            .map(|r| pb::PastRun {
+                start_ms: r.start_ms,
+                end_ms: r.end_ms,
+                nodes: r.nodes.clone(),
+                state: "PREEMPTED".into(),
+                preempted_by: r.preempted_by,
+                borrowed: r.borrowed,
+                reclaim: r.reclaim,
+            })
+            .collect(),
         spec: Some(Box::new(pb::JobSpec {
             name: j.name.clone(),
             account: j.account.clone().unwrap_or_default(),

@@ -39,6 +39,8 @@ mod tag {
     pub const ARRAY_TASK_ID: u32 = 42;
     pub const ARRAY_PENDING: u32 = 43;
     pub const ARRAY_THROTTLE: u32 = 44;
+    pub const BORROWED: u32 = 45;
+    pub const RECLAIMS: u32 = 46;
 }
 
 /// `ListJobsResponse.jobs`.
@@ -130,6 +132,8 @@ fn brief_fields(b: &mut Vec<u8>, j: &JobRecord) {
         text(b, tag::ARRAY_PENDING, &super::convert::array_pending(a));
         uint(b, tag::ARRAY_THROTTLE, a.throttle.into());
     }
+    uint(b, tag::BORROWED, j.borrowed.into());
+    uint(b, tag::RECLAIMS, j.reclaims.into());
 }
 
 /// sprio's view: the fields of `JobPriority`, nothing else.
@@ -204,6 +208,8 @@ mod tests {
             cpus_per_task: 4,
             exit_code: -15,
             factors: (1000.0, 0.25, 0.5, 2),
+            borrowed: true,
+            reclaims: 3,
             ..JobRecord::default()
         };
         let ended = JobRecord { time_limit: Some(60), exit_code: 2, end_ms: 5, ..plain.clone() };
