@@ -45,6 +45,8 @@ fn bob_borrows_an_idle_node_and_alice_reclaims_it() {
     // A third over-quota job finds no idle node: it keeps its real reason.
     let third = submit(&e, "ifbob", &["-q", "ifq", "--wrap", "sleep 300"]);
     e.wait_field(third, "%r", "QOSGrpNodeLimit");
+    let why = e.ok("scontrol", &format!("explain job {third}"));
+    assert!(why.contains("Idle-fill: idle-fill borrow: eligible, but no idle node"), "{why}");
 
     let alice = submit(&e, "ifalice", &["-J", "alice-legit", "--wrap", "sleep 300"]);
     e.wait_field(alice, "%T", "RUNNING");

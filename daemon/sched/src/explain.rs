@@ -24,6 +24,8 @@ pub fn explain_job(
     let reason = plan.and_then(|p| p.reason_of(id));
     let short = reason.and_then(|r| Short::of(r.code, &pass.licenses, job)).unwrap_or(Short::Room);
     let mut v = pass.consider_preemption(job, sc, pi, &prio, true, short);
+    // Before the pass's own verdict is copied in: reclaim would come first there too.
+    v.idle_fill = reason.and_then(|r| pass.idle_fill_verdict(job, sc, pi, r));
     if let Some(decided) = plan.and_then(|p| p.verdict_of(id)) {
         v.checks.clone_from(&decided.checks);
         v.outcome = decided.outcome.clone();

@@ -20,6 +20,7 @@
 //!   `pass`, `preempt` and `explain` without their importing each other.
 //! - `pass`: the pass itself: order, checks, placement, EASY backfill.
 //! - `idle_fill`: lending idle nodes to jobs held only by their QOS group node cap.
+//! - [`idle_fill_explain`]: idle-fill's part of `scontrol explain`: may a job borrow, what reclaim weighed.
 //! - `preempt`: preemption for jobs blocked on resources: the gap, the guards,
 //!   the pool threshold, victims that provably make room; suspend and resume.
 //! - `reclaim`: idle-fill's reclaim of opportunistic runs for jobs with a claim, before preemption.
@@ -45,6 +46,7 @@ mod explain;
 pub mod feasible;
 pub mod hres;
 mod idle_fill;
+pub mod idle_fill_explain;
 pub use idle_fill::LoanStats;
 pub mod job;
 mod limits;
@@ -55,7 +57,7 @@ mod pass_state;
 mod preempt;
 pub mod priority;
 pub mod reason;
-mod reclaim;
+pub mod reclaim;
 mod scope;
 mod screen;
 pub mod submit;

@@ -81,7 +81,8 @@ pub(crate) fn run(snap: &Snapshot, now_ms: i64) -> Plan {
             Err(reason) => {
                 let room = reason.code == C::Resources;
                 // Lent capacity comes back before anyone with a claim is preempted.
-                let reclaimed = room && part.is_some_and(|pi| pass.reclaim(job, scope, pi as usize));
+                let reclaimed =
+                    room && part.is_some_and(|pi| pass.reclaim(job, scope, pi as usize).is_some());
                 if let (false, Some(pi), Some(short)) =
                     (reclaimed, part, Short::of(reason.code, &pass.licenses, job))
                 {

@@ -348,6 +348,7 @@ impl<'a> Pass<'a> {
             candidates,
             considered,
             outcome,
+            idle_fill: None,
         };
         if !full && checks.iter().any(|c| !c.passes()) {
             return verdict(checks, vec![], 0, Outcome::Checks);

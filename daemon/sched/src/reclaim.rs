@@ -10,7 +10,7 @@
 //! The fate is always requeue.
 
 use super::Preemption;
-use super::job::{Job, JobState, Shape};
+use super::job::{Job, JobId, JobState, Shape};
 use super::pass_state::{Pass, secs};
 use spur_vocab::names::PreemptMode;
 
@@ -20,6 +20,80 @@ pub const EXEMPT_CAP_SECS: u64 = 3600;
 /// The window guarding a run reclaimed `reclaims` times before.
 pub fn exempt_window(base_secs: u64, reclaims: u32) -> u64 {
     base_secs.saturating_mul(1u64.checked_shl(reclaims).unwrap_or(u64::MAX)).min(EXEMPT_CAP_SECS)
+}
+
+/// What reclaim weighs of one running job for a claimant: typed, so the pass
+/// decides with [`ReclaimChecks::eligible`] and `scontrol explain` prints
+/// the same facts ([`ReclaimChecks::marks`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReclaimChecks {
+    pub job: JobId,
+    pub qos: Option<String>,
+    /// Its standing in the opportunistic tier: its QOS's priority.
+    pub qos_priority: i64,
+    pub borrowed: bool,
+    pub preemptable_qos: bool,
+    pub ran_s: u64,
+    /// The exempt window now, doubled per earlier reclaim.
+    pub window_s: u64,
+    pub reclaims: u32,
+    /// An opportunistic claimant's QOS priority: only strictly cheaper runs.
+    pub below: Option<i64>,
+    /// It sits on a node of the claimant's pool.
+    pub in_pool: bool,
+    /// A node of it also holds a job that is not reclaimable.
+    pub mixed: bool,
+}
+
+impl ReclaimChecks {
+    pub fn opportunistic(&self) -> bool {
+        self.borrowed || self.preemptable_qos
+    }
+
+    fn window_passes(&self) -> bool {
+        self.ran_s >= self.window_s
+    }
+
+    fn tier_passes(&self) -> bool {
+        self.below.is_none_or(|p| self.qos_priority < p)
+    }
+
+    /// Reclaimable on its own (the node rule aside).
+    fn alone(&self) -> bool {
+        self.opportunistic() && self.window_passes() && self.tier_passes()
+    }
+
+    pub fn eligible(&self) -> bool {
+        self.alone() && self.in_pool && !self.mixed
+    }
+
+    /// (name, passes, sentence) of each check, in the order they are made.
+    pub fn marks(&self) -> Vec<(&'static str, bool, String)> {
+        let what = match (self.borrowed, self.preemptable_qos) {
+            (true, _) => "a borrowed run".to_string(),
+            (false, true) => format!("in idlefillpreemptable QOS {}", self.qos.as_deref().unwrap_or("")),
+            (false, false) => "holds a claim (not borrowed, QOS not idlefillpreemptable)".to_string(),
+        };
+        let window = format!(
+            "ran {}s of its {}s exempt window (idle_fill_exempt_secs doubled {} time(s), at most {}s)",
+            self.ran_s, self.window_s, self.reclaims, EXEMPT_CAP_SECS
+        );
+        let tier = match self.below {
+            None => "the claimant holds a claim: any opportunistic run".to_string(),
+            Some(p) => format!("QOS priority {} must be below the claimant's {p}", self.qos_priority),
+        };
+        let nodes = match self.mixed {
+            false => "every job on its nodes is reclaimable".to_string(),
+            true => "a node of it holds a job that is not reclaimable".to_string(),
+        };
+        vec![
+            ("opportunistic", self.opportunistic(), what),
+            ("exempt window", self.window_passes(), window),
+            ("tier", self.tier_passes(), tier),
+            ("pool", self.in_pool, "on a node the claimant could use".to_string()),
+            ("nodes", !self.mixed, nodes),
+        ]
+    }
 }
 
 impl<'a> Pass<'a> {
@@ -35,22 +109,71 @@ impl<'a> Pass<'a> {
             || self.scopes.list[self.running[r].scope as usize].qos.is_some_and(|q| q.idle_fill_preemptable)
     }
 
+    /// What reclaim weighs of every running job for a claimant of scope
+    /// `sc` with pool `pool`; `(index into running, checks)`.
+    pub(super) fn reclaim_checks(&self, sc: u32, pool: &[u32]) -> Vec<(usize, ReclaimChecks)> {
+        let base = self.snap.config.idle_fill.exempt_secs;
+        let own = self.scopes.list[sc as usize].qos;
+        let below = own.filter(|q| q.idle_fill_preemptable).map(|q| q.priority);
+        let mut in_pool = vec![false; self.nodes.len()];
+        pool.iter().for_each(|n| in_pool[*n as usize] = true);
+        let mut all: Vec<(usize, ReclaimChecks)> = (0..self.running.len())
+            .filter(|&r| !self.running[r].evicted)
+            .map(|r| {
+                let run = &self.snap.jobs[self.running[r].job];
+                let ran_s = match run.state {
+                    JobState::Running { start_ms, .. } => secs(self.now.saturating_sub(start_ms)),
+                    _ => 0,
+                };
+                let scope = self.running[r].scope;
+                let nodes = &self.allocs[self.running[r].alloc].nodes;
+                let c = ReclaimChecks {
+                    job: run.id,
+                    qos: run.qos.clone(),
+                    qos_priority: self.tier_priority(scope),
+                    borrowed: run.borrowed,
+                    preemptable_qos: self.scopes.list[scope as usize]
+                        .qos
+                        .is_some_and(|q| q.idle_fill_preemptable),
+                    ran_s,
+                    window_s: exempt_window(base, run.reclaims),
+                    reclaims: run.reclaims,
+                    below,
+                    in_pool: nodes.iter().any(|n| in_pool[*n as usize]),
+                    mixed: false,
+                };
+                (r, c)
+            })
+            .collect();
+        // A node counts as recovered only when every job on it is reclaimable.
+        let mut mixed = vec![false; self.nodes.len()];
+        for (r, _) in all.iter().filter(|(_, c)| !c.alone()) {
+            for &n in &self.allocs[self.running[*r].alloc].nodes {
+                mixed[n as usize] = true;
+            }
+        }
+        for (r, c) in all.iter_mut() {
+            c.mixed = self.allocs[self.running[*r].alloc].nodes.iter().any(|n| mixed[*n as usize]);
+        }
+        all
+    }
+
     /// Reclaims room for `job`, left pending for room in partition `pi`:
     /// chooses the victims (recorded as requeue preemptions marked
-    /// `reclaim`) and says whether it did. Nothing when the set cannot close
-    /// the shortfall, or would pass the eviction cap.
-    pub(super) fn reclaim(&mut self, job: &'a Job, sc: u32, pi: usize) -> bool {
+    /// `reclaim`) and returns them. None when the set cannot close the
+    /// shortfall, or would pass the eviction cap.
+    pub(super) fn reclaim(&mut self, job: &'a Job, sc: u32, pi: usize) -> Option<Vec<JobId>> {
         let cfg = &self.snap.config;
-        let (base, max) = (cfg.idle_fill.exempt_secs, cfg.preempt.max_evictions);
+        let max = cfg.preempt.max_evictions;
         if !cfg.idle_fill.enabled || self.evictions >= max {
-            return false;
+            return None;
         }
         let any = match self.any_opportunistic {
             Some(any) => any,
             None => *self.any_opportunistic.insert((0..self.running.len()).any(|r| self.opportunistic(r))),
         };
         if !any {
-            return false;
+            return None;
         }
         // An opportunistic claimant displaces only strictly cheaper opportunistic work.
         let own = self.scopes.list[sc as usize].qos;
@@ -60,36 +183,12 @@ impl<'a> Pass<'a> {
         let shape = job.shape();
         let failed = |f: &(usize, Option<i64>, Shape)| f.0 == pi && f.1 == below && shape.covers(&f.2);
         if plain && self.reclaim_failed.iter().any(failed) {
-            return false;
+            return None;
         }
         let pool = self.pool(job, pi);
-        let mut in_pool = vec![false; self.nodes.len()];
-        pool.iter().for_each(|n| in_pool[*n as usize] = true);
-        let reclaimable: Vec<bool> = (0..self.running.len())
-            .map(|r| {
-                let run = &self.snap.jobs[self.running[r].job];
-                let JobState::Running { start_ms, .. } = run.state else { return false };
-                let ran = secs(self.now.saturating_sub(start_ms));
-                !self.running[r].evicted
-                    && self.opportunistic(r)
-                    && ran >= exempt_window(base, run.reclaims)
-                    && below.is_none_or(|p| self.tier_priority(self.running[r].scope) < p)
-            })
-            .collect();
-        // A node counts as recovered only when every job on it is reclaimable.
-        let mut mixed = vec![false; self.nodes.len()];
-        for (r, _) in reclaimable.iter().enumerate().filter(|(_, ok)| !**ok) {
-            for &n in &self.allocs[self.running[r].alloc].nodes {
-                mixed[n as usize] = true;
-            }
-        }
-        let mut cands: Vec<(i64, u64, usize)> = (0..self.running.len())
-            .filter(|&r| reclaimable[r])
-            .filter(|&r| {
-                let nodes = &self.allocs[self.running[r].alloc].nodes;
-                nodes.iter().any(|n| in_pool[*n as usize]) && nodes.iter().all(|n| !mixed[*n as usize])
-            })
-            .map(|r| (self.tier_priority(self.running[r].scope), self.snap.jobs[self.running[r].job].id, r))
+        let mut cands: Vec<(i64, JobId, usize)> = (self.reclaim_checks(sc, &pool).into_iter())
+            .filter(|(_, c)| c.eligible())
+            .map(|(r, c)| (c.qos_priority, c.job, r))
             .collect();
         // The cheapest opportunistic run first.
         cands.sort_unstable();
@@ -106,7 +205,7 @@ impl<'a> Pass<'a> {
             if plain {
                 self.reclaim_failed.push((pi, below, shape));
             }
-            return false;
+            return None;
         }
         // Only as many as needed: the dearest go back first.
         for k in (0..set.len()).rev() {
@@ -117,15 +216,17 @@ impl<'a> Pass<'a> {
             }
         }
         if set.len() > max.saturating_sub(self.evictions) as usize {
-            return false;
+            return None;
         }
+        let mut victims = vec![];
         for (r, mode) in set {
             self.running[r].evicted = true;
             self.evictions += 1;
             let victim = self.snap.jobs[self.running[r].job].id;
             self.plan.preemptions.push(Preemption { victim, by: job.id, mode, reclaim: true });
+            victims.push(victim);
         }
-        true
+        Some(victims)
     }
 }
 

@@ -388,6 +388,9 @@ pub struct JobVerdict {
     pub candidates: Vec<PairVerdict>,
     pub considered: usize,
     pub outcome: Outcome,
+    /// Idle-fill's part, on demand only (`scontrol explain`); None in a pass
+    /// or with idle-fill off.
+    pub idle_fill: Option<super::idle_fill_explain::IdleFillVerdict>,
 }
 
 impl fmt::Display for Outcome {

@@ -373,5 +373,35 @@ pub fn explanation(e: &crate::jobs::preempt::JobExplanation, pass_time_ms: i64) 
         victims,
         pair: None,
         pass_time_ms,
+        idle_fill: v.idle_fill.as_ref().map(idle_fill),
+    }
+}
+
+fn idle_fill(v: &crate::sched::idle_fill_explain::IdleFillVerdict) -> pb::IdleFillExplanation {
+    use crate::sched::idle_fill_explain::IdleFillVerdict as V;
+    let sentence = v.sentence();
+    match v {
+        V::Borrow { eligible, .. } => pb::IdleFillExplanation {
+            kind: "borrow".into(),
+            eligible: *eligible,
+            sentence,
+            ..Default::default()
+        },
+        V::Reclaim { candidates, considered, chosen } => pb::IdleFillExplanation {
+            kind: "reclaim".into(),
+            eligible: !chosen.is_empty(),
+            sentence,
+            candidates: (candidates.iter())
+                .map(|c| pb::ReclaimCandidate {
+                    job_id: c.job,
+                    qos: c.qos.clone().unwrap_or_default(),
+                    qos_priority: c.qos_priority,
+                    eligible: c.eligible(),
+                    checks: c.marks().into_iter().map(|(n, p, s)| mark(n, p, s)).collect(),
+                })
+                .collect(),
+            considered: *considered as u32,
+            chosen: chosen.clone(),
+        },
     }
 }

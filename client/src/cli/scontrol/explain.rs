@@ -96,6 +96,30 @@ pub fn render(e: &pb::Explanation) -> String {
         }
     }
     out.push_str(&format!("Outcome: {}\n", e.outcome));
+    if let Some(f) = &e.idle_fill {
+        out.push_str(&idle_fill(f));
+    }
+    out
+}
+
+/// Idle-fill's part: may the job borrow, or the runs reclaim weighed for it.
+fn idle_fill(f: &pb::IdleFillExplanation) -> String {
+    let mut out = format!("Idle-fill: {}\n", f.sentence);
+    if f.kind == "reclaim" {
+        out.push_str(&format!("  Opportunistic runs: {} considered\n", f.considered));
+    }
+    for c in &f.candidates {
+        let verdict = if c.eligible { "reclaimable" } else { "kept" };
+        out.push_str(&format!(
+            "  job {} (qos {}, priority {}): {verdict}\n",
+            c.job_id,
+            dash(&c.qos),
+            c.qos_priority
+        ));
+        for m in &c.checks {
+            out.push_str(&format!("    {} {}: {}\n", tick(m.passes), m.name, m.sentence));
+        }
+    }
     out
 }
 
@@ -139,6 +163,14 @@ pub fn explanation_json(e: &pb::Explanation) -> Value {
         "considered": e.considered,
         "outcome": e.outcome,
         "victims": e.victims,
+        "idle_fill": e.idle_fill.as_ref().map(|f| json!({
+            "kind": f.kind, "eligible": f.eligible, "sentence": f.sentence, "considered": f.considered,
+            "chosen": f.chosen,
+            "candidates": f.candidates.iter().map(|c| json!({
+                "job_id": c.job_id, "qos": c.qos, "qos_priority": c.qos_priority, "eligible": c.eligible,
+                "checks": c.checks.iter().map(mark_json).collect::<Vec<_>>(),
+            })).collect::<Vec<_>>(),
+        })),
     })
 }
 

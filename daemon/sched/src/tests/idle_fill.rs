@@ -249,3 +249,49 @@ fn reclaims_count_against_max_evictions_per_tick() {
     let plan = fx.job(other(1)).job(other(2)).plan();
     assert_eq!(plan.preemptions.len(), 1);
 }
+
+#[test]
+fn explain_says_whether_an_over_quota_job_may_borrow_and_what_else_holds_it() {
+    use crate::idle_fill_explain::{Borrow, IdleFillVerdict};
+    // Nothing idle: eligible, no node now.
+    let fx = at_cap(1, true).job(team(1));
+    assert_eq!(
+        fx.explained(1).idle_fill,
+        Some(IdleFillVerdict::Borrow { eligible: true, why: Borrow::NoIdleNode })
+    );
+    let fx = at_cap(2, true).with(|f| {
+        let mut a = assoc("phys");
+        a.grp_tres = tres("node=1");
+        f.catalog.users.insert("alice".into(), user("alice", "phys", vec![a]));
+    });
+    let v = fx.job(team(1)).explained(1).idle_fill.unwrap();
+    let IdleFillVerdict::Borrow { eligible: false, why: Borrow::AlsoBreaches(r) } = &v else {
+        panic!("{v:?}")
+    };
+    assert!(r.to_string().starts_with("AssocGrpNodeLimit"), "{r}");
+    assert!(v.sentence().contains("not its only breach: AssocGrpNodeLimit"), "{}", v.sentence());
+    let v = at_cap(2, true).job(Job { time_limit: None, ..team(1) }).explained(1).idle_fill.unwrap();
+    assert_eq!(v, IdleFillVerdict::Borrow { eligible: false, why: Borrow::NoTimeLimit });
+    assert!(at_cap(2, false).job(team(1)).explained(1).idle_fill.is_none(), "off: nothing to say");
+}
+
+#[test]
+fn explain_lists_the_runs_reclaim_weighed_with_their_checks() {
+    use crate::idle_fill_explain::IdleFillVerdict;
+    // Job 52 borrowed on n2 for 10 minutes, job 53 on n3 for 30 s (inside its window).
+    let fx = lent_out(3, 10 * MIN).with(|f| {
+        if let crate::JobState::Running { start_ms, .. } = &mut f.snap.jobs[2].state {
+            *start_ms = NOW - 30_000;
+        }
+    });
+    let v = fx.job(other(1)).explained(1).idle_fill.unwrap();
+    let IdleFillVerdict::Reclaim { candidates, considered, chosen } = &v else { panic!("{v:?}") };
+    assert_eq!((candidates.len(), *considered, chosen.as_slice()), (3, 3, &[52][..]));
+    assert_eq!(candidates[0].job, 52, "the eligible one first");
+    let marks = candidates.iter().find(|c| c.job == 53).unwrap().marks();
+    let window = marks.iter().find(|m| m.0 == "exempt window").unwrap();
+    assert!(!window.1 && window.2.starts_with("ran 30s of its 60s exempt window"), "{window:?}");
+    let in_quota = candidates.iter().find(|c| c.job == 50).unwrap().marks();
+    assert!(!in_quota[0].1 && in_quota[0].2.starts_with("holds a claim"), "{in_quota:?}");
+    assert_eq!(v.sentence(), "idle-fill reclaim: requeue 52 (cheapest first, no more than needed)");
+}
