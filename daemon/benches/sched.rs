@@ -7,6 +7,8 @@
 //! Each size also prints one pass over a full cluster with preemption on
 //! (every pending job weighed against every running one) and the resident
 //! memory its plan holds.
+//! Then idle-fill: the same size of queue with 2,000 borrow candidates and
+//! 500 borrowed runs, on and off (target: on within 1.5× of off).
 //! Last, one pass at a million pending jobs × 10,000 nodes (target under
 //! 1 s), timed once with its memory.
 //! Run with `cargo bench -p spur-daemon --bench sched` (`-- nomatch` prints
@@ -177,6 +179,10 @@ fn bench(c: &mut Criterion) {
     if std::env::var_os("SPUR_BENCH_ARRAY").is_some() {
         return array(c);
     }
+    // `SPUR_BENCH_IDLE_FILL=1 cargo bench -p spur-daemon --bench sched`: the idle-fill pair alone.
+    if std::env::var_os("SPUR_BENCH_IDLE_FILL").is_some() {
+        return idle_fill(c);
+    }
     let sizes = [(10_000, 1_000), (100_000, 5_000)];
     for (pending, nodes) in sizes {
         for (depth, label) in
@@ -210,6 +216,7 @@ fn bench(c: &mut Criterion) {
         full_cluster_memory(pending, nodes);
     }
     array(c);
+    idle_fill(c);
     // Last, so its freed memory does not hide what the plans above hold.
     million();
 }
@@ -236,6 +243,49 @@ fn array(c: &mut Criterion) {
     });
     c.bench_function("schedule 10000 pending + a 100000-task array x 1000 nodes, queue_depth 64", |b| {
         b.iter(|| schedule(black_box(&with), NOW))
+    });
+}
+
+/// Idle-fill on a busy queue: 10,000 pending × 1,000 nodes where half the
+/// nodes run a job, 499 of them borrowed runs of QOS `team` (capped at one
+/// node, which its one in-quota run holds) and 2,000 of the pending jobs are
+/// team's, over its cap: borrow candidates. Against the same pass with
+/// idle-fill off (target: within 1.5×): lending, the ceilings and reclaim
+/// attempts for blocked jobs with a claim are the difference.
+fn idle_fill(c: &mut Criterion) {
+    let mut on = shaped(10_000, 1_000, SchedConfig::default().queue_depth, 2);
+    let mut cat = catalog();
+    let team =
+        Qos { name: "team".into(), grp_tres: parse_map("node=1").unwrap_or_default(), ..Qos::default() };
+    cat.qos.insert("team".into(), team);
+    on.catalog = Arc::new(cat);
+    let mut running = 0;
+    for j in on.jobs.iter_mut().filter(|j| j.is_running() && j.partition == "batch") {
+        j.qos = Some("team".into());
+        j.time_limit = Some(480);
+        j.borrowed = running > 0;
+        running += 1;
+        if running == 500 {
+            break;
+        }
+    }
+    for j in on.jobs.iter_mut().filter(|j| !j.is_running() && j.partition == "batch").take(2_000) {
+        j.qos = Some("team".into());
+    }
+    on.config.idle_fill.enabled = true;
+    let mut off = on.clone();
+    off.config.idle_fill.enabled = false;
+    let plan = schedule(&on, NOW);
+    let borrowed = plan.starts.iter().filter(|s| s.borrowed).count();
+    let reclaims = plan.preemptions.iter().filter(|p| p.reclaim).count();
+    println!(
+        "10000 pending (2000 borrow candidates) + 500 borrowed runs × 1000 nodes: {borrowed} loans, {reclaims} reclaims"
+    );
+    c.bench_function("schedule 10000 pending x 1000 nodes, 500 borrowed runs, idle-fill off", |b| {
+        b.iter(|| schedule(black_box(&off), NOW))
+    });
+    c.bench_function("schedule 10000 pending x 1000 nodes, 500 borrowed runs, idle-fill on", |b| {
+        b.iter(|| schedule(black_box(&on), NOW))
     });
 }
 

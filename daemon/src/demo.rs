@@ -44,6 +44,8 @@ const SEED: &[(Entity, &str)] = &[
         "name=highprio priority=100 maxjobsperuser=8 maxwall=1-00:00:00 maxtresperjob=node=2,cpu=64 grptres=gres/gpu=8 preemptmode=cancel",
     ),
     (Entity::Qos, "name=reserved priority=50000 flags=DenyOnLimit grpwall=10:00"),
+    // One node of its own; idle-fill lends it more (examples/demo/spur.conf turns it on).
+    (Entity::Qos, "name=ifteam priority=0 grptres=node=1 description=idle-fill"),
     (Entity::Account, "name=research description=Research organization=science fairshare=100"),
     (Entity::Account, "name=ml parent=research fairshare=50 grptres=gres/gpu=16"),
     (Entity::Account, "name=physics parent=research fairshare=30 maxjobs=40"),
@@ -53,6 +55,7 @@ const SEED: &[(Entity, &str)] = &[
     (Entity::User, "name=carol account=ml maxjobs=4 maxsubmitjobs=8 maxwall=1-00:00:00 grptres=cpu=64"),
     (Entity::User, "name=dave account=physics qos=normal,burst defaultqos=normal"),
     (Entity::User, "name=erin account=ops adminlevel=Operator"),
+    (Entity::User, "name=frank account=physics qos=ifteam defaultqos=ifteam"),
 ];
 
 /// The demo cluster's nodes and partitions, as an admin would write them in spur.conf.
@@ -105,6 +108,52 @@ fn spawn_job_stream(
             let caller = Caller { user: (*user).into(), peer: "demo".into(), ..Caller::default() };
             if let Err(e) = jobs.submit(crate::auth::Role::Administrator, &caller, spec).await {
                 tracing::debug!(error = %e, "demo submit refused");
+            }
+        }
+    })
+}
+
+/// The idle-fill team: (user, account, QOS, partition, jobs kept active).
+/// frank's QOS may hold one node, and the demo's stream never uses the gpu
+/// partition, so of his two whole-node jobs one runs in quota and the other
+/// on the idle gpu node idle-fill lends it. Whichever ends is replaced, and
+/// the pair settles the same way again: no license (a licensed job is never
+/// lent) and a time limit (a job without one is never lent either).
+const TEAM: (&str, &str, &str, &str, usize) = ("frank", "physics", "ifteam", "gpu", 2);
+
+/// Keeps the team's jobs coming, as [`spawn_job_stream`] does the others.
+fn spawn_team(
+    jobs: std::sync::Arc<crate::jobs::JobService>,
+    dir: std::path::PathBuf,
+) -> tokio::task::JoinHandle<()> {
+    let (user, account, qos, partition, keep) = TEAM;
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(std::time::Duration::from_secs(3));
+        for i in 0u64.. {
+            tick.tick().await;
+            if jobs.jobs().iter().filter(|j| j.is_active() && j.user == user).count() >= keep {
+                continue;
+            }
+            let spec = spur_proto::v1::JobSpec {
+                name: format!("team{i}"),
+                account: account.into(),
+                qos: qos.into(),
+                partition: partition.into(),
+                // A whole node each, so two jobs need two nodes and the cap bites.
+                exclusive: true,
+                num_nodes: 1,
+                ntasks: 1,
+                cpus_per_task: 1,
+                time_limit_minutes: Some(30),
+                // Staggered, so the in-quota and the borrowed run do not end together.
+                script: format!("#!/bin/sh\nsleep {}\n", 150 + 60 * (i % 3)),
+                workdir: dir.display().to_string(),
+                stdout_path: "/dev/null".into(),
+                ..Default::default()
+            };
+            let caller = Caller { user: user.into(), peer: "demo".into(), ..Caller::default() };
+            if let Err(e) = jobs.submit(crate::auth::Role::Administrator, &caller, spec).await {
+                tracing::debug!(error = %e, "demo team submit refused");
             }
         }
     })
@@ -168,5 +217,6 @@ pub async fn start_demo(dir: &Path, stepd: std::path::PathBuf) -> anyhow::Result
         .collect();
     let mut agents: Vec<tokio::task::JoinHandle<()>> = agents;
     agents.push(spawn_job_stream(running.jobs.clone(), dir.to_path_buf()));
+    agents.push(spawn_team(running.jobs.clone(), dir.to_path_buf()));
     Ok(Demo { running, agents, spools })
 }

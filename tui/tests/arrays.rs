@@ -5,6 +5,7 @@
 mod common;
 
 use common::{array_jobs, draw, now, on_arrays};
+use spur_console::model::jobs::WHERE_COL;
 use spur_console::model::session::Role;
 use spur_console::model::state::{Mode, State};
 use spur_console::model::table::{Alert, Row};
@@ -53,7 +54,7 @@ fn enter_opens_an_array_beneath_its_row_and_folds_it_again() {
     assert_eq!(array.cells[0], "111_*");
     assert_eq!(array.cells[5], "▶ R", "its most active record's state");
     assert_eq!(array.cells[7], "2", "the nodes its running tasks hold");
-    assert_eq!(array.cells[8], "10 tasks: 2 R, 6 PD (Priority), 1 CD, 1 F");
+    assert_eq!(array.cells[WHERE_COL], "10 tasks: 2 R, 6 PD (Priority), 1 CD, 1 F");
     assert_eq!(array.alert, Some(Alert::JobFailed), "a failed task marks its array");
 
     select(&mut state, "111_*");
@@ -64,7 +65,11 @@ fn enter_opens_an_array_beneath_its_row_and_folds_it_again() {
     let glyphs: Vec<String> =
         rows(&state)[10..].iter().map(|r| format!("{}{}", r.prefix, r.cells[0])).collect();
     assert_eq!(glyphs, ["▾ 111_*", "├─111_[4-9]", "├─111_0", "├─111_1", "├─111_2", "└─111_3"]);
-    assert_eq!(row(&state, "112").cells[8], "node03", "a task's row is its record's, as squeue shows it");
+    assert_eq!(
+        row(&state, "112").cells[WHERE_COL],
+        "node03",
+        "a task's row is its record's, as squeue shows it"
+    );
 
     dispatch(&mut state, Action::Open);
     assert_eq!(keys(&state), [&JOBS[..], &["111_*"]].concat());
@@ -96,20 +101,20 @@ fn an_array_counts_the_tasks_the_filters_let_through() {
     let mut state = on_arrays((80, 24), None);
     dispatch(&mut state, Action::JobStates);
     assert_eq!(keys(&state), ["103", "104", "105", "111_*"]);
-    assert_eq!(row(&state, "111_*").cells[8], "6 tasks: 6 PD (Priority)");
+    assert_eq!(row(&state, "111_*").cells[WHERE_COL], "6 tasks: 6 PD (Priority)");
     assert_eq!(row(&state, "111_*").cells[5], "◷ PD");
     assert_eq!(row(&state, "111_*").alert, None);
     dispatch(&mut state, Action::JobStates);
     assert_eq!(keys(&state), ["101", "102", "110", "111_*"]);
-    assert_eq!(row(&state, "111_*").cells[8], "2 tasks: 2 R");
+    assert_eq!(row(&state, "111_*").cells[WHERE_COL], "2 tasks: 2 R");
     dispatch(&mut state, Action::JobStates);
-    assert_eq!(row(&state, "111_*").cells[8], "2 tasks: 1 CD, 1 F");
+    assert_eq!(row(&state, "111_*").cells[WHERE_COL], "2 tasks: 1 CD, 1 F");
     assert_eq!(row(&state, "111_*").cells[5], "✗ F", "once all have ended, a failure shows first");
     dispatch(&mut state, Action::JobStates);
 
     filter(&mut state, "NonZeroExit");
     assert_eq!(keys(&state), ["107", "111_*"]);
-    assert_eq!(row(&state, "111_*").cells[8], "1 task: 1 F");
+    assert_eq!(row(&state, "111_*").cells[WHERE_COL], "1 task: 1 F");
     select(&mut state, "111_*");
     dispatch(&mut state, Action::Open);
     assert_eq!(keys(&state), ["107", "111_*", "115"], "an open array shows the tasks that match");

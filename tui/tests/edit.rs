@@ -1,5 +1,6 @@
 //! Editing accounts and users in the Accounts pane: the same form, validation,
-//! diff and confirmation as QOS editing, through `dispatch` only.
+//! diff and confirmation as QOS editing, through `dispatch` only; and the
+//! QOS's idle-fill flag, which the QOS pane shows and edits like any key.
 
 mod common;
 
@@ -92,6 +93,24 @@ fn account_fairshare_sends_exactly_the_changed_pair() {
     assert_eq!(op, want);
     assert_eq!(op.describe().0, "Modify account ml?");
     assert_eq!(effects, vec![Effect::Rpc(Rpc::Write(want))]);
+}
+
+#[test]
+fn qos_idlefillpreemptable_is_shown_and_sent_as_sacctmgr_spells_it() {
+    let mut state = loaded(false, (80, 24));
+    dispatch(&mut state, Action::Down); // highprio
+    let detail = state.detail(PaneId::Qos, "highprio").unwrap();
+    assert!(detail.fields.contains(&pair("IdleFillPreemptable", "no")), "{:?}", detail.fields);
+    dispatch(&mut state, Action::Edit);
+    set_field(&mut state, "idlefillpreemptable", "yes");
+    let (op, _) = submit_and_confirm(&mut state);
+    let want = WriteOp::Modify {
+        entity: Entity::Qos,
+        filter: vec![pair("name", "highprio")],
+        set: vec![pair("idlefillpreemptable", "yes")],
+        diff: vec!["idlefillpreemptable: no → yes".into()],
+    };
+    assert_eq!(op, want);
 }
 
 #[test]

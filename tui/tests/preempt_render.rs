@@ -84,6 +84,7 @@ fn explanation() -> Explanation {
         victims: vec![201],
         pair: None,
         pass_time_ms: 0,
+        idle_fill: None,
     }
 }
 
@@ -111,6 +112,38 @@ fn preemption_pane() {
         assert!(text.contains("outcome: evict job(s) 201"), "{text}");
         insta::assert_snapshot!(format!("preemption_{}x{}", size.0, size.1), draw(&state).backend());
     }
+}
+
+#[test]
+fn reclaim_verdicts_sit_beside_preemption_s() {
+    use spur_proto::v1::{IdleFillExplanation, ReclaimCandidate};
+    let mut state = on_queue(false, (80, 24), Some(Role::Operator));
+    let id = spur_console::update::nav::current_key(&state).unwrap().parse::<u64>().unwrap();
+    dispatch(&mut state, Action::Explain);
+    let run = |job_id, eligible, why: &str| ReclaimCandidate {
+        job_id,
+        qos: "ifq".into(),
+        qos_priority: 0,
+        eligible,
+        checks: vec![mark("exempt window", eligible, why)],
+    };
+    let idle_fill = IdleFillExplanation {
+        kind: "reclaim".into(),
+        eligible: true,
+        sentence: "idle-fill reclaim: requeue 301 (cheapest first, no more than needed)".into(),
+        candidates: vec![
+            run(301, true, "ran 600s of its 60s exempt window"),
+            run(302, false, "ran 5s of its 60s exempt window"),
+        ],
+        considered: 2,
+        chosen: vec![301],
+    };
+    let answer = Explanation { job_id: id, idle_fill: Some(idle_fill), ..explanation() };
+    dispatch(&mut state, Action::Net(Msg::Explained { job: id, answer: Ok(Box::new(answer)) }));
+    let text = draw(&state).backend().to_string();
+    assert!(text.contains("⇄ idle-fill reclaim: requeue 301"), "{text}");
+    assert!(text.contains("⇄ job 301 (qos ifq, 0): reclaimable"), "{text}");
+    assert!(text.contains("⇄ job 302 (qos ifq, 0): kept: ran 5s of its 60s"), "{text}");
 }
 
 #[test]

@@ -160,7 +160,7 @@ fn t_cycles_the_state_filter_and_slash_matches_row_text() {
         }
         dispatch(state, Action::Submit);
     };
-    // User, account, partition, QOS, the reason, the long state name.
+    // User, account, partition, QOS, the reason, the long state name, a loan.
     filter(&mut state, "bob");
     assert_eq!(keys(&state), ["102", "107", "110"]);
     filter(&mut state, "physics");
@@ -169,6 +169,11 @@ fn t_cycles_the_state_filter_and_slash_matches_row_text() {
     assert_eq!(keys(&state), ["101", "110"]);
     filter(&mut state, "QOSGrp");
     assert_eq!(keys(&state), ["104"]);
+    // A borrowed run by its word (its Borrowed cell says `yes`, its state `⇄`).
+    filter(&mut state, "borrowed");
+    assert_eq!(keys(&state), ["101"]);
+    filter(&mut state, "!borrowed");
+    assert_eq!(keys(&state).len(), 9);
     filter(&mut state, "pending");
     assert_eq!(keys(&state), ["103", "104", "105"]);
     // Both filters at once; the breadcrumb says which.

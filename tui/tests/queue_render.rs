@@ -35,6 +35,23 @@ fn pending_job_detail_names_the_reason_and_its_facts() {
 }
 
 #[test]
+fn the_borrowed_column_shows_only_while_a_job_was_lent_its_nodes() {
+    for size in [(80, 24), (120, 40)] {
+        let mut state = on_queue(false, size, Some(Role::Operator));
+        let screen = draw(&state).backend().to_string();
+        assert!(screen.contains("▶ R ⇄"), "the state carries the mark at any width:\n{screen}");
+        assert_eq!(screen.contains("Borrowed"), size.0 == 120, "{screen}");
+        // No loan (idle-fill off, the default): no blank column, nothing said hidden.
+        let jobs = common::jobs().into_iter().map(|j| spur_proto::v1::Job { borrowed: false, ..j });
+        let set = spur_console::JobSet::from_pb(jobs.collect(), common::now());
+        dispatch(&mut state, Action::Net(spur_console::Msg::Jobs(std::sync::Arc::new(set))));
+        let screen = draw(&state).backend().to_string();
+        assert!(!screen.contains("Borrowed") && !screen.contains("⇄"), "{screen}");
+        assert!(!screen.contains("cols hidden"), "{screen}");
+    }
+}
+
+#[test]
 fn cancel_confirmation() {
     let mut state = on_queue(false, (80, 24), Some(Role::Operator));
     dispatch(&mut state, Action::ToggleMark);

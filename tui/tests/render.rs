@@ -153,6 +153,9 @@ fn denied_and_error_rows_are_bold_with_a_symbol_and_coloured_unless_mono() {
 fn nodes_pane() {
     for size in SIZES {
         let mut state = common::on_nodes(size, spur_console::model::session::Role::Administrator);
+        // The jobs say which nodes are on loan: job 101 borrowed gpu01 (`  MIXED ⇄`).
+        let jobs = spur_console::JobSet::from_pb(common::jobs(), common::now());
+        dispatch(&mut state, Action::Net(Msg::Jobs(std::sync::Arc::new(jobs))));
         dispatch(&mut state, Action::Down);
         dispatch(&mut state, Action::ToggleMark); // node02 marked, node03 selected
         let name = format!("nodes_{}x{}", size.0, size.1);

@@ -83,9 +83,18 @@ impl<'a> Pass<'a> {
             self.lending = true;
             let placed = self.try_job(job, scope, part);
             self.lending = false;
-            let Ok((picked, lic)) = placed else {
-                self.plan.pending.push(Pending { job: job.id, reason, priority });
-                continue;
+            let (picked, lic) = match placed {
+                Ok(p) => p,
+                Err(r) => {
+                    // No idle node: a borrower may displace strictly cheaper opportunistic
+                    // work (an idlefillpreemptable QOS below its own); it starts on a later pass.
+                    if let (C::Resources, Some(pi)) = (r.code, part) {
+                        let own = self.scopes.list[scope as usize].qos.map_or(0, |q| q.priority);
+                        self.reclaim_as(job, pi as usize, Some(own));
+                    }
+                    self.plan.pending.push(Pending { job: job.id, reason, priority });
+                    continue;
+                }
             };
             let qos = job.qos.as_deref().unwrap_or("");
             let held = self.loans.get(qos).copied().unwrap_or(0);

@@ -79,7 +79,7 @@ impl<'a> Pass<'a> {
             C::Resources => {
                 let pool = self.pool(job, pi);
                 let mut all: Vec<ReclaimChecks> = self
-                    .reclaim_checks(sc, &pool)
+                    .reclaim_checks(self.claimant_tier(sc), &pool)
                     .into_iter()
                     .map(|(_, c)| c)
                     .filter(|c| c.in_pool)

@@ -189,6 +189,7 @@ impl<'a> Pass<'a> {
             lending: false,
             any_opportunistic: None,
             reclaim_failed: Vec::new(),
+            reclaim_tiers: HashMap::new(),
             plan: Plan::default(),
         }
     }

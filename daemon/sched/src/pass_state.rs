@@ -79,6 +79,8 @@ pub(super) struct Pass<'a> {
     /// tier ceiling, shape) of plain jobs a reclaim could not serve.
     pub any_opportunistic: Option<bool>,
     pub reclaim_failed: Vec<(usize, Option<i64>, super::job::Shape)>,
+    /// Reclaimable runs by claimant tier, cheapest first (`reclaim::reclaim_tier`).
+    pub reclaim_tiers: HashMap<Option<i64>, std::rc::Rc<super::reclaim::ReclaimTier>>,
     pub plan: Plan,
 }
 

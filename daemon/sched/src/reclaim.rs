@@ -11,8 +11,10 @@
 
 use super::Preemption;
 use super::job::{Job, JobId, JobState, Shape};
+use super::nodes::NodeState;
 use super::pass_state::{Pass, secs};
 use spur_vocab::names::PreemptMode;
+use std::rc::Rc;
 
 /// The exempt window never grows past this (spec: "up to one hour").
 pub const EXEMPT_CAP_SECS: u64 = 3600;
@@ -20,6 +22,13 @@ pub const EXEMPT_CAP_SECS: u64 = 3600;
 /// The window guarding a run reclaimed `reclaims` times before.
 pub fn exempt_window(base_secs: u64, reclaims: u32) -> u64 {
     base_secs.saturating_mul(1u64.checked_shl(reclaims).unwrap_or(u64::MAX)).min(EXEMPT_CAP_SECS)
+}
+
+/// The runs reclaimable for one claimant tier (the pool aside), cheapest
+/// first, and each node as it would be with all of them gone.
+pub(crate) struct ReclaimTier {
+    pub list: Vec<(i64, JobId, usize)>,
+    pub released: Vec<Option<NodeState>>,
 }
 
 /// What reclaim weighs of one running job for a claimant: typed, so the pass
@@ -109,12 +118,35 @@ impl<'a> Pass<'a> {
             || self.scopes.list[self.running[r].scope as usize].qos.is_some_and(|q| q.idle_fill_preemptable)
     }
 
+    /// The runs reclaimable for claimants of tier `below` (pool aside),
+    /// cheapest first: found once a pass per tier, since what a run is
+    /// depends on the claimant only through its tier; evicted runs are
+    /// filtered out where it is used.
+    fn reclaim_tier(&mut self, below: Option<i64>) -> Rc<ReclaimTier> {
+        if let Some(t) = self.reclaim_tiers.get(&below) {
+            return t.clone();
+        }
+        let mut list: Vec<(i64, JobId, usize)> = (self.reclaim_checks(below, &[]).into_iter())
+            .filter(|(_, c)| c.alone() && !c.mixed)
+            .map(|(r, c)| (c.qos_priority, c.job, r))
+            .collect();
+        list.sort_unstable();
+        let mut released: Vec<Option<NodeState>> = vec![None; self.nodes.len()];
+        for &(_, _, r) in &list {
+            let a = &self.allocs[self.running[r].alloc];
+            for &n in &a.nodes {
+                released[n as usize].get_or_insert_with(|| self.nodes[n as usize].clone()).release(&a.shape);
+            }
+        }
+        let tier = Rc::new(ReclaimTier { list, released });
+        self.reclaim_tiers.insert(below, tier.clone());
+        tier
+    }
+
     /// What reclaim weighs of every running job for a claimant of scope
     /// `sc` with pool `pool`; `(index into running, checks)`.
-    pub(super) fn reclaim_checks(&self, sc: u32, pool: &[u32]) -> Vec<(usize, ReclaimChecks)> {
+    pub(super) fn reclaim_checks(&self, below: Option<i64>, pool: &[u32]) -> Vec<(usize, ReclaimChecks)> {
         let base = self.snap.config.idle_fill.exempt_secs;
-        let own = self.scopes.list[sc as usize].qos;
-        let below = own.filter(|q| q.idle_fill_preemptable).map(|q| q.priority);
         let mut in_pool = vec![false; self.nodes.len()];
         pool.iter().for_each(|n| in_pool[*n as usize] = true);
         let mut all: Vec<(usize, ReclaimChecks)> = (0..self.running.len())
@@ -163,6 +195,20 @@ impl<'a> Pass<'a> {
     /// `reclaim`) and returns them. None when the set cannot close the
     /// shortfall, or would pass the eviction cap.
     pub(super) fn reclaim(&mut self, job: &'a Job, sc: u32, pi: usize) -> Option<Vec<JobId>> {
+        let below = self.claimant_tier(sc);
+        self.reclaim_as(job, pi, below)
+    }
+
+    /// A claimant's ceiling in the opportunistic tier: an idlefillpreemptable
+    /// QOS's priority; None for a job with a claim, which may take any such run.
+    pub(super) fn claimant_tier(&self, sc: u32) -> Option<i64> {
+        let own = self.scopes.list[sc as usize].qos;
+        own.filter(|q| q.idle_fill_preemptable).map(|q| q.priority)
+    }
+
+    /// [`Pass::reclaim`] for a claimant of tier `below` (a borrow candidate
+    /// reclaims as an opportunistic job of its QOS's priority).
+    pub(super) fn reclaim_as(&mut self, job: &'a Job, pi: usize, below: Option<i64>) -> Option<Vec<JobId>> {
         let cfg = &self.snap.config;
         let max = cfg.preempt.max_evictions;
         if !cfg.idle_fill.enabled || self.evictions >= max {
@@ -175,9 +221,6 @@ impl<'a> Pass<'a> {
         if !any {
             return None;
         }
-        // An opportunistic claimant displaces only strictly cheaper opportunistic work.
-        let own = self.scopes.list[sc as usize].qos;
-        let below = own.filter(|q| q.idle_fill_preemptable).map(|q| q.priority);
         // A plain job asking no less than one a reclaim could not serve here fails too.
         let plain = job.nodelist.is_empty() && job.exclude.is_empty() && job.constraint.is_empty();
         let shape = job.shape();
@@ -186,19 +229,40 @@ impl<'a> Pass<'a> {
             return None;
         }
         let pool = self.pool(job, pi);
-        let mut cands: Vec<(i64, JobId, usize)> = (self.reclaim_checks(sc, &pool).into_iter())
-            .filter(|(_, c)| c.eligible())
-            .map(|(r, c)| (c.qos_priority, c.job, r))
+        let mut in_pool = vec![false; self.nodes.len()];
+        pool.iter().for_each(|n| in_pool[*n as usize] = true);
+        let tier = self.reclaim_tier(below);
+        // An upper bound first, with no set built: the pool's nodes that fit
+        // the job now or once every reclaimable run on them is gone.
+        let could = |n: &u32| {
+            let i = *n as usize;
+            self.nodes[i].fits(&shape) || tier.released[i].as_ref().is_some_and(|s| s.fits(&shape))
+        };
+        if pool.iter().filter(|n| could(n)).count() < shape.nodes as usize {
+            if plain {
+                self.reclaim_failed.push((pi, below, shape));
+            }
+            return None;
+        }
+        let cands: Vec<usize> = (tier.list.iter())
+            .map(|c| c.2)
+            .filter(|&r| !self.running[r].evicted)
+            .filter(|&r| self.allocs[self.running[r].alloc].nodes.iter().any(|n| in_pool[*n as usize]))
             .collect();
-        // The cheapest opportunistic run first.
-        cands.sort_unstable();
+        // All of them first: when even that is not enough, one check says so.
+        let all: Vec<(usize, PreemptMode)> = cands.iter().map(|r| (*r, PreemptMode::Requeue)).collect();
+        let mut fits = !all.is_empty() && self.fits_without(job, &pool, &all).is_some();
         let mut set: Vec<(usize, PreemptMode)> = vec![];
-        let mut fits = false;
-        for &(_, _, r) in &cands {
-            set.push((r, PreemptMode::Requeue));
-            if self.fits_without(job, &pool, &set).is_some() {
-                fits = true;
-                break;
+        // The set may not pass the eviction cap, so cheapest-first stops there.
+        let left = max.saturating_sub(self.evictions) as usize;
+        if fits {
+            fits = false;
+            for &r in cands.iter().take(left) {
+                set.push((r, PreemptMode::Requeue));
+                if self.fits_without(job, &pool, &set).is_some() {
+                    fits = true;
+                    break;
+                }
             }
         }
         if !fits {
@@ -214,9 +278,6 @@ impl<'a> Pass<'a> {
             if self.fits_without(job, &pool, &fewer).is_some() {
                 set = fewer;
             }
-        }
-        if set.len() > max.saturating_sub(self.evictions) as usize {
-            return None;
         }
         let mut victims = vec![];
         for (r, mode) in set {

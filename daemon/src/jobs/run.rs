@@ -145,7 +145,8 @@ impl JobService {
         // The running tasks of throttled arrays, counted once.
         if out.iter().any(|j| j.array.is_some_and(|a| a.throttle > 0)) {
             let mut running: std::collections::HashMap<u64, u32> = std::collections::HashMap::new();
-            for a in q.jobs.values().filter(|j| j.is_placed()).filter_map(|j| j.array_id()) {
+            // A borrowed task is outside the array's concurrency too (spur-idle-fill.md, Quota accounting).
+            for a in q.jobs.values().filter(|j| j.is_placed() && !j.borrowed).filter_map(|j| j.array_id()) {
                 *running.entry(a).or_default() += 1;
             }
             for j in out.iter_mut() {

@@ -13,7 +13,7 @@ use spur_proto::v1::{Account, Association, User};
 use std::collections::{HashMap, HashSet};
 
 const fn col(name: &'static str, priority: u8, max: u16, numeric: bool) -> Column {
-    Column { name, priority, max, numeric }
+    Column { name, priority, max, numeric, sparse: false }
 }
 
 pub const COLUMNS: &[Column] = &[

@@ -103,7 +103,7 @@ impl AuditLog {
 }
 
 const fn col(name: &'static str, priority: u8, max: u16) -> Column {
-    Column { name, priority, max, numeric: false }
+    Column { name, priority, max, numeric: false, sparse: false }
 }
 
 pub const COLUMNS: &[Column] = &[

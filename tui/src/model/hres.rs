@@ -14,7 +14,7 @@ use spur_vocab::hostlist;
 use std::collections::BTreeSet;
 
 const fn col(name: &'static str, priority: u8, max: u16, numeric: bool) -> Column {
-    Column { name, priority, max, numeric }
+    Column { name, priority, max, numeric, sparse: false }
 }
 
 pub const COLUMNS: &[Column] = &[

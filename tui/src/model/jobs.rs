@@ -16,10 +16,12 @@
 
 mod apply;
 mod arrays;
+mod loans;
 mod op;
 
 use apply::run_bounds;
 pub use arrays::{ArrayPart, Expanded, Group, Line, Listing, ListingKey, RowKey};
+pub use loans::{Loans, NO_LOANS};
 pub use op::{JobOp, id_list};
 use spur_proto::v1 as pb;
 use spur_vocab::hostlist;
@@ -61,9 +63,14 @@ pub struct JobRec {
     pub mem_mb: u64,
     pub gpus_per_node: u32,
     pub held: bool,
+    /// Idle-fill lent this run its nodes (kept after it ends; a requeue clears it).
+    pub borrowed: bool,
+    /// How many of the job's runs idle-fill took back.
+    pub reclaims: u32,
     pub workdir: Arc<str>,
     pub comment: Box<str>,
-    /// What `/` matches: every static cell, the job name and the long state.
+    /// What `/` matches: every static cell, `borrowed` for a borrowed run,
+    /// the job name and the long state.
     pub text: Box<str>,
     /// An array's record (`12_[3-99%10]`, `12_3`); None for other jobs.
     /// Boxed: most jobs are no array's, and each pays only the pointer.
@@ -116,6 +123,20 @@ impl JobRec {
 
     pub fn is(&self, state: &str) -> bool {
         self.state.eq_ignore_ascii_case(state)
+    }
+
+    /// The State column: [`state_cell`], then [`BORROWED`] for a borrowed
+    /// run, so a loan reads without colour and even when the Borrowed
+    /// column is hidden on a narrow terminal.
+    pub fn state_cell(&self) -> String {
+        let cell = state_cell(&self.state);
+        if self.borrowed { format!("{cell} {BORROWED}") } else { cell }
+    }
+
+    /// Whether the job holds nodes idle-fill lent it now: a borrowed run
+    /// that has not ended (a completing one still holds them).
+    pub fn on_loan(&self) -> bool {
+        self.borrowed && self.class == Class::Running
     }
 
     /// Seconds run: none while pending, up to `now` while running (as squeue's TIME).
@@ -185,6 +206,14 @@ pub fn state_cell(state: &str) -> String {
     format!("{symbol} {code}")
 }
 
+/// The mark of a borrowed run after its state (`▶ R ⇄`) and of a node on
+/// loan (`  MIXED ⇄`): capacity that goes back when a job with a claim needs it.
+pub const BORROWED: &str = "⇄";
+
+/// The word `/` finds borrowed runs by (the Borrowed column's `yes` would
+/// match too much), so `/borrowed` lists them and `!borrowed` hides them.
+pub const BORROWED_WORD: &str = "borrowed";
+
 /// Compact codes of jobs that ended badly; shown BOLD with `✗`.
 pub fn failed(code: &str) -> bool {
     matches!(code, "F" | "TO" | "NF" | "OOM" | "BF" | "DL")
@@ -192,6 +221,11 @@ pub fn failed(code: &str) -> bool {
 
 /// The Time column: its cells and width follow the clock, so they are not kept here.
 pub const TIME_COL: usize = 6;
+/// The Borrowed column, and what it says for a borrowed run (blank otherwise).
+pub const BORROWED_COL: usize = 8;
+pub const BORROWED_CELL: &str = "yes";
+/// squeue's `%R`, the last column: `(Reason)` or the nodes.
+pub const WHERE_COL: usize = 9;
 
 /// Cached display order for one (filter, sort, state filter).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -249,6 +283,8 @@ pub struct JobSet {
     earliest_running: Option<i64>,
     /// How many records each array has here, by array id.
     arrays: HashMap<u64, u32>,
+    /// The nodes borrowed runs sit on, for the Nodes pane.
+    pub loans: Loans,
     order: Memo<OrderKey, Arc<[u32]>>,
     listing: Memo<ListingKey, Arc<Listing>>,
 }
@@ -317,6 +353,8 @@ fn compact(mut j: pb::Job, strings: &mut Interner) -> JobRec {
         mem_mb: spec.mem_mb,
         gpus_per_node: spec.gpus_per_node,
         held: spec.hold || j.reason.starts_with("JobHeld"),
+        borrowed: j.borrowed,
+        reclaims: j.reclaims,
         workdir: strings.get(&spec.workdir),
         comment: spec.comment.into_boxed_str(),
         text: Box::default(),
@@ -326,9 +364,9 @@ fn compact(mut j: pb::Job, strings: &mut Interner) -> JobRec {
 }
 
 /// The filter text, and the static cells' widths folded into `widths`,
-/// without building the nine cells (this runs for every job of every read).
+/// without building the ten cells (this runs for every job of every read).
 fn measure(r: &JobRec, widths: &mut [u16]) -> Box<str> {
-    let (id, state, nodes) = (r.id_cell(), state_cell(&r.state), r.num_nodes.to_string());
+    let (id, state, nodes) = (r.id_cell(), r.state_cell(), r.num_nodes.to_string());
     let cells: [(usize, &str); 8] = [
         (0, &id),
         (1, &r.user),
@@ -337,7 +375,7 @@ fn measure(r: &JobRec, widths: &mut [u16]) -> Box<str> {
         (4, &r.partition),
         (5, &state),
         (7, &nodes),
-        (8, &r.where_),
+        (WHERE_COL, &r.where_),
     ];
     let mut text = String::with_capacity(128);
     for (col, cell) in cells {
@@ -346,6 +384,11 @@ fn measure(r: &JobRec, widths: &mut [u16]) -> Box<str> {
             text.push_str(cell);
             text.push(' ');
         }
+    }
+    if r.borrowed {
+        widths[BORROWED_COL] = widths[BORROWED_COL].max(crate::model::format::width(BORROWED_CELL));
+        text.push_str(BORROWED_WORD);
+        text.push(' ');
     }
     text.push_str(&r.name);
     text.push(' ');
@@ -361,13 +404,14 @@ impl JobSet {
         recs.sort_by_key(|r| r.id);
         recs.dedup_by_key(|r| r.id);
         recs.shrink_to_fit();
-        let mut widths = vec![0u16; 9];
+        let mut widths = vec![0u16; WHERE_COL + 1];
         for r in &mut recs {
             r.text = measure(r, &mut widths);
         }
         let (longest_ended, earliest_running) = run_bounds(&recs, now_ms);
         JobSet {
             arrays: arrays::count(&recs),
+            loans: Loans::of(&recs),
             jobs: recs,
             seq: 0,
             fetched_ms: now_ms,

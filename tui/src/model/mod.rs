@@ -16,7 +16,7 @@
 //! | [`filter`] | `/` regex filters (smart-case, `!` inverts) |
 //! | [`form`] | the edit form of a QOS, account or user association, and its diff |
 //! | [`format`](mod@format) | Slurm spellings of wall times, limits, shares, memory; display width |
-//! | [`jobs`] | `ListJobs` compacted for 100,000 jobs: records, state codes, memoised order, arrays folded into lines, `JobOp` |
+//! | [`jobs`] | `ListJobs` compacted for 100,000 jobs: records, state codes, memoised order, arrays folded into lines, `JobOp`, the nodes idle-fill lent (`Loans`) |
 //! | [`tree`] | tree glyphs for the Accounts and HRES panes |
 //!
 //! One module per pane, by the pane's name, holds its data and its rows:

@@ -1,8 +1,10 @@
 //! The Nodes pane: one row per node, live from `Cluster.Watch`, with the
 //! state an on-call admin scans for (down, draining, drained, not
-//! responding) carried by a symbol and BOLD as well as colour.
+//! responding) carried by a symbol and BOLD as well as colour, and a node
+//! idle-fill has lent out marked `⇄` after its state (see [`Loans`]).
 
 use crate::model::format;
+use crate::model::jobs::{BORROWED, JobSet, Loans};
 use crate::model::pane::PaneView;
 use crate::model::table::{
     Alert, Column, Detail, Row, SortKey, TableModel, Target, filter_and_sort, text_key,
@@ -12,14 +14,15 @@ use spur_vocab::nodestate::NodeState;
 use spur_vocab::txn::format_time;
 
 const fn col(name: &'static str, priority: u8, max: u16, numeric: bool) -> Column {
-    Column { name, priority, max, numeric }
+    Column { name, priority, max, numeric, sparse: false }
 }
 
 /// Who set the reason and why come before resources: that is what an
 /// on-call reads first, so they survive narrow terminals longest.
 pub const COLUMNS: &[Column] = &[
     col("Node", 0, 16, false),
-    col("State", 0, 12, false),
+    // `? ALLOCATED* ⇄`: the longest state, not responding and on loan.
+    col("State", 0, 14, false),
     col("CPU", 1, 9, true),
     col("Mem", 3, 11, true),
     col("GRES", 5, 18, false),
@@ -74,10 +77,18 @@ fn reason_time(n: &Node) -> String {
     if n.reason_time_ms > 0 { format_time(n.reason_time_ms) } else { String::new() }
 }
 
-fn row(n: &Node) -> Row {
+/// The State column: [`state_cell`], then `⇄` while borrowed runs sit on
+/// the node. After the word, not in the symbol's place: a draining node
+/// on loan is both, and trouble keeps the first column.
+fn lent_state_cell(n: &Node, lent: bool) -> String {
+    let cell = state_cell(n);
+    if lent { format!("{cell} {BORROWED}") } else { cell }
+}
+
+fn row(n: &Node, loans: &Loans) -> Row {
     let cells = vec![
         n.name.clone(),
-        state_cell(n),
+        lent_state_cell(n, !loans.on(&n.name).is_empty()),
         format!("{}/{}", n.alloc_cpus, n.cpus),
         format!("{}/{}", format::mem(n.alloc_memory_mb), format::mem(n.memory_mb)),
         gres(n),
@@ -107,13 +118,28 @@ fn row(n: &Node) -> Row {
     Row { alert: alert(n), ..Row::new(n.name.clone(), Target::Node(n.name.clone()), cells, sort) }
 }
 
-pub fn table(nodes: &[Node], view: &PaneView) -> TableModel {
-    let rows: Vec<Row> = nodes.iter().map(row).collect();
+/// The rows; `loans` says which nodes borrowed runs sit on (from the jobs read).
+pub fn table(nodes: &[Node], view: &PaneView, loans: &Loans) -> TableModel {
+    let rows: Vec<Row> = nodes.iter().map(|n| row(n, loans)).collect();
     let total = rows.len();
     TableModel { columns: COLUMNS, rows: filter_and_sort(rows, view).into(), total, cell_widths: None }
 }
 
-pub fn detail(nodes: &[Node], key: &str) -> Option<Detail> {
+/// The borrowed runs on a node, as its detail names them: `101 (alice, QOS
+/// ifteam)`, or `no`.
+fn on_loan_to(node: &str, jobs: Option<&JobSet>) -> String {
+    let Some(set) = jobs else { return "no".into() };
+    let runs: Vec<String> = (set.loans.on(node).iter())
+        .map(|&id| match set.get(id) {
+            Some(r) => format!("{id} ({}, QOS {})", r.user, if r.qos.is_empty() { "(null)" } else { &r.qos }),
+            None => id.to_string(),
+        })
+        .collect();
+    if runs.is_empty() { "no".into() } else { format!("{BORROWED} {}", runs.join(", ")) }
+}
+
+/// A node's page; `jobs` (when read) name the borrowed runs on it.
+pub fn detail(nodes: &[Node], key: &str, jobs: Option<&JobSet>) -> Option<Detail> {
     let n = nodes.iter().find(|n| n.name == key)?;
     let f = |label: &str, value: String| (label.to_string(), value);
     let st = state_of(n);
@@ -128,6 +154,8 @@ pub fn detail(nodes: &[Node], key: &str) -> Option<Detail> {
         f("Weight", n.weight.to_string()),
         f("Partitions", n.partitions.join(",")),
         f("Running jobs", n.running_jobs.to_string()),
+        // Lent by idle-fill: taken back when a job with a claim needs the node.
+        f("On loan to", on_loan_to(&n.name, jobs)),
         f("Reason", n.reason.clone()),
         f("Reason by", n.reason_user.clone()),
         f("Reason uid", n.reason_uid.map(|u| u.to_string()).unwrap_or_default()),
@@ -161,5 +189,31 @@ mod tests {
         assert_eq!(state_cell(&node("DOWN", false, true, 0)), "▼ DOWN*");
         assert_eq!(state_cell(&node("IDLE", false, true, 0)), "? IDLE*");
         assert_eq!(state_cell(&node("IDLE", false, false, 0)), "  IDLE");
+    }
+
+    #[test]
+    fn a_node_under_a_borrowed_run_is_marked_after_its_state_and_names_the_run() {
+        use spur_proto::v1 as pb;
+        let job = |id, borrowed| pb::Job {
+            id,
+            user: "frank".into(),
+            qos: "ifteam".into(),
+            state: "RUNNING".into(),
+            nodes: vec![format!("n{id}")],
+            borrowed,
+            ..Default::default()
+        };
+        let set = JobSet::from_pb(vec![job(1, false), job(2, true)], 0);
+        let nodes: Vec<Node> =
+            (1..=2).map(|i| Node { name: format!("n{i}"), ..node("MIXED", i == 2, false, 1) }).collect();
+        let rows: Vec<Row> = table(&nodes, &PaneView::default(), &set.loans).rows.into_iter().collect();
+        assert_eq!((rows[0].cells[1].as_str(), rows[1].cells[1].as_str()), ("  MIXED", "◐ DRAINING ⇄"));
+        let lent = |name: &str, jobs| {
+            let fields = detail(&nodes, name, jobs).unwrap().fields;
+            fields.into_iter().find(|(label, _)| label == "On loan to").map(|(_, v)| v).unwrap()
+        };
+        assert_eq!(lent("n2", Some(&set)), "⇄ 2 (frank, QOS ifteam)");
+        assert_eq!(lent("n1", Some(&set)), "no");
+        assert_eq!(lent("n2", None), "no", "no jobs read yet");
     }
 }

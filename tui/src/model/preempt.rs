@@ -25,7 +25,7 @@ pub struct Preempt {
 }
 
 const fn col(name: &'static str, priority: u8, max: u16) -> Column {
-    Column { name, priority, max, numeric: false }
+    Column { name, priority, max, numeric: false, sparse: false }
 }
 
 /// The controller's guard names, in its order: the columns PMode to Nodes.
@@ -43,7 +43,7 @@ const GUARDS: [&str; 7] = [
 pub const COLUMNS: &[Column] = &[
     col("Job", 0, 10),
     col("Verdict", 0, 22),
-    Column { name: "Priority", priority: 1, max: 12, numeric: true },
+    Column { name: "Priority", priority: 1, max: 12, numeric: true, sparse: false },
     col("Gap", 1, 4),
     col("PMode", 3, 6),
     col("Allow", 2, 6),
@@ -138,8 +138,34 @@ impl Preempt {
         // The check that stopped preemption before any candidate, in full.
         out.extend(d.checks.iter().filter(|m| !m.passes).map(|m| (format!("✗ {}", m.sentence), true)));
         out.push((format!("outcome: {}", d.outcome), false));
+        if let Some(f) = &d.idle_fill {
+            out.extend(idle_fill(f));
+        }
         out
     }
+}
+
+/// Reclaim candidates shown beside preemption's: enough to read at 80x24.
+const RECLAIM_LINES: usize = 3;
+
+/// Idle-fill's verdict: the sentence, then each run reclaim weighed with the
+/// check that kept it (the controller's words; nothing is recomputed here).
+fn idle_fill(f: &spur_proto::v1::IdleFillExplanation) -> Vec<(String, bool)> {
+    let mut out = vec![(format!("⇄ {}", f.sentence), f.kind == "borrow" && !f.eligible)];
+    for c in f.candidates.iter().take(RECLAIM_LINES) {
+        let why = match c.checks.iter().find(|m| !m.passes) {
+            None => "reclaimable".to_string(),
+            Some(m) => format!("kept: {}", m.sentence),
+        };
+        out.push((format!("  ⇄ job {} (qos {}, {}): {why}", c.job_id, c.qos, c.qos_priority), false));
+    }
+    if f.candidates.len() > RECLAIM_LINES || f.considered as usize > f.candidates.len() {
+        out.push((
+            format!("  … {} opportunistic run(s) weighed in all (scontrol explain job)", f.considered),
+            false,
+        ));
+    }
+    out
 }
 
 fn check_label(m: &Mark) -> String {

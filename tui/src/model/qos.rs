@@ -8,7 +8,7 @@ use crate::model::table::{
 use spur_proto::v1::Qos;
 
 const fn col(name: &'static str, priority: u8, max: u16, numeric: bool) -> Column {
-    Column { name, priority, max, numeric }
+    Column { name, priority, max, numeric, sparse: false }
 }
 
 pub const COLUMNS: &[Column] = &[

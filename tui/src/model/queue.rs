@@ -8,7 +8,9 @@
 mod array_rows;
 
 use crate::model::format;
-use crate::model::jobs::{self, JobOp, JobRec, JobSet, OrderKey, StateFilter, TIME_COL, id_list};
+use crate::model::jobs::{
+    self, BORROWED_CELL, JobOp, JobRec, JobSet, OrderKey, StateFilter, TIME_COL, WHERE_COL, id_list,
+};
 use crate::model::pane::{PaneView, Refetch};
 use crate::model::table::{Alert, Column, Detail, Row, RowSource, Rows, TableModel, Target};
 use spur_proto::v1::JobsChanged;
@@ -66,22 +68,26 @@ pub fn describe(op: JobOp, ids: &[u64], owners: &[String]) -> (String, Vec<Strin
 }
 
 const fn col(name: &'static str, priority: u8, max: u16, numeric: bool) -> Column {
-    Column { name, priority, max, numeric }
+    Column { name, priority, max, numeric, sparse: false }
 }
 
 /// Who, what state and why come first; account, QOS and the node count go
-/// first on narrow terminals (the detail view shows them). IDs are aligned
-/// left, as sacct's are, so an array's records line up under it; they may
-/// be as wide as squeue's `%.18i` (`4812_[3-99%10]` under its tree glyph).
+/// first on narrow terminals (the detail view shows them), and Borrowed
+/// before them: the State cell's `⇄` says it too. IDs are aligned left, as
+/// sacct's are, so an array's records line up under it; they may be as
+/// wide as squeue's `%.18i` (`4812_[3-99%10]` under its tree glyph).
 pub const COLUMNS: &[Column] = &[
     col("ID", 0, 18, false),
     col("User", 1, 12, false),
     col("Account", 4, 12, false),
     col("QOS", 5, 10, false),
     col("Partition", 3, 12, false),
-    col("State", 0, 6, false),
+    // `✗ OOM ⇄`: the longest code, on a borrowed run.
+    col("State", 0, 7, false),
     col("Time", 2, 11, true),
     col("Nodes", 6, 5, true),
+    // Only while the queue holds a borrowed run: without idle-fill it would be blank.
+    Column { sparse: true, ..col("Borrowed", 7, 8, false) },
     col("NodeList(Reason)", 1, 30, false),
 ];
 
@@ -108,9 +114,10 @@ pub fn row(r: &JobRec, now_ms: i64) -> Row {
         r.account.to_string(),
         r.qos.to_string(),
         r.partition.to_string(),
-        jobs::state_cell(&r.state),
+        r.state_cell(),
         time_cell(r, now_ms),
         r.num_nodes.to_string(),
+        if r.borrowed { BORROWED_CELL } else { "" }.to_string(),
         r.where_.to_string(),
     ];
     // Lazy rows are ordered by `sort` on the records, so they carry no sort keys.
@@ -185,7 +192,7 @@ pub fn sort(order: &mut Vec<u32>, set: &JobSet, col: usize, desc: bool) {
         2 => Some(|r| &r.account),
         3 => Some(|r| &r.qos),
         4 => Some(|r| &r.partition),
-        8 => Some(|r| &r.where_),
+        WHERE_COL => Some(|r| &r.where_),
         _ => None,
     };
     let keys: Vec<u64> = match text {
@@ -199,6 +206,8 @@ pub fn sort(order: &mut Vec<u32>, set: &JobSet, col: usize, desc: bool) {
                     5 => u64::from(r.rank),
                     6 => r.run_secs(set.fetched_ms),
                     7 => u64::from(r.num_nodes),
+                    // Borrowed runs first, as `yes` sorts before blank text.
+                    jobs::BORROWED_COL => u64::from(!r.borrowed),
                     _ => 0,
                 }
             })
@@ -276,6 +285,8 @@ pub fn detail(set: &JobSet, key: &str, now_ms: i64) -> Option<Detail> {
         // The facts behind a pending reason: which limit, at what level.
         f("Why", r.reason_detail.to_string()),
         f("Held", if r.held { "yes" } else { "no" }.into()),
+        // squeue's %W: whether idle-fill lent this run its nodes.
+        f("Borrowed", if r.borrowed { format!("yes {}", jobs::BORROWED) } else { "no".into() }),
         f("Priority", format!("{:.0}", r.priority.max(0.0))),
         f("TimeLimit", format_limit(r.time_limit)),
         f("RunTime", format_seconds(r.run_secs(now_ms))),
@@ -286,6 +297,11 @@ pub fn detail(set: &JobSet, key: &str, now_ms: i64) -> Option<Detail> {
         f("NumNodes", r.num_nodes.to_string()),
         f("NumCPUs", r.num_cpus.to_string()),
     ];
+    if r.reclaims > 0 {
+        // Earlier borrowed runs idle-fill took back (each requeued the job); after Borrowed.
+        let at = fields.iter().position(|(label, _)| label == "Borrowed").map_or(fields.len(), |i| i + 1);
+        fields.insert(at, f("Reclaims", r.reclaims.to_string()));
+    }
     if let Some(a) = r.array.as_deref() {
         // An array's record: which tasks it holds (`12_[3-99%10]` pending, or `12_3`).
         fields.insert(1, f("Array", a.name.to_string()));
@@ -301,7 +317,7 @@ pub fn detail(set: &JobSet, key: &str, now_ms: i64) -> Option<Detail> {
     if !r.comment.is_empty() {
         fields.push(f("Comment", r.comment.to_string()));
     }
-    let title = format!("Job {} — {} ({}) {}", r.id, r.name, r.user, jobs::state_cell(&r.state));
+    let title = format!("Job {} — {} ({}) {}", r.id, r.name, r.user, r.state_cell());
     Some(Detail { title, crumb: format!("job {}", r.id), fields, body: steps(r, now_ms) })
 }
 
@@ -327,6 +343,7 @@ fn steps(r: &jobs::JobRec, now_ms: i64) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::filter::Filter;
     use spur_proto::v1 as pb;
 
     #[test]
@@ -366,6 +383,56 @@ mod tests {
     }
 
     #[test]
+    fn a_borrowed_run_is_marked_after_its_state_and_in_its_column_and_found_by_slash_borrowed() {
+        let run = |id, state: &str, borrowed| pb::Job {
+            id,
+            state: state.into(),
+            name: "sim".into(),
+            nodes: vec!["n1".into()],
+            start_ms: 1_000,
+            borrowed,
+            reclaims: u32::from(id == 3),
+            ..Default::default()
+        };
+        let set = Arc::new(JobSet::from_pb(
+            vec![run(1, "RUNNING", false), run(2, "RUNNING", true), run(3, "COMPLETED", true)],
+            0,
+        ));
+        let cells = |i: usize| row(&set.jobs[i], 0).cells;
+        assert_eq!(COLUMNS[jobs::BORROWED_COL].name, "Borrowed");
+        assert_eq!((cells(0)[5].as_str(), cells(0)[jobs::BORROWED_COL].as_str()), ("▶ R", ""));
+        assert_eq!((cells(1)[5].as_str(), cells(1)[jobs::BORROWED_COL].as_str()), ("▶ R ⇄", "yes"));
+        // Kept after its end, as squeue and sacct report it.
+        assert_eq!((cells(2)[5].as_str(), cells(2)[jobs::BORROWED_COL].as_str()), ("✓ CD ⇄", "yes"));
+        assert_eq!(set.widths[jobs::BORROWED_COL], 3, "`yes`; its header makes the column 8 wide");
+
+        // `/borrowed` lists the borrowed runs, `!borrowed` the others; `t` narrows to the running ones.
+        let shown = |filter: &str, states| {
+            let view = PaneView {
+                filter: Filter::parse(filter).unwrap(),
+                job_states: states,
+                ..PaneView::default()
+            };
+            table(&set, &view, 0).rows.into_iter().map(|r| r.key).collect::<Vec<_>>()
+        };
+        assert_eq!(shown("borrowed", StateFilter::All), ["2", "3"]);
+        assert_eq!(shown("!borrowed", StateFilter::All), ["1"]);
+        assert_eq!(shown("borrowed", StateFilter::Running), ["2"]);
+        // Sorting by the column puts borrowed runs first, in id order.
+        let view = PaneView { sort: Some((jobs::BORROWED_COL, false)), ..PaneView::default() };
+        let keys: Vec<String> = table(&set, &view, 0).rows.into_iter().map(|r| r.key).collect();
+        assert_eq!(keys, ["2", "3", "1"]);
+
+        let field = |id: &str, label: &str| {
+            let d = detail(&set, id, 0).unwrap();
+            d.fields.into_iter().find(|(l, _)| l == label).map(|(_, v)| v)
+        };
+        assert_eq!(field("1", "Borrowed").as_deref(), Some("no"));
+        assert_eq!(field("2", "Borrowed").as_deref(), Some("yes ⇄"));
+        assert_eq!((field("2", "Reclaims"), field("3", "Reclaims").as_deref()), (None, Some("1")));
+    }
+
+    #[test]
     fn pending_jobs_show_their_reason_and_running_ones_their_nodes() {
         let pending =
             pb::Job { id: 1, state: "PENDING".into(), reason: "Priority".into(), ..Default::default() };
@@ -378,9 +445,9 @@ mod tests {
         };
         let set = JobSet::from_pb(vec![pending, running], 0);
         let rows: Vec<Row> = (0..2).map(|i| row(&set.jobs[i], 3_723_000)).collect();
-        assert_eq!(rows[0].cells[8], "(Priority)");
+        assert_eq!(rows[0].cells[WHERE_COL], "(Priority)");
         assert_eq!(rows[0].cells[6], "0:00");
-        assert_eq!(rows[1].cells[8], "node[01-02]");
+        assert_eq!(rows[1].cells[WHERE_COL], "node[01-02]");
         assert_eq!(rows[1].cells[6], "1:02:02");
     }
 }

@@ -4,7 +4,7 @@
 use crate::model::action::Snapshot;
 use crate::model::audit::AuditLog;
 use crate::model::form::EditForm;
-use crate::model::jobs::Expanded;
+use crate::model::jobs::{Expanded, Loans, NO_LOANS};
 use crate::model::keymap::Keymap;
 use crate::model::pane::{PaneId, PaneView, Refetch};
 use crate::model::preempt::Preempt;
@@ -329,6 +329,11 @@ impl State {
         self.message = Some(Message { text, error: true });
     }
 
+    /// The nodes idle-fill has lent out, from the jobs read (none before the first read).
+    pub fn loans(&self) -> &Loans {
+        self.queue.jobs.as_ref().map_or(&NO_LOANS, |j| &j.loans)
+    }
+
     /// The visible rows of a pane, or None when the controller has no data for it.
     pub fn table(&self, pane: PaneId) -> Option<TableModel> {
         self.table_with(pane, &self.views[pane.index()])
@@ -347,7 +352,7 @@ impl State {
             PaneId::Qos => Some(qos::table(data.map(|d| d.qos.as_slice()).unwrap_or_default(), view)),
             PaneId::Accounts => Some(accounts::table(data, view)),
             PaneId::Audit => Some(audit::table(&self.audit, view)),
-            PaneId::Nodes => self.nodes.as_deref().map(|n| nodes::table(n, view)),
+            PaneId::Nodes => self.nodes.as_deref().map(|n| nodes::table(n, view, self.loans())),
             PaneId::Queue => self.queue.jobs.as_ref().map(|j| queue::table(j, view, self.now_ms())),
             PaneId::Preempt => Some(preempt::table(&self.preempt, view)),
             PaneId::Hres => self.licenses.as_deref().map(|l| hres::table(l, view)),
@@ -358,7 +363,7 @@ impl State {
         // The txn log, the nodes (live from the cluster watch) and the jobs are not in the fetched snapshot.
         match pane {
             PaneId::Audit => return audit::detail(&self.audit, key),
-            PaneId::Nodes => return nodes::detail(self.nodes.as_deref()?, key),
+            PaneId::Nodes => return nodes::detail(self.nodes.as_deref()?, key, self.queue.jobs.as_deref()),
             PaneId::Queue => return queue::detail(self.queue.jobs.as_deref()?, key, self.now_ms()),
             PaneId::Preempt => return preempt::detail(&self.preempt, key),
             PaneId::Hres => return hres::detail(self.licenses.as_deref()?, key),

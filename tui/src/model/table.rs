@@ -27,6 +27,9 @@ pub struct Column {
     /// them whole), unless it is the last column shown and the room left over fits them.
     pub max: u16,
     pub numeric: bool,
+    /// Left out while no row has a value in it (and not counted as hidden):
+    /// the Queue's Borrowed column, blank on every cluster without idle-fill.
+    pub sparse: bool,
 }
 
 /// What a row stands for, so writes can name their target.

@@ -19,11 +19,13 @@ fn data_width(area: Rect) -> u16 {
     area.width.saturating_sub(2)
 }
 
-/// (column index, width) of the columns shown, and how many are hidden.
+/// (column index, width) of the columns shown, and how many are hidden
+/// (for want of room: a sparse column left out as empty is not hidden).
 pub fn fitted(view: &PaneView, model: &TableModel, area: Rect) -> (Vec<(usize, u16)>, usize) {
     let sort_col = view.sort.map(|(c, _)| c);
     let cols = fit_columns(model, data_width(area), sort_col);
-    let hidden = model.columns.len() - cols.len();
+    let unused = (0..model.columns.len()).filter(|&i| unused(model, i, sort_col)).count();
+    let hidden = model.columns.len() - cols.len() - unused;
     (cols, hidden)
 }
 
@@ -171,34 +173,36 @@ fn table(model: &TableModel, view: &PaneView, pane: PaneId, theme: Theme, frame:
     }
 }
 
+/// The widest cell of column `i` (an ID cell with its tree glyphs).
+fn widest(model: &TableModel, i: usize) -> u16 {
+    match &model.cell_widths {
+        Some(w) => w.get(i).copied().unwrap_or(0),
+        None => (model.rows.built().iter())
+            .map(|r| {
+                let cell = r.cells.get(i).map(String::as_str).unwrap_or_default();
+                if i == 0 { width(&r.prefix).saturating_add(width(cell)) } else { width(cell) }
+            })
+            .max()
+            .unwrap_or(0),
+    }
+}
+
+/// A sparse column no row has a value in, left out unless it is sorted by
+/// (its header then says what the order is).
+fn unused(model: &TableModel, i: usize, sort_col: Option<usize>) -> bool {
+    model.columns[i].sparse && Some(i) != sort_col && widest(model, i) == 0
+}
+
 /// Pick the columns that fit in `width` and their widths, dropping the least
 /// important first. The first column and the sort column always stay.
 pub fn fit_columns(model: &TableModel, avail: u16, sort_col: Option<usize>) -> Vec<(usize, u16)> {
     let columns = model.columns;
     // What each column would take uncapped; the cap gives its natural width.
-    let wanted: Vec<u16> = columns
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            let widest = match &model.cell_widths {
-                Some(w) => w.get(i).copied().unwrap_or(0),
-                None => model
-                    .rows
-                    .built()
-                    .iter()
-                    .map(|r| {
-                        let cell = r.cells.get(i).map(String::as_str).unwrap_or_default();
-                        if i == 0 { width(&r.prefix).saturating_add(width(cell)) } else { width(cell) }
-                    })
-                    .max()
-                    .unwrap_or(0),
-            };
-            let arrow = u16::from(Some(i) == sort_col);
-            widest.max(width(c.name) + arrow)
-        })
+    let wanted: Vec<u16> = (columns.iter().enumerate())
+        .map(|(i, c)| widest(model, i).max(width(c.name) + u16::from(Some(i) == sort_col)))
         .collect();
     let natural: Vec<u16> = wanted.iter().zip(columns).map(|(&w, c)| w.min(c.max).max(1)).collect();
-    let mut keep: Vec<usize> = (0..columns.len()).collect();
+    let mut keep: Vec<usize> = (0..columns.len()).filter(|&i| !unused(model, i, sort_col)).collect();
     let total = |keep: &[usize]| -> u32 {
         keep.iter().map(|&i| u32::from(natural[i])).sum::<u32>() + keep.len().saturating_sub(1) as u32
     };

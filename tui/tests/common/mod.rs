@@ -278,9 +278,9 @@ fn waiting(mut j: spur_proto::v1::Job, reason: &str, detail: &str) -> spur_proto
 }
 
 /// Jobs in every state the Queue pane tells apart: running (one for two
-/// days), pending for three reasons (priority, a QOS limit, a user hold),
-/// completing, completed, failed, cancelled and timed out. alice (the
-/// console's user) owns 101, 104 and 106.
+/// days, one on nodes idle-fill lent it), pending for three reasons
+/// (priority, a QOS limit, a user hold), completing, completed, failed,
+/// cancelled and timed out. alice (the console's user) owns 101, 104 and 106.
 pub fn jobs() -> Vec<spur_proto::v1::Job> {
     let mut held = waiting(job(105, "dave", "physics", "normal", "batch", "PENDING"), "JobHeldUser", "");
     held.spec.as_mut().unwrap().hold = true;
@@ -299,13 +299,18 @@ pub fn jobs() -> Vec<spur_proto::v1::Job> {
         Some("2026-03-01T08:00:00"),
     );
     timeout.reason = "TimeLimit".into();
-    vec![
-        ran(
+    // Idle-fill lent 101 its nodes: the Queue marks it, the Nodes pane marks gpu01.
+    let borrowed = spur_proto::v1::Job {
+        borrowed: true,
+        ..ran(
             job(101, "alice", "ml", "highprio", "gpu", "RUNNING"),
             &["gpu01", "gpu02"],
             "2026-03-01T09:12:30",
             None,
-        ),
+        )
+    };
+    vec![
+        borrowed,
         ran(
             job(102, "bob", "physics", "normal", "batch", "RUNNING"),
             &["node01", "node02", "node03"],

@@ -295,3 +295,24 @@ fn explain_lists_the_runs_reclaim_weighed_with_their_checks() {
     assert!(!in_quota[0].1 && in_quota[0].2.starts_with("holds a claim"), "{in_quota:?}");
     assert_eq!(v.sentence(), "idle-fill reclaim: requeue 52 (cheapest first, no more than needed)");
 }
+
+#[test]
+fn a_borrower_reclaims_only_from_strictly_cheaper_opportunistic_work() {
+    // "A borrowed job that needs nodes can reclaim from an idlefillpreemptable QOS of
+    // strictly lower priority": team (100) over its cap, n2 and n3 held by burst (-1000).
+    let burst = Qos { idle_fill_preemptable: true, priority: -1000, ..qos("burst") };
+    let fx = at_cap(2, true).qos(burst.clone()).with(|f| {
+        let job = Job { qos: Some("burst".into()), ..other(60) };
+        f.snap.jobs.push(run_on(job, &["n2"], NOW - 10 * MIN));
+    });
+    let plan = fx.job(team(1)).plan();
+    assert_eq!(evicted(&plan), [(60, 1, true)]);
+    assert_eq!(outcome(&plan, 1), Err(CAPPED.into()), "it borrows once the node is free");
+    // "The reverse is refused": burst at 500 is dearer than team's 100.
+    let dear = Qos { priority: 500, ..burst };
+    let fx = at_cap(2, true).qos(dear).with(|f| {
+        let job = Job { qos: Some("burst".into()), ..other(60) };
+        f.snap.jobs.push(run_on(job, &["n2"], NOW - 10 * MIN));
+    });
+    assert!(fx.job(team(1)).plan().preemptions.is_empty());
+}

@@ -2,8 +2,9 @@
 //! changed job replaces its record by id (or joins the set), and a job the
 //! controller purged (MinJobAge) leaves it, so a submit or a pass shows
 //! without re-reading 100,000 jobs. Column widths only grow
-//! (a job leaving does not narrow a column), and the memoised order and
-//! lines are dropped, since any change may move rows.
+//! (a job leaving does not narrow a column), the memoised order and
+//! lines are dropped, since any change may move rows, and the nodes on
+//! loan are worked out again.
 
 use super::{Class, Interner, JobRec, JobSet, Memo, compact, measure};
 use spur_proto::v1 as pb;
@@ -72,6 +73,7 @@ impl JobSet {
             (self.longest_ended, self.earliest_running) = run_bounds(&self.jobs, now_ms);
             self.fetched_ms = now_ms;
             self.arrays = super::arrays::count(&self.jobs);
+            self.loans = super::Loans::of(&self.jobs);
             self.order = Memo::default();
             self.listing = Memo::default();
         }

@@ -5,7 +5,7 @@
 //! the records; see [`crate::model::jobs::Listing`] for how they are grouped.
 
 use super::{alert, order_key, row};
-use crate::model::jobs::{self, Group, JobSet, Line, Listing, ListingKey, RowKey};
+use crate::model::jobs::{self, Group, JobSet, Line, Listing, ListingKey, RowKey, WHERE_COL};
 use crate::model::pane::PaneView;
 use crate::model::table::{Alert, Row, RowSource, Rows, TableModel, Target};
 use spur_vocab::time::squeue_secs;
@@ -28,7 +28,7 @@ pub(super) fn table(
         None => Listing::build(set, 0..set.jobs.len() as u32, &view.expanded),
     });
     widths[0] += GLYPHS;
-    widths[8] = widths[8].max(listing.tasks_width);
+    widths[WHERE_COL] = widths[WHERE_COL].max(listing.tasks_width);
     // Time needs nothing more: an array's longest run is one of the set's, which sized it.
     TableModel {
         columns: super::COLUMNS,
@@ -87,6 +87,8 @@ pub fn array_row(set: &JobSet, g: &Group, now_ms: i64) -> Row {
         jobs::state_cell(&lead.state),
         squeue_secs(g.run_secs(now_ms)),
         if g.nodes > 0 { g.nodes.to_string() } else { String::new() },
+        // Loans are per run: opened, the array shows which of its records borrowed.
+        String::new(),
         g.tasks.to_string(),
     ];
     // A failed task marks its array; an array is dimmed only once all of it has ended.
@@ -101,7 +103,7 @@ pub fn array_row(set: &JobSet, g: &Group, now_ms: i64) -> Row {
 
 #[cfg(test)]
 mod tests {
-    use crate::model::jobs::JobSet;
+    use crate::model::jobs::{JobSet, WHERE_COL};
     use crate::model::pane::PaneView;
     use crate::model::queue::table;
     use crate::model::table::{Alert, Row, Target};
@@ -144,13 +146,13 @@ mod tests {
         let array = &rows[1];
         assert_eq!((array.prefix.as_str(), &array.target), ("▸ ", &Target::Job(7)));
         assert_eq!(array.cells[..2], ["7_*", "ann"]);
-        assert_eq!(array.cells[5..], ["▶ R", "1:30", "1", "4 tasks: 1 R, 3 PD (Resources)"]);
+        assert_eq!(array.cells[5..], ["▶ R", "1:30", "1", "", "4 tasks: 1 R, 3 PD (Resources)"]);
         assert_eq!(array.alert, None);
         let t = table(&set, &view, 0);
         assert_eq!(t.total, 2);
         let widths = t.cell_widths.unwrap();
         assert_eq!(widths[0], 7 + 2, "`7_[1-3]` under its branch");
-        assert_eq!(widths[8], 30);
+        assert_eq!(widths[WHERE_COL], 30);
     }
 
     #[test]
@@ -161,7 +163,7 @@ mod tests {
         let rows = rows(&set, &view);
         let lines: Vec<String> = rows.iter().map(|r| format!("{}{}", r.prefix, r.cells[0])).collect();
         assert_eq!(lines, ["5", "▾ 7_*", "├─7_[1-3]", "└─7_0"]);
-        assert_eq!(rows[2].cells[8], "(Resources)");
+        assert_eq!(rows[2].cells[WHERE_COL], "(Resources)");
         let t = table(&set, &view, 0);
         assert_eq!((t.total, t.rows.position("8"), t.rows.position("7_*")), (4, Some(3), Some(1)));
         view.expanded.toggle(7);
@@ -173,7 +175,7 @@ mod tests {
         let set = set("FAILED");
         let array = rows(&set, &PaneView::default()).remove(1);
         assert_eq!(array.cells[5], "◷ PD", "what still waits comes before what failed");
-        assert_eq!(array.cells[8], "4 tasks: 3 PD (Resources), 1 F");
+        assert_eq!(array.cells[WHERE_COL], "4 tasks: 3 PD (Resources), 1 F");
         assert_eq!(array.alert, Some(Alert::JobFailed));
         let done = |id, state: &str| pb::Job {
             id,
@@ -184,6 +186,6 @@ mod tests {
         };
         let set = Arc::new(JobSet::from_pb(vec![done(9, "COMPLETED")], 0));
         let array = rows(&set, &PaneView::default()).remove(0);
-        assert_eq!((array.cells[8].as_str(), array.alert), ("1 task: 1 CD", Some(Alert::JobEnded)));
+        assert_eq!((array.cells[WHERE_COL].as_str(), array.alert), ("1 task: 1 CD", Some(Alert::JobEnded)));
     }
 }
