@@ -4,62 +4,12 @@
 //! its facts); for a job blocked on room, the opportunistic runs reclaim
 //! weighed, each with its checks, and the set chosen or why none serves.
 
-use super::job::{Job, JobId};
+use super::job::Job;
+use super::loan::ReclaimChecks;
+pub use super::loan::{Borrow, IdleFillVerdict};
 use super::pass_state::Pass;
 use super::reason::{Reason, ReasonCode as C};
-use super::reclaim::ReclaimChecks;
 use super::verdict::LISTED;
-use std::fmt;
-
-#[derive(Debug, Clone, PartialEq)]
-pub enum IdleFillVerdict {
-    /// Held by its QOS group node cap: may it borrow?
-    Borrow { eligible: bool, why: Borrow },
-    /// Blocked on room: what reclaim weighed (eligible ones first, cheapest
-    /// first; at most [`LISTED`] of `considered`) and what came of it.
-    Reclaim { candidates: Vec<ReclaimChecks>, considered: usize, chosen: Vec<JobId> },
-}
-
-/// Why a job held by its node cap may or may not borrow.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Borrow {
-    /// With the cap lifted it fits now, on nodes no reservation holds.
-    Fits,
-    /// It may borrow, but no idle node fits it now.
-    NoIdleNode,
-    NoTimeLimit,
-    Licenses,
-    /// Another limit holds it too (the re-run check's first breach).
-    AlsoBreaches(Reason),
-}
-
-impl fmt::Display for Borrow {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Borrow::Fits => write!(f, "eligible: with its QOS node cap lifted it fits on idle nodes now"),
-            Borrow::NoIdleNode => write!(f, "eligible, but no idle node outside a reservation fits it now"),
-            Borrow::NoTimeLimit => write!(f, "never lent: it has no time limit"),
-            Borrow::Licenses => write!(f, "never lent: it asks for licenses or HRES"),
-            Borrow::AlsoBreaches(r) => write!(f, "not eligible: its node cap is not its only breach: {r}"),
-        }
-    }
-}
-
-impl IdleFillVerdict {
-    /// The verdict as one sentence.
-    pub fn sentence(&self) -> String {
-        match self {
-            IdleFillVerdict::Borrow { why, .. } => format!("idle-fill borrow: {why}"),
-            IdleFillVerdict::Reclaim { chosen, considered, .. } if chosen.is_empty() => format!(
-                "idle-fill reclaim: no set of the {considered} opportunistic run(s) weighed makes room; nothing is evicted"
-            ),
-            IdleFillVerdict::Reclaim { chosen, .. } => {
-                let ids: Vec<String> = chosen.iter().map(JobId::to_string).collect();
-                format!("idle-fill reclaim: requeue {} (cheapest first, no more than needed)", ids.join(", "))
-            }
-        }
-    }
-}
 
 impl<'a> Pass<'a> {
     /// Idle-fill's verdict for `job`, left pending with `reason`; None with

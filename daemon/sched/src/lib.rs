@@ -23,6 +23,7 @@
 //! - [`idle_fill_explain`]: idle-fill's part of `scontrol explain`: may a job borrow, what reclaim weighed.
 //! - `preempt`: preemption for jobs blocked on resources: the gap, the guards,
 //!   the pool threshold, victims that provably make room; suspend and resume.
+//! - `loan`: the plain data of reclaim and idle-fill verdicts (a leaf).
 //! - `reclaim`: idle-fill's reclaim of opportunistic runs for jobs with a claim, before preemption.
 //! - `screen`: what a pass reuses across blocked jobs so preemption costs
 //!   each job its own candidates, not a verdict per running job.
@@ -50,6 +51,7 @@ pub mod idle_fill_explain;
 pub use idle_fill::LoanStats;
 pub mod job;
 mod limits;
+mod loan;
 mod memo;
 mod nodes;
 mod pass;

@@ -80,7 +80,7 @@ pub(super) struct Pass<'a> {
     pub any_opportunistic: Option<bool>,
     pub reclaim_failed: Vec<(usize, Option<i64>, super::job::Shape)>,
     /// Reclaimable runs by claimant tier, cheapest first (`reclaim::reclaim_tier`).
-    pub reclaim_tiers: HashMap<Option<i64>, std::rc::Rc<super::reclaim::ReclaimTier>>,
+    pub reclaim_tiers: HashMap<Option<i64>, std::rc::Rc<super::loan::ReclaimTier>>,
     pub plan: Plan,
 }
 

@@ -11,99 +11,12 @@
 
 use super::Preemption;
 use super::job::{Job, JobId, JobState, Shape};
+use super::loan::ReclaimTier;
+pub use super::loan::{EXEMPT_CAP_SECS, ReclaimChecks, exempt_window};
 use super::nodes::NodeState;
 use super::pass_state::{Pass, secs};
 use spur_vocab::names::PreemptMode;
 use std::rc::Rc;
-
-/// The exempt window never grows past this (spec: "up to one hour").
-pub const EXEMPT_CAP_SECS: u64 = 3600;
-
-/// The window guarding a run reclaimed `reclaims` times before.
-pub fn exempt_window(base_secs: u64, reclaims: u32) -> u64 {
-    base_secs.saturating_mul(1u64.checked_shl(reclaims).unwrap_or(u64::MAX)).min(EXEMPT_CAP_SECS)
-}
-
-/// The runs reclaimable for one claimant tier (the pool aside), cheapest
-/// first, and each node as it would be with all of them gone.
-pub(crate) struct ReclaimTier {
-    pub list: Vec<(i64, JobId, usize)>,
-    pub released: Vec<Option<NodeState>>,
-}
-
-/// What reclaim weighs of one running job for a claimant: typed, so the pass
-/// decides with [`ReclaimChecks::eligible`] and `scontrol explain` prints
-/// the same facts ([`ReclaimChecks::marks`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ReclaimChecks {
-    pub job: JobId,
-    pub qos: Option<String>,
-    /// Its standing in the opportunistic tier: its QOS's priority.
-    pub qos_priority: i64,
-    pub borrowed: bool,
-    pub preemptable_qos: bool,
-    pub ran_s: u64,
-    /// The exempt window now, doubled per earlier reclaim.
-    pub window_s: u64,
-    pub reclaims: u32,
-    /// An opportunistic claimant's QOS priority: only strictly cheaper runs.
-    pub below: Option<i64>,
-    /// It sits on a node of the claimant's pool.
-    pub in_pool: bool,
-    /// A node of it also holds a job that is not reclaimable.
-    pub mixed: bool,
-}
-
-impl ReclaimChecks {
-    pub fn opportunistic(&self) -> bool {
-        self.borrowed || self.preemptable_qos
-    }
-
-    fn window_passes(&self) -> bool {
-        self.ran_s >= self.window_s
-    }
-
-    fn tier_passes(&self) -> bool {
-        self.below.is_none_or(|p| self.qos_priority < p)
-    }
-
-    /// Reclaimable on its own (the node rule aside).
-    fn alone(&self) -> bool {
-        self.opportunistic() && self.window_passes() && self.tier_passes()
-    }
-
-    pub fn eligible(&self) -> bool {
-        self.alone() && self.in_pool && !self.mixed
-    }
-
-    /// (name, passes, sentence) of each check, in the order they are made.
-    pub fn marks(&self) -> Vec<(&'static str, bool, String)> {
-        let what = match (self.borrowed, self.preemptable_qos) {
-            (true, _) => "a borrowed run".to_string(),
-            (false, true) => format!("in idlefillpreemptable QOS {}", self.qos.as_deref().unwrap_or("")),
-            (false, false) => "holds a claim (not borrowed, QOS not idlefillpreemptable)".to_string(),
-        };
-        let window = format!(
-            "ran {}s of its {}s exempt window (idle_fill_exempt_secs doubled {} time(s), at most {}s)",
-            self.ran_s, self.window_s, self.reclaims, EXEMPT_CAP_SECS
-        );
-        let tier = match self.below {
-            None => "the claimant holds a claim: any opportunistic run".to_string(),
-            Some(p) => format!("QOS priority {} must be below the claimant's {p}", self.qos_priority),
-        };
-        let nodes = match self.mixed {
-            false => "every job on its nodes is reclaimable".to_string(),
-            true => "a node of it holds a job that is not reclaimable".to_string(),
-        };
-        vec![
-            ("opportunistic", self.opportunistic(), what),
-            ("exempt window", self.window_passes(), window),
-            ("tier", self.tier_passes(), tier),
-            ("pool", self.in_pool, "on a node the claimant could use".to_string()),
-            ("nodes", !self.mixed, nodes),
-        ]
-    }
-}
 
 impl<'a> Pass<'a> {
     /// The QOS priority a run stands at within the opportunistic tier.

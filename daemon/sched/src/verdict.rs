@@ -390,7 +390,7 @@ pub struct JobVerdict {
     pub outcome: Outcome,
     /// Idle-fill's part, on demand only (`scontrol explain`); None in a pass
     /// or with idle-fill off.
-    pub idle_fill: Option<super::idle_fill_explain::IdleFillVerdict>,
+    pub idle_fill: Option<super::loan::IdleFillVerdict>,
 }
 
 impl fmt::Display for Outcome {
