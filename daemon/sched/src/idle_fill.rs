@@ -33,6 +33,10 @@ pub struct LoanStats {
     pub refused_factor: u32,
     /// Refused by `idle_fill_max_cluster_fraction`.
     pub refused_fraction: u32,
+    /// Opportunistic runs the pass chose to reclaim.
+    pub reclaims: u32,
+    /// Nodes borrowed runs hold after the pass (its loans included).
+    pub on_loan: u64,
 }
 
 /// Which ceiling bounds a QOS's loans.
@@ -74,16 +78,32 @@ impl<'a> Pass<'a> {
             && job.licenses.is_empty()
     }
 
+    /// Placement as a loan: the QOS node cap lifted, reserved nodes off
+    /// limits, and a failure reserving nothing.
+    pub(super) fn try_loan(
+        &mut self,
+        job: &'a Job,
+        sc: u32,
+        part: Option<u32>,
+    ) -> Result<super::pass::Picked, Reason> {
+        self.lending = true;
+        let placed = self.try_job(job, sc, part);
+        self.lending = false;
+        placed
+    }
+
     /// The lending round: each candidate, in priority order, is offered what
     /// is left. One that cannot be lent keeps its reason as a job with a claim.
     pub(super) fn lend(&mut self, borrowers: Vec<Borrower<'a>>) {
+        self.lend_each(borrowers);
+        self.plan.idle_fill.on_loan = self.loans.values().sum();
+    }
+
+    fn lend_each(&mut self, borrowers: Vec<Borrower<'a>>) {
         let cfg = self.snap.config.idle_fill.clone();
         for b in borrowers {
             let Borrower { job, scope, part, priority, reason } = b;
-            self.lending = true;
-            let placed = self.try_job(job, scope, part);
-            self.lending = false;
-            let (picked, lic) = match placed {
+            let (picked, lic) = match self.try_loan(job, scope, part) {
                 Ok(p) => p,
                 Err(r) => {
                     // No idle node: a borrower may displace strictly cheaper opportunistic
@@ -105,9 +125,7 @@ impl<'a> Pass<'a> {
                 Some(Ceiling::Fraction(_)) => self.plan.idle_fill.refused_fraction += 1,
                 None => {
                     self.plan.idle_fill.admitted += 1;
-                    self.lending = true;
-                    self.start(job, scope, picked, lic, priority);
-                    self.lending = false;
+                    self.start(job, scope, picked, lic, priority, true);
                     continue;
                 }
             }

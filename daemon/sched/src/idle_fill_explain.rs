@@ -50,10 +50,7 @@ impl<'a> Pass<'a> {
         } else if !job.licenses.is_empty() {
             Borrow::Licenses
         } else {
-            self.lending = true;
-            let placed = self.try_job(job, sc, Some(pi as u32));
-            self.lending = false;
-            match placed {
+            match self.try_loan(job, sc, Some(pi as u32)) {
                 Ok(_) => Borrow::Fits,
                 Err(r) if r.code == C::Resources || r.code == C::Priority => Borrow::NoIdleNode,
                 Err(r) => Borrow::AlsoBreaches(r),

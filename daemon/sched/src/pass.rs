@@ -33,7 +33,7 @@ const HRES_TRIES: usize = 3;
 const RESERVE_TRIES: u32 = 8;
 
 /// Nodes picked, and the licenses they take.
-type Picked = (Vec<u32>, Vec<LicenseAlloc>);
+pub(super) type Picked = (Vec<u32>, Vec<LicenseAlloc>);
 
 /// A pending job in the order: its sort key inline, so sorting a large queue
 /// does not chase pointers into the job list.
@@ -62,7 +62,7 @@ pub(crate) fn run(snap: &Snapshot, now_ms: i64) -> Plan {
         let outcome = loop {
             match pass.try_job(job, scope, part) {
                 Ok((picked, lic)) => {
-                    pass.start(job, scope, picked, lic, priority);
+                    pass.start(job, scope, picked, lic, priority, false);
                     started += 1;
                     match job.array {
                         Some(a) if a.startable(started) > 0 => continue,
@@ -537,6 +537,7 @@ impl<'a> Pass<'a> {
         picked: Vec<u32>,
         lic: Vec<LicenseAlloc>,
         pf: PriorityFactors,
+        borrowed: bool,
     ) {
         if let DepGate::Singleton(key) = &job.dep {
             self.singletons.insert(key);
@@ -546,7 +547,6 @@ impl<'a> Pass<'a> {
             self.nodes[n as usize].take(&shape);
         }
         let ask = job.tres();
-        let borrowed = self.lending;
         if borrowed {
             *self.loans.entry(job.qos.as_deref().unwrap_or("")).or_insert(0) += picked.len() as u64;
         } else {

@@ -198,6 +198,7 @@ impl<'a> Pass<'a> {
             self.evictions += 1;
             let victim = self.snap.jobs[self.running[r].job].id;
             self.plan.preemptions.push(Preemption { victim, by: job.id, mode, reclaim: true });
+            self.plan.idle_fill.reclaims += 1;
             victims.push(victim);
         }
         Some(victims)

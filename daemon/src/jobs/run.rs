@@ -37,14 +37,14 @@ impl PassStats {
         self.total_us.fetch_add(took_us, Ordering::Relaxed);
     }
 
-    /// A pass's idle-fill figures, and the nodes on loan after it.
-    pub fn note_loans(&self, l: &sched::LoanStats, on_loan: u64, reclaimed: u64) {
+    /// A pass's idle-fill figures.
+    pub fn note_loans(&self, l: &sched::LoanStats) {
         let [admitted, factor, fraction, now, reclaims] = &self.loans;
-        reclaims.fetch_add(reclaimed, Ordering::Relaxed);
+        reclaims.fetch_add(u64::from(l.reclaims), Ordering::Relaxed);
         admitted.fetch_add(u64::from(l.admitted), Ordering::Relaxed);
         factor.fetch_add(u64::from(l.refused_factor), Ordering::Relaxed);
         fraction.fetch_add(u64::from(l.refused_fraction), Ordering::Relaxed);
-        now.store(on_loan, Ordering::Relaxed);
+        now.store(l.on_loan, Ordering::Relaxed);
     }
 
     /// The figures in Prometheus text format.
@@ -185,15 +185,8 @@ impl JobService {
         let took_us = u64::try_from(began.elapsed().as_micros()).unwrap_or(u64::MAX);
         drop(snap);
         self.pass_stats.note(took_us);
-        if self.sched.idle_fill.enabled {
-            let held: usize = (self.lock().jobs.values())
-                .filter(|j| j.borrowed && j.state == JobState::Running)
-                .map(|j| j.nodes.len())
-                .sum();
-            let lent: usize = plan.borrowed().map(|s| s.nodes.len()).sum();
-            let reclaimed = plan.preemptions.iter().filter(|p| p.reclaim).count() as u64;
-            self.pass_stats.note_loans(&plan.idle_fill, (held + lent) as u64, reclaimed);
-        }
+        // The pass counted them: no second walk of the queue for the metrics.
+        self.pass_stats.note_loans(&plan.idle_fill);
         self.apply_preemption(&plan, now).await;
         self.lock().note_pending(&plan);
         let evicted = !plan.preemptions.is_empty();
