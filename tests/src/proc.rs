@@ -319,6 +319,12 @@ pub fn sacct_state(url: &str, id: u64) -> String {
     ok("sacct", url, &["-n", "-P", "-X", "-j", &id.to_string(), "-o", "State"]).trim().to_string()
 }
 
+/// Whether a process whose command line matches the regular expression
+/// `pattern` runs (`pgrep -f`): how a test checks nothing was left behind.
+pub fn pgrep(pattern: &str) -> bool {
+    Command::new("pgrep").args(["-f", pattern]).output().is_ok_and(|o| o.status.success())
+}
+
 /// Polls `check` until it returns Some, failing the test at the deadline.
 pub fn wait_for<T>(what: &str, check: impl FnMut() -> Option<T>) -> T {
     crate::wait::wait_until_blocking(what, check)

@@ -7,7 +7,7 @@
 //! makes it). Without it the tests are skipped with a note, except under CI.
 
 use spur_tests::cluster::Cluster;
-use spur_tests::proc::{links_dir, wait_for};
+use spur_tests::proc::{links_dir, pgrep, wait_for};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -53,11 +53,6 @@ fn run_script(e: &Cluster, python: &Path, script: &str, args: &[&str]) -> String
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(out.status.success(), "{script} failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     stdout
-}
-
-/// Whether a process whose command line matches `pattern` (pgrep -f) runs.
-fn pgrep(pattern: &str) -> bool {
-    Command::new("pgrep").args(["-f", pattern]).output().is_ok_and(|o| o.status.success())
 }
 
 /// Every job of the cluster has ended: sacct lists no PENDING or RUNNING row.

@@ -5,7 +5,7 @@
 //! the script goes on, and no process left behind.
 
 use spur_tests::cluster::Cluster;
-use spur_tests::proc::{client, links_dir, run_with, wait_for};
+use spur_tests::proc::{client, links_dir, pgrep, run_with, wait_for};
 use std::process::Stdio;
 
 fn start() -> Cluster {
@@ -178,11 +178,6 @@ fn a_second_ctrl_c_cancels_the_step() {
     wait_for("no task left", || (!pgrep(&task)).then_some(()));
     let rows = e.ok("sacct", "-n -P -a -o JobID,State");
     assert!(rows.lines().any(|l| l.ends_with(".0|CANCELLED")), "{rows}");
-}
-
-/// Whether a process whose command line matches the regular expression `marker` runs.
-fn pgrep(marker: &str) -> bool {
-    std::process::Command::new("pgrep").args(["-f", marker]).output().is_ok_and(|o| o.status.success())
 }
 
 #[test]
