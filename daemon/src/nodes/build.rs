@@ -34,6 +34,8 @@ pub(crate) fn apply_config(c: &mut Cluster, cfg: &Config, now_ms: i64) -> Result
                 agent_host: String::new(),
                 // The timeout clock for a node that never registers starts now.
                 last_heartbeat_ms: now_ms,
+                facts: None,
+                definitions: vec![],
             };
             if let Some(old) = c.nodes.get(&name) {
                 node.alloc_cpus = old.alloc_cpus;
@@ -46,6 +48,8 @@ pub(crate) fn apply_config(c: &mut Cluster, cfg: &Config, now_ms: i64) -> Result
                 node.agent_id = old.agent_id.clone();
                 node.agent_host = old.agent_host.clone();
                 node.last_heartbeat_ms = old.last_heartbeat_ms;
+                node.facts = old.facts.clone();
+                node.definitions = old.definitions.clone();
             }
             nodes.insert(name, node);
         }

@@ -91,6 +91,10 @@ pub fn change(c: &ChangeOut) -> pb::Change {
     }
 }
 
+pub fn kv(key: &str, value: &str) -> pb::KeyValue {
+    pb::KeyValue { key: key.into(), value: value.into() }
+}
+
 pub fn kvs(pairs: &[pb::KeyValue]) -> Vec<(String, String)> {
     pairs.iter().map(|kv| (kv.key.clone(), kv.value.clone())).collect()
 }
@@ -122,6 +126,10 @@ pub fn node(n: &Node) -> pb::Node {
         agent_host: n.agent_host.clone(),
         last_heartbeat_ms: n.last_heartbeat_ms,
         running_jobs: n.running_jobs,
+        definitions: n.definitions.clone(),
+        annotations: vec![],
+        facts: n.facts.iter().flat_map(|f| f.values.iter()).map(|(k, v)| kv(k, v)).collect(),
+        modaliases: n.facts.as_ref().map(|f| f.modaliases.clone()).unwrap_or_default(),
     }
 }
 

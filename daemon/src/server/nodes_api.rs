@@ -166,6 +166,17 @@ impl Nodes for NodesApi {
             })
             .await
     }
+
+    async fn list_provisioners(
+        &self,
+        req: Request<pb::ListProvisionersRequest>,
+    ) -> Result<Response<pb::ListProvisionersResponse>, Status> {
+        self.gate
+            .run(nodes::LIST_PROVISIONERS, req, |_, r| async move {
+                Ok((self.nodes.provisioners(&r.id)?, vec![]))
+            })
+            .await
+    }
 }
 
 pub struct AgentApi {

@@ -50,6 +50,7 @@ service!(nodes = "spur.v1.Nodes" {
     LIST_PARTITIONS = "ListPartitions",
     UPDATE_PARTITION = "UpdatePartition",
     RECONFIGURE = "Reconfigure",
+    LIST_PROVISIONERS = "ListProvisioners",
 });
 
 service!(cluster = "spur.v1.Cluster" {

@@ -73,6 +73,7 @@ pub const RPCS: &[(&str, Class)] = &[
     (nodes::UPDATE_NODES, Mutate { entity: "node", role: Admin, target: "nodes", in_txn: false }),
     (nodes::LIST_PARTITIONS, Read(Anyone)),
     (nodes::UPDATE_PARTITION, Mutate { entity: "partition", role: Admin, target: "name", in_txn: false }),
+    (nodes::LIST_PROVISIONERS, Read(Anyone)),
     (nodes::RECONFIGURE, Mutate { entity: "config", role: Admin, target: "", in_txn: false }),
     (cluster::WATCH, Read(Anyone)),
     (cluster::SHOW_CONFIG, Read(Anyone)),

@@ -2,8 +2,10 @@
 
 mod accounting;
 mod hres;
+mod host;
 mod node;
 
 pub use accounting::{Account, Assoc, Qos, ROOT_ACCOUNT, User};
+pub use host::{HostFacts, NUMERIC_FACTS};
 pub use hres::{HresLayer, HresMode, HresResource, INFINITE, LicenseTable};
 pub use node::{BaseState, Node, NodeAdmin, Partition, Reason};

@@ -67,6 +67,10 @@ pub struct Node {
     pub agent_id: Option<String>,
     pub agent_host: String,
     pub last_heartbeat_ms: i64,
+    /// What the node's agent said of its host at registration (None before).
+    pub facts: Option<std::sync::Arc<super::HostFacts>>,
+    /// The provisioner definitions whose condition holds for the node, by id.
+    pub definitions: Vec<String>,
 }
 
 impl Node {
