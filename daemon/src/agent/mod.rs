@@ -183,6 +183,8 @@ async fn session(
         hostname: opts.hostname.clone(),
         running,
         ended: unsent.iter().map(|e| report(None, e)).collect(),
+        facts: None,
+        fact_overrides: vec![],
     };
     let reg = match client.register(req).await {
         Ok(r) => r.into_inner(),

@@ -11,6 +11,7 @@
 pub mod agents;
 pub mod build;
 pub mod partitions;
+pub mod pools;
 
 use crate::accounting::Caller;
 use crate::audit::Hub;

@@ -225,6 +225,7 @@ impl Targeted for pb::UpdateHresRequest {
     }
 }
 impl Targeted for pb::ShowLicensesRequest {}
+impl Targeted for pb::ListProvisionersRequest {}
 impl Targeted for pb::ListRequest {
     fn bounds(&self) -> Result<(), Error> {
         cap_pairs("filter", &self.filter)
