@@ -45,6 +45,8 @@ codes! {
     PartitionConfig => "PartitionConfig", "the job's partition does not exist";
     ReqNodeNotAvail => "ReqNodeNotAvail", "a required node is down, drained or outside the partition";
     Licenses => "Licenses", "the job is waiting for licenses";
+    NoProvisionerDefinition => "NoProvisionerDefinition",
+        "no provisioner definition admits the job, or none of theirs has a usable node";
     HRESDisabled => "HRESDisabled", "no enabled layer of a hierarchical resource can serve the job";
     AccountingUnavailable => "AccountingUnavailable",
         "the accounting cache has not loaded, so the job's limits cannot be checked";

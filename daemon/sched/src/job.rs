@@ -80,6 +80,13 @@ pub struct Job {
     pub borrowed: bool,
     /// How many times idle-fill reclaimed the job: its exempt window doubles with each.
     pub reclaims: u32,
+    /// `--annotation`s, which provisioner definitions match and policies read.
+    pub annotations: Vec<(String, String)>,
+    /// The workflow `exclusive: workflow` nodes are shared within: the
+    /// `workflow` annotation, else the array the job belongs to.
+    pub workflow: Option<String>,
+    /// `--mail-user`: a policy's `request.owner.email`.
+    pub email: String,
 }
 
 /// What a pass needs of an array's pending tasks.
@@ -148,6 +155,7 @@ impl Job {
             mem_mb: self.mem_mb,
             gpus: self.gpus,
             exclusive: self.exclusive,
+            workflow: 0,
         }
     }
 
@@ -206,6 +214,9 @@ pub struct Shape {
     pub mem_mb: u64,
     pub gpus: u64,
     pub exclusive: bool,
+    /// The job's workflow, for nodes of an `exclusive: workflow` definition
+    /// (0: none; set by the pass only where such nodes are in play).
+    pub workflow: u64,
 }
 
 impl Shape {
@@ -217,6 +228,7 @@ impl Shape {
             && self.mem_mb >= other.mem_mb
             && self.gpus >= other.gpus
             && (self.exclusive || !other.exclusive)
+            && self.workflow == other.workflow
     }
 }
 

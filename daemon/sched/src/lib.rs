@@ -10,6 +10,7 @@
 //! - [`submit`]: account and QOS resolution, the default time limit, the submit gate.
 //! - [`depend`]: whether a `--dependency` holds, from the named jobs' states.
 //! - [`feasible`]: requests no node set of their partition could ever run, refused at submit.
+//! - [`provision`]: provisioner definitions (provisioners.yaml): pools, policies, annotation matching.
 //! - [`priority`]: effective priority and its factors; decayed usage and fair share.
 //! - `hres`: plain licenses and hierarchical resources (modes 1–3) in a pass.
 //! - `limits`: limit checks shared by the gate and the pass; usage groups.
@@ -18,6 +19,7 @@
 //! - `nodes`: node state in a pass, ordered scans, the backfill reservation.
 //! - `pass_state`: one pass's state (nodes, partitions, scopes, running jobs), shared by
 //!   `pass`, `preempt` and `explain` without their importing each other.
+//! - `pools`: provisioner pools in a pass: the nodes a job's definitions allow, cheapest first.
 //! - `pass`: the pass itself: order, checks, placement, EASY backfill.
 //! - `idle_fill`: lending idle nodes to jobs held only by their QOS group node cap.
 //! - [`idle_fill_explain`]: idle-fill's part of `scontrol explain`: may a job borrow, what reclaim weighed.
@@ -56,8 +58,10 @@ mod memo;
 mod nodes;
 mod pass;
 mod pass_state;
+mod pools;
 mod preempt;
 pub mod priority;
+pub mod provision;
 pub mod reason;
 pub mod reclaim;
 mod scope;
@@ -178,6 +182,8 @@ pub struct SchedNode {
     pub schedulable: bool,
     /// Slurm's node features, which `-C` matches.
     pub features: Vec<String>,
+    /// The provisioner definitions whose condition holds for it (indexes into `Snapshot::provision`).
+    pub definitions: Vec<u16>,
 }
 
 impl SchedNode {
@@ -195,6 +201,7 @@ impl SchedNode {
             partitions: vec![],
             schedulable: true,
             features: vec![],
+            definitions: vec![],
         }
     }
 
@@ -217,6 +224,7 @@ impl SchedNode {
             partitions: n.partitions.clone(),
             schedulable: up,
             features: n.features.clone(),
+            definitions: vec![],
         }
     }
 }
@@ -243,6 +251,11 @@ pub struct Snapshot {
     /// Hierarchical resources; usage comes from running jobs' `charged`.
     pub hres: Arc<Vec<HresResource>>,
     pub config: SchedConfig,
+    /// provisioners.yaml, when one is loaded: jobs go only to their definitions' nodes.
+    pub provision: Option<Arc<provision::Provision>>,
+    /// Pending jobs' definition verdicts ([`provision::prepare`]); a job
+    /// missing here is judged in the pass.
+    pub admits: HashMap<JobId, Arc<provision::Admit>>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

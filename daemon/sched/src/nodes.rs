@@ -5,6 +5,7 @@
 
 use super::SchedNode;
 use super::job::{JobId, Shape};
+use super::provision::Exclusive;
 
 #[derive(Debug, Clone)]
 pub(crate) struct NodeState {
@@ -25,6 +26,12 @@ pub(crate) struct NodeState {
     /// Capacity a suspended job gave up, kept for its preemptor (or for its
     /// own resume once the preemptor is gone).
     pub held_for: Option<JobId>,
+    /// Placement order before weight: the lowest `costPerHour` of the node's definitions.
+    pub cost: f64,
+    /// The strictest `exclusive` of the node's definitions.
+    pub pool_excl: Exclusive,
+    /// The workflow of the jobs on an `exclusive: workflow` node.
+    pub workflow: u64,
 }
 
 impl NodeState {
@@ -43,12 +50,27 @@ impl NodeState {
             reserved_from: i64::MAX,
             reserved_by: 0,
             held_for: None,
+            cost: 0.0,
+            pool_excl: Exclusive::None,
+            workflow: 0,
+        }
+    }
+
+    /// Whether the node's definitions let one more job of `s` share it.
+    fn pool_allows(&self, s: &Shape) -> bool {
+        match self.pool_excl {
+            Exclusive::None => true,
+            Exclusive::Job => self.jobs == 0,
+            Exclusive::Workflow => self.jobs == 0 || (s.workflow != 0 && s.workflow == self.workflow),
         }
     }
 
     /// Nothing more fits for the rest of the pass: within a pass resources only shrink.
     fn closed(&self) -> bool {
-        !self.up || self.exclusive || self.free_cpus == 0
+        !self.up
+            || self.exclusive
+            || self.free_cpus == 0
+            || (self.pool_excl == Exclusive::Job && self.jobs > 0)
     }
 
     fn empty(&self) -> bool {
@@ -62,6 +84,7 @@ impl NodeState {
     pub fn fits(&self, s: &Shape) -> bool {
         self.up
             && !self.exclusive
+            && self.pool_allows(s)
             && if s.exclusive {
                 self.empty() && self.cpus >= s.cpus && self.mem >= s.mem_mb && self.gpus >= s.gpus
             } else {
@@ -70,6 +93,9 @@ impl NodeState {
     }
 
     pub fn take(&mut self, s: &Shape) {
+        if self.jobs == 0 {
+            self.workflow = s.workflow;
+        }
         self.jobs += 1;
         if s.exclusive {
             self.exclusive = true;
@@ -87,6 +113,7 @@ impl NodeState {
             self.exclusive = false;
         }
         if self.jobs == 0 {
+            self.workflow = 0;
             (self.free_cpus, self.free_mem, self.free_gpus) = (self.cpus, self.mem, self.gpus);
         } else if !s.exclusive {
             self.free_cpus = self.free_cpus.saturating_add(s.cpus).min(self.cpus);
@@ -118,7 +145,9 @@ pub(crate) struct PartNodes {
 
 impl PartNodes {
     pub fn new(mut members: Vec<u32>, nodes: &[NodeState]) -> PartNodes {
-        members.sort_by_key(|i| (nodes.get(*i as usize).map_or(0, |n| n.weight), *i));
+        // Cheapest definition first, then Slurm's weight (costs are finite and never negative).
+        let key = |i: &u32| nodes.get(*i as usize).map_or((0, 0), |n| (n.cost.to_bits(), n.weight));
+        members.sort_by_key(|i| (key(i), *i));
         members.dedup();
         let mut member = vec![false; nodes.len()];
         members.iter().for_each(|i| member[*i as usize] = true);

@@ -101,6 +101,7 @@ pub(crate) fn run(snap: &Snapshot, now_ms: i64) -> Plan {
 impl<'a> Pass<'a> {
     pub fn new(snap: &'a Snapshot, now: i64) -> Pass<'a> {
         let mut nodes: Vec<NodeState> = snap.nodes.iter().map(NodeState::new).collect();
+        Pass::mark_pools(snap, &mut nodes);
         let node_idx: HashMap<&str, u32> =
             snap.nodes.iter().enumerate().map(|(i, n)| (n.name.as_str(), i as u32)).collect();
         let mut listed: HashMap<&str, Vec<u32>> = HashMap::new();
@@ -141,9 +142,15 @@ impl<'a> Pass<'a> {
             }
             let JobState::Running { nodes: names, start_ms } = &job.state else { continue };
             let idx: Vec<u32> = names.iter().filter_map(|n| node_idx.get(n.as_str()).copied()).collect();
-            let shape = job.shape();
+            let mut shape = job.shape();
+            if idx.iter().any(|n| nodes[*n as usize].pool_excl == crate::provision::Exclusive::Workflow) {
+                shape.workflow = Pass::workflow_of(job);
+            }
             for &n in &idx {
                 let node = &mut nodes[n as usize];
+                if node.jobs == 0 {
+                    node.workflow = shape.workflow;
+                }
                 node.jobs += 1;
                 node.exclusive |= shape.exclusive;
             }
@@ -191,6 +198,7 @@ impl<'a> Pass<'a> {
             reclaim_failed: Vec::new(),
             reclaim_tiers: HashMap::new(),
             plan: Plan::default(),
+            pools: Default::default(),
         }
     }
 
@@ -339,10 +347,11 @@ impl<'a> Pass<'a> {
             }
             self.attempts += 1;
         }
+        let class = self.pool_class(job, pi)?;
         let (mut required, mut missing) = (Vec::new(), Vec::new());
         for n in &job.nodelist {
             match self.node_idx.get(n.as_str()).copied() {
-                Some(i) if self.parts[pi].nodes.member[i as usize] && self.nodes[i as usize].up => {
+                Some(i) if self.part_nodes(pi, class).member[i as usize] && self.nodes[i as usize].up => {
                     required.push(i)
                 }
                 _ => missing.push(n.clone()),
@@ -369,7 +378,7 @@ impl<'a> Pass<'a> {
         }
         // A loan may not use nodes a reservation holds, even before it begins.
         let end_ms = if self.lending { i64::MAX } else { job.end_ms(self.now) };
-        let shape = job.shape();
+        let shape = self.class_shape(job, class);
         let need = shape.nodes as usize;
         // Groups whose distinct-node cap could be crossed by this job's nodes
         // (a loan lifts the QOS's own).
@@ -381,7 +390,7 @@ impl<'a> Pass<'a> {
             })
             .collect();
         let simple = required.is_empty() && tight.is_empty() && !self.held;
-        if simple && let Some(by) = self.parts[pi].failures.recall(&shape, end_ms) {
+        if simple && let Some(by) = self.failures(pi, class).recall(&shape, end_ms) {
             return Err(match by {
                 None => Reason::new(C::Resources, self.no_room_facts(pi, &shape, None)),
                 Some(_) => self.reserved_reason(by),
@@ -393,7 +402,7 @@ impl<'a> Pass<'a> {
         pick.listed(&self.nodes, &required, &want, need, &mut self.marks);
         if pick.nodes.len() < required.len() {
             return Err(match pick.listed_busy {
-                true => self.no_room(job, pi, &shape, &required, &excluded),
+                true => self.no_room(job, pi, class, &shape, &required, &excluded),
                 false => self.reserved_reason(pick.reserved_by),
             });
         }
@@ -422,18 +431,22 @@ impl<'a> Pass<'a> {
                 }
             }
         }
-        pick.scan(&self.nodes, &mut self.parts[pi].nodes, &want, need, &mut self.marks);
+        let part_nodes = match class {
+            Some(c) => &mut self.pools.classes[c as usize].nodes,
+            None => &mut self.parts[pi].nodes,
+        };
+        pick.scan(&self.nodes, part_nodes, &want, need, &mut self.marks);
         if pick.nodes.len() >= need {
             return Ok(pick.nodes);
         }
         let only_reserved = pick.nodes.len() + pick.reserved >= need;
         if simple && excluded.is_empty() {
             let reserved_by = if only_reserved { pick.reserved_by } else { None };
-            self.parts[pi].failures.remember(shape, end_ms, reserved_by);
+            self.failures(pi, class).remember(shape, end_ms, reserved_by);
         }
         Err(match only_reserved {
             true => self.reserved_reason(pick.reserved_by),
-            false => self.no_room(job, pi, &shape, &required, &excluded),
+            false => self.no_room(job, pi, class, &shape, &required, &excluded),
         })
     }
 
@@ -477,7 +490,15 @@ impl<'a> Pass<'a> {
     }
 
     /// No room now. The partition's first such job reserves the nodes it fits on earliest.
-    fn no_room(&mut self, job: &Job, pi: usize, shape: &Shape, required: &[u32], excluded: &[u32]) -> Reason {
+    fn no_room(
+        &mut self,
+        job: &Job,
+        pi: usize,
+        class: Option<u32>,
+        shape: &Shape,
+        required: &[u32],
+        excluded: &[u32],
+    ) -> Reason {
         let (backfill, now) = (self.snap.config.backfill_enabled, self.now);
         let mut start = None;
         if self.lending {
@@ -490,9 +511,8 @@ impl<'a> Pass<'a> {
             let p: &'a Partition = part.p;
             let pname = p.name.as_str();
             let want = Want { job: job.id, shape: *shape, end_ms: i64::MAX, excluded };
-            if let Some((t, nodes)) =
-                earliest_start(&self.nodes, &part.nodes, &self.allocs, &want, required, now)
-            {
+            let pool = class.map_or(&part.nodes, |c| &self.pools.classes[c as usize].nodes);
+            if let Some((t, nodes)) = earliest_start(&self.nodes, pool, &self.allocs, &want, required, now) {
                 start = Some(t);
                 for &n in &nodes {
                     let node = &mut self.nodes[n as usize];
@@ -542,7 +562,10 @@ impl<'a> Pass<'a> {
         if let DepGate::Singleton(key) = &job.dep {
             self.singletons.insert(key);
         }
-        let shape = job.shape();
+        let mut shape = job.shape();
+        if picked.iter().any(|n| self.nodes[*n as usize].pool_excl == crate::provision::Exclusive::Workflow) {
+            shape.workflow = Pass::workflow_of(job);
+        }
         for &n in &picked {
             self.nodes[n as usize].take(&shape);
         }

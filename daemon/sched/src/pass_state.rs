@@ -82,6 +82,8 @@ pub(super) struct Pass<'a> {
     /// Reclaimable runs by claimant tier, cheapest first (`reclaim::reclaim_tier`).
     pub reclaim_tiers: HashMap<Option<i64>, std::rc::Rc<super::loan::ReclaimTier>>,
     pub plan: Plan,
+    /// Provisioner pools: classes of jobs with the same definitions.
+    pub pools: super::pools::Pools,
 }
 
 /// A running job as preemption sees it.

@@ -109,7 +109,10 @@ impl<'a> Pass<'a> {
         let only_named = !job.nodelist.is_empty() && job.nodes() as usize <= job.nodelist.len();
         (self.parts[pi].nodes.order.iter().copied())
             .filter(|i| {
-                self.nodes[*i as usize].up && !excluded.contains(i) && (!only_named || named.contains(i))
+                self.nodes[*i as usize].up
+                    && !excluded.contains(i)
+                    && (!only_named || named.contains(i))
+                    && self.serves(job, *i)
             })
             .collect()
     }

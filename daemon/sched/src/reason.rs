@@ -104,6 +104,15 @@ pub enum Facts {
         partition: String,
         nodes: Vec<String>,
     },
+    /// provisioners.yaml: every definition's refusal; `annotated`: the job has
+    /// annotations to match, so nodes in no definition cannot serve it;
+    /// `unpooled`: the partition has nodes in no definition.
+    NoDefinition {
+        partition: String,
+        refusals: std::sync::Arc<Vec<crate::provision::Refusal>>,
+        annotated: bool,
+        unpooled: bool,
+    },
     /// No room now; the reservation holder also knows when it expects to start.
     Resources {
         partition: String,
@@ -273,6 +282,16 @@ impl fmt::Display for Facts {
                 "required node(s) {} are down, drained or not in partition {partition}",
                 hostlist::compress(nodes)
             ),
+            Facts::NoDefinition { partition, refusals, annotated, unpooled } => {
+                write!(f, "no provisioner definition admits the job in partition {partition}")?;
+                if *annotated && *unpooled {
+                    write!(f, " (its annotations keep it off nodes in no definition)")?;
+                }
+                for r in refusals.iter() {
+                    write!(f, "; {r}")?;
+                }
+                Ok(())
+            }
             Facts::Resources { partition, ask, start_in_s, .. } => {
                 write!(f, "partition {partition} has no room now for {ask}")?;
                 match start_in_s {

@@ -1,8 +1,8 @@
 //! Plain data: the records the controller keeps and persists. No I/O, no proto types.
 
 mod accounting;
-mod hres;
 mod host;
+mod hres;
 mod node;
 
 pub use accounting::{Account, Assoc, Qos, ROOT_ACCOUNT, User};

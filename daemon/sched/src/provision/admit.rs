@@ -1,0 +1,225 @@
+//! Which definitions admit a job: each definition's policy on the job's
+//! request, then scheduler annotation matching. Verdicts depend only on the
+//! request and (for policies reading `definition.*`) the pools' sizes, so
+//! [`AdmitCache`] keeps them across passes, keyed by what they read.
+
+use super::lang::{Compiled, value_map};
+use super::matcher::{first_mismatch, needs_match};
+use super::{Backend, Provision};
+use crate::job::Job;
+use expr::{Context, Value};
+use std::collections::HashMap;
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+/// Why one definition refused a job.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Why {
+    /// The policy was false for the job's request.
+    Policy { expr: String },
+    /// The policy could not be evaluated: it refuses (a user job gets no fallback).
+    PolicyError { expr: String, error: String },
+    /// A job annotation the definition does not match.
+    Annotation { key: String, wanted: String, had: Option<String>, matcher: &'static str },
+    /// aws, slurm, pbs, coreweave: listed, offered to no job in this build.
+    NoDriver { backend: &'static str },
+    /// A static pool with no usable node in the job's partition.
+    NoUsableNodes,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub definition: String,
+    pub why: Why,
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let one = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+        write!(f, "{}: ", self.definition)?;
+        match &self.why {
+            Why::Policy { expr } => write!(f, "policy is false ({})", one(expr)),
+            Why::PolicyError { expr, error } => write!(f, "policy failed ({}): {error}", one(expr)),
+            Why::Annotation { key, wanted, had: Some(h), matcher } => {
+                write!(f, "annotation {key}={wanted} not matched by {key}={h} ({matcher})")
+            }
+            Why::Annotation { key, wanted, had: None, matcher } => {
+                write!(f, "annotation {key}={wanted} not matched: the definition has no {key} ({matcher})")
+            }
+            Why::NoDriver { backend } => write!(f, "{backend} definitions have no driver in this build"),
+            Why::NoUsableNodes => write!(f, "its pool has no usable node in the partition"),
+        }
+    }
+}
+
+/// One job's verdicts.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Admit {
+    /// Definitions (indexes into [`Provision::defs`]) whose policy and annotations admit the job.
+    pub candidates: Vec<u16>,
+    /// The job has annotations to match, so nodes in no definition cannot serve it.
+    pub needs_definition: bool,
+    pub refusals: Vec<Refusal>,
+}
+
+/// What the policy environment needs beyond the job.
+pub struct Owner<'a> {
+    pub organization: &'a str,
+    pub cluster: &'a str,
+}
+
+/// `request.*` for a job (spec: "Available Policy Variables"). Cores, memory
+/// and devices are per node, as a node provisioner sees an allocation.
+pub fn request_context(job: &Job, owner: &Owner<'_>) -> Context {
+    let s = |v: &str| Value::String(v.to_string());
+    let int = |v: u64| Value::Integer(i64::try_from(v).unwrap_or(i64::MAX));
+    let shape = job.shape();
+    let account = job.account.as_deref().unwrap_or("");
+    let owner = value_map([
+        ("id".into(), s(&job.user)),
+        ("organization_id".into(), s(owner.organization)),
+        ("email".into(), s(&job.email)),
+        ("cluster_id".into(), s(owner.cluster)),
+        ("account_id".into(), s(account)),
+    ]);
+    let annotations = value_map(job.annotations.iter().map(|(k, v)| (k.clone(), s(v))));
+    let cpu = value_map([
+        ("affinity".into(), s("none")),
+        ("cores".into(), int(u64::from(shape.cpus))),
+        ("threads".into(), Value::Bool(false)),
+        ("sockets".into(), int(0)),
+    ]);
+    let mem = value_map([
+        ("bytes".into(), int(shape.mem_mb.saturating_mul(1 << 20))),
+        ("by_core".into(), Value::Bool(false)),
+    ]);
+    let devices = value_map([("nvidia.com/gpu".into(), int(shape.gpus))]);
+    let resource = value_map([
+        ("cpu".into(), cpu),
+        ("mem".into(), mem),
+        ("devices".into(), devices),
+        ("exclusive".into(), Value::Bool(job.exclusive)),
+    ]);
+    let nodes = job.nodes();
+    let concurrency = job.array.map_or(0, |a| if a.throttle > 0 { u64::from(a.throttle) } else { a.pending });
+    let request = value_map([
+        ("owner".into(), owner),
+        ("job_kind".into(), s("job")),
+        ("job_ttl".into(), int(job.time_limit.unwrap_or(0).saturating_mul(60))),
+        ("job_annotations".into(), annotations),
+        ("multinode_job".into(), Value::Bool(nodes > 1)),
+        ("multinode_nodes".into(), int(if nodes > 1 { u64::from(nodes) } else { 0 })),
+        ("task_array_job".into(), Value::Bool(job.array.is_some())),
+        ("task_array_concurrency".into(), int(concurrency)),
+        ("job_resource".into(), resource),
+    ]);
+    let mut ctx = Context::default();
+    ctx.insert("request", request);
+    ctx
+}
+
+/// Every definition's verdict on one job. `pool` is each definition's usable
+/// node count (its `definition.nodes`).
+pub fn admit(p: &Provision, job: &Job, owner: &Owner<'_>, pool: &[u32], now_ms: i64, offset: i32) -> Admit {
+    let mut ctx = request_context(job, owner);
+    if p.defs.iter().any(|d| d.policy.as_ref().is_some_and(|c| c.reads_clock)) {
+        super::lang::with_now(&mut ctx, now_ms, offset);
+    }
+    let mut out = Admit { needs_definition: needs_match(&job.annotations, &p.ignored), ..Admit::default() };
+    for (i, d) in p.defs.iter().enumerate() {
+        let refuse = |why| Refusal { definition: d.id.clone(), why };
+        if d.backend != Backend::Static {
+            out.refusals.push(refuse(Why::NoDriver { backend: d.backend.as_str() }));
+            continue;
+        }
+        if let Some(policy) = &d.policy {
+            let nodes = pool.get(i).copied().unwrap_or(0);
+            let max = d.max_nodes.unwrap_or(u32::MAX);
+            ctx.insert(
+                "definition",
+                value_map([
+                    ("nodes".into(), Value::Integer(i64::from(nodes.min(max)))),
+                    ("max_nodes".into(), Value::Integer(i64::from(max))),
+                ]),
+            );
+            match policy.truth(&ctx) {
+                Ok(true) => {}
+                Ok(false) => {
+                    out.refusals.push(refuse(Why::Policy { expr: policy.source.clone() }));
+                    continue;
+                }
+                Err(error) => {
+                    out.refusals.push(refuse(Why::PolicyError { expr: policy.source.clone(), error }));
+                    continue;
+                }
+            }
+        }
+        if let Some((key, wanted, had, m)) = first_mismatch(&job.annotations, &d.annotations, &p.ignored) {
+            let why = Why::Annotation {
+                key: key.into(),
+                wanted: wanted.into(),
+                had: had.map(str::to_string),
+                matcher: m.as_str(),
+            };
+            out.refusals.push(refuse(why));
+            continue;
+        }
+        out.candidates.push(i as u16);
+    }
+    out
+}
+
+/// Verdicts kept across passes, keyed by everything they read: the job's
+/// request, the config's generation, and the pool sizes when a policy reads
+/// them. Entries no pass asked for are dropped.
+#[derive(Debug, Default)]
+pub struct AdmitCache {
+    map: HashMap<u64, (u64, Arc<Admit>)>,
+    pass: u64,
+}
+
+impl AdmitCache {
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    /// Starts a pass: entries the last pass did not use go.
+    pub fn begin(&mut self) {
+        let last = self.pass;
+        self.map.retain(|_, (used, _)| *used == last);
+        self.pass += 1;
+    }
+
+    pub fn get_or(&mut self, key: u64, f: impl FnOnce() -> Admit) -> Arc<Admit> {
+        let pass = self.pass;
+        let e = self.map.entry(key).or_insert_with(|| (pass, Arc::new(f())));
+        e.0 = pass;
+        e.1.clone()
+    }
+}
+
+/// What a verdict reads of a job (its id aside: identical requests share).
+pub fn request_key(p: &Provision, job: &Job, org: &str, pools: u64) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (p.generation, pools, &job.user, &job.account, org, &job.email, &job.annotations).hash(&mut h);
+    (job.time_limit, job.nodes(), job.exclusive, job.shape().cpus, job.shape().mem_mb, job.shape().gpus)
+        .hash(&mut h);
+    job.array.map(|a| (a.throttle, a.pending)).hash(&mut h);
+    h.finish()
+}
+
+/// The part of the key the pools give: their sizes, when a policy reads `definition.*`.
+pub fn pools_key(p: &Provision, pool: &[u32]) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for (d, n) in p.defs.iter().zip(pool) {
+        if d.policy.as_ref().is_some_and(|c: &Compiled| c.reads_definition) {
+            n.hash(&mut h);
+        }
+    }
+    h.finish()
+}

@@ -1,0 +1,228 @@
+//! Node provisioner definitions (spec: fuzzball-provisioners.md): the
+//! central config, static pools matched by conditions on nodes' facts, and
+//! which definitions admit a job (policy, annotations).
+//!
+//! - `spec`: provisioners.yaml parsed and checked; memory sizes; the saturating allocation TTL.
+//! - `lang`: conditions and policies compiled once (expr-lang) and their environments.
+//! - `matcher`: scheduler annotation matching and its built-in matchers.
+//! - `admit`: a job's verdict per definition, and the cache that keeps them across passes.
+//!
+//! The pass (`pass.rs`) places a job only on nodes of its candidate
+//! definitions, cheapest first; nodes in no definition serve jobs with no
+//! annotation to match.
+
+mod admit;
+mod lang;
+mod matcher;
+mod spec;
+
+pub use admit::{Admit, AdmitCache, Owner, Refusal, Why, admit, pools_key, request_context, request_key};
+pub use lang::{Compiled, facts_context, glob, with_now};
+pub use matcher::{Matcher, PLATFORM_KEYS, first_mismatch};
+pub use spec::{allocation_ttl, parse, parse_memory};
+
+use crate::Snapshot;
+use crate::model::HostFacts;
+use serde::Deserialize;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+/// A pool is a node's membership set as indexes; more definitions than this is a config error.
+pub const MAX_DEFINITIONS: usize = 256;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Static,
+    Aws,
+    Slurm,
+    Pbs,
+    Coreweave,
+}
+
+impl Backend {
+    pub fn parse(s: &str) -> Option<Backend> {
+        Some(match s.trim() {
+            "static" => Backend::Static,
+            "aws" => Backend::Aws,
+            "slurm" => Backend::Slurm,
+            "pbs" => Backend::Pbs,
+            "coreweave" => Backend::Coreweave,
+            _ => return None,
+        })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Backend::Static => "static",
+            Backend::Aws => "aws",
+            Backend::Slurm => "slurm",
+            Backend::Pbs => "pbs",
+            Backend::Coreweave => "coreweave",
+        }
+    }
+}
+
+/// How a definition's nodes are shared; a node in several takes the strictest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub enum Exclusive {
+    #[default]
+    None,
+    Workflow,
+    Job,
+}
+
+impl Exclusive {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Exclusive::None => "none",
+            Exclusive::Job => "job",
+            Exclusive::Workflow => "workflow",
+        }
+    }
+}
+
+#[derive(Debug, PartialEq)]
+pub struct Definition {
+    pub id: String,
+    pub backend: Backend,
+    pub annotations: Vec<(String, String)>,
+    pub policy: Option<Compiled>,
+    /// Static only (required there).
+    pub condition: Option<Compiled>,
+    pub ttl: u32,
+    pub ttl_buffer: u32,
+    pub exclusive: Exclusive,
+    pub cost: f64,
+    pub max_nodes: Option<u32>,
+    /// provisionerSpec's other keys, as written.
+    pub spec: Vec<(String, String)>,
+}
+
+impl Definition {
+    /// Whether a static definition's condition holds for a node.
+    pub fn holds(&self, node: &str, facts: &HostFacts) -> Result<bool, String> {
+        match (&self.condition, self.backend) {
+            (Some(c), Backend::Static) => c.truth(&facts_context(node, facts)),
+            _ => Ok(false),
+        }
+    }
+}
+
+/// A duration as the spec writes it (`60s`, `5m`) or whole seconds.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum Duration {
+    Whole(u64),
+    Text(String),
+}
+
+/// provisioners.yaml's `scheduler` block; `[scheduler]` takes what it sets.
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SchedulerBlock {
+    pub queue_depth: Option<u64>,
+    pub interval: Option<Duration>,
+    pub priority: Option<String>,
+    pub preemption_enabled: Option<bool>,
+    pub preemption_threshold: Option<f64>,
+    pub preemption_gap: Option<f64>,
+    pub min_preemption_runtime: Option<Duration>,
+    pub preemption_multi_victim_enabled: Option<bool>,
+    pub max_evictions_per_tick: Option<u32>,
+    pub preemption_drain_timeout: Option<Duration>,
+    pub backfill_enabled: Option<bool>,
+    /// Accepted and unused: Spur has no internal jobs.
+    pub internal_job_release_estimate: Option<Duration>,
+    #[serde(default)]
+    pub ignored_annotations: Vec<String>,
+}
+
+/// The loaded central config.
+#[derive(Debug, PartialEq, Default)]
+pub struct Provision {
+    pub defs: Vec<Definition>,
+    pub node_annotations: Vec<(String, String)>,
+    pub software_tokens: BTreeMap<String, u32>,
+    pub scheduler: SchedulerBlock,
+    pub ignored: BTreeSet<String>,
+    /// Changes with every load, so cached verdicts of the last config are not reused.
+    pub generation: u64,
+    /// The cluster's name (`request.owner.cluster_id`), set by the controller.
+    pub cluster: String,
+    /// The controller's offset from UTC in seconds, for `time.Now()`.
+    pub utc_offset_secs: i32,
+}
+
+impl Provision {
+    pub fn index(&self, id: &str) -> Option<u16> {
+        self.defs.iter().position(|d| d.id == id).map(|i| i as u16)
+    }
+
+    /// A node's cost: the lowest `costPerHour` of its definitions (0 with none).
+    pub fn node_cost(&self, defs: &[u16]) -> f64 {
+        defs.iter().filter_map(|d| self.defs.get(*d as usize)).map(|d| d.cost).reduce(f64::min).unwrap_or(0.0)
+    }
+
+    /// The strictest sharing of a node's definitions.
+    pub fn node_exclusive(&self, defs: &[u16]) -> Exclusive {
+        defs.iter().filter_map(|d| self.defs.get(*d as usize)).map(|d| d.exclusive).max().unwrap_or_default()
+    }
+
+    fn reads_clock(&self) -> bool {
+        self.defs.iter().any(|d| d.policy.as_ref().is_some_and(|c| c.reads_clock))
+    }
+}
+
+/// Each definition's usable nodes (up, in service), its `definition.nodes`.
+pub fn pool_sizes(p: &Provision, snap: &Snapshot) -> Vec<u32> {
+    let mut sizes = vec![0u32; p.defs.len()];
+    for n in snap.nodes.iter().filter(|n| n.schedulable) {
+        for d in &n.definitions {
+            if let Some(s) = sizes.get_mut(*d as usize) {
+                *s += 1;
+            }
+        }
+    }
+    sizes
+}
+
+/// Fills `snap.admits` for every pending job from the cache, evaluating only
+/// what changed. A pass works without it (it evaluates inline), but slower.
+pub fn prepare(snap: &mut Snapshot, cache: &mut AdmitCache, now_ms: i64) {
+    snap.admits.clear();
+    let Some(p) = snap.provision.clone() else { return };
+    cache.begin();
+    let sizes = pool_sizes(&p, snap);
+    let mut pools = pools_key(&p, &sizes);
+    if p.reads_clock() {
+        // A clock-reading policy is evaluated again each minute.
+        pools ^= (now_ms / 60_000) as u64;
+    }
+    let catalog = snap.catalog.clone();
+    for job in snap.jobs.iter().filter(|j| j.is_pending()) {
+        let org =
+            job.account.as_deref().and_then(|a| catalog.accounts.get(a)).map_or("", |a| &a.organization);
+        let key = request_key(&p, job, org, pools);
+        let owner = Owner { organization: org, cluster: &p.cluster };
+        let a = cache.get_or(key, || admit(&p, job, &owner, &sizes, now_ms, p.utc_offset_secs));
+        snap.admits.insert(job.id, a);
+    }
+}
+
+/// One definition's condition, checked for every node; errors are kept per node.
+pub fn members<'a>(
+    def: &Definition,
+    nodes: impl Iterator<Item = (&'a str, &'a HostFacts)>,
+) -> (Vec<String>, Vec<(String, String)>) {
+    let (mut ok, mut errors) = (vec![], vec![]);
+    for (name, facts) in nodes {
+        match def.holds(name, facts) {
+            Ok(true) => ok.push(name.to_string()),
+            Ok(false) => {}
+            Err(e) => errors.push((name.to_string(), e)),
+        }
+    }
+    (ok, errors)
+}
+
+pub type Shared = Arc<Provision>;
