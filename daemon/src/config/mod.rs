@@ -5,6 +5,7 @@
 //! - [`resources`]: resources.yaml, the hierarchical resources.
 
 mod cluster;
+pub mod provision;
 pub mod resources;
 mod scheduler;
 
@@ -48,6 +49,12 @@ pub struct Config {
     /// Loaded from `resources_file` by [`Config::load`].
     #[serde(skip)]
     pub hres: Vec<crate::model::HresResource>,
+    /// Loaded from provisioners.yaml by [`Config::load`].
+    #[serde(skip)]
+    pub provision: Option<std::sync::Arc<spur_sched::provision::Provision>>,
+    /// The keys spur.conf sets in `[scheduler]`, so provisioners.yaml may not set them too.
+    #[serde(skip)]
+    pub scheduler_keys: std::collections::BTreeSet<String>,
     /// The directory of the config file; relative paths resolve against it.
     #[serde(skip)]
     pub base_dir: PathBuf,
@@ -67,6 +74,10 @@ pub struct ControllerConfig {
     /// A node whose agent is silent this long is set DOWN, "Not responding".
     #[serde(default = "default_node_timeout")]
     pub node_timeout_secs: u32,
+    /// provisioners.yaml (Fuzzball's central config), relative to spur.conf.
+    /// Unset: `provisioners.yaml` beside it, when present.
+    #[serde(default)]
+    pub provisioners_file: Option<PathBuf>,
 }
 
 fn default_heartbeat() -> u32 {
@@ -211,6 +222,7 @@ impl Default for ControllerConfig {
             listen_addr: default_listen_addr(),
             heartbeat_interval_secs: default_heartbeat(),
             node_timeout_secs: default_node_timeout(),
+            provisioners_file: None,
         }
     }
 }
@@ -246,6 +258,8 @@ impl Default for Config {
             licenses: Default::default(),
             resources_file: None,
             hres: vec![],
+            provision: None,
+            scheduler_keys: Default::default(),
             base_dir: PathBuf::from("."),
             path: None,
         }
@@ -270,6 +284,7 @@ impl Config {
         cfg.path = Some(path.to_path_buf());
         // A key file too short is as much a config error as a literal key.
         cfg.jwt_secret()?;
+        cfg.load_provisioners()?;
         cfg.load_resources()?;
         if let Some(p) = cfg.mail.resolved(&cfg.base_dir).filter(|p| !p.is_file()) {
             let msg = format!("key 'mail.program': '{}' is not a file", p.display());
@@ -292,6 +307,11 @@ impl Config {
             }
         })?;
         cfg.base_dir = base_dir;
+        if let Ok(t) = text.parse::<toml::Table>()
+            && let Some(toml::Value::Table(s)) = t.get("scheduler")
+        {
+            cfg.scheduler_keys = s.keys().cloned().collect();
+        }
         cfg.validate().map_err(invalid)?;
         Ok(cfg)
     }

@@ -43,8 +43,14 @@ impl Extras {
             dependency: dependency.to_string(),
             kill_on_invalid_dep: s.kill_on_invalid_dep,
             signalled_run_ms: 0,
+            annotations: annotations(&s.annotations)?,
         };
         Ok((x != Extras::default()).then(|| Box::new(x)))
+    }
+
+    /// The `workflow` annotation, which groups jobs on `exclusive: workflow` nodes.
+    pub fn workflow(&self) -> Option<&str> {
+        self.annotations.iter().find(|(k, _)| k == "workflow").map(|(_, v)| v.as_str())
     }
 
     pub fn dependency(&self) -> Dependency {
@@ -54,6 +60,33 @@ impl Extras {
     pub fn constraint(&self) -> Constraint {
         Constraint::parse(&self.constraint).unwrap_or_default()
     }
+}
+
+/// Annotations a job may carry, and their sizes: a request's cost stays bounded.
+const MAX_ANNOTATIONS: usize = 32;
+const MAX_KEY: usize = 128;
+const MAX_VALUE: usize = 1024;
+
+fn annotations(kvs: &[pb::KeyValue]) -> Result<Vec<(String, String)>> {
+    let bad = |m: String| Error::invalid("annotation", m);
+    if kvs.len() > MAX_ANNOTATIONS {
+        return Err(bad(format!("{} annotations; at most {MAX_ANNOTATIONS}", kvs.len())));
+    }
+    let mut out: Vec<(String, String)> = Vec::with_capacity(kvs.len());
+    for kv in kvs {
+        let k = kv.key.as_str();
+        if k.is_empty() || k.len() > MAX_KEY || k.chars().any(|c| c.is_whitespace() || c == '=' || c == ',') {
+            return Err(bad(format!("key '{k}' must be 1 to {MAX_KEY} characters, without spaces, '=' or ','")));
+        }
+        if kv.value.len() > MAX_VALUE || kv.value.contains(['\n', ',']) {
+            return Err(bad(format!("{k}: the value must be at most {MAX_VALUE} characters on one line, without ','")));
+        }
+        if out.iter().any(|(o, _)| o == k) {
+            return Err(bad(format!("key '{k}' is given twice")));
+        }
+        out.push((k.to_string(), kv.value.clone()));
+    }
+    Ok(out)
 }
 
 /// Resolves the per-node and per-task asks into `rec`'s counts, as Slurm

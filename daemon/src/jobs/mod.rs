@@ -90,6 +90,8 @@ pub struct JobService {
     pub(crate) halflife_days: f64,
     pub(crate) grp_wall_window_days: u64,
     pub(crate) kick: Notify,
+    /// Provisioner definitions' verdicts on pending jobs, kept across passes.
+    pub(crate) admits: Mutex<crate::sched::provision::AdmitCache>,
     /// The last pass's snapshot and plan, for `scontrol explain`.
     pub(crate) last: Mutex<Option<Arc<preempt::LastPass>>>,
     /// Pass counts and durations, for `/metrics`.
@@ -202,6 +204,7 @@ impl JobService {
             },
             kick: Notify::new(),
             stripes: Default::default(),
+            admits: Mutex::new(Default::default()),
             last: Mutex::new(None),
             pass_stats: run::PassStats::default(),
             evicted_for: Mutex::new(Default::default()),

@@ -33,6 +33,8 @@ pub struct Extras {
     /// `--dependency`, canonical; kept after it is satisfied, as `scontrol show job` shows it.
     pub dependency: String,
     pub kill_on_invalid_dep: bool,
+    /// `--annotation KEY=VALUE`, in order: provisioner definitions match them.
+    pub annotations: Vec<(String, String)>,
 }
 
 /// What a record of an array knows of it.

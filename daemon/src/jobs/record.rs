@@ -180,6 +180,10 @@ impl JobRecord {
             reclaims: self.reclaims,
             requeueable: self.requeue,
             reservation: None,
+            annotations: self.extra.as_ref().map(|x| x.annotations.clone()).unwrap_or_default(),
+            workflow: (self.extra.as_ref().and_then(|x| x.workflow()).map(str::to_string))
+                .or_else(|| self.array.as_ref().map(|a| format!("array:{}", a.job_id))),
+            email: self.extra.as_ref().map(|x| x.mail_user.clone()).unwrap_or_default(),
             state: match self.state {
                 JobState::Running => {
                     SchedState::Running { nodes: self.nodes.clone(), start_ms: self.start_ms }

@@ -122,8 +122,9 @@ impl JobService {
         let figures = self.figures(now, &catalog);
         // Read before the snapshot: its job list holds the queue lock to the end of the statement.
         let evicted_for = self.evicted_for();
-        Snapshot {
-            nodes: nodes.iter().map(SchedNode::from_model).collect(),
+        let provision = self.nodes.provision();
+        let mut snap = Snapshot {
+            nodes: nodes.iter().map(|n| sched_node(n, provision.as_deref())).collect(),
             partitions: self.nodes.partitions(),
             jobs: self.active_jobs(now),
             catalog,
@@ -133,7 +134,12 @@ impl JobService {
             licenses: self.licenses.plain(),
             hres: self.licenses.hres(),
             config: self.sched.clone(),
-        }
+            provision,
+            admits: Default::default(),
+        };
+        let mut cache = self.admits.lock().unwrap_or_else(|p| p.into_inner());
+        sched::provision::prepare(&mut snap, &mut cache, now);
+        snap
     }
 
     /// The scheduler's view of every active job, in a list sized once (a
@@ -434,4 +440,13 @@ impl JobService {
         *self.figures.lock().unwrap_or_else(|p| p.into_inner()) = Some(f.clone());
         f
     }
+}
+
+/// A node as a pass sees it, with its definitions as indexes into the config's.
+fn sched_node(n: &crate::model::Node, p: Option<&sched::provision::Provision>) -> SchedNode {
+    let mut s = SchedNode::from_model(n);
+    if let Some(p) = p {
+        s.definitions = n.definitions.iter().filter_map(|d| p.index(d)).collect();
+    }
+    s
 }

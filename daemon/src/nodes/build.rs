@@ -36,6 +36,7 @@ pub(crate) fn apply_config(c: &mut Cluster, cfg: &Config, now_ms: i64) -> Result
                 last_heartbeat_ms: now_ms,
                 facts: None,
                 definitions: vec![],
+                annotations: vec![],
             };
             if let Some(old) = c.nodes.get(&name) {
                 node.alloc_cpus = old.alloc_cpus;
@@ -50,6 +51,7 @@ pub(crate) fn apply_config(c: &mut Cluster, cfg: &Config, now_ms: i64) -> Result
                 node.last_heartbeat_ms = old.last_heartbeat_ms;
                 node.facts = old.facts.clone();
                 node.definitions = old.definitions.clone();
+                node.annotations = old.annotations.clone();
             }
             nodes.insert(name, node);
         }
@@ -108,5 +110,10 @@ pub(crate) fn apply_config(c: &mut Cluster, cfg: &Config, now_ms: i64) -> Result
     }
     c.nodes = nodes;
     c.partitions = partitions;
+    let (old, new) = (c.provision.as_ref().map(|p| p.defs.len()), cfg.provision.as_ref().map(|p| p.defs.len()));
+    if old.is_some() || new.is_some() {
+        changes.push(format!("provisioner definitions: {}", new.unwrap_or(0)));
+    }
+    super::pools::apply(c, cfg.provision.clone());
     Ok(changes)
 }

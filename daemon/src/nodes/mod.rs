@@ -3,13 +3,16 @@
 //!
 //! - [`build`]: nodes and partitions from the config, keeping runtime state across reconfigure.
 //! - [`agents`]: registration, heartbeats, the not-responding monitor, commands to agents.
+//! - [`facts`]: a registration's host facts and `--facts` overrides, resolved to each node's.
 //! - [`partitions`]: runtime partition overrides (preemption exemption).
+//! - [`pools`]: provisioner definitions' pools (conditions on node facts), `scontrol show provisioner`.
 //!
 //! One mutation path: validate -> persist the admin state -> apply in
 //! memory -> publish. The audit rows are written by the RPC gate.
 
 pub mod agents;
 pub mod build;
+pub mod facts;
 pub mod partitions;
 pub mod pools;
 
@@ -64,6 +67,10 @@ pub(crate) struct Cluster {
     pub nodes: BTreeMap<String, Node>,
     pub partitions: Vec<Partition>,
     pub agents: HashMap<String, AgentConn>,
+    /// provisioners.yaml's definitions; each node's `definitions` follow from them.
+    pub provision: Option<Arc<spur_sched::provision::Provision>>,
+    /// Conditions that failed to evaluate, by (definition, node), so each is logged once.
+    pub condition_errors: BTreeMap<(String, String), String>,
 }
 
 /// A node changed; subscribers re-read it.

@@ -1,13 +1,121 @@
 //! Provisioner definitions' pools: which nodes each static definition's
-//! condition admits, evaluated when a node registers and on reconfigure.
+//! condition admits, evaluated when a node registers (its facts arrive) and
+//! on reconfigure; `scontrol show provisioner`.
 
-use super::NodeService;
-use crate::error::Result;
+use super::{Cluster, NodeService};
+use crate::error::{Error, Result};
+use crate::model::Node;
 use spur_proto::v1 as pb;
+use spur_sched::provision::{Backend, Provision};
+use spur_vocab::hostlist;
+use std::sync::Arc;
+
+/// Installs the config's definitions (None: none) and judges every node again.
+pub(crate) fn apply(c: &mut Cluster, provision: Option<Arc<Provision>>) {
+    c.provision = provision;
+    c.condition_errors.clear();
+    let names: Vec<String> = c.nodes.keys().cloned().collect();
+    refresh(c, &names);
+}
+
+/// Recomputes the definitions of the named nodes from their facts. A
+/// condition that fails to evaluate leaves the node out of that definition
+/// and is logged once per node and definition.
+pub(crate) fn refresh(c: &mut Cluster, names: &[String]) {
+    let Some(p) = c.provision.clone() else {
+        for n in names {
+            if let Some(node) = c.nodes.get_mut(n) {
+                node.definitions.clear();
+                node.annotations.clear();
+            }
+        }
+        return;
+    };
+    for name in names {
+        let Some(node) = c.nodes.get_mut(name) else { continue };
+        let Some(facts) = node.facts.clone() else { continue };
+        node.definitions.clear();
+        for d in p.defs.iter().filter(|d| d.backend == Backend::Static) {
+            match d.holds(name, &facts) {
+                Ok(true) => node.definitions.push(d.id.clone()),
+                Ok(false) => {}
+                Err(e) => {
+                    let key = (d.id.clone(), name.clone());
+                    if c.condition_errors.get(&key) != Some(&e) {
+                        tracing::warn!(definition = %d.id, node = %name, error = %e, "condition failed to evaluate; the node is left out of the definition");
+                    }
+                    c.condition_errors.insert(key, e);
+                }
+            }
+        }
+        node.annotations = annotations(&p, node);
+    }
+}
+
+/// nodeAnnotations, then the annotations of the node's definitions.
+fn annotations(p: &Provision, n: &Node) -> Vec<(String, String)> {
+    let mut out = p.node_annotations.clone();
+    for d in n.definitions.iter().filter_map(|id| p.defs.iter().find(|d| &d.id == id)) {
+        for (k, v) in &d.annotations {
+            match out.iter_mut().find(|(ok, _)| ok == k) {
+                Some(e) => e.1 = v.clone(),
+                None => out.push((k.clone(), v.clone())),
+            }
+        }
+    }
+    out
+}
 
 impl NodeService {
+    pub fn provision(&self) -> Option<Arc<Provision>> {
+        self.read().provision.clone()
+    }
+
     /// `scontrol show provisioner [ID]`.
-    pub fn provisioners(&self, _id: &str) -> Result<pb::ListProvisionersResponse> {
-        Ok(pb::ListProvisionersResponse::default())
+    pub fn provisioners(&self, id: &str) -> Result<pb::ListProvisionersResponse> {
+        let c = self.read();
+        let Some(p) = c.provision.as_ref() else {
+            if !id.is_empty() {
+                return Err(Error::NotFound(format!("provisioner '{id}': no provisioner definitions are configured")));
+            }
+            return Ok(pb::ListProvisionersResponse::default());
+        };
+        let kv = |k: &str, v: &str| pb::KeyValue { key: k.into(), value: v.into() };
+        let mut out = vec![];
+        for d in p.defs.iter().filter(|d| id.is_empty() || d.id == id) {
+            let members: Vec<&Node> = c.nodes.values().filter(|n| n.definitions.contains(&d.id)).collect();
+            let names: Vec<String> = members.iter().map(|n| n.name.clone()).collect();
+            let usable = members.iter().filter(|n| crate::sched::SchedNode::from_model(n).schedulable).count();
+            let state = match (d.backend, members.is_empty()) {
+                (Backend::Static, false) => "active",
+                (Backend::Static, true) => "no nodes",
+                _ => "no driver",
+            };
+            let errors = (c.condition_errors.iter())
+                .filter(|((def, _), _)| def == &d.id)
+                .map(|((_, node), e)| kv(node, e))
+                .collect();
+            out.push(pb::Provisioner {
+                id: d.id.clone(),
+                backend: d.backend.as_str().into(),
+                state: state.into(),
+                nodes: hostlist::compress(&names),
+                node_count: names.len() as u32,
+                usable_nodes: usable as u32,
+                annotations: d.annotations.iter().map(|(k, v)| kv(k, v)).collect(),
+                policy: d.policy.as_ref().map(|c| c.source.clone()).unwrap_or_default(),
+                condition: d.condition.as_ref().map(|c| c.source.clone()).unwrap_or_default(),
+                exclusive: d.exclusive.as_str().into(),
+                cost_per_hour: d.cost,
+                ttl: d.ttl,
+                ttl_buffer: d.ttl_buffer,
+                spec: d.spec.iter().map(|(k, v)| kv(k, v)).collect(),
+                condition_errors: errors,
+            });
+        }
+        if out.is_empty() && !id.is_empty() {
+            return Err(Error::NotFound(format!("provisioner '{id}' not found")));
+        }
+        Ok(pb::ListProvisionersResponse { provisioners: out, file: String::new() })
     }
 }

@@ -127,7 +127,7 @@ pub fn node(n: &Node) -> pb::Node {
         last_heartbeat_ms: n.last_heartbeat_ms,
         running_jobs: n.running_jobs,
         definitions: n.definitions.clone(),
-        annotations: vec![],
+        annotations: n.annotations.iter().map(|(k, v)| kv(k, v)).collect(),
         facts: n.facts.iter().flat_map(|f| f.values.iter()).map(|(k, v)| kv(k, v)).collect(),
         modaliases: n.facts.as_ref().map(|f| f.modaliases.clone()).unwrap_or_default(),
     }
@@ -321,6 +321,7 @@ fn extras_spec(x: Option<&crate::jobs::extras::Extras>) -> pb::JobSpec {
         wckey: x.wckey.clone(),
         dependency: x.dependency.clone(),
         kill_on_invalid_dep: x.kill_on_invalid_dep,
+        annotations: x.annotations.iter().map(|(k, v)| kv(k, v)).collect(),
         ..pb::JobSpec::default()
     }
 }

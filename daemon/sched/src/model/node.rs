@@ -71,6 +71,8 @@ pub struct Node {
     pub facts: Option<std::sync::Arc<super::HostFacts>>,
     /// The provisioner definitions whose condition holds for the node, by id.
     pub definitions: Vec<String>,
+    /// provisioners.yaml's nodeAnnotations and those of the node's definitions.
+    pub annotations: Vec<(String, String)>,
 }
 
 impl Node {

@@ -1,0 +1,99 @@
+//! Loading provisioners.yaml (`[controller] provisioners_file`, or
+//! `provisioners.yaml` beside spur.conf when present). The parser and its
+//! checks are the scheduler's (`spur_sched::provision`); here the file's
+//! `softwareTokens` join `[licenses]` and its `scheduler` block fills
+//! `[scheduler]`, each key set in only one of the two files.
+
+use super::scheduler::Seconds;
+use super::{Config, ConfigError, one_line};
+use spur_sched::provision::{self, Duration, Provision};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Each load gets a new generation, so verdicts cached for the last one are not reused.
+static GENERATION: AtomicU64 = AtomicU64::new(1);
+
+fn secs(d: &Duration) -> Seconds {
+    match d {
+        Duration::Whole(n) => Seconds::Whole(*n),
+        Duration::Text(t) => Seconds::Text(t.clone()),
+    }
+}
+
+impl Config {
+    /// Reads the provisioner definitions into `provision`; call before `load_resources`
+    /// (its software tokens are licenses a resource may not reuse).
+    pub fn load_provisioners(&mut self) -> Result<(), ConfigError> {
+        let (path, must) = match &self.controller.provisioners_file {
+            Some(f) => (self.base_dir.join(f), true),
+            None => (self.base_dir.join("provisioners.yaml"), false),
+        };
+        let file = path.display().to_string();
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if !must && e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(err) => return Err(ConfigError::Read { file: format!("controller.provisioners_file {file}"), err }),
+        };
+        let invalid = |msg: String| ConfigError::Invalid { file: file.clone(), msg: one_line(&msg) };
+        let mut p = provision::parse(&text, GENERATION.fetch_add(1, Ordering::Relaxed)).map_err(invalid)?;
+        for (name, count) in &p.software_tokens {
+            if self.licenses.contains_key(name) {
+                let conf = self.path.as_ref().map_or("spur.conf".into(), |p| p.display().to_string());
+                return Err(invalid(format!(
+                    "key 'softwareTokens.{name}': also set as 'licenses.{name}' in {conf}; set it in one file"
+                )));
+            }
+            self.licenses.insert(name.clone(), *count);
+        }
+        self.apply_scheduler_block(&p, &file)?;
+        p.cluster = self.cluster_name.clone();
+        p.utc_offset_secs = chrono::Local::now().offset().local_minus_utc();
+        self.provision = Some(Arc::new(p));
+        Ok(())
+    }
+
+    fn apply_scheduler_block(&mut self, p: &Provision, file: &str) -> Result<(), ConfigError> {
+        let b = &p.scheduler;
+        let s = &mut self.scheduler;
+        let mut set: Vec<(&str, &str)> = vec![];
+        macro_rules! take {
+            ($yaml:literal, $toml:literal, $field:ident, $v:expr) => {
+                if let Some(v) = &b.$field {
+                    set.push(($yaml, $toml));
+                    s.$field = $v(v);
+                }
+            };
+        }
+        take!("queueDepth", "queue_depth", queue_depth, |v: &u64| *v as usize);
+        take!("backfillEnabled", "backfill_enabled", backfill_enabled, |v: &bool| *v);
+        take!("preemptionEnabled", "preemption_enabled", preemption_enabled, |v: &bool| *v);
+        take!("preemptionThreshold", "preemption_threshold", preemption_threshold, |v: &f64| *v);
+        take!("preemptionGap", "preemption_gap", preemption_gap, |v: &f64| Some(*v));
+        take!("minPreemptionRuntime", "min_preemption_runtime", min_preemption_runtime, secs);
+        take!(
+            "preemptionMultiVictimEnabled",
+            "preemption_multi_victim_enabled",
+            preemption_multi_victim_enabled,
+            |v: &bool| *v
+        );
+        take!("maxEvictionsPerTick", "max_evictions_per_tick", max_evictions_per_tick, |v: &u32| *v);
+        take!("preemptionDrainTimeout", "preemption_drain_timeout", preemption_drain_timeout, secs);
+        let invalid = |msg: String| ConfigError::Invalid { file: file.to_string(), msg };
+        if let Some(i) = &b.interval {
+            set.push(("interval", "interval"));
+            s.interval = secs(i).secs().map_err(|e| invalid(format!("key 'scheduler.interval': {e}")))?;
+        }
+        let conf = self.path.as_ref().map_or("spur.conf".into(), |p| p.display().to_string());
+        if let Some((yaml, toml)) = set.iter().find(|(_, toml)| self.scheduler_keys.contains(*toml)) {
+            return Err(invalid(format!(
+                "key 'scheduler.{yaml}': also set as 'scheduler.{toml}' in {conf}; set it in one file"
+            )));
+        }
+        for (yaml, d) in [("minPreemptionRuntime", &b.min_preemption_runtime), ("preemptionDrainTimeout", &b.preemption_drain_timeout)] {
+            if let Some(d) = d {
+                secs(d).secs().map_err(|e| invalid(format!("key 'scheduler.{yaml}': {e}")))?;
+            }
+        }
+        self.scheduler.validate().map_err(|e| invalid(format!("{e} (from provisioners.yaml's scheduler block)")))
+    }
+}
