@@ -45,6 +45,8 @@ pub fn preempt_config(c: &SchedulerConfig) -> PreemptConfig {
 pub struct JobExplanation {
     pub reason: Option<Reason>,
     pub verdict: JobVerdict,
+    /// Each provisioner definition, with its refusal (None: it admits the job).
+    pub definitions: Vec<(String, Option<sched::provision::Refusal>)>,
 }
 
 impl JobService {
@@ -71,7 +73,16 @@ impl JobService {
         let snap = self.snapshot(now, &self.nodes.nodes());
         let verdict =
             sched::explain_job(&snap, Some(&last.plan), now, id).map_err(Error::FailedPrecondition)?;
-        Ok(JobExplanation { reason: last.plan.reason_of(id).cloned(), verdict })
+        let mut definitions = vec![];
+        if let (Some(p), Some(a)) = (&snap.provision, snap.admits.get(&id)) {
+            for (i, d) in p.defs.iter().enumerate() {
+                let refusal = a.refusals.iter().find(|r| r.definition == d.id).cloned();
+                if refusal.is_some() || a.candidates.contains(&(i as u16)) {
+                    definitions.push((d.id.clone(), refusal));
+                }
+            }
+        }
+        Ok(JobExplanation { reason: last.plan.reason_of(id).cloned(), verdict, definitions })
     }
 
     pub fn explain_pair(&self, pending: u64, running: u64) -> Result<PairVerdict> {

@@ -383,7 +383,38 @@ pub fn explanation(e: &crate::jobs::preempt::JobExplanation, pass_time_ms: i64) 
         pair: None,
         pass_time_ms,
         idle_fill: v.idle_fill.as_ref().map(idle_fill),
+        definitions: e.definitions.iter().map(|(id, r)| definition_verdict(id, r.as_ref())).collect(),
     }
+}
+
+fn definition_verdict(id: &str, r: Option<&crate::sched::provision::Refusal>) -> pb::DefinitionVerdict {
+    use crate::sched::provision::Why;
+    let mut v = pb::DefinitionVerdict { id: id.into(), ..Default::default() };
+    let Some(r) = r else {
+        v.admitted = true;
+        v.kind = "admitted".into();
+        return v;
+    };
+    v.why = r.to_string();
+    v.kind = match &r.why {
+        Why::Policy { expr } => {
+            v.policy = expr.clone();
+            "policy"
+        }
+        Why::PolicyError { expr, .. } => {
+            v.policy = expr.clone();
+            "policy_error"
+        }
+        Why::Annotation { key, wanted, had, matcher } => {
+            (v.key, v.wanted, v.had, v.matcher) =
+                (key.clone(), wanted.clone(), had.clone().unwrap_or_default(), matcher.to_string());
+            "annotation"
+        }
+        Why::NoDriver { .. } => "no_driver",
+        Why::NoUsableNodes => "no_usable_nodes",
+    }
+    .into();
+    v
 }
 
 fn idle_fill(v: &crate::sched::idle_fill_explain::IdleFillVerdict) -> pb::IdleFillExplanation {

@@ -99,6 +99,15 @@ pub fn render(e: &pb::Explanation) -> String {
     if let Some(f) = &e.idle_fill {
         out.push_str(&idle_fill(f));
     }
+    if !e.definitions.is_empty() {
+        out.push_str("Provisioner definitions:\n");
+        for d in &e.definitions {
+            match d.admitted {
+                true => out.push_str(&format!("  {} {}: admits the job\n", tick(true), d.id)),
+                false => out.push_str(&format!("  {} {}\n", tick(false), d.why)),
+            }
+        }
+    }
     out
 }
 
@@ -163,6 +172,10 @@ pub fn explanation_json(e: &pb::Explanation) -> Value {
         "considered": e.considered,
         "outcome": e.outcome,
         "victims": e.victims,
+        "definitions": e.definitions.iter().map(|d| json!({
+            "id": d.id, "admitted": d.admitted, "kind": d.kind, "why": d.why, "policy": d.policy,
+            "key": d.key, "wanted": d.wanted, "had": d.had, "matcher": d.matcher,
+        })).collect::<Vec<_>>(),
         "idle_fill": e.idle_fill.as_ref().map(|f| json!({
             "kind": f.kind, "eligible": f.eligible, "sentence": f.sentence, "considered": f.considered,
             "chosen": f.chosen,
