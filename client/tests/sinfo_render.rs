@@ -1,6 +1,7 @@
-//! sinfo's pure half: argument parsing, grouping and Slurm's printf-style
-//! format codes, on fake nodes and partitions (no controller). These live
-//! here rather than in sinfo.rs to keep that file under 500 lines.
+//! sinfo's pure half: argument parsing, grouping, Slurm's printf-style
+//! format codes and `-O` names, and the `--definition` filter, on fake nodes
+//! and partitions (no controller). These live here rather than in sinfo/ to
+//! keep its files under 500 lines.
 
 use spur_client::cli::sinfo::{parse, report, sinfo_time};
 use spur_client::vocab::txn::format_time;
@@ -201,4 +202,53 @@ fn bad_arguments_are_named() {
     assert!(err("-p").contains("needs a value"));
     let a = parse(&shell_words("-o %Z")).unwrap();
     assert!(report(&a, &[], &[]).unwrap_err().contains("'%Z'"));
+}
+
+/// [`cluster`] with provisioner definitions: n1 and n2 in `cpu`, n4 in `cpu` and `burst`, n3 in none.
+fn defined() -> (Vec<pb::Node>, Vec<pb::Partition>) {
+    let (mut nodes, parts) = cluster();
+    for (n, defs) in nodes.iter_mut().zip([&["cpu"][..], &["cpu"], &[], &["cpu", "burst"]]) {
+        n.definitions = defs.iter().map(|d| d.to_string()).collect();
+    }
+    (nodes, parts)
+}
+
+#[test]
+fn long_format_names_take_slurms_spelling_and_the_definition_field() {
+    let (nodes, parts) = defined();
+    // Lines split on identical fields: the definitions, as on any other node property;
+    // they sort as sinfo's "#P,-t" (drained n3 first). Fields touch unless a width leaves room.
+    let out = run("-O Definition:12,NodeList:9,Nodes:.5", &nodes, &parts);
+    let want = "\
+DEFINITION  NODELIST NODES
+(null)      n3           1
+cpu,burst   n4           1
+cpu         n[1-2]       2
+";
+    assert_eq!(out, want);
+    let out = run("-h -N -O NodeList:4,definition,StateCompact:6", &nodes, &parts);
+    assert_eq!(
+        out,
+        format!(
+            "n1  {:<20}idle  \nn2  {:<20}idle  \nn3  {:<20}drain \nn4  {:<20}alloc \n",
+            "cpu", "cpu", "(null)", "cpu,burst"
+        )
+    );
+    // The last of -o and -O wins; an unknown name is refused by name.
+    assert_eq!(run("-h -O Definition -o %D", &nodes, &parts), "4\n");
+    let a = parse(&shell_words("-O NodeList,Nope")).unwrap();
+    assert_eq!(report(&a, &nodes, &parts).unwrap_err(), "--Format: unknown field 'Nope' (see sinfo --help)");
+}
+
+#[test]
+fn definition_filter_keeps_the_nodes_of_any_named_definition() {
+    let (nodes, parts) = defined();
+    assert_eq!(run("-h --definition=burst -o %N", &nodes, &parts), "n4\n");
+    assert_eq!(run("-h --definition burst,cpu -o %N", &nodes, &parts), "n[1-2,4]\n");
+    // A partition left with no node is hidden, as with any node filter.
+    assert_eq!(run("-h --definition=cpu -o '%P %D'", &nodes, &parts), "batch* 3\n");
+    assert_eq!(run("-h --definition=nosuch", &nodes, &parts), "");
+    let v: serde_json::Value =
+        serde_json::from_str(&run("--json --definition=burst", &nodes, &parts)).unwrap();
+    assert_eq!(v["nodes"].as_array().unwrap().len(), 1);
 }

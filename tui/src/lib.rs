@@ -25,9 +25,9 @@
 //! | [`config`] | `console.toml`: `[keys]` rebinding, `[theme]` |
 //!
 //! Each pane has one name in every layer: `queue`, `nodes`, `qos`,
-//! `accounts`, `hres`, `preempt` (the Preemption pane) and `audit` are
-//! `model/NAME.rs` (its data and rows) and, where the pane has keys of its
-//! own, `update/NAME.rs`.
+//! `accounts`, `hres`, `preempt` (the Preemption pane), `audit` and
+//! `provisioners` are `model/NAME.rs` (its data and rows) and, where the
+//! pane has keys or data reads of its own, `update/NAME.rs`.
 
 pub mod app;
 pub mod cli;

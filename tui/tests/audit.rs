@@ -74,7 +74,8 @@ fn none_role_refuses_every_write_with_the_reason() {
 fn operator_may_write_and_the_role_comes_from_whoami_on_connect() {
     let mut state = loaded(false, (80, 24));
     let effects = dispatch(&mut state, Action::Net(Msg::Connected));
-    let want = [Rpc::FetchAll, Rpc::WhoAmI, Rpc::FetchJobs, Rpc::FetchLicenses].map(Effect::Rpc);
+    let want = [Rpc::FetchAll, Rpc::WhoAmI, Rpc::FetchJobs, Rpc::FetchLicenses, Rpc::FetchProvisioners]
+        .map(Effect::Rpc);
     assert_eq!(effects, want);
     dispatch(&mut state, Action::Net(Msg::Session(session(Role::Operator))));
     dispatch(&mut state, Action::Request(WriteOp::DeleteQos { names: vec!["low".into()] }));

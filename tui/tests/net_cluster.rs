@@ -1,6 +1,10 @@
-//! The cluster watch and node writes through the network task, against
-//! in-test Cluster and Nodes services on loopback (port 0).
+//! The cluster watch, node writes and the provisioner definitions through
+//! the network task, against in-test Cluster and Nodes services on loopback
+//! (port 0).
 #![allow(clippy::needless_update)]
+
+#[path = "fake/provisioners.rs"]
+mod provisioners;
 
 use spur_client::conn::{Identity, USER_HEADER};
 use spur_console::net;
@@ -89,6 +93,16 @@ impl Nodes for Fake {
         _: Request<ReconfigureRequest>,
     ) -> Result<Response<ReconfigureResponse>, Status> {
         Err(Status::unimplemented("not in this fake"))
+    }
+    async fn list_provisioners(
+        &self,
+        r: Request<ListProvisionersRequest>,
+    ) -> Result<Response<ListProvisionersResponse>, Status> {
+        let provisioners = provisioners::answer(&r.into_inner().id);
+        Ok(Response::new(ListProvisionersResponse {
+            provisioners,
+            file: "/etc/spur/provisioners.yaml".into(),
+        }))
     }
 }
 
@@ -193,5 +207,18 @@ async fn node_writes_send_a_hostlist_and_report_warnings_and_refusals() {
             "{error}"
         ),
         other => panic!("expected the refusal, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn provisioner_definitions_are_read_through_the_nodes_service() {
+    let server = serve().await;
+    let (rpcs, mut msgs) = start(&server.url, "alice");
+    assert_eq!(next(&mut msgs).await, Msg::Connected);
+    assert!(matches!(next(&mut msgs).await, Msg::Cluster(_)));
+    rpcs.send(Rpc::FetchProvisioners).unwrap();
+    match next(&mut msgs).await {
+        Msg::Provisioners(list) => assert_eq!(list, provisioners::sample()),
+        other => panic!("expected the definitions, got {other:?}"),
     }
 }

@@ -85,6 +85,8 @@ fn explanation() -> Explanation {
         pair: None,
         pass_time_ms: 0,
         idle_fill: None,
+        // The Preemption pane does not show provisioner verdicts (scontrol explain does).
+        definitions: vec![],
     }
 }
 

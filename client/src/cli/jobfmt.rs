@@ -334,6 +334,9 @@ pub fn job_record(j: &pb::Job, now_ms: i64, oneliner: bool) -> String {
     if !spec.comment.is_empty() {
         lines.push(format!("Comment={}", spec.comment));
     }
+    if !spec.annotations.is_empty() {
+        lines.push(format!("Annotations={}", annotations(&spec)));
+    }
     if j.borrowed || j.reclaims > 0 {
         // Idle-fill: this run was lent its nodes; how often a reclaim took them back.
         lines.push(format!("Borrowed={} Reclaims={}", if j.borrowed { "yes" } else { "no" }, j.reclaims));
@@ -353,6 +356,13 @@ pub fn job_record(j: &pb::Job, now_ms: i64, oneliner: bool) -> String {
     }
     lines.extend(extras_lines(&spec));
     record(&lines, oneliner)
+}
+
+/// `--annotation`s as scontrol and squeue print them: `k=v,k2=v2`, in the
+/// order given; empty when there are none.
+pub fn annotations(spec: &pb::JobSpec) -> String {
+    let pairs: Vec<String> = spec.annotations.iter().map(|kv| format!("{}={}", kv.key, kv.value)).collect();
+    pairs.join(",")
 }
 
 /// ` ArrayJobId=12 ArrayTaskId=3` for an array's record, as scontrol prints it.

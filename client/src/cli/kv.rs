@@ -1,7 +1,8 @@
 //! The words after the flags, as Slurm's tools read them: `Key=value` pairs
 //! with case-insensitive keys, Slurm's abbreviated keywords (`scontrol sho
-//! part`), comma lists, and the `%[.][width]X` format strings of `-o` with the
-//! padding they print. Flags themselves are `getopt`'s.
+//! part`), comma lists, the `%[.][width]X` format strings of `-o` and the
+//! `name[:[.]width]` lists of `-O`, with the padding they print. Flags
+//! themselves are `getopt`'s.
 
 /// A `Key=value` argument. The key keeps its spelling for messages.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,6 +100,34 @@ pub fn parse_format(fmt: &str, known: impl Fn(char) -> bool, cmd: &str) -> Resul
     Ok(items)
 }
 
+/// Parses a `-O` list (`JobID,Name:30,State:.10`, squeue's and sinfo's long
+/// format): each field 20 wide unless given; text after the width is printed
+/// after the field, as Slurm's suffix. `code` finds a name's field letter.
+pub fn long_format(names: &str, code: impl Fn(&str) -> Option<char>, cmd: &str) -> Result<Vec<Item>, String> {
+    let mut items = vec![];
+    for tok in names.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+        let (name, size) = tok.split_once(':').unwrap_or((tok, ""));
+        let code =
+            code(name).ok_or_else(|| format!("--Format: unknown field '{name}' (see {cmd} --help)"))?;
+        let right = size.starts_with('.');
+        let digits: String = size.trim_start_matches('.').chars().take_while(char::is_ascii_digit).collect();
+        let suffix = &size.trim_start_matches('.')[digits.len()..];
+        let width = match digits.as_str() {
+            "" if size.is_empty() => 20,
+            "" => return Err(format!("--Format: '{tok}' needs a width after ':'")),
+            d => d.parse::<usize>().map_err(|_| format!("--Format: bad width in '{tok}'"))?.min(4096),
+        };
+        items.push(Item::Field { code, width, right });
+        if !suffix.is_empty() {
+            items.push(Item::Text(suffix.to_string()));
+        }
+    }
+    if items.is_empty() {
+        return Err("--Format: no fields given".into());
+    }
+    Ok(items)
+}
+
 /// Pads a value to `width` and cuts it there, as Slurm's `_print_str`
 /// (`.` right-justifies); width 0 prints it as it is.
 pub fn fit(v: &str, width: usize, right: bool) -> String {
@@ -176,6 +205,18 @@ mod tests {
         assert!(parse_format("%Q", known, "sinfo").unwrap_err().contains("'%Q'"));
         assert!(parse_format("%10", known, "sinfo").unwrap_err().contains("ends without"));
         assert_eq!(parse_format("%99999999999999999999999P", known, "s").unwrap().len(), 1);
+    }
+
+    #[test]
+    fn long_formats_default_to_twenty_and_keep_suffixes() {
+        let code = |n: &str| n.eq_ignore_ascii_case("nodelist").then_some('N');
+        let items = long_format("NodeList,nodelist:.5|", code, "sinfo").unwrap();
+        assert_eq!(items[0], Item::Field { code: 'N', width: 20, right: false });
+        assert_eq!(items[1], Item::Field { code: 'N', width: 5, right: true });
+        assert_eq!(items[2], Item::Text("|".into()));
+        assert!(long_format("Nope", code, "sinfo").unwrap_err().contains("(see sinfo --help)"));
+        assert!(long_format("NodeList:x", code, "sinfo").unwrap_err().contains("needs a width"));
+        assert!(long_format(",", code, "sinfo").unwrap_err().contains("no fields"));
     }
 
     #[test]

@@ -7,12 +7,14 @@
 //! - [`sacctmgr`]: `sacctmgr` / `spur accounts`: add/modify/delete/show, and `show txn`'s paging.
 //! - [`scontrol`]: `scontrol` / `spur control`: a dispatcher over one file per
 //!   subcommand (`show_node`, `update_node`, `show_partition`, `update_partition`,
-//!   `job`, `license`, `explain`, `hostlist`, `reconfigure`); see its own map.
-//! - [`sinfo`]: `sinfo` / `spur info`: partitions and nodes, Slurm's format codes.
+//!   `job`, `license`, `provisioner`, `explain`, `hostlist`, `reconfigure`); see its own map.
+//! - [`sinfo`]: `sinfo` / `spur info`: partitions and nodes, Slurm's format codes and
+//!   `-O` names ([`sinfo::cells`]).
 //! - [`squeue`]: `squeue` / `spur queue`: the job queue, Slurm's `-o`/`-O` formats
 //!   and sorts (with its helper [`jobsort`]: `-S` sort letters, and sorting by them).
 //! - [`sbatch`]: `sbatch` / `spur submit`: a job spec from options and `#SBATCH` lines;
-//!   [`submit_opts`]: the values of its options (sizes, `--export`, `--begin` dates, ...).
+//!   [`submit_opts`]: the values of its options (sizes, `--export`, `--begin` dates,
+//!   `--annotation`, ...) and the `#SBATCH` lines.
 //! - [`scancel`]: `scancel` / `spur cancel`: cancel or signal jobs by id or filter.
 //! - [`srun`]: `srun` / `spur run`: a job step in a job (or in the allocation it makes); its
 //!   own map ([`srun::output`], [`srun::session`]).
@@ -27,7 +29,7 @@
 //!   the `-n`/`-p`/`-P` layout flags tables are rendered with.
 //! - [`getopt`]: the one flag parser (see "Flags" below).
 //! - [`kv`]: the words after the flags: `Key=value` pairs, abbreviated keywords,
-//!   comma lists, `%[.][width]X` format strings and padding.
+//!   comma lists, `%[.][width]X` format strings, `-O` name lists and padding.
 //! - [`fmt`]: a gRPC refusal as one line (`status`), `(null)`, the `Key=value`
 //!   record layout of `scontrol show`, Slurm's hostname order.
 //! - [`jobfmt`]: job states, ids, durations, signals, accounting's times, and the `show job` record.

@@ -8,9 +8,10 @@
 use super::cluster;
 use super::fmt::status;
 use super::getopt::{Arg, Mode, Opt, Spec, check, switch, value};
+pub use super::submit_opts::directives;
 use super::submit_opts::{
-    check_mail_type, check_script, check_signal, count, export, hosts, open_mode, parse_gpu_count,
-    parse_gres, parse_mem, parse_when, yes_no,
+    annotation, check_mail_type, check_script, check_signal, count, export, hosts, open_mode,
+    parse_gpu_count, parse_gres, parse_mem, parse_when, yes_no,
 };
 use crate::conn::{self, Identity};
 use crate::vocab::TimeLimit;
@@ -33,6 +34,7 @@ usage: sbatch [OPTIONS] SCRIPT | sbatch [OPTIONS] --wrap=\"COMMAND\" | sbatch [O
   --priority=N             --exclusive              -H, --hold
   --requeue | --no-requeue -o, --output=PATH        -e, --error=PATH    (%j is the job id)
   --comment=TEXT           -D, --chdir=DIR          --parsable (print only the job id; ID;CLUSTER with -M)
+  --annotation=KEY=VALUE   for provisioner definitions' matching and policies (repeatable)
   -M, --clusters=NAME,...  this controller's cluster (or all); the reply names it; others are errors
   --test-only              check the job and say when and where it would start; submit nothing
 #SBATCH lines at the top of the script set defaults; the command line overrides them.";
@@ -107,6 +109,7 @@ const OPTS: &[Opt<State>] = &[
     value("o/output", |s, v| s.sub.spec.stdout_path = v),
     value("e/error", |s, v| s.sub.spec.stderr_path = v),
     value("-/comment", |s, v| s.sub.spec.comment = v),
+    check("-/annotation", annotate),
     switch("-/parsable", |s| s.sub.parsable = true),
     check("M/clusters", |s, v| cluster::parse_list(&v).map(|n| s.sub.clusters = n)),
     value("D/chdir", |s, v| s.chdir = Some(v)),
@@ -143,50 +146,6 @@ fn apply(st: &mut State, opts: &Parsed) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-/// The words of the `#SBATCH` lines, with their line numbers. Words split on
-/// blanks; `"..."` and `\` quote; an unquoted `#` starts a comment (as Slurm).
-pub fn directives(script: &str) -> Vec<(usize, Vec<String>)> {
-    let mut out = vec![];
-    for (n, line) in script.lines().enumerate() {
-        let t = line.trim_end_matches('\r');
-        if let Some(rest) = t.strip_prefix("#SBATCH").filter(|r| r.is_empty() || r.starts_with([' ', '\t'])) {
-            out.push((n + 1, words(rest)));
-        } else if !t.starts_with('#') && !t.trim().is_empty() {
-            break;
-        }
-    }
-    out
-}
-
-fn words(line: &str) -> Vec<String> {
-    let (mut out, mut cur, mut quoted, mut any) = (vec![], String::new(), false, false);
-    let mut chars = line.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' => {
-                cur.extend(chars.next());
-                any = true;
-            }
-            '"' => (quoted, any) = (!quoted, true),
-            '#' if !quoted => break,
-            c if c.is_whitespace() && !quoted => {
-                if any {
-                    out.push(std::mem::take(&mut cur));
-                }
-                any = false;
-            }
-            c => {
-                cur.push(c);
-                any = true;
-            }
-        }
-    }
-    if any {
-        out.push(cur);
-    }
-    out
 }
 
 /// What to submit, and how to report it.
@@ -233,6 +192,21 @@ struct State {
     chdir: Option<String>,
     wrap: Option<String>,
     help: bool,
+    /// Annotations before this index came from `#SBATCH` lines: the command
+    /// line may override their values, but one source may not repeat a key.
+    layer: usize,
+}
+
+/// `--annotation KEY=VALUE`, kept in the order given.
+fn annotate(st: &mut State, v: String) -> Result<(), String> {
+    let (key, value) = annotation(&v)?;
+    let all = &mut st.sub.spec.annotations;
+    match all.iter().position(|kv| kv.key == key) {
+        Some(i) if i >= st.layer => return Err(format!("--annotation: key '{key}' is given twice")),
+        Some(i) => all[i].value = value,
+        None => all.push(pb::KeyValue { key, value }),
+    }
+    Ok(())
 }
 
 /// Slurm reads 0, UNLIMITED and INFINITE as no limit. The request has no
@@ -342,6 +316,7 @@ pub fn prepare(
             }
         }
     }
+    st.layer = st.sub.spec.annotations.len();
     apply(&mut st, &cli)?;
     let mut sub = st.sub;
     let s = &mut sub.spec;

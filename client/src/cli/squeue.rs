@@ -41,7 +41,7 @@ usage: squeue [-hl] [-u USER,...] [-A ACCOUNT,...] [-p PARTITION,...] [-q QOS,..
       %F array job id  %K array task id(s)
   -O, --Format=FIELDS   JobID,Name:30,UserName,Account,QOS,Partition,Priority,StateCompact,State,
       NodeList,Reason,ReasonList,TimeUsed,TimeLimit,TimeLeft,NumNodes,NumCPUs,StartTime,SubmitTime,
-      EndTime,Comment,Licenses,Borrowed,...  (name[:[.]width], default width 20)
+      EndTime,Comment,Licenses,Annotations,Borrowed,...  (name[:[.]width], default width 20)
   --json                the selected jobs as JSON in Slurm's shape (jobs, meta, errors)
   -M, --clusters=NAME,...   this controller's cluster (or all), named in a CLUSTER: line; others are errors";
 
@@ -103,6 +103,7 @@ pub(crate) const FIELDS: &[(char, &str, &str)] = &[
     // Idle-fill's spec gives %W to BORROWED (Slurm's %W is licenses, still `-O Licenses`).
     ('W', "Borrowed", "BORROWED"),
     (LICENSES, "Licenses", "LICENSES"),
+    (ANNOTATIONS, "Annotations", "ANNOTATIONS"),
     ('b', "tres-per-node", "TRES_PER_NODE"),
     ('m', "MinMemory", "MIN_MEMORY"),
     ('Z', "WorkDir", "WORK_DIR"),
@@ -115,10 +116,13 @@ pub(crate) const FIELDS: &[(char, &str, &str)] = &[
 
 /// Format letters read from the job's spec; without them (and without
 /// `--json`) squeue asks for the brief view, which the controller sends lighter.
-const SPEC_CODES: &str = "k\u{2113}bmZxnh";
+const SPEC_CODES: &str = "k\u{2113}\u{3b1}bmZxnh";
 
 /// `-O Licenses`: a code no `%` format can name, since idle-fill took `%W`.
 const LICENSES: char = '\u{2113}';
+
+/// `-O Annotations` (`--annotation`): Slurm has no letter for it.
+const ANNOTATIONS: char = '\u{3b1}';
 
 fn header(code: char) -> &'static str {
     FIELDS.iter().find(|f| f.0 == code).map_or("", |f| f.2)
@@ -243,40 +247,13 @@ impl Args {
 pub fn plan(a: &Args) -> Result<Vec<Item>, String> {
     let known = |c: char| FIELDS.iter().any(|f| f.0 == c);
     match &a.format {
-        Some(Format::Names(names)) => long_format(names),
+        Some(Format::Names(names)) => {
+            let code = |name: &str| FIELDS.iter().find(|f| f.1.eq_ignore_ascii_case(name)).map(|f| f.0);
+            kv::long_format(names, code, "squeue")
+        }
         Some(Format::Codes(f)) => kv::parse_format(f, known, "squeue"),
         None => kv::parse_format(if a.long { LONG_FORMAT } else { DEFAULT_FORMAT }, known, "squeue"),
     }
-}
-
-/// `-O JobID,Name:30,State:.10`: each field 20 wide unless given; text after
-/// the width is printed after the field, as Slurm's suffix.
-fn long_format(names: &str) -> Result<Vec<Item>, String> {
-    let mut items = vec![];
-    for tok in names.split(',').map(str::trim).filter(|t| !t.is_empty()) {
-        let (name, size) = tok.split_once(':').unwrap_or((tok, ""));
-        let code = FIELDS
-            .iter()
-            .find(|f| f.1.eq_ignore_ascii_case(name))
-            .map(|f| f.0)
-            .ok_or_else(|| format!("--Format: unknown field '{name}' (see squeue --help)"))?;
-        let right = size.starts_with('.');
-        let digits: String = size.trim_start_matches('.').chars().take_while(char::is_ascii_digit).collect();
-        let suffix = &size.trim_start_matches('.')[digits.len()..];
-        let width = match digits.as_str() {
-            "" if size.is_empty() => 20,
-            "" => return Err(format!("--Format: '{tok}' needs a width after ':'")),
-            d => d.parse::<usize>().map_err(|_| format!("--Format: bad width in '{tok}'"))?.min(4096),
-        };
-        items.push(Item::Field { code, width, right });
-        if !suffix.is_empty() {
-            items.push(Item::Text(suffix.to_string()));
-        }
-    }
-    if items.is_empty() {
-        return Err("--Format: no fields given".into());
-    }
-    Ok(items)
 }
 
 /// One field of one job.
@@ -342,6 +319,7 @@ fn other_cell(code: char, j: &pb::Job, now_ms: i64) -> String {
         'e' => jobfmt::time_or(jobfmt::end_ms(j).unwrap_or(0), "N/A"),
         'k' => null(&spec.comment).into(),
         LICENSES => null(&spec.licenses).into(),
+        ANNOTATIONS => null(&jobfmt::annotations(spec)).into(),
         'W' => if j.borrowed { "yes" } else { "no" }.into(),
         'b' if spec.gpus_per_node > 0 => format!("gres/gpu:{}", spec.gpus_per_node),
         'b' => "N/A".into(),

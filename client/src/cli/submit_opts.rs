@@ -1,8 +1,8 @@
 //! The values of sbatch's options: counts, host lists, sizes, GRES,
-//! `--export`, `--signal`, `--mail-type`, `--open-mode`, and
-//! `--begin`/`--deadline` (Slurm's date-times, parsed in spur-vocab); and
-//! Slurm's checks on a batch script. Pure: the environment and the clock
-//! come from the caller.
+//! `--export`, `--signal`, `--mail-type`, `--open-mode`, `--annotation`, and
+//! `--begin`/`--deadline` (Slurm's date-times, parsed in spur-vocab); the
+//! script's `#SBATCH` lines; and Slurm's checks on a batch script. Pure: the
+//! environment and the clock come from the caller.
 
 use crate::vocab::hostlist;
 use crate::vocab::time::Lean;
@@ -63,6 +63,65 @@ pub fn yes_no(flag: &str, v: &str) -> Result<bool, String> {
         "no" | "n" => Ok(false),
         _ => Err(format!("--{flag}: '{v}' is not yes or no")),
     }
+}
+
+/// The words of the `#SBATCH` lines, with their line numbers. Words split on
+/// blanks; `"..."` and `\` quote; an unquoted `#` starts a comment (as Slurm).
+pub fn directives(script: &str) -> Vec<(usize, Vec<String>)> {
+    let mut out = vec![];
+    for (n, line) in script.lines().enumerate() {
+        let t = line.trim_end_matches('\r');
+        if let Some(rest) = t.strip_prefix("#SBATCH").filter(|r| r.is_empty() || r.starts_with([' ', '\t'])) {
+            out.push((n + 1, words(rest)));
+        } else if !t.starts_with('#') && !t.trim().is_empty() {
+            break;
+        }
+    }
+    out
+}
+
+fn words(line: &str) -> Vec<String> {
+    let (mut out, mut cur, mut quoted, mut any) = (vec![], String::new(), false, false);
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                cur.extend(chars.next());
+                any = true;
+            }
+            '"' => (quoted, any) = (!quoted, true),
+            '#' if !quoted => break,
+            c if c.is_whitespace() && !quoted => {
+                if any {
+                    out.push(std::mem::take(&mut cur));
+                }
+                any = false;
+            }
+            c => {
+                cur.push(c);
+                any = true;
+            }
+        }
+    }
+    if any {
+        out.push(cur);
+    }
+    out
+}
+
+/// `--annotation KEY=VALUE`: the key must be a word, since definitions'
+/// conditions and policies match on it; the value may be anything, even empty.
+pub fn annotation(v: &str) -> Result<(String, String), String> {
+    let Some((key, value)) = v.split_once('=') else {
+        return Err(format!("--annotation: '{v}' is not KEY=VALUE"));
+    };
+    if key.is_empty() {
+        return Err(format!("--annotation: '{v}' has no key before '='"));
+    }
+    if key.contains(char::is_whitespace) {
+        return Err(format!("--annotation: key '{key}' contains whitespace"));
+    }
+    Ok((key.to_string(), value.to_string()))
 }
 
 /// Slurm's checks on a script, before anything is sent.

@@ -131,6 +131,8 @@ pub enum Rpc {
     Explain(u64),
     /// Read the licenses and HRES layers (`Licenses.ShowLicenses`): on connect and when the watch says so.
     FetchLicenses,
+    /// Read the provisioner definitions (`Nodes.ListProvisioners`); see `update::provisioners` for when.
+    FetchProvisioners,
 }
 
 /// One subscription to the txn log.
@@ -282,6 +284,13 @@ pub enum Msg {
     },
     /// The answer to [`Rpc::FetchLicenses`]: every plain license and HRES layer.
     Licenses(Vec<spur_proto::v1::License>),
+    /// The answer to [`Rpc::FetchProvisioners`]: every definition with its pool.
+    Provisioners(Vec<spur_proto::v1::Provisioner>),
+    /// `unsupported`: the controller has no `ListProvisioners`, which is not an error.
+    ProvisionersFailed {
+        error: String,
+        unsupported: bool,
+    },
     /// The answer to [`Rpc::FetchJobs`], compacted in the network task.
     Jobs(Arc<JobSet>),
     /// The answer to [`Rpc::Explain`].

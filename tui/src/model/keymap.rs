@@ -325,6 +325,7 @@ pub fn default_table() -> Vec<Binding> {
             PaneId::Hres => "hres",
             PaneId::Preempt => "preemption",
             PaneId::Audit => "audit",
+            PaneId::Provisioners => "provisioners",
         };
         let key = pane.number().to_string();
         t.push(b(name, Action::GoPane(pane), &[key.as_str()], pane.goto_desc()));

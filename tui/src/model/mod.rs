@@ -21,8 +21,8 @@
 //!
 //! One module per pane, by the pane's name, holds its data and its rows:
 //! [`queue`], [`nodes`] (and the drain/down reason field), [`qos`],
-//! [`accounts`], [`hres`], [`preempt`] (the Preemption pane) and [`audit`]
-//! (the tail's bounded buffer).
+//! [`accounts`], [`hres`], [`preempt`] (the Preemption pane), [`audit`]
+//! (the tail's bounded buffer) and [`provisioners`] (provisioners.yaml's definitions).
 
 pub mod accounts;
 pub mod action;
@@ -37,6 +37,7 @@ pub mod layout;
 pub mod nodes;
 pub mod pane;
 pub mod preempt;
+pub mod provisioners;
 pub mod qos;
 pub mod queue;
 pub mod session;

@@ -1,7 +1,8 @@
 //! The Nodes pane: one row per node, live from `Cluster.Watch`, with the
 //! state an on-call admin scans for (down, draining, drained, not
 //! responding) carried by a symbol and BOLD as well as colour, and a node
-//! idle-fill has lent out marked `⇄` after its state (see [`Loans`]).
+//! idle-fill has lent out marked `⇄` after its state (see [`Loans`]), and the
+//! provisioner definitions whose condition holds for it (`Def`).
 
 use crate::model::format;
 use crate::model::jobs::{BORROWED, JobSet, Loans};
@@ -18,7 +19,9 @@ const fn col(name: &'static str, priority: u8, max: u16, numeric: bool) -> Colum
 }
 
 /// Who set the reason and why come before resources: that is what an
-/// on-call reads first, so they survive narrow terminals longest.
+/// on-call reads first, so they survive narrow terminals longest. The
+/// definitions rank with them: at 80 columns they push out the partitions,
+/// which `sinfo` shows anyway.
 pub const COLUMNS: &[Column] = &[
     col("Node", 0, 16, false),
     // `? ALLOCATED* ⇄`: the longest state, not responding and on loan.
@@ -27,6 +30,7 @@ pub const COLUMNS: &[Column] = &[
     col("Mem", 3, 11, true),
     col("GRES", 5, 18, false),
     col("Partitions", 4, 16, false),
+    col("Def", 2, 20, false),
     col("Reason", 1, 30, false),
     col("By", 2, 10, false),
     col("At", 6, 19, false),
@@ -73,6 +77,12 @@ fn gres(n: &Node) -> String {
     }
 }
 
+/// The definitions a node is in, or `-` for none, so an empty cell never
+/// reads as "not loaded".
+pub fn definitions(n: &Node) -> String {
+    if n.definitions.is_empty() { "-".into() } else { n.definitions.join(",") }
+}
+
 fn reason_time(n: &Node) -> String {
     if n.reason_time_ms > 0 { format_time(n.reason_time_ms) } else { String::new() }
 }
@@ -93,6 +103,7 @@ fn row(n: &Node, loans: &Loans) -> Row {
         format!("{}/{}", format::mem(n.alloc_memory_mb), format::mem(n.memory_mb)),
         gres(n),
         n.partitions.join(","),
+        definitions(n),
         n.reason.clone(),
         n.reason_user.clone(),
         reason_time(n),
@@ -111,11 +122,16 @@ fn row(n: &Node, loans: &Loans) -> Row {
         SortKey::Num(n.alloc_memory_mb as f64),
         text_key(&cells[4]),
         text_key(&cells[5]),
+        text_key(&n.definitions.join(",")),
         text_key(&n.reason),
         text_key(&n.reason_user),
         if n.reason_time_ms > 0 { SortKey::Num(n.reason_time_ms as f64) } else { SortKey::Blank },
     ];
     Row { alert: alert(n), ..Row::new(n.name.clone(), Target::Node(n.name.clone()), cells, sort) }
+}
+
+fn pairs(kvs: &[spur_proto::v1::KeyValue]) -> String {
+    kvs.iter().map(|kv| format!("{}={}", kv.key, kv.value)).collect::<Vec<_>>().join(", ")
 }
 
 /// The rows; `loans` says which nodes borrowed runs sit on (from the jobs read).
@@ -153,6 +169,8 @@ pub fn detail(nodes: &[Node], key: &str, jobs: Option<&JobSet>) -> Option<Detail
         f("Features", n.features.join(",")),
         f("Weight", n.weight.to_string()),
         f("Partitions", n.partitions.join(",")),
+        f("Definitions", definitions(n)),
+        f("Annotations", pairs(&n.annotations)),
         f("Running jobs", n.running_jobs.to_string()),
         // Lent by idle-fill: taken back when a job with a claim needs the node.
         f("On loan to", on_loan_to(&n.name, jobs)),

@@ -12,7 +12,8 @@ use crate::model::jobs::{Expanded, StateFilter};
 use std::collections::BTreeSet;
 
 /// One top-level pane. The order of [`PaneId::ALL`] is the tab order and
-/// gives the number keys 1..7.
+/// gives the number keys 1..8; a pane added later goes last, so the keys
+/// operators know keep their panes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum PaneId {
     Queue,
@@ -22,10 +23,11 @@ pub enum PaneId {
     Hres,
     Preempt,
     Audit,
+    Provisioners,
 }
 
 impl PaneId {
-    pub const ALL: [PaneId; 7] = [
+    pub const ALL: [PaneId; 8] = [
         PaneId::Queue,
         PaneId::Nodes,
         PaneId::Qos,
@@ -33,6 +35,7 @@ impl PaneId {
         PaneId::Hres,
         PaneId::Preempt,
         PaneId::Audit,
+        PaneId::Provisioners,
     ];
 
     pub fn index(self) -> usize {
@@ -53,6 +56,16 @@ impl PaneId {
             PaneId::Hres => "HRES",
             PaneId::Preempt => "Preemption",
             PaneId::Audit => "Audit",
+            PaneId::Provisioners => "Provisioners",
+        }
+    }
+
+    /// The tab's name when every full title does not fit on one line (80 columns).
+    pub fn short_title(self) -> &'static str {
+        match self {
+            PaneId::Preempt => "Preempt",
+            PaneId::Provisioners => "Prov",
+            other => other.title(),
         }
     }
 
@@ -66,6 +79,7 @@ impl PaneId {
             PaneId::Hres => "go to HRES",
             PaneId::Preempt => "go to Preemption",
             PaneId::Audit => "go to Audit",
+            PaneId::Provisioners => "go to Provisioners",
         }
     }
 
@@ -80,6 +94,7 @@ impl PaneId {
                 | PaneId::Hres
                 | PaneId::Preempt
                 | PaneId::Audit
+                | PaneId::Provisioners
         )
     }
 

@@ -12,7 +12,7 @@ use crate::model::queue::Queue;
 use crate::model::session::Session;
 use crate::model::table::{Detail, Rows, TableModel};
 use crate::model::write::{NodeOp, WriteOp};
-use crate::model::{accounts, audit, hres, layout, nodes, preempt, qos, queue};
+use crate::model::{accounts, audit, hres, layout, nodes, preempt, provisioners, qos, queue};
 use ratatui::layout::Rect;
 use spur_client::conn::Identity;
 use spur_proto::v1::Node;
@@ -253,6 +253,11 @@ pub struct State {
     pub queue: Queue,
     /// Licenses and HRES layers for the HRES pane; None until first read.
     pub licenses: Option<Vec<spur_proto::v1::License>>,
+    /// provisioners.yaml's definitions for the Provisioners pane; None until
+    /// first read (and for a controller without `ListProvisioners`).
+    pub provisioners: Option<Vec<spur_proto::v1::Provisioner>>,
+    /// Where a re-read of the definitions stands.
+    pub provisioners_refetch: Refetch,
 }
 
 impl State {
@@ -275,6 +280,8 @@ impl State {
             audit: AuditLog::default(),
             nodes: None,
             licenses: None,
+            provisioners: None,
+            provisioners_refetch: Refetch::Idle,
             live: false,
             watch_error: None,
             refetch: Default::default(),
@@ -356,6 +363,7 @@ impl State {
             PaneId::Queue => self.queue.jobs.as_ref().map(|j| queue::table(j, view, self.now_ms())),
             PaneId::Preempt => Some(preempt::table(&self.preempt, view)),
             PaneId::Hres => self.licenses.as_deref().map(|l| hres::table(l, view)),
+            PaneId::Provisioners => self.provisioners.as_deref().map(|p| provisioners::table(p, view)),
         }
     }
 
@@ -367,6 +375,7 @@ impl State {
             PaneId::Queue => return queue::detail(self.queue.jobs.as_deref()?, key, self.now_ms()),
             PaneId::Preempt => return preempt::detail(&self.preempt, key),
             PaneId::Hres => return hres::detail(self.licenses.as_deref()?, key),
+            PaneId::Provisioners => return provisioners::detail(self.provisioners.as_deref()?, key),
             _ => {}
         }
         let data = self.data.as_ref()?;

@@ -55,6 +55,8 @@ pub enum Target {
         resource: String,
         layer: String,
     },
+    /// A provisioner definition, by id: provisioners.yaml is its source, so it is only read.
+    Provisioner(String),
 }
 
 /// Rows that must stand out (drawn BOLD with a symbol, coloured unless mono).

@@ -112,7 +112,15 @@ async fn wait(delay: Duration, rpcs: &mut UnboundedReceiver<Rpc>, msgs: &Unbound
                 None => return false,
                 Some(Rpc::FetchAll) => return true,
                 // Asked again (or covered by FetchAll) on the next Connected.
-                Some(Rpc::WhoAmI | Rpc::Tail(_) | Rpc::FetchList(_) | Rpc::FetchJobs | Rpc::FetchLicenses | Rpc::Explain(_)) => {}
+                Some(
+                    Rpc::WhoAmI
+                    | Rpc::Tail(_)
+                    | Rpc::FetchList(_)
+                    | Rpc::FetchJobs
+                    | Rpc::FetchLicenses
+                    | Rpc::FetchProvisioners
+                    | Rpc::Explain(_),
+                ) => {}
                 Some(Rpc::Write(op)) => {
                     let _ = msgs.send(Msg::WriteFailed { error: format!("{}: not connected to the controller", op.verb()) });
                 }
@@ -308,6 +316,18 @@ async fn serve(
                     Err(s) if gone(&s) => return Exit::Lost(describe(&s)),
                     // A controller without the service: the pane says it has no data.
                     Err(_) => {}
+                }
+            }
+            Rpc::FetchProvisioners => {
+                match nodes.list_provisioners(spur_proto::v1::ListProvisionersRequest::default()).await {
+                    Ok(r) => {
+                        let _ = msgs.send(Msg::Provisioners(r.into_inner().provisioners));
+                    }
+                    Err(s) if gone(&s) => return Exit::Lost(describe(&s)),
+                    Err(s) => {
+                        let unsupported = s.code() == Code::Unimplemented;
+                        let _ = msgs.send(Msg::ProvisionersFailed { error: describe(&s), unsupported });
+                    }
                 }
             }
             Rpc::FetchJobs => match calls::fetch_jobs(&mut jobs).await {

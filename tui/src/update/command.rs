@@ -21,8 +21,19 @@ pub enum Command {
 }
 
 /// Completable command names (aliases such as `q` are accepted but not offered).
-pub const COMMANDS: &[&str] =
-    &["accounts", "audit", "explain", "help", "hres", "nodes", "preemption", "qos", "queue", "quit"];
+pub const COMMANDS: &[&str] = &[
+    "accounts",
+    "audit",
+    "explain",
+    "help",
+    "hres",
+    "nodes",
+    "preemption",
+    "provisioners",
+    "qos",
+    "queue",
+    "quit",
+];
 
 pub fn parse(line: &str) -> Result<Command, String> {
     let line = line.trim().trim_start_matches(':');
@@ -42,6 +53,7 @@ pub fn parse(line: &str) -> Result<Command, String> {
         "hres" | "licenses" => Some(PaneId::Hres),
         "preemption" | "preempt" => Some(PaneId::Preempt),
         "audit" | "txn" => Some(PaneId::Audit),
+        "provisioners" | "provisioner" | "prov" => Some(PaneId::Provisioners),
         _ => None,
     };
     match (name, pane, arg) {

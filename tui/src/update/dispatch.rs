@@ -15,7 +15,7 @@ use crate::model::state::{Choice, Confirm, Conn, Mode, Prompt, State};
 use crate::model::table::Target;
 use crate::model::write::{NodeOp, WriteOp};
 use crate::update::command::{self, Command};
-use crate::update::{audit, form, hres, live, nav, nodes, preempt, queue};
+use crate::update::{audit, form, hres, live, nav, nodes, preempt, provisioners, queue};
 use tui_input::Input;
 
 pub fn dispatch(state: &mut State, action: Action) -> Vec<Effect> {
@@ -170,6 +170,7 @@ fn on_net(state: &mut State, msg: Msg) -> Vec<Effect> {
             effects.extend(audit::resume(state));
             effects.extend(queue::on_connected(state));
             effects.push(Effect::Rpc(Rpc::FetchLicenses));
+            effects.extend(provisioners::stale(state));
             effects
         }
         Msg::Reconnecting { attempt, retry_in, error } => {
@@ -221,6 +222,8 @@ fn on_net(state: &mut State, msg: Msg) -> Vec<Effect> {
             nav::update_data(state, |s| s.licenses = Some(list));
             Vec::new()
         }
+        Msg::Provisioners(list) => provisioners::on_loaded(state, list),
+        Msg::ProvisionersFailed { error, unsupported } => provisioners::on_failed(state, error, unsupported),
         Msg::JobsFailed { error, unsupported } => queue::on_failed(state, error, unsupported),
         Msg::WriteFailed { error } => {
             // A refusal means the role shown is stale: ask again.
@@ -310,6 +313,7 @@ fn normal(state: &mut State, action: Action) -> Vec<Effect> {
                 effects.extend(audit::retry(state));
             }
             effects.extend(queue::stale(state));
+            effects.extend(provisioners::stale(state));
             return effects;
         }
         Action::TogglePause | Action::TxnFilterMode if state.pane != PaneId::Audit => {
@@ -401,6 +405,11 @@ fn delete_of(state: &State, targets: Vec<Target>) -> Result<WriteOp, String> {
                 return Err(
                     "licenses and layers come from spur.conf and resources.yaml; they cannot be deleted"
                         .into(),
+                );
+            }
+            Target::Provisioner(_) => {
+                return Err(
+                    "provisioner definitions come from provisioners.yaml; they cannot be deleted".into()
                 );
             }
             Target::Node(_) => {

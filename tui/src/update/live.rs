@@ -12,7 +12,7 @@
 use crate::model::action::{Catalog, CatalogList, ClusterUpdate, Effect, Rpc, Snapshot};
 use crate::model::pane::Refetch;
 use crate::model::state::State;
-use crate::update::{nav, preempt, queue};
+use crate::update::{nav, preempt, provisioners, queue};
 use spur_proto::v1::Node;
 use std::collections::HashMap;
 
@@ -22,6 +22,7 @@ pub fn reset(state: &mut State) {
     state.live = false;
     state.watch_error = None;
     state.refetch = Default::default();
+    provisioners::reset(state);
 }
 
 /// The watch reported: merge nodes, re-read stale lists.
@@ -46,6 +47,10 @@ pub fn on_update(state: &mut State, update: ClusterUpdate) -> Vec<Effect> {
     let nodes_cue = nodes_changed && !first && !state.queue.pushed;
     if nodes_cue || lagged.is_some() {
         effects.extend(queue::stale(state));
+    }
+    // Pools follow their nodes; the first snapshot's are read with `Connected`.
+    if (nodes_changed && !first) || lagged.is_some() {
+        effects.extend(provisioners::stale(state));
     }
     // Missed accounting changes could be any of them.
     let stale = if lagged.is_some() { Catalog::ALL.to_vec() } else { stale };

@@ -17,6 +17,7 @@
 //! | [`hres`] | the HRES pane: the DisableLayer / DisableHRES toggle |
 //! | [`preempt`] | the Preemption pane: opening (`w`, `:explain`), re-reads of the explanation |
 //! | [`audit`] | the Audit pane: subscribing the tail, pause, the txn filter, resume after a reconnect |
+//! | [`provisioners`] | the Provisioners pane: reading the definitions on connect, node changes and `r` |
 
 pub mod audit;
 pub mod command;
@@ -28,6 +29,7 @@ pub mod live;
 pub mod nav;
 pub mod nodes;
 pub mod preempt;
+pub mod provisioners;
 pub mod queue;
 
 pub use dispatch::dispatch;

@@ -16,7 +16,12 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
+/// Full titles when they all fit; otherwise the short ones, so eight panes
+/// still fit 80 columns.
 pub fn tabs(current: PaneId, theme: Theme, frame: &mut Frame, area: Rect) {
+    let label = |p: PaneId, title: &str| format!(" {} {title} ", p.number());
+    let full: usize = PaneId::ALL.iter().map(|&p| label(p, p.title()).chars().count() + 1).sum();
+    let short = full > usize::from(area.width);
     let spans: Vec<Span> = PaneId::ALL
         .iter()
         .flat_map(|&p| {
@@ -27,7 +32,8 @@ pub fn tabs(current: PaneId, theme: Theme, frame: &mut Frame, area: Rect) {
             } else {
                 theme.tab_unavailable()
             };
-            [Span::styled(format!(" {} {} ", p.number(), p.title()), style), Span::raw(" ")]
+            let title = if short { p.short_title() } else { p.title() };
+            [Span::styled(label(p, title), style), Span::raw(" ")]
         })
         .collect();
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
@@ -219,7 +225,8 @@ fn hints(state: &State, theme: Theme, width: u16) -> Line<'static> {
             (Action::Open, "detail"),
             (Action::Refresh, "refresh"),
         ]);
-        if writes_allowed(state, session::WRITE_ROLE) {
+        // provisioners.yaml is the definitions' only source: nothing to edit or delete.
+        if writes_allowed(state, session::WRITE_ROLE) && state.pane != PaneId::Provisioners {
             items.extend([(Action::Edit, "edit"), (Action::Delete, "delete")]);
         }
         items.extend([(Action::SortNext, "sort"), (Action::ToggleMark, "mark")]);

@@ -166,6 +166,7 @@ fn table(model: &TableModel, view: &PaneView, pane: PaneId, theme: Theme, frame:
             _ if view.filter.is_some() => "no rows match the filter (esc clears it)".to_string(),
             (PaneId::Queue, StateFilter::All) => "no jobs".to_string(),
             (PaneId::Queue, s) => format!("no {} jobs", s.label()),
+            (PaneId::Provisioners, _) => "no provisioner definitions are configured".to_string(),
             _ => "none defined".to_string(),
         };
         let below = Rect { y: area.y.saturating_add(1), height: area.height.saturating_sub(1), ..area };

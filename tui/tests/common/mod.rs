@@ -10,6 +10,10 @@ use spur_console::model::state::{Settings, State};
 use spur_console::{Action, Msg, Snapshot, dispatch, render};
 use spur_proto::v1::{Account, Association, Qos, User};
 
+#[path = "../fake/provisioners.rs"]
+mod fake_provisioners;
+pub use fake_provisioners::sample as provisioners;
+
 fn qos(name: &str, priority: i64) -> Qos {
     Qos { name: name.into(), priority, preempt_mode: "off".into(), usage_factor: 1.0, ..Default::default() }
 }
@@ -200,8 +204,21 @@ fn with_reason(mut n: spur_proto::v1::Node, reason: &str, user: &str, at: &str) 
 }
 
 /// Nodes in every state an on-call scans for: idle, draining (jobs still
-/// run), drained, down and not responding, allocated, and a GPU node.
+/// run), drained, down and not responding, allocated, and a GPU node; in
+/// [`provisioners`]' pools (node04's facts broke cpu-nodes' condition).
 pub fn nodes() -> Vec<spur_proto::v1::Node> {
+    let mut all = bare_nodes();
+    for n in &mut all {
+        n.definitions = match n.name.as_str() {
+            "node04" => vec![],
+            "gpu01" => vec!["gpu-nodes".into(), "cpu-nodes".into()],
+            _ => vec!["cpu-nodes".into()],
+        };
+    }
+    all
+}
+
+fn bare_nodes() -> Vec<spur_proto::v1::Node> {
     let batch = &["batch"];
     let mut draining = node("node02", "MIXED", (4, 16), batch);
     draining.drain = true;
@@ -230,6 +247,14 @@ pub fn on_nodes(size: (u16, u16), role: spur_console::model::session::Role) -> S
     dispatch(&mut state, Action::Net(Msg::Cluster(update)));
     dispatch(&mut state, Action::Net(Msg::Session(session(role))));
     dispatch(&mut state, Action::GoPane(spur_console::PaneId::Nodes));
+    state
+}
+
+/// A console on the Provisioners pane with [`nodes`] and [`provisioners`] read.
+pub fn on_provisioners(size: (u16, u16)) -> State {
+    let mut state = on_nodes(size, spur_console::model::session::Role::Operator);
+    dispatch(&mut state, Action::Net(Msg::Provisioners(provisioners())));
+    dispatch(&mut state, Action::GoPane(spur_console::PaneId::Provisioners));
     state
 }
 

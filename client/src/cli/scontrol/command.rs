@@ -10,6 +10,8 @@ pub struct Flags {
     pub oneliner: bool,
     pub quiet: bool,
     pub json: bool,
+    /// `-d`: what a record only counts, listed (a node's modaliases).
+    pub details: bool,
     pub help: bool,
     pub controller: Option<String>,
 }
@@ -27,6 +29,8 @@ pub enum Command {
     UpdateHres(Box<pb::UpdateHresRequest>),
     /// `show node [LIST]` (`show_node.rs`).
     ShowNodes(Option<String>),
+    /// `show provisioner [ID]` (`provisioner.rs`).
+    ShowProvisioners(Option<String>),
     /// `show partition [NAME]` (`show_partition.rs`).
     ShowPartitions(Option<String>),
     /// `show hostnames LIST` (`hostlist.rs`).

@@ -1,4 +1,4 @@
-//! `scontrol` (also `spur control`): `show node|partition|job|license|hostnames|hostlist`,
+//! `scontrol` (also `spur control`): `show node|partition|job|license|provisioner|hostnames|hostlist`,
 //! `update NodeName=|PartitionName=|JobId=|HRESName=...`, `hold|release|requeue JOBS`,
 //! `explain` and `reconfigure`, in Slurm's key=value layout.
 //!
@@ -12,6 +12,7 @@
 //!   `PreemptExemptTime` override.
 //! - [`job`]: `show job`, `update JobId=`, `hold|release|requeue`.
 //! - [`license`]: `show license`, `update HRESName=`.
+//! - [`provisioner`]: `show provisioner`, provisioners.yaml's definitions and their pools.
 //! - [`explain`]: `explain job|preempt`.
 //! - [`hostlist`]: `show hostnames|hostlist[sorted]` (no controller).
 //! - [`reconfigure`]: `reconfigure`, re-reading spur.conf on the controller.
@@ -27,6 +28,7 @@ pub mod explain;
 pub mod hostlist;
 pub mod job;
 pub mod license;
+pub mod provisioner;
 pub mod reconfigure;
 pub mod show_node;
 pub mod show_partition;
@@ -50,6 +52,7 @@ usage: scontrol [-o] [-Q] [--json] [--controller URL] COMMAND
   update NodeName=LIST State=drain|resume|idle|down [Reason=\"...\"]
   show job [ID]                  jobs in key=value form (all the controller still has)
   show license [NAME]            licenses, and each layer of a hierarchical resource
+  show provisioner [ID]          provisioner definitions (provisioners.yaml) and their nodes
   show step [ID[.STEP]]          running job steps (srun) in key=value form
   update HRESName=R LayerName=L [Nodes=LIST|+LIST|-LIST] [Count=N] [Base=name:value,...|Base=]
          [DisableLayer=true|false]     change a layer (Administrator)
@@ -63,13 +66,14 @@ usage: scontrol [-o] [-Q] [--json] [--controller URL] COMMAND
                                  runtime override, lost on reconfigure or restart
 flags:
   -o, --oneliner   one line per record       -Q, --quiet   no warnings
-  --json           show output as JSON       -d, -a        accepted (nothing more to show)
+  --json           show output as JSON       -d, --details list a node's modaliases
+  -a, --all        accepted (every partition is shown)
 Keys are case-insensitive; quote values with spaces: Reason=\"hw fault\".";
 
 static FLAGS: Spec<Flags> = Spec { opts: OPTS, mode: Mode::Anywhere, noun: "flag" };
 const OPTS: &[Opt<Flags>] = &[
     switch("a/all", |_| {}),
-    switch("d/details", |_| {}),
+    switch("d/details", |f| f.details = true),
     switch("h/help", |f| f.help = true),
     switch("o/oneliner", |f| f.oneliner = true),
     switch("Q/quiet", |f| f.quiet = true),
@@ -94,6 +98,7 @@ const ENTITIES: &[(&str, usize)] = &[
     ("partitions", 2),
     ("jobs", 1),
     ("licenses", 1),
+    ("provisioners", 4),
     ("steps", 2),
     ("config", 4),
     ("hostnames", 5),
@@ -159,6 +164,7 @@ fn show(args: &[String]) -> Result<Command, String> {
         Some("partitions") => Command::ShowPartitions(arg),
         Some("jobs") => job::parse_show(arg.as_deref())?,
         Some("licenses") => Command::ShowLicenses(arg),
+        Some("provisioners") => Command::ShowProvisioners(arg),
         Some("steps") => step::parse(arg.as_deref())?,
         Some("config") => Command::ShowConfig,
         Some(e) => hostlist::parse(what, e, arg)?,
@@ -228,6 +234,7 @@ pub async fn execute(cmd: &Command, f: &Flags, c: &mut Clients) -> Result<Outcom
             job::update(ids, &[("action".into(), action.to_string())], c).await?
         }
         Command::ShowLicenses(name) => license::show(name.as_deref(), f, c).await?,
+        Command::ShowProvisioners(id) => provisioner::execute(id.as_deref(), f, c).await?,
         Command::ShowSteps(want) => step::execute(*want, f, c).await?,
         Command::ShowConfig => config::execute(f, c).await?,
         Command::UpdateHres(r) => license::update(r, c).await?,

@@ -1,8 +1,11 @@
 //! `sinfo` (also `spur info`): partitions and nodes, printed the way Slurm's
 //! sinfo prints them. Nodes are grouped into one line per distinct value of
 //! the fields shown (partition, state, reason, ...), exactly as sinfo does;
-//! `-o` takes Slurm's `%[.][width]X` codes. The printf-style format engine
-//! (rather than the comfy-table renderer) is what makes the bytes match.
+//! `-o` takes Slurm's `%[.][width]X` codes and `-O` its field names (the
+//! fields are [`cells`]'s). The printf-style format engine (rather than the
+//! comfy-table renderer) is what makes the bytes match.
+
+pub mod cells;
 
 use super::fmt::{natural, status};
 use super::getopt::{Mode, Opt, Spec, check, switch, value};
@@ -10,16 +13,20 @@ use super::kv::{self, Item, fit};
 use super::nodefmt::{node_json, partition_json, state};
 use crate::conn::{self, Identity};
 use crate::vocab::hostlist;
-use crate::vocab::txn::format_time;
+pub use cells::{DEFINITION, sinfo_time};
+use cells::{Group, Kind, cell, kind, named, spec, state_num};
 use spur_proto::v1 as pb;
 use std::collections::{HashMap, HashSet};
 
 pub const USAGE: &str = "\
-usage: sinfo [-adehNrRs] [-p PARTITION,...] [-n NODELIST] [-t STATE,...] [-o FORMAT] [--json] [--controller URL]
+usage: sinfo [-adehNrRs] [-p PARTITION,...] [-n NODELIST] [-t STATE,...] [-o FORMAT | -O FIELDS]
+             [--definition=ID,...] [--json] [--controller URL]
   -N, --Node            one line per node (and partition)
   -R, --list-reasons    why nodes are down or drained: REASON USER TIMESTAMP NODELIST
   -s, --summarize       node counts as allocated/idle/other/total per partition
   -p, --partition=P,... only these partitions      -n, --nodes=LIST  only these nodes
+  --definition=ID,...   only nodes in these provisioner definitions (provisioners.yaml; see
+                        scontrol show provisioner)
   -t, --states=S,...    idle alloc mix down drain drained draining unk no_respond (or all)
   -d, --dead / -r, --responding   only non-responding / responding nodes
   -e, --exact           group only nodes with identical CPUs, memory and weight
@@ -30,6 +37,10 @@ usage: sinfo [-adehNrRs] [-p PARTITION,...] [-n NODELIST] [-t STATE,...] [-o FOR
       %c cpus  %m memory MB  %w weight  %C cpus A/I/O/T  %F nodes A/I/O/T  %G gres
       %f/%b features  %E reason  %u reason user  %U user(uid)  %H reason time
       %O agent host (Spur)  %n agent host as hostnames
+  -O, --Format=FIELDS   Partition,PartitionName,Available,Time,DefaultTime,PriorityTier,PreemptMode,
+      StateCompact,StateLong,Reason,User,UserLong,TimeStamp,Features,features_act,Gres,NodeHost,
+      CPUs,Memory,Weight,Nodes,NodeList,CPUsState,NodeAIOT,AgentHost (Spur), Definition (Spur: the
+      node's provisioner definitions)  (name[:[.]width], default width 20)
   --json                the selected nodes and partitions as JSON";
 
 static FLAGS: Spec<Args> = Spec { opts: OPTS, mode: Mode::Anywhere, noun: "flag" };
@@ -40,7 +51,9 @@ const OPTS: &[Opt<Args>] = &[
     switch("h/noheader", |a| a.noheader = true),
     check("n/nodes", nodes),
     switch("N/Node", |a| a.node_mode = true),
-    value("o/format", |a, v| a.format = Some(v)),
+    value("o/format", |a, v| (a.format, a.fields) = (Some(v), None)),
+    value("O/Format", |a, v| (a.format, a.fields) = (None, Some(v))),
+    value("-/definition", |a, v| a.definitions = kv::list(&v)),
     value("p/partition", |a, v| {
         a.partitions = v.split(',').filter(|s| !s.is_empty()).map(String::from).collect()
     }),
@@ -71,6 +84,10 @@ pub struct Args {
     pub nodes: Option<HashSet<String>>,
     pub states: Vec<Test>,
     pub format: Option<String>,
+    /// `-O`: Slurm's field names (the last of `-o` and `-O` wins).
+    pub fields: Option<String>,
+    /// `--definition`: nodes in any of these provisioner definitions.
+    pub definitions: Vec<String>,
     pub controller: Option<String>,
 }
 
@@ -129,11 +146,17 @@ fn states(a: &mut Args, v: String) -> Result<(), String> {
 impl Args {
     /// Filters that hide nodes also hide partitions left with none (as sinfo does).
     fn filtering(&self) -> bool {
-        self.nodes.is_some() || !self.states.is_empty() || self.dead || self.responding || self.reasons
+        self.nodes.is_some()
+            || !self.states.is_empty()
+            || self.dead
+            || self.responding
+            || self.reasons
+            || !self.definitions.is_empty()
     }
 
     fn keep(&self, n: &pb::Node) -> bool {
         if self.nodes.as_ref().is_some_and(|set| !set.contains(&n.name))
+            || !(self.definitions.is_empty() || n.definitions.iter().any(|d| self.definitions.contains(d)))
             || (self.dead && !n.not_responding)
             || (self.responding && n.not_responding)
         {
@@ -151,51 +174,6 @@ impl Args {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    /// A partition property: groups split on it.
-    Part,
-    /// A node property: groups split on it.
-    Node,
-    /// Per-node size: shown as `min+` unless `-e`, which splits on it.
-    Size,
-    /// Summed or listed over the group's nodes.
-    Total,
-}
-
-const CODES: &[(char, &str, Kind)] = &[
-    ('P', "PARTITION", Kind::Part),
-    ('R', "PARTITION", Kind::Part),
-    ('a', "AVAIL", Kind::Part),
-    ('l', "TIMELIMIT", Kind::Part),
-    ('L', "DEFAULTTIME", Kind::Part),
-    ('p', "PRIO_TIER", Kind::Part),
-    ('M', "PREEMPT_MODE", Kind::Part),
-    ('t', "STATE", Kind::Node),
-    ('T', "STATE", Kind::Node),
-    ('E', "REASON", Kind::Node),
-    ('u', "USER", Kind::Node),
-    ('U', "USER", Kind::Node),
-    ('H', "TIMESTAMP", Kind::Node),
-    ('f', "AVAIL_FEATURES", Kind::Node),
-    ('b', "ACTIVE_FEATURES", Kind::Node),
-    ('G', "GRES", Kind::Node),
-    ('O', "AGENT_HOST", Kind::Node),
-    ('n', "HOSTNAMES", Kind::Node),
-    ('c', "CPUS", Kind::Size),
-    ('m', "MEMORY", Kind::Size),
-    ('w', "WEIGHT", Kind::Size),
-    ('D', "NODES", Kind::Total),
-    ('N', "NODELIST", Kind::Total),
-    ('C', "CPUS(A/I/O/T)", Kind::Total),
-    ('F', "NODES(A/I/O/T)", Kind::Total),
-];
-
-/// A field letter's header and how it groups.
-fn spec(code: char) -> Option<(&'static str, Kind)> {
-    CODES.iter().find(|(k, _, _)| *k == code).map(|(_, h, kind)| (*h, *kind))
-}
-
 /// What to print: Slurm's default formats; `%P` and `-N`'s `%N` size to fit (at least 9).
 pub struct Plan {
     pub items: Vec<Item>,
@@ -204,6 +182,10 @@ pub struct Plan {
 }
 
 pub fn plan(a: &Args) -> Result<Plan, String> {
+    if let Some(names) = &a.fields {
+        let items = kv::long_format(names, named, "sinfo")?;
+        return Ok(Plan { items, auto_part: false, auto_node: false });
+    }
     let (fmt, auto_part, auto_node) = match &a.format {
         Some(f) => (f.as_str(), false, false),
         None if a.summarize => ("%9P %.5a %.10l %.16F  %N", true, false),
@@ -212,139 +194,6 @@ pub fn plan(a: &Args) -> Result<Plan, String> {
         None => ("%9P %.5a %.10l %.6D %.6t %N", true, false),
     };
     Ok(Plan { items: kv::parse_format(fmt, |c| spec(c).is_some(), "sinfo")?, auto_part, auto_node })
-}
-
-struct Group<'a> {
-    part: Option<(usize, &'a pb::Partition)>,
-    nodes: Vec<&'a pb::Node>,
-}
-
-fn kind(code: char) -> Kind {
-    spec(code).map_or(Kind::Total, |(_, k)| k)
-}
-
-/// Slurm's numeric node state (base plus DRAIN 0x200 and NO_RESPOND 0x800), for sorting.
-fn state_num(n: &pb::Node) -> u32 {
-    let base = match n.base_state.as_str() {
-        "DOWN" => 1,
-        "IDLE" => 2,
-        "ALLOCATED" => 3,
-        "MIXED" => 5,
-        _ => 0,
-    };
-    base | if n.drain { 0x200 } else { 0 } | if n.not_responding { 0x800 } else { 0 }
-}
-
-/// sinfo's own time style: `1-00:00:00`, `4:00:00`, `30:00` (unlike scontrol's).
-pub fn sinfo_time(minutes: i64) -> String {
-    let secs = minutes.max(0).saturating_mul(60);
-    let (d, h, m, s) = (secs / 86400, (secs / 3600) % 24, (secs / 60) % 60, secs % 60);
-    match (d, h) {
-        (0, 0) => format!("{m}:{s:02}"),
-        (0, _) => format!("{h}:{m:02}:{s:02}"),
-        _ => format!("{d}-{h:02}:{m:02}:{s:02}"),
-    }
-}
-
-fn part_cell(code: char, p: &pb::Partition) -> String {
-    match code {
-        'P' if p.is_default => format!("{}*", p.name),
-        'P' | 'R' => p.name.clone(),
-        'a' => match p.state.to_ascii_uppercase().as_str() {
-            s @ ("UP" | "DOWN" | "DRAIN") => s.to_ascii_lowercase(),
-            // Slurm prints "inactive"; the default %.5a shows it as "inact".
-            "INACTIVE" => "inactive".into(),
-            _ => "unknown".into(),
-        },
-        'l' => p.max_time_minutes.map(sinfo_time).unwrap_or_else(|| "infinite".into()),
-        'L' => p.default_time_minutes.map(sinfo_time).unwrap_or_else(|| "n/a".into()),
-        'p' => p.priority_tier.to_string(),
-        _ => or(&p.preempt_mode.to_ascii_uppercase(), "OFF"),
-    }
-}
-
-fn or(s: &str, dflt: &str) -> String {
-    if s.is_empty() { dflt.to_string() } else { s.to_string() }
-}
-
-/// A node property as one node shows it; `None` for a partition with no nodes.
-fn node_cell(code: char, n: Option<&pb::Node>) -> String {
-    let Some(n) = n else {
-        return match code {
-            'E' => "none",
-            'f' | 'b' | 'G' => "(null)",
-            'u' | 'U' | 'H' => "Unknown",
-            _ => "n/a",
-        }
-        .into();
-    };
-    match code {
-        't' => state(n).short(),
-        'T' => state(n).long(),
-        'E' => or(&n.reason, "none"),
-        'u' | 'U' => match (n.reason_user.as_str(), n.reason_uid) {
-            ("", None) => "Unknown".into(),
-            ("", Some(uid)) => format!("Unk({uid})"),
-            (u, Some(uid)) if code == 'U' => format!("{u}({uid})"),
-            (u, _) => u.into(),
-        },
-        'H' if n.reason_time_ms != 0 => format_time(n.reason_time_ms),
-        'H' => "Unknown".into(),
-        'f' | 'b' if n.features.is_empty() => "(null)".into(),
-        'f' | 'b' => n.features.join(","),
-        'G' => or(&n.gres, "(null)"),
-        _ => or(&n.agent_host, "n/a"),
-    }
-}
-
-fn size(n: &pb::Node, code: char) -> u64 {
-    match code {
-        'c' => n.cpus.into(),
-        'm' => n.memory_mb,
-        _ => n.weight.into(),
-    }
-}
-
-fn cell(code: char, g: &Group) -> String {
-    match kind(code) {
-        Kind::Part => g.part.map(|(_, p)| part_cell(code, p)).unwrap_or_else(|| "n/a".into()),
-        Kind::Node => node_cell(code, g.nodes.first().copied()),
-        Kind::Size => {
-            let (lo, hi) =
-                g.nodes.iter().map(|n| size(n, code)).fold((u64::MAX, 0), |(l, h), v| (l.min(v), h.max(v)));
-            match (g.nodes.is_empty(), lo == hi) {
-                (true, _) => "0".into(),
-                (_, true) => lo.to_string(),
-                _ => format!("{lo}+"),
-            }
-        }
-        Kind::Total => match code {
-            'D' => g.nodes.len().to_string(),
-            'N' => {
-                let mut names: Vec<&str> = g.nodes.iter().map(|n| n.name.as_str()).collect();
-                names.sort_by(|a, b| natural(a, b));
-                hostlist::compress(&names)
-            }
-            code => {
-                // Allocated/idle/other/total, of CPUs (%C) or of nodes (%F). The free share
-                // of drained, down, unresponsive and unknown nodes is "other", not idle.
-                let mut c = [0u64; 4];
-                for n in &g.nodes {
-                    let busy = matches!(n.base_state.as_str(), "ALLOCATED" | "MIXED");
-                    let out = n.drain || n.not_responding || !(busy || n.base_state == "IDLE");
-                    let (used, total) = match code {
-                        'C' => (u64::from(n.alloc_cpus.min(n.cpus)), u64::from(n.cpus)),
-                        // A node counts once: as other when unavailable, even with jobs on it.
-                        _ => (u64::from(busy && !out), 1),
-                    };
-                    c[0] += used;
-                    c[if out { 2 } else { 1 }] += total - used;
-                    c[3] += total;
-                }
-                format!("{}/{}/{}/{}", c[0], c[1], c[2], c[3])
-            }
-        },
-    }
 }
 
 /// The grouping key of one node in one partition: every shown field that splits groups.
@@ -458,7 +307,7 @@ pub fn report(a: &Args, nodes: &[pb::Node], parts: &[pb::Partition]) -> Result<S
 
 async fn run(mut a: Args) -> Result<String, String> {
     // SINFO_FORMAT replaces only the plain partition view, as in Slurm.
-    if a.format.is_none() && !(a.summarize || a.node_mode || a.reasons) {
+    if a.format.is_none() && a.fields.is_none() && !(a.summarize || a.node_mode || a.reasons) {
         a.format = std::env::var("SINFO_FORMAT").ok().filter(|f| !f.is_empty());
     }
     plan(&a)?;

@@ -1,0 +1,229 @@
+//! sinfo's fields: the letters of `-o`, the names of `-O`, how each groups
+//! nodes into lines (a partition's or a node's property splits them, sizes
+//! show `min+`, totals sum), and each field's value for a line of nodes.
+
+use crate::cli::fmt::natural;
+use crate::cli::nodefmt::state;
+use crate::vocab::hostlist;
+use crate::vocab::txn::format_time;
+use spur_proto::v1 as pb;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A partition property: groups split on it.
+    Part,
+    /// A node property: groups split on it.
+    Node,
+    /// Per-node size: shown as `min+` unless `-e`, which splits on it.
+    Size,
+    /// Summed or listed over the group's nodes.
+    Total,
+}
+
+const CODES: &[(char, &str, Kind)] = &[
+    ('P', "PARTITION", Kind::Part),
+    ('R', "PARTITION", Kind::Part),
+    ('a', "AVAIL", Kind::Part),
+    ('l', "TIMELIMIT", Kind::Part),
+    ('L', "DEFAULTTIME", Kind::Part),
+    ('p', "PRIO_TIER", Kind::Part),
+    ('M', "PREEMPT_MODE", Kind::Part),
+    ('t', "STATE", Kind::Node),
+    ('T', "STATE", Kind::Node),
+    ('E', "REASON", Kind::Node),
+    ('u', "USER", Kind::Node),
+    ('U', "USER", Kind::Node),
+    ('H', "TIMESTAMP", Kind::Node),
+    ('f', "AVAIL_FEATURES", Kind::Node),
+    ('b', "ACTIVE_FEATURES", Kind::Node),
+    ('G', "GRES", Kind::Node),
+    ('O', "AGENT_HOST", Kind::Node),
+    ('n', "HOSTNAMES", Kind::Node),
+    (DEFINITION, "DEFINITION", Kind::Node),
+    ('c', "CPUS", Kind::Size),
+    ('m', "MEMORY", Kind::Size),
+    ('w', "WEIGHT", Kind::Size),
+    ('D', "NODES", Kind::Total),
+    ('N', "NODELIST", Kind::Total),
+    ('C', "CPUS(A/I/O/T)", Kind::Total),
+    ('F', "NODES(A/I/O/T)", Kind::Total),
+];
+
+/// A field letter's header and how it groups.
+pub fn spec(code: char) -> Option<(&'static str, Kind)> {
+    CODES.iter().find(|(k, _, _)| *k == code).map(|(_, h, kind)| (*h, *kind))
+}
+
+/// `-O Definition`: the node's provisioner definitions. Slurm has no letter for it.
+pub const DEFINITION: char = '\u{3b4}';
+
+/// `-O` names (Slurm's spelling, any case) and their letters; Spur's own last.
+const NAMES: &[(&str, char)] = &[
+    ("Partition", 'P'),
+    ("PartitionName", 'R'),
+    ("Available", 'a'),
+    ("Time", 'l'),
+    ("DefaultTime", 'L'),
+    ("PriorityTier", 'p'),
+    ("PreemptMode", 'M'),
+    ("StateCompact", 't'),
+    ("StateLong", 'T'),
+    ("Reason", 'E'),
+    ("User", 'u'),
+    ("UserLong", 'U'),
+    ("TimeStamp", 'H'),
+    ("Features", 'f'),
+    ("features_act", 'b'),
+    ("Gres", 'G'),
+    ("NodeHost", 'n'),
+    ("CPUs", 'c'),
+    ("Memory", 'm'),
+    ("Weight", 'w'),
+    ("Nodes", 'D'),
+    ("NodeList", 'N'),
+    ("CPUsState", 'C'),
+    ("NodeAIOT", 'F'),
+    ("AgentHost", 'O'),
+    ("Definition", DEFINITION),
+];
+
+/// The letter of a `-O` field name.
+pub fn named(name: &str) -> Option<char> {
+    NAMES.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, c)| *c)
+}
+
+/// Nodes shown as one line: of one partition (none for a partition without nodes).
+pub struct Group<'a> {
+    pub part: Option<(usize, &'a pb::Partition)>,
+    pub nodes: Vec<&'a pb::Node>,
+}
+
+pub fn kind(code: char) -> Kind {
+    spec(code).map_or(Kind::Total, |(_, k)| k)
+}
+
+/// Slurm's numeric node state (base plus DRAIN 0x200 and NO_RESPOND 0x800), for sorting.
+pub fn state_num(n: &pb::Node) -> u32 {
+    let base = match n.base_state.as_str() {
+        "DOWN" => 1,
+        "IDLE" => 2,
+        "ALLOCATED" => 3,
+        "MIXED" => 5,
+        _ => 0,
+    };
+    base | if n.drain { 0x200 } else { 0 } | if n.not_responding { 0x800 } else { 0 }
+}
+
+/// sinfo's own time style: `1-00:00:00`, `4:00:00`, `30:00` (unlike scontrol's).
+pub fn sinfo_time(minutes: i64) -> String {
+    let secs = minutes.max(0).saturating_mul(60);
+    let (d, h, m, s) = (secs / 86400, (secs / 3600) % 24, (secs / 60) % 60, secs % 60);
+    match (d, h) {
+        (0, 0) => format!("{m}:{s:02}"),
+        (0, _) => format!("{h}:{m:02}:{s:02}"),
+        _ => format!("{d}-{h:02}:{m:02}:{s:02}"),
+    }
+}
+
+fn part_cell(code: char, p: &pb::Partition) -> String {
+    match code {
+        'P' if p.is_default => format!("{}*", p.name),
+        'P' | 'R' => p.name.clone(),
+        'a' => match p.state.to_ascii_uppercase().as_str() {
+            s @ ("UP" | "DOWN" | "DRAIN") => s.to_ascii_lowercase(),
+            // Slurm prints "inactive"; the default %.5a shows it as "inact".
+            "INACTIVE" => "inactive".into(),
+            _ => "unknown".into(),
+        },
+        'l' => p.max_time_minutes.map(sinfo_time).unwrap_or_else(|| "infinite".into()),
+        'L' => p.default_time_minutes.map(sinfo_time).unwrap_or_else(|| "n/a".into()),
+        'p' => p.priority_tier.to_string(),
+        _ => or(&p.preempt_mode.to_ascii_uppercase(), "OFF"),
+    }
+}
+
+fn or(s: &str, dflt: &str) -> String {
+    if s.is_empty() { dflt.to_string() } else { s.to_string() }
+}
+
+/// A node property as one node shows it; `None` for a partition with no nodes.
+fn node_cell(code: char, n: Option<&pb::Node>) -> String {
+    let Some(n) = n else {
+        return match code {
+            'E' => "none",
+            'f' | 'b' | 'G' | DEFINITION => "(null)",
+            'u' | 'U' | 'H' => "Unknown",
+            _ => "n/a",
+        }
+        .into();
+    };
+    match code {
+        't' => state(n).short(),
+        'T' => state(n).long(),
+        'E' => or(&n.reason, "none"),
+        'u' | 'U' => match (n.reason_user.as_str(), n.reason_uid) {
+            ("", None) => "Unknown".into(),
+            ("", Some(uid)) => format!("Unk({uid})"),
+            (u, Some(uid)) if code == 'U' => format!("{u}({uid})"),
+            (u, _) => u.into(),
+        },
+        'H' if n.reason_time_ms != 0 => format_time(n.reason_time_ms),
+        'H' => "Unknown".into(),
+        'f' | 'b' if n.features.is_empty() => "(null)".into(),
+        'f' | 'b' => n.features.join(","),
+        'G' => or(&n.gres, "(null)"),
+        DEFINITION if n.definitions.is_empty() => "(null)".into(),
+        DEFINITION => n.definitions.join(","),
+        _ => or(&n.agent_host, "n/a"),
+    }
+}
+
+fn size(n: &pb::Node, code: char) -> u64 {
+    match code {
+        'c' => n.cpus.into(),
+        'm' => n.memory_mb,
+        _ => n.weight.into(),
+    }
+}
+
+pub fn cell(code: char, g: &Group) -> String {
+    match kind(code) {
+        Kind::Part => g.part.map(|(_, p)| part_cell(code, p)).unwrap_or_else(|| "n/a".into()),
+        Kind::Node => node_cell(code, g.nodes.first().copied()),
+        Kind::Size => {
+            let (lo, hi) =
+                g.nodes.iter().map(|n| size(n, code)).fold((u64::MAX, 0), |(l, h), v| (l.min(v), h.max(v)));
+            match (g.nodes.is_empty(), lo == hi) {
+                (true, _) => "0".into(),
+                (_, true) => lo.to_string(),
+                _ => format!("{lo}+"),
+            }
+        }
+        Kind::Total => match code {
+            'D' => g.nodes.len().to_string(),
+            'N' => {
+                let mut names: Vec<&str> = g.nodes.iter().map(|n| n.name.as_str()).collect();
+                names.sort_by(|a, b| natural(a, b));
+                hostlist::compress(&names)
+            }
+            code => {
+                // Allocated/idle/other/total, of CPUs (%C) or of nodes (%F). The free share
+                // of drained, down, unresponsive and unknown nodes is "other", not idle.
+                let mut c = [0u64; 4];
+                for n in &g.nodes {
+                    let busy = matches!(n.base_state.as_str(), "ALLOCATED" | "MIXED");
+                    let out = n.drain || n.not_responding || !(busy || n.base_state == "IDLE");
+                    let (used, total) = match code {
+                        'C' => (u64::from(n.alloc_cpus.min(n.cpus)), u64::from(n.cpus)),
+                        // A node counts once: as other when unavailable, even with jobs on it.
+                        _ => (u64::from(busy && !out), 1),
+                    };
+                    c[0] += used;
+                    c[if out { 2 } else { 1 }] += total - used;
+                    c[3] += total;
+                }
+                format!("{}/{}/{}/{}", c[0], c[1], c[2], c[3])
+            }
+        },
+    }
+}
