@@ -99,24 +99,60 @@ fn node_record_matches_slurm_layout() {
     let want = format!(
         "NodeName=gpu01\n   CPUAlloc=4 CPUTot=16\n   AvailableFeatures=gpu,ib\n   ActiveFeatures=gpu,ib\n   \
          Gres=gpu:4\n   GresUsed=gpu:1\n   NodeHostName=host1\n   RealMemory=64000 AllocMem=1000\n   \
-         State=IDLE+DRAIN Weight=1\n   Partitions=batch,debug\n   Reason=hw fault [alice@{t}]\n\n"
+         State=IDLE+DRAIN Weight=1\n   Partitions=batch,debug\n   Definitions=(null)\n   \
+         Annotations=(null)\n   Facts=(null)\n   Modaliases=0\n   Reason=hw fault [alice@{t}]\n\n"
     );
-    assert_eq!(node_record(&n, false), want);
-    let one = node_record(&n, true);
-    assert!(one.ends_with(&format!("Partitions=batch,debug Reason=hw fault [alice@{t}]\n")), "{one}");
+    assert_eq!(node_record(&n, &Flags::default()), want);
+    let one = node_record(&n, &Flags { oneliner: true, ..Flags::default() });
+    assert!(one.ends_with(&format!("Modaliases=0 Reason=hw fault [alice@{t}]\n")), "{one}");
     assert_eq!(one.lines().count(), 1);
 }
 
 #[test]
 fn reason_lines_and_missing_values_follow_slurm() {
     let n = pb::Node { reason: "first\nsecond".into(), partitions: vec![], ..node("n1") };
-    let out = node_record(&n, false);
+    let out = node_record(&n, &Flags::default());
     assert!(out.contains("AvailableFeatures=(null)\n   ActiveFeatures=(null)\n   Gres=(null)\n"), "{out}");
     // No time: no [user@time]; later lines are indented seven more, as Slurm does.
     assert!(out.ends_with("   Reason=first\n          second\n\n"), "{out}");
     assert!(!out.contains("Partitions=") && !out.contains("GresUsed") && !out.contains("NodeHostName"));
     let idle_gpu = pb::Node { gres: "gpu:a100:4,nic:1".into(), ..node("g1") };
-    assert!(node_record(&idle_gpu, true).contains(" Gres=gpu:a100:4,nic:1 GresUsed=gpu:a100:0,nic:0 "));
+    assert!(
+        node_record(&idle_gpu, &Flags { oneliner: true, ..Flags::default() })
+            .contains(" Gres=gpu:a100:4,nic:1 GresUsed=gpu:a100:0,nic:0 ")
+    );
+}
+
+fn kv(key: &str, value: &str) -> pb::KeyValue {
+    pb::KeyValue { key: key.into(), value: value.into() }
+}
+
+#[test]
+fn facts_definitions_and_annotations_come_before_the_reason() {
+    let n = pb::Node {
+        definitions: vec!["gpu-a100".into(), "amd".into()],
+        annotations: vec![kv("rack", "r1"), kv("owner", "ml")],
+        facts: vec![kv("cpuinfo.cpu_cores", "64"), kv("uname.sysname", "Linux")],
+        modaliases: vec!["pci:v10DE".into(), "pci:v8086".into()],
+        reason: "checking".into(),
+        ..node("gpu01")
+    };
+    let out = node_record(&n, &Flags::default());
+    let want = "   Partitions=batch,debug\n   Definitions=gpu-a100,amd\n   Annotations=rack=r1,owner=ml\n   \
+                Facts=cpuinfo.cpu_cores=64,uname.sysname=Linux\n   Modaliases=2\n   Reason=checking\n\n";
+    assert!(out.ends_with(want), "{out}");
+    assert!(!out.contains("ModaliasList"), "the list is for -d: {out}");
+    let (f, _) = parse(&args(&["-d", "show", "node"])).unwrap();
+    assert!(f.details);
+    assert!(node_record(&n, &f).contains("   Modaliases=2\n   ModaliasList=pci:v10DE,pci:v8086\n"));
+    assert!(node_record(&node("n1"), &f).contains("   Modaliases=0\n   ModaliasList=(null)\n"));
+    let v: serde_json::Value =
+        serde_json::from_str(&show_nodes(&[&n], &Flags { json: true, ..Flags::default() })).unwrap();
+    let j = &v["nodes"][0];
+    assert_eq!(j["definitions"], serde_json::json!(["gpu-a100", "amd"]));
+    assert_eq!(j["annotations"], serde_json::json!({"rack": "r1", "owner": "ml"}));
+    assert_eq!(j["facts"]["cpuinfo.cpu_cores"], "64");
+    assert_eq!(j["modaliases"], serde_json::json!(["pci:v10DE", "pci:v8086"]));
 }
 
 #[test]

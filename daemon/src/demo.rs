@@ -196,6 +196,7 @@ pub async fn start_demo(dir: &Path, stepd: std::path::PathBuf) -> anyhow::Result
     // Two agents host the nodes, as two spurd processes would.
     let spool = |host: &str| dir.join("spool").join(host);
     let hosts = [("node[01-06]", "demo-a"), ("gpu[01-02]", "demo-b")];
+    let facts = crate::agent::facts::collect();
     let spools = hosts.iter().map(|(_, h)| spool(h)).collect();
     let agents = hosts
         .into_iter()
@@ -207,6 +208,8 @@ pub async fn start_demo(dir: &Path, stepd: std::path::PathBuf) -> anyhow::Result
                 hostname: host.into(),
                 state_dir: spool(host),
                 stepd: stepd.clone(),
+                facts: facts.clone(),
+                fact_overrides: vec![],
             };
             tokio::spawn(async move {
                 if let Err(e) = crate::agent::run(opts).await {

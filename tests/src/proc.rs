@@ -243,8 +243,41 @@ impl Agent {
 
     /// [`Agent::start`] with the state directory given (an empty one: a node that lost its disk).
     pub fn start_in(url: &str, nodes: &str, env: &[(&str, &str)], state_dir: &Path) -> Agent {
+        Agent::spawn(url, nodes, env, &[], state_dir)
+    }
+
+    /// [`Agent::start`] with more of spurd's options (`--facts FILE`).
+    pub fn start_args(url: &str, nodes: &str, args: &[&str]) -> Agent {
+        Agent::spawn(url, nodes, &[], args, &agent_state_dir(url, nodes))
+    }
+
+    /// Runs spurd with `args` where it must refuse to start: how it exited
+    /// and what it said on stderr, or a failure at the deadline (killed).
+    pub fn refused(args: &[&str]) -> (ExitStatus, String) {
+        use std::io::Read;
+        let mut child = Command::new(bin("spurd"))
+            .args(args)
+            .env("SPUR_LOG", log_level())
+            .env_remove("SPUR_ADMISSION_TOKEN")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn spurd");
+        let mut stderr = child.stderr.take().expect("stderr");
+        let said = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = stderr.read_to_string(&mut s);
+            s
+        });
+        let status = Agent { child, state_dir: PathBuf::new() }.wait_exit();
+        (status, said.join().unwrap_or_default())
+    }
+
+    fn spawn(url: &str, nodes: &str, env: &[(&str, &str)], args: &[&str], state_dir: &Path) -> Agent {
         let mut c = Command::new(bin("spurd"));
         c.args(["--controller", url, "--nodes", nodes, "--hostname", "testhost"])
+            .args(args)
             .arg("--state-dir")
             .arg(state_dir)
             .env("SPUR_LOG", log_level())

@@ -185,6 +185,8 @@ async fn jobs_held_for_an_unreadable_catalog_start_once_it_loads() {
         hostname: "testhost".into(),
         state_dir: dir.path().join("spool"),
         stepd: spur_tests::proc::bin("spurd"),
+        facts: Default::default(),
+        fact_overrides: vec![],
     };
     let agent = tokio::spawn(spur_daemon::agent::run(opts));
 

@@ -15,9 +15,14 @@
 //! - [`script`]: the batch script as a file, run by its `#!` interpreter.
 //! - [`state`]: the state directory's files.
 //! - [`cgroup`]: a cgroup v2 per job where the host offers one.
+//! - [`facts`]: the host's facts (uname, os-release, cpuinfo, PCI modaliases) for
+//!   provisioner conditions, collected once and sent with every registration.
+//! - [`facts_file`]: `--facts FILE`, facts for simulated nodes over the host's.
 
 pub mod cgroup;
 pub mod exec;
+pub mod facts;
+pub mod facts_file;
 pub mod script;
 pub mod state;
 pub mod stepd;
@@ -43,6 +48,10 @@ pub struct AgentOpts {
     pub state_dir: PathBuf,
     /// The program run as `STEPD_ARG` to supervise each job (this binary).
     pub stepd: PathBuf,
+    /// What [`facts::collect`] found, sent with each registration.
+    pub facts: pb::HostFacts,
+    /// The `--facts` file's entries, applied by the controller in order.
+    pub fact_overrides: Vec<pb::FactsOverride>,
 }
 
 /// Slurm's SlurmdSpoolDir, one per agent: keyed by its first node, so
@@ -183,8 +192,8 @@ async fn session(
         hostname: opts.hostname.clone(),
         running,
         ended: unsent.iter().map(|e| report(None, e)).collect(),
-        facts: None,
-        fact_overrides: vec![],
+        facts: Some(opts.facts.clone()),
+        fact_overrides: opts.fact_overrides.clone(),
     };
     let reg = match client.register(req).await {
         Ok(r) => r.into_inner(),

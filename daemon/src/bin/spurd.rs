@@ -1,7 +1,7 @@
 //! spurd: the Spur node agent. One process may host many nodes.
 
 use clap::Parser;
-use spur_daemon::agent::{AgentOpts, run, stepd};
+use spur_daemon::agent::{AgentOpts, facts, facts_file, run, stepd};
 use spur_vocab::hostlist;
 
 #[derive(Parser)]
@@ -24,6 +24,11 @@ struct Args {
     /// else $TMPDIR/spurd-UID/FIRST_NODE.
     #[arg(long, env = "SPURD_STATE_DIR")]
     state_dir: Option<std::path::PathBuf>,
+    /// A YAML file of facts for some of the nodes, over the host's: a list of
+    /// `- nodes: HOSTLIST`, `facts: {cpuinfo.cpu_cores: 64, ...}` and
+    /// optionally `modaliases: [...]`, which replaces the host's list.
+    #[arg(long, value_name = "FILE")]
+    facts: Option<std::path::PathBuf>,
 }
 
 fn main() {
@@ -50,6 +55,13 @@ async fn agent_main() {
             std::process::exit(1);
         }
     };
+    let fact_overrides = match &args.facts {
+        Some(path) => facts_file::load(path, &nodes).unwrap_or_else(|e| {
+            eprintln!("spurd: error: --facts {e}");
+            std::process::exit(1);
+        }),
+        None => vec![],
+    };
     let hostname = args.hostname.unwrap_or_else(|| {
         std::fs::read_to_string("/etc/hostname")
             .map(|h| h.trim().to_string())
@@ -64,7 +76,16 @@ async fn agent_main() {
             std::process::exit(1);
         }
     };
-    let opts = AgentOpts { controller, nodes, token: args.token, hostname, state_dir, stepd };
+    let opts = AgentOpts {
+        controller,
+        nodes,
+        token: args.token,
+        hostname,
+        state_dir,
+        stepd,
+        facts: facts::collect(),
+        fact_overrides,
+    };
     tokio::select! {
         r = run(opts) => if let Err(e) = r {
             eprintln!("spurd: error: {e:#}");

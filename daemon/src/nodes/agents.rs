@@ -1,6 +1,7 @@
-//! Node agents (spurd): registration with an admission token, heartbeats,
-//! the monitor that sets silent nodes DOWN "Not responding" (and back),
-//! and the command stream that carries launches and signals to agents.
+//! Node agents (spurd): registration with an admission token and the
+//! host's facts, heartbeats, the monitor that sets silent nodes DOWN "Not
+//! responding" (and back), and the command stream that carries launches and
+//! signals to agents.
 
 use super::{AgentConn, NodeService};
 use crate::error::{Error, Result};
@@ -25,6 +26,7 @@ impl NodeService {
         if req.nodes.is_empty() {
             return Err(Error::invalid("nodes", "an agent must host at least one node"));
         }
+        let facts = super::facts::resolve(req)?;
         let id = crate::admission::random_hex(8)?;
         let key = crate::admission::random_hex(32)?;
         let now = now_ms();
@@ -48,8 +50,9 @@ impl NodeService {
             };
             c.agents.insert(id.clone(), conn);
             let mut back = vec![];
-            for name in &req.nodes {
+            for (name, facts) in req.nodes.iter().zip(facts) {
                 if let Some(n) = c.nodes.get_mut(name) {
+                    n.facts = Some(facts);
                     if n.registered && !n.responding {
                         back.push(name.clone());
                     }
@@ -63,6 +66,8 @@ impl NodeService {
                     }
                 }
             }
+            // New facts may admit the nodes to other definitions; judged before anyone reads them.
+            super::pools::refresh(&mut c, &req.nodes);
             back
         };
         tracing::info!(agent = %id, host = %req.hostname, nodes = req.nodes.len(), "agent registered");

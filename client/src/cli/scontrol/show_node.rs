@@ -19,7 +19,7 @@ pub fn parse(arg: Option<String>) -> Result<Command, String> {
 }
 
 /// `scontrol show node` for one node.
-pub fn node_record(n: &pb::Node, oneliner: bool) -> String {
+pub fn node_record(n: &pb::Node, f: &Flags) -> String {
     let features = n.features.join(",");
     let mut lines = vec![
         format!("NodeName={}", n.name),
@@ -47,6 +47,7 @@ pub fn node_record(n: &pb::Node, oneliner: bool) -> String {
     if !n.partitions.is_empty() {
         lines.push(format!("Partitions={}", n.partitions.join(",")));
     }
+    provisioning(n, f.details, &mut lines);
     // Slurm: the first reason line carries [user@time]; later lines are indented 7 more.
     for (i, text) in n.reason.split('\n').filter(|t| !t.is_empty()).enumerate() {
         if i > 0 {
@@ -62,7 +63,22 @@ pub fn node_record(n: &pb::Node, oneliner: bool) -> String {
             lines.push(format!("Reason={text}"));
         }
     }
-    record(&lines, oneliner)
+    record(&lines, f.oneliner)
+}
+
+/// What provisioner conditions see of a node and what they made of it.
+/// Before Reason, which stays last as in Slurm: its text runs on over lines.
+fn provisioning(n: &pb::Node, details: bool, lines: &mut Vec<String>) {
+    let pairs =
+        |kvs: &[pb::KeyValue]| kvs.iter().map(|kv| format!("{}={}", kv.key, kv.value)).collect::<Vec<_>>();
+    lines.push(format!("Definitions={}", null(&n.definitions.join(","))));
+    lines.push(format!("Annotations={}", null(&pairs(&n.annotations).join(","))));
+    lines.push(format!("Facts={}", null(&pairs(&n.facts).join(","))));
+    lines.push(format!("Modaliases={}", n.modaliases.len()));
+    // A GPU node has dozens, each 50 characters: listed only when asked.
+    if details {
+        lines.push(format!("ModaliasList={}", null(&n.modaliases.join(","))));
+    }
 }
 
 /// The nodes a `show node LIST` names, in the controller's order; every name must exist.
@@ -88,7 +104,7 @@ pub fn show_nodes(nodes: &[&pb::Node], f: &Flags) -> String {
     if nodes.is_empty() {
         return "No nodes in the system\n".into();
     }
-    nodes.iter().map(|n| node_record(n, f.oneliner)).collect()
+    nodes.iter().map(|n| node_record(n, f)).collect()
 }
 
 pub async fn execute(list: Option<&str>, f: &Flags, c: &mut Clients) -> Result<String, String> {
