@@ -32,7 +32,9 @@ impl Config {
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
             Err(e) if !must && e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-            Err(err) => return Err(ConfigError::Read { file: format!("controller.provisioners_file {file}"), err }),
+            Err(err) => {
+                return Err(ConfigError::Read { file: format!("controller.provisioners_file {file}"), err });
+            }
         };
         let invalid = |msg: String| ConfigError::Invalid { file: file.clone(), msg: one_line(&msg) };
         let mut p = provision::parse(&text, GENERATION.fetch_add(1, Ordering::Relaxed)).map_err(invalid)?;
@@ -89,11 +91,16 @@ impl Config {
                 "key 'scheduler.{yaml}': also set as 'scheduler.{toml}' in {conf}; set it in one file"
             )));
         }
-        for (yaml, d) in [("minPreemptionRuntime", &b.min_preemption_runtime), ("preemptionDrainTimeout", &b.preemption_drain_timeout)] {
+        for (yaml, d) in [
+            ("minPreemptionRuntime", &b.min_preemption_runtime),
+            ("preemptionDrainTimeout", &b.preemption_drain_timeout),
+        ] {
             if let Some(d) = d {
                 secs(d).secs().map_err(|e| invalid(format!("key 'scheduler.{yaml}': {e}")))?;
             }
         }
-        self.scheduler.validate().map_err(|e| invalid(format!("{e} (from provisioners.yaml's scheduler block)")))
+        self.scheduler
+            .validate()
+            .map_err(|e| invalid(format!("{e} (from provisioners.yaml's scheduler block)")))
     }
 }

@@ -76,10 +76,14 @@ fn annotations(kvs: &[pb::KeyValue]) -> Result<Vec<(String, String)>> {
     for kv in kvs {
         let k = kv.key.as_str();
         if k.is_empty() || k.len() > MAX_KEY || k.chars().any(|c| c.is_whitespace() || c == '=' || c == ',') {
-            return Err(bad(format!("key '{k}' must be 1 to {MAX_KEY} characters, without spaces, '=' or ','")));
+            return Err(bad(format!(
+                "key '{k}' must be 1 to {MAX_KEY} characters, without spaces, '=' or ','"
+            )));
         }
         if kv.value.len() > MAX_VALUE || kv.value.contains(['\n', ',']) {
-            return Err(bad(format!("{k}: the value must be at most {MAX_VALUE} characters on one line, without ','")));
+            return Err(bad(format!(
+                "{k}: the value must be at most {MAX_VALUE} characters on one line, without ','"
+            )));
         }
         if out.iter().any(|(o, _)| o == k) {
             return Err(bad(format!("key '{k}' is given twice")));

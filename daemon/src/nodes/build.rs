@@ -110,7 +110,8 @@ pub(crate) fn apply_config(c: &mut Cluster, cfg: &Config, now_ms: i64) -> Result
     }
     c.nodes = nodes;
     c.partitions = partitions;
-    let (old, new) = (c.provision.as_ref().map(|p| p.defs.len()), cfg.provision.as_ref().map(|p| p.defs.len()));
+    let (old, new) =
+        (c.provision.as_ref().map(|p| p.defs.len()), cfg.provision.as_ref().map(|p| p.defs.len()));
     if old.is_some() || new.is_some() {
         changes.push(format!("provisioner definitions: {}", new.unwrap_or(0)));
     }

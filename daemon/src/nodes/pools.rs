@@ -76,7 +76,9 @@ impl NodeService {
         let c = self.read();
         let Some(p) = c.provision.as_ref() else {
             if !id.is_empty() {
-                return Err(Error::NotFound(format!("provisioner '{id}': no provisioner definitions are configured")));
+                return Err(Error::NotFound(format!(
+                    "provisioner '{id}': no provisioner definitions are configured"
+                )));
             }
             return Ok(pb::ListProvisionersResponse::default());
         };
@@ -85,7 +87,8 @@ impl NodeService {
         for d in p.defs.iter().filter(|d| id.is_empty() || d.id == id) {
             let members: Vec<&Node> = c.nodes.values().filter(|n| n.definitions.contains(&d.id)).collect();
             let names: Vec<String> = members.iter().map(|n| n.name.clone()).collect();
-            let usable = members.iter().filter(|n| crate::sched::SchedNode::from_model(n).schedulable).count();
+            let usable =
+                members.iter().filter(|n| crate::sched::SchedNode::from_model(n).schedulable).count();
             let state = match (d.backend, members.is_empty()) {
                 (Backend::Static, false) => "active",
                 (Backend::Static, true) => "no nodes",
