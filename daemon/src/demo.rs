@@ -64,6 +64,60 @@ const CLUSTER: &str = include_str!("../../examples/demo/spur.conf");
 /// The demo's hierarchical resources, written beside its spur.conf.
 const RESOURCES: &str = include_str!("../../examples/demo/resources.yaml");
 
+/// The demo's provisioner definitions and the facts overrides that give it its pools.
+const PROVISIONERS: &str = include_str!("../../examples/demo/provisioners.yaml");
+const FACTS: &str = include_str!("../../examples/demo/facts.yaml");
+
+/// Jobs that exercise the definitions: (user, account, partition, annotation, seconds).
+/// The last asks for a tier no definition offers, so it pends with NoProvisionerDefinition.
+const POOL_JOBS: &[(&str, &str, &str, &str, u64)] = &[
+    ("alice", "ml", "gpu", "nvidia.com/gpu.product=a100", 45),
+    ("dave", "physics", "batch", "memory.class=high", 60),
+    ("carol", "ml", "batch", "", 30),
+    ("bob", "research", "batch", "tier=gold", 30),
+];
+
+/// Keeps one of each pool job active.
+fn spawn_pool_jobs(
+    jobs: std::sync::Arc<crate::jobs::JobService>,
+    dir: std::path::PathBuf,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(std::time::Duration::from_secs(5));
+        loop {
+            tick.tick().await;
+            for (i, (user, account, part, annotation, secs)) in POOL_JOBS.iter().enumerate() {
+                let name = format!("pool{i}");
+                if jobs.jobs().iter().any(|j| j.is_active() && j.name == name) {
+                    continue;
+                }
+                let annotations = (annotation.split_once('='))
+                    .map(|(k, v)| spur_proto::v1::KeyValue { key: k.into(), value: v.into() })
+                    .into_iter()
+                    .collect();
+                let spec = spur_proto::v1::JobSpec {
+                    name,
+                    account: (*account).into(),
+                    partition: (*part).into(),
+                    num_nodes: 1,
+                    ntasks: 4,
+                    cpus_per_task: 1,
+                    time_limit_minutes: Some(10),
+                    annotations,
+                    script: format!("#!/bin/sh\nsleep {secs}\n"),
+                    workdir: dir.display().to_string(),
+                    stdout_path: "/dev/null".into(),
+                    ..Default::default()
+                };
+                let caller = Caller { user: (*user).into(), peer: "demo".into(), ..Caller::default() };
+                if let Err(e) = jobs.submit(crate::auth::Role::Administrator, &caller, spec).await {
+                    tracing::debug!(error = %e, "demo pool submit refused");
+                }
+            }
+        }
+    })
+}
+
 /// A demo job: (user, account, qos, nodes, cpus, seconds, licenses).
 type Submit = (&'static str, &'static str, &'static str, u32, u32, u64, &'static str);
 
@@ -169,6 +223,7 @@ pub async fn start_demo(dir: &Path, stepd: std::path::PathBuf) -> anyhow::Result
         format!("{CLUSTER}\n[accounting]\ndatabase_url = \"sqlite://{}\"\n", db.display()),
     )?;
     std::fs::write(dir.join("resources.yaml"), RESOURCES)?;
+    std::fs::write(dir.join("provisioners.yaml"), PROVISIONERS)?;
     let cfg = Config::load(&path)?;
     let running = controller::start(cfg, "127.0.0.1:0").await?;
     let caller = Caller {
@@ -203,13 +258,13 @@ pub async fn start_demo(dir: &Path, stepd: std::path::PathBuf) -> anyhow::Result
         .map(|(nodes, host)| {
             let opts = AgentOpts {
                 controller: url.clone(),
-                nodes: spur_vocab::hostlist::expand(nodes).unwrap_or_default(),
+                nodes: nodes_of(nodes),
                 token: None,
                 hostname: host.into(),
                 state_dir: spool(host),
                 stepd: stepd.clone(),
                 facts: facts.clone(),
-                fact_overrides: vec![],
+                fact_overrides: overrides_for(nodes),
             };
             tokio::spawn(async move {
                 if let Err(e) = crate::agent::run(opts).await {
@@ -221,5 +276,18 @@ pub async fn start_demo(dir: &Path, stepd: std::path::PathBuf) -> anyhow::Result
     let mut agents: Vec<tokio::task::JoinHandle<()>> = agents;
     agents.push(spawn_job_stream(running.jobs.clone(), dir.to_path_buf()));
     agents.push(spawn_team(running.jobs.clone(), dir.to_path_buf()));
+    agents.push(spawn_pool_jobs(running.jobs.clone(), dir.to_path_buf()));
     Ok(Demo { running, agents, spools })
+}
+
+/// The demo's facts file, the entries naming this agent's nodes.
+fn overrides_for(nodes: &str) -> Vec<spur_proto::v1::FactsOverride> {
+    let all = nodes_of("node[01-06],gpu[01-02]");
+    let mine = nodes_of(nodes);
+    let parsed = crate::agent::facts_file::parse(FACTS, &all).unwrap_or_default();
+    parsed.into_iter().filter(|o| nodes_of(&o.nodes).iter().all(|n| mine.contains(n))).collect()
+}
+
+fn nodes_of(list: &str) -> Vec<String> {
+    spur_vocab::hostlist::expand(list).unwrap_or_default()
 }
