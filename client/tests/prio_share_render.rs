@@ -23,6 +23,7 @@ fn pjob(id: u64, user: &str, partition: &str, state: &str, prio: f64) -> pb::Job
         prio_fair_share: 1.2,
         prio_age: 1.25,
         prio_tier: 2,
+        prio_ordered: None,
     }
 }
 
@@ -145,4 +146,18 @@ fn sshare_json_marks_account_lines() {
     assert!(v["shares"][0]["user"].is_null() && v["shares"][0]["fair_share"].is_null());
     assert_eq!(v["shares"][1]["user"], "alice");
     assert_eq!(v["shares"][1]["effective_usage"], 0.1);
+}
+
+#[test]
+fn sprio_shows_the_priority_expression_when_it_orders_the_queue() {
+    let mut jobs = pjobs();
+    jobs[0].prio_ordered = Some(42.5);
+    let a = spur_client::cli::sprio::Args::default();
+    let out = spur_client::cli::sprio::report(&a, &jobs).unwrap();
+    let header = out.lines().next().unwrap();
+    assert!(header.trim_end().ends_with("EXPR"), "{out}");
+    assert!(out.contains("42.5000"), "{out}");
+    assert!(out.contains("N/A"), "a job without the value: {out}");
+    let plain = spur_client::cli::sprio::report(&a, &pjobs()).unwrap();
+    assert!(!plain.contains("EXPR"), "{plain}");
 }

@@ -9,6 +9,9 @@
 //! memory its plan holds.
 //! Then idle-fill: the same size of queue with 2,000 borrow candidates and
 //! 500 borrowed runs, on and off (target: on within 1.5× of off).
+//! Provisioner definitions: the same queue with 20 definitions, each with a
+//! policy and annotations, half the jobs annotated (target: under 2× the
+//! pass without; `SPUR_BENCH_PROVISION=1` runs that pair alone).
 //! Last, one pass at a million pending jobs × 10,000 nodes (target under
 //! 1 s), timed once with its memory.
 //! Run with `cargo bench -p spur-daemon --bench sched` (`-- nomatch` prints
@@ -179,6 +182,10 @@ fn bench(c: &mut Criterion) {
     if std::env::var_os("SPUR_BENCH_ARRAY").is_some() {
         return array(c);
     }
+    // `SPUR_BENCH_PROVISION=1 cargo bench -p spur-daemon --bench sched`: the provisioner pair alone.
+    if std::env::var_os("SPUR_BENCH_PROVISION").is_some() {
+        return provision(c);
+    }
     // `SPUR_BENCH_IDLE_FILL=1 cargo bench -p spur-daemon --bench sched`: the idle-fill pair alone.
     if std::env::var_os("SPUR_BENCH_IDLE_FILL").is_some() {
         return idle_fill(c);
@@ -243,6 +250,58 @@ fn array(c: &mut Criterion) {
     });
     c.bench_function("schedule 10000 pending + a 100000-task array x 1000 nodes, queue_depth 64", |b| {
         b.iter(|| schedule(black_box(&with), NOW))
+    });
+}
+
+/// 20 static definitions of 50 nodes each (the first two the GPU nodes), each
+/// with a policy and annotations; half the pending jobs carry a `tier`
+/// annotation that five definitions match. Each pass first refreshes the
+/// verdicts from the cache, as the controller does.
+fn provision(c: &mut Criterion) {
+    use spur_daemon::sched::provision::{AdmitCache, parse, prepare};
+    let plain = snapshot(10_000, 1_000, SchedConfig::default().queue_depth);
+    let mut yaml = String::from("definitions:\n");
+    for i in 0..20 {
+        yaml.push_str(&format!(
+            "- id: pool{i}\n  provisioner: static\n  annotations: {{tier: t{}, nvidia.com/gpu.count: {}}}\n  \
+             policy: request.job_resource.cpu.cores <= 64 && request.owner.account_id != \"acct{i}x\" && \
+             request.multinode_nodes <= definition.nodes\n  \
+             provisionerSpec: {{condition: 'true', costPerHour: {}}}\n",
+            i % 4,
+            if i < 2 { 8 } else { 0 },
+            (i % 5) as f64 * 0.25
+        ));
+    }
+    let p = Arc::new(parse(&yaml, 1).expect("bench yaml"));
+    let mut with = plain.clone();
+    for (i, n) in with.nodes.iter_mut().enumerate() {
+        n.definitions = vec![(i / 50) as u16];
+    }
+    for (k, j) in with.jobs.iter_mut().enumerate().filter(|(_, j)| j.is_pending()) {
+        if k % 2 == 0 {
+            j.annotations = vec![("tier".into(), format!("t{}", k % 4 / 2 * 2))];
+        }
+    }
+    with.provision = Some(p);
+    let mut cache = AdmitCache::default();
+    let t = std::time::Instant::now();
+    prepare(&mut with, &mut cache, NOW);
+    println!(
+        "provisioner verdicts, cold: {:.1} ms for {} pending jobs ({} distinct requests)",
+        t.elapsed().as_secs_f64() * 1e3,
+        with.admits.len(),
+        cache.len()
+    );
+    let plan = schedule(&with, NOW);
+    println!("with 20 definitions: {} starts, {} pending", plan.starts.len(), plan.pending.len());
+    c.bench_function("schedule 10000 pending x 1000 nodes, no definitions", |b| {
+        b.iter(|| schedule(black_box(&plain), NOW))
+    });
+    c.bench_function("schedule 10000 pending x 1000 nodes, 20 definitions (verdicts from the cache)", |b| {
+        b.iter(|| {
+            prepare(&mut with, &mut cache, NOW);
+            schedule(black_box(&with), NOW)
+        })
     });
 }
 

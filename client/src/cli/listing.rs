@@ -181,6 +181,7 @@ mod tests {
             prio_fair_share: 1.5,
             prio_age: 2.0,
             prio_tier: 2,
+            prio_ordered: None,
         };
         assert_eq!(unpack_as::<pb::JobPriority>(packed(vec![j.clone()])).unwrap(), vec![want.clone()]);
         let plain = pb::ListJobsResponse { jobs: vec![j], ..Default::default() };

@@ -64,6 +64,8 @@ const FIELDS: &[(char, &str)] = &[
     ('A', "AGE"),
     ('F', "FAIRSHARE"),
     ('T', "TIER"),
+    // provisioners.yaml's scheduler.priority: the queue's order when set.
+    ('E', "EXPR"),
 ];
 
 #[derive(Debug, Clone, Default)]
@@ -148,6 +150,10 @@ fn cell_into(out: &mut String, code: char, j: &pb::JobPriority) {
         'A' => jobfmt::four_places_into(out, j.prio_age),
         'F' => jobfmt::four_places_into(out, j.prio_fair_share),
         'T' => drop(write!(out, "{}", j.prio_tier)),
+        'E' => match j.prio_ordered {
+            Some(v) => jobfmt::four_places_into(out, v),
+            None => out.push_str("N/A"),
+        },
         _ => {}
     }
 }
@@ -158,7 +164,11 @@ fn header(code: char) -> &'static str {
 
 /// The whole report from listed jobs; no I/O.
 pub fn report(a: &Args, jobs: &[pb::JobPriority]) -> Result<String, String> {
-    let items = plan(a)?;
+    let mut items = plan(a)?;
+    // With scheduler.priority set, the default formats gain its column: it is what orders the queue.
+    if a.format.is_none() && jobs.iter().any(|j| j.prio_ordered.is_some()) {
+        items.extend(kv::parse_format(" %.10E", |c| c == 'E', "sprio")?);
+    }
     let mut shown: Vec<&pb::JobPriority> = jobs.iter().filter(|j| a.keep(j)).collect();
     shown.sort_by_key(|j| j.id);
     if a.json {
@@ -169,6 +179,7 @@ pub fn report(a: &Args, jobs: &[pb::JobPriority]) -> Result<String, String> {
                     "job_id": j.id, "partition": j.partition, "user": j.user, "account": j.account,
                     "qos": j.qos, "priority": j.priority, "base": j.prio_base,
                     "fair_share": j.prio_fair_share, "age": j.prio_age, "tier": j.prio_tier,
+                    "ordered": j.prio_ordered,
                 })
             })
             .collect();

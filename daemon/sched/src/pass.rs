@@ -209,8 +209,12 @@ impl<'a> Pass<'a> {
         let mut priorities = Vec::with_capacity(jobs.len());
         for (j, job) in jobs.iter().enumerate().filter(|(_, j)| j.is_pending()) {
             let part = self.part_idx.get(job.partition.as_str()).copied();
-            let (scope, priority) = scoped_priority(&mut self.scopes, &self.parts, job, part, self.now);
-            let key = (priority.effective, job.submit_ms, job.id);
+            let (scope, mut priority) = scoped_priority(&mut self.scopes, &self.parts, job, part, self.now);
+            if let Some(p) = &self.snap.provision {
+                let qos = self.scopes.list[scope as usize].qos;
+                priority.ordered = p.order_value(job, qos, &self.snap.catalog, &priority, self.now);
+            }
+            let key = (priority.order_key(), job.submit_ms, job.id);
             out.push(Entry { key, job: j as u32, scope, part, priority: priorities.len() as u32 });
             priorities.push(priority);
         }

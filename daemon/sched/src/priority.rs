@@ -40,18 +40,26 @@ pub struct PriorityFactors {
     pub age: f64,
     pub tier: u32,
     pub effective: f64,
+    /// provisioners.yaml's `scheduler.priority` for the job: when set, the
+    /// queue is ordered by it instead of `effective` (the preemption gap keeps `effective`).
+    pub ordered: Option<f64>,
 }
 
 impl PriorityFactors {
     pub fn new(base: f64, fair_share: f64, age: f64, tier: u32) -> PriorityFactors {
         let effective = base * fair_share.min(FAIR_SHARE_CAP) * age * f64::from(tier.max(1));
-        PriorityFactors { base, fair_share, age, tier, effective }
+        PriorityFactors { base, fair_share, age, tier, effective, ordered: None }
     }
 
     pub fn for_job(job: &Job, qos: Option<&Qos>, fair_share: f64, tier: u32, now_ms: i64) -> PriorityFactors {
         // `--nice` moves the base, where Slurm subtracts it from the sum.
         let base = (base_priority(job.priority, qos) - f64::from(job.nice)).max(0.0);
         Self::new(base, fair_share, age_factor(job.submit_ms, now_ms), tier)
+    }
+
+    /// What the queue is ordered by.
+    pub fn order_key(&self) -> f64 {
+        self.ordered.unwrap_or(self.effective)
     }
 
     /// The integer Slurm shows as the job's priority.

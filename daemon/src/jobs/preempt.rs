@@ -47,6 +47,9 @@ pub struct JobExplanation {
     pub verdict: JobVerdict,
     /// Each provisioner definition, with its refusal (None: it admits the job).
     pub definitions: Vec<(String, Option<sched::provision::Refusal>)>,
+    /// `scheduler.priority`'s value in the last pass, and its inputs now.
+    pub ordered: Option<f64>,
+    pub inputs: Vec<(String, String)>,
 }
 
 impl JobService {
@@ -82,7 +85,17 @@ impl JobService {
                 }
             }
         }
-        Ok(JobExplanation { reason: last.plan.reason_of(id).cloned(), verdict, definitions })
+        let pending = last.plan.pending.iter().find(|p| p.job == id);
+        let ordered = pending.and_then(|p| p.priority.ordered);
+        let inputs = match (&snap.provision, pending, snap.jobs.iter().find(|j| j.id == id)) {
+            (Some(p), Some(pend), Some(job)) if p.priority.is_some() => {
+                let qos = job.qos.as_deref().and_then(|q| snap.catalog.qos.get(q));
+                let ctx = sched::provision::priority_context(job, qos, &snap.catalog, &pend.priority, now);
+                sched::provision::flatten(&ctx)
+            }
+            _ => vec![],
+        };
+        Ok(JobExplanation { reason: last.plan.reason_of(id).cloned(), verdict, definitions, ordered, inputs })
     }
 
     pub fn explain_pair(&self, pending: u64, running: u64) -> Result<PairVerdict> {

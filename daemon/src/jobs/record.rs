@@ -55,6 +55,9 @@ pub struct JobRecord {
     pub eff_priority: f64,
     /// base, fair share, age factor, tier: the terms of `eff_priority`.
     pub factors: (f64, f64, f64, u32),
+    /// provisioners.yaml's `scheduler.priority` from the last pass, when set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prio_ordered: Option<f64>,
     pub nodes: Vec<String>,
     pub start_ms: i64,
     pub end_ms: i64,

@@ -354,6 +354,7 @@ impl Queue {
                 }
                 j.eff_priority = p.priority.value() as f64;
                 j.factors = factors(&p.priority);
+                j.prio_ordered = p.priority.ordered;
             }
         }
         for id in marks {
@@ -380,6 +381,7 @@ fn started(j: &JobRecord, s: &sched::Start, nodes: &[crate::model::Node], now: i
     n.reason_detail.clear();
     n.eff_priority = s.priority.value() as f64;
     n.factors = factors(&s.priority);
+    n.prio_ordered = None;
     n
 }
 

@@ -222,6 +222,7 @@ pub fn job_prio(j: &crate::jobs::record::JobRecord) -> pb::Job {
         prio_fair_share: j.factors.1,
         prio_age: j.factors.2,
         prio_tier: j.factors.3,
+        prio_ordered: j.prio_ordered,
         ..pb::Job::default()
     }
 }
@@ -233,6 +234,7 @@ pub fn job(j: &crate::jobs::record::JobRecord) -> pb::Job {
         prio_fair_share: j.factors.1,
         prio_age: j.factors.2,
         prio_tier: j.factors.3,
+        prio_ordered: j.prio_ordered,
         preempted_by: j.preempted_by.unwrap_or(0),
         usage: j.usage.map(|u| pb::JobUsage {
             user_cpu_us: u.user_cpu_us,
@@ -334,6 +336,7 @@ fn terms(f: &crate::sched::PriorityFactors) -> pb::PriorityTerms {
         age: f.age,
         tier: f.tier,
         effective: f.effective,
+        ordered: f.ordered,
     }
 }
 
@@ -384,6 +387,8 @@ pub fn explanation(e: &crate::jobs::preempt::JobExplanation, pass_time_ms: i64) 
         pass_time_ms,
         idle_fill: v.idle_fill.as_ref().map(idle_fill),
         definitions: e.definitions.iter().map(|(id, r)| definition_verdict(id, r.as_ref())).collect(),
+        priority_ordered: e.ordered,
+        priority_inputs: e.inputs.iter().map(|(k, v)| kv(k, v)).collect(),
     }
 }
 

@@ -41,6 +41,7 @@ mod tag {
     pub const ARRAY_THROTTLE: u32 = 44;
     pub const BORROWED: u32 = 45;
     pub const RECLAIMS: u32 = 46;
+    pub const PRIO_ORDERED: u32 = 48;
 }
 
 /// `ListJobsResponse.jobs`.
@@ -149,6 +150,11 @@ fn prio_fields(b: &mut Vec<u8>, j: &JobRecord) {
     double(b, tag::PRIO_FAIR_SHARE, j.factors.1);
     double(b, tag::PRIO_AGE, j.factors.2);
     uint(b, tag::PRIO_TIER, j.factors.3.into());
+    if let Some(v) = j.prio_ordered {
+        // An optional field: present even at 0.0, as prost writes it.
+        encode_key(tag::PRIO_ORDERED, WireType::SixtyFourBit, b);
+        b.extend_from_slice(&v.to_le_bytes());
+    }
 }
 
 fn double(b: &mut Vec<u8>, tag: u32, v: f64) {
@@ -208,6 +214,7 @@ mod tests {
             cpus_per_task: 4,
             exit_code: -15,
             factors: (1000.0, 0.25, 0.5, 2),
+            prio_ordered: Some(0.0),
             borrowed: true,
             reclaims: 3,
             ..JobRecord::default()

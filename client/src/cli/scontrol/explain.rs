@@ -64,6 +64,12 @@ pub fn render(e: &pb::Explanation) -> String {
     if !e.reason_detail.is_empty() {
         out.push_str(&format!("  {}\n", e.reason_detail));
     }
+    if let Some(v) = e.priority_ordered {
+        out.push_str(&format!("Priority (scheduler.priority): {v:.4}\n"));
+        let inputs: Vec<String> =
+            e.priority_inputs.iter().map(|kv| format!("{}={}", kv.key, kv.value)).collect();
+        out.push_str(&format!("  inputs: {}\n", inputs.join(" ")));
+    }
     out.push_str("Preemption checks:\n");
     for m in &e.checks {
         out.push_str(&format!("  {} {}\n", tick(m.passes), m.sentence));
@@ -172,6 +178,8 @@ pub fn explanation_json(e: &pb::Explanation) -> Value {
         "considered": e.considered,
         "outcome": e.outcome,
         "victims": e.victims,
+        "priority_ordered": e.priority_ordered,
+        "priority_inputs": e.priority_inputs.iter().map(|kv| (kv.key.clone(), json!(kv.value))).collect::<serde_json::Map<_, _>>(),
         "definitions": e.definitions.iter().map(|d| json!({
             "id": d.id, "admitted": d.admitted, "kind": d.kind, "why": d.why, "policy": d.policy,
             "key": d.key, "wanted": d.wanted, "had": d.had, "matcher": d.matcher,

@@ -151,6 +151,8 @@ pub struct Provision {
     pub cluster: String,
     /// The controller's offset from UTC in seconds, for `time.Now()`.
     pub utc_offset_secs: i32,
+    /// `scheduler.priority`, compiled.
+    pub priority: Option<Compiled>,
 }
 
 impl Provision {
@@ -166,6 +168,25 @@ impl Provision {
     /// The strictest sharing of a node's definitions.
     pub fn node_exclusive(&self, defs: &[u16]) -> Exclusive {
         defs.iter().filter_map(|d| self.defs.get(*d as usize)).map(|d| d.exclusive).max().unwrap_or_default()
+    }
+
+    /// `scheduler.priority` for a pending job, None when unset or when it
+    /// fails to evaluate (the job then keeps its multifactor value).
+    pub fn order_value(
+        &self,
+        job: &crate::job::Job,
+        qos: Option<&crate::model::Qos>,
+        catalog: &crate::catalog::Catalog,
+        f: &crate::priority::PriorityFactors,
+        now_ms: i64,
+    ) -> Option<f64> {
+        let expr = self.priority.as_ref()?;
+        let ctx = priority_context(job, qos, catalog, f, now_ms);
+        match expr.value(&ctx).ok()? {
+            expr::Value::Integer(i) => Some(i as f64),
+            expr::Value::Float(x) if x.is_finite() => Some(x),
+            _ => None,
+        }
     }
 
     fn reads_clock(&self) -> bool {
@@ -207,6 +228,82 @@ pub fn prepare(snap: &mut Snapshot, cache: &mut AdmitCache, now_ms: i64) {
         let a = cache.get_or(key, || admit(&p, job, &owner, &sizes, now_ms, p.utc_offset_secs));
         snap.admits.insert(job.id, a);
     }
+}
+
+/// `scheduler.priority`'s inputs (README: "Provisioner definitions").
+/// Spur keeps no organization, account or user priority: those are 0;
+/// `workflow.priority` is `-nice`, as the spec's workflow priority is signed and at most 0.
+pub fn priority_context(
+    job: &crate::job::Job,
+    qos: Option<&crate::model::Qos>,
+    catalog: &crate::catalog::Catalog,
+    f: &crate::priority::PriorityFactors,
+    now_ms: i64,
+) -> expr::Context {
+    use expr::Value::{Float, Integer, String as Text};
+    let m =
+        |pairs: Vec<(&str, expr::Value)>| lang::value_map(pairs.into_iter().map(|(k, v)| (k.to_string(), v)));
+    let account = job.account.as_deref().unwrap_or("");
+    let org = catalog.accounts.get(account).map_or("", |a| a.organization.as_str());
+    let hours = now_ms.saturating_sub(job.submit_ms).max(0) as f64 / 3_600_000.0;
+    let mut ctx = expr::Context::default();
+    ctx.insert("organization", m(vec![("name", Text(org.into())), ("priority", Integer(0))]));
+    ctx.insert("account", m(vec![("name", Text(account.into())), ("priority", Integer(0))]));
+    ctx.insert("user", m(vec![("name", Text(job.user.clone())), ("priority", Integer(0))]));
+    ctx.insert("workflow", m(vec![("priority", Integer(-i64::from(job.nice)))]));
+    ctx.insert(
+        "qos",
+        m(vec![
+            ("name", Text(qos.map(|q| q.name.clone()).unwrap_or_default())),
+            ("priority", Integer(qos.map_or(0, |q| q.priority))),
+        ]),
+    );
+    let explicit = job.priority.map_or(0, |p| i64::try_from(p).unwrap_or(i64::MAX));
+    ctx.insert(
+        "job",
+        m(vec![
+            ("id", Integer(job.id as i64)),
+            ("priority", Integer(explicit)),
+            ("nice", Integer(job.nice.into())),
+        ]),
+    );
+    ctx.insert("age", Float(hours));
+    ctx.insert("fairshare", Float(f.fair_share));
+    ctx.insert("partition", m(vec![("name", Text(job.partition.clone())), ("tier", Integer(f.tier.into()))]));
+    ctx.insert("multifactor", Float(f.effective));
+    ctx
+}
+
+/// The top-level names [`priority_context`] sets.
+const PRIORITY_INPUTS: [&str; 10] = [
+    "organization",
+    "account",
+    "user",
+    "workflow",
+    "qos",
+    "job",
+    "age",
+    "fairshare",
+    "partition",
+    "multifactor",
+];
+
+/// A priority context's values as `a.b=value` pairs, sorted, for explanations.
+pub fn flatten(ctx: &expr::Context) -> Vec<(String, String)> {
+    fn walk(prefix: &str, v: &expr::Value, out: &mut Vec<(String, String)>) {
+        match v {
+            expr::Value::Map(m) => m.iter().for_each(|(k, v)| walk(&format!("{prefix}{k}."), v, out)),
+            other => out.push((prefix.trim_end_matches('.').to_string(), other.to_string())),
+        }
+    }
+    let mut out = vec![];
+    for k in PRIORITY_INPUTS {
+        if let Some(v) = ctx.get(k) {
+            walk(&format!("{k}."), v, &mut out);
+        }
+    }
+    out.sort();
+    out
 }
 
 /// One definition's condition, checked for every node; errors are kept per node.

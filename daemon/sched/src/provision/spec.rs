@@ -84,9 +84,10 @@ pub fn parse(text: &str, generation: u64) -> Result<Provision, String> {
         Err(e) => return Err(e.to_string()),
     };
     let ignored: BTreeSet<String> = raw.scheduler.ignored_annotations.iter().cloned().collect();
-    if let Some(p) = &raw.scheduler.priority {
-        Compiled::new(p).map_err(|e| format!("key 'scheduler.priority': {e}"))?;
-    }
+    let priority = match raw.scheduler.priority.as_deref().map(str::trim).filter(|p| !p.is_empty()) {
+        Some(p) => Some(Compiled::new(p).map_err(|e| format!("key 'scheduler.priority': {e}"))?),
+        None => None,
+    };
     let mut defs = Vec::with_capacity(raw.definitions.len());
     let mut seen = BTreeSet::new();
     for (i, d) in raw.definitions.into_iter().enumerate() {
@@ -118,6 +119,7 @@ pub fn parse(text: &str, generation: u64) -> Result<Provision, String> {
         generation,
         cluster: String::new(),
         utc_offset_secs: 0,
+        priority,
     })
 }
 

@@ -194,3 +194,24 @@ fn the_cache_gives_the_same_plan_and_reuses_verdicts() {
     prepare(&mut snap, &mut cache, NOW);
     assert_eq!(cache.len(), 2);
 }
+
+#[test]
+fn scheduler_priority_orders_the_queue_and_leaves_the_multifactor_value() {
+    let yaml = "scheduler:\n  priority: \"job.id * 10 + workflow.priority + age\"\n";
+    let p = parse(yaml, 1).unwrap();
+    let f = Fx::new(1, 8, 8192, 0)
+        .with(|f| f.snap.provision = Some(Arc::new(p)))
+        .job(job(1, "alice"))
+        .job(job(2, "alice"))
+        .with(|f| f.snap.jobs.iter_mut().for_each(|j| j.exclusive = true));
+    let plan = f.plan();
+    assert!(plan.start_of(2).is_some(), "job 2 scores 20, job 1 10");
+    let pend = plan.pending.iter().find(|p| p.job == 1).unwrap();
+    assert_eq!(pend.priority.ordered, Some(10.0));
+    assert!(pend.priority.effective >= 1000.0, "the multifactor value stays for the preemption gap");
+    let snap = f.snap_with_catalog();
+    let ctx = crate::provision::priority_context(&snap.jobs[0], None, &snap.catalog, &pend.priority, NOW);
+    let inputs = crate::provision::flatten(&ctx);
+    assert!(inputs.contains(&("job.id".to_string(), "1".to_string())), "{inputs:?}");
+    assert!(inputs.iter().any(|(k, _)| k == "multifactor"));
+}
