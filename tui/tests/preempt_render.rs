@@ -1,21 +1,22 @@
 //! The Preemption pane: opened with `w` on a Queue row, filled from the
 //! controller's explanation (marks and sentences as sent), re-read when the
-//! jobs change, answers for another job dropped, and snapshots at 80x24 and
-//! 120x40.
+//! jobs change, answers for another job dropped, provisioner definitions'
+//! verdicts under the outcome, and snapshots at 80x24 and 120x40.
 
 mod common;
 
 use common::{draw, on_queue};
 use spur_console::model::session::Role;
 use spur_console::{Action, Effect, Msg, PaneId, Rpc, dispatch};
-use spur_proto::v1::{ExplainSide, Explanation, Mark, PairExplanation, PriorityTerms};
+use spur_proto::v1::{DefinitionVerdict, ExplainSide, Explanation, Mark, PairExplanation, PriorityTerms};
 
 fn mark(name: &str, passes: bool, sentence: &str) -> Mark {
     Mark { name: name.into(), passes, sentence: sentence.into() }
 }
 
 fn side(id: u64, user: &str, qos: &str, effective: f64) -> Option<ExplainSide> {
-    let priority = Some(PriorityTerms { base: effective, fair_share: 1.0, age: 1.0, tier: 1, effective });
+    let priority =
+        Some(PriorityTerms { base: effective, fair_share: 1.0, age: 1.0, tier: 1, effective, ordered: None });
     Some(ExplainSide { job_id: id, user: user.into(), qos: qos.into(), partition: "batch".into(), priority })
 }
 
@@ -85,8 +86,10 @@ fn explanation() -> Explanation {
         pair: None,
         pass_time_ms: 0,
         idle_fill: None,
-        // The Preemption pane does not show provisioner verdicts (scontrol explain does).
+        // No provisioners.yaml: the pane has no definitions section.
         definitions: vec![],
+        priority_ordered: None,
+        priority_inputs: vec![],
     }
 }
 
@@ -182,4 +185,116 @@ fn w_outside_the_queue_says_where_it_works() {
     dispatch(&mut state, Action::GoPane(PaneId::Nodes));
     assert!(dispatch(&mut state, Action::Explain).is_empty());
     assert!(state.message.as_ref().unwrap().text.contains("Queue pane"));
+}
+
+/// Three definitions as the controller words them: gpu admits the job,
+/// ml-only's policy refuses it, gold wants an annotation the job lacks.
+fn verdicts() -> Vec<DefinitionVerdict> {
+    let policy = r#"request.owner.account_id == "ml""#;
+    vec![
+        DefinitionVerdict { id: "gpu".into(), admitted: true, kind: "admitted".into(), ..Default::default() },
+        DefinitionVerdict {
+            id: "ml-only".into(),
+            kind: "policy".into(),
+            why: format!("ml-only: policy is false ({policy})"),
+            policy: policy.into(),
+            ..Default::default()
+        },
+        DefinitionVerdict {
+            id: "gold".into(),
+            kind: "annotation".into(),
+            why: "gold: annotation tier=gold not matched by tier=silver (ExactMatch)".into(),
+            key: "tier".into(),
+            wanted: "gold".into(),
+            had: "silver".into(),
+            matcher: "ExactMatch".into(),
+            ..Default::default()
+        },
+    ]
+}
+
+/// The pane on the first Queue row with `answer` (its job id set to that row's).
+fn explained(answer: Explanation) -> spur_console::State {
+    let mut state = on_queue(false, (80, 24), Some(Role::Operator));
+    let id = spur_console::update::nav::current_key(&state).unwrap().parse::<u64>().unwrap();
+    dispatch(&mut state, Action::Explain);
+    let answer = Explanation { job_id: id, ..answer };
+    dispatch(&mut state, Action::Net(Msg::Explained { job: id, answer: Ok(Box::new(answer)) }));
+    state
+}
+
+#[test]
+fn definitions_are_listed_under_the_outcome() {
+    let state = explained(Explanation { definitions: verdicts(), ..explanation() });
+    let text = draw(&state).backend().to_string();
+    assert!(text.contains("Provisioner definitions:"), "{text}");
+    assert!(text.contains("✓ gpu: admits the job"), "{text}");
+    assert!(text.contains(r#"✗ ml-only: policy is false (request.owner.account_id == "ml")"#), "{text}");
+    assert!(text.contains("✗ gold: annotation tier=gold not matched by tier=silver (ExactMatch)"), "{text}");
+    // The candidates still have rows below.
+    assert!(text.contains("✓ requeue"), "{text}");
+    insta::assert_snapshot!("preemption_definitions_80x24", draw(&state).backend());
+}
+
+/// A job no definition admits: the refusals are in the reason's facts and
+/// the section; they are said once, in the section, in BOLD.
+#[test]
+fn when_none_admits_the_refusals_are_said_once_and_stand_out() {
+    let mut defs = verdicts();
+    defs[0] = DefinitionVerdict {
+        admitted: false,
+        kind: "no_usable_nodes".into(),
+        why: "gpu: its pool has no usable node in the partition".into(),
+        ..defs[0].clone()
+    };
+    let refusals: Vec<String> = defs.iter().map(|d| d.why.clone()).collect();
+    let answer = Explanation {
+        reason: "NoProvisionerDefinition".into(),
+        reason_detail: format!(
+            "no provisioner definition admits the job in partition batch; {}",
+            refusals.join("; ")
+        ),
+        checks: vec![],
+        candidates: vec![],
+        considered: 0,
+        outcome: "not considered: the job pends for NoProvisionerDefinition, which preempting cannot fix"
+            .into(),
+        victims: vec![],
+        definitions: defs,
+        ..explanation()
+    };
+    let state = explained(answer);
+    let term = draw(&state);
+    let text = term.backend().to_string();
+    assert!(text.contains("pends: NoProvisionerDefinition: no provisioner definition"), "{text}");
+    for why in &refusals {
+        assert_eq!(text.matches(why).count(), 1, "{why}:\n{text}");
+    }
+    // The screen wraps lines, so the pends line is checked whole too.
+    let job = state.preempt.job.unwrap();
+    let want = format!(
+        "job {job} pends: NoProvisionerDefinition: no provisioner definition admits the job in partition batch"
+    );
+    assert_eq!(state.preempt.summary()[0].0, want);
+    let buf = term.backend().buffer();
+    let y = (0..buf.area.height)
+        .find(|&y| (0..buf.area.width).map(|x| buf[(x, y)].symbol()).collect::<String>().contains("✗ gpu:"))
+        .expect("the gpu line");
+    assert!(buf[(4, y)].modifier.contains(ratatui::style::Modifier::BOLD), "{text}");
+}
+
+#[test]
+fn a_long_list_ends_with_how_many_more() {
+    let mut defs = verdicts();
+    defs.extend((1..=3).map(|i| DefinitionVerdict {
+        id: format!("cloud{i}"),
+        kind: "no_driver".into(),
+        why: format!("cloud{i}: aws definitions have no driver in this build"),
+        ..Default::default()
+    }));
+    let state = explained(Explanation { definitions: defs, ..explanation() });
+    let text = draw(&state).backend().to_string();
+    assert!(text.contains("✗ cloud1: aws definitions"), "{text}");
+    assert!(!text.contains("cloud2"), "{text}");
+    assert!(text.contains("… 2 more definition(s) (scontrol explain job"), "{text}");
 }

@@ -88,3 +88,19 @@ fn not_yet_read_unsupported_and_failed_say_so() {
     dispatch(&mut state, Action::Net(spur_console::Msg::JobsFailed { error, unsupported: false }));
     assert!(draw(&state).backend().to_string().contains("✗ jobs unavailable: Internal: disk on fire"));
 }
+
+/// A reason code the console has never heard of (NoProvisionerDefinition,
+/// added with provisioners.yaml) is shown as given, whole at 80 columns.
+#[test]
+fn a_new_reason_code_is_shown_as_given() {
+    let mut state = on_queue(false, (80, 24), Some(Role::Operator));
+    let mut jobs = common::jobs();
+    let j = jobs.iter_mut().find(|j| j.id == 103).unwrap();
+    j.reason = "NoProvisionerDefinition".into();
+    j.reason_detail = "no provisioner definition admits the job in partition batch".into();
+    let set = spur_console::JobSet::from_pb(jobs, common::now());
+    dispatch(&mut state, Action::Net(spur_console::Msg::Jobs(std::sync::Arc::new(set))));
+    let text = draw(&state).backend().to_string();
+    let row = text.lines().find(|l| l.contains("  103 ")).unwrap_or_else(|| panic!("{text}"));
+    assert!(row.contains("(NoProvisionerDefinition)"), "{text}");
+}

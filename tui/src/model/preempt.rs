@@ -1,8 +1,9 @@
 //! The Preemption pane: one pending job's running candidates, each with its
 //! effective priority and a ✓/✗ for the gap and every guard in the
 //! scheduler's order, and the check that decided. Above the table, the
-//! pending reason with its facts, the job-level checks and the outcome
-//! ([`Preempt::summary`]). Enter shows a candidate's whole verdict as sentences.
+//! pending reason with its facts, the job-level checks, the outcome and
+//! each provisioner definition's verdict on the job ([`Preempt::summary`]).
+//! Enter shows a candidate's whole verdict as sentences.
 //!
 //! All of it is the controller's `Jobs.Explain` answer as sent: the
 //! console shows the scheduler's marks and sentences; it never recomputes
@@ -57,12 +58,14 @@ pub const COLUMNS: &[Column] = &[
     col("Part", 6, 10),
 ];
 
+/// One mark for everything that passes or fails, so checks, guards and
+/// definitions read alike.
+fn pass_mark(passes: bool) -> &'static str {
+    if passes { "✓" } else { "✗" }
+}
+
 fn tick(m: Option<&Mark>) -> String {
-    match m {
-        Some(m) if m.passes => "✓".into(),
-        Some(_) => "✗".into(),
-        None => "-".into(),
-    }
+    m.map_or("-", |m| pass_mark(m.passes)).into()
 }
 
 /// `✓ requeue` or `✗ exempt time`.
@@ -129,7 +132,8 @@ impl Preempt {
         }
         let reason =
             if d.reason.is_empty() { "not pending in the last pass".to_string() } else { d.reason.clone() };
-        let facts = if d.reason_detail.is_empty() { String::new() } else { format!(": {}", d.reason_detail) };
+        let facts = facts_beside_definitions(d);
+        let facts = if facts.is_empty() { String::new() } else { format!(": {facts}") };
         out.push((format!("job {job} pends: {reason}{facts}"), false));
         let checks: Vec<String> = d.checks.iter().map(check_label).collect();
         if !checks.is_empty() {
@@ -141,8 +145,51 @@ impl Preempt {
         if let Some(f) = &d.idle_fill {
             out.extend(idle_fill(f));
         }
+        out.extend(definitions(d));
         out
     }
+}
+
+/// Definitions listed above the table: with the reason, checks and outcome
+/// they still leave rows for candidates at 80x24.
+const DEFINITION_LINES: usize = 4;
+
+/// provisioners.yaml's verdicts on the job, in the file's order: `✓ ID:
+/// admits the job`, or `✗` and the controller's sentence, which names the
+/// definition. Nothing when no definitions are configured.
+fn definitions(d: &pb::Explanation) -> Vec<(String, bool)> {
+    if d.definitions.is_empty() {
+        return Vec::new();
+    }
+    // When none admits, the refusals are why the job pends: they stand out
+    // as a blocking check does. Otherwise a refusal is only a place it won't go.
+    let blocking = !d.definitions.iter().any(|v| v.admitted);
+    let mut out = vec![("Provisioner definitions:".to_string(), false)];
+    for v in d.definitions.iter().take(DEFINITION_LINES) {
+        out.push(if v.admitted {
+            (format!("{} {}: admits the job", pass_mark(true), v.id), false)
+        } else if v.why.is_empty() {
+            (format!("{} {}: refused ({})", pass_mark(false), v.id, v.kind), blocking)
+        } else {
+            (format!("{} {}", pass_mark(false), v.why), blocking)
+        });
+    }
+    let more = d.definitions.len().saturating_sub(DEFINITION_LINES);
+    if more > 0 {
+        out.push((format!("… {more} more definition(s) (scontrol explain job {})", d.job_id), false));
+    }
+    out
+}
+
+/// The reason's facts less the refusals the definitions section lists:
+/// NoProvisionerDefinition's facts end with every refusal, and saying them
+/// twice would push the section off an 80x24 screen. Only the exact
+/// sentences shown below are taken out; anything else stays as sent.
+fn facts_beside_definitions(d: &pb::Explanation) -> String {
+    let shown = d.definitions.iter().take(DEFINITION_LINES);
+    shown
+        .filter(|v| !v.admitted && !v.why.is_empty())
+        .fold(d.reason_detail.clone(), |facts, v| facts.replacen(&format!("; {}", v.why), "", 1))
 }
 
 /// Reclaim candidates shown beside preemption's: enough to read at 80x24.
