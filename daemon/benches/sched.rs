@@ -294,8 +294,16 @@ fn provision(c: &mut Criterion) {
     );
     let plan = schedule(&with, NOW);
     println!("with 20 definitions: {} starts, {} pending", plan.starts.len(), plan.pending.len());
+    let plain_plan = schedule(&plain, NOW);
+    println!("without: {} starts, {} pending", plain_plan.starts.len(), plain_plan.pending.len());
     c.bench_function("schedule 10000 pending x 1000 nodes, no definitions", |b| {
         b.iter(|| schedule(black_box(&plain), NOW))
+    });
+    c.bench_function("provisioner verdicts from the cache alone, 10000 pending", |b| {
+        b.iter(|| prepare(black_box(&mut with), &mut cache, NOW))
+    });
+    c.bench_function("schedule 10000 pending x 1000 nodes, 20 definitions (the pass alone)", |b| {
+        b.iter(|| schedule(black_box(&with), NOW))
     });
     c.bench_function("schedule 10000 pending x 1000 nodes, 20 definitions (verdicts from the cache)", |b| {
         b.iter(|| {

@@ -139,3 +139,23 @@ fn jobs_go_only_to_the_definitions_that_admit_them() {
         &[&gpu.to_string(), &gold.to_string(), &ml.to_string(), &phys.to_string(), &any.to_string()],
     );
 }
+
+#[test]
+fn reconfigure_rereads_the_file_and_keeps_the_running_one_when_it_is_bad() {
+    let e = Env::start();
+    let path = e.dir.path().join("provisioners.yaml");
+    std::fs::write(&path, PROVISIONERS.replace("costPerHour: 0.1", "costPerHour: -1")).unwrap();
+    let err = fails("scontrol", &e.c.url, &["reconfigure"]);
+    assert!(
+        err.contains("provisioners.yaml") && err.contains("'cheap'") && err.contains("costPerHour"),
+        "{err}"
+    );
+    let prov = e.ok("scontrol", &["show", "provisioner", "cheap"]);
+    assert!(prov.contains("CostPerHour=0.10"), "the running definitions stay: {prov}");
+    std::fs::write(&path, format!("{PROVISIONERS}- id: spare\n  provisioner: static\n  provisionerSpec: {{condition: 'hostname() == \"cpu02\"'}}\n")).unwrap();
+    e.ok("scontrol", &["reconfigure"]);
+    let spare = e.ok("scontrol", &["show", "provisioner", "spare"]);
+    assert!(spare.contains("Nodes=cpu02"), "{spare}");
+    let node = e.ok("scontrol", &["show", "node", "cpu02"]);
+    assert!(node.contains("Definitions=cheap,spare") && node.contains("site=test"), "{node}");
+}

@@ -255,7 +255,7 @@ pub struct Snapshot {
     pub provision: Option<Arc<provision::Provision>>,
     /// Pending jobs' definition verdicts ([`provision::prepare`]); a job
     /// missing here is judged in the pass.
-    pub admits: HashMap<JobId, Arc<provision::Admit>>,
+    pub admits: provision::Admits,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -1,17 +1,14 @@
 //! Which definitions admit a job: each definition's policy on the job's
 //! request, then scheduler annotation matching. Verdicts depend only on the
 //! request and (for policies reading `definition.*`) the pools' sizes, so
-//! [`AdmitCache`] keeps them across passes, keyed by what they read.
+//! the cache (`cache.rs`) keeps them across passes.
 
-use super::lang::{Compiled, value_map};
+use super::lang::value_map;
 use super::matcher::{first_mismatch, needs_match};
 use super::{Backend, Provision};
 use crate::job::Job;
 use expr::{Context, Value};
-use std::collections::HashMap;
 use std::fmt;
-use std::hash::{Hash, Hasher};
-use std::sync::Arc;
 
 /// Why one definition refused a job.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -119,10 +116,75 @@ pub fn request_context(job: &Job, owner: &Owner<'_>) -> Context {
     ctx
 }
 
+/// The request's own key names (not annotation keys or device names, which are the user's).
+const SCHEMA: [&str; 24] = [
+    "owner",
+    "job_kind",
+    "job_ttl",
+    "job_annotations",
+    "multinode_job",
+    "multinode_nodes",
+    "task_array_job",
+    "task_array_concurrency",
+    "job_resource",
+    "id",
+    "organization_id",
+    "email",
+    "cluster_id",
+    "account_id",
+    "cpu",
+    "mem",
+    "devices",
+    "exclusive",
+    "affinity",
+    "cores",
+    "threads",
+    "sockets",
+    "bytes",
+    "by_core",
+];
+
+/// The words the policies use, when every use of `request` can be seen in
+/// them: the evaluator copies a map each time an expression names it, so a
+/// request trimmed to what is read costs a fraction to judge. None: keep all.
+pub fn policy_words<'a>(sources: impl Iterator<Item = &'a str>) -> Option<std::collections::HashSet<String>> {
+    let mut words = std::collections::HashSet::new();
+    for src in sources {
+        if src.contains("$env") || src.contains("request[") || src.contains("request?.[") {
+            return None;
+        }
+        words.extend(src.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).map(str::to_string));
+    }
+    Some(words)
+}
+
+/// Drops the schema keys no policy names, at every level of the request.
+fn prune(v: &mut Value, words: &std::collections::HashSet<String>) {
+    if let Value::Map(m) = v {
+        m.retain(|k, _| !SCHEMA.contains(&k.as_str()) || words.contains(k));
+        for (k, child) in m.iter_mut() {
+            if k != "job_annotations" && k != "devices" {
+                prune(child, words);
+            }
+        }
+    }
+}
+
+/// `request.*` with only what the policies name (all of it when that cannot be seen).
+pub fn trimmed_request(p: &Provision, job: &Job, owner: &Owner<'_>) -> Context {
+    let mut ctx = request_context(job, owner);
+    if let Some(words) = &p.policy_words {
+        let mut request = ctx.get("request").cloned().unwrap_or(Value::Nil);
+        prune(&mut request, words);
+        ctx.insert("request", request);
+    }
+    ctx
+}
+
 /// Every definition's verdict on one job. `pool` is each definition's usable
 /// node count (its `definition.nodes`).
 pub fn admit(p: &Provision, job: &Job, owner: &Owner<'_>, pool: &[u32], now_ms: i64, offset: i32) -> Admit {
-    let mut ctx = request_context(job, owner);
+    let mut ctx = trimmed_request(p, job, owner);
     if p.defs.iter().any(|d| d.policy.as_ref().is_some_and(|c| c.reads_clock)) {
         super::lang::with_now(&mut ctx, now_ms, offset);
     }
@@ -168,58 +230,4 @@ pub fn admit(p: &Provision, job: &Job, owner: &Owner<'_>, pool: &[u32], now_ms: 
         out.candidates.push(i as u16);
     }
     out
-}
-
-/// Verdicts kept across passes, keyed by everything they read: the job's
-/// request, the config's generation, and the pool sizes when a policy reads
-/// them. Entries no pass asked for are dropped.
-#[derive(Debug, Default)]
-pub struct AdmitCache {
-    map: HashMap<u64, (u64, Arc<Admit>)>,
-    pass: u64,
-}
-
-impl AdmitCache {
-    pub fn len(&self) -> usize {
-        self.map.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
-    }
-
-    /// Starts a pass: entries the last pass did not use go.
-    pub fn begin(&mut self) {
-        let last = self.pass;
-        self.map.retain(|_, (used, _)| *used == last);
-        self.pass += 1;
-    }
-
-    pub fn get_or(&mut self, key: u64, f: impl FnOnce() -> Admit) -> Arc<Admit> {
-        let pass = self.pass;
-        let e = self.map.entry(key).or_insert_with(|| (pass, Arc::new(f())));
-        e.0 = pass;
-        e.1.clone()
-    }
-}
-
-/// What a verdict reads of a job (its id aside: identical requests share).
-pub fn request_key(p: &Provision, job: &Job, org: &str, pools: u64) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    (p.generation, pools, &job.user, &job.account, org, &job.email, &job.annotations).hash(&mut h);
-    (job.time_limit, job.nodes(), job.exclusive, job.shape().cpus, job.shape().mem_mb, job.shape().gpus)
-        .hash(&mut h);
-    job.array.map(|a| (a.throttle, a.pending)).hash(&mut h);
-    h.finish()
-}
-
-/// The part of the key the pools give: their sizes, when a policy reads `definition.*`.
-pub fn pools_key(p: &Provision, pool: &[u32]) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    for (d, n) in p.defs.iter().zip(pool) {
-        if d.policy.as_ref().is_some_and(|c: &Compiled| c.reads_definition) {
-            n.hash(&mut h);
-        }
-    }
-    h.finish()
 }

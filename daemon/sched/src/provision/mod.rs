@@ -5,18 +5,21 @@
 //! - `spec`: provisioners.yaml parsed and checked; memory sizes; the saturating allocation TTL.
 //! - `lang`: conditions and policies compiled once (expr-lang) and their environments.
 //! - `matcher`: scheduler annotation matching and its built-in matchers.
-//! - `admit`: a job's verdict per definition, and the cache that keeps them across passes.
+//! - `admit`: a job's verdict per definition, with the request trimmed to what policies name.
+//! - `cache`: verdicts kept across passes, judged again only when what they read changed.
 //!
 //! The pass (`pass.rs`) places a job only on nodes of its candidate
 //! definitions, cheapest first; nodes in no definition serve jobs with no
 //! annotation to match.
 
 mod admit;
+mod cache;
 mod lang;
 mod matcher;
 mod spec;
 
-pub use admit::{Admit, AdmitCache, Owner, Refusal, Why, admit, pools_key, request_context, request_key};
+pub use admit::{Admit, Owner, Refusal, Why, admit, policy_words, request_context, trimmed_request};
+pub use cache::{AdmitCache, Admits, IdHasher};
 pub use lang::{Compiled, facts_context, glob, with_now};
 pub use matcher::{Matcher, PLATFORM_KEYS, first_mismatch};
 pub use spec::{allocation_ttl, parse, parse_memory};
@@ -153,6 +156,8 @@ pub struct Provision {
     pub utc_offset_secs: i32,
     /// `scheduler.priority`, compiled.
     pub priority: Option<Compiled>,
+    /// The words the policies use ([`admit::policy_words`]); None keeps the whole request.
+    pub policy_words: Option<std::collections::HashSet<String>>,
 }
 
 impl Provision {
@@ -220,14 +225,27 @@ pub fn prepare(snap: &mut Snapshot, cache: &mut AdmitCache, now_ms: i64) {
         pools ^= (now_ms / 60_000) as u64;
     }
     let catalog = snap.catalog.clone();
+    let reads_org = p.policy_words.as_ref().is_none_or(|w| w.contains("organization_id"));
     for job in snap.jobs.iter().filter(|j| j.is_pending()) {
-        let org =
-            job.account.as_deref().and_then(|a| catalog.accounts.get(a)).map_or("", |a| &a.organization);
-        let key = request_key(&p, job, org, pools);
+        let org = match (reads_org, job.account.as_deref()) {
+            (true, Some(a)) => catalog.accounts.get(a).map_or("", |a| a.organization.as_str()),
+            _ => "",
+        };
         let owner = Owner { organization: org, cluster: &p.cluster };
-        let a = cache.get_or(key, || admit(&p, job, &owner, &sizes, now_ms, p.utc_offset_secs));
+        let a = cache.get(&p, job, &owner, pools, &sizes, now_ms);
         snap.admits.insert(job.id, a);
     }
+}
+
+/// The part of a verdict's key the pools give: their sizes, when a policy reads `definition.*`.
+pub fn pools_key(p: &Provision, pool: &[u32]) -> u64 {
+    let mut h = IdHasher::default();
+    for (d, n) in p.defs.iter().zip(pool) {
+        if d.policy.as_ref().is_some_and(|c| c.reads_definition) {
+            std::hash::Hasher::write_u64(&mut h, u64::from(*n));
+        }
+    }
+    std::hash::Hasher::finish(&h)
 }
 
 /// `scheduler.priority`'s inputs (README: "Provisioner definitions").

@@ -120,6 +120,13 @@ pub fn parse(text: &str, generation: u64) -> Result<Provision, String> {
         cluster: String::new(),
         utc_offset_secs: 0,
         priority,
+        policy_words: None,
+    })
+    .map(|mut p: Provision| {
+        p.policy_words = super::admit::policy_words(
+            p.defs.iter().filter_map(|d| d.policy.as_ref()).map(|c| c.source.as_str()),
+        );
+        p
     })
 }
 

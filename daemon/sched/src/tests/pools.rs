@@ -215,3 +215,31 @@ fn scheduler_priority_orders_the_queue_and_leaves_the_multifactor_value() {
     assert!(inputs.contains(&("job.id".to_string(), "1".to_string())), "{inputs:?}");
     assert!(inputs.iter().any(|(k, _)| k == "multifactor"));
 }
+
+#[test]
+fn a_changed_request_is_judged_again() {
+    let yaml = "definitions:
+- id: phys-only
+  provisioner: static
+  policy: request.owner.account_id == \"phys\" && request.job_ttl <= 3600
+  provisionerSpec: {condition: 'true'}
+";
+    let mut j = job(1, "alice");
+    j.account = Some("phys".into());
+    j.time_limit = Some(60);
+    let f = fx(yaml).job(j);
+    let mut snap = f.snap_with_catalog();
+    let mut cache = AdmitCache::default();
+    prepare(&mut snap, &mut cache, NOW);
+    assert_eq!(snap.admits[&1].candidates, vec![0]);
+    snap.jobs[0].time_limit = Some(120);
+    prepare(&mut snap, &mut cache, NOW);
+    assert!(snap.admits[&1].candidates.is_empty(), "scontrol update TimeLimit=2:00:00 is seen");
+    snap.jobs[0].time_limit = Some(60);
+    snap.jobs[0].account = Some("chem".into());
+    prepare(&mut snap, &mut cache, NOW);
+    assert!(snap.admits[&1].candidates.is_empty(), "and a new account");
+    snap.jobs[0].account = Some("phys".into());
+    prepare(&mut snap, &mut cache, NOW);
+    assert_eq!(snap.admits[&1].candidates, vec![0]);
+}
