@@ -104,3 +104,74 @@ impl Config {
             .map_err(|e| invalid(format!("{e} (from provisioners.yaml's scheduler block)")))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// spur.conf `conf` and provisioners.yaml `prov` in a temp dir, loaded.
+    fn load(conf: &str, prov: Option<&str>) -> Result<Config, String> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("spur.conf");
+        std::fs::write(&path, conf).unwrap();
+        if let Some(p) = prov {
+            std::fs::write(dir.path().join("provisioners.yaml"), p).unwrap();
+        }
+        Config::load(&path).map_err(|e| e.to_string())
+    }
+
+    const ONE: &str =
+        "definitions:\n- id: a\n  provisioner: static\n  provisionerSpec: {condition: 'true'}\n";
+
+    #[test]
+    fn the_file_beside_spur_conf_is_loaded_when_present() {
+        assert!(load("", None).unwrap().provision.is_none());
+        let c = load("cluster_name = \"hpc\"\n", Some(ONE)).unwrap();
+        let p = c.provision.unwrap();
+        assert_eq!((p.defs.len(), p.cluster.as_str()), (1, "hpc"));
+        let e = load("[controller]\nprovisioners_file = \"nope.yaml\"\n", None).unwrap_err();
+        assert!(e.contains("controller.provisioners_file") && e.contains("nope.yaml"), "{e}");
+        let e = load("", Some("definitions:\n- id: a\n  provisioner: static\n")).unwrap_err();
+        assert!(e.contains("provisioners.yaml") && e.contains("'a'") && e.contains("provisionerSpec"), "{e}");
+    }
+
+    #[test]
+    fn software_tokens_are_licenses_set_in_one_file() {
+        let c = load("", Some("softwareTokens:\n  matlab: 20\n")).unwrap();
+        assert_eq!(c.licenses.get("matlab"), Some(&20));
+        let e = load("[licenses]\nmatlab = 4\n", Some("softwareTokens:\n  matlab: 20\n")).unwrap_err();
+        assert!(e.contains("softwareTokens.matlab") && e.contains("licenses.matlab"), "{e}");
+    }
+
+    #[test]
+    fn the_scheduler_block_fills_scheduler_and_a_key_in_both_is_an_error() {
+        let block = "scheduler:\n  queueDepth: 128\n  interval: 30s\n  backfillEnabled: false\n  preemptionEnabled: true\n  minPreemptionRuntime: 5m\n  maxEvictionsPerTick: 3\n  internalJobReleaseEstimate: 10m\n";
+        let c = load("", Some(block)).unwrap();
+        let s = &c.scheduler;
+        assert_eq!(
+            (s.queue_depth, s.interval, s.backfill_enabled, s.preemption_enabled),
+            (128, 30, false, true)
+        );
+        assert_eq!((s.min_preemption_runtime.secs().unwrap(), s.max_evictions_per_tick), (300, 3));
+        let e = load("[scheduler]\nqueue_depth = 8\n", Some(block)).unwrap_err();
+        assert!(
+            e.contains("scheduler.queueDepth")
+                && e.contains("scheduler.queue_depth")
+                && e.contains("spur.conf"),
+            "{e}"
+        );
+        let e = load("", Some("scheduler:\n  interval: soon\n")).unwrap_err();
+        assert!(e.contains("scheduler.interval"), "{e}");
+        let e = load("", Some("scheduler:\n  preemptionDrainTimeout: later\n")).unwrap_err();
+        assert!(e.contains("scheduler.preemptionDrainTimeout"), "{e}");
+        let e = load("", Some("scheduler:\n  queueDepthh: 1\n")).unwrap_err();
+        assert!(e.contains("queueDepthh"), "{e}");
+    }
+
+    #[test]
+    fn the_demo_provisioners_load() {
+        let c = Config::load(std::path::Path::new("../examples/demo/spur.conf")).unwrap();
+        let ids: Vec<String> = c.provision.unwrap().defs.iter().map(|d| d.id.clone()).collect();
+        assert_eq!(ids, ["gpu-pool", "highmem", "standard", "ml-reserved", "cloud-c5.large"]);
+    }
+}
