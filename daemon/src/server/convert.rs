@@ -128,7 +128,10 @@ pub fn node(n: &Node) -> pb::Node {
         running_jobs: n.running_jobs,
         definitions: n.definitions.clone(),
         annotations: n.annotations.iter().map(|(k, v)| kv(k, v)).collect(),
-        facts: n.facts.iter().flat_map(|f| f.values.iter()).map(|(k, v)| kv(k, v)).collect(),
+        // As a condition sees them: uname.nodename is the node's own name.
+        facts: (n.facts.iter().flat_map(|f| f.values.iter()))
+            .map(|(k, v)| kv(k, if k == "uname.nodename" { &n.name } else { v }))
+            .collect(),
         modaliases: n.facts.as_ref().map(|f| f.modaliases.clone()).unwrap_or_default(),
     }
 }
