@@ -19,6 +19,7 @@
 //! - `nodes`: node state in a pass, ordered scans, the backfill reservation.
 //! - `pass_state`: one pass's state (nodes, partitions, scopes, running jobs), shared by
 //!   `pass`, `preempt` and `explain` without their importing each other.
+//! - `pool_state`: the plain data of provisioner pools in a pass (a leaf).
 //! - `pools`: provisioner pools in a pass: the nodes a job's definitions allow, cheapest first.
 //! - `pass`: the pass itself: order, checks, placement, EASY backfill.
 //! - `idle_fill`: lending idle nodes to jobs held only by their QOS group node cap.
@@ -58,6 +59,7 @@ mod memo;
 mod nodes;
 mod pass;
 mod pass_state;
+mod pool_state;
 mod pools;
 mod preempt;
 pub mod priority;

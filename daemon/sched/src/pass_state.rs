@@ -83,7 +83,7 @@ pub(super) struct Pass<'a> {
     pub reclaim_tiers: HashMap<Option<i64>, std::rc::Rc<super::loan::ReclaimTier>>,
     pub plan: Plan,
     /// Provisioner pools: classes of jobs with the same definitions.
-    pub pools: super::pools::Pools,
+    pub pools: super::pool_state::Pools,
 }
 
 /// A running job as preemption sees it.

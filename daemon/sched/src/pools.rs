@@ -5,33 +5,15 @@
 //! list and no-room memory, so a queue of such jobs costs what one
 //! partition's would.
 
-use super::job::{Job, JobId, Shape};
+use super::job::{Job, Shape};
 use super::memo::RoomFailures;
 use super::nodes::PartNodes;
 use super::pass_state::Pass;
+use super::pool_state::Class;
 use super::provision::{self, Admit, Exclusive, Owner, Refusal, Why};
 use super::reason::{Facts, Reason, ReasonCode as C};
-use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
-
-/// One partition's nodes as a set of jobs with the same definitions sees them.
-pub(crate) struct Class {
-    pub nodes: PartNodes,
-    pub failures: RoomFailures,
-    /// Some node is `exclusive: workflow`: shapes carry the job's workflow.
-    pub workflow: bool,
-}
-
-/// The pass's classes, and verdicts made in the pass for jobs the snapshot had none for.
-#[derive(Default)]
-pub(crate) struct Pools {
-    pub classes: Vec<Class>,
-    by_admit: HashMap<(usize, usize), u32>,
-    by_key: HashMap<(usize, Vec<u16>, bool), u32>,
-    inline: HashMap<JobId, Arc<Admit>>,
-    sizes: Option<Vec<u32>>,
-}
 
 /// A node's definitions allow a job's verdict.
 fn allows(admit: &Admit, defs: &[u16]) -> bool {

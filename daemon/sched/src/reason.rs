@@ -109,7 +109,7 @@ pub enum Facts {
     /// `unpooled`: the partition has nodes in no definition.
     NoDefinition {
         partition: String,
-        refusals: std::sync::Arc<Vec<crate::provision::Refusal>>,
+        refusals: std::sync::Arc<Vec<crate::provision::refusal::Refusal>>,
         annotated: bool,
         unpooled: bool,
     },

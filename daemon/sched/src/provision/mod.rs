@@ -4,6 +4,7 @@
 //!
 //! - `spec`: provisioners.yaml parsed and checked; memory sizes; the saturating allocation TTL.
 //! - `lang`: conditions and policies compiled once (expr-lang) and their environments.
+//! - [`refusal`]: why a definition refused a job (plain data, a leaf).
 //! - `matcher`: scheduler annotation matching and its built-in matchers.
 //! - `admit`: a job's verdict per definition, with the request trimmed to what policies name.
 //! - `cache`: verdicts kept across passes, judged again only when what they read changed.
@@ -16,6 +17,7 @@ mod admit;
 mod cache;
 mod lang;
 mod matcher;
+pub mod refusal;
 mod spec;
 
 pub use admit::{Admit, Owner, Refusal, Why, admit, policy_words, request_context, trimmed_request};
