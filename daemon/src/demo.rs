@@ -96,26 +96,39 @@ fn spawn_pool_jobs(
                     .into_iter()
                     .collect();
                 let spec = spur_proto::v1::JobSpec {
-                    name,
-                    account: (*account).into(),
                     partition: (*part).into(),
-                    num_nodes: 1,
                     ntasks: 4,
-                    cpus_per_task: 1,
-                    time_limit_minutes: Some(10),
                     annotations,
-                    script: format!("#!/bin/sh\nsleep {secs}\n"),
-                    workdir: dir.display().to_string(),
-                    stdout_path: "/dev/null".into(),
-                    ..Default::default()
+                    ..sleeper(name, account, *secs, &dir)
                 };
-                let caller = Caller { user: (*user).into(), peer: "demo".into(), ..Caller::default() };
-                if let Err(e) = jobs.submit(crate::auth::Role::Administrator, &caller, spec).await {
-                    tracing::debug!(error = %e, "demo pool submit refused");
-                }
+                submit_as(&jobs, user, spec).await;
             }
         }
     })
+}
+
+/// One node, one task, a 10-minute limit, sleeping `secs` with its output discarded.
+fn sleeper(name: String, account: &str, secs: u64, dir: &Path) -> spur_proto::v1::JobSpec {
+    spur_proto::v1::JobSpec {
+        name,
+        account: account.into(),
+        num_nodes: 1,
+        ntasks: 1,
+        cpus_per_task: 1,
+        time_limit_minutes: Some(10),
+        script: format!("#!/bin/sh\nsleep {secs}\n"),
+        workdir: dir.display().to_string(),
+        stdout_path: "/dev/null".into(),
+        ..Default::default()
+    }
+}
+
+/// Submits as `user`; a refusal is only logged, as the demo tries again.
+async fn submit_as(jobs: &crate::jobs::JobService, user: &str, spec: spur_proto::v1::JobSpec) {
+    let caller = Caller { user: user.into(), peer: "demo".into(), ..Caller::default() };
+    if let Err(e) = jobs.submit(crate::auth::Role::Administrator, &caller, spec).await {
+        tracing::debug!(error = %e, user, "demo submit refused");
+    }
 }
 
 /// A demo job: (user, account, qos, nodes, cpus, seconds, licenses).
@@ -146,23 +159,13 @@ fn spawn_job_stream(
                 continue;
             }
             let spec = spur_proto::v1::JobSpec {
-                name: format!("demo{i}"),
-                account: (*account).into(),
                 qos: (*qos).into(),
                 num_nodes: *nodes,
                 ntasks: *cpus,
-                cpus_per_task: 1,
-                time_limit_minutes: Some(10),
                 licenses: (*licenses).into(),
-                script: format!("#!/bin/sh\nsleep {secs}\n"),
-                workdir: dir.display().to_string(),
-                stdout_path: "/dev/null".into(),
-                ..Default::default()
+                ..sleeper(format!("demo{i}"), account, *secs, &dir)
             };
-            let caller = Caller { user: (*user).into(), peer: "demo".into(), ..Caller::default() };
-            if let Err(e) = jobs.submit(crate::auth::Role::Administrator, &caller, spec).await {
-                tracing::debug!(error = %e, "demo submit refused");
-            }
+            submit_as(&jobs, user, spec).await;
         }
     })
 }
@@ -189,26 +192,15 @@ fn spawn_team(
                 continue;
             }
             let spec = spur_proto::v1::JobSpec {
-                name: format!("team{i}"),
-                account: account.into(),
                 qos: qos.into(),
                 partition: partition.into(),
                 // A whole node each, so two jobs need two nodes and the cap bites.
                 exclusive: true,
-                num_nodes: 1,
-                ntasks: 1,
-                cpus_per_task: 1,
                 time_limit_minutes: Some(30),
                 // Staggered, so the in-quota and the borrowed run do not end together.
-                script: format!("#!/bin/sh\nsleep {}\n", 150 + 60 * (i % 3)),
-                workdir: dir.display().to_string(),
-                stdout_path: "/dev/null".into(),
-                ..Default::default()
+                ..sleeper(format!("team{i}"), account, 150 + 60 * (i % 3), &dir)
             };
-            let caller = Caller { user: user.into(), peer: "demo".into(), ..Caller::default() };
-            if let Err(e) = jobs.submit(crate::auth::Role::Administrator, &caller, spec).await {
-                tracing::debug!(error = %e, "demo team submit refused");
-            }
+            submit_as(&jobs, user, spec).await;
         }
     })
 }
