@@ -171,8 +171,8 @@ fn spawn_job_stream(
 }
 
 /// The idle-fill team: (user, account, QOS, partition, jobs kept active).
-/// frank's QOS may hold one node, and the demo's stream never uses the gpu
-/// partition, so of his two whole-node jobs one runs in quota and the other
+/// frank's QOS may hold one node, and the demo's stream uses only one of the
+/// three gpu nodes (its GPU-pool job), so of his two whole-node jobs one runs in quota and the other
 /// on the idle gpu node idle-fill lends it. Whichever ends is replaced, and
 /// the pair settles the same way again: no license (a licensed job is never
 /// lent) and a time limit (a job without one is never lent either).
@@ -242,7 +242,7 @@ pub async fn start_demo(dir: &Path, stepd: std::path::PathBuf) -> anyhow::Result
     let url = format!("http://{}", running.addr());
     // Two agents host the nodes, as two spurd processes would.
     let spool = |host: &str| dir.join("spool").join(host);
-    let hosts = [("node[01-06]", "demo-a"), ("gpu[01-02]", "demo-b")];
+    let hosts = [("node[01-06]", "demo-a"), ("gpu[01-03]", "demo-b")];
     let facts = crate::agent::facts::collect();
     let spools = hosts.iter().map(|(_, h)| spool(h)).collect();
     let agents = hosts
@@ -274,7 +274,7 @@ pub async fn start_demo(dir: &Path, stepd: std::path::PathBuf) -> anyhow::Result
 
 /// The demo's facts file, the entries naming this agent's nodes.
 fn overrides_for(nodes: &str) -> Vec<spur_proto::v1::FactsOverride> {
-    let all = nodes_of("node[01-06],gpu[01-02]");
+    let all = nodes_of("node[01-06],gpu[01-03]");
     let mine = nodes_of(nodes);
     let parsed = crate::agent::facts_file::parse(FACTS, &all).unwrap_or_default();
     parsed.into_iter().filter(|o| nodes_of(&o.nodes).iter().all(|n| mine.contains(n))).collect()

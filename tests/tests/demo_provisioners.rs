@@ -20,7 +20,7 @@ async fn the_demo_has_pools_and_a_job_no_definition_admits() {
             let pools: Vec<(String, String)> =
                 all.provisioners.iter().map(|p| (p.id.clone(), p.nodes.clone())).collect();
             let want = [
-                ("gpu-pool", "gpu[01-02]"),
+                ("gpu-pool", "gpu[01-03]"),
                 ("highmem", "node[05-06]"),
                 ("standard", "node[01-03]"),
                 ("ml-reserved", "node04"),
