@@ -68,15 +68,16 @@ pub(super) struct Screens<'a> {
     no_room: Vec<NoRoom<'a>>,
 }
 
-/// A job whose pool is its whole partition's.
-fn plain(job: &Job) -> bool {
-    job.nodelist.is_empty() && job.exclude.is_empty()
-}
-
 impl<'a> Pass<'a> {
+    /// A job whose pool is its whole partition's: with provisioner
+    /// definitions a job's pool is its definitions' nodes, so none is.
+    fn plain(&self, job: &Job) -> bool {
+        job.nodelist.is_empty() && job.exclude.is_empty() && self.snap.provision.is_none()
+    }
+
     /// The job's pool: its partition's, shared, unless it names or excludes nodes.
     pub(super) fn pool_of(&mut self, job: &Job, pi: usize) -> Rc<Pool> {
-        if !plain(job) {
+        if !self.plain(job) {
             return Rc::new(Pool::new(self.pool(job, pi), self.nodes.len()));
         }
         if let Some(p) = self.screens.pools.get(&pi) {
@@ -90,7 +91,7 @@ impl<'a> Pass<'a> {
     /// The pool threshold check; for a shared pool, reused until a job starts.
     pub(super) fn threshold_of(&mut self, job: &Job, pi: usize, pool: &Pool) -> JobCheck {
         let shape = job.shape();
-        if !plain(job) {
+        if !self.plain(job) {
             return self.threshold(&pool.order, &shape);
         }
         let (key, starts) = ((pi, shape.mem_mb > 0, shape.gpus > 0), self.plan.starts.len());
@@ -177,6 +178,6 @@ impl<'a> Pass<'a> {
 
     /// Room for nodes only, on a shared pool, with no node held for one job.
     fn memo_applies(&self, job: &Job, short: Short<'_>) -> bool {
-        short == Short::Room && plain(job) && !self.held
+        short == Short::Room && self.plain(job) && !self.held
     }
 }

@@ -243,3 +243,46 @@ fn a_changed_request_is_judged_again() {
     prepare(&mut snap, &mut cache, NOW);
     assert_eq!(snap.admits[&1].candidates, vec![0]);
 }
+
+#[test]
+fn preemption_weighs_each_job_on_its_own_definitions_nodes() {
+    use crate::PreemptConfig;
+    use spur_vocab::names::PreemptMode;
+    let yaml = "definitions:
+- id: a
+  provisioner: static
+  annotations: {k: a}
+  provisionerSpec: {condition: 'hostname() == \"n1\"'}
+- id: b
+  provisioner: static
+  annotations: {k: b}
+  provisionerSpec: {condition: 'hostname() == \"n2\"'}
+";
+    let wide = |id: u64, prio: u64, k: &str| crate::Job {
+        priority: Some(prio),
+        ntasks: 4,
+        requeueable: true,
+        annotations: vec![("k".into(), k.into())],
+        ..job(id, "alice")
+    };
+    let f = fx(yaml)
+        .with(|f| {
+            f.snap.nodes.truncate(2);
+            f.snap.nodes.iter_mut().for_each(|n| (n.cpus, n.free_cpus) = (4, 4));
+            f.snap.partitions[0].nodes.truncate(2);
+            f.snap.partitions[0].preempt_mode = PreemptMode::Requeue;
+            f.snap.config.preempt = PreemptConfig {
+                enabled: true,
+                min_runtime_secs: 0,
+                threshold_pct: 50.0,
+                ..PreemptConfig::default()
+            };
+        })
+        .running(run_on(wide(1, 100, "a"), &["n1"], NOW - 600_000))
+        .running(run_on(wide(2, 100, "b"), &["n2"], NOW - 600_000))
+        .job(wide(10, 1000, "a"))
+        .job(wide(11, 1000, "b"));
+    let mut got: Vec<(u64, u64)> = f.plan().preemptions.iter().map(|p| (p.victim, p.by)).collect();
+    got.sort();
+    assert_eq!(got, vec![(1, 10), (2, 11)], "each evicts the run on its own definition's node");
+}
