@@ -9,6 +9,19 @@
 #[allow(clippy::all, missing_docs)]
 pub mod v1 {
     tonic::include_proto!("spur.v1");
+
+    impl KeyValue {
+        /// A pair, from borrowed text.
+        pub fn new(key: &str, value: &str) -> KeyValue {
+            KeyValue { key: key.into(), value: value.into() }
+        }
+
+        /// `k=v` pairs joined by `sep`, in order; empty when there are none.
+        pub fn join(kvs: &[KeyValue], sep: &str) -> String {
+            let pairs: Vec<String> = kvs.iter().map(|kv| format!("{}={}", kv.key, kv.value)).collect();
+            pairs.join(sep)
+        }
+    }
 }
 
 pub mod token;

@@ -361,8 +361,7 @@ pub fn job_record(j: &pb::Job, now_ms: i64, oneliner: bool) -> String {
 /// `--annotation`s as scontrol and squeue print them: `k=v,k2=v2`, in the
 /// order given; empty when there are none.
 pub fn annotations(spec: &pb::JobSpec) -> String {
-    let pairs: Vec<String> = spec.annotations.iter().map(|kv| format!("{}={}", kv.key, kv.value)).collect();
-    pairs.join(",")
+    pb::KeyValue::join(&spec.annotations, ",")
 }
 
 /// ` ArrayJobId=12 ArrayTaskId=3` for an array's record, as scontrol prints it.

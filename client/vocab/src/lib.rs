@@ -17,7 +17,7 @@
 //! - [`nodestate`]: node state names for scontrol and sinfo.
 //! - [`reason`]: the pending and reject reason codes.
 //! - [`signal`]: signal names, and sbatch's `--signal` warning before the time limit.
-//! - [`time`]: minutes/seconds in Slurm's formats, the one [`TimeLimit`],
+//! - [`time`]: minutes/seconds in Slurm's formats (and config durations, `Seconds`), the one [`TimeLimit`],
 //!   and Slurm's date-times (`parse_when`: sacct's window, sbatch's `--begin`).
 //! - [`tres`]: the built-in TRES table and TRES strings.
 //! - [`txn`]: `show txn` filters, peer matching and Slurm times.
@@ -130,7 +130,7 @@ pub mod signal {
 /// Slurm's time formats, the one time-limit type, and Slurm's date-times.
 pub mod time {
     pub use crate::time_impl::{
-        MAX_TIME_LIMIT_MINUTES, TimeLimit, UNLIMITED, check_limit, format_limit, format_minutes,
+        MAX_TIME_LIMIT_MINUTES, Seconds, TimeLimit, UNLIMITED, check_limit, format_limit, format_minutes,
         format_seconds, parse_limit, parse_minutes, parse_seconds, squeue_secs, squeue_secs_into,
     };
     pub use crate::when_impl::{Lean, parse_when};

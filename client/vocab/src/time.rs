@@ -178,6 +178,35 @@ pub fn format_limit(minutes: Option<u64>) -> String {
     TimeLimit::from_minutes(minutes).to_string()
 }
 
+/// A duration written as whole seconds (`60`) or as text (`"60s"`, `"5m"`,
+/// `"1h"`, or Slurm's `hh:mm:ss`), as the provisioner spec writes them.
+#[derive(Debug, Clone, serde::Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum Seconds {
+    /// `60`.
+    Whole(u64),
+    /// `"60s"`, `"5m"`, `"1h"`, `"00:01:00"`.
+    Text(String),
+}
+
+impl Seconds {
+    /// The duration in seconds, or why the text is not one.
+    pub fn secs(&self) -> Result<u64, String> {
+        let t = match self {
+            Seconds::Whole(n) => return Ok(*n),
+            Seconds::Text(t) => t.trim(),
+        };
+        let unit = |suffix: &str, mult: u64| -> Option<Result<u64, String>> {
+            let n = t.strip_suffix(suffix)?;
+            let n = n.trim().parse::<u64>().ok().and_then(|n| n.checked_mul(mult));
+            Some(n.ok_or_else(|| format!("'{t}' is not a duration")))
+        };
+        unit("s", 1).or_else(|| unit("m", 60)).or_else(|| unit("h", 3600)).unwrap_or_else(|| {
+            parse_seconds(t).map_err(|_| format!("'{t}' is not a duration (60, 60s, 5m, 1h)"))
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

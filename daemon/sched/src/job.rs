@@ -83,8 +83,10 @@ pub struct Job {
     /// `--annotation`s, which provisioner definitions match and policies read.
     pub annotations: Vec<(String, String)>,
     /// The workflow `exclusive: workflow` nodes are shared within: the
-    /// `workflow` annotation, else the array the job belongs to.
+    /// `workflow` annotation, else the array the job belongs to (`array_id`).
     pub workflow: Option<String>,
+    /// The array a task or an array's pending record belongs to.
+    pub array_id: Option<JobId>,
     /// `--mail-user`: a policy's `request.owner.email`.
     pub email: String,
 }

@@ -77,7 +77,7 @@ pub mod hres_spec;
 pub mod model;
 
 use crate::catalog::Catalog;
-use crate::model::{BaseState, HresResource, Node, Partition};
+use crate::model::{HresResource, Node, Partition};
 use spur_vocab::licenses::LicenseAlloc;
 use spur_vocab::names::PreemptMode;
 use std::collections::{BTreeMap, HashMap};
@@ -212,8 +212,7 @@ impl SchedNode {
             g.iter().filter(|(name, _)| name == "gpu" || name.starts_with("gpu:")).map(|(_, c)| c).sum()
         };
         let (total, used) = (gpus(&n.gres), gpus(&n.alloc_gres));
-        // Full nodes stay in service: they free up as jobs end, which the reservation needs.
-        let up = !matches!(n.base_state(), BaseState::Down | BaseState::Unknown) && !n.admin.drain;
+        let up = n.in_service();
         SchedNode {
             name: n.name.clone(),
             cpus: n.cpus,

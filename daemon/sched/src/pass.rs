@@ -142,10 +142,7 @@ impl<'a> Pass<'a> {
             }
             let JobState::Running { nodes: names, start_ms } = &job.state else { continue };
             let idx: Vec<u32> = names.iter().filter_map(|n| node_idx.get(n.as_str()).copied()).collect();
-            let mut shape = job.shape();
-            if idx.iter().any(|n| nodes[*n as usize].pool_excl == crate::provision::Exclusive::Workflow) {
-                shape.workflow = Pass::workflow_of(job);
-            }
+            let shape = Pass::shape_on(&nodes, &idx, job);
             for &n in &idx {
                 let node = &mut nodes[n as usize];
                 if node.jobs == 0 {
@@ -566,10 +563,7 @@ impl<'a> Pass<'a> {
         if let DepGate::Singleton(key) = &job.dep {
             self.singletons.insert(key);
         }
-        let mut shape = job.shape();
-        if picked.iter().any(|n| self.nodes[*n as usize].pool_excl == crate::provision::Exclusive::Workflow) {
-            shape.workflow = Pass::workflow_of(job);
-        }
+        let shape = Pass::shape_on(&self.nodes, &picked, job);
         for &n in &picked {
             self.nodes[n as usize].take(&shape);
         }

@@ -7,7 +7,7 @@
 
 use super::job::{Job, Shape};
 use super::memo::RoomFailures;
-use super::nodes::PartNodes;
+use super::nodes::{NodeState, PartNodes};
 use super::pass_state::Pass;
 use super::pool_state::Class;
 use super::provision::{self, Admit, Exclusive, Owner, Refusal, Why};
@@ -25,7 +25,7 @@ fn allows(admit: &Admit, defs: &[u16]) -> bool {
 
 impl Pass<'_> {
     /// Costs and sharing of the nodes' definitions, before partitions order them.
-    pub(super) fn mark_pools(snap: &crate::Snapshot, nodes: &mut [super::nodes::NodeState]) {
+    pub(super) fn mark_pools(snap: &crate::Snapshot, nodes: &mut [NodeState]) {
         let Some(p) = &snap.provision else { return };
         for (n, s) in nodes.iter_mut().zip(&snap.nodes) {
             n.cost = p.node_cost(&s.definitions);
@@ -33,12 +33,24 @@ impl Pass<'_> {
         }
     }
 
+    /// The job's shape on nodes `on`: with its workflow when one of them is
+    /// `exclusive: workflow`, so the node remembers whose it is.
+    pub(super) fn shape_on(nodes: &[NodeState], on: &[u32], job: &Job) -> Shape {
+        let mut shape = job.shape();
+        if on.iter().any(|n| nodes[*n as usize].pool_excl == Exclusive::Workflow) {
+            shape.workflow = Self::workflow_of(job);
+        }
+        shape
+    }
+
     /// A workflow's number, so `exclusive: workflow` nodes can tell jobs apart.
-    pub(super) fn workflow_of(job: &Job) -> u64 {
+    fn workflow_of(job: &Job) -> u64 {
         let mut h = std::collections::hash_map::DefaultHasher::new();
-        match &job.workflow {
-            Some(w) => w.hash(&mut h),
-            None => job.id.hash(&mut h),
+        // Tagged, so a workflow named "12" and array 12 stay apart.
+        match (&job.workflow, job.array_id) {
+            (Some(w), _) => (0u8, w).hash(&mut h),
+            (None, Some(a)) => (1u8, a).hash(&mut h),
+            (None, None) => (2u8, job.id).hash(&mut h),
         }
         h.finish() | 1
     }
@@ -46,38 +58,32 @@ impl Pass<'_> {
     /// The job's verdicts: the snapshot's, else judged now (and kept for the pass).
     pub(super) fn admit_of(&mut self, job: &Job) -> Option<Arc<Admit>> {
         let p = self.snap.provision.as_ref()?;
-        if let Some(a) = self.snap.admits.get(&job.id).or_else(|| self.pools.inline.get(&job.id)) {
+        if let Some(a) = self.known_admit(job) {
             return Some(a.clone());
         }
         let snap = self.snap;
         let sizes = self.pools.sizes.get_or_insert_with(|| provision::pool_sizes(p, snap));
-        let org = (job.account.as_deref())
-            .and_then(|a| snap.catalog.accounts.get(a))
-            .map_or("", |a| a.organization.as_str());
-        let owner = Owner { organization: org, cluster: &p.cluster };
-        let a = Arc::new(provision::admit(p, job, &owner, sizes, self.now, p.utc_offset_secs));
+        let owner = Owner { organization: provision::organization(&snap.catalog, job), cluster: &p.cluster };
+        let a = Arc::new(provision::admit(p, job, &owner, sizes, self.now));
         self.pools.inline.insert(job.id, a.clone());
         Some(a)
+    }
+
+    fn known_admit(&self, job: &Job) -> Option<&Arc<Admit>> {
+        self.snap.admits.get(&job.id).or_else(|| self.pools.inline.get(&job.id))
     }
 
     /// The job's class in partition `pi`; None without definitions. A job
     /// whose class has no usable node pends with `NoProvisionerDefinition`.
     pub(super) fn pool_class(&mut self, job: &Job, pi: usize) -> Result<Option<u32>, Reason> {
         let Some(admit) = self.admit_of(job) else { return Ok(None) };
-        let ptr = Arc::as_ptr(&admit) as usize;
-        let c = match self.pools.by_admit.get(&(pi, ptr)) {
+        // By the verdict's address first: jobs sharing a cached verdict skip building the key.
+        let ptr = (pi, Arc::as_ptr(&admit) as usize);
+        let c = match self.pools.by_admit.get(&ptr) {
             Some(c) => *c,
             None => {
-                let key = (pi, admit.candidates.clone(), admit.needs_definition);
-                let c = match self.pools.by_key.get(&key) {
-                    Some(c) => *c,
-                    None => {
-                        let c = self.new_class(pi, &admit);
-                        self.pools.by_key.insert(key, c);
-                        c
-                    }
-                };
-                self.pools.by_admit.insert((pi, ptr), c);
+                let c = self.class_for(pi, &admit);
+                self.pools.by_admit.insert(ptr, c);
                 c
             }
         };
@@ -86,6 +92,17 @@ impl Pass<'_> {
             return Ok(Some(c));
         }
         Err(self.no_definition(&admit, pi))
+    }
+
+    /// The class of jobs with `admit`'s candidates in partition `pi`, made on first use.
+    fn class_for(&mut self, pi: usize, admit: &Admit) -> u32 {
+        let key = (pi, admit.candidates.clone(), admit.needs_definition);
+        if let Some(c) = self.pools.by_key.get(&key) {
+            return *c;
+        }
+        let c = self.new_class(pi, admit);
+        self.pools.by_key.insert(key, c);
+        c
     }
 
     fn new_class(&mut self, pi: usize, admit: &Admit) -> u32 {
@@ -140,7 +157,6 @@ impl Pass<'_> {
 
     /// Whether node `i` serves the job (for preemption's pool), after `pool_class` judged it.
     pub(super) fn serves(&self, job: &Job, i: u32) -> bool {
-        let admit = self.snap.admits.get(&job.id).or_else(|| self.pools.inline.get(&job.id));
-        admit.is_none_or(|a| allows(a, &self.snap.nodes[i as usize].definitions))
+        self.known_admit(job).is_none_or(|a| allows(a, &self.snap.nodes[i as usize].definitions))
     }
 }

@@ -40,14 +40,14 @@ const OS_RELEASE: [(&str, &str); 6] = [
     ("VERSION_CODENAME", "osrelease.version_codename"),
 ];
 
-/// /proc/cpuinfo's fields that are facts; `true` marks the numeric ones.
-const CPUINFO: [(&str, &str, bool); 6] = [
-    ("vendor_id", "cpuinfo.vendor_id", false),
-    ("cpu family", "cpuinfo.cpu_family", true),
-    ("model", "cpuinfo.model", true),
-    ("model name", "cpuinfo.model_name", false),
-    ("microcode", "cpuinfo.microcode", true),
-    ("cpu cores", "cpuinfo.cpu_cores", true),
+/// /proc/cpuinfo's fields that are facts (the numeric ones are `NUMERIC_FACTS`).
+const CPUINFO: [(&str, &str); 6] = [
+    ("vendor_id", "cpuinfo.vendor_id"),
+    ("cpu family", "cpuinfo.cpu_family"),
+    ("model", "cpuinfo.model"),
+    ("model name", "cpuinfo.model_name"),
+    ("microcode", "cpuinfo.microcode"),
+    ("cpu cores", "cpuinfo.cpu_cores"),
 ];
 
 /// The facts of this host. Unreadable files give no facts, not an error:
@@ -144,9 +144,12 @@ pub fn parse_cpuinfo(text: &str) -> BTreeMap<String, String> {
     let block = text.lines().skip_while(|l| l.trim().is_empty()).take_while(|l| !l.trim().is_empty());
     for line in block {
         let Some((field, value)) = line.split_once(':') else { continue };
-        let Some((_, key, numeric)) = CPUINFO.iter().find(|(f, _, _)| *f == field.trim()) else { continue };
+        let Some((_, key)) = CPUINFO.iter().find(|(f, _)| *f == field.trim()) else { continue };
         let value = value.trim();
-        let value = if *numeric { number(value).map(|n| n.to_string()) } else { Some(value.to_string()) };
+        let value = match crate::model::NUMERIC_FACTS.contains(key) {
+            true => number(value).map(|n| n.to_string()),
+            false => Some(value.to_string()),
+        };
         if let Some(v) = value.filter(|v| !v.is_empty()) {
             out.insert(key.to_string(), v);
         }

@@ -4,21 +4,13 @@
 //! `softwareTokens` join `[licenses]` and its `scheduler` block fills
 //! `[scheduler]`, each key set in only one of the two files.
 
-use super::scheduler::Seconds;
 use super::{Config, ConfigError, one_line};
-use spur_sched::provision::{self, Duration, Provision};
+use spur_sched::provision::{self, Provision};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Each load gets a new generation, so verdicts cached for the last one are not reused.
 static GENERATION: AtomicU64 = AtomicU64::new(1);
-
-fn secs(d: &Duration) -> Seconds {
-    match d {
-        Duration::Whole(n) => Seconds::Whole(*n),
-        Duration::Text(t) => Seconds::Text(t.clone()),
-    }
-}
 
 impl Config {
     /// Reads the provisioner definitions into `provision`; call before `load_resources`
@@ -40,9 +32,9 @@ impl Config {
         let mut p = provision::parse(&text, GENERATION.fetch_add(1, Ordering::Relaxed)).map_err(invalid)?;
         for (name, count) in &p.software_tokens {
             if self.licenses.contains_key(name) {
-                let conf = self.path.as_ref().map_or("spur.conf".into(), |p| p.display().to_string());
                 return Err(invalid(format!(
-                    "key 'softwareTokens.{name}': also set as 'licenses.{name}' in {conf}; set it in one file"
+                    "key 'softwareTokens.{name}': also set as 'licenses.{name}' in {}; set it in one file",
+                    self.conf_name()
                 )));
             }
             self.licenses.insert(name.clone(), *count);
@@ -52,6 +44,11 @@ impl Config {
         p.utc_offset_secs = chrono::Local::now().offset().local_minus_utc();
         self.provision = Some(Arc::new(p));
         Ok(())
+    }
+
+    /// spur.conf as errors name it.
+    fn conf_name(&self) -> String {
+        self.path.as_ref().map_or("spur.conf".into(), |p| p.display().to_string())
     }
 
     fn apply_scheduler_block(&mut self, p: &Provision, file: &str) -> Result<(), ConfigError> {
@@ -71,7 +68,7 @@ impl Config {
         take!("preemptionEnabled", "preemption_enabled", preemption_enabled, |v: &bool| *v);
         take!("preemptionThreshold", "preemption_threshold", preemption_threshold, |v: &f64| *v);
         take!("preemptionGap", "preemption_gap", preemption_gap, |v: &f64| Some(*v));
-        take!("minPreemptionRuntime", "min_preemption_runtime", min_preemption_runtime, secs);
+        take!("minPreemptionRuntime", "min_preemption_runtime", min_preemption_runtime, Clone::clone);
         take!(
             "preemptionMultiVictimEnabled",
             "preemption_multi_victim_enabled",
@@ -79,13 +76,13 @@ impl Config {
             |v: &bool| *v
         );
         take!("maxEvictionsPerTick", "max_evictions_per_tick", max_evictions_per_tick, |v: &u32| *v);
-        take!("preemptionDrainTimeout", "preemption_drain_timeout", preemption_drain_timeout, secs);
+        take!("preemptionDrainTimeout", "preemption_drain_timeout", preemption_drain_timeout, Clone::clone);
         let invalid = |msg: String| ConfigError::Invalid { file: file.to_string(), msg };
         if let Some(i) = &b.interval {
             set.push(("interval", "interval"));
-            s.interval = secs(i).secs().map_err(|e| invalid(format!("key 'scheduler.interval': {e}")))?;
+            s.interval = i.secs().map_err(|e| invalid(format!("key 'scheduler.interval': {e}")))?;
         }
-        let conf = self.path.as_ref().map_or("spur.conf".into(), |p| p.display().to_string());
+        let conf = self.conf_name();
         if let Some((yaml, toml)) = set.iter().find(|(_, toml)| self.scheduler_keys.contains(*toml)) {
             return Err(invalid(format!(
                 "key 'scheduler.{yaml}': also set as 'scheduler.{toml}' in {conf}; set it in one file"
@@ -96,7 +93,7 @@ impl Config {
             ("preemptionDrainTimeout", &b.preemption_drain_timeout),
         ] {
             if let Some(d) = d {
-                secs(d).secs().map_err(|e| invalid(format!("key 'scheduler.{yaml}': {e}")))?;
+                d.secs().map_err(|e| invalid(format!("key 'scheduler.{yaml}': {e}")))?;
             }
         }
         self.scheduler

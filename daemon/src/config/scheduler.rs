@@ -3,7 +3,7 @@
 //! spec/spur-accounting-qos.md (preempt_type, preempt_exempt_time).
 
 use serde::Deserialize;
-use spur_vocab::time::parse_seconds;
+pub use spur_vocab::time::Seconds;
 
 /// Which preemptions the gap rule may fire (spec: "QOS preemption hierarchy").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
@@ -14,32 +14,6 @@ pub enum PreemptType {
     None,
     /// The pending job's QOS must also list the running job's QOS in `preempt`.
     QosPriority,
-}
-
-/// A duration written as whole seconds (`60`) or as text (`"60s"`, `"5m"`,
-/// `"1h"`, or Slurm's `hh:mm:ss`), as the provisioner spec writes them.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
-#[serde(untagged)]
-pub enum Seconds {
-    Whole(u64),
-    Text(String),
-}
-
-impl Seconds {
-    pub fn secs(&self) -> Result<u64, String> {
-        let t = match self {
-            Seconds::Whole(n) => return Ok(*n),
-            Seconds::Text(t) => t.trim(),
-        };
-        let unit = |suffix: &str, mult: u64| -> Option<Result<u64, String>> {
-            let n = t.strip_suffix(suffix)?;
-            let n = n.trim().parse::<u64>().ok().and_then(|n| n.checked_mul(mult));
-            Some(n.ok_or_else(|| format!("'{t}' is not a duration")))
-        };
-        unit("s", 1).or_else(|| unit("m", 60)).or_else(|| unit("h", 3600)).unwrap_or_else(|| {
-            parse_seconds(t).map_err(|_| format!("'{t}' is not a duration (60, 60s, 5m, 1h)"))
-        })
-    }
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -76,15 +76,13 @@ impl JobService {
         let snap = self.snapshot(now, &self.nodes.nodes());
         let verdict =
             sched::explain_job(&snap, Some(&last.plan), now, id).map_err(Error::FailedPrecondition)?;
-        let mut definitions = vec![];
-        if let (Some(p), Some(a)) = (&snap.provision, snap.admits.get(&id)) {
-            for (i, d) in p.defs.iter().enumerate() {
-                let refusal = a.refusals.iter().find(|r| r.definition == d.id).cloned();
-                if refusal.is_some() || a.candidates.contains(&(i as u16)) {
-                    definitions.push((d.id.clone(), refusal));
-                }
-            }
-        }
+        // Every definition either admits the job or refused it.
+        let definitions = match (&snap.provision, snap.admits.get(&id)) {
+            (Some(p), Some(a)) => (p.defs.iter())
+                .map(|d| (d.id.clone(), a.refusals.iter().find(|r| r.definition == d.id).cloned()))
+                .collect(),
+            _ => vec![],
+        };
         let pending = last.plan.pending.iter().find(|p| p.job == id);
         let ordered = pending.and_then(|p| p.priority.ordered);
         let inputs = match (&snap.provision, pending, snap.jobs.iter().find(|j| j.id == id)) {

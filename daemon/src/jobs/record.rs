@@ -184,8 +184,8 @@ impl JobRecord {
             requeueable: self.requeue,
             reservation: None,
             annotations: self.extra.as_ref().map(|x| x.annotations.clone()).unwrap_or_default(),
-            workflow: (self.extra.as_ref().and_then(|x| x.workflow()).map(str::to_string))
-                .or_else(|| self.array.as_ref().map(|a| format!("array:{}", a.job_id))),
+            workflow: self.extra.as_ref().and_then(|x| x.workflow()).map(str::to_string),
+            array_id: self.array_id(),
             email: self.extra.as_ref().map(|x| x.mail_user.clone()).unwrap_or_default(),
             state: match self.state {
                 JobState::Running => {

@@ -82,13 +82,11 @@ impl NodeService {
             }
             return Ok(pb::ListProvisionersResponse::default());
         };
-        let kv = |k: &str, v: &str| pb::KeyValue { key: k.into(), value: v.into() };
         let mut out = vec![];
         for d in p.defs.iter().filter(|d| id.is_empty() || d.id == id) {
             let members: Vec<&Node> = c.nodes.values().filter(|n| n.definitions.contains(&d.id)).collect();
             let names: Vec<String> = members.iter().map(|n| n.name.clone()).collect();
-            let usable =
-                members.iter().filter(|n| crate::sched::SchedNode::from_model(n).schedulable).count();
+            let usable = members.iter().filter(|n| n.in_service()).count();
             let state = match (d.backend, members.is_empty()) {
                 (Backend::Static, false) => "active",
                 (Backend::Static, true) => "no nodes",
@@ -96,7 +94,7 @@ impl NodeService {
             };
             let errors = (c.condition_errors.iter())
                 .filter(|((def, _), _)| def == &d.id)
-                .map(|((_, node), e)| kv(node, e))
+                .map(|((_, node), e)| pb::KeyValue::new(node, e))
                 .collect();
             out.push(pb::Provisioner {
                 id: d.id.clone(),
@@ -105,14 +103,14 @@ impl NodeService {
                 nodes: hostlist::compress(&names),
                 node_count: names.len() as u32,
                 usable_nodes: usable as u32,
-                annotations: d.annotations.iter().map(|(k, v)| kv(k, v)).collect(),
+                annotations: d.annotations.iter().map(|(k, v)| pb::KeyValue::new(k, v)).collect(),
                 policy: d.policy.as_ref().map(|c| c.source.clone()).unwrap_or_default(),
                 condition: d.condition.as_ref().map(|c| c.source.clone()).unwrap_or_default(),
                 exclusive: d.exclusive.as_str().into(),
                 cost_per_hour: d.cost,
                 ttl: d.ttl,
                 ttl_buffer: d.ttl_buffer,
-                spec: d.spec.iter().map(|(k, v)| kv(k, v)).collect(),
+                spec: d.spec.iter().map(|(k, v)| pb::KeyValue::new(k, v)).collect(),
                 condition_errors: errors,
             });
         }

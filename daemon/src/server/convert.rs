@@ -91,10 +91,6 @@ pub fn change(c: &ChangeOut) -> pb::Change {
     }
 }
 
-pub fn kv(key: &str, value: &str) -> pb::KeyValue {
-    pb::KeyValue { key: key.into(), value: value.into() }
-}
-
 pub fn kvs(pairs: &[pb::KeyValue]) -> Vec<(String, String)> {
     pairs.iter().map(|kv| (kv.key.clone(), kv.value.clone())).collect()
 }
@@ -127,10 +123,10 @@ pub fn node(n: &Node) -> pb::Node {
         last_heartbeat_ms: n.last_heartbeat_ms,
         running_jobs: n.running_jobs,
         definitions: n.definitions.clone(),
-        annotations: n.annotations.iter().map(|(k, v)| kv(k, v)).collect(),
+        annotations: n.annotations.iter().map(|(k, v)| pb::KeyValue::new(k, v)).collect(),
         // As a condition sees them: uname.nodename is the node's own name.
         facts: (n.facts.iter().flat_map(|f| f.values.iter()))
-            .map(|(k, v)| kv(k, if k == "uname.nodename" { &n.name } else { v }))
+            .map(|(k, v)| pb::KeyValue::new(k, if k == "uname.nodename" { &n.name } else { v }))
             .collect(),
         modaliases: n.facts.as_ref().map(|f| f.modaliases.clone()).unwrap_or_default(),
     }
@@ -326,7 +322,7 @@ fn extras_spec(x: Option<&crate::jobs::extras::Extras>) -> pb::JobSpec {
         wckey: x.wckey.clone(),
         dependency: x.dependency.clone(),
         kill_on_invalid_dep: x.kill_on_invalid_dep,
-        annotations: x.annotations.iter().map(|(k, v)| kv(k, v)).collect(),
+        annotations: x.annotations.iter().map(|(k, v)| pb::KeyValue::new(k, v)).collect(),
         ..pb::JobSpec::default()
     }
 }
@@ -391,7 +387,7 @@ pub fn explanation(e: &crate::jobs::preempt::JobExplanation, pass_time_ms: i64) 
         idle_fill: v.idle_fill.as_ref().map(idle_fill),
         definitions: e.definitions.iter().map(|(id, r)| definition_verdict(id, r.as_ref())).collect(),
         priority_ordered: e.ordered,
-        priority_inputs: e.inputs.iter().map(|(k, v)| kv(k, v)).collect(),
+        priority_inputs: e.inputs.iter().map(|(k, v)| pb::KeyValue::new(k, v)).collect(),
     }
 }
 

@@ -317,10 +317,6 @@ impl Jobs for JobsApi {
 mod tests {
     use super::*;
 
-    fn kv(k: &str, v: &str) -> pb::KeyValue {
-        pb::KeyValue { key: k.into(), value: v.into() }
-    }
-
     #[test]
     fn filters_parse_once_and_match_case_blind() {
         let j = JobRecord {
@@ -329,23 +325,28 @@ mod tests {
             state: spur_vocab::JobState::Pending,
             ..JobRecord::default()
         };
-        let f =
-            Filter::parse(&[kv("user", "bob, Alice"), kv("state", "pending"), kv("view", "brief")]).unwrap();
+        let f = Filter::parse(&[
+            pb::KeyValue::new("user", "bob, Alice"),
+            pb::KeyValue::new("state", "pending"),
+            pb::KeyValue::new("view", "brief"),
+        ])
+        .unwrap();
         assert!(f.brief && f.keep(&j));
-        assert!(!Filter::parse(&[kv("id", "8,9")]).unwrap().keep(&j));
-        assert!(Filter::parse(&[kv("jobs", "7")]).unwrap().keep(&j));
-        assert!(!Filter::parse(&[kv("account", "phys")]).unwrap().keep(&j));
-        assert!(Filter::parse(&[kv("id", "x")]).is_err());
-        assert!(Filter::parse(&[kv("view", "wide")]).is_err());
-        let refusal = |k, v| Filter::parse(&[kv(k, v)]).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(!Filter::parse(&[pb::KeyValue::new("id", "8,9")]).unwrap().keep(&j));
+        assert!(Filter::parse(&[pb::KeyValue::new("jobs", "7")]).unwrap().keep(&j));
+        assert!(!Filter::parse(&[pb::KeyValue::new("account", "phys")]).unwrap().keep(&j));
+        assert!(Filter::parse(&[pb::KeyValue::new("id", "x")]).is_err());
+        assert!(Filter::parse(&[pb::KeyValue::new("view", "wide")]).is_err());
+        let refusal =
+            |k, v| Filter::parse(&[pb::KeyValue::new(k, v)]).err().map(|e| e.to_string()).unwrap_or_default();
         assert_eq!(
             refusal("Colour", "red"),
             "Colour: unknown filter (use id, user, account, partition, qos, state, name, view, history)"
         );
         assert_eq!(refusal("JOBS", "7,x"), "JOBS: 'x' is not a job id");
         assert_eq!(refusal("VIEW", "wide"), "view: 'wide' is not brief, prio or full");
-        assert!(Filter::parse(&[kv("history", "yes")]).unwrap().history);
-        assert!(!Filter::parse(&[kv("history", "no")]).unwrap().history);
-        assert!(Filter::parse(&[kv("history", "maybe")]).is_err());
+        assert!(Filter::parse(&[pb::KeyValue::new("history", "yes")]).unwrap().history);
+        assert!(!Filter::parse(&[pb::KeyValue::new("history", "no")]).unwrap().history);
+        assert!(Filter::parse(&[pb::KeyValue::new("history", "maybe")]).is_err());
     }
 }

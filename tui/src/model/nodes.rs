@@ -130,10 +130,6 @@ fn row(n: &Node, loans: &Loans) -> Row {
     Row { alert: alert(n), ..Row::new(n.name.clone(), Target::Node(n.name.clone()), cells, sort) }
 }
 
-fn pairs(kvs: &[spur_proto::v1::KeyValue]) -> String {
-    kvs.iter().map(|kv| format!("{}={}", kv.key, kv.value)).collect::<Vec<_>>().join(", ")
-}
-
 /// The rows; `loans` says which nodes borrowed runs sit on (from the jobs read).
 pub fn table(nodes: &[Node], view: &PaneView, loans: &Loans) -> TableModel {
     let rows: Vec<Row> = nodes.iter().map(|n| row(n, loans)).collect();
@@ -170,7 +166,7 @@ pub fn detail(nodes: &[Node], key: &str, jobs: Option<&JobSet>) -> Option<Detail
         f("Weight", n.weight.to_string()),
         f("Partitions", n.partitions.join(",")),
         f("Definitions", definitions(n)),
-        f("Annotations", pairs(&n.annotations)),
+        f("Annotations", spur_proto::v1::KeyValue::join(&n.annotations, ", ")),
         f("Running jobs", n.running_jobs.to_string()),
         // Lent by idle-fill: taken back when a job with a claim needs the node.
         f("On loan to", on_loan_to(&n.name, jobs)),

@@ -28,11 +28,6 @@ pub const COLUMNS: &[Column] = &[
     col("Annotations", 2, 24, false),
 ];
 
-/// `k=v,k2=v2` (the table) or `k=v, k2=v2` (the detail, which wraps at spaces).
-pub fn pairs(kvs: &[KeyValue], sep: &str) -> String {
-    kvs.iter().map(|kv| format!("{}={}", kv.key, kv.value)).collect::<Vec<_>>().join(sep)
-}
-
 /// A static pool that matched nothing, or nodes whose facts broke the condition.
 fn trouble(p: &Provisioner) -> bool {
     p.state == "no nodes" || !p.condition_errors.is_empty()
@@ -46,7 +41,7 @@ fn row(p: &Provisioner) -> Row {
         format!("{}/{}", p.usable_nodes, p.node_count),
         format!("{:.2}", p.cost_per_hour),
         p.exclusive.clone(),
-        pairs(&p.annotations, ","),
+        KeyValue::join(&p.annotations, ","),
     ];
     // Sorting by state puts trouble first, then the pools in use.
     let rank = match (trouble(p), p.state.as_str()) {
@@ -100,8 +95,8 @@ pub fn detail(all: &[Provisioner], key: &str) -> Option<Detail> {
         f("Cost/hour", format!("{:.2}", p.cost_per_hour)),
         f("Exclusive", p.exclusive.clone()),
         f("TTL", format!("{} (buffer {})", p.ttl, p.ttl_buffer)),
-        f("Annotations", or_none(pairs(&p.annotations, ", "))),
-        f("Spec", or_none(pairs(&p.spec, ", "))),
+        f("Annotations", or_none(KeyValue::join(&p.annotations, ", "))),
+        f("Spec", or_none(KeyValue::join(&p.spec, ", "))),
     ];
     let mut body = block("Condition", &p.condition);
     body.extend(block("Policy", &p.policy));
@@ -119,15 +114,12 @@ pub fn detail(all: &[Provisioner], key: &str) -> Option<Detail> {
 mod tests {
     use super::*;
 
-    fn kv(key: &str, value: &str) -> KeyValue {
-        KeyValue { key: key.into(), value: value.into() }
-    }
-
     #[test]
     fn trouble_is_marked_in_the_state_cell_and_sorts_first() {
         let ok = Provisioner { id: "a".into(), state: "active".into(), ..Default::default() };
         let empty = Provisioner { id: "b".into(), state: "no nodes".into(), ..Default::default() };
-        let broken = Provisioner { condition_errors: vec![kv("n1", "bad")], id: "c".into(), ..ok.clone() };
+        let broken =
+            Provisioner { condition_errors: vec![KeyValue::new("n1", "bad")], id: "c".into(), ..ok.clone() };
         let view = PaneView { sort: Some((2, false)), ..PaneView::default() };
         let rows: Vec<Row> = table(&[ok, empty, broken], &view).rows.into_iter().collect();
         let states: Vec<&str> = rows.iter().map(|r| r.cells[2].as_str()).collect();

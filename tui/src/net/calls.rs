@@ -68,7 +68,7 @@ async fn update_jobs(jobs: &mut JobsClient, op: JobOp, ids: Vec<u64>) -> Result<
     }
     let mut done = Vec::new();
     for id in &ids {
-        let req = UpdateJobRequest { id: *id, set: vec![kv("action", op.action())] };
+        let req = UpdateJobRequest { id: *id, set: vec![KeyValue::new("action", op.action())] };
         match jobs.update_job(req).await {
             Ok(_) => done.push(*id),
             Err(s) if done.is_empty() => return Err(s),
@@ -82,10 +82,6 @@ async fn update_jobs(jobs: &mut JobsClient, op: JobOp, ids: Vec<u64>) -> Result<
         }
     }
     Ok(Written { summary: format!("{} {}", op.done(), id_list(&done, ",", 20)), warning: None })
-}
-
-pub fn kv(key: &str, value: &str) -> KeyValue {
-    KeyValue { key: key.into(), value: value.into() }
 }
 
 fn deleted(n: usize) -> String {
@@ -149,7 +145,7 @@ async fn accounting(client: &mut Client, op: WriteOp) -> Result<String, Status> 
         WriteOp::DeleteQos { names } => {
             let mut n = 0;
             for name in &names {
-                n += changes(client.delete_qos(del(vec![kv("name", name)])).await?);
+                n += changes(client.delete_qos(del(vec![KeyValue::new("name", name)])).await?);
             }
             Ok(format!("deleted QOS {} ({} changed)", names.join(","), deleted(n)))
         }
@@ -157,8 +153,8 @@ async fn accounting(client: &mut Client, op: WriteOp) -> Result<String, Status> 
             // The same request `sacctmgr modify` sends, so the audit row is identical.
             let req = SetRequest {
                 mode: SetMode::Modify as i32,
-                r#where: filter.iter().map(|(k, v)| kv(k, v)).collect(),
-                set: set.iter().map(|(k, v)| kv(k, v)).collect(),
+                r#where: filter.iter().map(|(k, v)| KeyValue::new(k, v)).collect(),
+                set: set.iter().map(|(k, v)| KeyValue::new(k, v)).collect(),
                 dry_run: false,
                 ..Default::default()
             };
@@ -172,14 +168,21 @@ async fn accounting(client: &mut Client, op: WriteOp) -> Result<String, Status> 
         WriteOp::DeleteAccount { names } => {
             let mut n = 0;
             for name in &names {
-                n += changes(client.delete_account(del(vec![kv("name", name)])).await?);
+                n += changes(client.delete_account(del(vec![KeyValue::new("name", name)])).await?);
             }
             Ok(format!("deleted account {} ({} changed)", names.join(","), deleted(n)))
         }
         WriteOp::DeleteUser { assocs } => {
             let mut n = 0;
             for (user, account) in &assocs {
-                n += changes(client.delete_user(del(vec![kv("name", user), kv("account", account)])).await?);
+                n += changes(
+                    client
+                        .delete_user(del(vec![
+                            KeyValue::new("name", user),
+                            KeyValue::new("account", account),
+                        ]))
+                        .await?,
+                );
             }
             Ok(format!("deleted {} association(s) ({} changed)", assocs.len(), deleted(n)))
         }

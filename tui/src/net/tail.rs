@@ -5,7 +5,6 @@
 //! message, so rows that arrive within [`WINDOW`] of each other travel
 //! together (at 200 rows/s that is ~20 redraws a second, not 200).
 
-use super::calls::kv;
 use crate::model::action::{Msg, TailSpec};
 use crate::model::audit::FILL;
 use spur_client::conn::Svc;
@@ -50,14 +49,15 @@ fn is_limit(key: &str) -> bool {
 pub async fn run(mut client: Client, spec: TailSpec, msgs: UnboundedSender<Msg>) -> Result<(), Status> {
     let TailSpec { sub, filter, after_id } = spec;
     // limit= sizes the fill only; the tail itself has no limit.
-    let pairs: Vec<KeyValue> = filter.iter().filter(|(k, _)| !is_limit(k)).map(|(k, v)| kv(k, v)).collect();
+    let pairs: Vec<KeyValue> =
+        filter.iter().filter(|(k, _)| !is_limit(k)).map(|(k, v)| KeyValue::new(k, v)).collect();
     let after = match after_id {
         Some(a) => a,
         None => {
             let mut list = pairs.clone();
             match filter.iter().find(|(k, _)| is_limit(k)) {
-                Some((k, v)) => list.push(kv(k, v)),
-                None => list.push(kv("limit", &FILL.to_string())),
+                Some((k, v)) => list.push(KeyValue::new(k, v)),
+                None => list.push(KeyValue::new("limit", &FILL.to_string())),
             }
             // The newest page is enough to fill the pane; the tail carries on from it.
             let req = ListTxnRequest { filter: list, before_id: None };

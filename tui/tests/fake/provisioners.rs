@@ -7,10 +7,6 @@
 
 use spur_proto::v1::{KeyValue, Provisioner};
 
-fn kv(key: &str, value: &str) -> KeyValue {
-    KeyValue { key: key.into(), value: value.into() }
-}
-
 pub fn sample() -> Vec<Provisioner> {
     let gpu = Provisioner {
         id: "gpu-nodes".into(),
@@ -19,7 +15,7 @@ pub fn sample() -> Vec<Provisioner> {
         nodes: "gpu01".into(),
         node_count: 1,
         usable_nodes: 1,
-        annotations: vec![kv("nvidia.com/gpu.count", "8")],
+        annotations: vec![KeyValue::new("nvidia.com/gpu.count", "8")],
         condition: "hostname() matches \"gpu[0-9]+\"".into(),
         exclusive: "none".into(),
         cost_per_hour: 2.5,
@@ -33,26 +29,26 @@ pub fn sample() -> Vec<Provisioner> {
         nodes: "gpu01,node[01-03,05]".into(),
         node_count: 5,
         usable_nodes: 3,
-        annotations: vec![kv("tier", "standard"), kv("os", "rocky9")],
+        annotations: vec![KeyValue::new("tier", "standard"), KeyValue::new("os", "rocky9")],
         condition: "cpuinfo.cpu_cores >= 16 &&\n  uname.machine == \"x86_64\"\n".into(),
         policy: "job.annotations[\"tier\"] != \"gold\"\n".into(),
         exclusive: "none".into(),
         cost_per_hour: 0.4,
-        spec: vec![kv("scratch", "/local")],
-        condition_errors: vec![kv("node04", "cpuinfo.cpu_cores: no such fact")],
+        spec: vec![KeyValue::new("scratch", "/local")],
+        condition_errors: vec![KeyValue::new("node04", "cpuinfo.cpu_cores: no such fact")],
         ..Default::default()
     };
     let aws = Provisioner {
         id: "aws-burst".into(),
         backend: "aws".into(),
         state: "no driver".into(),
-        annotations: vec![kv("region", "us-east-1"), kv("spot", "true")],
+        annotations: vec![KeyValue::new("region", "us-east-1"), KeyValue::new("spot", "true")],
         policy: "job.annotations[\"tier\"] == \"gold\" ||\n  job.user == \"alice\"\n".into(),
         exclusive: "job".into(),
         cost_per_hour: 3.06,
         ttl: 600,
         ttl_buffer: 60,
-        spec: vec![kv("instanceType", "t3.*"), kv("maxNodes", "8")],
+        spec: vec![KeyValue::new("instanceType", "t3.*"), KeyValue::new("maxNodes", "8")],
         ..Default::default()
     };
     vec![gpu, cpu, aws]

@@ -66,9 +66,7 @@ pub fn render(e: &pb::Explanation) -> String {
     }
     if let Some(v) = e.priority_ordered {
         out.push_str(&format!("Priority (scheduler.priority): {v:.4}\n"));
-        let inputs: Vec<String> =
-            e.priority_inputs.iter().map(|kv| format!("{}={}", kv.key, kv.value)).collect();
-        out.push_str(&format!("  inputs: {}\n", inputs.join(" ")));
+        out.push_str(&format!("  inputs: {}\n", pb::KeyValue::join(&e.priority_inputs, " ")));
     }
     out.push_str("Preemption checks:\n");
     for m in &e.checks {

@@ -9,11 +9,6 @@ use crate::conn::Clients;
 use serde_json::{Map, Value, json};
 use spur_proto::v1 as pb;
 
-/// `k=v,k2=v2`, in the controller's order; empty when there are none.
-fn pairs(kvs: &[pb::KeyValue]) -> String {
-    kvs.iter().map(|kv| format!("{}={}", kv.key, kv.value)).collect::<Vec<_>>().join(",")
-}
-
 /// The text on one line: every run of whitespace (newlines too) becomes one space.
 pub fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
@@ -31,10 +26,10 @@ pub fn provisioner_record(p: &pb::Provisioner, oneliner: bool) -> String {
             p.ttl,
             p.ttl_buffer
         ),
-        format!("Annotations={}", null(&pairs(&p.annotations))),
+        format!("Annotations={}", null(&pb::KeyValue::join(&p.annotations, ","))),
         format!("Condition={}", null(&one_line(&p.condition))),
         format!("Policy={}", null(&one_line(&p.policy))),
-        format!("Spec={}", null(&pairs(&p.spec))),
+        format!("Spec={}", null(&pb::KeyValue::join(&p.spec, ","))),
     ];
     // Only when a node's facts broke the condition; errors may hold commas, so `;` separates them.
     if !p.condition_errors.is_empty() {

@@ -69,11 +69,9 @@ pub fn node_record(n: &pb::Node, f: &Flags) -> String {
 /// What provisioner conditions see of a node and what they made of it.
 /// Before Reason, which stays last as in Slurm: its text runs on over lines.
 fn provisioning(n: &pb::Node, details: bool, lines: &mut Vec<String>) {
-    let pairs =
-        |kvs: &[pb::KeyValue]| kvs.iter().map(|kv| format!("{}={}", kv.key, kv.value)).collect::<Vec<_>>();
     lines.push(format!("Definitions={}", null(&n.definitions.join(","))));
-    lines.push(format!("Annotations={}", null(&pairs(&n.annotations).join(","))));
-    lines.push(format!("Facts={}", null(&pairs(&n.facts).join(","))));
+    lines.push(format!("Annotations={}", null(&pb::KeyValue::join(&n.annotations, ","))));
+    lines.push(format!("Facts={}", null(&pb::KeyValue::join(&n.facts, ","))));
     lines.push(format!("Modaliases={}", n.modaliases.len()));
     // A GPU node has dozens, each 50 characters: listed only when asked.
     if details {

@@ -90,6 +90,12 @@ impl Node {
         }
     }
 
+    /// Up, registered and not drained: in service even when full, since a
+    /// full node frees up as jobs end (the reservation needs it; a pool counts it).
+    pub fn in_service(&self) -> bool {
+        !matches!(self.base_state(), BaseState::Down | BaseState::Unknown) && !self.admin.drain
+    }
+
     /// Whether new work may be placed here.
     pub fn schedulable(&self) -> bool {
         matches!(self.base_state(), BaseState::Idle | BaseState::Mixed) && !self.admin.drain

@@ -29,6 +29,12 @@ pub struct Owner<'a> {
 /// `request.*` for a job (spec: "Available Policy Variables"). Cores, memory
 /// and devices are per node, as a node provisioner sees an allocation.
 pub fn request_context(job: &Job, owner: &Owner<'_>) -> Context {
+    let mut ctx = Context::default();
+    ctx.insert("request", request_value(job, owner));
+    ctx
+}
+
+fn request_value(job: &Job, owner: &Owner<'_>) -> Value {
     let s = |v: &str| Value::String(v.to_string());
     let int = |v: u64| Value::Integer(i64::try_from(v).unwrap_or(i64::MAX));
     let shape = job.shape();
@@ -60,7 +66,7 @@ pub fn request_context(job: &Job, owner: &Owner<'_>) -> Context {
     ]);
     let nodes = job.nodes();
     let concurrency = job.array.map_or(0, |a| if a.throttle > 0 { u64::from(a.throttle) } else { a.pending });
-    let request = value_map([
+    value_map([
         ("owner".into(), owner),
         ("job_kind".into(), s("job")),
         ("job_ttl".into(), int(job.time_limit.unwrap_or(0).saturating_mul(60))),
@@ -70,39 +76,8 @@ pub fn request_context(job: &Job, owner: &Owner<'_>) -> Context {
         ("task_array_job".into(), Value::Bool(job.array.is_some())),
         ("task_array_concurrency".into(), int(concurrency)),
         ("job_resource".into(), resource),
-    ]);
-    let mut ctx = Context::default();
-    ctx.insert("request", request);
-    ctx
+    ])
 }
-
-/// The request's own key names (not annotation keys or device names, which are the user's).
-const SCHEMA: [&str; 24] = [
-    "owner",
-    "job_kind",
-    "job_ttl",
-    "job_annotations",
-    "multinode_job",
-    "multinode_nodes",
-    "task_array_job",
-    "task_array_concurrency",
-    "job_resource",
-    "id",
-    "organization_id",
-    "email",
-    "cluster_id",
-    "account_id",
-    "cpu",
-    "mem",
-    "devices",
-    "exclusive",
-    "affinity",
-    "cores",
-    "threads",
-    "sockets",
-    "bytes",
-    "by_core",
-];
 
 /// The words the policies use, when every use of `request` can be seen in
 /// them: the evaluator copies a map each time an expression names it, so a
@@ -118,10 +93,11 @@ pub fn policy_words<'a>(sources: impl Iterator<Item = &'a str>) -> Option<std::c
     Some(words)
 }
 
-/// Drops the schema keys no policy names, at every level of the request.
+/// Drops the request's keys no policy names, at every level but the
+/// annotations and devices (whose keys are the user's, not the request's).
 fn prune(v: &mut Value, words: &std::collections::HashSet<String>) {
     if let Value::Map(m) = v {
-        m.retain(|k, _| !SCHEMA.contains(&k.as_str()) || words.contains(k));
+        m.retain(|k, _| words.contains(k));
         for (k, child) in m.iter_mut() {
             if k != "job_annotations" && k != "devices" {
                 prune(child, words);
@@ -132,21 +108,21 @@ fn prune(v: &mut Value, words: &std::collections::HashSet<String>) {
 
 /// `request.*` with only what the policies name (all of it when that cannot be seen).
 pub fn trimmed_request(p: &Provision, job: &Job, owner: &Owner<'_>) -> Context {
-    let mut ctx = request_context(job, owner);
+    let mut request = request_value(job, owner);
     if let Some(words) = &p.policy_words {
-        let mut request = ctx.get("request").cloned().unwrap_or(Value::Nil);
         prune(&mut request, words);
-        ctx.insert("request", request);
     }
+    let mut ctx = Context::default();
+    ctx.insert("request", request);
     ctx
 }
 
 /// Every definition's verdict on one job. `pool` is each definition's usable
 /// node count (its `definition.nodes`).
-pub fn admit(p: &Provision, job: &Job, owner: &Owner<'_>, pool: &[u32], now_ms: i64, offset: i32) -> Admit {
+pub fn admit(p: &Provision, job: &Job, owner: &Owner<'_>, pool: &[u32], now_ms: i64) -> Admit {
     let mut ctx = trimmed_request(p, job, owner);
-    if p.defs.iter().any(|d| d.policy.as_ref().is_some_and(|c| c.reads_clock)) {
-        super::lang::with_now(&mut ctx, now_ms, offset);
+    if p.reads_clock() {
+        super::lang::with_now(&mut ctx, now_ms, p.utc_offset_secs);
     }
     let mut out = Admit { needs_definition: needs_match(&job.annotations, &p.ignored), ..Admit::default() };
     for (i, d) in p.defs.iter().enumerate() {

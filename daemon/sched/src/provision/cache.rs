@@ -149,7 +149,7 @@ impl AdmitCache {
                 a.clone()
             }
             None => {
-                let a = Arc::new(admit(p, job, owner, sizes, now_ms, p.utc_offset_secs));
+                let a = Arc::new(admit(p, job, owner, sizes, now_ms));
                 self.requests.insert(text, (pass, a.clone()));
                 a
             }

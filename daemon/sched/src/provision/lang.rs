@@ -72,7 +72,7 @@ impl Compiled {
 
     /// Evaluates to a boolean; anything else is an error naming what it gave.
     pub fn truth(&self, ctx: &Context) -> Result<bool, String> {
-        match ENV.run(&self.program, ctx).map_err(|e| one_line(&e.to_string()))? {
+        match self.value(ctx)? {
             Value::Bool(b) => Ok(b),
             other => Err(format!("gave {other} where true or false was expected")),
         }

@@ -22,15 +22,15 @@ mod spec;
 
 pub use admit::{Admit, Owner, Refusal, Why, admit, policy_words, request_context, trimmed_request};
 pub use cache::{AdmitCache, Admits, IdHasher};
-pub use lang::{Compiled, facts_context, glob, with_now};
+pub use lang::{Compiled, facts_context, with_now};
 pub use matcher::{Matcher, PLATFORM_KEYS, first_mismatch};
 pub use spec::{allocation_ttl, parse, parse_memory};
 
 use crate::Snapshot;
 use crate::model::HostFacts;
 use serde::Deserialize;
+use spur_vocab::time::Seconds;
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
 
 /// A pool is a node's membership set as indexes; more definitions than this is a config error.
 pub const MAX_DEFINITIONS: usize = 256;
@@ -113,31 +113,23 @@ impl Definition {
     }
 }
 
-/// A duration as the spec writes it (`60s`, `5m`) or whole seconds.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(untagged)]
-pub enum Duration {
-    Whole(u64),
-    Text(String),
-}
-
 /// provisioners.yaml's `scheduler` block; `[scheduler]` takes what it sets.
 #[derive(Debug, Clone, PartialEq, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct SchedulerBlock {
     pub queue_depth: Option<u64>,
-    pub interval: Option<Duration>,
+    pub interval: Option<Seconds>,
     pub priority: Option<String>,
     pub preemption_enabled: Option<bool>,
     pub preemption_threshold: Option<f64>,
     pub preemption_gap: Option<f64>,
-    pub min_preemption_runtime: Option<Duration>,
+    pub min_preemption_runtime: Option<Seconds>,
     pub preemption_multi_victim_enabled: Option<bool>,
     pub max_evictions_per_tick: Option<u32>,
-    pub preemption_drain_timeout: Option<Duration>,
+    pub preemption_drain_timeout: Option<Seconds>,
     pub backfill_enabled: Option<bool>,
     /// Accepted and unused: Spur has no internal jobs.
-    pub internal_job_release_estimate: Option<Duration>,
+    pub internal_job_release_estimate: Option<Seconds>,
     #[serde(default)]
     pub ignored_annotations: Vec<String>,
 }
@@ -196,9 +188,14 @@ impl Provision {
         }
     }
 
-    fn reads_clock(&self) -> bool {
+    pub(crate) fn reads_clock(&self) -> bool {
         self.defs.iter().any(|d| d.policy.as_ref().is_some_and(|c| c.reads_clock))
     }
+}
+
+/// The organization of a job's account (`request.owner.organization_id`), empty when none.
+pub fn organization<'c>(catalog: &'c crate::catalog::Catalog, job: &crate::job::Job) -> &'c str {
+    job.account.as_deref().and_then(|a| catalog.accounts.get(a)).map_or("", |a| a.organization.as_str())
 }
 
 /// Each definition's usable nodes (up, in service), its `definition.nodes`.
@@ -229,10 +226,7 @@ pub fn prepare(snap: &mut Snapshot, cache: &mut AdmitCache, now_ms: i64) {
     let catalog = snap.catalog.clone();
     let reads_org = p.policy_words.as_ref().is_none_or(|w| w.contains("organization_id"));
     for job in snap.jobs.iter().filter(|j| j.is_pending()) {
-        let org = match (reads_org, job.account.as_deref()) {
-            (true, Some(a)) => catalog.accounts.get(a).map_or("", |a| a.organization.as_str()),
-            _ => "",
-        };
+        let org = if reads_org { organization(&catalog, job) } else { "" };
         let owner = Owner { organization: org, cluster: &p.cluster };
         let a = cache.get(&p, job, &owner, pools, &sizes, now_ms);
         snap.admits.insert(job.id, a);
@@ -264,7 +258,7 @@ pub fn priority_context(
     let m =
         |pairs: Vec<(&str, expr::Value)>| lang::value_map(pairs.into_iter().map(|(k, v)| (k.to_string(), v)));
     let account = job.account.as_deref().unwrap_or("");
-    let org = catalog.accounts.get(account).map_or("", |a| a.organization.as_str());
+    let org = organization(catalog, job);
     let hours = now_ms.saturating_sub(job.submit_ms).max(0) as f64 / 3_600_000.0;
     let mut ctx = expr::Context::default();
     ctx.insert("organization", m(vec![("name", Text(org.into())), ("priority", Integer(0))]));
@@ -325,21 +319,3 @@ pub fn flatten(ctx: &expr::Context) -> Vec<(String, String)> {
     out.sort();
     out
 }
-
-/// One definition's condition, checked for every node; errors are kept per node.
-pub fn members<'a>(
-    def: &Definition,
-    nodes: impl Iterator<Item = (&'a str, &'a HostFacts)>,
-) -> (Vec<String>, Vec<(String, String)>) {
-    let (mut ok, mut errors) = (vec![], vec![]);
-    for (name, facts) in nodes {
-        match def.holds(name, facts) {
-            Ok(true) => ok.push(name.to_string()),
-            Ok(false) => {}
-            Err(e) => errors.push((name.to_string(), e)),
-        }
-    }
-    (ok, errors)
-}
-
-pub type Shared = Arc<Provision>;

@@ -109,6 +109,8 @@ pub fn parse(text: &str, generation: u64) -> Result<Provision, String> {
             super::MAX_DEFINITIONS
         ));
     }
+    let policy_words =
+        super::admit::policy_words(defs.iter().filter_map(|d| d.policy.as_ref()).map(|c| c.source.as_str()));
     let node_annotations = raw.node_annotations.iter().map(|(k, v)| (k.clone(), v.text())).collect();
     Ok(Provision {
         defs,
@@ -120,13 +122,7 @@ pub fn parse(text: &str, generation: u64) -> Result<Provision, String> {
         cluster: String::new(),
         utc_offset_secs: 0,
         priority,
-        policy_words: None,
-    })
-    .map(|mut p: Provision| {
-        p.policy_words = super::admit::policy_words(
-            p.defs.iter().filter_map(|d| d.policy.as_ref()).map(|c| c.source.as_str()),
-        );
-        p
+        policy_words,
     })
 }
 

@@ -130,6 +130,20 @@ impl Fx {
         self.job(j)
     }
 
+    /// Preemption on in requeue mode, with no exemption, no runtime floor and a
+    /// threshold every full pool meets.
+    pub fn preempting(self) -> Fx {
+        self.with(|f| {
+            f.snap.partitions[0].preempt_mode = PreemptMode::Requeue;
+            f.snap.config.preempt = crate::PreemptConfig {
+                enabled: true,
+                min_runtime_secs: 0,
+                threshold_pct: 50.0,
+                ..crate::PreemptConfig::default()
+            };
+        })
+    }
+
     pub fn with(mut self, f: impl FnOnce(&mut Fx)) -> Fx {
         f(&mut self);
         self

@@ -246,8 +246,6 @@ fn a_changed_request_is_judged_again() {
 
 #[test]
 fn preemption_weighs_each_job_on_its_own_definitions_nodes() {
-    use crate::PreemptConfig;
-    use spur_vocab::names::PreemptMode;
     let yaml = "definitions:
 - id: a
   provisioner: static
@@ -270,14 +268,8 @@ fn preemption_weighs_each_job_on_its_own_definitions_nodes() {
             f.snap.nodes.truncate(2);
             f.snap.nodes.iter_mut().for_each(|n| (n.cpus, n.free_cpus) = (4, 4));
             f.snap.partitions[0].nodes.truncate(2);
-            f.snap.partitions[0].preempt_mode = PreemptMode::Requeue;
-            f.snap.config.preempt = PreemptConfig {
-                enabled: true,
-                min_runtime_secs: 0,
-                threshold_pct: 50.0,
-                ..PreemptConfig::default()
-            };
         })
+        .preempting()
         .running(run_on(wide(1, 100, "a"), &["n1"], NOW - 600_000))
         .running(run_on(wide(2, 100, "b"), &["n2"], NOW - 600_000))
         .job(wide(10, 1000, "a"))

@@ -9,15 +9,7 @@ use spur_vocab::names::PreemptMode;
 /// Two 4-CPU nodes in partition `batch` (preempt_mode=requeue), preemption on
 /// with no exemption, no runtime floor and a threshold every full pool meets.
 fn fx() -> Fx {
-    Fx::new(2, 4, 0, 0).with(|f| {
-        f.snap.partitions[0].preempt_mode = PreemptMode::Requeue;
-        f.snap.config.preempt = PreemptConfig {
-            enabled: true,
-            min_runtime_secs: 0,
-            threshold_pct: 50.0,
-            ..PreemptConfig::default()
-        };
-    })
+    Fx::new(2, 4, 0, 0).preempting()
 }
 
 /// A 4-CPU job with an explicit base priority.

@@ -236,7 +236,7 @@ fn admit_names_each_refusal() {
     let p = parse(text, 1).unwrap();
     let mut j = super::job(1, "alice");
     j.annotations = vec![("tier".into(), "gold".into())];
-    let a: Admit = admit(&p, &j, &owner(), &[1, 1, 0, 1], super::NOW, 0);
+    let a: Admit = admit(&p, &j, &owner(), &[1, 1, 0, 1], super::NOW);
     assert_eq!(a.candidates, vec![3]);
     assert!(a.needs_definition);
     assert!(matches!(&a.refusals[0].why, Why::Policy { .. }));
