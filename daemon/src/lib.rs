@@ -3,7 +3,9 @@
 //! - [`config`]: spur.conf (TOML); errors name the key and the file.
 //! - [`jobs`]: submit, the queue, every job transition (a function returning effects, applied
 //!   by one executor: persist, install, act), and the loop that applies the scheduler's plan.
-//! - [`licenses`]: plain licenses and hierarchical resources: submit checks, updates, show.
+//! - [`licenses`]: plain licenses and hierarchical resources: submit checks, updates, show,
+//!   and the controller's side of their plugins.
+//! - [`hres_lua`]: the hres/lua plugin: scripts in Lua states, the callbacks' tables, the node functions.
 //! - [`model`]: plain data (QOS, accounts, users, associations, nodes, HRES): `spur_sched::model`.
 //! - [`accounting`]: sacctmgr semantics and the one mutation path for accounting records.
 //! - [`agent`]: spurd: registration, heartbeats, job supervisors that outlive it, its state directory.
@@ -30,6 +32,7 @@ pub mod config;
 pub mod controller;
 pub mod demo;
 pub mod error;
+pub mod hres_lua;
 pub mod jobs;
 pub mod licenses;
 pub mod nodes;

@@ -33,6 +33,10 @@ codes! {
     Resources => "Resources", "the job is waiting for resources to free up";
     JobHeldUser => "JobHeldUser", "held by its user; release with scontrol release";
     JobHeldAdmin => "JobHeldAdmin", "held by an administrator; an operator must release it";
+    HresPluginHeld => "HresPluginHeld",
+        "held because an HRES plugin refused it (pre-run or argument check); an operator must release it";
+    HresRemoteFail => "HresRemoteFail",
+        "an HRES plugin's service was unavailable at the pre-run; the job is tried again next pass";
     BeginTime => "BeginTime", "the job's begin time has not been reached";
     Dependency => "Dependency", "the job waits for a job it depends on";
     JobArrayTaskLimit => "JobArrayTaskLimit", "the array's %N limit of running tasks is reached";

@@ -3,7 +3,7 @@
 //! resource and the layer; the scheduler may then trust the shape (unique
 //! layers, Mode 3 a rooted tree of uniform depth with nodes on leaves only).
 
-use crate::model::{HresLayer, HresMode, HresResource, INFINITE};
+use crate::model::{HresLayer, HresMode, HresPlugin, HresResource, INFINITE};
 use serde::Deserialize;
 use spur_vocab::hostlist;
 use std::collections::{BTreeMap, BTreeSet};
@@ -19,12 +19,30 @@ struct RawResource {
     variables: Vec<NameValue>,
     #[serde(default)]
     disable_hres: bool,
-    /// Plugins come later; the section is accepted so a file stays valid.
     #[serde(default)]
-    #[allow(dead_code)]
-    plugin: Option<serde_yaml_ng::Value>,
+    plugin: Option<RawPlugin>,
     #[serde(default)]
     layers: Vec<RawLayer>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPlugin {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default)]
+    config: Vec<RawConfig>,
+    #[serde(default)]
+    maintenance_cycle: Option<i64>,
+    #[serde(default)]
+    maintenance_timeout: Option<i64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    name: String,
+    value: serde_yaml_ng::Value,
 }
 
 #[derive(Debug, Deserialize)]
@@ -125,8 +143,16 @@ pub fn parse(
             });
         }
         let variables = r.variables.into_iter().map(|v| (v.name, v.value)).collect();
-        let mut res =
-            HresResource { name, mode, topology: r.topology, variables, disabled: r.disable_hres, layers };
+        let plugin = r.plugin.map(|p| plugin(&at, p)).transpose()?;
+        let mut res = HresResource {
+            name,
+            mode,
+            topology: r.topology,
+            variables,
+            disabled: r.disable_hres,
+            layers,
+            plugin,
+        };
         if mode == HresMode::Three {
             check_tree(&res)?;
         }
@@ -142,6 +168,49 @@ pub fn parse(
         out.push(res);
     }
     Ok(out)
+}
+
+/// The plugin section: its type, a `path` for hres/lua, config names given
+/// once, and whole seconds for the maintenance cycle and timeout.
+fn plugin(at: &str, p: RawPlugin) -> Result<HresPlugin, String> {
+    let kind = p.kind.trim().to_string();
+    if kind != "hres/lua" {
+        return Err(format!("{at}: plugin type '{kind}' is not hres/lua (the only plugin)"));
+    }
+    let mut config: Vec<(String, String)> = vec![];
+    for c in p.config {
+        let name = c.name.trim().to_string();
+        let value = match c.value {
+            serde_yaml_ng::Value::String(s) => s,
+            serde_yaml_ng::Value::Number(n) => n.to_string(),
+            serde_yaml_ng::Value::Bool(b) => b.to_string(),
+            _ => {
+                return Err(format!(
+                    "{at}: plugin config '{name}': value is not a string, number or boolean"
+                ));
+            }
+        };
+        if name.is_empty() {
+            return Err(format!("{at}: plugin config has an entry without a name"));
+        }
+        if config.iter().any(|(n, _)| *n == name) {
+            return Err(format!("{at}: plugin config '{name}' given twice"));
+        }
+        config.push((name, value));
+    }
+    let secs = |key: &str, v: Option<i64>| {
+        u64::try_from(v.unwrap_or(0)).map_err(|_| format!("{at}: plugin {key} is negative"))
+    };
+    let out = HresPlugin {
+        kind,
+        config,
+        maintenance_cycle: secs("maintenance_cycle", p.maintenance_cycle)?,
+        maintenance_timeout: secs("maintenance_timeout", p.maintenance_timeout)?,
+    };
+    match out.path() {
+        Some(path) if !path.trim().is_empty() => Ok(out),
+        _ => Err(format!("{at}: plugin hres/lua needs config 'path' (the script)")),
+    }
 }
 
 /// Mode 3: one root, parents that exist, no cycle, all leaves at one depth,

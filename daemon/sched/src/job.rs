@@ -66,6 +66,8 @@ pub struct Job {
     /// limit (0: none) and how many of its tasks run now.
     pub array: Option<ArrayAsk>,
     pub hold: Hold,
+    /// Held by an HRES plugin (with `Hold::Admin`): its message.
+    pub plugin_hold: Option<std::sync::Arc<str>>,
     /// `-L name:count`.
     pub licenses: Vec<(String, u32)>,
     /// May go back to the queue (`--requeue`); preemption in requeue mode cancels otherwise.

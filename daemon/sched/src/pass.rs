@@ -249,6 +249,9 @@ impl<'a> Pass<'a> {
         if let Some(a) = job.array.filter(|a| a.startable(0) == 0) {
             return Err(throttled(a, 0));
         }
+        if let Some(message) = job.plugin_hold.clone().filter(|_| job.hold != Hold::None) {
+            return Err(Reason::new(C::HresPluginHeld, Facts::Plugin { message }));
+        }
         match job.hold {
             Hold::User => return Err(Reason::new(C::JobHeldUser, Facts::None)),
             Hold::Admin => return Err(Reason::new(C::JobHeldAdmin, Facts::None)),

@@ -173,6 +173,10 @@ pub enum Facts {
         item: String,
         state: String,
     },
+    /// What an HRES plugin said (`resource: message`).
+    Plugin {
+        message: std::sync::Arc<str>,
+    },
 }
 
 /// Why a job is pending or was rejected: the code, and the facts behind it.
@@ -266,6 +270,7 @@ impl fmt::Display for Facts {
         match self {
             Facts::None => Ok(()),
             Facts::Limit(l) => l.fmt(f),
+            Facts::Plugin { message } => f.write_str(message),
             Facts::UnknownPartition { partition } => write!(f, "partition '{partition}' does not exist"),
             Facts::PartitionState { partition, state } => write!(f, "partition {partition} is {state}"),
             Facts::PartitionTime { partition, max_time, time_limit } => write!(

@@ -159,6 +159,7 @@ impl Executor {
             signal: 9,
             message: "the job's supervisor died before recording its end".into(),
             usage: state::Rusage::default(),
+            hres: None,
         });
         // Queued before it leaves the running list, so a re-registration
         // always finds the job in one of the two.

@@ -17,12 +17,14 @@
 //! - [`cgroup`]: a cgroup v2 per job where the host offers one.
 //! - [`facts`]: the host's facts (uname, os-release, cpuinfo, PCI modaliases) for
 //!   provisioner conditions, collected once and sent with every registration.
+//! - [`hres`]: HRES plugins on the node: the job's plugin data, the node functions.
 //! - [`facts_file`]: `--facts FILE`, facts for simulated nodes over the host's.
 
 pub mod cgroup;
 pub mod exec;
 pub mod facts;
 pub mod facts_file;
+pub mod hres;
 pub mod script;
 pub mod state;
 pub mod stepd;
@@ -137,6 +139,9 @@ fn report(reg: Option<&Registered>, e: &Ended) -> pb::JobReport {
         user_cpu_us: e.usage.user_cpu_us,
         sys_cpu_us: e.usage.sys_cpu_us,
         max_rss_kb: e.usage.max_rss_kb,
+        hres_phase: e.hres.as_ref().map(|h| h.phase.clone()).unwrap_or_default(),
+        hres_remote: e.hres.as_ref().is_some_and(|h| h.remote),
+        hres_message: e.hres.as_ref().map(|h| h.message.clone()).unwrap_or_default(),
     }
 }
 

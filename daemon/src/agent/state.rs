@@ -64,6 +64,18 @@ pub struct Ended {
     /// Zero in end files written before usage was recorded, and for a job that never started.
     #[serde(default)]
     pub usage: Rusage,
+    /// An HRES plugin's node job prolog or epilog failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hres: Option<HresFailed>,
+}
+
+/// A failed node job function: `phase` is `prolog` or `epilog`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HresFailed {
+    pub phase: String,
+    /// ESLURM_HRES_REMOTE_FAIL: the node is not drained.
+    pub remote: bool,
+    pub message: String,
 }
 
 /// What a job's process tree used: the supervisor's `getrusage(RUSAGE_CHILDREN)`
@@ -80,7 +92,15 @@ pub struct Rusage {
 
 impl Ended {
     pub fn failed(job_id: u64, message: String) -> Ended {
-        Ended { job_id, state: "failed".into(), exit_code: -1, signal: 0, message, usage: Rusage::default() }
+        Ended {
+            job_id,
+            state: "failed".into(),
+            exit_code: -1,
+            signal: 0,
+            message,
+            usage: Rusage::default(),
+            hres: None,
+        }
     }
 }
 
@@ -97,6 +117,9 @@ pub struct LaunchFile {
     /// `--open-mode=append`; otherwise the files are truncated first.
     #[serde(default)]
     pub append_output: bool,
+    /// The HRES plugins' data for the nodes (JSON), empty without plugins.
+    #[serde(default)]
+    pub hres_prep: String,
 }
 
 impl From<&pb::Launch> for LaunchFile {
@@ -110,6 +133,7 @@ impl From<&pb::Launch> for LaunchFile {
             stderr_path: l.stderr_path.clone(),
             workdir: l.workdir.clone(),
             append_output: l.append_output,
+            hres_prep: l.hres_prep.clone(),
         }
     }
 }
@@ -134,6 +158,10 @@ impl StateDir {
     }
     pub fn end_path(&self, id: u64) -> PathBuf {
         self.0.join(format!("job-{id}.end.json"))
+    }
+    /// The job's HRES plugin data, readable by the job (`SPUR_HRES_PREP`).
+    pub fn hres_path(&self, id: u64) -> PathBuf {
+        self.0.join(format!("job-{id}.hres.json"))
     }
     pub fn script_path(&self, id: u64) -> PathBuf {
         self.0.join(format!("job-{id}.script"))

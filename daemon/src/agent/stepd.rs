@@ -9,6 +9,7 @@
 //! small process per job.
 
 use super::cgroup::JobCgroup;
+use super::hres::Hres;
 use super::script::{self, ScriptFile};
 use super::state::{Ended, LaunchFile, RunRecord, Rusage, StateDir, start_time, write_atomic};
 use nix::sys::resource::{UsageWho, getrusage};
@@ -28,7 +29,11 @@ pub(crate) const ENTER_CGROUP: &str = r#"echo 0 2>/dev/null > "$0"; exec "$@""#;
 pub const STEPD_ARG: &str = "__stepd";
 
 /// Runs the supervisor if `args` (argv without argv[0]) ask for it; returns its exit code.
+/// Also runs `__hres_task` (a user task prolog, then the task).
 pub fn dispatch(args: &[String]) -> Option<i32> {
+    if let Some(code) = crate::hres_lua::node::dispatch(args) {
+        return Some(code);
+    }
     if args.first().map(String::as_str) != Some(STEPD_ARG) {
         return None;
     }
@@ -68,7 +73,6 @@ fn run(state: &StateDir, job_id: u64) -> Result<Ended, String> {
     let text = std::fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let _ = std::fs::remove_file(&path);
     let l: LaunchFile = serde_json::from_slice(&text).map_err(|e| format!("bad launch file: {e}"))?;
-    let stdout = open_output(&l.stdout_path, l.append_output)?;
     let err_path = if l.stderr_path.is_empty() { &l.stdout_path } else { &l.stderr_path };
     let mut stderr = open_output(err_path, l.append_output || err_path == &l.stdout_path)?;
     if let Err(message) = script::check(&l.script, Path::new(&l.workdir)) {
@@ -78,9 +82,61 @@ fn run(state: &StateDir, job_id: u64) -> Result<Ended, String> {
         }
         return Err(message);
     }
+    let mut env = l.env.clone();
+    let hres = Hres::install(state, job_id, &l.hres_prep, &mut env)?;
+    let Some(hres) = hres else { return supervise(state, job_id, &l, &env, None, stderr) };
+    // The job prolog: a failure ends the run before the script (the controller requeues it).
+    if let Some(f) = hres.job_prolog() {
+        note(&mut stderr, job_id, &f.message);
+        hres.remove();
+        let mut end = Ended::failed(job_id, f.message.clone());
+        end.hres = Some(f);
+        return Ok(end);
+    }
+    let mut end = match hres.task_prolog(0, 0, &env) {
+        Ok(()) => {
+            let err = stderr.as_ref().and_then(|f| f.try_clone().ok());
+            supervise(state, job_id, &l, &env, Some(&hres), err)?
+        }
+        Err(message) => {
+            note(&mut stderr, job_id, &message);
+            Ended { exit_code: 1, state: "exited".into(), message, ..Ended::failed(job_id, String::new()) }
+        }
+    };
+    hres.task_epilog(0, 0, &env);
+    // Epilogs run even when the job failed; a failure drains the node.
+    if let Some(f) = hres.job_epilog() {
+        note(&mut stderr, job_id, &f.message);
+        end.hres = Some(f);
+    }
+    hres.remove();
+    Ok(end)
+}
+
+/// A line in the job's stderr, where the user looks first.
+fn note(stderr: &mut Option<File>, job_id: u64, message: &str) {
+    if let Some(f) = stderr.as_mut() {
+        let _ = writeln!(f, "spurd: error: job {job_id}: {message}");
+    }
+}
+
+/// Runs the script (through the user task prolog when the job has plugins) and waits for it.
+fn supervise(
+    state: &StateDir,
+    job_id: u64,
+    l: &LaunchFile,
+    env: &[(String, String)],
+    hres: Option<&Hres>,
+    stderr: Option<File>,
+) -> Result<Ended, String> {
+    let stdout = open_output(&l.stdout_path, l.append_output)?;
     let file = state.script_path(job_id);
-    let script = ScriptFile::write(&file, &l.script)
+    let mut script = ScriptFile::write(&file, &l.script)
         .map_err(|e| format!("cannot write the script to {}: {e}", file.display()))?;
+    if let Some(h) = hres {
+        let argv = script.argv.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+        script.argv = h.wrap(0, 0, argv).into_iter().map(Into::into).collect();
+    }
     let me = std::process::id() as i32;
     let cgroup = JobCgroup::create(&format!("spur-job{job_id}-{me}"));
     let mut cmd = match &cgroup {
@@ -100,7 +156,7 @@ fn run(state: &StateDir, job_id: u64) -> Result<Ended, String> {
     if !l.workdir.is_empty() {
         cmd.current_dir(&l.workdir);
     }
-    cmd.envs(l.env.iter().map(|(k, v)| (k, v)));
+    cmd.envs(env.iter().map(|(k, v)| (k, v)));
     let spawned = cmd.process_group(0).spawn();
     let mut child = spawned.map_err(|e| {
         cgroup.iter().for_each(JobCgroup::remove);
@@ -138,6 +194,7 @@ fn run(state: &StateDir, job_id: u64) -> Result<Ended, String> {
         signal: s.signal().unwrap_or(0),
         message: String::new(),
         usage,
+        hres: None,
     })
 }
 

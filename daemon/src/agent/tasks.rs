@@ -13,6 +13,7 @@
 
 use super::cgroup::JobCgroup;
 use super::state::{StateDir, alive, start_time, write_atomic};
+use crate::hres_lua::node::PREP_ENV;
 use crate::jobs::steps::env::task_env;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
@@ -167,13 +168,30 @@ impl StepTasks {
         let mut waits = vec![];
         let mut file = StepFile { job_id: l.job_id, step_id: l.step_id, tasks: vec![] };
         let mut outputs = Outputs::default();
-        for (local, &task) in l.tasks.iter().enumerate() {
+        let hres = match super::hres::Hres::for_step(&self.state, &l) {
+            Ok(h) => h.map(std::sync::Arc::new),
+            Err(message) => {
+                fail_all(&l, &tx, &message).await;
+                None
+            }
+        };
+        let hres_failed = !l.hres_prep.is_empty() && hres.is_none();
+        for (local, &task) in l.tasks.iter().enumerate().filter(|_| !hres_failed) {
             let local = u32::try_from(local).unwrap_or(u32::MAX);
-            match self.spawn(&l, local, task, cgroup.as_ref(), &mut outputs) {
+            match self.spawn(&l, local, task, cgroup.as_ref(), &mut outputs, hres.as_deref()) {
                 Ok(child) => {
                     let pgid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
                     file.tasks.push((pgid, start_time(pgid).unwrap_or(0)));
-                    waits.push(tokio::spawn(watch(child, pgid, task, tx.clone())));
+                    let (h, env) = (hres.clone(), step_env(&self.state, &l));
+                    let watched = watch(child, pgid, task, tx.clone());
+                    waits.push(tokio::spawn(async move {
+                        watched.await;
+                        // The task epilog, once the task exited; failures are logged.
+                        if let Some(h) = h {
+                            let _ =
+                                tokio::task::spawn_blocking(move || h.task_epilog(local, task, &env)).await;
+                        }
+                    }));
                 }
                 Err(message) => {
                     let code = message.1;
@@ -225,17 +243,27 @@ impl StepTasks {
         task: u32,
         cgroup: Option<&JobCgroup>,
         outputs: &mut Outputs,
+        hres: Option<&super::hres::Hres>,
     ) -> Result<tokio::process::Child, (String, i32)> {
         let prog = l.argv.first().cloned().unwrap_or_default();
+        let argv = match hres {
+            // The task prolog as root first; the user task prolog runs in the task's process.
+            Some(h) => {
+                h.task_prolog(local, task, &step_env(&self.state, l))
+                    .map_err(|m| (format!("spurd: error: {m}\n"), 1))?;
+                h.wrap(local, task, l.argv.clone())
+            }
+            None => l.argv.clone(),
+        };
         let mut cmd = match cgroup {
             Some(cg) => {
                 let mut c = tokio::process::Command::new("/bin/sh");
-                c.arg("-c").arg(super::stepd::ENTER_CGROUP).arg(cg.procs_file()).args(&l.argv);
+                c.arg("-c").arg(super::stepd::ENTER_CGROUP).arg(cg.procs_file()).args(&argv);
                 c
             }
             None => {
-                let mut c = tokio::process::Command::new(&prog);
-                c.args(l.argv.iter().skip(1));
+                let mut c = tokio::process::Command::new(argv.first().map_or("", String::as_str));
+                c.args(argv.iter().skip(1));
                 c
             }
         };
@@ -249,7 +277,7 @@ impl StepTasks {
             .stdout(stdout.map_or_else(Stdio::piped, Stdio::from))
             .stderr(stderr.map_or_else(Stdio::piped, Stdio::from))
             .env_clear()
-            .envs(l.env.iter().map(|kv| (&kv.key, &kv.value)))
+            .envs(step_env(&self.state, l))
             .envs(task_env(l.node_index, &l.node, local, task, &l.tasks))
             .process_group(0)
             .kill_on_drop(false);
@@ -264,6 +292,25 @@ impl StepTasks {
         }
         cmd.spawn()
             .map_err(|e| (format!("spurd: error: execve(): {prog}: {e}\n"), e.raw_os_error().unwrap_or(1)))
+    }
+}
+
+/// The step's environment, with `SPUR_HRES_PREP` when the job has plugins.
+fn step_env(state: &StateDir, l: &pb::LaunchStep) -> Vec<(String, String)> {
+    let mut env: Vec<(String, String)> = l.env.iter().map(|kv| (kv.key.clone(), kv.value.clone())).collect();
+    if !l.hres_prep.is_empty() {
+        env.push((PREP_ENV.to_string(), state.hres_path(l.job_id).display().to_string()));
+    }
+    env
+}
+
+/// Every task of the step fails with `message` (its job prolog failed here).
+async fn fail_all(l: &pb::LaunchStep, tx: &mpsc::Sender<pb::StepReport>, message: &str) {
+    for &task in &l.tasks {
+        let stderr = format!("spurd: error: {message}\n").into_bytes();
+        let _ = tx.send(pb::StepReport { task, stderr, ..Default::default() }).await;
+        let exit = Some(pb::TaskExit { exit_code: 1, signal: 0 });
+        let _ = tx.send(pb::StepReport { task, exit, ..Default::default() }).await;
     }
 }
 

@@ -46,6 +46,9 @@ pub struct Config {
     /// resources.yaml; relative to this file. Unset: `resources.yaml` beside it, when present.
     #[serde(default)]
     pub resources_file: Option<PathBuf>,
+    /// The deadlines of HRES plugin callbacks.
+    #[serde(default, rename = "hres")]
+    pub hres_limits: resources::HresConfig,
     /// Loaded from `resources_file` by [`Config::load`].
     #[serde(skip)]
     pub hres: Vec<crate::model::HresResource>,
@@ -257,6 +260,7 @@ impl Default for Config {
             partitions: vec![],
             licenses: Default::default(),
             resources_file: None,
+            hres_limits: Default::default(),
             hres: vec![],
             provision: None,
             scheduler_keys: Default::default(),

@@ -3,7 +3,55 @@
 //! the resource and the layer.
 
 use super::{Config, ConfigError, one_line};
+use serde::Deserialize;
 pub use spur_sched::hres_spec::parse;
+use std::time::Duration;
+
+/// `[hres]`: how long plugin callbacks may run.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HresConfig {
+    /// Validate arguments, pre-run, revoke and controller epilog run under
+    /// the scheduler's lock: each is failed after this many milliseconds.
+    #[serde(default = "default_callback_ms")]
+    pub callback_timeout_ms: u64,
+    /// Slurm's PrologTimeout for the node prologs (job, task, user task); unset: prolog_epilog_timeout_secs.
+    #[serde(default)]
+    pub prolog_timeout_secs: Option<u64>,
+    /// Slurm's EpilogTimeout for the node epilogs; unset: prolog_epilog_timeout_secs.
+    #[serde(default)]
+    pub epilog_timeout_secs: Option<u64>,
+    /// Slurm's PrologEpilogTimeout; unset: no limit.
+    #[serde(default)]
+    pub prolog_epilog_timeout_secs: Option<u64>,
+}
+
+fn default_callback_ms() -> u64 {
+    500
+}
+
+impl Default for HresConfig {
+    fn default() -> HresConfig {
+        HresConfig {
+            callback_timeout_ms: default_callback_ms(),
+            prolog_timeout_secs: None,
+            epilog_timeout_secs: None,
+            prolog_epilog_timeout_secs: None,
+        }
+    }
+}
+
+impl HresConfig {
+    pub fn callback(&self) -> Option<Duration> {
+        (self.callback_timeout_ms > 0).then(|| Duration::from_millis(self.callback_timeout_ms))
+    }
+
+    /// (prolog, epilog) limits for the nodes, in ms.
+    pub fn node_limits(&self) -> (Option<u64>, Option<u64>) {
+        let ms = |s: Option<u64>| s.or(self.prolog_epilog_timeout_secs).map(|s| s.saturating_mul(1000));
+        (ms(self.prolog_timeout_secs), ms(self.epilog_timeout_secs))
+    }
+}
 
 impl Config {
     /// Reads `resources_file` (or `resources.yaml` beside spur.conf, when present) into `hres`.
@@ -22,6 +70,13 @@ impl Config {
         let cluster = (!cluster.is_empty()).then_some(&cluster);
         self.hres = parse(&text, &self.licenses, cluster)
             .map_err(|msg| ConfigError::Invalid { file, msg: one_line(&msg) })?;
+        // A script's path is the same on every host: made absolute here, once.
+        let dir = path.parent().map(std::path::Path::to_path_buf).unwrap_or_default();
+        for p in self.hres.iter_mut().filter_map(|r| r.plugin.as_mut()) {
+            for (_, v) in p.config.iter_mut().filter(|(k, _)| k == "path") {
+                *v = dir.join(v.as_str()).display().to_string();
+            }
+        }
         Ok(())
     }
 

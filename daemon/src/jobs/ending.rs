@@ -45,6 +45,7 @@ pub(crate) fn requeued(j: &JobRecord) -> JobRecord {
     n.usage = None;
     // The next run is lent, or not, afresh.
     n.borrowed = false;
+    n.hres = None;
     n.forget_steps();
     n
 }
@@ -126,6 +127,21 @@ impl Queue {
             return Err(Error::PermissionDenied(format!(
                 "job {id} runs on {first}, which this agent does not host; its report is refused"
             )));
+        }
+        // An HRES plugin's job prolog failed: the script never ran. A batch
+        // job goes back to the queue; an allocation cannot, so it is cancelled.
+        if r.hres_phase == "prolog" {
+            let n = if j.is_allocation() {
+                ended(j, JobState::Cancelled, 0, &r.hres_message, now)
+            } else {
+                requeued(j)
+            };
+            let info =
+                serde_json::json!({ "reason": r.hres_message, "by": "hres plugin", "when": "job prolog" });
+            let action = if j.is_allocation() { "cancel" } else { "requeue" };
+            let mut fx: Effects = Effect::Persist(n).into();
+            fx.push(Effect::Audit { job: id, action, info });
+            return Ok(fx);
         }
         let (state, reason) = reported(r);
         let mut n = ended(j, state, r.exit_code, &reason, now);
@@ -242,7 +258,15 @@ impl JobService {
     /// An agent's report that a job ended; durable before the call returns,
     /// so the agent keeps it until then.
     pub async fn report(&self, agent_nodes: &[String], r: pb::JobReport) -> Result<()> {
+        let node = self.lock().jobs.get(&r.job_id).and_then(|j| j.nodes.first().cloned());
         self.transit(&[r.job_id], |q| q.report(agent_nodes, &r, now_ms())).await?;
+        // A failed node job function drains the node, unless the service was only unavailable.
+        if let Some(node) = node.filter(|_| !r.hres_phase.is_empty() && !r.hres_remote) {
+            let reason = format!("HRES plugin job {} failed: {}", r.hres_phase, r.hres_message);
+            if let Err(e) = self.nodes.drain_for(&node, &reason).await {
+                tracing::error!(node, error = %e, "could not drain the node after a failed HRES {}", r.hres_phase);
+            }
+        }
         Ok(())
     }
 

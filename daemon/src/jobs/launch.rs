@@ -116,6 +116,7 @@ pub(crate) fn launch(j: &JobRecord) -> pb::AgentCommand {
             stderr_path: stderr,
             workdir: j.workdir.clone(),
             append_output: j.extra.as_ref().is_some_and(|x| x.open_mode == "append"),
+            hres_prep: j.hres_prep_json(),
         })),
     }
 }

@@ -22,6 +22,8 @@
 //! - [`array`]: job arrays: the record of the pending tasks, tasks split off as they start.
 //! - [`depend`]: dependencies known at submit, evaluated each pass, fates kept past a purge.
 //! - [`purge`]: MinJobAge: ended jobs leave memory for the store.
+//! - [`maintain`]: HRES plugin maintenance on its cycle: layers disabled, downed layers' jobs requeued.
+//! - [`plugin`]: HRES plugins in a job's life: pre-runs of starts, holds, arguments checked again, epilog.
 //! - [`steps`]: job steps (srun): their records, layout, environment, and the live relays.
 
 pub(crate) mod admit;
@@ -35,7 +37,9 @@ pub mod events;
 pub mod extras;
 pub(crate) mod launch;
 pub mod mail;
+pub(crate) mod maintain;
 pub mod parts;
+pub(crate) mod plugin;
 pub mod preempt;
 pub mod purge;
 pub(crate) mod queue;

@@ -86,6 +86,12 @@ pub struct JobRecord {
     /// Runs a preemption or reclaim requeued, oldest first (at most `MAX_PAST_RUNS`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub past_runs: Vec<super::parts::PastRun>,
+    /// What this run's HRES plugins received (fixed at its start); None without plugins.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hres: Option<Box<crate::licenses::prep::HresRun>>,
+    /// Held by an HRES plugin: its message, the job's reason until released.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plugin_hold: Option<String>,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -177,6 +183,7 @@ impl JobRecord {
                 running: 0,
             }),
             hold: self.hold,
+            plugin_hold: self.plugin_hold.as_deref().map(std::sync::Arc::from),
             licenses: self.license_asks(),
             charged: self.licenses_alloc.clone(),
             borrowed: self.borrowed && self.state == JobState::Running,

@@ -201,10 +201,14 @@ impl JobService {
             // The victims' room is free now; place their preemptors without waiting a full interval.
             self.kick.notify_one();
         }
-        let starts = &last.plan.starts;
+        // Pre-runs happen before the start is persisted; a refused one is not started.
+        let mut pre = self.prerun_starts(&last.plan.starts, now);
+        let refused = |s: &&sched::Start| !pre.refused.contains(&s.job);
+        let starts: Vec<sched::Start> = last.plan.starts.iter().filter(refused).cloned().collect();
         let ids: Vec<u64> = starts.iter().map(|s| s.job).collect();
         let mut new_id = || self.next_id.fetch_add(1, Ordering::Relaxed);
-        match self.transit(&ids, |q| Ok(q.start(starts, &nodes, now, &mut new_id))).await {
+        let mut runs = std::mem::take(&mut pre.runs);
+        match self.transit(&ids, |q| Ok(q.start(&starts, &nodes, now, &mut new_id, &mut runs))).await {
             // The agent never had these: nothing to kill, and no end will be reported.
             Ok(done) => {
                 for id in done.unlaunched {
@@ -212,11 +216,13 @@ impl JobService {
                 }
             }
             Err(e) => {
+                self.revoke_unstarted(&runs);
                 tracing::error!(error = %e, "could not persist started jobs; they stay pending");
                 // The pending reasons are one batch all the same.
                 self.flush();
             }
         }
+        self.settle_preruns(&pre, now).await;
         self.cancel_invalid_dependencies(&last.plan, now).await;
     }
 
@@ -291,6 +297,7 @@ impl Queue {
         nodes: &[crate::model::Node],
         now: i64,
         new_id: &mut dyn FnMut() -> u64,
+        runs: &mut std::collections::BTreeMap<u64, crate::licenses::prep::HresRun>,
     ) -> Effects {
         let mut fx = Effects::default();
         let mut launches = vec![];
@@ -313,7 +320,15 @@ impl Queue {
             } else {
                 j.clone()
             };
-            let n = started(&task, s, nodes, now);
+            let mut n = started(&task, s, nodes, now);
+            // What its plugins were told; a task split off an array is told its own id.
+            n.hres = runs.remove(&s.job).map(|mut r| {
+                if r.job.job_id != n.id {
+                    r.job.job_id = n.id;
+                    r.job.sluid = format!("{}.{now}", n.id);
+                }
+                Box::new(r)
+            });
             launches.push(Effect::Launch { job: n.id, node: n.nodes.first().cloned().unwrap_or_default() });
             if n.id == s.job {
                 // The array's last task took its record: nothing is left to write.

@@ -77,8 +77,17 @@ pub(crate) struct Applied {
 /// An effect left for after the install, with what the install resolved.
 #[allow(clippy::large_enum_variant)]
 enum Act {
-    Launch { job: u64, node: String, cmd: pb::AgentCommand },
+    Launch {
+        job: u64,
+        node: String,
+        cmd: pb::AgentCommand,
+    },
     Mail(super::mail::Mail),
+    /// A run with HRES plugins ended (or went back to the queue) at `end_ms`.
+    Epilog {
+        run: Box<crate::licenses::prep::HresRun>,
+        end_ms: i64,
+    },
     Then(Effect),
 }
 
@@ -132,6 +141,14 @@ impl JobService {
                         let new = &q.jobs[&id];
                         licences |= old.as_ref().is_some_and(|o| o.licenses_alloc != new.licenses_alloc);
                         self.settle_nodes(old.as_ref(), new);
+                        if let Some(run) = old
+                            .as_ref()
+                            .filter(|o| o.is_placed() && !new.is_placed())
+                            .and_then(|o| o.hres.clone())
+                        {
+                            let end_ms = if new.end_ms > 0 { new.end_ms } else { crate::store::now_ms() };
+                            acts.push(Act::Epilog { run, end_ms });
+                        }
                         // Steps that ended: their srun is told, what is left of their tasks stopped.
                         for (node, cmd) in
                             super::steps::live::follow(&self.live, old.as_ref(), new, q.kill_wait)
@@ -191,6 +208,7 @@ impl JobService {
                     }
                 }
                 Act::Mail(m) => self.mailer.send(m),
+                Act::Epilog { run, end_ms } => self.controller_epilog(*run, end_ms),
                 Act::Then(Effect::Signal { job, node, signal, kill_wait }) => {
                     self.signal_on(&node, job, signal, kill_wait).await
                 }

@@ -51,7 +51,8 @@ pub(crate) fn updated(
                             "an admin hold is released by an Operator".into(),
                         ));
                     }
-                    next.hold = Hold::None
+                    next.hold = Hold::None;
+                    next.plugin_hold = None;
                 }
                 _ => return Err(Error::invalid("action", format!("'{v}' is not hold, release or requeue"))),
             },
@@ -174,6 +175,7 @@ impl JobService {
         // Requeue is a transition of its own; the request's other keys are not applied with it.
         if set.iter().any(|(k, v)| k.eq_ignore_ascii_case("action") && v == "requeue") {
             self.transit(&[id], |q| q.requeue_request(role, caller, id)).await?;
+            self.revalidate(Some(&[id]), "requeue").await;
             return Ok(());
         }
         let parts: Vec<String> = self.nodes.partitions().into_iter().map(|p| p.name).collect();

@@ -9,7 +9,11 @@
 //! resources.yaml wins again on restart or reconfigure.
 //!
 //! - [`update`]: one `scontrol update HRESName=` as a pure, all-or-nothing edit.
+//! - [`plugins`]: the resources' hres/lua scripts and the controller's callbacks.
+//! - [`prep`]: what a starting job's plugins receive (`job`, `prep`), built from its record.
 
+pub mod plugins;
+pub mod prep;
 pub mod update;
 
 use crate::config::Config;
@@ -44,6 +48,9 @@ pub struct LicenseService {
     nodes: RwLock<BTreeSet<String>>,
     store: Option<Arc<dyn Store>>,
     changed: broadcast::Sender<String>,
+    plugins: RwLock<Arc<plugins::Plugins>>,
+    /// Layers a plugin's maintenance disabled or downed, by `resource/layer`.
+    marks: RwLock<std::collections::BTreeMap<String, plugins::Mark>>,
 }
 
 impl LicenseService {
@@ -53,6 +60,8 @@ impl LicenseService {
             nodes: RwLock::new(BTreeSet::new()),
             store,
             changed: broadcast::channel(64).0,
+            plugins: RwLock::new(Arc::default()),
+            marks: RwLock::default(),
         };
         svc.reconfigure(cfg).await?;
         Ok(svc)
@@ -69,10 +78,24 @@ impl LicenseService {
                 }
             }
         }
+        // Create context sees the layers before running jobs' usage is counted.
+        // A new set that cannot start leaves the running one in place, its context intact.
+        let plugins = plugins::Plugins::start(&mut hres, &cfg.hres_limits)
+            .map_err(|e| Error::invalid("resources_file", e))?;
+        let old = std::mem::replace(
+            &mut *self.plugins.write().unwrap_or_else(|p| p.into_inner()),
+            Arc::new(plugins),
+        );
+        old.destroy();
         *self.nodes.write().unwrap_or_else(|p| p.into_inner()) = cfg.node_names().unwrap_or_default();
         *self.table.write().unwrap_or_else(|p| p.into_inner()) = (cfg.licenses.clone(), Arc::new(hres));
         let _ = self.changed.send(String::new());
         Ok(())
+    }
+
+    /// The resources' plugins as loaded by the last (re)configuration.
+    pub fn plugins(&self) -> Arc<plugins::Plugins> {
+        self.plugins.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     pub fn plain(&self) -> std::collections::BTreeMap<String, u32> {
@@ -129,7 +152,18 @@ impl LicenseService {
                 format!("a job may request one MODE_3 resource; this asks for {}", mode3.join(" and ")),
             ));
         }
-        Ok(())
+        self.validate(reqs).map_err(|e| Error::invalid("licenses", e))
+    }
+
+    /// The plugins' validate arguments for a request; the first refusal's message.
+    pub fn validate(&self, reqs: &[LicenseReq]) -> std::result::Result<(), String> {
+        let plugins = self.plugins();
+        let asked: Vec<(String, Vec<(String, String)>)> =
+            reqs.iter().filter(|r| plugins.has(&r.name)).map(|r| (r.name.clone(), r.args.clone())).collect();
+        if asked.is_empty() {
+            return Ok(());
+        }
+        plugins.validate(&asked)
     }
 
     /// `scontrol update HRESName=`: applies, saves changed node membership, tells watchers.
@@ -162,6 +196,37 @@ impl LicenseService {
         Ok(changes)
     }
 
+    /// A plugin's maintenance sets `layer` of `name` disabled or enabled
+    /// (`mark` says why; None clears the mark). Returns whether it changed.
+    pub async fn plugin_set_layer(
+        &self,
+        name: &str,
+        layer: &str,
+        mark: Option<plugins::Mark>,
+    ) -> Result<bool> {
+        let disabled = mark.is_some();
+        let key = audit_name(name, layer);
+        let mut marks = self.marks.write().unwrap_or_else(|p| p.into_inner()).clone();
+        match mark {
+            Some(m) => marks.insert(key, m),
+            None => marks.remove(&key),
+        };
+        *self.marks.write().unwrap_or_else(|p| p.into_inner()) = marks;
+        let now = (self.hres().iter().find(|r| r.name == name))
+            .and_then(|r| r.layer(layer).map(|i| r.layers[i].disabled));
+        if now == Some(disabled) {
+            self.notify(name);
+            return Ok(false);
+        }
+        let u = HresUpdate {
+            layer: layer.into(),
+            disable_layer: Some(disabled.to_string()),
+            ..HresUpdate::default()
+        };
+        self.update(name, &u).await?;
+        Ok(true)
+    }
+
     /// `scontrol show license [NAME]`: one entry per plain license and per layer.
     /// `running` are the running jobs' ids and charges.
     pub fn show(&self, name: &str, running: &[(u64, Vec<LicenseAlloc>)]) -> Vec<pb::License> {
@@ -183,6 +248,7 @@ impl LicenseService {
                 ..pb::License::default()
             });
         }
+        let (plugins, marks) = (self.plugins(), self.marks.read().unwrap_or_else(|p| p.into_inner()).clone());
         for r in self.hres().iter().filter(|r| name.is_empty() || r.name == name) {
             let used = crate::sched::hres::usage(r, running.iter().flat_map(|(_, a)| a));
             for (l, used) in r.layers.iter().zip(used) {
@@ -210,11 +276,35 @@ impl LicenseService {
                     base_usage: l.base_usage,
                     base: l.base.iter().map(|(n, v)| format!("{n}:{v}")).collect::<Vec<_>>().join(","),
                     holders,
-                    ..pb::License::default()
+                    ..plugin_fields(&plugins, &marks, &r.name, l)
                 });
             }
         }
         out
+    }
+}
+
+/// What `show` says of a layer's plugin: its script, its last maintenance,
+/// and the mark it left on the layer while the layer stays disabled.
+fn plugin_fields(
+    plugins: &plugins::Plugins,
+    marks: &std::collections::BTreeMap<String, plugins::Mark>,
+    name: &str,
+    l: &crate::model::HresLayer,
+) -> pb::License {
+    let Some((p, last)) = plugins.describe(name) else { return pb::License::default() };
+    let last = last.unwrap_or_default();
+    let mark = marks.get(&audit_name(name, &l.name)).filter(|_| l.disabled).cloned().unwrap_or_default();
+    pb::License {
+        plugin: p.kind.clone(),
+        plugin_path: p.path().unwrap_or_default().to_string(),
+        maintained_ms: last.at_ms,
+        maintenance_rc: last.rc,
+        maintenance_message: last.message,
+        plugin_mark: mark.state.to_string(),
+        plugin_mark_ms: mark.at_ms,
+        plugin_mark_message: mark.message,
+        ..pb::License::default()
     }
 }
 

@@ -238,6 +238,24 @@ impl NodeService {
         Ok((names, warning))
     }
 
+    /// Drains `name` for the system (an HRES plugin's node function failed),
+    /// audited as Source=system.
+    pub async fn drain_for(&self, name: &str, reason: &str) -> Result<()> {
+        let Some(mut a) = self.read().nodes.get(name).map(|n| n.admin.clone()) else { return Ok(()) };
+        a.drain = true;
+        let text = reason.to_string();
+        a.reason =
+            Some(Reason { text, user: "hres_plugin".into(), uid: None, time_ms: now_ms(), system: false });
+        self.persist(&[(name.to_string(), a.clone())]).await?;
+        if let Some(n) = self.write().nodes.get_mut(name) {
+            n.admin = a;
+        }
+        self.publish(vec![name.to_string()]);
+        let info = serde_json::json!({ "state": "drain", "reason": reason });
+        self.hub().record_all(vec![crate::store::TxnRow::system("node", name, "update", info)]).await;
+        Ok(())
+    }
+
     /// Writes the nodes' admin state, with the request's audit row when its
     /// core took one (`audit::claim`), in one durable commit.
     async fn persist(&self, admin: &[(String, NodeAdmin)]) -> Result<()> {

@@ -86,7 +86,7 @@ pub async fn routes(
         .add_service(limited!(NodesServer::new(nodes_api::NodesApi::new(
             g(),
             nodes.clone(),
-            licenses.clone(),
+            (licenses.clone(), jobs.clone()),
             cfg.path.clone(),
         ))))
         .add_service(limited!(AgentServer::new(nodes_api::AgentApi::new(g(), nodes.clone(), jobs.clone()))))

@@ -24,6 +24,8 @@ pub struct NodesApi {
     gate: Arc<Gate>,
     nodes: Arc<NodeService>,
     licenses: Arc<LicenseService>,
+    /// Pending jobs' plugin arguments are checked again after a reconfigure.
+    jobs: Arc<JobService>,
     config_path: Option<PathBuf>,
 }
 
@@ -31,10 +33,10 @@ impl NodesApi {
     pub fn new(
         gate: Arc<Gate>,
         nodes: Arc<NodeService>,
-        licenses: Arc<LicenseService>,
+        (licenses, jobs): (Arc<LicenseService>, Arc<JobService>),
         config_path: Option<PathBuf>,
     ) -> Self {
-        NodesApi { gate, nodes, licenses, config_path }
+        NodesApi { gate, nodes, licenses, jobs, config_path }
     }
 
     fn filter(&self, req: &pb::ListRequest) -> Result<(Option<Vec<String>>, Option<String>), Error> {
@@ -160,6 +162,7 @@ impl Nodes for NodesApi {
                 let changes = self.nodes.reconfigure(&cfg)?;
                 // resources.yaml wins again: runtime count, base and flag changes are dropped.
                 self.licenses.reconfigure(&cfg).await?;
+                self.jobs.revalidate(None, "reconfigure").await;
                 let note =
                     Note { action: Action::Update, name: String::new(), info: json!({ "changes": changes }) };
                 Ok((pb::ReconfigureResponse { changes }, vec![note]))

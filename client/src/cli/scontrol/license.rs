@@ -85,6 +85,24 @@ pub fn license_record(l: &pb::License, oneliner: bool) -> String {
         ));
         lines.push(format!("Base={}", null(&l.base)));
     }
+    if !l.plugin.is_empty() {
+        let when = crate::vocab::txn::time_or(l.maintained_ms, "None");
+        lines.push(format!(
+            "Plugin={} PluginPath={} LastMaintenance={when} MaintenanceRC={} MaintenanceMessage={}",
+            l.plugin,
+            l.plugin_path,
+            null(&l.maintenance_rc),
+            null(&l.maintenance_message)
+        ));
+    }
+    if !l.plugin_mark.is_empty() {
+        let when = crate::vocab::txn::time_or(l.plugin_mark_ms, "None");
+        lines.push(format!(
+            "PluginMark={} PluginMarkTime={when} PluginMarkMessage={}",
+            l.plugin_mark,
+            null(&l.plugin_mark_message)
+        ));
+    }
     record(&lines, oneliner)
 }
 
@@ -98,10 +116,17 @@ pub fn license_json(l: &pb::License) -> serde_json::Value {
             "conf_total": l.conf_total, "base_usage": l.base_usage, "base": l.base,
         })
     });
+    let plugin = (!l.plugin.is_empty()).then(|| {
+        serde_json::json!({
+            "type": l.plugin, "path": l.plugin_path, "maintained_ms": l.maintained_ms,
+            "maintenance_rc": l.maintenance_rc, "maintenance_message": l.maintenance_message,
+            "mark": l.plugin_mark, "mark_ms": l.plugin_mark_ms, "mark_message": l.plugin_mark_message,
+        })
+    });
     serde_json::json!({
         "name": l.name, "total": (!l.infinite).then_some(l.total), "used": l.used,
         "free": (!l.infinite).then_some(l.free), "reserved": l.reserved, "remote": l.remote,
-        "layer": layer, "holders": holders,
+        "layer": layer, "holders": holders, "plugin": plugin,
     })
 }
 

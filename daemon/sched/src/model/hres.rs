@@ -67,6 +67,28 @@ pub struct HresResource {
     pub disabled: bool,
     /// In resources.yaml order.
     pub layers: Vec<HresLayer>,
+    /// The `plugin` section, when the resource has one.
+    #[serde(default)]
+    pub plugin: Option<HresPlugin>,
+}
+
+/// A resource's plugin (`plugin:` in resources.yaml); only `hres/lua` exists.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HresPlugin {
+    pub kind: String,
+    /// `config: [{name, value}]` in order; hres/lua needs `path`.
+    pub config: Vec<(String, String)>,
+    /// Seconds between maintenance calls; 0 is none.
+    pub maintenance_cycle: u64,
+    /// Seconds a maintenance call may run; 0 is no limit.
+    pub maintenance_timeout: u64,
+}
+
+impl HresPlugin {
+    /// The script (`config` entry `path`).
+    pub fn path(&self) -> Option<&str> {
+        self.config.iter().find(|(k, _)| k == "path").map(|(_, v)| v.as_str())
+    }
 }
 
 impl HresResource {

@@ -209,8 +209,15 @@ fn random_resource(rng: &mut Rng, name: &str) -> HresResource {
         base_usage: 0,
         disabled: false,
     });
-    let mut r =
-        HresResource { name: name.into(), mode, topology: None, variables: vec![], disabled: false, layers };
+    let mut r = HresResource {
+        name: name.into(),
+        mode,
+        topology: None,
+        variables: vec![],
+        disabled: false,
+        layers,
+        plugin: None,
+    };
     r.derive();
     r
 }

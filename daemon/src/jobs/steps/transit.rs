@@ -77,6 +77,7 @@ fn launch(
         stderr_path: req.stderr_path.clone(),
         user: j.user.clone(),
         job_name: j.name.clone(),
+        hres_prep: j.hres_prep_json(),
     });
     Effect::Command { job: j.id, node, cmd: pb::AgentCommand { cmd: Some(cmd) } }
 }

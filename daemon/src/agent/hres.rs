@@ -1,0 +1,92 @@
+//! HRES plugins on a node: the job's plugin data (from its launch) written
+//! where the job can read it, and the node functions the supervisor and the
+//! step tasks run around the job and each task.
+
+use super::state::{HresFailed, StateDir};
+use crate::hres_lua::func;
+use crate::hres_lua::node::{Failure, PREP_ENV, PrepFile};
+use std::path::PathBuf;
+
+/// The job's plugin data, in force for this run on this node.
+#[derive(Debug)]
+pub struct Hres {
+    pub prep: PrepFile,
+    pub file: PathBuf,
+}
+
+impl Hres {
+    /// Reads the launch's JSON and writes it where the job can read it; None
+    /// without plugins. `env` gains `SPUR_HRES_PREP` naming the file.
+    pub fn install(
+        state: &StateDir,
+        job: u64,
+        json: &str,
+        env: &mut Vec<(String, String)>,
+    ) -> Result<Option<Hres>, String> {
+        if json.is_empty() {
+            return Ok(None);
+        }
+        let prep: PrepFile = serde_json::from_str(json).map_err(|e| format!("bad HRES plugin data: {e}"))?;
+        let file = state.hres_path(job);
+        prep.write(&file)?;
+        env.push((PREP_ENV.to_string(), file.display().to_string()));
+        Ok(Some(Hres { prep, file }))
+    }
+
+    /// A step's tasks on this node: the job's data, and its job prolog when
+    /// this is the job's first step here (the batch node ran it before the
+    /// script). Err: the prolog failed, and the step's tasks fail with it.
+    pub fn for_step(state: &StateDir, l: &spur_proto::v1::LaunchStep) -> Result<Option<Hres>, String> {
+        let first = !state.hres_path(l.job_id).exists();
+        let mut env = vec![];
+        let Some(h) = Hres::install(state, l.job_id, &l.hres_prep, &mut env)? else { return Ok(None) };
+        if first && let Some(f) = h.job_prolog() {
+            tracing::error!(job = l.job_id, node = %l.node, "HRES job prolog failed: {}", f.message);
+            return Err(format!("{}: {}", func::JOB_PROLOG, f.message));
+        }
+        Ok(Some(h))
+    }
+
+    /// The node job prolog; the failure as the job's end reports it.
+    pub fn job_prolog(&self) -> Option<HresFailed> {
+        self.prep.job_function(func::JOB_PROLOG).map(|f| failed("prolog", f))
+    }
+
+    /// The node job epilog.
+    pub fn job_epilog(&self) -> Option<HresFailed> {
+        self.prep.job_function(func::JOB_EPILOG).map(|f| failed("epilog", f))
+    }
+
+    /// The task prolog, as root, before a task starts: Err fails the task.
+    pub fn task_prolog(
+        &self,
+        node_tid: u32,
+        global_tid: u32,
+        env: &[(String, String)],
+    ) -> Result<(), String> {
+        match self.prep.task_function(func::TASK_PROLOG, node_tid, global_tid, env) {
+            Some(f) => Err(format!("{}: {}", func::TASK_PROLOG, f.message)),
+            None => Ok(()),
+        }
+    }
+
+    /// The task epilog, after a task exits; failures are logged.
+    pub fn task_epilog(&self, node_tid: u32, global_tid: u32, env: &[(String, String)]) {
+        let _ = self.prep.task_function(func::TASK_EPILOG, node_tid, global_tid, env);
+    }
+
+    /// `argv` run through the user task prolog in the task's own process.
+    pub fn wrap(&self, node_tid: u32, global_tid: u32, argv: Vec<String>) -> Vec<String> {
+        let me = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("spurd"));
+        crate::hres_lua::node::wrap(&me, &self.file, node_tid, global_tid, argv)
+    }
+
+    /// The job is over here: its data goes.
+    pub fn remove(&self) {
+        let _ = std::fs::remove_file(&self.file);
+    }
+}
+
+fn failed(phase: &str, f: Failure) -> HresFailed {
+    HresFailed { phase: phase.into(), remote: f.remote, message: f.message }
+}
