@@ -145,7 +145,9 @@ pub async fn start_with(
     tasks.push(jobs.spawn_purger(Duration::from_secs(cfg.scheduler.interval)));
     tasks.push(jobs.spawn_step_watch());
     tasks.push(jobs.spawn_maintenance());
-    // Pending jobs' plugin arguments are checked again with the scripts as loaded now.
+    // Pending jobs' plugin arguments are checked again with the scripts as loaded now,
+    // and jobs caught CONFIGURING lost their asynchronous pre-run.
+    jobs.requeue_configuring().await;
     jobs.revalidate(None, "restart").await;
     let mut metrics_addr = None;
     if !cfg.metrics.listen_addr.is_empty() {

@@ -3,6 +3,7 @@
 -- fail=prerun|remote|slow|prolog|prolog_remote|epilog|task; async=yes adds a
 -- payload from the async pre-run. Maintenance reads the file named by
 -- `maint` ("disable LAYER", "down LAYER" or nothing: every layer enabled).
+-- The tests append ASYNC (below) for an asynchronous pre-run.
 
 local function log(config, line)
   local f = io.open(config.log, "a")
@@ -76,7 +77,8 @@ function hres_controller_job_revoke(ctx, job, prep)
 end
 
 function hres_controller_job_epilog(ctx, job, prep)
-  log(ctx.config, "controller_epilog " .. ctx.name .. " job=" .. job.job_id .. " payload=" .. (prep.payload or ""))
+  log(ctx.config, "controller_epilog " .. ctx.name .. " job=" .. job.job_id .. " payload=" .. (prep.payload or "") ..
+    " async_running=" .. tostring(prep.async_running))
 end
 
 function hres_node_job_prolog(prep, job)

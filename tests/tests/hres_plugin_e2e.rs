@@ -10,6 +10,18 @@ use std::path::Path;
 
 const RECORDER: &str = include_str!("../lua/recorder.lua");
 
+/// An asynchronous pre-run that waits for the file `go-JOBID` in the log
+/// directory, then fails (fail=async) or replaces the payload.
+const ASYNC: &str = r#"
+function hres_controller_job_async_prerun(ctx, job, prep)
+  log(ctx.config, "async_prerun " .. ctx.name .. " job=" .. job.job_id .. " payload=" .. (prep.payload or ""))
+  local go = ctx.config.log:gsub("calls.log$", "go-" .. job.job_id)
+  while not io.open(go, "r") do os.execute("sleep 0.05") end
+  if prep.plugin_args.fail == "async" then return slurm.ERROR end
+  return slurm.SUCCESS, "async=" .. job.job_id
+end
+"#;
+
 /// resources.yaml for `qpu` (infinite, node[01-02]) with the recorder,
 /// logging to `dir/calls.log`, maintenance driven by `dir/maint`.
 fn resources(dir: &Path, cycle: u64) -> String {
@@ -23,8 +35,12 @@ fn resources(dir: &Path, cycle: u64) -> String {
 }
 
 fn start(logs: &Path, cycle: u64, more: impl FnOnce(ClusterToml) -> ClusterToml) -> Cluster {
+    start_script(logs, cycle, more, RECORDER)
+}
+
+fn start_script(logs: &Path, cycle: u64, more: impl FnOnce(ClusterToml) -> ClusterToml, script: &str) -> Cluster {
     let yaml = resources(logs, cycle);
-    Cluster::two_nodes(more, &[("resources.yaml", &yaml), ("recorder.lua", RECORDER)])
+    Cluster::two_nodes(more, &[("resources.yaml", &yaml), ("recorder.lua", script)])
 }
 
 fn calls(logs: &Path) -> Vec<String> {
@@ -161,6 +177,43 @@ fn a_slow_pre_run_hits_its_deadline_and_a_changed_script_is_reloaded() {
         (r.contains("HRES plugin job prolog failed") && r.contains("recorder.lua: cannot load")).then_some(())
     });
     e.ok("scancel", &kept.to_string());
+}
+
+#[test]
+fn an_async_pre_run_keeps_the_job_configuring_and_its_payload_wins() {
+    let logs = tempfile::tempdir().unwrap();
+    let script = format!("{RECORDER}{ASYNC}");
+    let e = start_script(logs.path(), 0, |t| t, &script);
+    let go = |id: u64| std::fs::write(logs.path().join(format!("go-{id}")), "").unwrap();
+
+    let out = e.dir.path().join("async.out");
+    let cmd = "--wrap=grep -o 'async=[0-9]*' $SPUR_HRES_PREP";
+    let id = e.sbatch(&["-L", "qpu:1", "-o", &out.display().to_string(), cmd]);
+    e.wait_field(id, "%T", "CONFIGURING");
+    let c = wait_call(logs.path(), &format!("async_prerun qpu job={id} payload=token={id}"));
+    assert!(!c.iter().any(|l| l.starts_with(&format!("job_prolog qpu job={id}"))), "not launched yet: {c:#?}");
+    go(id);
+    e.wait_field(id, "%T", "COMPLETED");
+    assert!(std::fs::read_to_string(&out).unwrap().ends_with(&format!("async={id}\n")));
+
+    // Cancelled while CONFIGURING: the epilog says the async pre-run still
+    // runs; its result, when it comes, is dropped and revoked.
+    let gone = e.sbatch(&["-L", "qpu:1", "--wrap=true"]);
+    e.wait_field(gone, "%T", "CONFIGURING");
+    e.ok("scancel", &gone.to_string());
+    wait_call(logs.path(), &format!("controller_epilog qpu job={gone} payload=token={gone} async_running=true"));
+    go(gone);
+    wait_call(logs.path(), &format!("revoke qpu job={gone} async_running=false"));
+
+    // A failing async pre-run requeues the job.
+    let failed = e.sbatch(&["-L", "qpu:1[fail=async]", "--requeue", "--wrap=true"]);
+    e.wait_field(failed, "%T", "CONFIGURING");
+    go(failed);
+    wait_for("the job requeued", || {
+        let n = calls(logs.path()).iter().filter(|l| l.starts_with(&format!("async_prerun qpu job={failed} "))).count();
+        (n >= 2).then_some(())
+    });
+    e.ok("scancel", &failed.to_string());
 }
 
 #[test]

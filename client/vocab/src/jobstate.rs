@@ -86,12 +86,13 @@ impl JobState {
 
     /// Pending, running or suspended: the states the controller keeps scheduling.
     pub fn is_active(self) -> bool {
-        matches!(self, JobState::Pending | JobState::Running | JobState::Suspended)
+        matches!(self, JobState::Pending | JobState::Running | JobState::Suspended | JobState::Configuring)
     }
 
-    /// Holds nodes: running or suspended.
+    /// Holds nodes: running, suspended, or configuring (an HRES plugin's
+    /// asynchronous pre-run has not ended; the job is not launched yet).
     pub fn is_placed(self) -> bool {
-        matches!(self, JobState::Running | JobState::Suspended)
+        matches!(self, JobState::Running | JobState::Suspended | JobState::Configuring)
     }
 
     /// Position for `-S t`.

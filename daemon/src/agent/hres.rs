@@ -2,10 +2,19 @@
 //! where the job can read it, and the node functions the supervisor and the
 //! step tasks run around the job and each task.
 
-use super::state::{HresFailed, StateDir};
 use crate::hres_lua::func;
 use crate::hres_lua::node::{Failure, PREP_ENV, PrepFile};
-use std::path::PathBuf;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// A failed node job function: `phase` is `prolog` or `epilog`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HresFailed {
+    pub phase: String,
+    /// ESLURM_HRES_REMOTE_FAIL: the node is not drained.
+    pub remote: bool,
+    pub message: String,
+}
 
 /// The job's plugin data, in force for this run on this node.
 #[derive(Debug)]
@@ -15,19 +24,15 @@ pub struct Hres {
 }
 
 impl Hres {
-    /// Reads the launch's JSON and writes it where the job can read it; None
-    /// without plugins. `env` gains `SPUR_HRES_PREP` naming the file.
-    pub fn install(
-        state: &StateDir,
-        job: u64,
-        json: &str,
-        env: &mut Vec<(String, String)>,
-    ) -> Result<Option<Hres>, String> {
+    /// Reads the launch's JSON and writes it to `file` (the state directory's
+    /// `hres_path`), where the job can read it; None without plugins. `env`
+    /// gains `SPUR_HRES_PREP` naming the file.
+    pub fn install(file: &Path, json: &str, env: &mut Vec<(String, String)>) -> Result<Option<Hres>, String> {
         if json.is_empty() {
             return Ok(None);
         }
         let prep: PrepFile = serde_json::from_str(json).map_err(|e| format!("bad HRES plugin data: {e}"))?;
-        let file = state.hres_path(job);
+        let file = file.to_path_buf();
         prep.write(&file)?;
         env.push((PREP_ENV.to_string(), file.display().to_string()));
         Ok(Some(Hres { prep, file }))
@@ -36,10 +41,10 @@ impl Hres {
     /// A step's tasks on this node: the job's data, and its job prolog when
     /// this is the job's first step here (the batch node ran it before the
     /// script). Err: the prolog failed, and the step's tasks fail with it.
-    pub fn for_step(state: &StateDir, l: &spur_proto::v1::LaunchStep) -> Result<Option<Hres>, String> {
-        let first = !state.hres_path(l.job_id).exists();
+    pub fn for_step(file: &Path, l: &spur_proto::v1::LaunchStep) -> Result<Option<Hres>, String> {
+        let first = !file.exists();
         let mut env = vec![];
-        let Some(h) = Hres::install(state, l.job_id, &l.hres_prep, &mut env)? else { return Ok(None) };
+        let Some(h) = Hres::install(file, &l.hres_prep, &mut env)? else { return Ok(None) };
         if first && let Some(f) = h.job_prolog() {
             tracing::error!(job = l.job_id, node = %l.node, "HRES job prolog failed: {}", f.message);
             return Err(format!("{}: {}", func::JOB_PROLOG, f.message));

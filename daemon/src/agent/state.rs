@@ -66,16 +66,7 @@ pub struct Ended {
     pub usage: Rusage,
     /// An HRES plugin's node job prolog or epilog failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hres: Option<HresFailed>,
-}
-
-/// A failed node job function: `phase` is `prolog` or `epilog`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct HresFailed {
-    pub phase: String,
-    /// ESLURM_HRES_REMOTE_FAIL: the node is not drained.
-    pub remote: bool,
-    pub message: String,
+    pub hres: Option<super::hres::HresFailed>,
 }
 
 /// What a job's process tree used: the supervisor's `getrusage(RUSAGE_CHILDREN)`

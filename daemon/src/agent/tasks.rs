@@ -168,7 +168,7 @@ impl StepTasks {
         let mut waits = vec![];
         let mut file = StepFile { job_id: l.job_id, step_id: l.step_id, tasks: vec![] };
         let mut outputs = Outputs::default();
-        let hres = match super::hres::Hres::for_step(&self.state, &l) {
+        let hres = match super::hres::Hres::for_step(&self.state.hres_path(l.job_id), &l) {
             Ok(h) => h.map(std::sync::Arc::new),
             Err(message) => {
                 fail_all(&l, &tx, &message).await;

@@ -25,6 +25,10 @@ pub struct PrepFile {
     /// EpilogTimeout (job and task epilogs).
     #[serde(default)]
     pub epilog_timeout_ms: Option<u64>,
+    /// The controller's: an asynchronous pre-run of this run has not stored
+    /// its result (the job is CONFIGURING).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub async_running: bool,
 }
 
 /// The environment variable naming the job's [`PrepFile`].

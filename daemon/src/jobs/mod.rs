@@ -22,12 +22,14 @@
 //! - [`array`]: job arrays: the record of the pending tasks, tasks split off as they start.
 //! - [`depend`]: dependencies known at submit, evaluated each pass, fates kept past a purge.
 //! - [`purge`]: MinJobAge: ended jobs leave memory for the store.
+//! - [`configure`]: HRES asynchronous pre-runs: the job CONFIGURING until its result, then launched.
 //! - [`maintain`]: HRES plugin maintenance on its cycle: layers disabled, downed layers' jobs requeued.
 //! - [`plugin`]: HRES plugins in a job's life: pre-runs of starts, holds, arguments checked again, epilog.
 //! - [`steps`]: job steps (srun): their records, layout, environment, and the live relays.
 
 pub(crate) mod admit;
 pub mod array;
+pub(crate) mod configure;
 pub mod corr;
 pub(crate) mod depend;
 pub(crate) mod effect;
@@ -112,6 +114,10 @@ pub struct JobService {
     pub(crate) live: steps::live::Live,
     /// `[mail] program`, for `--mail-type`.
     pub(crate) mailer: mail::Mailer,
+    /// Jobs whose asynchronous HRES pre-run is running; not started again until it ends.
+    pub(crate) configuring: std::sync::Mutex<std::collections::HashSet<u64>>,
+    /// Jobs started CONFIGURING by the last pass, whose asynchronous pre-runs are to begin.
+    pub(crate) async_due: std::sync::Mutex<Vec<u64>>,
 }
 
 impl Queue {
@@ -221,6 +227,8 @@ impl JobService {
             grp_wall_window_days: cfg.accounting.grp_wall_window_days,
             live: Default::default(),
             mailer: mail::Mailer::new(cfg.mail.resolved(&cfg.base_dir)),
+            configuring: Default::default(),
+            async_due: Default::default(),
         })
     }
 
@@ -388,7 +396,9 @@ impl JobService {
     /// Running jobs and what each was charged, for `show license`.
     pub fn license_holders(&self) -> Vec<(u64, Vec<spur_vocab::licenses::LicenseAlloc>)> {
         (self.lock().jobs.values())
-            .filter(|j| j.state == JobState::Running && !j.licenses_alloc.is_empty())
+            .filter(|j| {
+                matches!(j.state, JobState::Running | JobState::Configuring) && !j.licenses_alloc.is_empty()
+            })
             .map(|j| (j.id, j.licenses_alloc.clone()))
             .collect()
     }

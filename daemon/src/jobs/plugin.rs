@@ -55,17 +55,30 @@ impl JobService {
         }
         let hres = self.licenses.hres();
         let (prolog, epilog) = plugins.node_limits();
+        let configuring = self.configuring.lock().unwrap_or_else(|p| p.into_inner()).clone();
         for s in starts.iter().filter(|s| s.licenses.iter().any(|a| plugins.has(&a.name))) {
+            // Not scheduled again until its last asynchronous pre-run ended.
+            if configuring.contains(&s.job) {
+                out.refused.insert(s.job);
+                continue;
+            }
             let Some((job, preps)) = self.lock().jobs.get(&s.job).map(|j| {
                 let job = prep::job_info(j.who(), &s.nodes, now);
                 (job, prep::preps(&plugins, &hres, &j.licenses, &s.licenses, &s.nodes))
             }) else {
                 continue;
             };
-            let mut run =
-                HresRun { job, resources: preps, prolog_timeout_ms: prolog, epilog_timeout_ms: epilog };
+            let mut run = HresRun {
+                job,
+                resources: preps,
+                prolog_timeout_ms: prolog,
+                epilog_timeout_ms: epilog,
+                async_running: false,
+            };
             match plugins.prerun(&run.job, &mut run.resources) {
                 Ok(()) => {
+                    // With an asynchronous pre-run the job waits in CONFIGURING for it.
+                    run.async_running = run.resources.iter().any(|p| plugins.has_async(&p.name));
                     out.runs.insert(s.job, run);
                 }
                 Err(r) => {
@@ -104,14 +117,14 @@ impl JobService {
     pub(crate) fn revoke_unstarted(&self, runs: &BTreeMap<u64, HresRun>) {
         let plugins = self.licenses.plugins();
         for run in runs.values() {
-            plugins.revoke(&run.job, &run.resources);
+            plugins.revoke(&run.job, &run.resources, false);
         }
     }
 
     /// The controller epilog of a run that ended at `end_ms`.
     pub(crate) fn controller_epilog(&self, mut run: HresRun, end_ms: i64) {
         run.job.end_time = end_ms / 1000;
-        self.licenses.plugins().controller_epilog(&run.job, &run.resources);
+        self.licenses.plugins().controller_epilog(&run.job, &run.resources, run.async_running);
     }
 
     /// Checks the plugin arguments of pending jobs again (all, or `ids`):

@@ -46,7 +46,7 @@ impl Queue {
             if old.is_active() {
                 self.counts.remove(&old.sched_job());
             }
-            if started && old.state == JobState::Pending {
+            if started && matches!(old.state, JobState::Pending | JobState::Configuring) {
                 // A registration before the launch reaches the agent must not call it lost.
                 self.launching.insert(id);
             }

@@ -129,7 +129,7 @@ impl JobRecord {
     /// What the job holds on each of its nodes now: a suspended job gave its CPUs and GPUs back.
     pub fn held(&self) -> (u32, u64, u64) {
         match self.state {
-            JobState::Running => self.alloc,
+            JobState::Running | JobState::Configuring => self.alloc,
             JobState::Suspended => (0, self.alloc.1, 0),
             _ => (0, 0, 0),
         }
@@ -195,7 +195,7 @@ impl JobRecord {
             array_id: self.array_id(),
             email: self.extra.as_ref().map(|x| x.mail_user.clone()).unwrap_or_default(),
             state: match self.state {
-                JobState::Running => {
+                JobState::Running | JobState::Configuring => {
                     SchedState::Running { nodes: self.nodes.clone(), start_ms: self.start_ms }
                 }
                 JobState::Suspended => SchedState::Suspended {

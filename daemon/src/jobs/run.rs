@@ -100,6 +100,7 @@ impl JobService {
             let mut nodes_rx = me.nodes.subscribe();
             loop {
                 me.pass().await;
+                me.start_asyncs();
                 // Events arriving in a burst (a wave of submits) share one pass,
                 // so the queue lock is not held pass after pass under load.
                 tokio::time::sleep(MIN_GAP).await;
@@ -208,12 +209,14 @@ impl JobService {
         let ids: Vec<u64> = starts.iter().map(|s| s.job).collect();
         let mut new_id = || self.next_id.fetch_add(1, Ordering::Relaxed);
         let mut runs = std::mem::take(&mut pre.runs);
+        let asyncs: Vec<u64> = runs.iter().filter(|(_, r)| r.async_running).map(|(id, _)| *id).collect();
         match self.transit(&ids, |q| Ok(q.start(&starts, &nodes, now, &mut new_id, &mut runs))).await {
             // The agent never had these: nothing to kill, and no end will be reported.
             Ok(done) => {
                 for id in done.unlaunched {
                     let _ = self.requeue_lost(id).await;
                 }
+                self.lock_asyncs().extend(asyncs);
             }
             Err(e) => {
                 self.revoke_unstarted(&runs);
@@ -329,7 +332,13 @@ impl Queue {
                 }
                 Box::new(r)
             });
-            launches.push(Effect::Launch { job: n.id, node: n.nodes.first().cloned().unwrap_or_default() });
+            if n.hres.as_ref().is_some_and(|r| r.async_running) {
+                // Launched once its asynchronous pre-run ends (`Queue::configured`).
+                n.state = JobState::Configuring;
+            } else {
+                launches
+                    .push(Effect::Launch { job: n.id, node: n.nodes.first().cloned().unwrap_or_default() });
+            }
             if n.id == s.job {
                 // The array's last task took its record: nothing is left to write.
                 arrays.remove(&s.job);

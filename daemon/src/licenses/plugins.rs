@@ -211,23 +211,24 @@ impl Plugins {
                 remote: out.rc == Rc::RemoteFail,
                 message: out.describe(&h.name, func::PRERUN),
             };
-            self.revoke(job, &preps[..i]);
+            self.revoke(job, &preps[..i], false);
             return Err(refused);
         }
         Ok(())
     }
 
-    /// Revoke: a job whose pre-runs succeeded does not start. Failures are logged.
-    pub fn revoke(&self, job: &JobInfo, preps: &[Prep]) {
-        self.each(func::REVOKE, job, preps, false);
+    /// Revoke: a job whose pre-runs succeeded does not start. Failures are
+    /// logged. `async_running`: its asynchronous pre-run has not ended.
+    pub fn revoke(&self, job: &JobInfo, preps: &[Prep], async_running: bool) {
+        self.each(func::REVOKE, job, preps, (false, async_running));
     }
 
     /// The controller epilog, in reverse order; failures are logged.
-    pub fn controller_epilog(&self, job: &JobInfo, preps: &[Prep]) {
-        self.each(func::CONTROLLER_EPILOG, job, preps, true);
+    pub fn controller_epilog(&self, job: &JobInfo, preps: &[Prep], async_running: bool) {
+        self.each(func::CONTROLLER_EPILOG, job, preps, (true, async_running));
     }
 
-    fn each(&self, f: &str, job: &JobInfo, preps: &[Prep], reverse: bool) {
+    fn each(&self, f: &str, job: &JobInfo, preps: &[Prep], (reverse, async_running): (bool, bool)) {
         let order: Box<dyn Iterator<Item = &Prep>> =
             if reverse { Box::new(preps.iter().rev()) } else { Box::new(preps.iter()) };
         for p in order {
@@ -237,7 +238,7 @@ impl Plugins {
                 Ok((
                     tables::ctx(lua, &h.name, &config)?,
                     tables::job(lua, job)?,
-                    tables::prep(lua, p, false)?,
+                    tables::prep(lua, p, async_running)?,
                 ))
             };
             let out = h.call(f, build, self.deadline);
