@@ -38,7 +38,12 @@ fn start(logs: &Path, cycle: u64, more: impl FnOnce(ClusterToml) -> ClusterToml)
     start_script(logs, cycle, more, RECORDER)
 }
 
-fn start_script(logs: &Path, cycle: u64, more: impl FnOnce(ClusterToml) -> ClusterToml, script: &str) -> Cluster {
+fn start_script(
+    logs: &Path,
+    cycle: u64,
+    more: impl FnOnce(ClusterToml) -> ClusterToml,
+    script: &str,
+) -> Cluster {
     let yaml = resources(logs, cycle);
     Cluster::two_nodes(more, &[("resources.yaml", &yaml), ("recorder.lua", script)])
 }
@@ -191,7 +196,10 @@ fn an_async_pre_run_keeps_the_job_configuring_and_its_payload_wins() {
     let id = e.sbatch(&["-L", "qpu:1", "-o", &out.display().to_string(), cmd]);
     e.wait_field(id, "%T", "CONFIGURING");
     let c = wait_call(logs.path(), &format!("async_prerun qpu job={id} payload=token={id}"));
-    assert!(!c.iter().any(|l| l.starts_with(&format!("job_prolog qpu job={id}"))), "not launched yet: {c:#?}");
+    assert!(
+        !c.iter().any(|l| l.starts_with(&format!("job_prolog qpu job={id}"))),
+        "not launched yet: {c:#?}"
+    );
     go(id);
     e.wait_field(id, "%T", "COMPLETED");
     assert!(std::fs::read_to_string(&out).unwrap().ends_with(&format!("async={id}\n")));
@@ -201,7 +209,10 @@ fn an_async_pre_run_keeps_the_job_configuring_and_its_payload_wins() {
     let gone = e.sbatch(&["-L", "qpu:1", "--wrap=true"]);
     e.wait_field(gone, "%T", "CONFIGURING");
     e.ok("scancel", &gone.to_string());
-    wait_call(logs.path(), &format!("controller_epilog qpu job={gone} payload=token={gone} async_running=true"));
+    wait_call(
+        logs.path(),
+        &format!("controller_epilog qpu job={gone} payload=token={gone} async_running=true"),
+    );
     go(gone);
     wait_call(logs.path(), &format!("revoke qpu job={gone} async_running=false"));
 
@@ -210,7 +221,10 @@ fn an_async_pre_run_keeps_the_job_configuring_and_its_payload_wins() {
     e.wait_field(failed, "%T", "CONFIGURING");
     go(failed);
     wait_for("the job requeued", || {
-        let n = calls(logs.path()).iter().filter(|l| l.starts_with(&format!("async_prerun qpu job={failed} "))).count();
+        let n = calls(logs.path())
+            .iter()
+            .filter(|l| l.starts_with(&format!("async_prerun qpu job={failed} ")))
+            .count();
         (n >= 2).then_some(())
     });
     e.ok("scancel", &failed.to_string());

@@ -268,3 +268,41 @@ fn check_tree(r: &HresResource) -> Result<(), String> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod plugin_tests {
+    use super::*;
+
+    fn with(plugin: &str) -> Result<Vec<HresResource>, String> {
+        let text = format!(
+            "- resource: qpu\n  mode: MODE_1\n  plugin:\n{plugin}\n  layers:\n    - layer_name: q1\n      count: 1\n"
+        );
+        parse(&text, &BTreeMap::new(), None)
+    }
+
+    #[test]
+    fn the_plugin_section_is_read_and_checked() {
+        let ok = with("    type: hres/lua\n    config:\n      - name: path\n        value: /etc/q.lua\n      - name: shots\n        value: 10\n    maintenance_cycle: 60\n    maintenance_timeout: 10").unwrap();
+        let p = ok[0].plugin.as_ref().unwrap();
+        assert_eq!(p.path(), Some("/etc/q.lua"));
+        assert_eq!(p.config[1], ("shots".to_string(), "10".to_string()));
+        assert_eq!((p.maintenance_cycle, p.maintenance_timeout), (60, 10));
+        for (plugin, needle) in [
+            ("    type: hres/python", "plugin type 'hres/python' is not hres/lua"),
+            ("    type: hres/lua", "needs config 'path'"),
+            (
+                "    type: hres/lua\n    config:\n      - name: path\n        value: a\n      - name: path\n        value: b",
+                "plugin config 'path' given twice",
+            ),
+            (
+                "    type: hres/lua\n    config:\n      - name: path\n        value: a\n    maintenance_cycle: -5",
+                "maintenance_cycle is negative",
+            ),
+            ("    type: hres/lua\n    colour: red", "unknown field `colour`"),
+        ] {
+            let e = with(plugin).unwrap_err();
+            assert!(e.contains(needle), "{plugin}: {e}");
+            assert!(e.contains("qpu") || e.contains("colour"), "{e}");
+        }
+    }
+}

@@ -230,3 +230,90 @@ fn lua_error(e: &mlua::Error) -> String {
         other => other.to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hres_lua::{REMOTE_FAIL, tables};
+
+    /// Every required function, returning what `body` says for the pre-run.
+    fn script(prerun: &str) -> String {
+        let mut s: String = func::REQUIRED
+            .iter()
+            .filter(|f| **f != func::PRERUN)
+            .map(|f| format!("function {f}() return slurm.SUCCESS end\n"))
+            .collect();
+        s.push_str(&format!("function {}(ctx, job, prep)\n{prerun}\nend\n", func::PRERUN));
+        s
+    }
+
+    fn load(text: &str) -> Result<(tempfile::TempDir, Script), String> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.lua");
+        std::fs::write(&path, text).unwrap();
+        Script::load("qpu", &path).map(|s| (dir, s))
+    }
+
+    fn prerun(s: &Script, deadline: Option<Duration>) -> Outcome {
+        s.call(func::PRERUN, |lua| Ok((tables::ctx(lua, "qpu", &[])?, 1, 2)), deadline)
+    }
+
+    #[test]
+    fn return_codes_payloads_and_messages() {
+        let (_d, s) = load(&script("return slurm.SUCCESS, 'token=1'")).unwrap();
+        assert_eq!(
+            prerun(&s, None),
+            Outcome { rc: Rc::Success, payload: Some("token=1".into()), message: None }
+        );
+        let (_d, s) = load(&script("return 'not a number'")).unwrap();
+        assert_eq!(prerun(&s, None).rc, Rc::Success, "a non-numeric return is success");
+        let (_d, s) = load(&script("")).unwrap();
+        assert_eq!(prerun(&s, None).rc, Rc::Success, "no return is success");
+        let (_d, s) = load(&script("return slurm.ESLURM_HRES_REMOTE_FAIL")).unwrap();
+        assert_eq!(prerun(&s, None).rc, Rc::RemoteFail);
+        assert_eq!(REMOTE_FAIL, 3300);
+        let (_d, s) = load(&script("slurm.user_msg('no %s today', 'qpus') return slurm.ERROR")).unwrap();
+        let out = prerun(&s, None);
+        assert_eq!((out.rc, out.message.as_deref()), (Rc::Error(-1), Some("no qpus today")));
+        assert_eq!(out.describe("qpu", func::PRERUN), "qpu: no qpus today");
+        let (_d, s) = load(&script("error('boom')")).unwrap();
+        let out = prerun(&s, None);
+        assert!(out.message.as_deref().unwrap().contains("boom"), "{out:?}");
+    }
+
+    #[test]
+    fn a_call_past_its_deadline_fails() {
+        let (_d, s) = load(&script("while true do end")).unwrap();
+        let out = prerun(&s, Some(Duration::from_millis(50)));
+        assert_eq!(out.rc, Rc::Error(-1));
+        assert!(out.message.unwrap().contains("timed out after 50 ms"));
+        // The state stays usable, and the hook is gone for calls without a deadline.
+        assert!(s.has(func::PRERUN));
+    }
+
+    #[test]
+    fn load_errors_name_the_file_and_the_function() {
+        let missing = script("").replace(func::TASK_EPILOG, "something_else");
+        let e = load(&missing).unwrap_err();
+        assert!(e.ends_with("p.lua: function hres_node_task_epilog is not defined"), "{e}");
+        let e = load("function (").unwrap_err();
+        assert!(e.contains("p.lua: cannot load:"), "{e}");
+        let e = Script::load("qpu", Path::new("/nonexistent/x.lua")).unwrap_err();
+        assert!(e.starts_with("/nonexistent/x.lua: cannot read"), "{e}");
+    }
+
+    #[test]
+    fn a_changed_script_is_reloaded_and_a_broken_one_kept_out() {
+        let (dir, mut s) = load(&script("return 0, 'one'")).unwrap();
+        let path = dir.path().join("p.lua");
+        s.lua().globals().set("kept", 1).unwrap();
+        std::fs::write(&path, script("return 0, 'twice'")).unwrap();
+        assert_eq!(s.refresh(), Ok(true));
+        assert_eq!(prerun(&s, None).payload.as_deref(), Some("twice"));
+        assert!(s.lua().globals().get::<Option<i64>>("kept").unwrap().is_none(), "globals dropped");
+        std::fs::write(&path, "not lua at all!").unwrap();
+        assert!(s.refresh().is_err());
+        assert_eq!(s.refresh(), Ok(false), "reported once");
+        assert_eq!(prerun(&s, None).payload.as_deref(), Some("twice"), "the last good script stays");
+    }
+}
