@@ -63,6 +63,8 @@ const CLUSTER: &str = include_str!("../../examples/demo/spur.conf");
 
 /// The demo's hierarchical resources, written beside its spur.conf.
 const RESOURCES: &str = include_str!("../../examples/demo/resources.yaml");
+/// The demo QPU's hres/lua plugin, written beside resources.yaml.
+const QPU_LUA: &str = include_str!("../../examples/demo/qpu.lua");
 
 /// The demo's provisioner definitions and the facts overrides that give it its pools.
 const PROVISIONERS: &str = include_str!("../../examples/demo/provisioners.yaml");
@@ -143,6 +145,7 @@ const STREAM: &[Submit] = &[
     ("alice", "ml", "normal", 1, 16, 90, "scratch:8"),
     ("carol", "ml", "", 4, 16, 120, "power:250"),
     ("bob", "research", "", 1, 1, 10, ""),
+    ("carol", "ml", "", 1, 2, 45, "qpu:1[mode=fast]"),
 ];
 
 /// Keeps a trickle of jobs coming so the queue has running and pending work.
@@ -215,6 +218,7 @@ pub async fn start_demo(dir: &Path, stepd: std::path::PathBuf) -> anyhow::Result
         format!("{CLUSTER}\n[accounting]\ndatabase_url = \"sqlite://{}\"\n", db.display()),
     )?;
     std::fs::write(dir.join("resources.yaml"), RESOURCES)?;
+    std::fs::write(dir.join("qpu.lua"), QPU_LUA)?;
     std::fs::write(dir.join("provisioners.yaml"), PROVISIONERS)?;
     let cfg = Config::load(&path)?;
     let running = controller::start(cfg, "127.0.0.1:0").await?;

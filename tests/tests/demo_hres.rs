@@ -18,7 +18,8 @@ async fn the_demo_uses_its_licenses() {
                 c.licenses.show_licenses(ShowLicensesRequest::default()).await.unwrap().into_inner().licenses;
             let mut names: Vec<&str> = all.iter().map(|l| l.name.as_str()).collect();
             names.dedup();
-            assert_eq!(names, ["matlab", "scratch", "bandwidth", "power"]);
+            assert_eq!(names, ["matlab", "scratch", "bandwidth", "power", "qpu"]);
+            assert!(all.iter().any(|l| l.plugin == "hres/lua"), "the qpu plugin is loaded");
             if all.iter().any(|l| l.used > 0) { Ok(()) } else { Err(format!("{all:?}")) }
         }
     })

@@ -112,6 +112,34 @@ fn a_licenses_event_rereads_them() {
     assert_eq!(rack1.cells[1], "⊘ OFF");
 }
 
+#[test]
+fn layers_a_plugin_disabled_or_downed_say_so_with_when_and_why() {
+    let mut state = on_hres((80, 24));
+    let mut all = licenses();
+    let mut q1 = layer("qpu", "qpu1", "", "node[01-02]", 1, 0, 0);
+    (q1.plugin, q1.plugin_path, q1.maintained_ms) = ("hres/lua".into(), "/etc/spur/qpu.lua".into(), 1_000);
+    (q1.maintenance_rc, q1.maintenance_message) = ("SUCCESS".into(), "qpu1 calibrating".into());
+    (q1.disable_layer, q1.plugin_mark, q1.plugin_mark_ms) = (true, "disabled".into(), 1_000);
+    q1.plugin_mark_message = "qpu1 calibrating".into();
+    let mut q2 = q1.clone();
+    (q2.layer_name, q2.nodes, q2.plugin_mark) = ("qpu2".into(), "node[03-04]".into(), "down".into());
+    all.extend([q1, q2]);
+    dispatch(&mut state, Action::Net(Msg::Licenses(all)));
+    let rows: Vec<_> = state.table(PaneId::Hres).unwrap().rows.into_iter().collect();
+    let cell = |key: &str, i: usize| rows.iter().find(|r| r.key == key).map(|r| r.cells[i].clone()).unwrap();
+    assert_eq!(cell("qpu/qpu1", 1), "⊘ PLUGIN");
+    assert_eq!(cell("qpu/qpu2", 1), "⊘ DOWN");
+    assert_eq!(cell("qpu", 8), "plugin hres/lua");
+    let d = state.detail(PaneId::Hres, "qpu/qpu2").unwrap();
+    let field = |k: &str| d.fields.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone()).unwrap();
+    assert_eq!(field("Plugin"), "hres/lua /etc/spur/qpu.lua");
+    assert!(field("Maintenance").ends_with("SUCCESS qpu1 calibrating"), "{:?}", d.fields);
+    assert!(
+        field("PluginMark").starts_with("down by the plugin at ")
+            && field("PluginMark").ends_with(": qpu1 calibrating")
+    );
+}
+
 fn select(state: &mut spur_console::State, key: &str) {
     dispatch(state, Action::Top);
     for _ in 0..30 {

@@ -1,8 +1,10 @@
 //! The HRES pane: one tree per hierarchical resource (Mode 3 by
 //! `ParentName`, modes 1 and 2 by node-set containment) and one row per
 //! plain license, each with count, base usage, used, free and a usage bar.
-//! A disabled layer carries `⊘` and the word OFF, not colour alone. The
-//! detail lists the jobs that hold the layer and how much each holds.
+//! A disabled layer carries `⊘` and the word OFF, not colour alone; one a
+//! resource's plugin disabled says PLUGIN, or DOWN when it downed it. The
+//! detail lists the jobs that hold the layer and how much each holds, and
+//! the plugin's last maintenance and mark, with their time and message.
 
 use crate::model::pane::PaneView;
 use crate::model::table::{
@@ -11,6 +13,7 @@ use crate::model::table::{
 use crate::model::tree::{Node, flatten};
 use spur_proto::v1::License;
 use spur_vocab::hostlist;
+use spur_vocab::txn::time_or;
 use std::collections::BTreeSet;
 
 const fn col(name: &'static str, priority: u8, max: u16, numeric: bool) -> Column {
@@ -52,9 +55,11 @@ pub fn bar(used: u64, total: u64, infinite: bool) -> String {
 
 fn row(l: &License) -> Row {
     let num = |n: u64| if l.infinite { "∞".to_string() } else { n.to_string() };
-    let state = match (l.disable_hres, l.disable_layer) {
-        (true, _) => "⊘ HRES OFF",
-        (false, true) => "⊘ OFF",
+    let state = match (l.disable_hres, l.disable_layer, l.plugin_mark.as_str()) {
+        (true, ..) => "⊘ HRES OFF",
+        (false, true, "down") => "⊘ DOWN",
+        (false, true, "disabled") => "⊘ PLUGIN",
+        (false, true, _) => "⊘ OFF",
         _ => "  on",
     };
     let (count, mode) = match l.layer_name.is_empty() {
@@ -145,6 +150,7 @@ pub fn table(all: &[License], view: &PaneView) -> TableModel {
             name: name.to_string(),
             mode: layers[0].mode,
             disable_hres: layers[0].disable_hres,
+            plugin: layers[0].plugin.clone(),
             ..License::default()
         };
         let mut h = row(&head);
@@ -157,7 +163,7 @@ pub fn table(all: &[License], view: &PaneView) -> TableModel {
             String::new(),
             String::new(),
             format!("{}", head.mode),
-            String::new(),
+            if head.plugin.is_empty() { String::new() } else { format!("plugin {}", head.plugin) },
         ]
         .into();
         let parent = parents(&layers);
@@ -183,6 +189,22 @@ pub fn detail(all: &[License], key_: &str) -> Option<Detail> {
             f("DisableHRES", l.disable_hres.to_string()),
             f("DisableLayer", l.disable_layer.to_string()),
         ]);
+    }
+    if !l.plugin.is_empty() {
+        let last = match l.maintained_ms {
+            0 => "none yet".to_string(),
+            ms => format!("{} {} {}", time_or(ms, ""), l.maintenance_rc, l.maintenance_message),
+        };
+        fields.extend([f("Plugin", format!("{} {}", l.plugin, l.plugin_path)), f("Maintenance", last)]);
+    }
+    if !l.plugin_mark.is_empty() {
+        let mark = format!(
+            "{} by the plugin at {}: {}",
+            l.plugin_mark,
+            time_or(l.plugin_mark_ms, ""),
+            l.plugin_mark_message
+        );
+        fields.push(f("PluginMark", mark));
     }
     let num = |n: u64| if l.infinite { "infinite".to_string() } else { n.to_string() };
     fields.extend([f("Total", num(l.total)), f("Used", l.used.to_string()), f("Free", num(l.free))]);
