@@ -53,6 +53,10 @@ impl JobService {
         let message = plugins.describe(name).and_then(|(_, m)| m).map(|m| m.message).unwrap_or_default();
         let mut rows = vec![];
         for (l, m) in r.layers.iter().zip(marks) {
+            // A flag the script left as it was passed in is not its change (an admin's stays unmarked).
+            if !m.down && m.disable_layer == l.disabled {
+                continue;
+            }
             let state = if m.down { "down" } else { "disabled" };
             let mark = (m.disable_layer || m.down).then(|| plugins::Mark {
                 state,

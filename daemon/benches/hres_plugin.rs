@@ -1,0 +1,74 @@
+//! The cost of an HRES plugin's pre-run in a pass: 1,000 starts of jobs
+//! asking for a resource whose hres/lua pre-run is trivial (it returns a
+//! payload). Per start the pass builds `job` and `prep` and calls the
+//! pre-run in the resource's shared Lua state, under the callback deadline:
+//! exactly what `JobService::prerun_starts` does. Divide by 1,000 for the
+//! cost of one pre-run. Run with `cargo bench -p spur-daemon --bench hres_plugin`.
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use spur_daemon::config::resources::{self, HresConfig};
+use spur_daemon::licenses::plugins::Plugins;
+use spur_daemon::licenses::prep::{self, Who};
+use spur_vocab::licenses::LicenseAlloc;
+use std::collections::BTreeMap;
+use std::hint::black_box;
+use std::time::Duration;
+
+const STARTS: u64 = 1_000;
+
+const SCRIPT: &str = r#"
+function hres_create_context(ctx, layers) return slurm.SUCCESS end
+function hres_destroy_context(ctx) end
+function hres_maintenance(ctx, layers) end
+function hres_controller_job_prerun(ctx, job, prep) return slurm.SUCCESS, "token=" .. job.job_id end
+function hres_controller_job_revoke(ctx, job, prep) end
+function hres_controller_job_epilog(ctx, job, prep) end
+function hres_node_job_prolog(prep, job) end
+function hres_node_job_epilog(prep, job) end
+function hres_node_task_prolog(prep, job, node_tid, global_tid, env) end
+function hres_node_user_task_prolog(prep, job, node_tid, global_tid, env) end
+function hres_node_task_epilog(prep, job, node_tid, global_tid, env) end
+"#;
+
+fn bench(c: &mut Criterion) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("qpu.lua");
+    std::fs::write(&path, SCRIPT).unwrap();
+    let yaml = format!(
+        "- resource: qpu\n  mode: MODE_1\n  plugin:\n    type: hres/lua\n    config:\n      - name: path\n        \
+         value: {}\n  layers:\n    - layer_name: qpu1\n      nodes: [\"node[001-100]\"]\n      count: -1\n",
+        path.display()
+    );
+    let mut hres = resources::parse(&yaml, &BTreeMap::new(), None).unwrap();
+    let plugins = Plugins::start(&mut hres, &HresConfig::default()).unwrap();
+    let starts: Vec<(u64, Vec<String>, Vec<LicenseAlloc>)> = (0..STARTS)
+        .map(|i| {
+            let node = format!("node{:03}", 1 + i % 100);
+            let alloc = LicenseAlloc { name: "qpu".into(), count: 1, layers: vec![("qpu1".into(), 1)] };
+            (i + 1, vec![node], vec![alloc])
+        })
+        .collect();
+    let mut g = c.benchmark_group("hres_plugin");
+    g.sample_size(10).measurement_time(Duration::from_secs(5));
+    g.bench_function("prerun_1000_starts", |b| {
+        b.iter(|| {
+            for (id, nodes, alloc) in &starts {
+                let who = Who {
+                    id: *id,
+                    user: "root",
+                    account: Some("ml"),
+                    partition: "batch",
+                    time_limit: Some(60),
+                };
+                let job = prep::job_info(who, nodes, 1_700_000_000_000);
+                let mut preps = prep::preps(&plugins, &hres, "qpu:1[mode=fast]", alloc, nodes);
+                black_box(plugins.prerun(&job, &mut preps).is_ok());
+                black_box(preps);
+            }
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
