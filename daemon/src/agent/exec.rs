@@ -136,9 +136,23 @@ impl Executor {
             .kill_on_drop(false)
             .spawn()
             .map_err(|e| format!("cannot start the supervisor {}: {e}", self.stepd.display()))?;
+        // Until its word, and after it, other lines are its log (the HRES
+        // plugin's node functions), relayed into this agent's.
         let mut line = String::new();
         if let Some(out) = child.stdout.take() {
-            let _ = BufReader::new(out).read_line(&mut line).await;
+            let mut lines = BufReader::new(out).lines();
+            while let Ok(Some(l)) = lines.next_line().await {
+                if l.starts_with("started ") || l.starts_with("failed ") {
+                    line = l;
+                    break;
+                }
+                relay(id, &l);
+            }
+            tokio::spawn(async move {
+                while let Ok(Some(l)) = lines.next_line().await {
+                    relay(id, &l);
+                }
+            });
         }
         match line.trim().strip_prefix("started ").and_then(|p| p.parse().ok()) {
             Some(pgid) => Ok((pgid, child)),
@@ -235,5 +249,15 @@ impl Executor {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Run>> {
         self.running.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// One line of a supervisor's log, in this agent's log.
+fn relay(job: u64, line: &str) {
+    let line = line.trim();
+    match line.split_once(' ') {
+        Some(("ERROR", msg)) => tracing::error!(job, "stepd: {}", msg.trim()),
+        Some(("WARN", msg)) => tracing::warn!(job, "stepd: {}", msg.trim()),
+        _ => tracing::info!(job, "stepd: {line}"),
     }
 }

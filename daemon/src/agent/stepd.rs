@@ -46,6 +46,16 @@ pub fn dispatch(args: &[String]) -> Option<i32> {
 fn main(dir: &Path, job_id: u64) -> i32 {
     // Not a group leader (the agent spawned us in its own group), so this succeeds.
     let _ = nix::unistd::setsid();
+    // Log lines (the HRES plugin's node functions) go to the agent, which
+    // relays them into its log; a closed pipe only loses them.
+    let filter = tracing_subscriber::EnvFilter::try_from_env("SPUR_LOG").unwrap_or_else(|_| "info".into());
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .without_time()
+        .with_ansi(false)
+        .with_target(false)
+        .with_writer(std::io::stdout)
+        .try_init();
     let state = StateDir(dir.to_path_buf());
     let end = match run(&state, job_id) {
         Ok(end) => end,

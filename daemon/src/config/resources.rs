@@ -74,7 +74,8 @@ impl Config {
         let dir = path.parent().map(std::path::Path::to_path_buf).unwrap_or_default();
         for p in self.hres.iter_mut().filter_map(|r| r.plugin.as_mut()) {
             for (_, v) in p.config.iter_mut().filter(|(k, _)| k == "path") {
-                *v = dir.join(v.as_str()).display().to_string();
+                let joined = dir.join(v.as_str());
+                *v = std::path::absolute(&joined).unwrap_or(joined).display().to_string();
             }
         }
         Ok(())

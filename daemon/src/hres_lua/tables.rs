@@ -5,12 +5,47 @@
 use mlua::{Lua, Table};
 use serde::{Deserialize, Serialize};
 
+/// `[(name, value)]` as a JSON object, in order, so a job reads `config.path`.
+mod pairs {
+    use serde::de::{MapAccess, Visitor};
+    use serde::ser::SerializeMap;
+    use serde::{Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &[(String, String)], s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(v.len()))?;
+        for (k, x) in v {
+            m.serialize_entry(k, x)?;
+        }
+        m.end()
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<(String, String)>, D::Error> {
+        struct Pairs;
+        impl<'de> Visitor<'de> for Pairs {
+            type Value = Vec<(String, String)>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object of strings")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
+                let mut out = vec![];
+                while let Some(kv) = a.next_entry()? {
+                    out.push(kv);
+                }
+                Ok(out)
+            }
+        }
+        d.deserialize_map(Pairs)
+    }
+}
+
 /// `prep`: what the nodes receive about one resource of a job.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Prep {
     pub name: String,
     /// The plugin configuration (`path` among it), in resources.yaml order.
+    #[serde(with = "pairs")]
     pub config: Vec<(String, String)>,
+    #[serde(with = "pairs")]
     pub plugin_args: Vec<(String, String)>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub payload: Option<String>,
@@ -188,6 +223,23 @@ mod tests {
         assert_eq!(home, "/root");
         assert_eq!(lua.load("return env.X").eval::<Option<String>>().unwrap(), None);
         assert!(lua.load("for k in pairs(env) do end").exec().is_err());
+    }
+
+    #[test]
+    fn a_prep_is_json_objects_in_order_and_reads_back() {
+        let p = Prep {
+            name: "qpu".into(),
+            config: vec![("path".into(), "/q.lua".into()), ("a".into(), "1".into())],
+            plugin_args: vec![("mode".into(), "fast".into())],
+            payload: Some("token=1".into()),
+            layers: vec![PrepLayer { name: "q1".into(), count: 1, nodes: "node01".into() }],
+        };
+        let text = serde_json::to_string(&p).unwrap();
+        assert!(
+            text.contains(r#""config":{"path":"/q.lua","a":"1"},"plugin_args":{"mode":"fast"}"#),
+            "{text}"
+        );
+        assert_eq!(serde_json::from_str::<Prep>(&text).unwrap(), p);
     }
 
     #[test]
