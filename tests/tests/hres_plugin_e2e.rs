@@ -61,6 +61,13 @@ fn wait_call(logs: &Path, prefix: &str) -> Vec<String> {
     })
 }
 
+/// Waits until `n` logged calls start with `prefix`.
+fn wait_calls(logs: &Path, prefix: &str, n: usize) {
+    wait_for(&format!("{n} calls '{prefix}'"), || {
+        (calls(logs).iter().filter(|l| l.starts_with(prefix)).count() >= n).then_some(())
+    });
+}
+
 fn index(calls: &[String], prefix: &str) -> usize {
     calls.iter().position(|l| l.starts_with(prefix)).unwrap_or_else(|| panic!("no '{prefix}' in {calls:#?}"))
 }
@@ -115,23 +122,13 @@ fn every_callback_runs_with_its_tables_in_order() {
     // REMOTE_FAIL leaves it pending, tried again each pass, not held.
     let remote = e.sbatch(&["-L", "qpu:1[fail=remote]", "--wrap=true"]);
     e.wait_field(remote, "%r", "HresRemoteFail");
-    wait_for("a second pre-run", || {
-        let n =
-            calls(logs.path()).iter().filter(|l| l.starts_with(&format!("prerun qpu job={remote} "))).count();
-        (n >= 2).then_some(())
-    });
+    wait_calls(logs.path(), &format!("prerun qpu job={remote} "), 2);
     assert_eq!(e.field(remote, "%T"), "PENDING");
     e.ok("scancel", &remote.to_string());
 
     // A job prolog failing with REMOTE_FAIL requeues the job; the node stays up.
     let requeued = e.sbatch(&["-L", "qpu:1[fail=prolog_remote]", "--wrap=true"]);
-    wait_for("the job prolog twice", || {
-        let n = calls(logs.path())
-            .iter()
-            .filter(|l| l.starts_with(&format!("job_prolog qpu job={requeued} ")))
-            .count();
-        (n >= 2).then_some(())
-    });
+    wait_calls(logs.path(), &format!("job_prolog qpu job={requeued} "), 2);
     e.ok("scancel", &requeued.to_string());
     assert!(!e.ok("sinfo", "-h -o %t").contains("drain"), "{}", e.ok("sinfo", "-R"));
 
@@ -220,13 +217,7 @@ fn an_async_pre_run_keeps_the_job_configuring_and_its_payload_wins() {
     let failed = e.sbatch(&["-L", "qpu:1[fail=async]", "--requeue", "--wrap=true"]);
     e.wait_field(failed, "%T", "CONFIGURING");
     go(failed);
-    wait_for("the job requeued", || {
-        let n = calls(logs.path())
-            .iter()
-            .filter(|l| l.starts_with(&format!("async_prerun qpu job={failed} ")))
-            .count();
-        (n >= 2).then_some(())
-    });
+    wait_calls(logs.path(), &format!("async_prerun qpu job={failed} "), 2);
     e.ok("scancel", &failed.to_string());
 }
 
@@ -270,4 +261,19 @@ fn a_script_missing_a_function_stops_the_controller_from_starting() {
     assert_ne!(out.status.code(), Some(0), "{err}");
     assert!(err.contains("function hres_node_task_epilog is not defined"), "{err}");
     assert!(err.contains("recorder.lua"), "{err}");
+}
+
+#[test]
+fn the_pages_qpu_example_hands_the_job_its_token() {
+    let yaml = include_str!("../../examples/hres-plugin/resources.yaml");
+    let lua = include_str!("../../examples/hres-plugin/qpu.lua");
+    let e = Cluster::two_nodes(|t| t, &[("resources.yaml", yaml), ("qpu.lua", lua)]);
+    let out = e.dir.path().join("qpu.out");
+    let cmd = "--wrap=grep -o 'token=[0-9]*' $SPUR_HRES_PREP";
+    let id = e.sbatch(&["-L", "qpu:1[mode=fast]", "-o", &out.display().to_string(), cmd]);
+    e.wait_field(id, "%T", "COMPLETED");
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), format!("token={id}\n"));
+    let shown = e.ok("scontrol", "show license qpu");
+    let path = e.dir.path().join("qpu.lua").display().to_string();
+    assert!(shown.contains(&format!("Plugin=hres/lua PluginPath={path} ")), "{shown}");
 }

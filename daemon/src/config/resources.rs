@@ -220,7 +220,10 @@ mod tests {
     #[test]
     fn the_demo_config_loads_with_its_licenses_and_resources() {
         let c = Config::load(std::path::Path::new("../examples/demo/spur.conf")).unwrap();
-        assert_eq!((c.licenses.get("matlab"), c.hres.len()), (Some(&4), 3));
+        assert_eq!((c.licenses.get("matlab"), c.hres.len()), (Some(&4), 4));
+        // The qpu plugin's script is found beside resources.yaml, whatever the working directory.
+        let path = c.hres[3].plugin.as_ref().and_then(|p| p.path()).unwrap().to_string();
+        assert!(path.starts_with('/') && path.ends_with("examples/demo/qpu.lua"), "{path}");
     }
 
     #[test]

@@ -131,15 +131,7 @@ impl Queue {
             }
             Err(why) => {
                 tracing::warn!(job = id, "asynchronous HRES pre-run failed: {why}");
-                let requeue = j.requeue && !j.is_allocation();
-                let mut fx = if requeue { self.requeue(id, false) } else { self.cancel(&[id], 0, now) };
-                let action = if requeue { "requeue" } else { "cancel" };
-                fx.push(Effect::Audit {
-                    job: id,
-                    action,
-                    info: json!({ "reason": why, "by": "hres plugin" }),
-                });
-                fx
+                self.requeue_or_cancel(id, false, json!({ "reason": why, "by": "hres plugin" }), now)
             }
         }
     }

@@ -102,15 +102,25 @@ impl JobService {
 impl Queue {
     /// A plugin downed a layer job `id` runs on: requeued when it may be, else cancelled.
     pub fn layer_down(&self, id: u64, why: &str, now: i64) -> Effects {
-        let Some(j) = self.jobs.get(&id).filter(|j| j.is_placed()) else { return Effects::default() };
+        if !self.jobs.get(&id).is_some_and(|j| j.is_placed()) {
+            return Effects::default();
+        }
+        self.requeue_or_cancel(id, true, json!({ "reason": why, "by": "hres plugin maintenance" }), now)
+    }
+
+    /// An HRES plugin ended job `id`'s run: requeued when it may be (`kill`:
+    /// what runs of it is stopped), else cancelled; audited with `info`.
+    pub(crate) fn requeue_or_cancel(
+        &self,
+        id: u64,
+        kill: bool,
+        info: serde_json::Value,
+        now: i64,
+    ) -> Effects {
+        let Some(j) = self.jobs.get(&id) else { return Effects::default() };
         let requeue = j.requeue && !j.is_allocation();
-        let mut fx = if requeue { self.requeue(id, true) } else { self.cancel(&[id], 0, now) };
-        let action = if requeue { "requeue" } else { "cancel" };
-        fx.push(Effect::Audit {
-            job: id,
-            action,
-            info: json!({ "reason": why, "by": "hres plugin maintenance" }),
-        });
+        let mut fx = if requeue { self.requeue(id, kill) } else { self.cancel(&[id], 0, now) };
+        fx.push(Effect::Audit { job: id, action: if requeue { "requeue" } else { "cancel" }, info });
         fx
     }
 }
