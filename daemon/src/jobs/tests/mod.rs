@@ -5,6 +5,7 @@
 mod ending;
 mod executor;
 mod lifecycle;
+mod plugin;
 mod preempt;
 
 use super::queue::Queue;
