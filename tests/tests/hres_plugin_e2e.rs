@@ -5,7 +5,7 @@
 
 use spur_tests::cluster::Cluster;
 use spur_tests::config::ClusterToml;
-use spur_tests::proc::{conf, wait_for};
+use spur_tests::proc::{conf, links_dir, run_with, wait_for};
 use std::path::Path;
 
 const RECORDER: &str = include_str!("../lua/recorder.lua");
@@ -276,4 +276,24 @@ fn the_pages_qpu_example_hands_the_job_its_token() {
     let shown = e.ok("scontrol", "show license qpu");
     let path = e.dir.path().join("qpu.lua").display().to_string();
     assert!(shown.contains(&format!("Plugin=hres/lua PluginPath={path} ")), "{shown}");
+}
+
+#[test]
+fn a_step_node_runs_the_job_prolog_before_its_first_step_and_the_epilog_at_the_end() {
+    let logs = tempfile::tempdir().unwrap();
+    let e = start(logs.path(), 0, |t| t);
+    let script = "#!/bin/sh\nsrun -N 2 -n 2 true\nsrun -N 2 -n 2 true\n";
+    let file = e.dir.path().join("steps.sh");
+    std::fs::write(&file, script).unwrap();
+    let path = format!("{}:{}", links_dir().display(), std::env::var("PATH").unwrap_or_default());
+    let (dir, file) = (e.dir.path().display().to_string(), file.display().to_string());
+    let args = ["--parsable", "-D", &dir, "-N", "2", "-L", "qpu:1", &file];
+    let out = run_with("sbatch", &e.c.url, &args, &[("PATH", &path)]);
+    let id: u64 = String::from_utf8_lossy(&out.stdout).trim().parse().expect("a job id");
+    e.wait_field(id, "%T", "COMPLETED");
+    // node01's supervisor before the script, node02 before its first step only.
+    wait_calls(logs.path(), &format!("job_epilog qpu job={id}"), 2);
+    let c = calls(logs.path());
+    let n = |p: &str| c.iter().filter(|l| l.starts_with(&format!("{p} qpu job={id}"))).count();
+    assert_eq!((n("job_prolog"), n("task_prolog"), n("task_epilog")), (2, 5, 5), "{c:#?}");
 }

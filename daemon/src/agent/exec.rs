@@ -66,6 +66,11 @@ impl Executor {
         Executor { tasks: StepTasks::new(state.clone()), state, stepd, running: Arc::default() }
     }
 
+    /// The state directory.
+    pub fn state(&self) -> &StateDir {
+        &self.state
+    }
+
     /// The jobs running here, for registration.
     pub fn running(&self) -> Vec<pb::RunningJob> {
         let r = self.lock();

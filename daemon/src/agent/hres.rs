@@ -5,7 +5,10 @@
 use crate::hres_lua::func;
 use crate::hres_lua::node::{Failure, PREP_ENV, PrepFile};
 use serde::{Deserialize, Serialize};
+use spur_proto::v1 as pb;
+use spur_proto::v1::agent_client::AgentClient;
 use std::path::{Path, PathBuf};
+use tonic::transport::Channel;
 
 /// A failed node job function: `phase` is `prolog` or `epilog`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -41,13 +44,15 @@ impl Hres {
     /// A step's tasks on this node: the job's data, and its job prolog when
     /// this is the job's first step here (the batch node ran it before the
     /// script). Err: the prolog failed, and the step's tasks fail with it.
-    pub fn for_step(file: &Path, l: &spur_proto::v1::LaunchStep) -> Result<Option<Hres>, String> {
+    pub fn for_step(file: &Path, l: &pb::LaunchStep) -> Result<Option<Hres>, HresFailed> {
         let first = !file.exists();
         let mut env = vec![];
-        let Some(h) = Hres::install(file, &l.hres_prep, &mut env)? else { return Ok(None) };
+        let installed = Hres::install(file, &l.hres_prep, &mut env);
+        let failed = |message| HresFailed { phase: "prolog".into(), remote: false, message };
+        let Some(h) = installed.map_err(failed)? else { return Ok(None) };
         if first && let Some(f) = h.job_prolog() {
             tracing::error!(job = l.job_id, node = %l.node, "HRES job prolog failed: {}", f.message);
-            return Err(format!("{}: {}", func::JOB_PROLOG, f.message));
+            return Err(f);
         }
         Ok(Some(h))
     }
@@ -89,6 +94,54 @@ impl Hres {
     /// The job is over here: its data goes.
     pub fn remove(&self) {
         let _ = std::fs::remove_file(&self.file);
+    }
+}
+
+/// The controller, for a node function's failure on a node that is not the job's batch node.
+pub struct Reporter {
+    pub client: AgentClient<Channel>,
+    pub agent_id: String,
+    pub agent_key: String,
+}
+
+impl Reporter {
+    /// Tells the controller a node job function failed here (it requeues or
+    /// cancels the job for a prolog, and drains the node unless REMOTE_FAIL).
+    pub async fn failed(mut self, job: u64, node: &str, f: &HresFailed) {
+        let r = pb::JobReport {
+            agent_id: self.agent_id,
+            agent_key: self.agent_key,
+            job_id: job,
+            state: "exited".into(),
+            hres_phase: f.phase.clone(),
+            hres_remote: f.remote,
+            hres_message: f.message.clone(),
+            hres_node: node.to_string(),
+            ..Default::default()
+        };
+        if let Err(s) = self.client.report_job(r).await {
+            tracing::error!(job, error = %s.message(), "could not report a failed HRES job {}", f.phase);
+        }
+    }
+}
+
+/// The job ended: its job epilog runs here if its job prolog did (the file
+/// is there), and the file goes.
+pub async fn end_job(file: PathBuf, (job, node): (u64, String), to: Reporter) {
+    if !file.exists() {
+        return;
+    }
+    let ran = tokio::task::spawn_blocking(move || {
+        let out =
+            PrepFile::read(&file).map(|p| p.job_function(func::JOB_EPILOG).map(|f| failed("epilog", f)));
+        let _ = std::fs::remove_file(&file);
+        out
+    })
+    .await;
+    match ran {
+        Ok(Ok(Some(f))) => to.failed(job, &node, &f).await,
+        Ok(Err(e)) => tracing::error!(job, "HRES job epilog: {e}"),
+        _ => {}
     }
 }
 

@@ -142,6 +142,8 @@ fn report(reg: Option<&Registered>, e: &Ended) -> pb::JobReport {
         hres_phase: e.hres.as_ref().map(|h| h.phase.clone()).unwrap_or_default(),
         hres_remote: e.hres.as_ref().is_some_and(|h| h.remote),
         hres_message: e.hres.as_ref().map(|h| h.message.clone()).unwrap_or_default(),
+        // The batch node's supervisor: the job's first node.
+        hres_node: String::new(),
     }
 }
 
@@ -264,6 +266,14 @@ async fn session(
                         agent_key: reg.agent_key.clone(),
                     };
                     exec.tasks.launch(l.clone(), exec.cgroup_of(l.job_id), link);
+                }
+                Ok(Some(pb::AgentCommand { cmd: Some(pb::agent_command::Cmd::EndJob(e)) })) => {
+                    let to = hres::Reporter {
+                        client: client.clone(),
+                        agent_id: reg.agent_id.clone(),
+                        agent_key: reg.agent_key.clone(),
+                    };
+                    tokio::spawn(hres::end_job(exec.state().hres_path(e.job_id, &e.node), (e.job_id, e.node), to));
                 }
                 Ok(Some(pb::AgentCommand { cmd: Some(pb::agent_command::Cmd::SignalStep(s)) })) => {
                     let wait = Duration::from_secs(u64::from(s.kill_wait_secs));

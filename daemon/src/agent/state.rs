@@ -150,9 +150,9 @@ impl StateDir {
     pub fn end_path(&self, id: u64) -> PathBuf {
         self.0.join(format!("job-{id}.end.json"))
     }
-    /// The job's HRES plugin data, readable by the job (`SPUR_HRES_PREP`).
-    pub fn hres_path(&self, id: u64) -> PathBuf {
-        self.0.join(format!("job-{id}.hres.json"))
+    /// The job's HRES plugin data on `node`, readable by the job (`SPUR_HRES_PREP`).
+    pub fn hres_path(&self, id: u64, node: &str) -> PathBuf {
+        self.0.join(format!("job-{id}.{node}.hres.json"))
     }
     pub fn script_path(&self, id: u64) -> PathBuf {
         self.0.join(format!("job-{id}.script"))

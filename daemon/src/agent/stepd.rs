@@ -93,7 +93,7 @@ fn run(state: &StateDir, job_id: u64) -> Result<Ended, String> {
         return Err(message);
     }
     let mut env = l.env.clone();
-    let hres = Hres::install(&state.hres_path(job_id), &l.hres_prep, &mut env)?;
+    let hres = Hres::install(&state.hres_path(job_id, &l.node), &l.hres_prep, &mut env)?;
     let Some(hres) = hres else { return supervise(state, job_id, &l, &env, None, stderr) };
     // The job prolog: a failure ends the run before the script (the controller requeues it).
     if let Some(f) = hres.job_prolog() {

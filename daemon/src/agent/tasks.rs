@@ -168,10 +168,16 @@ impl StepTasks {
         let mut waits = vec![];
         let mut file = StepFile { job_id: l.job_id, step_id: l.step_id, tasks: vec![] };
         let mut outputs = Outputs::default();
-        let hres = match super::hres::Hres::for_step(&self.state.hres_path(l.job_id), &l) {
+        let hres = match super::hres::Hres::for_step(&self.state.hres_path(l.job_id, &l.node), &l) {
             Ok(h) => h.map(std::sync::Arc::new),
-            Err(message) => {
-                fail_all(&l, &tx, &message).await;
+            Err(f) => {
+                fail_all(&l, &tx, &format!("hres_node_job_prolog: {}", f.message)).await;
+                let to = super::hres::Reporter {
+                    client: link.client.clone(),
+                    agent_id: link.agent_id.clone(),
+                    agent_key: link.agent_key.clone(),
+                };
+                to.failed(l.job_id, &l.node, &f).await;
                 None
             }
         };
@@ -299,7 +305,7 @@ impl StepTasks {
 fn step_env(state: &StateDir, l: &pb::LaunchStep) -> Vec<(String, String)> {
     let mut env: Vec<(String, String)> = l.env.iter().map(|kv| (kv.key.clone(), kv.value.clone())).collect();
     if !l.hres_prep.is_empty() {
-        env.push((PREP_ENV.to_string(), state.hres_path(l.job_id).display().to_string()));
+        env.push((PREP_ENV.to_string(), state.hres_path(l.job_id, &l.node).display().to_string()));
     }
     env
 }

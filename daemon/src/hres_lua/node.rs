@@ -1,10 +1,11 @@
 //! The node functions, in spurd: each call loads the script into a new Lua
 //! state (the same path as on the controller). Every resource's function of
 //! a kind runs even after one fails; the first failure is what the node
-//! reports. The job prolog and epilog run in the job's supervisor, the task
-//! prolog and epilog around each task, and the user task prolog inside the
-//! task's process, through `spurd __hres_task`, just before it becomes the
-//! task.
+//! reports. The job prolog and epilog run in the batch node's supervisor
+//! (and on other nodes before their first step and when the job ends), the
+//! task prolog and epilog around each task, and the user task prolog inside
+//! the task's process, through `spurd __hres_task`, just before it becomes
+//! the task.
 
 use super::tables::{self, JobInfo, Prep};
 use super::{Script, func};

@@ -123,30 +123,36 @@ impl Queue {
             return Ok(late_usage(agent_nodes, j, r));
         }
         let first = j.nodes.first().cloned().unwrap_or_default();
+        // An HRES plugin's job prolog failed on one of the job's nodes.
+        if r.hres_phase == "prolog" && j.nodes.iter().any(|n| agent_nodes.contains(n)) {
+            return Ok(self.prolog_failed(j, agent_nodes.contains(&first), &r.hres_message, now));
+        }
         if !agent_nodes.contains(&first) {
             return Err(Error::PermissionDenied(format!(
                 "job {id} runs on {first}, which this agent does not host; its report is refused"
             )));
         }
-        // An HRES plugin's job prolog failed: the script never ran. A batch
-        // job goes back to the queue; an allocation cannot, so it is cancelled.
-        if r.hres_phase == "prolog" {
-            let n = if j.is_allocation() {
-                ended(j, JobState::Cancelled, 0, &r.hres_message, now)
-            } else {
-                requeued(j)
-            };
-            let info =
-                serde_json::json!({ "reason": r.hres_message, "by": "hres plugin", "when": "job prolog" });
-            let action = if j.is_allocation() { "cancel" } else { "requeue" };
-            let mut fx: Effects = Effect::Persist(n).into();
-            fx.push(Effect::Audit { job: id, action, info });
-            return Ok(fx);
-        }
         let (state, reason) = reported(r);
         let mut n = ended(j, state, r.exit_code, &reason, now);
         n.usage = usage(r);
         Ok(Effect::Persist(n).into())
+    }
+
+    /// A job prolog failed: on the batch node (`batch`) the script never ran
+    /// and the run is over; on a step node the run goes on and is stopped. A
+    /// batch job goes back to the queue; an allocation cannot, so it is cancelled.
+    fn prolog_failed(&self, j: &JobRecord, batch: bool, message: &str, now: i64) -> Effects {
+        let info = serde_json::json!({ "reason": message, "by": "hres plugin", "when": "job prolog" });
+        if !batch {
+            return self.requeue_or_cancel(j.id, true, info, now);
+        }
+        let (n, action) = match j.is_allocation() {
+            true => (ended(j, JobState::Cancelled, 0, message, now), "cancel"),
+            false => (requeued(j), "requeue"),
+        };
+        let mut fx: Effects = Effect::Persist(n).into();
+        fx.push(Effect::Audit { job: j.id, action, info });
+        fx
     }
 
     /// The time-limit watchdog: `id` ends in TIMEOUT if it is still running
@@ -258,7 +264,9 @@ impl JobService {
     /// An agent's report that a job ended; durable before the call returns,
     /// so the agent keeps it until then.
     pub async fn report(&self, agent_nodes: &[String], r: pb::JobReport) -> Result<()> {
-        let node = self.lock().jobs.get(&r.job_id).and_then(|j| j.nodes.first().cloned());
+        // The reporting agent's node of the job: where a failed node job function ran.
+        let ours = |n: &&String| agent_nodes.contains(n) && (r.hres_node.is_empty() || **n == r.hres_node);
+        let node = self.lock().jobs.get(&r.job_id).and_then(|j| j.nodes.iter().find(ours).cloned());
         self.transit(&[r.job_id], |q| q.report(agent_nodes, &r, now_ms())).await?;
         // A failed node job function drains the node, unless the service was only unavailable.
         if let Some(node) = node.filter(|_| !r.hres_phase.is_empty() && !r.hres_remote) {

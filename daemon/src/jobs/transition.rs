@@ -83,10 +83,12 @@ enum Act {
         cmd: pb::AgentCommand,
     },
     Mail(super::mail::Mail),
-    /// A run with HRES plugins ended (or went back to the queue) at `end_ms`.
+    /// A run with HRES plugins ended (or went back to the queue) at `end_ms`
+    /// on `nodes` (the ones after the batch node get EndJob for their job epilog).
     Epilog {
         run: Box<crate::licenses::prep::HresRun>,
         end_ms: i64,
+        nodes: Vec<String>,
     },
     Then(Effect),
 }
@@ -147,7 +149,8 @@ impl JobService {
                             .and_then(|o| o.hres.clone())
                         {
                             let end_ms = if new.end_ms > 0 { new.end_ms } else { crate::store::now_ms() };
-                            acts.push(Act::Epilog { run, end_ms });
+                            let nodes = old.as_ref().map(|o| o.nodes.clone()).unwrap_or_default();
+                            acts.push(Act::Epilog { run, end_ms, nodes });
                         }
                         // Steps that ended: their srun is told, what is left of their tasks stopped.
                         for (node, cmd) in
@@ -208,7 +211,17 @@ impl JobService {
                     }
                 }
                 Act::Mail(m) => self.mailer.send(m),
-                Act::Epilog { run, end_ms } => self.controller_epilog(*run, end_ms),
+                Act::Epilog { run, end_ms, nodes } => {
+                    let job = run.job.job_id;
+                    self.controller_epilog(*run, end_ms);
+                    for node in nodes.iter().skip(1) {
+                        let end = pb::EndJob { job_id: job, node: node.clone() };
+                        let cmd = pb::AgentCommand { cmd: Some(pb::agent_command::Cmd::EndJob(end)) };
+                        if let Err(e) = self.nodes.send(node, cmd).await {
+                            tracing::warn!(job, node, error = %e, "could not tell the node the job ended");
+                        }
+                    }
+                }
                 Act::Then(Effect::Signal { job, node, signal, kill_wait }) => {
                     self.signal_on(&node, job, signal, kill_wait).await
                 }
