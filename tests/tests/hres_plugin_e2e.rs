@@ -297,3 +297,19 @@ fn a_step_node_runs_the_job_prolog_before_its_first_step_and_the_epilog_at_the_e
     let n = |p: &str| c.iter().filter(|l| l.starts_with(&format!("{p} qpu job={id}"))).count();
     assert_eq!((n("job_prolog"), n("task_prolog"), n("task_epilog")), (2, 5, 5), "{c:#?}");
 }
+
+#[test]
+fn every_array_task_started_in_one_pass_gets_its_own_run() {
+    let logs = tempfile::tempdir().unwrap();
+    let e = start(logs.path(), 0, |t| t);
+    let out = e.dir.path().join("a-%a.out").display().to_string();
+    e.sbatch(&["-a", "1-3", "-L", "qpu:1", "-o", &out, "--wrap=grep -c token= $SPUR_HRES_PREP"]);
+    wait_for("three tasks done", || {
+        let done = (1..=3).filter(|t| {
+            std::fs::read_to_string(e.dir.path().join(format!("a-{t}.out")))
+                .is_ok_and(|s| s.ends_with("qpu\n1\n"))
+        });
+        (done.count() == 3).then_some(())
+    });
+    wait_calls(logs.path(), "controller_epilog qpu", 3);
+}

@@ -183,13 +183,7 @@ mod tests {
             licenses: vec![],
         };
         let mut ids = 30..;
-        let fx = q.start(
-            &[start(20), start(20), start(20)],
-            &[],
-            NOW,
-            &mut || ids.next().unwrap(),
-            &mut Default::default(),
-        );
+        let fx = q.start(&[start(20), start(20), start(20)], &[], NOW, &mut || ids.next().unwrap(), &mut []);
         let tasks: Vec<(u64, Option<u32>, JobState)> =
             fx.persisted().iter().map(|j| (j.id, j.array.as_ref().and_then(|a| a.task), j.state)).collect();
         assert!(tasks.contains(&(30, Some(0), JobState::Running)), "{tasks:?}");

@@ -12,15 +12,13 @@ use crate::sched;
 use crate::store::now_ms;
 use serde_json::json;
 use spur_vocab::{Hold, JobState};
-use std::collections::{BTreeMap, BTreeSet};
 
 /// What the pre-runs of a pass's starts came to.
 #[derive(Debug, Default)]
 pub(crate) struct PreRuns {
-    /// The runs that may start, by the start's job id.
-    pub runs: BTreeMap<u64, HresRun>,
-    /// Starts not to make this pass: a pre-run failed.
-    pub refused: BTreeSet<u64>,
+    /// The starts to make, in the pass's order, each with its plugins' run
+    /// (None without plugins); a start whose pre-run failed is not among them.
+    pub starts: Vec<(sched::Start, Option<HresRun>)>,
     /// (job, message): an error, the job is held.
     pub held: Vec<(u64, String)>,
     /// (job, message): the service was unavailable; the job stays pending.
@@ -51,15 +49,19 @@ impl JobService {
         let mut out = PreRuns::default();
         let plugins = self.licenses.plugins();
         if plugins.names().is_empty() {
+            out.starts = starts.iter().map(|s| (s.clone(), None)).collect();
             return out;
         }
         let hres = self.licenses.hres();
         let (prolog, epilog) = plugins.node_limits();
         let configuring = self.configuring.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        for s in starts.iter().filter(|s| s.licenses.iter().any(|a| plugins.has(&a.name))) {
+        for s in starts {
+            if !s.licenses.iter().any(|a| plugins.has(&a.name)) {
+                out.starts.push((s.clone(), None));
+                continue;
+            }
             // Not scheduled again until its last asynchronous pre-run ended.
             if configuring.contains(&s.job) {
-                out.refused.insert(s.job);
                 continue;
             }
             let Some((job, preps)) = self.lock().jobs.get(&s.job).map(|j| {
@@ -79,10 +81,9 @@ impl JobService {
                 Ok(()) => {
                     // With an asynchronous pre-run the job waits in CONFIGURING for it.
                     run.async_running = run.resources.iter().any(|p| plugins.has_async(&p.name));
-                    out.runs.insert(s.job, run);
+                    out.starts.push((s.clone(), Some(run)));
                 }
                 Err(r) => {
-                    out.refused.insert(s.job);
                     if r.remote {
                         out.remote.push((s.job, r.message))
                     } else {
@@ -96,14 +97,14 @@ impl JobService {
 
     /// Applies what the pre-runs refused: holds (audited), and the reason of
     /// the jobs left pending.
-    pub(crate) async fn settle_preruns(&self, pre: &PreRuns, now: i64) {
-        for (id, message) in &pre.held {
+    pub(crate) async fn settle_preruns(&self, held: &[(u64, String)], remote: &[(u64, String)], now: i64) {
+        for (id, message) in held {
             tracing::warn!(job = id, "held by an HRES plugin: {message}");
             let _ = self.transit(&[*id], |q| Ok(q.plugin_hold(*id, message, "prerun", now))).await;
         }
-        if !pre.remote.is_empty() {
+        if !remote.is_empty() {
             let mut q = self.lock();
-            for (id, message) in &pre.remote {
+            for (id, message) in remote {
                 if let Some(j) = q.jobs.get_mut(id).filter(|j| j.state == JobState::Pending) {
                     j.reason = sched::reason::ReasonCode::HresRemoteFail.as_str().to_string();
                     j.reason_detail.clone_from(message);
@@ -114,9 +115,9 @@ impl JobService {
     }
 
     /// Starts that were pre-run but are not made (the store refused them): revoked.
-    pub(crate) fn revoke_unstarted(&self, runs: &BTreeMap<u64, HresRun>) {
+    pub(crate) fn revoke_unstarted(&self, runs: &[Option<HresRun>]) {
         let plugins = self.licenses.plugins();
-        for run in runs.values() {
+        for run in runs.iter().flatten() {
             plugins.revoke(&run.job, &run.resources, false);
         }
     }

@@ -203,19 +203,25 @@ impl JobService {
             self.kick.notify_one();
         }
         // Pre-runs happen before the start is persisted; a refused one is not started.
-        let mut pre = self.prerun_starts(&last.plan.starts, now);
-        let refused = |s: &&sched::Start| !pre.refused.contains(&s.job);
-        let starts: Vec<sched::Start> = last.plan.starts.iter().filter(refused).cloned().collect();
+        let pre = self.prerun_starts(&last.plan.starts, now);
+        let (starts, mut runs): (Vec<sched::Start>, Vec<_>) = pre.starts.into_iter().unzip();
         let ids: Vec<u64> = starts.iter().map(|s| s.job).collect();
         let mut new_id = || self.next_id.fetch_add(1, Ordering::Relaxed);
-        let mut runs = std::mem::take(&mut pre.runs);
-        let asyncs: Vec<u64> = runs.iter().filter(|(_, r)| r.async_running).map(|(id, _)| *id).collect();
         match self.transit(&ids, |q| Ok(q.start(&starts, &nodes, now, &mut new_id, &mut runs))).await {
             // The agent never had these: nothing to kill, and no end will be reported.
             Ok(done) => {
                 for id in done.unlaunched {
                     let _ = self.requeue_lost(id).await;
                 }
+                // Started CONFIGURING: their asynchronous pre-runs begin after the pass.
+                let q = self.lock();
+                let configuring = |id: &&u64| {
+                    q.jobs.get(id).is_some_and(|j| {
+                        j.state == JobState::Configuring && j.hres.as_ref().is_some_and(|r| r.async_running)
+                    })
+                };
+                let asyncs: Vec<u64> = done.jobs.iter().filter(configuring).copied().collect();
+                drop(q);
                 self.lock_asyncs().extend(asyncs);
             }
             Err(e) => {
@@ -225,7 +231,7 @@ impl JobService {
                 self.flush();
             }
         }
-        self.settle_preruns(&pre, now).await;
+        self.settle_preruns(&pre.held, &pre.remote, now).await;
         self.cancel_invalid_dependencies(&last.plan, now).await;
     }
 
@@ -300,12 +306,12 @@ impl Queue {
         nodes: &[crate::model::Node],
         now: i64,
         new_id: &mut dyn FnMut() -> u64,
-        runs: &mut std::collections::BTreeMap<u64, crate::licenses::prep::HresRun>,
+        runs: &mut [Option<crate::licenses::prep::HresRun>],
     ) -> Effects {
         let mut fx = Effects::default();
         let mut launches = vec![];
         let mut arrays: std::collections::BTreeMap<u64, Option<JobRecord>> = Default::default();
-        for s in starts {
+        for (i, s) in starts.iter().enumerate() {
             let current = match arrays.get(&s.job) {
                 Some(left) => left.as_ref(),
                 None => self.jobs.get(&s.job),
@@ -325,7 +331,7 @@ impl Queue {
             };
             let mut n = started(&task, s, nodes, now);
             // What its plugins were told; a task split off an array is told its own id.
-            n.hres = runs.remove(&s.job).map(|mut r| {
+            n.hres = runs.get_mut(i).and_then(Option::take).map(|mut r| {
                 if r.job.job_id != n.id {
                     r.job.job_id = n.id;
                     r.job.sluid = format!("{}.{now}", n.id);

@@ -78,13 +78,8 @@ fn starts_persist_running_jobs_flush_and_then_launch() {
         priority: sched::PriorityFactors::new(1.0, 0.5, 0.1, 1),
         licenses: vec![],
     };
-    let fx = q.start(
-        &[start(1, "n1"), start(3, "n2"), start(2, "n2")],
-        &[],
-        NOW,
-        &mut || unreachable!(),
-        &mut Default::default(),
-    );
+    let fx =
+        q.start(&[start(1, "n1"), start(3, "n2"), start(2, "n2")], &[], NOW, &mut || unreachable!(), &mut []);
     let got: Vec<_> = fx.persisted().iter().map(|j| (j.id, j.state, j.nodes.clone(), j.start_ms)).collect();
     assert_eq!(
         got,
@@ -98,7 +93,7 @@ fn starts_persist_running_jobs_flush_and_then_launch() {
     let flush = fx.0.iter().position(|e| *e == Effect::Flush).unwrap();
     assert!(fx.0[flush + 1..].iter().all(|e| matches!(e, Effect::Launch { .. })), "{fx:?}");
     assert_eq!(
-        q.start(&[], &[], NOW, &mut || unreachable!(), &mut Default::default()).0,
+        q.start(&[], &[], NOW, &mut || unreachable!(), &mut []).0,
         [Effect::Flush],
         "a pass with no start is still one batch"
     );
@@ -165,7 +160,7 @@ fn a_lent_start_is_stamped_borrowed_and_a_requeue_clears_the_stamp() {
         priority: sched::PriorityFactors::new(1.0, 0.5, 0.1, 1),
         licenses: vec![],
     };
-    let fx = q.start(&[lent], &[], NOW, &mut || unreachable!(), &mut Default::default());
+    let fx = q.start(&[lent], &[], NOW, &mut || unreachable!(), &mut []);
     let run = fx.persisted()[0].clone();
     assert!(run.borrowed && run.sched_job().borrowed);
     // "A borrowed run is held outside every quota aggregate": submitted counts included.
