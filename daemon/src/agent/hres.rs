@@ -2,13 +2,12 @@
 //! where the job can read it, and the node functions the supervisor and the
 //! step tasks run around the job and each task.
 
-use crate::hres_lua::func;
-use crate::hres_lua::node::{Failure, PREP_ENV, PrepFile};
+use super::link::Link;
+use crate::hres_lua::node::PREP_ENV;
+use crate::hres_lua::{Failure, HresRun, func};
 use serde::{Deserialize, Serialize};
 use spur_proto::v1 as pb;
-use spur_proto::v1::agent_client::AgentClient;
 use std::path::{Path, PathBuf};
-use tonic::transport::Channel;
 
 /// A failed node job function: `phase` is `prolog` or `epilog`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -22,7 +21,7 @@ pub struct HresFailed {
 /// The job's plugin data, in force for this run on this node.
 #[derive(Debug)]
 pub struct Hres {
-    pub prep: PrepFile,
+    pub prep: HresRun,
     pub file: PathBuf,
 }
 
@@ -34,7 +33,7 @@ impl Hres {
         if json.is_empty() {
             return Ok(None);
         }
-        let prep: PrepFile = serde_json::from_str(json).map_err(|e| format!("bad HRES plugin data: {e}"))?;
+        let prep: HresRun = serde_json::from_str(json).map_err(|e| format!("bad HRES plugin data: {e}"))?;
         let file = file.to_path_buf();
         prep.write(&file)?;
         env.push((PREP_ENV.to_string(), file.display().to_string()));
@@ -97,49 +96,38 @@ impl Hres {
     }
 }
 
-/// The controller, for a node function's failure on a node that is not the job's batch node.
-pub struct Reporter {
-    pub client: AgentClient<Channel>,
-    pub agent_id: String,
-    pub agent_key: String,
-}
-
-impl Reporter {
-    /// Tells the controller a node job function failed here (it requeues or
-    /// cancels the job for a prolog, and drains the node unless REMOTE_FAIL).
-    pub async fn failed(mut self, job: u64, node: &str, f: &HresFailed) {
-        let r = pb::JobReport {
-            agent_id: self.agent_id,
-            agent_key: self.agent_key,
-            job_id: job,
-            state: "exited".into(),
-            hres_phase: f.phase.clone(),
-            hres_remote: f.remote,
-            hres_message: f.message.clone(),
-            hres_node: node.to_string(),
-            ..Default::default()
-        };
-        if let Err(s) = self.client.report_job(r).await {
-            tracing::error!(job, error = %s.message(), "could not report a failed HRES job {}", f.phase);
-        }
+/// Tells the controller a node job function failed on `node`, not the job's
+/// batch node (it requeues or cancels the job for a prolog, and drains the
+/// node unless REMOTE_FAIL).
+pub async fn report_failed(link: &Link, job: u64, node: &str, f: &HresFailed) {
+    let r = pb::JobReport {
+        job_id: job,
+        state: "exited".into(),
+        hres_phase: f.phase.clone(),
+        hres_remote: f.remote,
+        hres_message: f.message.clone(),
+        hres_node: node.to_string(),
+        ..Default::default()
+    };
+    if let Err(s) = link.report(r).await {
+        tracing::error!(job, error = %s.message(), "could not report a failed HRES job {}", f.phase);
     }
 }
 
 /// The job ended: its job epilog runs here if its job prolog did (the file
 /// is there), and the file goes.
-pub async fn end_job(file: PathBuf, (job, node): (u64, String), to: Reporter) {
+pub async fn end_job(file: PathBuf, (job, node): (u64, String), link: Link) {
     if !file.exists() {
         return;
     }
     let ran = tokio::task::spawn_blocking(move || {
-        let out =
-            PrepFile::read(&file).map(|p| p.job_function(func::JOB_EPILOG).map(|f| failed("epilog", f)));
+        let out = HresRun::read(&file).map(|p| p.job_function(func::JOB_EPILOG).map(|f| failed("epilog", f)));
         let _ = std::fs::remove_file(&file);
         out
     })
     .await;
     match ran {
-        Ok(Ok(Some(f))) => to.failed(job, &node, &f).await,
+        Ok(Ok(Some(f))) => report_failed(&link, job, &node, &f).await,
         Ok(Err(e)) => tracing::error!(job, "HRES job epilog: {e}"),
         _ => {}
     }

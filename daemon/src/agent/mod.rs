@@ -17,6 +17,7 @@
 //! - [`cgroup`]: a cgroup v2 per job where the host offers one.
 //! - [`facts`]: the host's facts (uname, os-release, cpuinfo, PCI modaliases) for
 //!   provisioner conditions, collected once and sent with every registration.
+//! - [`link`]: the controller as a step's stream and a step node's reports reach it.
 //! - [`hres`]: HRES plugins on the node: the job's plugin data, the node functions.
 //! - [`facts_file`]: `--facts FILE`, facts for simulated nodes over the host's.
 
@@ -25,6 +26,7 @@ pub mod exec;
 pub mod facts;
 pub mod facts_file;
 pub mod hres;
+pub mod link;
 pub mod script;
 pub mod state;
 pub mod stepd;
@@ -222,6 +224,12 @@ async fn session(
         Ok(s) => s.into_inner(),
         Err(s) => return End::Retry(s.message().to_string()),
     };
+    // What steps and step nodes' reports reach the controller by.
+    let link = link::Link {
+        client: client.clone(),
+        agent_id: reg.agent_id.clone(),
+        agent_key: reg.agent_key.clone(),
+    };
     let mut tick = tokio::time::interval(interval);
     tick.tick().await;
     loop {
@@ -260,20 +268,11 @@ async fn session(
                     }
                 }
                 Ok(Some(pb::AgentCommand { cmd: Some(pb::agent_command::Cmd::LaunchStep(l)) })) => {
-                    let link = tasks::Link {
-                        client: client.clone(),
-                        agent_id: reg.agent_id.clone(),
-                        agent_key: reg.agent_key.clone(),
-                    };
-                    exec.tasks.launch(l.clone(), exec.cgroup_of(l.job_id), link);
+                    exec.tasks.launch(l.clone(), exec.cgroup_of(l.job_id), link.clone());
                 }
                 Ok(Some(pb::AgentCommand { cmd: Some(pb::agent_command::Cmd::EndJob(e)) })) => {
-                    let to = hres::Reporter {
-                        client: client.clone(),
-                        agent_id: reg.agent_id.clone(),
-                        agent_key: reg.agent_key.clone(),
-                    };
-                    tokio::spawn(hres::end_job(exec.state().hres_path(e.job_id, &e.node), (e.job_id, e.node), to));
+                    let file = exec.state().hres_path(e.job_id, &e.node);
+                    tokio::spawn(hres::end_job(file, (e.job_id, e.node), link.clone()));
                 }
                 Ok(Some(pb::AgentCommand { cmd: Some(pb::agent_command::Cmd::SignalStep(s)) })) => {
                     let wait = Duration::from_secs(u64::from(s.kill_wait_secs));

@@ -87,9 +87,7 @@ fn run(state: &StateDir, job_id: u64) -> Result<Ended, String> {
     let mut stderr = open_output(err_path, l.append_output || err_path == &l.stdout_path)?;
     if let Err(message) = script::check(&l.script, Path::new(&l.workdir)) {
         // Where the user looks first; the job's reason says it too.
-        if let Some(f) = stderr.as_mut() {
-            let _ = writeln!(f, "spurd: error: job {job_id}: {message}");
-        }
+        note(&mut stderr, job_id, &message);
         return Err(message);
     }
     let mut env = l.env.clone();

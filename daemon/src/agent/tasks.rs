@@ -12,6 +12,7 @@
 //! breaks or refuses kills the step's tasks too: nothing is left behind.
 
 use super::cgroup::JobCgroup;
+use super::link::Link;
 use super::state::{StateDir, alive, start_time, write_atomic};
 use crate::hres_lua::node::PREP_ENV;
 use crate::jobs::steps::env::task_env;
@@ -19,7 +20,6 @@ use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use serde::{Deserialize, Serialize};
 use spur_proto::v1 as pb;
-use spur_proto::v1::agent_client::AgentClient;
 use spur_vocab::jobs::{PathVars, StepVars, expand_step_path};
 use std::collections::HashMap;
 use std::os::unix::process::ExitStatusExt;
@@ -28,7 +28,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::mpsc;
-use tonic::transport::Channel;
 
 /// Reports queued for the controller before a task's output waits.
 const REPORTS: usize = 16;
@@ -36,14 +35,6 @@ const REPORTS: usize = 16;
 const CHUNK: usize = 16 << 10;
 /// How long a task's output may trail its end (a process that left its group holds the pipe).
 const DRAIN: Duration = Duration::from_secs(2);
-
-/// The controller, as a step's stream reaches it.
-#[derive(Clone)]
-pub struct Link {
-    pub client: AgentClient<Channel>,
-    pub agent_id: String,
-    pub agent_key: String,
-}
 
 /// A step's tasks here, as the state directory records them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -172,12 +163,7 @@ impl StepTasks {
             Ok(h) => h.map(std::sync::Arc::new),
             Err(f) => {
                 fail_all(&l, &tx, &format!("hres_node_job_prolog: {}", f.message)).await;
-                let to = super::hres::Reporter {
-                    client: link.client.clone(),
-                    agent_id: link.agent_id.clone(),
-                    agent_key: link.agent_key.clone(),
-                };
-                to.failed(l.job_id, &l.node, &f).await;
+                super::hres::report_failed(&link, l.job_id, &l.node, &f).await;
                 None
             }
         };

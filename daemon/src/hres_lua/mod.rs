@@ -14,7 +14,8 @@ pub mod node;
 pub mod script;
 pub mod tables;
 
-pub use script::{Outcome, Script};
+pub use node::HresRun;
+pub use script::{Failure, Outcome, Script};
 pub use tables::{JobInfo, LayerView, Prep, PrepLayer};
 
 /// The only plugin type.

@@ -8,16 +8,17 @@
 //! the task.
 
 use super::tables::{self, JobInfo, Prep};
-use super::{Script, func};
+use super::{Failure, Script, func};
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
-/// What the nodes get for a job: written beside the job as JSON, named by
-/// [`PREP_ENV`] in its environment, readable by the job's user.
+/// A run's plugin data, fixed at its start: on the job's record from its
+/// start to its end, and what its nodes get, written beside the job as JSON,
+/// named by [`PREP_ENV`] in its environment, readable by the job's user.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct PrepFile {
+pub struct HresRun {
     pub job: JobInfo,
     pub resources: Vec<Prep>,
     /// PrologTimeout (job, task and user task prologs), in ms; None is no limit.
@@ -32,22 +33,13 @@ pub struct PrepFile {
     pub async_running: bool,
 }
 
-/// The environment variable naming the job's [`PrepFile`].
+/// The environment variable naming the job's [`HresRun`].
 pub const PREP_ENV: &str = "SPUR_HRES_PREP";
 
 /// The first argument that makes spurd run a user task prolog, then the task.
 pub const TASK_ARG: &str = "__hres_task";
 
-/// The first failure of a kind of node function.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Failure {
-    pub resource: String,
-    /// `ESLURM_HRES_REMOTE_FAIL`: the node is not drained for it.
-    pub remote: bool,
-    pub message: String,
-}
-
-impl PrepFile {
+impl HresRun {
     fn timeout(&self, f: &str) -> Option<Duration> {
         let ms = if matches!(f, func::JOB_EPILOG | func::TASK_EPILOG) {
             self.epilog_timeout_ms
@@ -58,7 +50,7 @@ impl PrepFile {
     }
 
     /// Reads a prep file; the error names it.
-    pub fn read(path: &Path) -> Result<PrepFile, String> {
+    pub fn read(path: &Path) -> Result<HresRun, String> {
         let text = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
         serde_json::from_slice(&text).map_err(|e| format!("{}: {e}", path.display()))
     }
@@ -105,10 +97,8 @@ impl PrepFile {
 
     fn each(&self, f: &str, mut one: impl FnMut(&Script, &Prep) -> super::Outcome) -> Option<Failure> {
         let reverse = matches!(f, func::JOB_EPILOG | func::TASK_EPILOG);
-        let order: Box<dyn Iterator<Item = &Prep>> =
-            if reverse { Box::new(self.resources.iter().rev()) } else { Box::new(self.resources.iter()) };
         let mut first = None;
-        for p in order {
+        for p in tables::in_order(&self.resources, reverse) {
             let out = match p.path() {
                 None => super::Outcome::failed("the plugin config has no path".into()),
                 Some(path) => match Script::load(&p.name, Path::new(path)) {
@@ -116,16 +106,10 @@ impl PrepFile {
                     Err(e) => super::Outcome::failed(e),
                 },
             };
-            if out.rc.ok() {
-                continue;
+            if let Some(failed) = out.failure(&p.name, f) {
+                tracing::error!(resource = %p.name, job = self.job.job_id, "{f} failed: {}", failed.message);
+                first.get_or_insert(failed);
             }
-            let message = out.describe(&p.name, f);
-            tracing::error!(resource = %p.name, job = self.job.job_id, "{f} failed: {message}");
-            first.get_or_insert(Failure {
-                resource: p.name.clone(),
-                remote: out.rc == super::Rc::RemoteFail,
-                message,
-            });
         }
         first
     }
@@ -145,7 +129,7 @@ pub fn dispatch(args: &[String]) -> Option<i32> {
     let (Ok(node), Ok(global), Some(prog)) = (node.parse(), global.parse(), argv.first()) else {
         return Some(2);
     };
-    match PrepFile::read(Path::new(file)) {
+    match HresRun::read(Path::new(file)) {
         Ok(prep) => {
             let env: Vec<(String, String)> = std::env::vars().collect();
             if let Some(f) = prep.task_function(func::USER_TASK_PROLOG, node, global, &env) {

@@ -33,6 +33,25 @@ impl Outcome {
             None => format!("{resource}: {f} returned {}", self.rc.name()),
         }
     }
+
+    /// What a failed call of `f` for `resource` comes to; None when it succeeded.
+    pub fn failure(&self, resource: &str, f: &str) -> Option<Failure> {
+        (!self.rc.ok()).then(|| Failure {
+            resource: resource.to_string(),
+            remote: self.rc == Rc::RemoteFail,
+            message: self.describe(resource, f),
+        })
+    }
+}
+
+/// A callback that failed: which resource, whether the service was only
+/// unavailable (`ESLURM_HRES_REMOTE_FAIL`: the job stays pending, the node
+/// is not drained), and the message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    pub resource: String,
+    pub remote: bool,
+    pub message: String,
 }
 
 /// The call's last message worth a reason.
@@ -128,7 +147,7 @@ impl Script {
         call(&self.lua, f, args, deadline)
     }
 
-    /// Like [`Script::call`], and hands the state to `after` (to read back tables).
+    /// The state itself, to build tables a call returns through (maintenance reads its `layers` back).
     pub fn lua(&self) -> &Lua {
         &self.lua
     }

@@ -56,13 +56,8 @@ pub struct Prep {
 impl Prep {
     /// The script's path (`config` entry `path`).
     pub fn path(&self) -> Option<&str> {
-        config_path(&self.config)
+        crate::model::config_path(&self.config)
     }
-}
-
-/// The `path` entry of a plugin configuration.
-pub fn config_path(config: &[(String, String)]) -> Option<&str> {
-    config.iter().find(|(k, _)| k == "path").map(|(_, v)| v.as_str())
 }
 
 /// One layer a job holds: the amount charged and the job's nodes under it (a hostlist).
@@ -115,6 +110,26 @@ fn pairs(lua: &Lua, kv: &[(String, String)]) -> mlua::Result<Table> {
         t.set(k.as_str(), v.as_str())?;
     }
     Ok(t)
+}
+
+/// `preps` in resources.yaml order, or reversed (the epilogs).
+pub fn in_order(preps: &[Prep], reverse: bool) -> Vec<&Prep> {
+    let mut order: Vec<&Prep> = preps.iter().collect();
+    if reverse {
+        order.reverse();
+    }
+    order
+}
+
+/// `ctx, job, prep`: the arguments of the controller's job callbacks.
+pub fn job_args(
+    lua: &Lua,
+    config: &[(String, String)],
+    job: &JobInfo,
+    p: &Prep,
+    async_running: bool,
+) -> mlua::Result<(Table, Table, Table)> {
+    Ok((ctx(lua, &p.name, config)?, self::job(lua, job)?, prep(lua, p, async_running)?))
 }
 
 /// `ctx`: `name` and `config`.

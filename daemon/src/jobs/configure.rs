@@ -11,8 +11,8 @@
 use super::JobService;
 use super::effect::{Effect, Effects};
 use super::queue::Queue;
+use crate::hres_lua::HresRun;
 use crate::licenses::plugins::Plugins;
-use crate::licenses::prep::HresRun;
 use crate::store::now_ms;
 use serde_json::json;
 use spur_vocab::JobState;

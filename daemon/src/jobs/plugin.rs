@@ -7,7 +7,8 @@ use super::JobService;
 use super::effect::{Effect, Effects};
 use super::queue::Queue;
 use super::record::JobRecord;
-use crate::licenses::prep::{self, HresRun, Who};
+use crate::hres_lua::HresRun;
+use crate::licenses::prep::{self, Who};
 use crate::sched;
 use crate::store::now_ms;
 use serde_json::json;
@@ -48,7 +49,7 @@ impl JobService {
     pub(crate) fn prerun_starts(&self, starts: &[sched::Start], now: i64) -> PreRuns {
         let mut out = PreRuns::default();
         let plugins = self.licenses.plugins();
-        if plugins.names().is_empty() {
+        if plugins.is_empty() {
             out.starts = starts.iter().map(|s| (s.clone(), None)).collect();
             return out;
         }
@@ -132,7 +133,7 @@ impl JobService {
     /// at start, after reconfigure and on requeue. A refusal holds the job.
     pub async fn revalidate(&self, ids: Option<&[u64]>, why: &'static str) {
         let plugins = self.licenses.plugins();
-        if plugins.names().is_empty() {
+        if plugins.is_empty() {
             return;
         }
         let asks: Vec<(u64, String)> = {

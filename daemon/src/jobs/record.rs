@@ -88,7 +88,7 @@ pub struct JobRecord {
     pub past_runs: Vec<super::parts::PastRun>,
     /// What this run's HRES plugins received (fixed at its start); None without plugins.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub hres: Option<Box<crate::licenses::prep::HresRun>>,
+    pub hres: Option<Box<crate::hres_lua::HresRun>>,
     /// Held by an HRES plugin: its message, the job's reason until released.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub plugin_hold: Option<String>,

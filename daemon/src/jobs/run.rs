@@ -306,7 +306,7 @@ impl Queue {
         nodes: &[crate::model::Node],
         now: i64,
         new_id: &mut dyn FnMut() -> u64,
-        runs: &mut [Option<crate::licenses::prep::HresRun>],
+        runs: &mut [Option<crate::hres_lua::HresRun>],
     ) -> Effects {
         let mut fx = Effects::default();
         let mut launches = vec![];

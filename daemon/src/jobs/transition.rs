@@ -86,7 +86,7 @@ enum Act {
     /// A run with HRES plugins ended (or went back to the queue) at `end_ms`
     /// on `nodes` (the ones after the batch node get EndJob for their job epilog).
     Epilog {
-        run: Box<crate::licenses::prep::HresRun>,
+        run: Box<crate::hres_lua::HresRun>,
         end_ms: i64,
         nodes: Vec<String>,
     },

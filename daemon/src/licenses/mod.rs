@@ -206,12 +206,13 @@ impl LicenseService {
     ) -> Result<bool> {
         let disabled = mark.is_some();
         let key = audit_name(name, layer);
-        let mut marks = self.marks.write().unwrap_or_else(|p| p.into_inner()).clone();
-        match mark {
-            Some(m) => marks.insert(key, m),
-            None => marks.remove(&key),
-        };
-        *self.marks.write().unwrap_or_else(|p| p.into_inner()) = marks;
+        {
+            let mut marks = self.marks.write().unwrap_or_else(|p| p.into_inner());
+            match mark {
+                Some(m) => marks.insert(key, m),
+                None => marks.remove(&key),
+            };
+        }
         let now = (self.hres().iter().find(|r| r.name == name))
             .and_then(|r| r.layer(layer).map(|i| r.layers[i].disabled));
         if now == Some(disabled) {

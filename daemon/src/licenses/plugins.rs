@@ -7,7 +7,7 @@
 
 use crate::config::resources::HresConfig;
 use crate::hres_lua::tables::{self, JobInfo, LayerMark, LayerView, Prep};
-use crate::hres_lua::{Outcome, Rc, Script, func};
+use crate::hres_lua::{Failure, Outcome, Rc, Script, func};
 use crate::model::{HresPlugin, HresResource};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -56,14 +56,6 @@ fn refresh(name: &str, s: &mut Script) {
         Ok(false) => {}
         Err(e) => tracing::error!(resource = %name, "hres/lua: {e}; the last script loaded stays in use"),
     }
-}
-
-/// A failed pre-run: which resource, whether the service was only unavailable, and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refused {
-    pub resource: String,
-    pub remote: bool,
-    pub message: String,
 }
 
 #[derive(Default)]
@@ -136,9 +128,11 @@ impl Plugins {
     /// Before the configuration is read again; errors are ignored.
     pub fn destroy(&self) {
         for h in &self.hosted {
-            let config = h.plugin.config.clone();
-            let name = h.name.clone();
-            let out = h.call(func::DESTROY_CONTEXT, |lua| tables::ctx(lua, &name, &config), self.deadline);
+            let out = h.call(
+                func::DESTROY_CONTEXT,
+                |lua| tables::ctx(lua, &h.name, &h.plugin.config),
+                self.deadline,
+            );
             if !out.rc.ok() {
                 tracing::warn!(resource = %h.name, "{}", out.describe(&h.name, func::DESTROY_CONTEXT));
             }
@@ -152,6 +146,11 @@ impl Plugins {
 
     pub fn names(&self) -> Vec<&str> {
         self.hosted.iter().map(|h| h.name.as_str()).collect()
+    }
+
+    /// No resource has a plugin: a pass and a restart skip every plugin step.
+    pub fn is_empty(&self) -> bool {
+        self.hosted.is_empty()
     }
 
     fn get(&self, name: &str) -> Option<&Hosted> {
@@ -177,8 +176,9 @@ impl Plugins {
             if !defined {
                 continue;
             }
-            let (name, config) = (h.name.clone(), h.plugin.config.clone());
-            let build = |lua: &mlua::Lua| Ok((tables::ctx(lua, &name, &config)?, tables::args(lua, args)?));
+            let build = |lua: &mlua::Lua| {
+                Ok((tables::ctx(lua, &h.name, &h.plugin.config)?, tables::args(lua, args)?))
+            };
             let out = h.call(func::VALIDATE_ARGS, build, self.deadline);
             if !out.rc.ok() {
                 return Err(out.describe(&h.name, func::VALIDATE_ARGS));
@@ -189,30 +189,20 @@ impl Plugins {
 
     /// Pre-runs `preps` (in resources.yaml order) and fills their payloads;
     /// stops at the first failure and revokes the ones that succeeded.
-    pub fn prerun(&self, job: &JobInfo, preps: &mut [Prep]) -> Result<(), Refused> {
+    pub fn prerun(&self, job: &JobInfo, preps: &mut [Prep]) -> Result<(), Failure> {
         for i in 0..preps.len() {
             let Some(h) = self.get(&preps[i].name) else { continue };
             let p = &preps[i];
-            let config = h.plugin.config.clone();
-            let build = |lua: &mlua::Lua| {
-                Ok((
-                    tables::ctx(lua, &h.name, &config)?,
-                    tables::job(lua, job)?,
-                    tables::prep(lua, p, false)?,
-                ))
-            };
-            let out = h.call(func::PRERUN, build, self.deadline);
-            if out.rc.ok() {
-                preps[i].payload = out.payload;
-                continue;
+            let out = h.call(
+                func::PRERUN,
+                |lua| tables::job_args(lua, &h.plugin.config, job, p, false),
+                self.deadline,
+            );
+            if let Some(failed) = out.failure(&h.name, func::PRERUN) {
+                self.revoke(job, &preps[..i], false);
+                return Err(failed);
             }
-            let refused = Refused {
-                resource: h.name.clone(),
-                remote: out.rc == Rc::RemoteFail,
-                message: out.describe(&h.name, func::PRERUN),
-            };
-            self.revoke(job, &preps[..i], false);
-            return Err(refused);
+            preps[i].payload = out.payload;
         }
         Ok(())
     }
@@ -229,21 +219,15 @@ impl Plugins {
     }
 
     fn each(&self, f: &str, job: &JobInfo, preps: &[Prep], (reverse, async_running): (bool, bool)) {
-        let order: Box<dyn Iterator<Item = &Prep>> =
-            if reverse { Box::new(preps.iter().rev()) } else { Box::new(preps.iter()) };
-        for p in order {
+        for p in tables::in_order(preps, reverse) {
             let Some(h) = self.get(&p.name) else { continue };
-            let config = h.plugin.config.clone();
-            let build = |lua: &mlua::Lua| {
-                Ok((
-                    tables::ctx(lua, &h.name, &config)?,
-                    tables::job(lua, job)?,
-                    tables::prep(lua, p, async_running)?,
-                ))
-            };
-            let out = h.call(f, build, self.deadline);
-            if !out.rc.ok() {
-                tracing::warn!(resource = %h.name, job = job.job_id, "{}", out.describe(&h.name, f));
+            let out = h.call(
+                f,
+                |lua| tables::job_args(lua, &h.plugin.config, job, p, async_running),
+                self.deadline,
+            );
+            if let Some(failed) = out.failure(&h.name, f) {
+                tracing::warn!(resource = %h.name, job = job.job_id, "{}", failed.message);
             }
         }
     }
@@ -264,11 +248,13 @@ impl Plugins {
         refresh(name, &mut s);
         let deadline =
             (h.plugin.maintenance_timeout > 0).then(|| Duration::from_secs(h.plugin.maintenance_timeout));
-        let config = h.plugin.config.clone();
         let table = tables::layers(s.lua(), layers).ok()?;
         let passed = table.clone();
-        let out =
-            s.call(func::MAINTENANCE, move |lua| Ok((tables::ctx(lua, name, &config)?, passed)), deadline);
+        let out = s.call(
+            func::MAINTENANCE,
+            |lua| Ok((tables::ctx(lua, name, &h.plugin.config)?, passed)),
+            deadline,
+        );
         let marks = out.rc.ok().then(|| tables::read_marks(&table, layers));
         if !out.rc.ok() {
             tracing::warn!(resource = %name, "{}", out.describe(name, func::MAINTENANCE));
@@ -289,22 +275,14 @@ impl Plugins {
     /// is now: one that cannot load fails). Blocking: call from a thread.
     pub fn async_prerun(config: &HresPlugin, job: &JobInfo, prep: &Prep) -> Outcome {
         let path = std::path::Path::new(config.path().unwrap_or_default());
-        let s = match Script::load(&prep.name, path) {
-            Ok(s) => s,
-            Err(e) => return Outcome::failed(e),
-        };
-        let cfg = config.config.clone();
-        s.call(
-            func::ASYNC_PRERUN,
-            |lua| {
-                Ok((
-                    tables::ctx(lua, &prep.name, &cfg)?,
-                    tables::job(lua, job)?,
-                    tables::prep(lua, prep, false)?,
-                ))
-            },
-            None,
-        )
+        match Script::load(&prep.name, path) {
+            Ok(s) => s.call(
+                func::ASYNC_PRERUN,
+                |lua| tables::job_args(lua, &config.config, job, prep, false),
+                None,
+            ),
+            Err(e) => Outcome::failed(e),
+        }
     }
 
     pub fn plugin(&self, name: &str) -> Option<&HresPlugin> {

@@ -1,6 +1,6 @@
 //! What a starting job's plugins receive, fixed at its start: `job` (who,
 //! where, until when) and one `prep` per charged resource with a plugin, in
-//! resources.yaml order. Kept on the job's record ([`HresRun`]) so revoke,
+//! resources.yaml order. Kept on the job's record (`hres_lua::HresRun`) so revoke,
 //! the controller epilog and the nodes see the same values.
 
 use super::plugins::Plugins;
@@ -13,10 +13,6 @@ use std::sync::{Mutex, OnceLock};
 
 /// One year, the expected run of a job without a time limit.
 const YEAR_S: i64 = 365 * 24 * 3600;
-
-/// A run's plugin data, on its record from its start to its end: the file
-/// its nodes get.
-pub use crate::hres_lua::node::PrepFile as HresRun;
 
 /// Who a job runs as, from its record.
 #[derive(Debug, Clone, Copy)]

@@ -87,8 +87,13 @@ pub struct HresPlugin {
 impl HresPlugin {
     /// The script (`config` entry `path`).
     pub fn path(&self) -> Option<&str> {
-        self.config.iter().find(|(k, _)| k == "path").map(|(_, v)| v.as_str())
+        config_path(&self.config)
     }
+}
+
+/// The `path` entry of a plugin configuration: hres/lua's script.
+pub fn config_path(config: &[(String, String)]) -> Option<&str> {
+    config.iter().find(|(k, _)| k == "path").map(|(_, v)| v.as_str())
 }
 
 impl HresResource {

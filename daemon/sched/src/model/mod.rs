@@ -7,5 +7,5 @@ mod node;
 
 pub use accounting::{Account, Assoc, Qos, ROOT_ACCOUNT, User};
 pub use host::{HostFacts, NUMERIC_FACTS};
-pub use hres::{HresLayer, HresMode, HresPlugin, HresResource, INFINITE, LicenseTable};
+pub use hres::{HresLayer, HresMode, HresPlugin, HresResource, INFINITE, LicenseTable, config_path};
 pub use node::{BaseState, Node, NodeAdmin, Partition, Reason};

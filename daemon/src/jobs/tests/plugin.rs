@@ -2,8 +2,8 @@
 //! a downed layer, and a failed job prolog.
 
 use super::*;
+use crate::hres_lua::HresRun;
 use crate::hres_lua::{JobInfo, Prep};
-use crate::licenses::prep::HresRun;
 use spur_proto::v1 as pb;
 use spur_vocab::Hold;
 
