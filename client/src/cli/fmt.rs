@@ -39,6 +39,11 @@ pub fn natural(a: &str, b: &str) -> Ordering {
     a.cmp(b)
 }
 
+/// Key-value pairs as a JSON object, in order (annotations, facts, a spec).
+pub fn json_pairs(kvs: &[spur_proto::v1::KeyValue]) -> serde_json::Value {
+    serde_json::Value::Object(kvs.iter().map(|kv| (kv.key.clone(), kv.value.clone().into())).collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,6 +8,7 @@
 //! What Spur does not keep (an administrator's comment, a system comment) is
 //! empty, as Slurm prints it unset; nothing is made up.
 
+use super::fmt::json_pairs;
 use super::jobfmt::{self, is_active};
 use super::stepfmt::Row;
 use crate::vocab::signal::SIGNALS;
@@ -94,11 +95,6 @@ fn priority(j: &pb::Job) -> Value {
     number(Some(j.priority.max(0.0).round_ties_even() as u64))
 }
 
-/// Key/value pairs as one JSON object (a later repeat of a key wins).
-pub fn pairs(kvs: &[pb::KeyValue]) -> Value {
-    Value::Object(kvs.iter().map(|kv| (kv.key.clone(), Value::from(kv.value.clone()))).collect())
-}
-
 /// A comma list as a JSON list (Slurm's flag lists: mail types).
 fn flags(v: &str) -> Value {
     v.split(',').map(str::trim).filter(|s| !s.is_empty()).collect()
@@ -114,7 +110,7 @@ pub fn job_info(j: &pb::Job, cluster: Option<&str>) -> Value {
         ("account", j.account.clone().into()),
         ("admin_comment", "".into()),
         // Spur's own: the `--annotation KEY=VALUE` pairs, as an object.
-        ("annotations", pairs(&spec.annotations)),
+        ("annotations", json_pairs(&spec.annotations)),
         ("array_job_id", number(Some(j.array_job_id))),
         ("array_task_id", number(j.array_task_id.map(u64::from))),
         ("array_max_tasks", number(Some(u64::from(j.array_throttle)))),

@@ -2,6 +2,7 @@
 //! node's state in Slurm's spellings, and the JSON of `--json`, so the two
 //! commands agree without importing each other.
 
+use crate::cli::fmt::json_pairs;
 use crate::vocab::nodestate::NodeState;
 use crate::vocab::txn::format_time;
 use spur_proto::v1 as pb;
@@ -30,14 +31,9 @@ pub fn node_json(n: &pb::Node) -> serde_json::Value {
         "reason": n.reason, "reason_user": n.reason_user, "reason_uid": n.reason_uid,
         "reason_time": time(n.reason_time_ms), "agent_host": n.agent_host,
         "last_heartbeat": time(n.last_heartbeat_ms), "running_jobs": n.running_jobs,
-        "definitions": n.definitions, "annotations": pairs(&n.annotations), "facts": pairs(&n.facts),
+        "definitions": n.definitions, "annotations": json_pairs(&n.annotations), "facts": json_pairs(&n.facts),
         "modaliases": n.modaliases,
     })
-}
-
-/// Key-value pairs as a JSON object (a repeated key keeps its last value).
-fn pairs(kvs: &[pb::KeyValue]) -> serde_json::Map<String, serde_json::Value> {
-    kvs.iter().map(|kv| (kv.key.clone(), kv.value.clone().into())).collect()
 }
 
 /// A partition as JSON, shared by `sinfo --json` and `scontrol show partition --json`.

@@ -14,7 +14,7 @@
 //! Checked whole at startup, every error naming the file, the entry and the
 //! key: a typo found only when a condition fails to match costs far more.
 
-use super::facts::KEYS;
+use super::facts::keys;
 use crate::model::NUMERIC_FACTS;
 use crate::nodes::facts::{MAX_MODALIASES, MAX_OVERRIDES, MAX_TEXT};
 use serde::Deserialize;
@@ -69,8 +69,9 @@ fn entry(v: Value, hosts: &HashSet<&str>, hosted: &[String]) -> Result<pb::Facts
     let mut values = std::collections::HashMap::new();
     for (key, v) in e.facts {
         let at = |what: String| format!("facts: {key}: {what}");
-        if !KEYS.contains(&key.as_str()) {
-            return Err(at(format!("not a fact spurd knows; the facts are {}", KEYS.join(", "))));
+        if !keys().any(|k| k == key) {
+            let all: Vec<&str> = keys().collect();
+            return Err(at(format!("not a fact spurd knows; the facts are {}", all.join(", "))));
         }
         let text = scalar(&v).map_err(at)?;
         if NUMERIC_FACTS.contains(&key.as_str()) && text.parse::<u64>().is_err() {

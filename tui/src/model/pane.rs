@@ -134,3 +134,21 @@ pub enum Refetch {
     /// In flight, and the data changed again since it was asked for.
     Dirty,
 }
+
+impl Refetch {
+    /// The data changed: true when a read is to be sent now; with one in
+    /// flight, false, and it is read again once that one is answered.
+    pub fn ask(&mut self) -> bool {
+        let send = *self == Refetch::Idle;
+        *self = if send { Refetch::InFlight } else { Refetch::Dirty };
+        send
+    }
+
+    /// The read in flight was answered: true when the data changed meanwhile
+    /// and another read is to be sent now.
+    pub fn answered(&mut self) -> bool {
+        let again = *self == Refetch::Dirty;
+        *self = if again { Refetch::InFlight } else { Refetch::Idle };
+        again
+    }
+}

@@ -85,17 +85,7 @@ fn merge_nodes(state: &mut State, snapshot: bool, nodes: Vec<Node>) {
 
 /// `list` changed on the controller: read it, or note that it must be read again.
 pub fn mark_stale(state: &mut State, list: Catalog) -> Vec<Effect> {
-    let r = &mut state.refetch[list.index()];
-    match *r {
-        Refetch::Idle => {
-            *r = Refetch::InFlight;
-            vec![Effect::Rpc(Rpc::FetchList(list))]
-        }
-        Refetch::InFlight | Refetch::Dirty => {
-            *r = Refetch::Dirty;
-            Vec::new()
-        }
-    }
+    if state.refetch[list.index()].ask() { vec![Effect::Rpc(Rpc::FetchList(list))] } else { Vec::new() }
 }
 
 /// A re-read list arrived: show it, keeping selections and marks.
@@ -112,13 +102,7 @@ pub fn on_list(state: &mut State, list: CatalogList) -> Vec<Effect> {
             CatalogList::Users(u) => data.users = u,
         }
     });
-    let r = &mut state.refetch[kind.index()];
-    if *r == Refetch::Dirty {
-        *r = Refetch::InFlight;
-        return vec![Effect::Rpc(Rpc::FetchList(kind))];
-    }
-    *r = Refetch::Idle;
-    Vec::new()
+    if state.refetch[kind.index()].answered() { vec![Effect::Rpc(Rpc::FetchList(kind))] } else { Vec::new() }
 }
 
 pub fn on_list_failed(state: &mut State, list: Catalog, error: String) {

@@ -14,16 +14,7 @@ use spur_proto::v1::Provisioner;
 
 /// The pools may have changed: read them, or note that they must be read again.
 pub fn stale(state: &mut State) -> Vec<Effect> {
-    match state.provisioners_refetch {
-        Refetch::Idle => {
-            state.provisioners_refetch = Refetch::InFlight;
-            vec![Effect::Rpc(Rpc::FetchProvisioners)]
-        }
-        Refetch::InFlight | Refetch::Dirty => {
-            state.provisioners_refetch = Refetch::Dirty;
-            Vec::new()
-        }
-    }
+    if state.provisioners_refetch.ask() { vec![Effect::Rpc(Rpc::FetchProvisioners)] } else { Vec::new() }
 }
 
 /// A (re)connect or a lost connection: a read asked of the old connection is void.
@@ -48,10 +39,5 @@ pub fn on_failed(state: &mut State, error: String, unsupported: bool) -> Vec<Eff
 }
 
 fn settle(state: &mut State) -> Vec<Effect> {
-    if state.provisioners_refetch == Refetch::Dirty {
-        state.provisioners_refetch = Refetch::InFlight;
-        return vec![Effect::Rpc(Rpc::FetchProvisioners)];
-    }
-    state.provisioners_refetch = Refetch::Idle;
-    Vec::new()
+    if state.provisioners_refetch.answered() { vec![Effect::Rpc(Rpc::FetchProvisioners)] } else { Vec::new() }
 }

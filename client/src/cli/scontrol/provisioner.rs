@@ -4,9 +4,9 @@
 //! record keeps each key on one line, so their whitespace runs collapse.
 
 use super::command::Flags;
-use crate::cli::fmt::{null, record, status};
+use crate::cli::fmt::{json_pairs, null, record, status};
 use crate::conn::Clients;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use spur_proto::v1 as pb;
 
 /// The text on one line: every run of whitespace (newlines too) becomes one space.
@@ -40,19 +40,15 @@ pub fn provisioner_record(p: &pb::Provisioner, oneliner: bool) -> String {
     record(&lines, oneliner)
 }
 
-fn object(kvs: &[pb::KeyValue]) -> Value {
-    Value::Object(kvs.iter().map(|kv| (kv.key.clone(), Value::from(kv.value.clone()))).collect::<Map<_, _>>())
-}
-
 /// One definition as JSON; the condition and policy keep their line breaks.
 pub fn provisioner_json(p: &pb::Provisioner) -> Value {
     json!({
         "id": p.id, "backend": p.backend, "state": p.state, "nodes": p.nodes,
         "node_count": p.node_count, "usable_nodes": p.usable_nodes,
-        "annotations": object(&p.annotations), "policy": p.policy, "condition": p.condition,
+        "annotations": json_pairs(&p.annotations), "policy": p.policy, "condition": p.condition,
         "exclusive": p.exclusive, "cost_per_hour": p.cost_per_hour, "ttl": p.ttl,
-        "ttl_buffer": p.ttl_buffer, "spec": object(&p.spec),
-        "condition_errors": object(&p.condition_errors),
+        "ttl_buffer": p.ttl_buffer, "spec": json_pairs(&p.spec),
+        "condition_errors": json_pairs(&p.condition_errors),
     })
 }
 

@@ -20,76 +20,48 @@ pub enum Kind {
     Total,
 }
 
-const CODES: &[(char, &str, Kind)] = &[
-    ('P', "PARTITION", Kind::Part),
-    ('R', "PARTITION", Kind::Part),
-    ('a', "AVAIL", Kind::Part),
-    ('l', "TIMELIMIT", Kind::Part),
-    ('L', "DEFAULTTIME", Kind::Part),
-    ('p', "PRIO_TIER", Kind::Part),
-    ('M', "PREEMPT_MODE", Kind::Part),
-    ('t', "STATE", Kind::Node),
-    ('T', "STATE", Kind::Node),
-    ('E', "REASON", Kind::Node),
-    ('u', "USER", Kind::Node),
-    ('U', "USER", Kind::Node),
-    ('H', "TIMESTAMP", Kind::Node),
-    ('f', "AVAIL_FEATURES", Kind::Node),
-    ('b', "ACTIVE_FEATURES", Kind::Node),
-    ('G', "GRES", Kind::Node),
-    ('O', "AGENT_HOST", Kind::Node),
-    ('n', "HOSTNAMES", Kind::Node),
-    (DEFINITION, "DEFINITION", Kind::Node),
-    ('c', "CPUS", Kind::Size),
-    ('m', "MEMORY", Kind::Size),
-    ('w', "WEIGHT", Kind::Size),
-    ('D', "NODES", Kind::Total),
-    ('N', "NODELIST", Kind::Total),
-    ('C', "CPUS(A/I/O/T)", Kind::Total),
-    ('F', "NODES(A/I/O/T)", Kind::Total),
+/// Each field letter: its header, its `-O` name (Slurm's spelling, any
+/// case) and how it groups.
+const CODES: &[(char, &str, &str, Kind)] = &[
+    ('P', "PARTITION", "Partition", Kind::Part),
+    ('R', "PARTITION", "PartitionName", Kind::Part),
+    ('a', "AVAIL", "Available", Kind::Part),
+    ('l', "TIMELIMIT", "Time", Kind::Part),
+    ('L', "DEFAULTTIME", "DefaultTime", Kind::Part),
+    ('p', "PRIO_TIER", "PriorityTier", Kind::Part),
+    ('M', "PREEMPT_MODE", "PreemptMode", Kind::Part),
+    ('t', "STATE", "StateCompact", Kind::Node),
+    ('T', "STATE", "StateLong", Kind::Node),
+    ('E', "REASON", "Reason", Kind::Node),
+    ('u', "USER", "User", Kind::Node),
+    ('U', "USER", "UserLong", Kind::Node),
+    ('H', "TIMESTAMP", "TimeStamp", Kind::Node),
+    ('f', "AVAIL_FEATURES", "Features", Kind::Node),
+    ('b', "ACTIVE_FEATURES", "features_act", Kind::Node),
+    ('G', "GRES", "Gres", Kind::Node),
+    ('O', "AGENT_HOST", "AgentHost", Kind::Node),
+    ('n', "HOSTNAMES", "NodeHost", Kind::Node),
+    (DEFINITION, "DEFINITION", "Definition", Kind::Node),
+    ('c', "CPUS", "CPUs", Kind::Size),
+    ('m', "MEMORY", "Memory", Kind::Size),
+    ('w', "WEIGHT", "Weight", Kind::Size),
+    ('D', "NODES", "Nodes", Kind::Total),
+    ('N', "NODELIST", "NodeList", Kind::Total),
+    ('C', "CPUS(A/I/O/T)", "CPUsState", Kind::Total),
+    ('F', "NODES(A/I/O/T)", "NodeAIOT", Kind::Total),
 ];
 
 /// A field letter's header and how it groups.
 pub fn spec(code: char) -> Option<(&'static str, Kind)> {
-    CODES.iter().find(|(k, _, _)| *k == code).map(|(_, h, kind)| (*h, *kind))
+    CODES.iter().find(|(k, ..)| *k == code).map(|(_, h, _, kind)| (*h, *kind))
 }
 
 /// `-O Definition`: the node's provisioner definitions. Slurm has no letter for it.
 pub const DEFINITION: char = '\u{3b4}';
 
-/// `-O` names (Slurm's spelling, any case) and their letters; Spur's own last.
-const NAMES: &[(&str, char)] = &[
-    ("Partition", 'P'),
-    ("PartitionName", 'R'),
-    ("Available", 'a'),
-    ("Time", 'l'),
-    ("DefaultTime", 'L'),
-    ("PriorityTier", 'p'),
-    ("PreemptMode", 'M'),
-    ("StateCompact", 't'),
-    ("StateLong", 'T'),
-    ("Reason", 'E'),
-    ("User", 'u'),
-    ("UserLong", 'U'),
-    ("TimeStamp", 'H'),
-    ("Features", 'f'),
-    ("features_act", 'b'),
-    ("Gres", 'G'),
-    ("NodeHost", 'n'),
-    ("CPUs", 'c'),
-    ("Memory", 'm'),
-    ("Weight", 'w'),
-    ("Nodes", 'D'),
-    ("NodeList", 'N'),
-    ("CPUsState", 'C'),
-    ("NodeAIOT", 'F'),
-    ("AgentHost", 'O'),
-    ("Definition", DEFINITION),
-];
-
 /// The letter of a `-O` field name.
 pub fn named(name: &str) -> Option<char> {
-    NAMES.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, c)| *c)
+    CODES.iter().find(|(_, _, n, _)| n.eq_ignore_ascii_case(name)).map(|(c, ..)| *c)
 }
 
 /// Nodes shown as one line: of one partition (none for a partition without nodes).

@@ -120,7 +120,11 @@ pub fn trimmed_request(p: &Provision, job: &Job, owner: &Owner<'_>) -> Context {
 /// Every definition's verdict on one job. `pool` is each definition's usable
 /// node count (its `definition.nodes`).
 pub fn admit(p: &Provision, job: &Job, owner: &Owner<'_>, pool: &[u32], now_ms: i64) -> Admit {
-    let mut ctx = trimmed_request(p, job, owner);
+    admit_in(p, job, trimmed_request(p, job, owner), pool, now_ms)
+}
+
+/// [`admit`] with the job's request already built ([`trimmed_request`]).
+pub fn admit_in(p: &Provision, job: &Job, mut ctx: Context, pool: &[u32], now_ms: i64) -> Admit {
     if p.reads_clock() {
         super::lang::with_now(&mut ctx, now_ms, p.utc_offset_secs);
     }

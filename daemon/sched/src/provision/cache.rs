@@ -4,8 +4,9 @@
 //! (trimmed to what they name), so jobs asking alike are judged once.
 
 use super::Provision;
-use super::admit::{Admit, Owner, admit, trimmed_request};
+use super::admit::{Admit, Owner, admit_in, trimmed_request};
 use crate::job::{Job, JobId};
+use expr::Context;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
@@ -125,7 +126,6 @@ impl AdmitCache {
     }
 
     /// The job's verdict, judged only when what it reads changed.
-    #[allow(clippy::too_many_arguments)]
     pub fn get(
         &mut self,
         p: &Provision,
@@ -142,14 +142,16 @@ impl AdmitCache {
             e.used = pass;
             return e.admit.clone();
         }
-        let text = request_text(p, job, owner, pools);
+        // Built once: the key is made from it, and a new request is judged with it.
+        let ctx = trimmed_request(p, job, owner);
+        let text = request_text(p, job, &ctx, pools);
         let admit = match self.requests.get_mut(&text) {
             Some((used, a)) => {
                 *used = pass;
                 a.clone()
             }
             None => {
-                let a = Arc::new(admit(p, job, owner, sizes, now_ms));
+                let a = Arc::new(admit_in(p, job, ctx, sizes, now_ms));
                 self.requests.insert(text, (pass, a.clone()));
                 a
             }
@@ -161,7 +163,6 @@ impl AdmitCache {
 }
 
 /// The request as the policies see it, and the annotations matching reads.
-fn request_text(p: &Provision, job: &Job, owner: &Owner<'_>, pools: u64) -> String {
-    let ctx = trimmed_request(p, job, owner);
+fn request_text(p: &Provision, job: &Job, ctx: &Context, pools: u64) -> String {
     format!("{}|{pools}|{:?}|{:?}", p.generation, ctx.get("request"), job.annotations)
 }
