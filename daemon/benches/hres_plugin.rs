@@ -1,6 +1,6 @@
 //! The cost of an HRES plugin's pre-run in a pass: 1,000 starts of jobs
-//! asking for a resource whose hres/lua pre-run is trivial (it returns a
-//! payload). Per start the pass builds `job` and `prep` and calls the
+//! asking for a resource whose hres/lua pre-run is trivial (the demo's
+//! qpu.lua: it returns a payload). Per start the pass builds `job` and `prep` and calls the
 //! pre-run in the resource's shared Lua state, under the callback deadline:
 //! exactly what `JobService::prerun_starts` does. Divide by 1,000 for the
 //! cost of one pre-run. Run with `cargo bench -p spur-daemon --bench hres_plugin`.
@@ -16,19 +16,8 @@ use std::time::Duration;
 
 const STARTS: u64 = 1_000;
 
-const SCRIPT: &str = r#"
-function hres_create_context(ctx, layers) return slurm.SUCCESS end
-function hres_destroy_context(ctx) end
-function hres_maintenance(ctx, layers) end
-function hres_controller_job_prerun(ctx, job, prep) return slurm.SUCCESS, "token=" .. job.job_id end
-function hres_controller_job_revoke(ctx, job, prep) end
-function hres_controller_job_epilog(ctx, job, prep) end
-function hres_node_job_prolog(prep, job) end
-function hres_node_job_epilog(prep, job) end
-function hres_node_task_prolog(prep, job, node_tid, global_tid, env) end
-function hres_node_user_task_prolog(prep, job, node_tid, global_tid, env) end
-function hres_node_task_epilog(prep, job, node_tid, global_tid, env) end
-"#;
+/// The demo's QPU plugin: its pre-run only returns a payload.
+const SCRIPT: &str = include_str!("../../examples/demo/qpu.lua");
 
 fn bench(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
