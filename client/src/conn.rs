@@ -1,5 +1,6 @@
 //! Finding the controller and attaching the caller's identity to every request.
 
+use spur_proto::credential::Credentials;
 use spur_proto::v1::accounting_client::AccountingClient;
 use spur_proto::v1::admission_client::AdmissionClient;
 use spur_proto::v1::audit_client::AuditClient;
@@ -25,12 +26,25 @@ pub struct Identity {
     pub user: String,
     pub uid: Option<u32>,
     pub token: Option<String>,
+    /// A MUNGE credential for each request, where munged runs here.
+    pub credentials: Credentials,
 }
 
 impl Identity {
+    /// A name and uid as asserted (auth plugin `none`), with no token and
+    /// no MUNGE credential: what tests and load commands connect as.
+    pub fn asserted(user: impl Into<String>, uid: Option<u32>) -> Self {
+        Identity { user: user.into(), uid, token: None, credentials: Credentials::default() }
+    }
+
     pub fn local() -> Self {
         let uid = spur_proto::wire::local_uid();
-        Identity { user: spur_proto::wire::user_of(uid), uid, token: crate::token::load_local() }
+        Identity {
+            user: spur_proto::wire::user_of(uid),
+            uid,
+            token: crate::token::load_local(),
+            credentials: Credentials::local(),
+        }
     }
 }
 
@@ -51,6 +65,7 @@ impl Interceptor for IdentityInterceptor {
         if let Some(uid) = self.0.uid {
             req.metadata_mut().insert(UID_HEADER, MetadataValue::from(uid));
         }
+        self.0.credentials.attach(req.metadata_mut());
         if let Some(t) = &self.0.token
             && let Ok(v) = MetadataValue::try_from(format!("Bearer {t}"))
         {

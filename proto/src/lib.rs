@@ -3,6 +3,7 @@
 //! - [`v1`]: the generated messages, clients and servers of `proto/spur/v1/*.proto`.
 //! - [`FILE_DESCRIPTOR_SET`]: the encoded descriptors, served by gRPC reflection.
 //! - [`wire`]: constants both ends agree on (headers, windows, the controller's address).
+//! - [`credential`]: the MUNGE credential every client attaches to each request.
 //! - [`token`]: user credentials (HS256 JWTs): mint, verify, key and lifetime checks.
 //! - [`PROTO_DIR`]: where the `.proto` sources live, so tests and other languages can generate clients.
 
@@ -24,6 +25,7 @@ pub mod v1 {
     }
 }
 
+pub mod credential;
 pub mod token;
 pub mod wire;
 

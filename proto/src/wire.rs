@@ -20,6 +20,15 @@ pub const CONTROLLER_ENV: &str = "SPUR_CONTROLLER_ADDR";
 pub const USER_HEADER: &str = "x-spur-user";
 /// The caller's uid, beside [`USER_HEADER`].
 pub const UID_HEADER: &str = "x-spur-uid";
+/// A MUNGE credential, new for each request (auth plugin `munge`).
+pub const MUNGE_HEADER: &str = "x-spur-munge";
+/// Why the client sent no credential (munged down, say), for the refusal to name.
+pub const MUNGE_ERROR_HEADER: &str = "x-spur-munge-error";
+/// The munged socket clients and agents encode with (default: munged's own).
+pub const MUNGE_SOCKET_ENV: &str = "SPUR_MUNGE_SOCKET";
+/// `none` stops a client from attaching MUNGE credentials (the default,
+/// `auto`, attaches one whenever munged's socket is there).
+pub const AUTH_ENV: &str = "SPUR_AUTH";
 
 /// `--controller URL`, else `SPUR_CONTROLLER_ADDR`, else `http://127.0.0.1:6817`.
 pub fn resolve_controller(flag: Option<&str>) -> String {

@@ -164,7 +164,7 @@ async fn main() -> anyhow::Result<()> {
     let agent = tokio::spawn(play_agent(c.url.clone(), names, jobs));
 
     // Passes counted from the agent's registration, when the nodes are up.
-    let me = Identity { user: "root".into(), uid: Some(0), token: None };
+    let me = Identity::asserted("root", Some(0));
     let mut cl = conn::connect(&c.url, me).await?;
     let up =
         |ns: &[pb::Node]| ns.iter().filter(|n| n.base_state != "UNKNOWN" && n.base_state != "DOWN").count();

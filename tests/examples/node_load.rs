@@ -32,7 +32,7 @@ async fn main() -> anyhow::Result<()> {
     let c = Controller::start(dir.path(), &conf(&db, cluster));
     let _a = Agent::start(&c.url, "node[001-512]", &[]);
     let _b = Agent::start(&c.url, "sim[0001-1000]", &[]);
-    let me = Identity { user: "load".into(), uid: Some(0), token: None };
+    let me = Identity::asserted("load", Some(0));
     let mut cl = conn::connect(&c.url, me).await?;
     let up = |nodes: &[pb::Node]| nodes.iter().filter(|n| n.base_state == "IDLE").count();
     let mut probe = cl.clone();

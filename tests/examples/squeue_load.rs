@@ -92,7 +92,7 @@ async fn main() -> anyhow::Result<()> {
     let c = Controller::start(dir.path(), &conf(&db, cluster));
     println!("spurctld up with {jobs} jobs in {:.1} s", t.elapsed().as_secs_f64());
 
-    let me = Identity { user: "load".into(), uid: Some(0), token: None };
+    let me = Identity::asserted("load", Some(0));
     let mut cl = conn::connect(&c.url, me).await?;
     let view = |v: &str| vec![pb::KeyValue { key: "view".into(), value: v.into() }];
     for (label, filter) in

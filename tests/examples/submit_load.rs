@@ -41,7 +41,7 @@ async fn main() -> anyhow::Result<()> {
     let per_client: usize = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(2500);
     let dir = tempfile::tempdir()?;
     let (running, url) = spur_tests::inproc::pending_only(dir.path()).await?;
-    let me = Identity { user: "load".into(), uid: Some(0), token: None };
+    let me = Identity::asserted("load", Some(0));
     let mut clients = vec![];
     for _ in 0..CLIENTS {
         clients.push(conn::connect(&url, me.clone()).await?);

@@ -25,7 +25,7 @@ async fn main() -> anyhow::Result<()> {
     let running = spur_daemon::controller::start(cfg, "127.0.0.1:0").await?;
     let url = format!("http://{}", running.addr());
     // uid 0 under the `none` plugin is an Administrator.
-    let me = Identity { user: "load".into(), uid: Some(0), token: None };
+    let me = Identity::asserted("load", Some(0));
 
     let mut tail_client = conn::connect(&url, me.clone()).await?;
     let mut stream =

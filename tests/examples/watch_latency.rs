@@ -61,7 +61,7 @@ async fn raw(c: &mut Clients, n: usize) -> anyhow::Result<Vec<Duration>> {
 async fn console(c: &mut Clients, url: &str, n: usize) -> anyhow::Result<Vec<Duration>> {
     let (rpc_tx, rpc_rx) = mpsc::unbounded_channel();
     let (msg_tx, mut msgs) = mpsc::unbounded_channel();
-    let who = Identity { user: "bench".into(), uid: Some(1000), token: None };
+    let who = Identity::asserted("bench", Some(1000));
     let task = net::spawn(url.to_string(), who, rpc_rx, msg_tx);
     let mut state = State::new(Settings::new(url.to_string()), (120, 40));
     let mut pump = async |state: &mut State, done: &dyn Fn(&State) -> bool| -> anyhow::Result<()> {
@@ -92,7 +92,7 @@ async fn main() -> anyhow::Result<()> {
     let n: usize = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(200);
     let dir = tempfile::tempdir()?;
     let (running, url) = spur_tests::inproc::pending_only(dir.path()).await?;
-    let mut c = conn::connect(&url, Identity { user: "load".into(), uid: Some(0), token: None }).await?;
+    let mut c = conn::connect(&url, Identity::asserted("load", Some(0))).await?;
     report("submit -> batch on a raw Cluster.Watch", raw(&mut c, n).await?);
     report("submit -> job in the console's model", console(&mut c, &url, n).await?);
     running.shutdown().await?;

@@ -21,7 +21,7 @@ fn cluster() -> ClusterToml {
 }
 
 async fn client(url: &str) -> Clients {
-    conn::connect(url, Identity { user: "root".into(), uid: Some(0), token: None }).await.unwrap()
+    conn::connect(url, Identity::asserted("root", Some(0))).await.unwrap()
 }
 
 async fn job(c: &mut Clients, id: u64) -> Option<pb::Job> {

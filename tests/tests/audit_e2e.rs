@@ -285,7 +285,10 @@ async fn tail_resumes_after_an_id_with_no_gap_and_no_duplicate() {
         k.ok(&k.admin, "sacctmgr", &format!("-i add qos name=r{i}"));
     }
     let ids: Vec<i64> = k.txn("format=ID").lines().map(|l| l.parse().unwrap()).collect();
-    let ident = spur_client::conn::Identity { user: "admin".into(), uid: None, token: Some(k.admin.clone()) };
+    let ident = spur_client::conn::Identity {
+        token: Some(k.admin.clone()),
+        ..spur_client::conn::Identity::asserted("admin", None)
+    };
     let mut c = spur_client::conn::connect(&k.c.url, ident).await.unwrap();
     let req = pb::TailTxnRequest { filter: vec![], after_id: Some(ids[1]) };
     let mut stream = c.audit.tail_txn(req).await.unwrap().into_inner();

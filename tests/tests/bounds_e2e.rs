@@ -27,7 +27,7 @@ fn start() -> Env {
 
 /// A caller with no adminlevel: under the `none` plugin, any name and uid but 0.
 async fn nobody(url: &str) -> Clients {
-    conn::connect(url, Identity { user: "mallory".into(), uid: Some(1000), token: None }).await.unwrap()
+    conn::connect(url, Identity::asserted("mallory", Some(1000))).await.unwrap()
 }
 
 impl Env {

@@ -30,7 +30,7 @@ async fn seed(url: &str) {
     for _ in 0..8 {
         let url = url.to_string();
         tasks.push(tokio::spawn(async move {
-            let me = Identity { user: "alice".into(), uid: Some(1000), token: None };
+            let me = Identity::asserted("alice", Some(1000));
             let mut c = conn::connect(&url, me).await.expect("connect");
             for _ in 0..JOBS / 8 {
                 let spec = pb::JobSpec {

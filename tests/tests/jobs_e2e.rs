@@ -16,7 +16,7 @@ fn cluster() -> ClusterToml {
 }
 
 async fn client(url: &str) -> Clients {
-    conn::connect(url, Identity { user: "root".into(), uid: Some(0), token: None }).await.unwrap()
+    conn::connect(url, Identity::asserted("root", Some(0))).await.unwrap()
 }
 
 async fn wait_state(c: &mut Clients, id: u64, want: &str) -> pb::Job {

@@ -25,7 +25,7 @@ fn controller(dir: &tempfile::TempDir) -> Controller {
 }
 
 fn root() -> Identity {
-    Identity { user: "root".into(), uid: Some(0), token: None }
+    Identity::asserted("root", Some(0))
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -22,8 +22,7 @@ async fn a_submit_shows_up_on_the_watch_as_a_job_batch() {
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite://{}/spur.db", dir.path().display());
     let c = Controller::start(dir.path(), &conf(&db, &cluster().build()));
-    let mut cl =
-        conn::connect(&c.url, Identity { user: "alice".into(), uid: Some(1000), token: None }).await.unwrap();
+    let mut cl = conn::connect(&c.url, Identity::asserted("alice", Some(1000))).await.unwrap();
     let mut stream = cl.cluster.watch(pb::WatchRequest {}).await.unwrap().into_inner();
     assert!(matches!(next(&mut stream).await, Event::Nodes(n) if n.snapshot));
     let opened = match next(&mut stream).await {

@@ -49,7 +49,7 @@ async fn first_frame(url: String) -> (Duration, Duration) {
     let started = Instant::now();
     let (rpc_tx, rpc_rx) = mpsc::unbounded_channel();
     let (msg_tx, mut msgs) = mpsc::unbounded_channel();
-    let who = Identity { user: "bench".into(), uid: Some(1000), token: None };
+    let who = Identity::asserted("bench", Some(1000));
     let task = net::spawn(url.clone(), who, rpc_rx, msg_tx);
     let mut state = State::new(Settings::new(url), (120, 40));
     let mut term = common::terminal((120, 40));

@@ -130,7 +130,7 @@ async fn serve(listener: TcpListener, with_health: bool) -> Server {
 }
 
 fn ident() -> Identity {
-    Identity { user: "operator".into(), uid: Some(4242), token: None }
+    Identity::asserted("operator", Some(4242))
 }
 
 async fn next(rx: &mut mpsc::UnboundedReceiver<Msg>) -> Msg {

@@ -117,7 +117,7 @@ async fn fills_tails_in_batches_and_resumes_after_a_lost_stream() {
     let mut server = serve().await;
     let (rpc_tx, rpc_rx) = mpsc::unbounded_channel();
     let (msg_tx, mut msgs) = mpsc::unbounded_channel();
-    let operator = Identity { user: "operator".into(), uid: Some(4242), token: None };
+    let operator = Identity::asserted("operator", Some(4242));
     let _task = net::spawn(server.url.clone(), operator, rpc_rx, msg_tx);
     assert_eq!(next(&mut msgs).await, Msg::Connected);
     rpc_tx.send(Rpc::WhoAmI).unwrap();
@@ -167,7 +167,7 @@ async fn permission_denied_is_reported_with_the_reason() {
     let server = serve().await;
     let (rpc_tx, rpc_rx) = mpsc::unbounded_channel();
     let (msg_tx, mut msgs) = mpsc::unbounded_channel();
-    let nobody = Identity { user: "nobody".into(), uid: None, token: None };
+    let nobody = Identity::asserted("nobody", None);
     let _task = net::spawn(server.url.clone(), nobody, rpc_rx, msg_tx);
     assert_eq!(next(&mut msgs).await, Msg::Connected);
     rpc_tx.send(spec(1, &[], None)).unwrap();

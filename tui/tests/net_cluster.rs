@@ -136,7 +136,7 @@ fn names(nodes: &[Node]) -> Vec<&str> {
 fn start(url: &str, user: &str) -> (UnboundedSender<Rpc>, UnboundedReceiver<Msg>) {
     let (rpc_tx, rpc_rx) = mpsc::unbounded_channel();
     let (msg_tx, msgs) = mpsc::unbounded_channel();
-    let who = Identity { user: user.into(), uid: Some(0), token: None };
+    let who = Identity::asserted(user, Some(0));
     drop(net::spawn(url.to_string(), who, rpc_rx, msg_tx));
     (rpc_tx, msgs)
 }

@@ -19,7 +19,7 @@ fn job(id: u64, user: &str, state: &str) -> Job {
 fn start(url: &str, user: &str) -> (UnboundedSender<Rpc>, UnboundedReceiver<Msg>) {
     let (rpc_tx, rpc_rx) = mpsc::unbounded_channel();
     let (msg_tx, msgs) = mpsc::unbounded_channel();
-    let who = Identity { user: user.into(), uid: Some(1000), token: None };
+    let who = Identity::asserted(user, Some(1000));
     drop(net::spawn(url.to_string(), who, rpc_rx, msg_tx));
     (rpc_tx, msgs)
 }

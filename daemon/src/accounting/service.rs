@@ -29,6 +29,8 @@ pub struct Caller {
     pub user: String,
     /// Only set when the kernel or a verified credential vouches for it.
     pub uid: Option<u32>,
+    /// The primary gid, where a MUNGE credential vouches for it.
+    pub gid: Option<u32>,
     pub verified: bool,
     pub peer: String,
     /// The uid the caller asserted (or its token carried): used for the

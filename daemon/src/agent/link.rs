@@ -2,13 +2,19 @@
 //! the agent's id and key, for a step's stream and for the reports of work
 //! that is not a supervised job's end (an HRES node function on a step node).
 
+use spur_proto::credential::Credentials;
 use spur_proto::v1 as pb;
 use spur_proto::v1::agent_client::AgentClient;
+use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
+
+/// The agent's channel: each call carries a MUNGE credential where munged
+/// runs, which a controller under `munge` requires of the agent protocol.
+pub type AgentChannel = InterceptedService<Channel, Credentials>;
 
 #[derive(Clone)]
 pub struct Link {
-    pub client: AgentClient<Channel>,
+    pub client: AgentClient<AgentChannel>,
     pub agent_id: String,
     pub agent_key: String,
 }

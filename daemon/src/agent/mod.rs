@@ -12,6 +12,7 @@
 //! - [`exec`]: launching, signalling, adopting and watching jobs.
 //! - [`tasks`]: the tasks of job steps (srun), their output streamed to the controller.
 //! - [`stepd`]: the per-job supervisor (`spurd __stepd`).
+//! - [`runas`]: `spurd __exec`: joins the cgroup, drops to the job's user, opens its files, execs.
 //! - [`script`]: the batch script as a file, run by its `#!` interpreter.
 //! - [`state`]: the state directory's files.
 //! - [`cgroup`]: a cgroup v2 per job where the host offers one.
@@ -27,12 +28,15 @@ pub mod facts;
 pub mod facts_file;
 pub mod hres;
 pub mod link;
+pub mod runas;
 pub mod script;
 pub mod state;
 pub mod stepd;
 pub mod tasks;
 
 use exec::Executor;
+use link::AgentChannel;
+use spur_proto::credential::Credentials;
 use spur_proto::v1 as pb;
 use spur_proto::v1::agent_client::AgentClient;
 use state::{Ended, StateDir};
@@ -40,7 +44,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tonic::Code;
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::Endpoint;
 
 #[derive(Debug, Clone)]
 pub struct AgentOpts {
@@ -112,7 +116,7 @@ pub async fn run(opts: AgentOpts) -> anyhow::Result<()> {
     }
 }
 
-async fn connect(url: &str) -> Result<AgentClient<Channel>, String> {
+async fn connect(url: &str) -> Result<AgentClient<AgentChannel>, String> {
     let ch = Endpoint::from_shared(url.to_string())
         .map_err(|e| format!("bad controller URL '{url}': {e}"))?
         .connect_timeout(Duration::from_secs(5))
@@ -120,7 +124,7 @@ async fn connect(url: &str) -> Result<AgentClient<Channel>, String> {
         .connect()
         .await
         .map_err(|e| e.to_string())?;
-    Ok(AgentClient::new(ch))
+    Ok(AgentClient::with_interceptor(ch, Credentials::local()))
 }
 
 /// The registration a session holds: who we are to the controller.
@@ -159,7 +163,7 @@ enum Sent {
     Broken(String),
 }
 
-async fn send_report(client: &mut AgentClient<Channel>, reg: &Registered, e: &Ended) -> Sent {
+async fn send_report(client: &mut AgentClient<AgentChannel>, reg: &Registered, e: &Ended) -> Sent {
     match client.report_job(report(Some(reg), e)).await {
         Ok(_) => Sent::Taken,
         Err(s)

@@ -56,8 +56,9 @@ pub struct ScriptFile {
 }
 
 impl ScriptFile {
-    /// Writes `text` to `path`, mode 0700, owned by whoever runs the supervisor.
-    pub fn write(path: &Path, text: &str) -> std::io::Result<ScriptFile> {
+    /// Writes `text` to `path`, mode 0700, owned by whoever runs the
+    /// supervisor, or by `owner` (uid, gid): the user the job runs as.
+    pub fn write(path: &Path, text: &str, owner: Option<(u32, u32)>) -> std::io::Result<ScriptFile> {
         // Created afresh, so the mode is ours whatever a stale file had.
         match std::fs::remove_file(path) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
@@ -69,6 +70,10 @@ impl ScriptFile {
         let mut f = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o700).open(&file.path)?;
         // The umask may have taken the owner's execute bit.
         f.set_permissions(std::fs::Permissions::from_mode(0o700))?;
+        if let Some((uid, gid)) = owner {
+            use nix::unistd::{Gid, Uid, fchown};
+            fchown(&f, Some(Uid::from_raw(uid)), Some(Gid::from_raw(gid))).map_err(std::io::Error::from)?;
+        }
         f.write_all(text.as_bytes())?;
         // Closed before anything is executed: an executable open for writing is ETXTBSY.
         drop(f);
@@ -130,7 +135,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("job-3.script");
         std::fs::write(&path, "stale").unwrap();
-        let f = ScriptFile::write(&path, "#!/bin/sh\nexit 0\n").unwrap();
+        let f = ScriptFile::write(&path, "#!/bin/sh\nexit 0\n", None).unwrap();
         assert!(f.path().is_absolute());
         assert_eq!(f.argv, [f.path().as_os_str()]);
         let m = std::fs::metadata(&path).unwrap();
@@ -138,7 +143,7 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "#!/bin/sh\nexit 0\n");
         drop(f);
         assert!(!path.exists());
-        let f = ScriptFile::write(&path, "exit 0\n").unwrap();
+        let f = ScriptFile::write(&path, "exit 0\n", None).unwrap();
         assert_eq!(f.argv, [OsString::from("/bin/sh"), f.path().as_os_str().to_os_string()]);
     }
 }

@@ -111,6 +111,13 @@ pub struct LaunchFile {
     /// The HRES plugins' data for the nodes (JSON), empty without plugins.
     #[serde(default)]
     pub hres_prep: String,
+    /// Who the job runs as; None: the agent's own user.
+    #[serde(default)]
+    pub uid: Option<u32>,
+    #[serde(default)]
+    pub gid: Option<u32>,
+    #[serde(default)]
+    pub user: String,
 }
 
 impl From<&pb::Launch> for LaunchFile {
@@ -125,6 +132,9 @@ impl From<&pb::Launch> for LaunchFile {
             workdir: l.workdir.clone(),
             append_output: l.append_output,
             hres_prep: l.hres_prep.clone(),
+            uid: l.uid,
+            gid: l.gid,
+            user: l.user.clone(),
         }
     }
 }
@@ -134,11 +144,29 @@ impl From<&pb::Launch> for LaunchFile {
 pub struct StateDir(pub PathBuf);
 
 impl StateDir {
-    /// Creates the directory (mode 0700: launches hold environments).
+    /// Opens the directory, creating it (mode 0700: launches hold
+    /// environments) and its sibling for job scripts ([`Self::jobs_dir`],
+    /// 0711) where missing. One that exists must be a directory of this
+    /// process's user that no one else can read or write (the script
+    /// directory: write); otherwise the agent does not start, naming it.
     pub fn open(path: &Path) -> std::io::Result<StateDir> {
-        use std::os::unix::fs::DirBuilderExt;
-        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(path)?;
-        Ok(StateDir(path.to_path_buf()))
+        let dir = StateDir(path.to_path_buf());
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            // Parents as any spool directory (0755): users reach their scripts through them.
+            std::fs::create_dir_all(parent)?;
+        }
+        private_dir(path, 0o700, 0o077)?;
+        private_dir(&dir.jobs_dir(), 0o711, 0o022)?;
+        Ok(dir)
+    }
+
+    /// Where scripts of jobs that run as another user live: beside the
+    /// state directory, searchable but not listable, each script owned by
+    /// its job's user (Slurm's spool `jobNNNNN/slurm_script`).
+    pub fn jobs_dir(&self) -> PathBuf {
+        let mut name = self.0.file_name().map(|n| n.to_os_string()).unwrap_or_else(|| "spurd".into());
+        name.push(".jobs");
+        self.0.with_file_name(name)
     }
 
     pub fn launch_path(&self, id: u64) -> PathBuf {
@@ -154,8 +182,11 @@ impl StateDir {
     pub fn hres_path(&self, id: u64, node: &str) -> PathBuf {
         self.0.join(format!("job-{id}.{node}.hres.json"))
     }
-    pub fn script_path(&self, id: u64) -> PathBuf {
-        self.0.join(format!("job-{id}.script"))
+    /// The script of job `id`: in the state directory when the job runs as
+    /// the agent's user, in [`Self::jobs_dir`] when it runs as another.
+    pub fn script_path(&self, id: u64, other_user: bool) -> PathBuf {
+        let dir = if other_user { self.jobs_dir() } else { self.0.clone() };
+        dir.join(format!("job-{id}.script"))
     }
 
     /// Every job with a run record, in id order.
@@ -201,14 +232,54 @@ impl StateDir {
 
     /// Removes every file of a job whose end the controller has.
     pub fn forget(&self, id: u64) {
-        for p in [self.launch_path(id), self.run_path(id), self.end_path(id), self.script_path(id)] {
+        let (run, end) = (self.run_path(id), self.end_path(id));
+        for p in [self.launch_path(id), run, end, self.script_path(id, false), self.script_path(id, true)] {
             let _ = std::fs::remove_file(p);
         }
     }
 }
 
+/// Creates `path` with `mode`, or checks the one there: a directory (not a
+/// link) of this process's user with none of `forbidden`'s bits.
+fn private_dir(path: &Path, mode: u32, forbidden: u32) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+    match std::fs::DirBuilder::new().mode(mode).create(path) {
+        Ok(()) => return std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)),
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(e),
+        Err(_) => {}
+    }
+    let m = std::fs::symlink_metadata(path)?;
+    let me = nix::unistd::geteuid().as_raw();
+    let refuse = |why: String| Err(std::io::Error::other(format!("{} {why}", path.display())));
+    if !m.is_dir() {
+        return refuse("is not a directory (a link or a file)".into());
+    }
+    if m.uid() != me {
+        return refuse(format!("is owned by uid {}, not by spurd's uid {me}", m.uid()));
+    }
+    if m.mode() & forbidden != 0 {
+        return refuse(format!(
+            "has mode {:04o}; it must be {mode:04o} at most (chmod {mode:o} it)",
+            m.mode() & 0o7777
+        ));
+    }
+    Ok(())
+}
+
+/// A file of the state directory, never through a link.
+pub fn read_private(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
+        .open(path)?;
+    let mut buf = Vec::new();
+    f.read_to_end(&mut buf)?;
+    Ok(buf)
+}
+
 fn read<T: serde::de::DeserializeOwned>(path: &Path) -> Option<T> {
-    let text = std::fs::read(path).ok()?;
+    let text = read_private(path).ok()?;
     match serde_json::from_slice(&text) {
         Ok(v) => Some(v),
         Err(e) => {
@@ -221,7 +292,14 @@ fn read<T: serde::de::DeserializeOwned>(path: &Path) -> Option<T> {
 /// Writes `value` to `path` through a temporary file and a rename.
 pub fn write_atomic<T: Serialize>(path: &Path, value: &T) -> std::io::Result<()> {
     let tmp = path.with_extension("tmp");
-    let mut f = std::fs::OpenOptions::new().create(true).write(true).truncate(true).mode(0o600).open(&tmp)?;
+    let nofollow = nix::fcntl::OFlag::O_NOFOLLOW.bits();
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .write(true)
+        .truncate(true)
+        .mode(0o600)
+        .custom_flags(nofollow)
+        .open(&tmp)?;
     f.write_all(&serde_json::to_vec(value).map_err(std::io::Error::other)?)?;
     f.sync_all()?;
     std::fs::rename(&tmp, path)
@@ -269,12 +347,34 @@ mod tests {
         write_atomic(&s.run_path(7), &r).unwrap();
         write_atomic(&s.end_path(7), &Ended::failed(7, "x".into())).unwrap();
         std::fs::write(s.0.join("job-8.json"), "not json").unwrap();
-        std::fs::write(s.script_path(7), "#!/bin/sh\n").unwrap();
+        std::fs::write(s.script_path(7, false), "#!/bin/sh\n").unwrap();
         assert_eq!(s.runs(), [r], "a script is not a run record");
         assert_eq!(s.ended(7).unwrap().message, "x");
         s.forget(7);
         assert!(s.runs().is_empty() && s.ended(7).is_none());
-        assert!(!s.script_path(7).exists());
+        assert!(!s.script_path(7, false).exists());
+    }
+
+    #[test]
+    fn a_state_directory_others_can_reach_is_refused_by_name() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("spool/node01");
+        let s = StateDir::open(&path).unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!((mode(&path), mode(&s.jobs_dir())), (0o700, 0o711));
+        assert_eq!(s.jobs_dir(), dir.path().join("spool/node01.jobs"));
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let e = StateDir::open(&path).unwrap_err().to_string();
+        assert!(e.contains(&path.display().to_string()) && e.contains("mode 0755"), "{e}");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o700)).unwrap();
+        let link = dir.path().join("spool/link");
+        std::os::unix::fs::symlink(&path, &link).unwrap();
+        let e = StateDir::open(&link).unwrap_err().to_string();
+        assert!(e.contains("is not a directory"), "{e}");
+        std::fs::write(path.join("job-1.json"), "{}").unwrap();
+        std::os::unix::fs::symlink(path.join("job-1.json"), path.join("job-2.json")).unwrap();
+        assert!(read_private(&path.join("job-2.json")).is_err(), "never through a link");
     }
 
     #[test]

@@ -13,6 +13,7 @@
 
 use super::cgroup::JobCgroup;
 use super::link::Link;
+use super::runas::{ExecSpec, Output, RunAs};
 use super::state::{StateDir, alive, start_time, write_atomic};
 use crate::hres_lua::node::PREP_ENV;
 use crate::jobs::steps::env::task_env;
@@ -247,41 +248,51 @@ impl StepTasks {
             }
             None => l.argv.clone(),
         };
-        let mut cmd = match cgroup {
-            Some(cg) => {
-                let mut c = tokio::process::Command::new("/bin/sh");
-                c.arg("-c").arg(super::stepd::ENTER_CGROUP).arg(cg.procs_file()).args(&argv);
-                c
-            }
-            None => {
-                let mut c = tokio::process::Command::new(argv.first().map_or("", String::as_str));
-                c.args(argv.iter().skip(1));
-                c
-            }
-        };
         let vars =
             PathVars { job_id: l.job_id, user: &l.user, name: &l.job_name, node: &l.node, array: None };
         let at = StepVars { step: l.step_id, task, node_index: l.node_index };
-        let stdout = outputs.open(&l.stdout_path, &vars, &at, &l.workdir)?;
         let err_pattern = if l.stderr_path.is_empty() { &l.stdout_path } else { &l.stderr_path };
-        let stderr = outputs.open(err_pattern, &vars, &at, &l.workdir)?;
-        cmd.stdin(Stdio::null())
-            .stdout(stdout.map_or_else(Stdio::piped, Stdio::from))
-            .stderr(stderr.map_or_else(Stdio::piped, Stdio::from))
+        let fail = |m: String| (format!("spurd: error: {m}\n"), 1);
+        let run_as = RunAs::resolve(l.uid, l.gid, &l.user, &l.node).map_err(fail)?;
+        let mut spec = ExecSpec {
+            cgroup_procs: cgroup.map(JobCgroup::procs_file),
+            workdir: l.workdir.clone(),
+            argv,
+            ..ExecSpec::default()
+        };
+        let (stdout, stderr) = match &run_as {
+            // The agent's own user: the agent opens the files (each emptied once).
+            None => (
+                outputs.open(&l.stdout_path, &vars, &at, &l.workdir)?,
+                outputs.open(err_pattern, &vars, &at, &l.workdir)?,
+            ),
+            // Another user's files are opened by the trampoline, as that user.
+            Some(_) => {
+                spec.stdout = outputs.spec(&l.stdout_path, &vars, &at, &l.workdir);
+                spec.stderr = outputs.spec(err_pattern, &vars, &at, &l.workdir);
+                (None, None)
+            }
+        };
+        let piped = |f: Option<std::fs::File>, named: bool| match (f, named) {
+            (Some(f), _) => Stdio::from(f),
+            (None, true) => Stdio::null(),
+            (None, false) => Stdio::piped(),
+        };
+        let out_named = spec.stdout.is_some();
+        spec.user = run_as;
+        let (program, args, var) = spec.command().map_err(fail)?;
+        let mut cmd = tokio::process::Command::new(program);
+        cmd.args(args)
+            .stdin(Stdio::null())
+            .stdout(piped(stdout, out_named))
+            // The trampoline's own errors reach srun through it when the task's stderr is a file.
+            .stderr(piped(stderr, false))
             .env_clear()
             .envs(step_env(&self.state, l))
             .envs(task_env(l.node_index, &l.node, local, task, &l.tasks))
+            .env(&var.0, &var.1)
             .process_group(0)
             .kill_on_drop(false);
-        if !l.workdir.is_empty() {
-            if !std::path::Path::new(&l.workdir).is_dir() {
-                return Err((
-                    format!("spurd: error: couldn't chdir to '{}': no such directory\n", l.workdir),
-                    1,
-                ));
-            }
-            cmd.current_dir(&l.workdir);
-        }
         cmd.spawn()
             .map_err(|e| (format!("spurd: error: execve(): {prog}: {e}\n"), e.raw_os_error().unwrap_or(1)))
     }
@@ -312,6 +323,26 @@ async fn fail_all(l: &pb::LaunchStep, tx: &mpsc::Sender<pb::StepReport>, message
 struct Outputs(Vec<String>);
 
 impl Outputs {
+    /// The file `pattern` names for one task; None: the stream.
+    fn path(pattern: &str, vars: &PathVars, at: &StepVars, workdir: &str) -> Option<String> {
+        if pattern.is_empty() {
+            return None;
+        }
+        let path = expand_step_path(pattern, vars, at);
+        Some(if !path.starts_with('/') && !workdir.is_empty() { format!("{workdir}/{path}") } else { path })
+    }
+
+    /// For the trampoline of a task running as another user: the first task
+    /// naming a file empties it, the others append (they start after it).
+    fn spec(&mut self, pattern: &str, vars: &PathVars, at: &StepVars, workdir: &str) -> Option<Output> {
+        let path = Self::path(pattern, vars, at, workdir)?;
+        let append = self.0.contains(&path);
+        if !append {
+            self.0.push(path.clone());
+        }
+        Some(Output { path, append })
+    }
+
     /// The file `pattern` names for one task (None: the stream), its directories made.
     fn open(
         &mut self,
@@ -320,13 +351,7 @@ impl Outputs {
         at: &StepVars,
         workdir: &str,
     ) -> Result<Option<std::fs::File>, (String, i32)> {
-        if pattern.is_empty() {
-            return Ok(None);
-        }
-        let mut path = expand_step_path(pattern, vars, at);
-        if !path.starts_with('/') && !workdir.is_empty() {
-            path = format!("{workdir}/{path}");
-        }
+        let Some(path) = Self::path(pattern, vars, at, workdir) else { return Ok(None) };
         let fail = |e: std::io::Error| (format!("spurd: error: cannot open {path}: {e}\n"), 1);
         if let Some(dir) = std::path::Path::new(&path).parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(fail)?;
@@ -389,7 +414,7 @@ mod tests {
     #[test]
     fn recorded_tasks_are_killed_and_forgotten() {
         let dir = tempfile::tempdir().unwrap();
-        let state = StateDir::open(dir.path()).unwrap();
+        let state = StateDir::open(&dir.path().join("state")).unwrap();
         let mut child = std::process::Command::new("sleep").arg("30").process_group(0).spawn().unwrap();
         let pgid = child.id() as i32;
         let f = StepFile { job_id: 4, step_id: 1, tasks: vec![(pgid, start_time(pgid).unwrap())] };

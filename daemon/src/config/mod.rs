@@ -119,6 +119,8 @@ pub enum AuthPlugin {
     None,
     /// HS256 JSON Web Tokens.
     Jwt,
+    /// MUNGE credentials, decoded by the local munged: the kernel-vouched uid and gid.
+    Munge,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
@@ -156,6 +158,13 @@ pub struct AuthConfig {
     pub jwt_key_file: Option<PathBuf>,
     #[serde(default)]
     pub mode: AuthMode,
+    /// munged's socket for decoding (plugin `munge`); unset: munged's default.
+    #[serde(default)]
+    pub munge_socket: Option<PathBuf>,
+    /// Besides uid 0, the uid whose credentials the agent protocol accepts
+    /// under `munge` (Slurm's SlurmdUser).
+    #[serde(default)]
+    pub agent_uid: Option<u32>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
@@ -337,13 +346,17 @@ impl Config {
         if a.plugin == AuthPlugin::Jwt && a.jwt_key.is_none() && a.jwt_key_file.is_none() {
             return Err("key 'auth.plugin': \"jwt\" needs auth.jwt_key or auth.jwt_key_file".into());
         }
-        if a.plugin == AuthPlugin::Jwt
+        if a.plugin != AuthPlugin::None
             && let Some(k) = &a.jwt_key
         {
             spur_proto::token::check_key(k.as_bytes()).map_err(|m| format!("key 'auth.jwt_key': {m}"))?;
         }
         if a.mode == AuthMode::Required && a.plugin != AuthPlugin::Jwt {
             return Err("key 'auth.mode': \"required\" needs auth.plugin = \"jwt\"".into());
+        }
+        if a.plugin != AuthPlugin::Munge && (a.munge_socket.is_some() || a.agent_uid.is_some()) {
+            let key = if a.munge_socket.is_some() { "munge_socket" } else { "agent_uid" };
+            return Err(format!("key 'auth.{key}' needs auth.plugin = \"munge\""));
         }
         self.scheduler.validate()?;
         if self.controller.heartbeat_interval_secs == 0 {
@@ -374,7 +387,7 @@ impl Config {
     /// `plugin = "jwt"` a key shorter than 32 bytes is an error naming its key.
     pub fn jwt_secret(&self) -> Result<Option<Vec<u8>>, ConfigError> {
         let key = self.read_jwt_key()?;
-        if self.auth.plugin == AuthPlugin::Jwt
+        if self.auth.plugin != AuthPlugin::None
             && let Some((k, name)) = &key
         {
             let file = self.path.as_ref().map_or_else(|| "spur.conf".into(), |p| p.display().to_string());

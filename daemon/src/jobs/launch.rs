@@ -117,6 +117,9 @@ pub(crate) fn launch(j: &JobRecord) -> pb::AgentCommand {
             workdir: j.workdir.clone(),
             append_output: j.extra.as_ref().is_some_and(|x| x.open_mode == "append"),
             hres_prep: j.hres_prep_json(),
+            uid: j.uid,
+            gid: j.gid,
+            user: j.user.clone(),
         })),
     }
 }

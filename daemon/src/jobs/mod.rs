@@ -16,6 +16,7 @@
 //! - [`extras`]: the options few jobs set, and how per-node and per-task asks resolve.
 //! - [`run`]: the scheduling loop, the pass's starts, launches, the time-limit watchdog.
 //! - [`launch`]: a started job's launch: Slurm's environment, `-o/-e` patterns.
+//! - [`owner`]: who a new job belongs to and runs as (MUNGE's uid and gid, or an Operator's --uid/--gid).
 //! - [`reconcile`]: an agent's running jobs at registration against the queue.
 //! - [`events`]: job changes in numbered batches, for `Cluster.Watch`.
 //! - [`admit`]: submits no node set could run, and MaxJobCount.
@@ -40,6 +41,7 @@ pub mod extras;
 pub(crate) mod launch;
 pub mod mail;
 pub(crate) mod maintain;
+pub(crate) mod owner;
 pub mod parts;
 pub(crate) mod plugin;
 pub mod preempt;
@@ -342,10 +344,14 @@ impl JobService {
         self.licenses.check_request(&asks)?;
         let extra = extras::Extras::from_spec(&spec)?;
         let array = self.array_of(&spec.array)?;
+        let who = owner::owner(caller, ctx_role, &spec.as_user, &spec.as_group)?;
         let mut rec = JobRecord {
             id: 0,
             name: if spec.name.is_empty() { "sbatch".into() } else { spec.name.clone() },
-            user: caller.user.clone(),
+            user: who.user,
+            uid: who.uid,
+            gid: who.gid,
+            group: who.group,
             account: name(&spec.account),
             qos: name(&spec.qos),
             partition: partition.name.clone(),

@@ -14,6 +14,15 @@ pub struct JobRecord {
     pub id: u64,
     pub name: String,
     pub user: String,
+    /// Who the job runs as: the uid and gid MUNGE vouched for at submit (or
+    /// an Operator's --uid/--gid). None: the node agent's own (plugins none, jwt).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uid: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gid: Option<u32>,
+    /// The gid's name on the controller, kept so listings look nothing up.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub group: String,
     pub account: Option<String>,
     pub qos: Option<String>,
     pub partition: String,

@@ -198,6 +198,9 @@ pub fn job_brief(j: &crate::jobs::record::JobRecord) -> pb::Job {
         array_throttle: j.array.as_ref().map_or(0, |a| a.throttle),
         borrowed: j.borrowed,
         reclaims: j.reclaims,
+        uid: j.uid,
+        gid: j.gid,
+        group: j.group.clone(),
         ..pb::Job::default()
     }
 }

@@ -1,11 +1,10 @@
 //! The layer in front of every RPC: authenticate (refusals are logged at
-//! warn and get no txn row), put the [`Caller`] in the request, refuse paths
+//! warn and get no txn row; a MUNGE decode runs on a blocking thread), put the [`Caller`] in the request, refuse paths
 //! that are not classified, and log every RPC on `audit_rpc` when asked.
 
 use super::identity::normalize_peer;
 use super::rpc;
-use crate::accounting::Caller;
-use crate::auth::Authenticator;
+use crate::auth::{AuthError, Authenticator};
 use futures_util::future::BoxFuture;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -68,25 +67,37 @@ where
                 Ok(tonic::Status::unimplemented(format!("unknown RPC {path}")).into_http())
             });
         }
-        let caller = if rpc::UNAUTHENTICATED.contains(&path.as_str()) {
-            Caller { user: "anonymous".into(), peer: peer.clone(), ..Caller::default() }
-        } else {
-            match self.auth.authenticate(req.headers(), peer.clone()) {
+        let agent = rpc::UNAUTHENTICATED.contains(&path.as_str());
+        let auth = self.auth.clone();
+        let establish = move |headers: &http::HeaderMap, peer: String| {
+            if agent { auth.authenticate_agent(headers, peer) } else { auth.authenticate(headers, peer) }
+        };
+        // The clone is ready only after poll_ready on self; swap so the ready one is used.
+        let clone = self.inner.clone();
+        let mut inner = std::mem::replace(&mut self.inner, clone);
+        let (audit_rpcs, blocks) = (self.audit_rpcs, self.auth.blocks());
+        Box::pin(async move {
+            let caller = if blocks {
+                // munged answers over a socket: off the async workers.
+                let headers = req.headers().clone();
+                let p = peer.clone();
+                tokio::task::spawn_blocking(move || establish(&headers, p))
+                    .await
+                    .unwrap_or_else(|e| Err(AuthError::Munge(format!("decoding failed: {e}"))))
+            } else {
+                establish(req.headers(), peer.clone())
+            };
+            let caller = match caller {
                 Ok(c) => c,
                 Err(e) => {
                     let reason = e.to_string();
                     // No verified actor to attribute a row to, so no txn row.
                     tracing::warn!(path, peer, reason, "refused a credential");
-                    return Box::pin(async move { Ok(tonic::Status::unauthenticated(reason).into_http()) });
+                    return Ok(tonic::Status::unauthenticated(reason).into_http());
                 }
-            }
-        };
-        let log = self.audit_rpcs.then(|| (caller.user.clone(), caller.uid, caller.verified));
-        req.extensions_mut().insert(caller);
-        // The clone is ready only after poll_ready on self; swap so the ready one is used.
-        let clone = self.inner.clone();
-        let mut inner = std::mem::replace(&mut self.inner, clone);
-        Box::pin(async move {
+            };
+            let log = audit_rpcs.then(|| (caller.user.clone(), caller.uid, caller.verified));
+            req.extensions_mut().insert(caller);
             let resp = inner.call(req).await?;
             if let Some((user, uid, verified)) = log {
                 let status = resp

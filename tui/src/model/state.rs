@@ -61,7 +61,7 @@ impl Settings {
     pub fn new(controller: impl Into<String>) -> Settings {
         Settings {
             controller: controller.into(),
-            identity: Identity { user: "unknown".into(), uid: None, token: None },
+            identity: Identity::asserted("unknown", None),
             read_only: false,
             mouse: false,
             theme: ThemeName::Default,

@@ -97,7 +97,7 @@ pub fn snapshot() -> Snapshot {
 
 pub fn settings(read_only: bool) -> Settings {
     let mut s = Settings::new("http://localhost:6817");
-    s.identity = Identity { user: "alice".into(), uid: Some(1000), token: None };
+    s.identity = Identity::asserted("alice", Some(1000));
     s.read_only = read_only;
     s.theme = ThemeName::Mono;
     s.clock = spur_console::model::state::Clock::Fixed(now());

@@ -78,6 +78,8 @@ fn launch(
         user: j.user.clone(),
         job_name: j.name.clone(),
         hres_prep: j.hres_prep_json(),
+        uid: j.uid,
+        gid: j.gid,
     });
     Effect::Command { job: j.id, node, cmd: pb::AgentCommand { cmd: Some(cmd) } }
 }

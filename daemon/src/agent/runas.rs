@@ -1,0 +1,226 @@
+//! Running a job's program as its user: `spurd __exec`, the last process
+//! between the (root) agent or supervisor and the job's program, as Slurm's
+//! slurmstepd forks before it execs a task. Spawned with the job's
+//! environment and a spec in `SPUR_EXEC_SPEC`, it joins the job's cgroup
+//! while it is still root, drops to the user (initgroups, setgid, setuid),
+//! and only then opens the job's `-i/-o/-e` files, changes to its working
+//! directory and execs the program, so nothing of the user's is touched as
+//! root. A failure before the exec is one line on its stderr (`spurd:
+//! error: ...`) and exit 1; the supervisor reads it as the job's reason.
+
+use serde::{Deserialize, Serialize};
+use std::fs::File;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The first argument that makes spurd (or the demo console) this trampoline.
+pub const EXEC_ARG: &str = "__exec";
+/// The environment variable carrying the [`ExecSpec`]; removed before the exec.
+pub const SPEC_ENV: &str = "SPUR_EXEC_SPEC";
+
+/// Who a job runs as on this node, from the user database here.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunAs {
+    pub uid: u32,
+    pub gid: u32,
+    pub name: String,
+    pub home: String,
+    pub shell: String,
+}
+
+impl RunAs {
+    /// Who a job of `uid` (and `gid`, else the user's primary group) runs as
+    /// here: None when that is this process's own user (no change), an error
+    /// when it cannot run here (no such user on this node; an agent that is
+    /// not root asked to run another user's job).
+    pub fn resolve(
+        uid: Option<u32>,
+        gid: Option<u32>,
+        user: &str,
+        node: &str,
+    ) -> Result<Option<RunAs>, String> {
+        let me = nix::unistd::geteuid().as_raw();
+        let Some(uid) = uid.filter(|u| *u != me) else { return Ok(None) };
+        if me != 0 {
+            return Err(format!(
+                "spurd on {node} runs as uid {me}, not root, so it runs only jobs of uid {me}; \
+                 this job is {user}'s (uid {uid})"
+            ));
+        }
+        let pw = nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(uid))
+            .ok()
+            .flatten()
+            .ok_or_else(|| format!("user {user} (uid {uid}) does not exist on {node}"))?;
+        Ok(Some(RunAs {
+            uid,
+            gid: gid.unwrap_or(pw.gid.as_raw()),
+            name: pw.name,
+            home: pw.dir.display().to_string(),
+            shell: pw.shell.display().to_string(),
+        }))
+    }
+
+    /// Drops this process to the user for good: supplementary groups, group, user.
+    fn become_user(&self) -> Result<(), String> {
+        use nix::unistd::{Gid, Uid, initgroups, setgid, setuid};
+        let name =
+            std::ffi::CString::new(self.name.as_str()).map_err(|_| "a user name with a NUL".to_string())?;
+        let gid = Gid::from_raw(self.gid);
+        initgroups(&name, gid).map_err(|e| format!("initgroups({}, {}): {e}", self.name, self.gid))?;
+        setgid(gid).map_err(|e| format!("setgid({}): {e}", self.gid))?;
+        setuid(Uid::from_raw(self.uid)).map_err(|e| format!("setuid({}): {e}", self.uid))?;
+        if self.uid != 0 && setuid(Uid::from_raw(0)).is_ok() {
+            return Err("root could be regained after dropping privileges".into());
+        }
+        Ok(())
+    }
+}
+
+/// A job's output file: `path` empty is /dev/null.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Output {
+    pub path: String,
+    /// Slurm's `--open-mode=append`; otherwise emptied first.
+    pub append: bool,
+}
+
+/// `spurd __exec` with its spec: program, arguments, and the variable to set.
+pub type Trampoline = (PathBuf, [&'static str; 1], (String, String));
+
+/// What the trampoline does, in order.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ExecSpec {
+    /// None: stay the user this process is (no drop).
+    pub user: Option<RunAs>,
+    /// The job's `cgroup.procs`, joined before the drop.
+    pub cgroup_procs: Option<PathBuf>,
+    /// None keeps the descriptor the trampoline was given.
+    pub stdin: Option<String>,
+    pub stdout: Option<Output>,
+    pub stderr: Option<Output>,
+    pub workdir: String,
+    pub argv: Vec<String>,
+}
+
+impl ExecSpec {
+    /// The program and arguments that run this spec (`this-binary __exec`),
+    /// and the variable to add to the child's environment.
+    pub fn command(&self) -> Result<Trampoline, String> {
+        let me = std::env::current_exe().map_err(|e| format!("cannot find spurd's own binary: {e}"))?;
+        let spec = serde_json::to_string(self).map_err(|e| e.to_string())?;
+        Ok((me, [EXEC_ARG], (SPEC_ENV.to_string(), spec)))
+    }
+}
+
+/// Runs the trampoline if `args` ask for it; returns its exit code when the exec failed.
+pub fn dispatch(args: &[String]) -> Option<i32> {
+    (args.first().map(String::as_str) == Some(EXEC_ARG)).then(main)
+}
+
+fn main() -> i32 {
+    let fail = |msg: &str| {
+        eprintln!("spurd: error: {msg}");
+        1
+    };
+    let Some(text) = std::env::var_os(SPEC_ENV) else { return fail("no exec spec") };
+    let spec: ExecSpec = match serde_json::from_str(&text.to_string_lossy()) {
+        Ok(s) => s,
+        Err(e) => return fail(&format!("bad exec spec: {e}")),
+    };
+    let Some((program, args)) = spec.argv.split_first() else { return fail("nothing to run") };
+    if let Some(procs) = &spec.cgroup_procs {
+        // Where the write fails the job runs without one, as where the host has none.
+        let _ = std::fs::write(procs, "0");
+    }
+    if let Some(u) = &spec.user
+        && let Err(e) = u.become_user()
+    {
+        return fail(&format!("cannot become {} (uid {}): {e}", u.name, u.uid));
+    }
+    let mut cmd = Command::new(program);
+    cmd.args(args).env_remove(SPEC_ENV);
+    if let Some(u) = &spec.user {
+        cmd.env("HOME", &u.home).env("USER", &u.name).env("LOGNAME", &u.name).env("SHELL", &u.shell);
+    }
+    match open_all(&spec, &mut cmd) {
+        Ok(()) => {}
+        Err(e) => return fail(&e),
+    }
+    let e = cmd.exec();
+    // Its descriptors may be the job's files by now: this line is in its stderr.
+    eprintln!("spurd: error: execve(): {program}: {e}");
+    e.raw_os_error().unwrap_or(1)
+}
+
+/// The job's files, opened as whoever this process is now; its working directory checked.
+fn open_all(spec: &ExecSpec, cmd: &mut Command) -> Result<(), String> {
+    if let Some(p) = &spec.stdin {
+        let f = File::open(p).map_err(|e| format!("cannot open {p} for input: {e}"))?;
+        cmd.stdin(f);
+    }
+    if let Some(o) = &spec.stdout {
+        cmd.stdout(open_output(&o.path, o.append)?);
+    }
+    if let Some(o) = &spec.stderr {
+        // stdout and stderr in one file: the second open appends to the first.
+        let same = spec.stdout.as_ref().is_some_and(|s| s.path == o.path);
+        cmd.stderr(open_output(&o.path, o.append || same)?);
+    }
+    if !spec.workdir.is_empty() {
+        let wd = Path::new(&spec.workdir);
+        nix::unistd::access(wd, nix::unistd::AccessFlags::X_OK)
+            .map_err(|e| format!("couldn't chdir to '{}': {}", spec.workdir, e.desc()))?;
+        cmd.current_dir(wd);
+    }
+    Ok(())
+}
+
+/// An output file (`/dev/null` for an empty path), its missing directories
+/// made first rather than failing the job; emptied unless `append`, then
+/// opened for appending, so stdout and stderr in one file never write over each other.
+pub fn open_output(p: &str, append: bool) -> Result<File, String> {
+    if p.is_empty() {
+        return File::options().write(true).open("/dev/null").map_err(|e| format!("/dev/null: {e}"));
+    }
+    if let Some(dir) = Path::new(p).parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create the directory {} for {p}: {e}", dir.display()))?;
+    }
+    if !append {
+        File::create(p).map_err(|e| format!("cannot open {p}: {e}"))?;
+    }
+    File::options().create(true).append(true).open(p).map_err(|e| format!("cannot open {p}: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_own_user_is_no_change_and_a_missing_one_is_named() {
+        let me = nix::unistd::geteuid().as_raw();
+        assert_eq!(RunAs::resolve(Some(me), None, "me", "n1"), Ok(None));
+        assert_eq!(RunAs::resolve(None, None, "me", "n1"), Ok(None));
+        let e = RunAs::resolve(Some(4_000_000_000), None, "ghost", "n1").unwrap_err();
+        if me == 0 {
+            assert_eq!(e, "user ghost (uid 4000000000) does not exist on n1");
+        } else {
+            assert!(e.contains("not root, so it runs only jobs of uid"), "{e}");
+        }
+    }
+
+    #[test]
+    fn an_output_file_s_missing_directories_are_made() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a/b/out.txt");
+        let p = path.display().to_string();
+        open_output(&p, true).unwrap();
+        assert!(path.exists());
+        open_output("", false).unwrap();
+        std::fs::write(dir.path().join("file"), "").unwrap();
+        let blocked = dir.path().join("file/sub/out.txt").display().to_string();
+        let e = open_output(&blocked, true).unwrap_err();
+        assert!(e.starts_with("cannot create the directory ") && e.contains(&blocked), "{e}");
+    }
+}
