@@ -110,7 +110,7 @@ async fn token_lifetimes_past_the_longest_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let c = controller(&dir);
     let mut cl = conn::connect(&c.url, root()).await.unwrap();
-    let create = |ttl| pb::CreateTokenRequest { ttl_secs: Some(ttl) };
+    let create = |ttl| pb::CreateTokenRequest { ttl_secs: Some(ttl), ..Default::default() };
     let st = cl.admission.create_token(create(i64::MAX)).await.unwrap_err();
     assert_eq!(st.code(), tonic::Code::InvalidArgument);
     assert!(

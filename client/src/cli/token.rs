@@ -6,6 +6,7 @@ use super::getopt::{Mode, Opt, Spec, check, switch, value};
 use super::output;
 use crate::conn::{self, Identity};
 use crate::token::{Claims, mint, parse_ttl};
+use crate::vocab::hostlist;
 use crate::vocab::names::AdminLevel;
 use crate::vocab::txn::format_time;
 use spur_proto::v1 as pb;
@@ -15,8 +16,10 @@ const USAGE: &str = "\
 usage: spur token [--controller URL] COMMAND
   user --name NAME [--admin-level LEVEL] [--uid UID] [--ttl 24h] [--config /etc/spur/spur.conf] [--key-file F]
                      mint a user JWT locally from the controller's key (no server round trip, so not audited)
-  create [--ttl TTL] create a node admission token; prints it once
-  list               list admission tokens: ID, created, expires, status
+  create [--ttl TTL] [--nodes HOSTLIST] [--once]
+                     create a node admission token; prints it once. --nodes: every node an agent
+                     registers with it must be in HOSTLIST; --once: it admits one registration
+  list [--json]      list admission tokens: ID, created, expires, status, nodes, once, used
   revoke ID          revoke an admission token by ID";
 
 #[derive(Debug)]
@@ -27,6 +30,12 @@ struct TokenArgs {
     admin_level: String,
     uid: Option<u32>,
     ttl: Option<String>,
+    /// create: the hostlist the token is bound to, checked as a hostlist.
+    nodes: Option<String>,
+    /// create: single use.
+    once: bool,
+    /// list: JSON rows.
+    json: bool,
     /// spur.conf to read [auth] jwt_key / jwt_key_file from.
     config: PathBuf,
     /// Read the key from this file instead (one trailing newline ignored).
@@ -42,6 +51,9 @@ impl Default for TokenArgs {
             admin_level: "None".into(),
             uid: None,
             ttl: None,
+            nodes: None,
+            once: false,
+            json: false,
             config: "/etc/spur/spur.conf".into(),
             key_file: None,
         }
@@ -53,10 +65,21 @@ static GLOBAL: Spec<TokenArgs> = Spec { opts: BARE_OPTS, mode: Mode::Leading, no
 static BARE: Spec<TokenArgs> = Spec { opts: BARE_OPTS, mode: Mode::Anywhere, noun: "flag" };
 static USER: Spec<TokenArgs> = Spec { opts: USER_OPTS, mode: Mode::Anywhere, noun: "flag" };
 static CREATE: Spec<TokenArgs> = Spec { opts: CREATE_OPTS, mode: Mode::Anywhere, noun: "flag" };
+static LIST: Spec<TokenArgs> = Spec { opts: LIST_OPTS, mode: Mode::Anywhere, noun: "flag" };
 const BARE_OPTS: &[Opt<TokenArgs>] =
     &[value("-/controller", |a, v| a.controller = Some(v)), switch("h/help", |a| a.help = true)];
 const CREATE_OPTS: &[Opt<TokenArgs>] = &[
     value("-/ttl", |a, v| a.ttl = Some(v)),
+    // The controller checks it again, and bounds it by the cluster's size.
+    check("-/nodes", |a, v| {
+        hostlist::count(&v).map(|_| a.nodes = Some(v)).map_err(|e| format!("--nodes: {e}"))
+    }),
+    switch("-/once", |a| a.once = true),
+    value("-/controller", |a, v| a.controller = Some(v)),
+    switch("h/help", |a| a.help = true),
+];
+const LIST_OPTS: &[Opt<TokenArgs>] = &[
+    switch("-/json", |a| a.json = true),
     value("-/controller", |a, v| a.controller = Some(v)),
     switch("h/help", |a| a.help = true),
 ];
@@ -87,7 +110,8 @@ fn parse(argv: &[String]) -> Result<Option<(TokenArgs, Cmd)>, String> {
     let spec = match sub.as_str() {
         "user" => &USER,
         "create" => &CREATE,
-        "list" | "revoke" => &BARE,
+        "list" => &LIST,
+        "revoke" => &BARE,
         _ => return Err(format!("unrecognised command '{sub}' (use user, create, list or revoke)")),
     };
     let words = spec.parse(rest, &mut a).map_err(|e| format!("{sub}: {e}"))?;
@@ -138,8 +162,12 @@ async fn run(args: TokenArgs, cmd: Cmd) -> Result<String, String> {
                 Claims { sub: name, uid: args.uid, admin_level: level.as_str().into(), iat: now, exp };
             return Ok(format!("{}\n", mint(&key, &claims)?));
         }
-        Cmd::Create => AdmissionCmd::Create(args.ttl.map(|t| parse_ttl(&t)).transpose()?),
-        Cmd::List => AdmissionCmd::List,
+        Cmd::Create => AdmissionCmd::Create(pb::CreateTokenRequest {
+            ttl_secs: args.ttl.map(|t| parse_ttl(&t)).transpose()?.map(|t| t as i64),
+            nodes: args.nodes,
+            once: args.once,
+        }),
+        Cmd::List => AdmissionCmd::List { json: args.json },
         Cmd::Revoke(id) => AdmissionCmd::Revoke(id),
     };
     admission(args.controller.as_deref(), cmd).await
@@ -178,29 +206,18 @@ async fn admission(controller: Option<&str>, cmd: AdmissionCmd) -> Result<String
     let mut c = conn::connect_flag(controller, Identity::local()).await?;
     let st = |s: tonic::Status| s.message().to_string();
     match cmd {
-        AdmissionCmd::Create(ttl) => {
-            let r = c
-                .admission
-                .create_token(pb::CreateTokenRequest { ttl_secs: ttl.map(|t| t as i64) })
-                .await
-                .map_err(st)?;
+        AdmissionCmd::Create(req) => {
+            let r = c.admission.create_token(req).await.map_err(st)?;
             Ok(format!("{}\n", r.into_inner().token))
         }
-        AdmissionCmd::List => {
+        AdmissionCmd::List { json } => {
             let tokens =
                 c.admission.list_tokens(pb::ListTokensRequest {}).await.map_err(st)?.into_inner().tokens;
-            let rows: Vec<Vec<String>> = tokens
-                .iter()
-                .map(|t| {
-                    vec![
-                        t.id.clone(),
-                        format_time(t.created_ms),
-                        t.expires_ms.map(format_time).unwrap_or_else(|| "never".into()),
-                        if t.revoked { "revoked".into() } else { "active".into() },
-                    ]
-                })
-                .collect();
-            Ok(output::render(&["ID", "Created", "Expires", "Status"], &rows, &Flags::default()))
+            let rows: Vec<Vec<String>> = tokens.iter().map(token_row).collect();
+            Ok(match json {
+                true => output::json(&LIST_COLUMNS, &rows),
+                false => output::render(&LIST_COLUMNS, &rows, &Flags::default()),
+            })
         }
         AdmissionCmd::Revoke(id) => {
             c.admission.revoke_token(pb::RevokeTokenRequest { id: id.clone() }).await.map_err(st)?;
@@ -210,9 +227,35 @@ async fn admission(controller: Option<&str>, cmd: AdmissionCmd) -> Result<String
 }
 
 enum AdmissionCmd {
-    Create(Option<u64>),
-    List,
+    Create(pb::CreateTokenRequest),
+    List { json: bool },
     Revoke(String),
+}
+
+const LIST_COLUMNS: [&str; 7] = ["ID", "Created", "Expires", "Status", "Nodes", "Once", "Used"];
+
+/// One row of `spur token list`, in `LIST_COLUMNS`' order. A single-use
+/// token's Used is when it was spent, else `never`; a reusable one's is `-`.
+fn token_row(t: &pb::AdmissionToken) -> Vec<String> {
+    let status = match (t.revoked, t.used_ms) {
+        (true, _) => "revoked",
+        (false, Some(_)) => "used",
+        (false, None) => "active",
+    };
+    let used = match (t.once, t.used_ms) {
+        (_, Some(ms)) => format_time(ms),
+        (true, None) => "never".into(),
+        (false, None) => "-".into(),
+    };
+    vec![
+        t.id.clone(),
+        format_time(t.created_ms),
+        t.expires_ms.map(format_time).unwrap_or_else(|| "never".into()),
+        status.into(),
+        if t.nodes.is_empty() { "ALL".into() } else { t.nodes.clone() },
+        if t.once { "yes".into() } else { "no".into() },
+        used,
+    ]
 }
 
 #[cfg(test)]
@@ -237,6 +280,10 @@ mod tests {
         let (a, cmd) = p("--controller http://c:1 create --ttl=2h").unwrap().unwrap();
         assert!(matches!(cmd, Cmd::Create));
         assert_eq!((a.controller.as_deref(), a.ttl.as_deref()), (Some("http://c:1"), Some("2h")));
+        let (a, _) = p("create --nodes node[01-04] --once").unwrap().unwrap();
+        assert_eq!((a.nodes.as_deref(), a.once), (Some("node[01-04]"), true));
+        let (a, cmd) = p("list --json").unwrap().unwrap();
+        assert!(matches!(cmd, Cmd::List) && a.json);
         let (a, cmd) = p("revoke T1 --controller=http://c:2").unwrap().unwrap();
         assert!(matches!(cmd, Cmd::Revoke(id) if id == "T1"));
         assert_eq!(a.controller.as_deref(), Some("http://c:2"));
@@ -254,7 +301,30 @@ mod tests {
         assert_eq!(e("revoke"), "revoke: needs a token ID");
         assert_eq!(e("revoke a b"), "revoke: unexpected argument 'b'");
         assert_eq!(e("create now"), "create: unexpected argument 'now'");
+        assert_eq!(e("create --nodes node[1-"), "create: --nodes: 'node[1-' has an unclosed '['");
+        assert_eq!(e("list --once"), "list: unrecognised flag '--once'");
         assert!(e("mint").contains("unrecognised command 'mint'"));
         assert!(e("").contains("say what to do"));
+    }
+
+    #[test]
+    fn list_rows_show_binding_and_use() {
+        let t = |once, used_ms, nodes: &str| pb::AdmissionToken {
+            id: "ab12".into(),
+            once,
+            used_ms,
+            nodes: nodes.into(),
+            ..Default::default()
+        };
+        let cols = |r: Vec<String>| (r[3].clone(), r[4].clone(), r[5].clone(), r[6].clone());
+        let s = |v: &str| v.to_string();
+        assert_eq!(cols(token_row(&t(false, None, ""))), (s("active"), s("ALL"), s("no"), s("-")));
+        assert_eq!(
+            cols(token_row(&t(true, None, "n[1-2]"))),
+            (s("active"), s("n[1-2]"), s("yes"), s("never"))
+        );
+        let used = cols(token_row(&t(true, Some(0), "")));
+        assert_eq!((used.0, used.2), (s("used"), s("yes")));
+        assert_eq!(used.3, format_time(0));
     }
 }

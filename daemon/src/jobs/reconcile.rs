@@ -16,6 +16,8 @@ use std::collections::HashSet;
 
 /// Why a job the controller had running was ended without its agent's word.
 pub const LOST_REASON: &str = "JobLostOnNode";
+/// Ignored entries of one registration logged one by one; the rest are counted.
+const IGNORED_LOGGED: usize = 16;
 
 /// What a registration changed, for the log and for tests.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -24,6 +26,18 @@ pub struct Reconciled {
     pub lost: Vec<u64>,
     /// Run by the agent, not by the controller's record: killed.
     pub stray: Vec<u64>,
+}
+
+/// An agent's `running` list split into the entries on its `nodes` and the
+/// others, which it has no say about: a run it claims on another agent's
+/// node must neither keep a job there nor have it killed or its end ignored.
+pub fn on_nodes<'a>(
+    nodes: &[String],
+    running: &'a [pb::RunningJob],
+) -> (Vec<pb::RunningJob>, Vec<&'a pb::RunningJob>) {
+    let nodes: HashSet<&str> = nodes.iter().map(String::as_str).collect();
+    let (mine, others): (Vec<_>, Vec<_>) = running.iter().partition(|r| nodes.contains(r.node.as_str()));
+    (mine.into_iter().cloned().collect(), others)
 }
 
 impl Queue {
@@ -41,17 +55,22 @@ impl Queue {
             .collect()
     }
 
-    /// The agent's runs the queue does not have running there: each killed at
-    /// once, and, when the job is still active, the end the killed run
-    /// reports is ignored (it says nothing of the job's current run).
-    pub fn strays(&self, running: &[pb::RunningJob]) -> Effects {
+    /// The runs of the agent of `nodes` that the queue does not have running
+    /// there: each killed at once, and, when the job is still active, the end
+    /// the killed run reports is ignored (it says nothing of the job's
+    /// current run). Not when the current run is on another agent's node:
+    /// that agent's report is the one that ends it, and this agent's report
+    /// is refused anyway (it does not host the job's node).
+    pub fn strays(&self, nodes: &[String], running: &[pb::RunningJob]) -> Effects {
         let mut fx = Effects::default();
         for r in running {
             let ours = self.jobs.get(&r.job_id);
             if ours.is_some_and(|j| j.state == JobState::Running && j.nodes.first() == Some(&r.node)) {
                 continue;
             }
-            if ours.is_some_and(JobRecord::is_active) {
+            let elsewhere =
+                |j: &JobRecord| j.is_placed() && j.nodes.first().is_some_and(|f| !nodes.contains(f));
+            if ours.is_some_and(|j| j.is_active() && !elsewhere(j)) {
                 fx.push(Effect::IgnoreReport(r.job_id));
             }
             fx.push(Effect::Signal { job: r.job_id, node: r.node.clone(), signal: SIGKILL, kill_wait: 0 });
@@ -63,13 +82,22 @@ impl Queue {
 impl JobService {
     /// Settles `ended`, then compares the agent's `running` jobs with the
     /// jobs the controller has running on `nodes`. A job on both lists keeps
-    /// running untouched.
+    /// running untouched. Like its ends, an agent's running jobs count only
+    /// on the nodes it registers: any other entry is ignored, and logged.
     pub async fn reconcile(
         &self,
         nodes: &[String],
         running: &[pb::RunningJob],
         ended: Vec<pb::JobReport>,
     ) -> crate::error::Result<Reconciled> {
+        let (running, others) = on_nodes(nodes, running);
+        for r in others.iter().take(IGNORED_LOGGED) {
+            tracing::warn!(job = r.job_id, node = ?r.node, "an agent lists a run on a node it does not register; ignored");
+        }
+        if let Some(more) = others.len().checked_sub(IGNORED_LOGGED).filter(|m| *m > 0) {
+            tracing::warn!(more, "more runs on nodes the agent does not register; ignored");
+        }
+        let running = &running[..];
         for r in ended {
             match self.report(nodes, r).await {
                 // Not this agent's job (any more): nothing of ours to settle.
@@ -90,7 +118,7 @@ impl JobService {
             done.lost.push(id);
         }
         let ids: Vec<u64> = running.iter().map(|r| r.job_id).collect();
-        let killed = self.transit(&ids, |q| Ok(q.strays(running))).await?;
+        let killed = self.transit(&ids, |q| Ok(q.strays(nodes, running))).await?;
         for id in killed.jobs {
             tracing::warn!(job = id, "an agent runs a job the controller does not; killing it");
             done.stray.push(id);

@@ -4,10 +4,12 @@
 //! signals to agents.
 
 use super::{AgentConn, NodeService};
+use crate::admission::Admitted;
 use crate::error::{Error, Result};
 use crate::model::Reason;
 use crate::store::{TxnRow, now_ms};
 use spur_proto::v1 as pb;
+use spur_vocab::hostlist::compress;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -19,17 +21,26 @@ const COMMAND_QUEUE: usize = 256;
 pub use crate::store::SYSTEM_ACTOR;
 
 impl NodeService {
-    /// Registers an agent for its nodes; returns its id and its key, the
-    /// credential its later calls present.
-    pub fn register(&self, req: &pb::RegisterRequest) -> Result<(String, String)> {
-        self.admission.check(Some(&req.admission_token))?;
+    /// Registers an agent for its nodes at `now`; returns its id, its key
+    /// (the credential its later calls present) and what admitted it, to be
+    /// spent before the registration is acknowledged. A refusal is logged.
+    pub fn register(&self, req: &pb::RegisterRequest, now: i64) -> Result<(String, String, Admitted)> {
+        let out = self.admit(req, now);
+        if let Err(e) = &out {
+            let token = crate::admission::presented_id(&req.admission_token);
+            tracing::warn!(nodes = %compress(&req.nodes), token = ?token, "registration refused: {e}");
+        }
+        out
+    }
+
+    fn admit(&self, req: &pb::RegisterRequest, now: i64) -> Result<(String, String, Admitted)> {
+        let admitted = self.admission.admit(&req.admission_token, &req.nodes, now)?;
         if req.nodes.is_empty() {
             return Err(Error::invalid("nodes", "an agent must host at least one node"));
         }
         let facts = super::facts::resolve(req)?;
         let id = crate::admission::random_hex(8)?;
         let key = crate::admission::random_hex(32)?;
-        let now = now_ms();
         let back = {
             let mut c = self.write();
             if let Some(unknown) = req.nodes.iter().find(|n| !c.nodes.contains_key(*n)) {
@@ -75,7 +86,7 @@ impl NodeService {
             self.system_row(&back, "responding again");
         }
         self.publish(req.nodes.clone());
-        Ok((id, key))
+        Ok((id, key, admitted))
     }
 
     /// The nodes of the agent `agent_id`, if `key` is its credential.
@@ -172,7 +183,7 @@ impl NodeService {
             }
         }
         if !lost.is_empty() {
-            tracing::warn!(nodes = %spur_vocab::hostlist::compress(&lost), "nodes not responding; set DOWN");
+            tracing::warn!(nodes = %compress(&lost), "nodes not responding; set DOWN");
             self.system_row(&lost, NOT_RESPONDING);
             self.publish(lost.clone());
         }

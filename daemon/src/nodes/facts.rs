@@ -216,20 +216,20 @@ mod tests {
         let facts = |svc: &super::super::NodeService, n: &str| svc.read().nodes[n].facts.clone();
         assert!(facts(&svc, "n1").is_none(), "no facts before registration");
         let r = req("n[1-3]", vec![over("n3", &[("cpuinfo.cpu_cores", "64")], None)]);
-        svc.register(&r).unwrap();
+        svc.register(&r, 0).unwrap();
         let (n1, n2, n3) =
             (facts(&svc, "n1").unwrap(), facts(&svc, "n2").unwrap(), facts(&svc, "n3").unwrap());
         assert!(Arc::ptr_eq(&n1, &n2));
         assert_eq!(n3.get("cpuinfo.cpu_cores"), Some("64"));
         assert_eq!(n3.get("uname.sysname"), Some("Linux"));
-        svc.register(&req("n3", vec![])).unwrap();
+        svc.register(&req("n3", vec![]), 0).unwrap();
         assert_eq!(
             facts(&svc, "n3").unwrap().get("cpuinfo.cpu_cores"),
             Some("8"),
             "the newest agent's facts"
         );
         let bad = req("n[1-3]", vec![over("n4", &[], None)]);
-        let e = svc.register(&bad).unwrap_err();
+        let e = svc.register(&bad, 0).unwrap_err();
         assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
         assert_eq!(
             facts(&svc, "n3").unwrap().get("cpuinfo.cpu_cores"),

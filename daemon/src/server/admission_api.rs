@@ -2,8 +2,9 @@
 
 use super::gate::{Gate, Note};
 use super::path::admission as path;
-use crate::admission::Admission;
-use crate::store::Action;
+use crate::admission::{Admission, TokenSpec, create_info};
+use crate::nodes::NodeService;
+use crate::store::{Action, now_ms};
 use serde_json::json;
 use spur_proto::v1 as pb;
 use spur_proto::v1::admission_server;
@@ -13,11 +14,13 @@ use tonic::{Request, Response, Status};
 pub struct AdmissionApi {
     gate: Arc<Gate>,
     admission: Arc<Admission>,
+    /// A token's hostlist is bounded by the cluster's size, like every hostlist a client sends.
+    nodes: Arc<NodeService>,
 }
 
 impl AdmissionApi {
-    pub fn new(gate: Arc<Gate>, admission: Arc<Admission>) -> Self {
-        AdmissionApi { gate, admission }
+    pub fn new(gate: Arc<Gate>, admission: Arc<Admission>, nodes: Arc<NodeService>) -> Self {
+        AdmissionApi { gate, admission, nodes }
     }
 }
 
@@ -29,8 +32,9 @@ impl admission_server::Admission for AdmissionApi {
     ) -> Result<Response<pb::CreateTokenResponse>, Status> {
         self.gate
             .run(path::CREATE_TOKEN, req, |_, r| async move {
-                let (rec, token) = self.admission.create(r.ttl_secs).await?;
-                let note = Note { action: Action::Create, name: rec.id.clone(), info: json!({}) };
+                let spec = TokenSpec { ttl_secs: r.ttl_secs, nodes: r.nodes, once: r.once };
+                let (rec, token) = self.admission.create(spec, self.nodes.count(), now_ms()).await?;
+                let note = Note { action: Action::Create, name: rec.id.clone(), info: create_info(&rec) };
                 Ok((pb::CreateTokenResponse { id: rec.id, token, expires_ms: rec.expires_ms }, vec![note]))
             })
             .await
@@ -51,6 +55,9 @@ impl admission_server::Admission for AdmissionApi {
                         created_ms: t.created_ms,
                         expires_ms: t.expires_ms,
                         revoked: t.revoked,
+                        nodes: t.nodes.unwrap_or_default(),
+                        once: t.once,
+                        used_ms: t.used_ms,
                     })
                     .collect();
                 Ok((pb::ListTokensResponse { tokens }, vec![]))

@@ -103,7 +103,7 @@ impl Targeted for pb::DeleteRequest {
 
 impl Targeted for pb::CreateTokenRequest {
     fn params(&self) -> Value {
-        json!({ "ttl_secs": self.ttl_secs })
+        json!({ "ttl_secs": self.ttl_secs, "nodes": self.nodes, "once": self.once })
     }
     fn intent(&self) -> Action {
         Action::Create

@@ -82,7 +82,11 @@ pub async fn routes(
         .add_service(limited!(AccountingServer::new(accounting::AccountingApi::new(g(), cluster.clone()))))
         .add_service(limited!(AuditServer::new(audit_api::AuditApi::new(g()))))
         .add_service(limited!(SessionServer::new(session::SessionApi::new(g(), cluster, cfg.auth.mode))))
-        .add_service(limited!(AdmissionServer::new(admission_api::AdmissionApi::new(g(), admission))))
+        .add_service(limited!(AdmissionServer::new(admission_api::AdmissionApi::new(
+            g(),
+            admission,
+            nodes.clone(),
+        ))))
         .add_service(limited!(NodesServer::new(nodes_api::NodesApi::new(
             g(),
             nodes.clone(),

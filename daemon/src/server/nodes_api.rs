@@ -9,7 +9,7 @@ use crate::error::Error;
 use crate::jobs::JobService;
 use crate::licenses::LicenseService;
 use crate::nodes::NodeService;
-use crate::store::Action;
+use crate::store::{Action, now_ms};
 use serde_json::json;
 use spur_proto::v1 as pb;
 use spur_proto::v1::{agent_server::Agent, nodes_server::Nodes};
@@ -207,13 +207,20 @@ impl Agent for AgentApi {
     ) -> Result<Response<pb::RegisterResponse>, Status> {
         self.gate
             .run(agent::REGISTER, req, |_, r| async move {
-                let (agent_id, agent_key) = self.nodes.register(&r)?;
+                let now = now_ms();
+                let (agent_id, agent_key, admitted) = self.nodes.register(&r, now)?;
                 tracing::debug!(nodes = %hostlist::compress(&r.nodes), "registered");
                 // An end the store cannot take fails the registration: the agent keeps it and retries.
                 let done = self.jobs.reconcile(&r.nodes, &r.running, r.ended).await?;
                 if done != Default::default() {
                     tracing::info!(lost = ?done.lost, stray = ?done.stray, "reconciled the agent's jobs");
                 }
+                // A single-use token is marked used on disk before the agent hears it is
+                // registered; a registration that failed before this left it unspent.
+                let token = admitted.token.clone();
+                admitted.spend(now).await.inspect_err(|e| {
+                    tracing::warn!(nodes = %hostlist::compress(&r.nodes), token = ?token, "registration refused: {e}")
+                })?;
                 Ok((
                     pb::RegisterResponse {
                         agent_id,

@@ -242,9 +242,25 @@ fn registration_kills_strays_and_names_lost_jobs() {
     // 1 runs as recorded; 2 is missing (lost); 3 is still being launched; 4 and 5 are not ours to run.
     let agent = [run(1, "n1"), run(4, "n1"), run(5, "n1")];
     assert_eq!(q.lost_on(&["n1".into()], &agent), [2]);
-    let fx = q.strays(&agent);
+    let fx = q.strays(&["n1".into()], &agent);
     assert_eq!(fx.signals(), [(4, "n1", SIGKILL, 0), (5, "n1", SIGKILL, 0)]);
     assert!(fx.0.contains(&Effect::IgnoreReport(4)), "job 4's own run is yet to come");
     assert!(!fx.0.contains(&Effect::IgnoreReport(5)));
     assert!(fx.persisted().is_empty());
+}
+
+#[test]
+fn a_registration_speaks_only_for_runs_on_its_own_nodes() {
+    let run = |id: u64, node: &str| pb::RunningJob { job_id: id, node: node.into() };
+    let agent = [run(1, "n1"), run(2, "n3"), run(3, "n2")];
+    let (mine, others) = crate::jobs::reconcile::on_nodes(&["n3".into()], &agent);
+    assert_eq!(mine, [run(2, "n3")]);
+    assert_eq!(others, [&run(1, "n1"), &run(3, "n2")]);
+    // Job 1 runs on n1, another agent's node; the agent of n3 also runs a
+    // copy of it (an old run): that copy is killed, but its end is not the
+    // one to ignore: the report that ends job 1 comes from n1's agent.
+    let q = queue([running(1, "n1")]);
+    let fx = q.strays(&["n3".into()], &[run(1, "n3")]);
+    assert_eq!(fx.signals(), [(1, "n3", SIGKILL, 0)]);
+    assert!(!fx.0.contains(&Effect::IgnoreReport(1)), "{fx:?}");
 }

@@ -124,3 +124,20 @@ async fn a_refused_transition_writes_nothing() {
     assert!(matches!(e, Err(Error::FailedPrecondition(_))));
     assert_eq!(store.writes.load(Ordering::Relaxed), 1, "only the set-up's write");
 }
+
+/// A registration's running list names job 1, which runs on n1, with the
+/// agent of n3: on n1 and n2 (not its nodes) it has no say; on n3 the copy
+/// is killed, and job 1's own end, from n1's agent, is still taken.
+#[tokio::test]
+async fn runs_an_agent_claims_on_other_agents_nodes_change_nothing() {
+    let store = Arc::new(Recording::default());
+    let s = service(store.clone()).await;
+    s.apply(Effect::Persist(running(1, "n1")).into(), Held::none(), |_| {}).await.unwrap();
+    let run = |node: &str| spur_proto::v1::RunningJob { job_id: 1, node: node.into() };
+    let done = s.reconcile(&["n3".into()], &[run("n1"), run("n2")], vec![]).await.unwrap();
+    assert_eq!(done, Default::default(), "neither kept, killed nor lost");
+    let done = s.reconcile(&["n3".into()], &[run("n3")], vec![]).await.unwrap();
+    assert_eq!(done.stray, [1], "its copy on n3 is killed");
+    assert!(s.lock().stale_reports.is_empty(), "no end of job 1 is to be ignored");
+    assert_eq!(s.job(1).map(|j| j.state), Some(JobState::Running));
+}
