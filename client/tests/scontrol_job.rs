@@ -66,6 +66,13 @@ fn job_commands_parse() {
         }
     );
     assert_eq!(
+        cmd(&["update", "jobid=5", "account=phys", "mailuser=ops@example.org"]).unwrap(),
+        Command::UpdateJobs {
+            ids: vec![5],
+            set: set(&[("Account", "phys"), ("MailUser", "ops@example.org")])
+        }
+    );
+    assert_eq!(
         cmd(&["update", "job", "7", "TimeLimit=UNLIMITED"]).unwrap(),
         Command::UpdateJobs { ids: vec![7], set: set(&[("TimeLimit", "UNLIMITED")]) }
     );
@@ -89,6 +96,9 @@ fn job_command_errors_name_the_problem() {
     assert!(err(&["update", "job"]).contains("needs a job id"));
     assert!(err(&["update", "jobid=x", "priority=1"]).contains("'x'"));
     assert!(err(&["update", "jobid=5", "qos="]).contains("needs a name"));
+    assert!(err(&["update", "jobid=5", "account="]).contains("needs a name"));
+    assert!(err(&["update", "jobid=5", "mailuser=-oX"]).starts_with("MailUser: '-oX' starts with '-'"));
+    assert!(err(&["update", "jobid=5", "mailuser="]).starts_with("MailUser: needs an address"));
     assert!(err(&["hold"]).contains("needs a job id"));
     assert!(err(&["release", "12_1"]).contains("arrays"));
     assert!(err(&["suspend", "5"]).contains("suspend is not available"));

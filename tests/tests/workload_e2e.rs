@@ -175,7 +175,7 @@ fn a_dependency_outlives_its_targets_purge_and_a_controller_restart() {
 
 #[test]
 fn mail_types_run_the_mail_program_with_slurm_s_subjects() {
-    let mail = "#!/bin/sh\necho \"$SLURM_JOB_MAIL_TYPE|$SLURM_JOB_ID|$1|$2|$3\" >> \"$(dirname \"$0\")/mails.log\"\n";
+    let mail = "#!/bin/sh\necho \"$SLURM_JOB_MAIL_TYPE|$SLURM_JOB_ID|$1|$2|$3|$4\" >> \"$(dirname \"$0\")/mails.log\"\n";
     let e = Cluster::two_nodes(|t| t.set("mail", "program", "mail.sh"), &[("mail.sh", mail)]);
     let prog = e.dir.path().join("mail.sh");
     std::fs::set_permissions(&prog, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
@@ -189,6 +189,13 @@ fn mail_types_run_the_mail_program_with_slurm_s_subjects() {
     ]);
     let b = e.sbatch(&["--mail-type=FAIL", "--wrap", "true"]);
     let c = e.sbatch(&["--wrap", "true"]);
+    // An address is one plain address, at submit and at update.
+    for bad in ["-oQ/tmp/x", "ops@example.org;reboot", "$(id)", ""] {
+        let err = e.fails("sbatch", &["--mail-type=END", &format!("--mail-user={bad}"), "--wrap", "true"]);
+        assert!(err.contains("--mail-user: "), "{bad}: {err}");
+    }
+    let err = e.fails("scontrol", &["update", &format!("jobid={c}"), "MailUser=a|b"]);
+    assert!(err.contains("MailUser: 'a|b' holds '|'"), "{err}");
     for id in [a, b, c] {
         wait_for("the job to end", || (!sacct_state(&e.c.url, id).ends_with("ING")).then_some(()));
     }
@@ -200,10 +207,11 @@ fn mail_types_run_the_mail_program_with_slurm_s_subjects() {
     lines.sort();
     assert_eq!(lines.len(), 2, "b succeeded (FAIL only) and c asked for none: {mails}");
     let began = format!("Began|{a}|-s|Slurm Job_id={a} Name=mailed Began, Queued time 00:00:0");
-    assert!(lines[0].starts_with(&began) && lines[0].ends_with("|ops@example.org"), "{mails}");
+    // The recipient comes after `--`: never an option of the mail program.
+    assert!(lines[0].starts_with(&began) && lines[0].ends_with("|--|ops@example.org"), "{mails}");
     assert!(
         lines[1].starts_with(&format!("Failed|{a}|-s|Slurm Job_id={a} Name=mailed Failed, Run time "))
-            && lines[1].ends_with(", FAILED, ExitCode 3|ops@example.org"),
+            && lines[1].ends_with(", FAILED, ExitCode 3|--|ops@example.org"),
         "{mails}"
     );
 }

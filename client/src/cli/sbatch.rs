@@ -10,8 +10,8 @@ use super::fmt::status;
 use super::getopt::{Arg, Mode, Opt, Spec, check, switch, value};
 pub use super::submit_opts::directives;
 use super::submit_opts::{
-    annotation, check_mail_type, check_script, check_signal, count, export, hosts, open_mode,
-    parse_gpu_count, parse_gres, parse_mem, parse_when, yes_no,
+    annotation, check_mail_type, check_mail_user, check_script, check_signal, count, export, hosts,
+    open_mode, parse_gpu_count, parse_gres, parse_mem, parse_when, yes_no,
 };
 use crate::conn::{self, Identity};
 use crate::vocab::TimeLimit;
@@ -81,7 +81,7 @@ const OPTS: &[Opt<State>] = &[
     }),
     value("-/export", |s, v| s.sub.export = Some(v)),
     check("-/mail-type", |s, v| check_mail_type(&v).map(|m| s.sub.spec.mail_type = m)),
-    value("-/mail-user", |s, v| s.sub.spec.mail_user = v),
+    check("-/mail-user", |s, v| check_mail_user(&v).map(|m| s.sub.spec.mail_user = m)),
     check("-/signal", |s, v| check_signal(&v).map(|g| s.sub.spec.signal = g)),
     value("b/begin", |s, v| s.sub.begin = Some(v)),
     value("-/deadline", |s, v| s.sub.deadline = Some(v)),

@@ -1,5 +1,5 @@
 //! The values of sbatch's options: counts, host lists, sizes, GRES,
-//! `--export`, `--signal`, `--mail-type`, `--open-mode`, `--annotation`, and
+//! `--export`, `--signal`, `--mail-type`, `--mail-user`, `--open-mode`, `--annotation`, and
 //! `--begin`/`--deadline` (Slurm's date-times, parsed in spur-vocab); the
 //! script's `#SBATCH` lines; and Slurm's checks on a batch script. Pure: the
 //! environment and the clock come from the caller.
@@ -235,6 +235,12 @@ pub fn check_mail_type(v: &str) -> Result<String, String> {
     Ok(v.trim().to_ascii_uppercase())
 }
 
+/// `--mail-user`: one address, checked as the controller checks it
+/// (`spur_vocab::mail::check_user`), trimmed.
+pub fn check_mail_user(v: &str) -> Result<String, String> {
+    spur_vocab::mail::check_user(v).map(str::to_string).map_err(|e| format!("--mail-user: {e}"))
+}
+
 /// `--open-mode=append|truncate`.
 pub fn open_mode(v: &str) -> Result<String, String> {
     match v.trim().to_ascii_lowercase().as_str() {
@@ -296,6 +302,9 @@ mod tests {
         assert!(check_signal("USR1@x").unwrap_err().contains("'@x'"));
         assert_eq!(check_mail_type("end,fail").unwrap(), "END,FAIL");
         assert!(check_mail_type("END,SOMETIMES").unwrap_err().contains("'SOMETIMES'"));
+        assert_eq!(check_mail_user(" ops@example.org").unwrap(), "ops@example.org");
+        assert!(check_mail_user("x;reboot").unwrap_err().starts_with("--mail-user: 'x;reboot' holds ';'"));
+        assert!(check_mail_user("").unwrap_err().starts_with("--mail-user: needs an address"));
         assert_eq!(open_mode("a").unwrap(), "append");
         assert!(open_mode("x").is_err());
     }

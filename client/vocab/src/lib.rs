@@ -102,9 +102,9 @@ pub mod licenses {
     pub use crate::licenses_impl::{LicenseAlloc, LicenseReq, format_allocs, parse_request};
 }
 
-/// `--mail-type` names, parsed.
+/// `--mail-type` names, parsed; `--mail-user` addresses, checked.
 pub mod mail {
-    pub use crate::mail_impl::{MAIL_TYPES, MailTypes};
+    pub use crate::mail_impl::{MAIL_TYPES, MailTypes, check_user};
 }
 
 /// Preempt modes, admin levels and QOS flags.

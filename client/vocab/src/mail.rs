@@ -1,6 +1,7 @@
 //! sbatch's `--mail-type` names and the mails a job's changes send: the
 //! CLI checks the names with this table and the controller decides with it
-//! which change is mailed, so both read a type list the same way.
+//! which change is mailed, so both read a type list the same way. Also the
+//! one check of a `--mail-user` address, made by the CLI and the controller.
 
 /// Slurm's `--mail-type` names.
 pub const MAIL_TYPES: &[&str] = &[
@@ -67,6 +68,39 @@ impl MailTypes {
     }
 }
 
+/// What a `--mail-user` never holds besides whitespace and control
+/// characters: the shell's metacharacters, quotes and globs. The address is
+/// an argument of the site's mail program, which is often a script.
+const NOT_IN_ADDRESS: &[char] = &[
+    ';', '|', '&', '$', '`', '<', '>', '(', ')', '\'', '"', '\\', '*', '?', '[', ']', '{', '}', '!', '#', '~',
+];
+
+/// `--mail-user`/`MailUser=`: a user name or `name@host` (a comma list is
+/// left to the mail program), trimmed. Refused: nothing after trimming, a
+/// leading `-` (the mail program would read an option), whitespace, control
+/// characters and [`NOT_IN_ADDRESS`]. The message names no flag; the caller does.
+pub fn check_user(v: &str) -> Result<&str, String> {
+    let t = v.trim();
+    if t.is_empty() {
+        return Err("needs an address (a user name or name@host)".into());
+    }
+    if t.starts_with('-') {
+        return Err(format!("'{t}' starts with '-', which the mail program would read as an option"));
+    }
+    if let Some(c) = t.chars().find(|c| c.is_whitespace() || c.is_control()) {
+        return Err(format!(
+            "'{}' holds whitespace or a control character ({c:?}); give one address",
+            t.escape_debug()
+        ));
+    }
+    if let Some(c) = t.chars().find(|c| NOT_IN_ADDRESS.contains(c)) {
+        return Err(format!(
+            "'{t}' holds '{c}', which a mail address here may not (no shell metacharacters)"
+        ));
+    }
+    Ok(t)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -86,5 +120,19 @@ mod tests {
     fn an_unknown_name_is_named() {
         let e = MailTypes::parse("END,SOMETIMES").unwrap_err();
         assert!(e.starts_with("'SOMETIMES' is not one of NONE, BEGIN"), "{e}");
+    }
+
+    #[test]
+    fn mail_users_are_one_plain_address() {
+        assert_eq!(check_user(" ops@example.org ").unwrap(), "ops@example.org");
+        assert_eq!(check_user("alice").unwrap(), "alice");
+        assert_eq!(check_user("a.b+tag@x.org,c@y.org").unwrap(), "a.b+tag@x.org,c@y.org");
+        assert!(check_user("  ").unwrap_err().contains("needs an address"));
+        assert!(check_user("-oProgram=x").unwrap_err().contains("starts with '-'"));
+        assert!(check_user("a b@x").unwrap_err().contains("whitespace"));
+        assert!(check_user("a\u{7}@x").unwrap_err().contains("control"));
+        for bad in ["a;rm@x", "a|b", "a&b", "$(id)", "`id`", "a<b", "a>b", "a'b", "a\"b", "a\\b", "a*"] {
+            assert!(check_user(bad).is_err(), "{bad}");
+        }
     }
 }

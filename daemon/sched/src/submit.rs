@@ -5,7 +5,7 @@
 
 use super::job::Job;
 use super::limits::{self, ASSOC_PER_JOB, QOS_PER_JOB};
-use super::reason::{Reason, ReasonCode as C, Scope, Unit};
+use super::reason::{Facts, Reason, ReasonCode as C, Scope, Unit};
 use crate::catalog::Catalog;
 use crate::model::{Assoc, Partition, Qos};
 use std::collections::HashMap;
@@ -306,6 +306,34 @@ pub fn default_time_limit(
         (None, Some(max)) => Some(max),
         (t, None) => t,
     }
+}
+
+/// The caps a time limit set by a job's owner (below Operator) must keep
+/// under, whatever DenyOnLimit says: the partition's MaxTime, then the
+/// association's and the QOS's MaxWall (a 0 MaxWall admits none). `job`
+/// carries the new limit and its account, QOS and partition.
+pub fn time_caps(job: &Job, partition: Option<&Partition>, catalog: &Catalog) -> Result<(), Reason> {
+    if let Some(p) = partition
+        && let Some(max) = p.max_time.filter(|max| job.time_limit.is_none_or(|t| t > *max))
+    {
+        let facts =
+            Facts::PartitionTime { partition: p.name.clone(), max_time: max, time_limit: job.time_limit };
+        return Err(Reason::new(C::PartitionTimeLimit, facts));
+    }
+    let user = job.user.as_str();
+    if let Some(a) = job.account.as_deref()
+        && let Some(s) = find_assoc(catalog, user, a, &job.partition)
+    {
+        let scope = || Scope::Assoc { user: user.into(), account: a.into() };
+        let code = C::AssocMaxWallDurationPerJobLimit;
+        limits::wall(job.time_limit, s.max_wall, code, scope).map_or(Ok(()), Err)?;
+    }
+    if let Some(q) = job.qos.as_deref().and_then(|q| catalog.qos.get(q)) {
+        let scope = || Scope::Qos(q.name.clone());
+        limits::wall(job.time_limit, q.max_wall, C::QOSMaxWallDurationPerJobLimit, scope)
+            .map_or(Ok(()), Err)?;
+    }
+    Ok(())
 }
 
 /// The limits that reject at submit: the association's submit counts and

@@ -198,7 +198,7 @@ impl AcctService {
     ) -> Result<Vec<ChangeOut>> {
         let kind = kind_of(entity);
         let mut params: Map<String, Value> = Map::new();
-        let planned = self.plan_delete(entity, filter, &mut params);
+        let planned = self.plan_delete(entity, caller, filter, &mut params);
         self.run(kind, caller, planned, params, dry_run).await
     }
 
@@ -287,9 +287,11 @@ impl AcctService {
                 pairs::only_keys(&filter, &[], "user")?;
                 let name = pairs::required_name(&set, "user")?;
                 let n = name.clone();
+                let who = caller.clone();
                 (
                     name,
                     typed(columns::of_user, move |old: Option<User>| {
+                        user::check_target(old.as_ref(), &who)?;
                         let (u, action) = user::add(old, &n, &set, &cat)?;
                         Ok((Some(u), action))
                     }),
@@ -298,9 +300,11 @@ impl AcctService {
             (Entity::User, SetMode::Modify) => {
                 pairs::only_keys(&filter, &["name", "account", "partition"], "user")?;
                 let sel = Selector::from_pairs(&filter)?;
+                let who = caller.clone();
                 (
                     sel.name.clone(),
                     typed(columns::of_user, move |old: Option<User>| {
+                        user::check_target(old.as_ref(), &who)?;
                         Ok((Some(user::modify(old, &sel, &set, &cat)?), Action::Update))
                     }),
                 )
@@ -311,6 +315,7 @@ impl AcctService {
     fn plan_delete(
         &self,
         entity: Entity,
+        caller: &Caller,
         filter: &[(String, String)],
         params: &mut Map<String, Value>,
     ) -> Result<(String, Mutator)> {
@@ -347,9 +352,11 @@ impl AcctService {
             Entity::User => {
                 pairs::only_keys(&filter, &["name", "account", "partition"], "user")?;
                 let sel = Selector::from_pairs(&filter)?;
+                let who = caller.clone();
                 (
                     sel.name.clone(),
                     typed(columns::of_user, move |old: Option<User>| {
+                        user::check_target(old.as_ref(), &who)?;
                         let next = user::delete(old, &sel)?;
                         let action = if next.is_some() { Action::Update } else { Action::Delete };
                         Ok((next, action))

@@ -148,6 +148,23 @@ pub fn check_level(set: &[Pair], caller: &Caller) -> Result<()> {
     Ok(())
 }
 
+/// Nobody changes or deletes a user whose `adminlevel` is above their own
+/// (an Operator cannot demote, strip or remove an Administrator): checked on
+/// the stored record, inside the write, by `add` (an upsert), `modify` and `delete`.
+pub fn check_target(old: Option<&User>, caller: &Caller) -> Result<()> {
+    match old {
+        Some(u) if u.admin_level > caller.role => Err(Error::PermissionDenied(format!(
+            "user '{}' has adminlevel {}, above the level of '{}' ({}); only an {} may modify or delete them",
+            u.name,
+            u.admin_level.as_str(),
+            caller.user,
+            caller.role.as_str(),
+            u.admin_level.as_str()
+        ))),
+        _ => Ok(()),
+    }
+}
+
 fn apply_user_level(u: &mut User, pairs: &[Pair]) -> Result<()> {
     if let Some(p) = take(pairs, "adminlevel") {
         match &p.value {
@@ -194,4 +211,31 @@ fn validate(u: &User, catalog: &Catalog) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn caller(user: &str, role: AdminLevel) -> Caller {
+        Caller { user: user.into(), role, ..Caller::default() }
+    }
+
+    #[test]
+    fn nobody_changes_a_user_above_their_own_level() {
+        let admin = User { name: "ada".into(), admin_level: AdminLevel::Administrator, ..User::default() };
+        let op = User { name: "olga".into(), admin_level: AdminLevel::Operator, ..User::default() };
+        let e = check_target(Some(&admin), &caller("olga", AdminLevel::Operator)).unwrap_err();
+        assert!(matches!(e, Error::PermissionDenied(_)), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "user 'ada' has adminlevel Administrator, above the level of 'olga' (Operator); only an \
+             Administrator may modify or delete them"
+        );
+        assert!(check_target(Some(&op), &caller("bob", AdminLevel::None)).is_err());
+        // Its own level and below, and a user not yet there, are the caller's to manage.
+        assert!(check_target(Some(&op), &caller("olga", AdminLevel::Operator)).is_ok());
+        assert!(check_target(Some(&admin), &caller("root", AdminLevel::Administrator)).is_ok());
+        assert!(check_target(None, &caller("olga", AdminLevel::Operator)).is_ok());
+    }
 }

@@ -11,6 +11,7 @@ use crate::error::{Error, Result};
 use spur_proto::v1 as pb;
 use spur_vocab::constraint::Constraint;
 use spur_vocab::depend::Dependency;
+use spur_vocab::mail::check_user;
 use spur_vocab::signal::WarnSignal;
 
 impl Extras {
@@ -27,12 +28,17 @@ impl Extras {
             // Checked here too: a client other than sbatch may send anything.
             WarnSignal::parse(&s.signal).map_err(|e| Error::invalid("signal", e))?;
         }
+        // Not given is empty; anything given is one plain address (it reaches the mail program).
+        let mail_user = match s.mail_user.as_str() {
+            "" => String::new(),
+            v => check_user(v).map_err(|e| Error::invalid("--mail-user", e))?.to_string(),
+        };
         let x = Extras {
             ntasks_per_node: s.ntasks_per_node,
             mem_per_cpu_mb: s.mem_per_cpu_mb,
             constraint: constraint.to_string(),
             mail_type: s.mail_type.clone(),
-            mail_user: s.mail_user.clone(),
+            mail_user,
             signal: s.signal.clone(),
             begin_ms: s.begin_ms.max(0),
             deadline_ms: s.deadline_ms.max(0),
@@ -179,6 +185,13 @@ mod tests {
         assert!(e(pb::JobSpec { gpus_total: 2, gpus_per_node: 1, ..Default::default() }).contains("--gres"));
         let s = pb::JobSpec { mem_per_cpu_mb: u64::MAX, ntasks: 2, ..Default::default() };
         assert!(e(s).contains("overflows"));
+        let bad = pb::JobSpec { mail_user: "ops@x;reboot".into(), ..Default::default() };
+        let e = Extras::from_spec(&bad).unwrap_err();
+        assert!(matches!(e, Error::InvalidArgument(_)) && e.to_string().starts_with("--mail-user: "), "{e}");
+        let bad = pb::JobSpec { mail_user: " ".into(), ..Default::default() };
+        assert!(Extras::from_spec(&bad).unwrap_err().to_string().contains("needs an address"));
+        let good = pb::JobSpec { mail_user: " ops@example.org".into(), ..Default::default() };
+        assert_eq!(Extras::from_spec(&good).unwrap().unwrap().mail_user, "ops@example.org");
         let bad = pb::JobSpec { dependency: "afterok:x".into(), ..Default::default() };
         assert!(Extras::from_spec(&bad).unwrap_err().to_string().contains("dependency"));
         assert_eq!(Extras::from_spec(&pb::JobSpec::default()).unwrap(), None);

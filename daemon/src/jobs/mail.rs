@@ -1,12 +1,14 @@
 //! `--mail-type`/`--mail-user`: which installed change of a job is mailed
 //! ([`notice`], pure, from the old and new record), and the sender that runs
-//! `[mail] program` (Slurm's MailProg) as `program -s SUBJECT RECIPIENT`
+//! `[mail] program` (Slurm's MailProg) as `program -s SUBJECT -- RECIPIENT`
 //! with Slurm's `SLURM_JOB_*` variables, a few at a time, never holding up
-//! a transition.
+//! a transition. The recipient comes after `--` and is checked again here
+//! (`spur_vocab::mail::check_user`), so no stored address becomes an option
+//! or a command of a wrapper script.
 
 use super::record::JobRecord;
 use spur_vocab::JobState;
-use spur_vocab::mail::MailTypes;
+use spur_vocab::mail::{MailTypes, check_user};
 use spur_vocab::time::format_seconds;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -74,6 +76,11 @@ pub fn notice(old: Option<&JobRecord>, new: &JobRecord) -> Option<Mail> {
         _ => return None,
     };
     let to = if x.mail_user.is_empty() { new.user.clone() } else { x.mail_user.clone() };
+    if let Err(e) = check_user(&to) {
+        // A record stored before addresses were checked at submit and update.
+        tracing::warn!(job = new.id, "no mail sent: --mail-user {e}");
+        return None;
+    }
     Some(Mail {
         to,
         subject,
@@ -121,7 +128,7 @@ impl Mailer {
             let _slot = slots.acquire().await;
             waiting.fetch_sub(1, Relaxed);
             let mut cmd = tokio::process::Command::new(program.as_ref());
-            cmd.args(["-s", &m.subject, &m.to])
+            cmd.args(["-s", &m.subject, "--", &m.to])
                 .env("SLURM_JOB_ID", m.job.to_string())
                 .env("SLURM_JOB_NAME", &m.name)
                 .env("SLURM_JOB_USER", &m.user)
@@ -192,6 +199,9 @@ mod tests {
         let mut user = job(JobState::Running, "BEGIN");
         user.extra.as_mut().unwrap().mail_user = "ops@example.org".into();
         assert_eq!(notice(Some(&job(JobState::Pending, "BEGIN")), &user).unwrap().to, "ops@example.org");
+        // An address stored before the checks is never handed to the program.
+        user.extra.as_mut().unwrap().mail_user = "-oQ/tmp;x".into();
+        assert!(notice(Some(&job(JobState::Pending, "BEGIN")), &user).is_none());
     }
 
     #[test]

@@ -9,6 +9,7 @@
 //! - [`transition`]: the executor, under the 64 transition locks.
 //! - [`ending`]: cancel, agents' reports, requeue, time limits, lost nodes.
 //! - [`update`]: scontrol update / hold / release / requeue.
+//! - [`bounds`]: what an update is held to: time limits by role, a new QOS, account or partition as at submit.
 //! - [`preempt`]: the scheduler's evictions and resumes; `scontrol explain`.
 //! - [`record`]: the persisted job, its state and hold typed.
 //! - [`env`]: a job's exported environment, held as one block.
@@ -30,6 +31,7 @@
 
 pub(crate) mod admit;
 pub mod array;
+pub(crate) mod bounds;
 pub(crate) mod configure;
 pub mod corr;
 pub(crate) mod depend;
@@ -136,14 +138,7 @@ impl Queue {
         admit: impl FnOnce(&Queue) -> Result<u64>,
     ) -> Result<Effects> {
         let resolved = submit::submit(&rec.sched_job(), Some(partition), catalog, policy, &self.counts)
-            .map_err(|e| match e {
-                SubmitError::Unavailable(m) => Error::Unavailable(m),
-                SubmitError::Invalid { code, message } => {
-                    Error::InvalidArgument(format!("{}: {message}", code.as_str()))
-                }
-                SubmitError::Misconfigured(m) => Error::FailedPrecondition(m),
-                SubmitError::Denied(r) => Error::FailedPrecondition(r.to_string()),
-            })?;
+            .map_err(refusal)?;
         for w in &resolved.warnings {
             tracing::warn!(user = %rec.user, "{w}");
         }
@@ -155,6 +150,19 @@ impl Queue {
             a.job_id = rec.id;
         }
         Ok(Effect::Persist(rec).into())
+    }
+}
+
+/// The accounting gate's refusal as the gRPC error a submit (or an update
+/// of a pending job's QOS, account or partition) returns.
+pub(crate) fn refusal(e: SubmitError) -> Error {
+    match e {
+        SubmitError::Unavailable(m) => Error::Unavailable(m),
+        SubmitError::Invalid { code, message } => {
+            Error::InvalidArgument(format!("{}: {message}", code.as_str()))
+        }
+        SubmitError::Misconfigured(m) => Error::FailedPrecondition(m),
+        SubmitError::Denied(r) => Error::FailedPrecondition(r.to_string()),
     }
 }
 

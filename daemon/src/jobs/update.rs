@@ -3,6 +3,7 @@
 //! update never writes back a copy older than a cancel that beat it.
 
 use super::JobService;
+use super::bounds::{self, Bounds};
 use super::effect::{Effect, Effects};
 use super::extras::Extras;
 use super::queue::{Queue, owns};
@@ -10,15 +11,17 @@ use super::record::JobRecord;
 use crate::accounting::Caller;
 use crate::auth::Role;
 use crate::error::{Error, Result};
+use crate::model::Partition;
 use spur_vocab::{Hold, JobState};
 
-/// `set` applied to `j` by `caller` with `role`, or why it cannot be.
+/// `set` applied to `j` by `caller` with `role`, or why it cannot be. The
+/// keys' own checks only: what the new record is then held to is [`bounds`].
 pub(crate) fn updated(
     j: &JobRecord,
     role: Role,
     caller: &Caller,
     set: &[(String, String)],
-    partitions: &[String],
+    partitions: &[Partition],
 ) -> Result<JobRecord> {
     let mut next = j.clone();
     for (k, v) in set {
@@ -33,9 +36,12 @@ pub(crate) fn updated(
                 next.priority =
                     Some(v.parse().map_err(|_| Error::invalid(k, format!("'{v}' is not a whole number")))?);
             }
-            "qos" => next.qos = Some(v.to_ascii_lowercase()),
+            // Names as a submit stores them; checked as a submit's by `bounds::resubmit`.
+            "qos" | "account" if v.trim().is_empty() => return Err(Error::invalid(k, "needs a name")),
+            "qos" => next.qos = Some(v.trim().to_ascii_lowercase()),
+            "account" => next.account = Some(v.trim().to_ascii_lowercase()),
             "partition" => {
-                if !partitions.contains(v) {
+                if !partitions.iter().any(|p| p.name == *v) {
                     return Err(Error::invalid(k, format!("partition '{v}' does not exist")));
                 }
                 next.partition = v.clone();
@@ -71,8 +77,8 @@ pub(crate) fn updated(
             _ => {
                 return Err(Error::invalid(
                     k,
-                    "unknown key (use TimeLimit, Priority, QOS, Partition, Dependency, BeginTime, Nice, \
-                     Features, MailType, MailUser, WCKey, Comment or ArrayTaskThrottle)",
+                    "unknown key (use TimeLimit, Priority, QOS, Account, Partition, Dependency, BeginTime, \
+                     Nice, Features, MailType, MailUser, WCKey, Comment or ArrayTaskThrottle)",
                 ));
             }
         }
@@ -80,16 +86,12 @@ pub(crate) fn updated(
     if next.extra.as_deref().is_some_and(|x| *x == Extras::default()) {
         next.extra = None;
     }
-    if next.state == JobState::Running && next.partition != j.partition {
-        return Err(Error::FailedPrecondition(format!(
-            "job {} is running; its partition cannot change",
-            j.id
-        )));
-    }
+    bounds::only_pending(j, &next)?;
     Ok(next)
 }
 
-/// One of the options kept in [`Extras`]; `v` empty clears it.
+/// One of the options kept in [`Extras`]; `v` empty clears it (but a
+/// MailUser is an address, and an empty one is refused).
 fn set_extra(next: &mut JobRecord, key: &str, v: &str, role: Role) -> std::result::Result<(), String> {
     let pending = next.state == JobState::Pending;
     let x = next.extra.get_or_insert_with(Box::default);
@@ -121,7 +123,7 @@ fn set_extra(next: &mut JobRecord, key: &str, v: &str, role: Role) -> std::resul
             x.constraint = spur_vocab::constraint::Constraint::parse(v)?.to_string();
         }
         "mailtype" => x.mail_type = v.to_ascii_uppercase(),
-        "mailuser" => x.mail_user = v.to_string(),
+        "mailuser" => x.mail_user = spur_vocab::mail::check_user(v)?.to_string(),
         _ => x.wckey = v.to_string(),
     }
     Ok(())
@@ -130,13 +132,14 @@ fn set_extra(next: &mut JobRecord, key: &str, v: &str, role: Role) -> std::resul
 impl Queue {
     /// scontrol update job / hold / release of `id` by `caller`: the record
     /// to become, or why not (an ended job is Slurm's ESLURM_JOB_FINISHED).
+    /// `at` is what the new record is held to, read by the caller.
     pub fn update(
         &self,
         role: Role,
         caller: &Caller,
         id: u64,
         set: &[(String, String)],
-        partitions: &[String],
+        at: &Bounds,
     ) -> Result<Effects> {
         let j = self.get(id)?;
         owns(role, caller, j)?;
@@ -146,7 +149,9 @@ impl Queue {
                 j.state
             )));
         }
-        let next = updated(j, role, caller, set, partitions)?;
+        let mut next = updated(j, role, caller, set, at.partitions)?;
+        bounds::resubmit(j, &mut next, at, &self.counts)?;
+        bounds::time_limit(j, &next, role, at)?;
         if let Some(x) =
             next.extra.as_deref().filter(|x| j.extra.as_deref().is_none_or(|o| o.dependency != x.dependency))
         {
@@ -178,8 +183,33 @@ impl JobService {
             self.revalidate(Some(&[id]), "requeue").await;
             return Ok(());
         }
-        let parts: Vec<String> = self.nodes.partitions().into_iter().map(|p| p.name).collect();
-        self.transit(&[id], |q| q.update(role, caller, id, set, &parts)).await?;
+        let parts = self.nodes.partitions();
+        let catalog = self.acct.catalog();
+        let at = Bounds { partitions: &parts, catalog: &catalog, policy: &self.policy };
+        self.transit(&[id], |q| {
+            let fx = q.update(role, caller, id, set, &at)?;
+            self.fits(q, &fx, &parts)?;
+            Ok(fx)
+        })
+        .await?;
+        Ok(())
+    }
+
+    /// A pending job given a new partition or features must be one some
+    /// node set of its partition could ever run, as at submit. Checked here,
+    /// not in the transition: the nodes are not the queue's (the queue's lock
+    /// is taken before the nodes', as the install takes them).
+    fn fits(&self, q: &Queue, fx: &Effects, parts: &[Partition]) -> Result<()> {
+        for new in fx.records().filter(|n| n.state == JobState::Pending) {
+            let Some(old) = q.jobs.get(&new.id) else { continue };
+            let features = |j: &JobRecord| j.extra.as_ref().map(|x| x.constraint.clone()).unwrap_or_default();
+            if new.partition == old.partition && features(new) == features(old) {
+                continue;
+            }
+            if let Some(p) = parts.iter().find(|p| p.name == new.partition) {
+                self.admissible(new, p)?;
+            }
+        }
         Ok(())
     }
 }
@@ -192,8 +222,8 @@ mod tests {
         JobRecord { id: 7, user: "alice".into(), partition: "batch".into(), state, ..Default::default() }
     }
 
-    fn parts() -> Vec<String> {
-        vec!["batch".into(), "gpu".into()]
+    fn parts() -> Vec<Partition> {
+        super::super::tests::At::default().parts
     }
 
     fn set(pairs: &[(&str, &str)]) -> Vec<(String, String)> {

@@ -8,7 +8,7 @@ use crate::cli::fmt::status;
 use crate::cli::jobfmt;
 use crate::cli::jobjson;
 use crate::cli::kv::{self, Pair};
-use crate::cli::submit_opts::{check_mail_type, parse_when};
+use crate::cli::submit_opts::{check_mail_type, check_mail_user, parse_when};
 use crate::conn::Clients;
 use crate::vocab::TimeLimit;
 use crate::vocab::constraint::Constraint;
@@ -17,7 +17,7 @@ use crate::vocab::time::UNLIMITED;
 use spur_proto::v1 as pb;
 
 /// The keys `update job` takes.
-const UPDATABLE: &str = "TimeLimit=, Priority=, QOS=, Partition=, Dependency=, BeginTime=, Nice=, Features=, MailType=, MailUser=, WCKey=, Comment=";
+const UPDATABLE: &str = "TimeLimit=, Priority=, QOS=, Account=, Partition=, Dependency=, BeginTime=, Nice=, Features=, MailType=, MailUser=, WCKey=, Comment=";
 
 /// Whether `update ARGS` is about jobs: `update job ...` or any `JobId=`.
 pub fn names_job(args: &[String]) -> bool {
@@ -86,8 +86,9 @@ pub fn parse_update(args: &[String]) -> Result<Command, String> {
                 Ok(p) => ("Priority", p.to_string()),
                 Err(_) => return Err(format!("Priority: '{v}' is not a whole number of zero or more")),
             },
-            "qos" | "partition" if v.is_empty() => return Err(format!("{key}: needs a name")),
+            "qos" | "account" | "partition" if v.is_empty() => return Err(format!("{key}: needs a name")),
             "qos" => ("QOS", v.to_string()),
+            "account" => ("Account", v.to_string()),
             "partition" => ("Partition", v.to_string()),
             "dependency" => {
                 let d = Dependency::parse(v).map_err(|e| format!("Dependency: {e}"))?;
@@ -110,7 +111,9 @@ pub fn parse_update(args: &[String]) -> Result<Command, String> {
             "mailtype" => {
                 ("MailType", check_mail_type(v).map_err(|e| e.replacen("--mail-type", "MailType", 1))?)
             }
-            "mailuser" => ("MailUser", v.to_string()),
+            "mailuser" => {
+                ("MailUser", check_mail_user(v).map_err(|e| e.replacen("--mail-user", "MailUser", 1))?)
+            }
             "wckey" => ("WCKey", v.to_string()),
             "comment" => ("Comment", v.to_string()),
             "arraytaskthrottle" => match v.parse::<u32>() {

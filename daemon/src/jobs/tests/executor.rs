@@ -120,7 +120,9 @@ async fn a_refused_transition_writes_nothing() {
     .await
     .unwrap();
     let set = [("TimeLimit".to_string(), "5".to_string())];
-    let e = s.transit(&[1], |q| q.update(crate::auth::Role::None, &who("alice"), 1, &set, &[])).await;
+    let at = At::default();
+    let e =
+        s.transit(&[1], |q| q.update(crate::auth::Role::None, &who("alice"), 1, &set, &at.bounds())).await;
     assert!(matches!(e, Err(Error::FailedPrecondition(_))));
     assert_eq!(store.writes.load(Ordering::Relaxed), 1, "only the set-up's write");
 }

@@ -27,8 +27,8 @@ fn set(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
     pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
 }
 
-fn parts() -> Vec<String> {
-    vec!["batch".into(), "gpu".into()]
+fn parts() -> At {
+    At::default()
 }
 
 #[test]
@@ -102,21 +102,25 @@ fn starts_persist_running_jobs_flush_and_then_launch() {
 #[test]
 fn update_of_an_ended_job_is_refused_with_no_effects() {
     let q = queue([JobRecord { state: JobState::Completed, ..pending(1) }]);
-    let e =
-        q.update(Role::Administrator, &who("root"), 1, &set(&[("TimeLimit", "10")]), &parts()).unwrap_err();
+    let e = q
+        .update(Role::Administrator, &who("root"), 1, &set(&[("TimeLimit", "10")]), &parts().bounds())
+        .unwrap_err();
     assert!(matches!(e, Error::FailedPrecondition(_)));
     assert!(e.to_string().contains("Job/step already completing or completed"), "{e}");
-    let e = q.update(Role::None, &who("alice"), 2, &set(&[("TimeLimit", "10")]), &parts()).unwrap_err();
+    let e =
+        q.update(Role::None, &who("alice"), 2, &set(&[("TimeLimit", "10")]), &parts().bounds()).unwrap_err();
     assert!(matches!(e, Error::NotFound(_)));
 }
 
 #[test]
 fn update_persists_the_changed_copy_of_the_current_record() {
     let q = queue([pending(1), JobRecord { user: "bob".into(), ..pending(2) }]);
-    let fx = q.update(Role::None, &who("alice"), 1, &set(&[("TimeLimit", "1:00:00")]), &parts()).unwrap();
+    let fx =
+        q.update(Role::None, &who("alice"), 1, &set(&[("TimeLimit", "1:00:00")]), &parts().bounds()).unwrap();
     assert_eq!(fx.persisted()[0].time_limit, Some(60));
     assert_eq!(fx.0.len(), 1, "an update only persists: no signal, no launch");
-    let e = q.update(Role::None, &who("alice"), 2, &set(&[("TimeLimit", "5")]), &parts()).unwrap_err();
+    let e =
+        q.update(Role::None, &who("alice"), 2, &set(&[("TimeLimit", "5")]), &parts().bounds()).unwrap_err();
     assert!(matches!(e, Error::PermissionDenied(_)), "someone else's job");
 }
 
@@ -124,14 +128,14 @@ fn update_persists_the_changed_copy_of_the_current_record() {
 fn hold_by_a_user_and_by_an_operator() {
     let q = queue([pending(1)]);
     let hold = set(&[("action", "hold")]);
-    let by_user = q.update(Role::None, &who("alice"), 1, &hold, &parts()).unwrap();
+    let by_user = q.update(Role::None, &who("alice"), 1, &hold, &parts().bounds()).unwrap();
     assert_eq!(by_user.persisted()[0].hold, Hold::User);
-    let by_ops = q.update(Role::Operator, &who("ops"), 1, &hold, &parts()).unwrap();
+    let by_ops = q.update(Role::Operator, &who("ops"), 1, &hold, &parts().bounds()).unwrap();
     assert_eq!(by_ops.persisted()[0].hold, Hold::Admin);
     // An operator holding their own job holds it as its user.
     let own = queue([JobRecord { user: "ops".into(), ..pending(1) }]);
     assert_eq!(
-        own.update(Role::Operator, &who("ops"), 1, &hold, &parts()).unwrap().persisted()[0].hold,
+        own.update(Role::Operator, &who("ops"), 1, &hold, &parts().bounds()).unwrap().persisted()[0].hold,
         Hold::User
     );
 }
@@ -141,11 +145,11 @@ fn release_of_an_admin_hold_needs_an_operator() {
     let q =
         queue([JobRecord { hold: Hold::Admin, ..pending(1) }, JobRecord { hold: Hold::User, ..pending(2) }]);
     let release = set(&[("action", "release")]);
-    let e = q.update(Role::None, &who("alice"), 1, &release, &parts()).unwrap_err();
+    let e = q.update(Role::None, &who("alice"), 1, &release, &parts().bounds()).unwrap_err();
     assert!(matches!(e, Error::PermissionDenied(_)) && e.to_string().contains("Operator"), "{e}");
-    let fx = q.update(Role::Operator, &who("ops"), 1, &release, &parts()).unwrap();
+    let fx = q.update(Role::Operator, &who("ops"), 1, &release, &parts().bounds()).unwrap();
     assert_eq!(fx.persisted()[0].hold, Hold::None);
-    let fx = q.update(Role::None, &who("alice"), 2, &release, &parts()).unwrap();
+    let fx = q.update(Role::None, &who("alice"), 2, &release, &parts().bounds()).unwrap();
     assert_eq!(fx.persisted()[0].hold, Hold::None);
 }
 

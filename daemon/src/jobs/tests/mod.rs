@@ -7,10 +7,14 @@ mod executor;
 mod lifecycle;
 mod plugin;
 mod preempt;
+mod update;
 
+use super::bounds::Bounds;
 use super::queue::Queue;
 use super::record::JobRecord;
-use crate::accounting::Caller;
+use crate::accounting::{Caller, Catalog};
+use crate::model::Partition;
+use crate::sched::SubmitPolicy;
 use spur_vocab::JobState;
 
 pub const NOW: i64 = 1_700_000_000_000;
@@ -62,4 +66,43 @@ pub fn suspended(id: u64, node: &str, since: i64) -> JobRecord {
 
 pub fn who(user: &str) -> Caller {
     Caller { user: user.into(), ..Caller::default() }
+}
+
+/// Partition `name` (nodes n1 and n2), with `max_time` minutes as its MaxTime.
+pub fn partition(name: &str, max_time: Option<u64>) -> Partition {
+    Partition {
+        name: name.into(),
+        nodes: vec!["n1".into(), "n2".into()],
+        is_default: name == "batch",
+        max_time,
+        default_time: None,
+        priority_tier: 1,
+        preempt_mode: Default::default(),
+        preempt_exempt_time: None,
+        state: "UP".into(),
+    }
+}
+
+/// What an update is held to, owned: partitions batch and gpu with no
+/// MaxTime, an empty catalog and accounting off, unless a test sets them.
+pub struct At {
+    pub parts: Vec<Partition>,
+    pub catalog: Catalog,
+    pub policy: SubmitPolicy,
+}
+
+impl Default for At {
+    fn default() -> At {
+        At {
+            parts: vec![partition("batch", None), partition("gpu", None)],
+            catalog: Catalog { loaded: true, ..Catalog::default() },
+            policy: SubmitPolicy::default(),
+        }
+    }
+}
+
+impl At {
+    pub fn bounds(&self) -> Bounds<'_> {
+        Bounds { partitions: &self.parts, catalog: &self.catalog, policy: &self.policy }
+    }
 }
