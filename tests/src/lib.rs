@@ -8,6 +8,7 @@
 //! - [`proc`]: running `spurctld` and the `spur` personalities.
 //! - [`proxy`]: a TCP proxy a test cuts, for database outages.
 //! - [`seed`]: jobs as sbatch leaves them, written straight into a store, for load commands.
+//! - [`users`]: real users (useradd), a private munged and the CLI run as each user.
 //! - [`wait`]: waiting for an event with the shared deadline ([`wait::wait_until`]).
 
 pub mod cluster;
@@ -17,4 +18,5 @@ pub mod inproc;
 pub mod proc;
 pub mod proxy;
 pub mod seed;
+pub mod users;
 pub mod wait;

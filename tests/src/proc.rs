@@ -88,6 +88,7 @@ pub struct Controller {
     /// `http://ADDR/metrics` when `[metrics] listen_addr` is set.
     pub metrics: Option<String>,
     pub config: PathBuf,
+    log: Option<PathBuf>,
     child: Option<Child>,
 }
 
@@ -100,7 +101,20 @@ impl Controller {
     }
 
     pub fn start_with(config: &Path) -> Controller {
-        Controller::spawn(config, "127.0.0.1:0")
+        Controller::spawn(config, "127.0.0.1:0", None)
+    }
+
+    /// [`Controller::start`] with its log (stderr) in `dir/spurctld.log`, for
+    /// tests that read what it logged ([`Controller::log`]).
+    pub fn start_logged(dir: &Path, conf: &str) -> Controller {
+        let config = dir.join("spur.conf");
+        std::fs::write(&config, conf).expect("write spur.conf");
+        Controller::spawn(&config, "127.0.0.1:0", Some(&dir.join("spurctld.log")))
+    }
+
+    /// What the controller has logged so far (started with [`Controller::start_logged`]).
+    pub fn log(&self) -> String {
+        self.log.as_ref().map(|p| std::fs::read_to_string(p).unwrap_or_default()).unwrap_or_default()
     }
 
     /// Stops the controller and starts it again on the same address and
@@ -111,18 +125,30 @@ impl Controller {
             self.stop();
         }
         let listen = self.url.trim_start_matches("http://").to_string();
-        *self = Controller::spawn(&self.config, &listen);
+        let log = self.log.clone();
+        *self = Controller::spawn(&self.config, &listen, log.as_deref());
     }
 
-    fn spawn(config: &Path, listen: &str) -> Controller {
+    fn spawn(config: &Path, listen: &str, log: Option<&Path>) -> Controller {
+        let stderr = match log {
+            Some(p) => Stdio::from(
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(p)
+                    .expect("open the controller log"),
+            ),
+            None => Stdio::inherit(),
+        };
         let mut child = Command::new(bin("spurctld"))
             .arg("--config")
             .arg(config)
             .arg("--listen")
             .arg(listen)
-            .env("SPUR_LOG", log_level())
+            // A log a test reads has the warnings (refusals are logged at warn).
+            .env("SPUR_LOG", if log.is_some() { "warn".into() } else { log_level() })
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(stderr)
             .spawn()
             .expect("spawn spurctld");
         let stdout = child.stdout.take().expect("stdout");
@@ -152,6 +178,7 @@ impl Controller {
             url: format!("http://{addr}"),
             metrics,
             config: config.to_path_buf(),
+            log: log.map(Path::to_path_buf),
             child: Some(child),
         }
     }
