@@ -99,3 +99,57 @@ async fn health_and_reflection_answer() {
     let names: Vec<String> = list.service.into_iter().map(|s| s.name).collect();
     assert!(names.contains(&"spur.v1.Accounting".to_string()), "{names:?}");
 }
+
+/// The documented pattern for a client of another language under `[auth]
+/// plugin = "munge"`: a new credential from `munge -n` for each call, in
+/// the `x-spur-munge` metadata.
+const MUNGE_CLIENT: &str = r#"
+import subprocess, sys
+import grpc
+from spur.v1 import accounting_pb2, accounting_pb2_grpc
+
+def credential():
+    out = subprocess.run(["munge", "-n", "-S", sys.argv[2]], capture_output=True, text=True, check=True)
+    return (("x-spur-munge", out.stdout.strip()),)
+
+with grpc.insecure_channel(sys.argv[1]) as ch:
+    stub = accounting_pb2_grpc.AccountingStub(ch)
+    add = accounting_pb2.SetRequest(mode=accounting_pb2.SET_MODE_ADD,
+        set=[accounting_pb2.KeyValue(key="name", value="py")])
+    stub.SetQos(add, metadata=credential())
+    print([q.name for q in stub.ListQos(accounting_pb2.ListRequest(), metadata=credential()).qos])
+    try:
+        stub.ListQos(accounting_pb2.ListRequest(), metadata=(("x-spur-user", "root"), ("x-spur-uid", "0")))
+    except grpc.RpcError as e:
+        print(e.code().name, e.details())
+"#;
+
+#[test]
+fn generated_python_client_attaches_a_munge_credential() {
+    if !python_has_grpc_tools() || !spur_tests::users::available() {
+        return;
+    }
+    let m = spur_tests::users::Munged::start();
+    let dir = tempfile::tempdir().unwrap();
+    let socket = m.socket().display().to_string();
+    let auth = format!("[auth]\nplugin = \"munge\"\nmunge_socket = \"{socket}\"\n");
+    let c = Controller::start(dir.path(), &conf(&format!("sqlite://{}/s.db", dir.path().display()), &auth));
+    let gen_dir = dir.path().join("gen");
+    std::fs::create_dir_all(&gen_dir).unwrap();
+    let status = Command::new("python3")
+        .args(["-m", "grpc_tools.protoc", "-I", spur_proto::PROTO_DIR])
+        .arg(format!("--python_out={}", gen_dir.display()))
+        .arg(format!("--grpc_python_out={}", gen_dir.display()))
+        .arg("spur/v1/accounting.proto")
+        .status()
+        .unwrap();
+    assert!(status.success(), "grpc_tools.protoc failed");
+    let script = dir.path().join("client.py");
+    std::fs::write(&script, MUNGE_CLIENT).unwrap();
+    let target = c.url.trim_start_matches("http://");
+    let out =
+        Command::new("python3").arg(&script).args([target, &socket]).env("PYTHONPATH", &gen_dir).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "python client failed: {}{stdout}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(stdout, "['py']\nUNAUTHENTICATED a MUNGE credential is required\n");
+}
