@@ -402,3 +402,28 @@ fn duplicates_list_the_runs_a_reclaim_or_preemption_requeued() {
     let a = args(&["-n", "-P", "-X", "-o", "JobID,State", "-j", "15"]);
     assert_eq!(report(&a, &all, now()).unwrap(), "15|PENDING\n", "without -D only the latest, as Slurm");
 }
+
+#[test]
+fn uid_gid_and_group_are_the_ones_the_job_runs_as_and_empty_when_unknown() {
+    let mut all = jobs();
+    // Job 10 as MUNGE vouched for it; job 12 under plugin none or jwt (no uid).
+    (all[0].uid, all[0].gid, all[0].group) = (Some(1001), Some(1002), "ml-users".into());
+    let a = args(&["-P", "-a", "-o", "JobID,User,UID,Group,GID", "-j", "10,12"]);
+    assert_eq!(
+        report(&a, &all, now()).unwrap(),
+        "JobID|User|UID|Group|GID\n10|alice|1001|ml-users|1002\n10.batch||||\n12|bob|||\n12.batch||||\n",
+        "steps show no owner, as no user"
+    );
+    // Slurm's widths: UID and GID 6, Group 9.
+    let a = args(&["-X", "-n", "-o", "uid,group,gid", "-j", "10"]);
+    assert_eq!(report(&a, &all, now()).unwrap(), "  1001  ml-users   1002 \n");
+    // A gid the controller has no name for is named by its number.
+    all[0].group = String::new();
+    let a = args(&["-P", "-n", "-X", "-o", "group", "-j", "10"]);
+    assert_eq!(report(&a, &all, now()).unwrap(), "1002\n");
+    let json = |words: &[&str]| -> serde_json::Value {
+        serde_json::from_str(&report(&args(words), &all, now()).unwrap()).unwrap()
+    };
+    let v = json(&["--json", "-X", "-j", "10,12"]);
+    assert_eq!((&v["jobs"][0]["group"], &v["jobs"][1]["group"]), (&"1002".into(), &"".into()));
+}

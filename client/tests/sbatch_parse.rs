@@ -271,3 +271,14 @@ fn license_requests_take_plugin_arguments_and_name_the_option_when_bad() {
     let e = submit(&["-L", "flat:0", "--wrap=true"]).unwrap_err();
     assert_eq!(e, "--licenses: 'flat:0': count '0' is not a whole number above 0");
 }
+
+#[test]
+fn uid_and_gid_go_to_the_controller_which_decides() {
+    // Sent as given (a name or a number); the controller refuses them below Operator.
+    let s = submit(&["--uid=alice", "--gid", "1001", "--wrap=true"]).unwrap().spec;
+    assert_eq!((s.as_user.as_str(), s.as_group.as_str()), ("alice", "1001"));
+    let s = submit_with(&[], "#!/bin/sh\n#SBATCH --uid=0\ntrue\n").unwrap().spec;
+    assert_eq!((s.as_user.as_str(), s.as_group.as_str()), ("0", ""));
+    assert_eq!(submit(&["--uid= ", "--wrap=true"]).unwrap_err(), "--uid: needs a user name or number");
+    assert_eq!(submit(&["--gid=", "--wrap=true"]).unwrap_err(), "--gid: needs a group name or number");
+}

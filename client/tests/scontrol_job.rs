@@ -111,7 +111,7 @@ fn show_job_uses_slurms_layout_with_the_reason_facts() {
     let out = job_record(&pending(), NOW, false);
     let want = format!(
         "JobId=102 JobName=big
-   UserId=bob
+   UserId=bob GroupId=(null)
    Priority=2000 Nice=0 Account=ml QOS=gpu
    JobState=PENDING Reason=QOSGrpNodeLimit (QOS gpu is at 4/4 nodes) Dependency=(null)
    Requeue=1 BatchFlag=1 ExitCode=0:0
@@ -135,6 +135,45 @@ fn show_job_uses_slurms_layout_with_the_reason_facts() {
         format_time(NOW - 60_000)
     );
     assert_eq!(out, want);
+}
+
+#[test]
+fn show_job_names_the_uid_and_gid_the_job_runs_as() {
+    let line = |j: &pb::Job| job_record(j, NOW, false).lines().nth(1).unwrap_or_default().to_string();
+    // Vouched for (MUNGE) or given with --uid/--gid: Slurm's name(number).
+    let mut j = pending();
+    (j.uid, j.gid, j.group) = (Some(1001), Some(1001), "bob".into());
+    assert_eq!(line(&j), "   UserId=bob(1001) GroupId=bob(1001)");
+    // A gid the controller has no name for is named by its number, as it records it.
+    j.group = String::new();
+    assert_eq!(line(&j), "   UserId=bob(1001) GroupId=1001(1001)");
+    // Plugins none and jwt: no uid, the job runs as the agent's user; an
+    // Operator's --gid alone still gives the group.
+    (j.uid, j.gid, j.group) = (None, Some(10), "wheel".into());
+    assert_eq!(line(&j), "   UserId=bob GroupId=wheel(10)");
+    assert_eq!(line(&pending()), "   UserId=bob GroupId=(null)");
+}
+
+#[test]
+fn show_job_json_has_the_ids_only_when_known() {
+    let mut j = pending();
+    (j.uid, j.gid, j.group) = (Some(0), Some(0), "root".into());
+    let json = Flags { json: true, ..Flags::default() };
+    let parse = |jobs: &[pb::Job]| -> serde_json::Value {
+        serde_json::from_str(&show_jobs(jobs, Some(102), &json, NOW).unwrap()).unwrap()
+    };
+    let v = parse(std::slice::from_ref(&j));
+    let got = &v["jobs"][0];
+    assert_eq!(
+        (&got["user_id"], &got["group_id"], &got["group_name"]),
+        (&0.into(), &0.into(), &"root".into())
+    );
+    assert_eq!(got["user_name"], "bob");
+    // Unknown ids are left out (a 0 would claim root); the group's name is empty.
+    let v = parse(&[pending()]);
+    let got = &v["jobs"][0];
+    assert!(got.get("user_id").is_none() && got.get("group_id").is_none(), "{got}");
+    assert_eq!(got["group_name"], "");
 }
 
 #[test]

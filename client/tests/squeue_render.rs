@@ -242,3 +242,17 @@ fn w_is_the_borrowed_column_and_licenses_stay_a_long_name() {
         serde_json::from_str(&report(&args(&["--json", "-j", "101"]), &all, NOW).unwrap()).unwrap();
     assert_eq!(v["jobs"][0]["borrowed"], true);
 }
+
+#[test]
+fn uid_gid_and_group_columns_and_the_view_they_need() {
+    let mut all = jobs();
+    // 101 has the ids (MUNGE, or an Operator's --uid/--gid); 102 runs as the agent's user.
+    (all[0].uid, all[0].gid, all[0].group) = (Some(1001), Some(1001), "alice".into());
+    let out = report(&args(&["-j", "101,102", "-o", "%i %u %U %G %g"]), &all, NOW).unwrap();
+    assert_eq!(out, "JOBID USER UID GROUP GROUP\n102 bob N/A N/A N/A\n101 alice 1001 1001 alice\n");
+    let out = report(&args(&["-h", "-j", "101", "-O", "UserID:6,groupid:6,GroupName:8"]), &all, NOW).unwrap();
+    assert_eq!(out, "1001  1001  alice   \n");
+    // The streamed brief listing carries no ids: these columns ask for the full view.
+    let full = |a: &[&str]| !args(a).filter().iter().any(|kv| kv.key == "view");
+    assert!(full(&["-o", "%i %U"]) && full(&["-o", "%G"]) && full(&["-O", "JobID,GroupName"]));
+}

@@ -1,8 +1,9 @@
 //! Nobody raises their own limits, through scontrol, sbatch and sacctmgr
 //! with the real binaries: a user lowers a time limit and never raises it,
 //! a pending job's new QOS, account, partition or features pass what a
-//! submit passes, a running job keeps them, and an Operator leaves an
-//! Administrator alone. Users are told apart by signed tokens (`jwt`).
+//! submit passes, a running job keeps them, an Operator leaves an
+//! Administrator alone, and only an Operator and up submits as another
+//! user (`--uid`/`--gid`). Users are told apart by signed tokens (`jwt`).
 
 use spur_tests::config::ClusterToml;
 use spur_tests::proc::{Agent, Controller, bin, conf, run_with, wait_for};
@@ -185,4 +186,33 @@ fn an_operator_leaves_an_administrator_alone_and_is_audited() {
     e.ok(&olga, "sacctmgr", &["-i", "modify", "user", "where", "name=olga", "set", "maxjobs=2"]);
     e.admin("-i add user name=bob account=ops");
     e.ok(&olga, "sacctmgr", &["-i", "delete", "user", "name=bob"]);
+}
+
+#[test]
+fn uid_and_gid_are_for_operators_and_show_as_slurm_prints_them() {
+    let e = start();
+    e.admin("-i add account name=ml");
+    e.admin("-i add user name=root account=ml");
+    e.admin("-i add user name=alice account=ml");
+    let alice = mint(&e.key, "alice", "None");
+    // sbatch sends them; the controller refuses, and sbatch says so.
+    e.refused(&alice, "sbatch", &["--uid=0", "--wrap=true"], "--uid: submitting as another user");
+    e.refused(&alice, "sbatch", &["--gid=root", "--wrap=true"], "--gid: submitting as another user");
+
+    // An Administrator's job as uid 0 and gid 0 records them, as root's.
+    let id = e.sbatch(&e.admin, &["--hold", "--uid=0", "--gid=0", "--wrap=true"]);
+    let show = e.ok(&e.admin, "scontrol", &["show", "job", &id.to_string()]);
+    assert!(show.contains("\n   UserId=root(0) GroupId=root(0)\n"), "{show}");
+    assert_eq!(e.field(id, "%u %U %G %g"), "root 0 0 root");
+    let acct = |id: u64| {
+        let args = ["-X", "-n", "-P", "-j", &id.to_string(), "-o", "User,UID,Group,GID"].map(String::from);
+        e.ok(&e.admin, "sacct", &args.iter().map(String::as_str).collect::<Vec<_>>()).trim().to_string()
+    };
+    assert_eq!(acct(id), "root|0|root|0");
+
+    // Under jwt nothing vouches for alice's uid: her job runs as the agent's user.
+    let own = e.sbatch(&alice, &["--hold", "--wrap=true"]);
+    let show = e.ok(&alice, "scontrol", &["show", "job", &own.to_string()]);
+    assert!(show.contains("\n   UserId=alice GroupId=(null)\n"), "{show}");
+    assert_eq!(acct(own), "alice|||");
 }

@@ -280,6 +280,27 @@ pub fn tres(j: &pb::Job) -> String {
     out
 }
 
+/// `UserId=` as Slurm prints it, `alice(1001)`; the name alone for a job
+/// with no uid (plugins none and jwt, where it runs as the agent's user).
+pub fn user_id(j: &pb::Job) -> String {
+    j.uid.map_or_else(|| j.user.clone(), |uid| format!("{}({uid})", j.user))
+}
+
+/// `GroupId=`, `alice(1001)`; `(null)` for a job with no gid, as for `user_id`.
+pub fn group_id(j: &pb::Job) -> String {
+    j.gid.map_or_else(|| null("").into(), |gid| format!("{}({gid})", group_name(j)))
+}
+
+/// The job's group: the controller's name for it, else (as the controller
+/// names a gid it cannot look up) the number; empty for a job with no gid.
+pub fn group_name(j: &pb::Job) -> String {
+    match j.gid {
+        Some(gid) if j.group.is_empty() => gid.to_string(),
+        Some(_) => j.group.clone(),
+        None => String::new(),
+    }
+}
+
 /// `scontrol show job` for one job, in Slurm's order. The pending reason's
 /// facts follow the code in parentheses, last on the JobState line: an admin
 /// reads them where Slurm puts the reason, and `Reason=(\S+)` still yields
@@ -298,7 +319,7 @@ pub fn job_record(j: &pb::Job, now_ms: i64, oneliner: bool) -> String {
     let stderr = if spec.stderr_path.is_empty() { stdout.clone() } else { expand_path(j, &spec.stderr_path) };
     let mut lines = vec![
         format!("JobId={}{} JobName={}", j.id, array_fields(j), j.name),
-        format!("UserId={}", j.user),
+        format!("UserId={} GroupId={}", user_id(j), group_id(j)),
         format!(
             "Priority={} Nice={} Account={} QOS={}",
             priority(j),

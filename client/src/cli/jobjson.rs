@@ -129,6 +129,7 @@ pub fn job_info(j: &pb::Job, cluster: Option<&str>) -> Value {
         ("excluded_nodes", spec.exclude.clone().into()),
         ("exit_code", exit_code(j)),
         ("features", spec.constraint.clone().into()),
+        ("group_name", jobfmt::group_name(j).into()),
         ("hold", spec.hold.into()),
         ("job_id", j.id.into()),
         ("job_state", json!([j.state])),
@@ -165,8 +166,14 @@ pub fn job_info(j: &pb::Job, cluster: Option<&str>) -> Value {
         ("user_name", j.user.clone().into()),
         ("wckey", spec.wckey.clone().into()),
     ]);
-    if let (Some(c), Value::Object(m)) = (cluster, &mut v) {
-        m.insert("cluster".into(), c.into());
+    if let Value::Object(m) = &mut v {
+        // Only the ids the controller knows: a job without them (plugins
+        // none, jwt) runs as the agent's user, and a 0 would claim root.
+        let ids = [("user_id", j.uid), ("group_id", j.gid)];
+        m.extend(ids.into_iter().filter_map(|(k, id)| Some((k.to_string(), id?.into()))));
+        if let Some(c) = cluster {
+            m.insert("cluster".into(), c.into());
+        }
     }
     v
 }
@@ -256,6 +263,7 @@ pub fn accounting(j: &pb::Job, steps: &[Row], now_ms: i64, cluster: Option<&str>
         ("comment", json!({ "administrator": "", "job": spec.comment, "system": "" })),
         ("constraints", spec.constraint.clone().into()),
         ("exit_code", exit_code(j)),
+        ("group", jobfmt::group_name(j).into()),
         ("job_id", j.id.into()),
         ("licenses", spec.licenses.clone().into()),
         ("name", j.name.clone().into()),

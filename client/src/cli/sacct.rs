@@ -116,6 +116,10 @@ pub const FIELDS: &[Field] = &[
     f("Eligible", 19, |j, _| jobfmt::time_or(j.submit_ms, "Unknown")),
     f("End", 19, |j, _| jobfmt::time_or(ended(j).unwrap_or(0), "Unknown")),
     f("ExitCode", 8, |j, _| exit_code(j)),
+    // The uid, gid and group the job runs as; empty when the controller has
+    // none (plugins none and jwt: the node agent's user), as for steps.
+    f("GID", 6, |j, _| j.gid.map(|g| g.to_string()).unwrap_or_default()),
+    f("Group", 9, |j, _| jobfmt::group_name(j)),
     f("JobID", -12, |r, _| r.id()),
     f("JobIDRaw", -12, |r, _| r.raw_id()),
     f("JobName", 10, |j, _| j.name.clone()),
@@ -145,6 +149,7 @@ pub const FIELDS: &[Field] = &[
     f("Timelimit", 10, |j, _| format_limit(j.time_limit_minutes)),
     f("TimelimitRaw", 10, |j, _| j.time_limit_minutes.map_or(UNLIMITED.into(), |m| m.to_string())),
     f("TotalCPU", 10, |j, _| usage(j, |u| jobfmt::cpu_time(u.user_cpu_us.saturating_add(u.sys_cpu_us)))),
+    f("UID", 6, |j, _| j.uid.map(|u| u.to_string()).unwrap_or_default()),
     f("User", 9, |j, _| j.user.clone()),
     f("UserCPU", 10, |j, _| usage(j, |u| jobfmt::cpu_time(u.user_cpu_us))),
     f("WorkDir", 20, |j, _| j.spec.as_ref().map(|s| s.workdir.clone()).unwrap_or_default()),

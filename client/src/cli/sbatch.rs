@@ -37,6 +37,7 @@ usage: sbatch [OPTIONS] SCRIPT | sbatch [OPTIONS] --wrap=\"COMMAND\" | sbatch [O
   --annotation=KEY=VALUE   for provisioner definitions' matching and policies (repeatable)
   -M, --clusters=NAME,...  this controller's cluster (or all); the reply names it; others are errors
   --test-only              check the job and say when and where it would start; submit nothing
+  --uid=USER --gid=GROUP   run the job as this user / group (a name or number; Operators and up)
 #SBATCH lines at the top of the script set defaults; the command line overrides them.";
 
 /// sbatch's options, one line each; the command line and `#SBATCH` lines both
@@ -95,8 +96,8 @@ const OPTS: &[Opt<State>] = &[
     value("-/wckey", |s, v| s.sub.spec.wckey = v),
     switch("W/wait", |s| s.sub.wait = true),
     switch("-/test-only", |s| s.sub.test_only = true),
-    check("-/uid", |_, v| not_root("uid", &v)),
-    check("-/gid", |_, v| not_root("gid", &v)),
+    check("-/uid", |s, v| as_who("uid", "user", &v).map(|u| s.sub.spec.as_user = u)),
+    check("-/gid", |s, v| as_who("gid", "group", &v).map(|g| s.sub.spec.as_group = g)),
     check("t/time", time),
     check("w/nodelist", |s, v| hosts("nodelist", &v).map(|h| s.sub.spec.nodelist = h)),
     check("x/exclude", |s, v| hosts("exclude", &v).map(|h| s.sub.spec.exclude = h)),
@@ -235,22 +236,14 @@ fn nice(st: &mut State, v: String) -> Result<(), String> {
     Ok(())
 }
 
-/// Submitting as another user needs root, as in Slurm; Spur has no way to
-/// submit as another user yet, so root is told so too.
-fn not_root(flag: &str, v: &str) -> Result<(), String> {
-    if nix_root() {
-        Err(format!("--{flag}={v}: submitting as another user or group is not supported by Spur"))
-    } else {
-        Err(format!("--{flag}={v}: only root may submit as another user or group"))
+/// `--uid`/`--gid`: a name or a number, sent as given. Whether the caller
+/// may submit as them (Operator and up, Slurm's root) and whether they exist
+/// is the controller's to decide, where the user database is the one jobs run under.
+fn as_who(flag: &str, what: &str, v: &str) -> Result<String, String> {
+    match v.trim() {
+        "" => Err(format!("--{flag}: needs a {what} name or number")),
+        t => Ok(t.to_string()),
     }
-}
-
-fn nix_root() -> bool {
-    std::env::var("USER").is_ok_and(|u| u == "root")
-        || std::fs::metadata("/proc/self").is_ok_and(|m| {
-            use std::os::unix::fs::MetadataExt;
-            m.uid() == 0
-        })
 }
 
 fn licenses(st: &mut State, v: String) -> Result<(), String> {

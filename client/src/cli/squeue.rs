@@ -38,10 +38,11 @@ usage: squeue [-hl] [-u USER,...] [-A ACCOUNT,...] [-p PARTITION,...] [-q QOS,..
       %N nodes  %r reason  %R nodes or (reason)  %M time used  %l time limit  %L time left
       %D node count  %C cpus  %S start  %V submit  %e end  %k comment  %W borrowed (idle-fill)
       %b gres per node  %m memory per node  %Z workdir  %x excluded  %n requested  %h oversubscribe
-      %F array job id  %K array task id(s)
+      %F array job id  %K array task id(s)  %U uid  %G gid  %g group (N/A: runs as the agent's user)
   -O, --Format=FIELDS   JobID,Name:30,UserName,Account,QOS,Partition,Priority,StateCompact,State,
       NodeList,Reason,ReasonList,TimeUsed,TimeLimit,TimeLeft,NumNodes,NumCPUs,StartTime,SubmitTime,
-      EndTime,Comment,Licenses,Annotations,Borrowed,...  (name[:[.]width], default width 20)
+      EndTime,Comment,Licenses,Annotations,Borrowed,UserID,GroupID,GroupName,...
+      (name[:[.]width], default width 20)
   --json                the selected jobs as JSON in Slurm's shape (jobs, meta, errors)
   -M, --clusters=NAME,...   this controller's cluster (or all), named in a CLUSTER: line; others are errors";
 
@@ -81,6 +82,9 @@ pub(crate) const FIELDS: &[(char, &str, &str)] = &[
     ('i', "JobID", "JOBID"),
     ('j', "Name", "NAME"),
     ('u', "UserName", "USER"),
+    ('U', "UserID", "UID"),
+    ('G', "GroupID", "GROUP"),
+    ('g', "GroupName", "GROUP"),
     ('a', "Account", "ACCOUNT"),
     ('q', "QOS", "QOS"),
     ('P', "Partition", "PARTITION"),
@@ -114,9 +118,10 @@ pub(crate) const FIELDS: &[(char, &str, &str)] = &[
     ('K', "ArrayTaskID", "ARRAY_TASK_ID"),
 ];
 
-/// Format letters read from the job's spec; without them (and without
-/// `--json`) squeue asks for the brief view, which the controller sends lighter.
-const SPEC_CODES: &str = "k\u{2113}\u{3b1}bmZxnh";
+/// Format letters read from the job's spec, or from what the streamed brief
+/// listing leaves out (uid, gid, group); without them (and without `--json`)
+/// squeue asks for the brief view, which the controller sends lighter.
+const SPEC_CODES: &str = "k\u{2113}\u{3b1}bmZxnhUGg";
 
 /// `-O Licenses`: a code no `%` format can name, since idle-fill took `%W`.
 const LICENSES: char = '\u{2113}';
@@ -329,6 +334,11 @@ fn other_cell(code: char, j: &pb::Job, now_ms: i64) -> String {
         'x' => spec.exclude.clone(),
         'n' => spec.nodelist.clone(),
         'h' => if spec.exclusive { "NO" } else { "OK" }.into(),
+        // None under plugins none and jwt, where the job runs as the agent's user.
+        'U' => j.uid.map_or("N/A".into(), |u| u.to_string()),
+        'G' => j.gid.map_or("N/A".into(), |g| g.to_string()),
+        'g' if j.gid.is_some() => jobfmt::group_name(j),
+        'g' => "N/A".into(),
         _ => String::new(),
     }
 }
