@@ -147,8 +147,12 @@ fn generated_python_client_attaches_a_munge_credential() {
     let script = dir.path().join("client.py");
     std::fs::write(&script, MUNGE_CLIENT).unwrap();
     let target = c.url.trim_start_matches("http://");
-    let out =
-        Command::new("python3").arg(&script).args([target, &socket]).env("PYTHONPATH", &gen_dir).output().unwrap();
+    let out = Command::new("python3")
+        .arg(&script)
+        .args([target, &socket])
+        .env("PYTHONPATH", &gen_dir)
+        .output()
+        .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "python client failed: {}{stdout}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(stdout, "['py']\nUNAUTHENTICATED a MUNGE credential is required\n");

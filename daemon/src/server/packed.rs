@@ -41,6 +41,9 @@ mod tag {
     pub const ARRAY_THROTTLE: u32 = 44;
     pub const BORROWED: u32 = 45;
     pub const RECLAIMS: u32 = 46;
+    pub const UID: u32 = 61;
+    pub const GID: u32 = 62;
+    pub const GROUP: u32 = 63;
     pub const PRIO_ORDERED: u32 = 48;
 }
 
@@ -135,6 +138,14 @@ fn brief_fields(b: &mut Vec<u8>, j: &JobRecord) {
     }
     uint(b, tag::BORROWED, j.borrowed.into());
     uint(b, tag::RECLAIMS, j.reclaims.into());
+    // Optional in the proto: present even when 0 (root).
+    for (t, v) in [(tag::UID, j.uid), (tag::GID, j.gid)] {
+        if let Some(v) = v {
+            encode_key(t, WireType::Varint, b);
+            encode_varint(v.into(), b);
+        }
+    }
+    text(b, tag::GROUP, &j.group);
 }
 
 /// sprio's view: the fields of `JobPriority`, nothing else.
@@ -198,6 +209,9 @@ mod tests {
             id: u64::MAX,
             name: "naïve ✓ job".into(),
             user: "bob".into(),
+            uid: Some(0),
+            gid: Some(1001),
+            group: "bob".into(),
             account: Some("phys".into()),
             qos: Some("normal".into()),
             partition: "batch".into(),
