@@ -160,7 +160,7 @@ async fn main() -> anyhow::Result<()> {
 
     let names: Vec<String> = (1..=run).map(node).collect();
     let jobs: Vec<pb::RunningJob> =
-        (1..=run).map(|id| pb::RunningJob { job_id: id, node: node(id) }).collect();
+        (1..=run).map(|id| pb::RunningJob { job_id: id, node: node(id), run_id: String::new() }).collect();
     let agent = tokio::spawn(play_agent(c.url.clone(), names, jobs));
 
     // Passes counted from the agent's registration, when the nodes are up.

@@ -165,7 +165,7 @@ async fn stray_jobs_are_killed_and_ends_reported_at_registration_count() {
     let c = Controller::start(dir.path(), &conf(&db, &cluster().build()));
 
     // An agent that runs a job the controller never had: told to kill it.
-    let stray = pb::RunningJob { job_id: 4242, node: "node01".into() };
+    let stray = pb::RunningJob { job_id: 4242, node: "node01".into(), run_id: String::new() };
     let (_a, mut cmds) = fake_agent(&c.url, vec![stray], vec![]).await;
     match next_command(&mut cmds).await {
         pb::agent_command::Cmd::Signal(s) => assert_eq!((s.job_id, s.signal), (4242, 9)),

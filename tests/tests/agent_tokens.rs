@@ -137,7 +137,7 @@ async fn a_registration_cannot_speak_for_jobs_on_another_agents_nodes() {
     let mut req = register("node03", &token);
     req.running = ["node01", "node02", "node03"]
         .iter()
-        .map(|n| pb::RunningJob { job_id: id, node: n.to_string() })
+        .map(|n| pb::RunningJob { job_id: id, node: n.to_string(), run_id: String::new() })
         .collect();
     raw.register(req).await.unwrap();
 

@@ -26,6 +26,8 @@ struct Run {
     node: String,
     pgid: i32,
     cgroup: Option<JobCgroup>,
+    /// The controller's id of this run (empty from before run ids).
+    run_id: String,
 }
 
 impl Run {
@@ -74,7 +76,12 @@ impl Executor {
     /// The jobs running here, for registration.
     pub fn running(&self) -> Vec<pb::RunningJob> {
         let r = self.lock();
-        r.iter().map(|(id, run)| pb::RunningJob { job_id: *id, node: run.node.clone() }).collect()
+        let entry = |(id, run): (&u64, &Run)| pb::RunningJob {
+            job_id: *id,
+            node: run.node.clone(),
+            run_id: run.run_id.clone(),
+        };
+        r.iter().map(entry).collect()
     }
 
     /// Takes over what a previous agent process on `nodes` left: live jobs
@@ -88,7 +95,8 @@ impl Executor {
                 out.ended.push(end);
             } else if state::alive(rec.stepd_pid, rec.stepd_start) {
                 let cgroup = rec.cgroup.as_deref().map(JobCgroup::at);
-                self.lock().insert(id, Run { node: rec.node.clone(), pgid: rec.pgid, cgroup });
+                let run = Run { node: rec.node.clone(), pgid: rec.pgid, cgroup, run_id: rec.run_id.clone() };
+                self.lock().insert(id, run);
                 self.watch_adopted(rec, ended.clone());
                 out.adopted.push(id);
             } else {
@@ -103,21 +111,34 @@ impl Executor {
     /// Starts the job under a supervisor; its end arrives on `ended`.
     pub async fn launch(&self, l: pb::Launch, ended: mpsc::Sender<Ended>) {
         let id = l.job_id;
-        if self.lock().contains_key(&id) {
-            // The controller sent it twice (a retried pass): one copy runs.
-            tracing::warn!(job = id, "launch for a job already running here; ignored");
-            return;
+        let held = self.lock().get(&id).cloned();
+        if let Some(old) = held {
+            if l.run_id.is_empty() || old.run_id == l.run_id {
+                // The controller sent it twice (a retried pass): one copy runs.
+                tracing::warn!(job = id, run = l.run_id, "launch for a run already running here; ignored");
+                return;
+            }
+            // Another run of this job id: an earlier run, or another
+            // controller's job (a fresh store). It is not this run: it goes.
+            tracing::warn!(
+                job = id,
+                stale = old.run_id,
+                run = l.run_id,
+                "ending a stale run of the job before its new run"
+            );
+            self.end_stale(id, &old);
         }
         match self.start(&l).await {
             Ok((pgid, child)) => {
                 // The supervisor recorded the run (its cgroup too) before it said "started".
                 let cgroup = self.state.runs_of(id).and_then(|r| r.cgroup).map(|p| JobCgroup::at(&p));
-                self.lock().insert(id, Run { node: l.node.clone(), pgid, cgroup });
+                let run_id = l.run_id.clone();
+                self.lock().insert(id, Run { node: l.node.clone(), pgid, cgroup, run_id: run_id.clone() });
                 let me = self.clone();
                 tokio::spawn(async move {
                     let mut child = child;
                     let _ = child.wait().await;
-                    me.ended(id, ended).await;
+                    me.ended(id, &run_id, ended).await;
                 });
             }
             Err(message) => {
@@ -169,8 +190,28 @@ impl Executor {
         }
     }
 
-    /// A job's supervisor is gone: its recorded end goes to the session.
-    async fn ended(&self, id: u64, ended: mpsc::Sender<Ended>) {
+    /// Kills a stale run of job `id` and forgets it: its supervisor first, so
+    /// it records no end that could be taken for the next run's, then the
+    /// job's processes and steps.
+    fn end_stale(&self, id: u64, old: &Run) {
+        if let Some(rec) = self.state.runs_of(id).filter(|r| r.run_id == old.run_id)
+            && state::alive(rec.stepd_pid, rec.stepd_start)
+        {
+            let _ = nix::sys::signal::kill(Pid::from_raw(rec.stepd_pid), Signal::SIGKILL);
+        }
+        old.signal(Signal::SIGKILL);
+        self.tasks.signal(id, None, Signal::SIGKILL as i32, Duration::ZERO);
+        self.lock().remove(&id);
+        self.state.forget(id);
+    }
+
+    /// Run `run_id` of job `id` is over (its supervisor is gone): its
+    /// recorded end goes to the session. Nothing when the job runs here as
+    /// another run by now (this one was stale and ended for it).
+    async fn ended(&self, id: u64, run_id: &str, ended: mpsc::Sender<Ended>) {
+        if self.lock().get(&id).is_none_or(|r| r.run_id != run_id) {
+            return;
+        }
         let end = self.state.ended(id).unwrap_or_else(|| Ended {
             job_id: id,
             state: "exited".into(),
@@ -179,6 +220,7 @@ impl Executor {
             message: "the job's supervisor died before recording its end".into(),
             usage: state::Rusage::default(),
             hres: None,
+            run_id: run_id.to_string(),
         });
         // Queued before it leaves the running list, so a re-registration
         // always finds the job in one of the two.
@@ -199,7 +241,7 @@ impl Executor {
             while state::alive(rec.stepd_pid, rec.stepd_start) {
                 tokio::time::sleep(ADOPTED_POLL).await;
             }
-            me.ended(rec.job_id, ended).await;
+            me.ended(rec.job_id, &rec.run_id, ended).await;
         });
     }
 

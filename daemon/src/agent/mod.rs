@@ -62,17 +62,22 @@ pub struct AgentOpts {
     pub fact_overrides: Vec<pb::FactsOverride>,
 }
 
-/// Slurm's SlurmdSpoolDir, one per agent: keyed by its first node, so
-/// agents of one host keep apart and a restarted one finds its own.
-pub fn default_state_dir(nodes: &[String]) -> PathBuf {
+/// Slurm's SlurmdSpoolDir, one per agent: its first node and a digest of
+/// its controller and node list, so two agents on one host (of one cluster
+/// or of two), or a restarted one with other nodes, never read each other's
+/// records, and an agent restarted as it was finds its own.
+pub fn default_state_dir(controller: &str, nodes: &[String]) -> PathBuf {
+    use sha2::{Digest, Sha256};
     let first = nodes.first().map_or("agent", String::as_str);
+    let digest = Sha256::digest(format!("{controller}\n{}", nodes.join(",")).as_bytes());
+    let key = format!("{first}-{}", &hex::encode(digest)[..8]);
     let uid = nix::unistd::getuid();
     let base = if uid.is_root() {
         PathBuf::from("/var/spool/spurd")
     } else {
         std::env::temp_dir().join(format!("spurd-{uid}"))
     };
-    base.join(first)
+    base.join(key)
 }
 
 /// Why a session with the controller ended.
@@ -150,6 +155,7 @@ fn report(reg: Option<&Registered>, e: &Ended) -> pb::JobReport {
         hres_message: e.hres.as_ref().map(|h| h.message.clone()).unwrap_or_default(),
         // The batch node's supervisor: the job's first node.
         hres_node: String::new(),
+        run_id: e.run_id.clone(),
     }
 }
 
@@ -305,5 +311,19 @@ async fn session(
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn each_agent_has_its_own_state_directory_and_keeps_it_across_restarts() {
+        let n = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        let a = super::default_state_dir("http://ctl:6817", &n(&["node01", "node02"]));
+        assert_eq!(a, super::default_state_dir("http://ctl:6817", &n(&["node01", "node02"])));
+        assert!(a.file_name().unwrap().to_string_lossy().starts_with("node01-"), "{}", a.display());
+        let other_nodes = super::default_state_dir("http://ctl:6817", &n(&["node01"]));
+        let other_cluster = super::default_state_dir("http://ctl2:6817", &n(&["node01", "node02"]));
+        assert!(a != other_nodes && a != other_cluster && other_nodes != other_cluster);
     }
 }

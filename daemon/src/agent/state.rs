@@ -27,6 +27,9 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunRecord {
     pub job_id: u64,
+    /// The run (Launch.run_id); empty in records from before run ids.
+    #[serde(default)]
+    pub run_id: String,
     pub node: String,
     /// The supervisor (`spurd __stepd`), which waits for the job.
     pub stepd_pid: i32,
@@ -67,6 +70,9 @@ pub struct Ended {
     /// An HRES plugin's node job prolog or epilog failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hres: Option<super::hres::HresFailed>,
+    /// The run that ended; empty in end files from before run ids.
+    #[serde(default)]
+    pub run_id: String,
 }
 
 /// What a job's process tree used: the supervisor's `getrusage(RUSAGE_CHILDREN)`
@@ -91,6 +97,7 @@ impl Ended {
             message,
             usage: Rusage::default(),
             hres: None,
+            run_id: String::new(),
         }
     }
 }
@@ -118,6 +125,8 @@ pub struct LaunchFile {
     pub gid: Option<u32>,
     #[serde(default)]
     pub user: String,
+    #[serde(default)]
+    pub run_id: String,
 }
 
 impl From<&pb::Launch> for LaunchFile {
@@ -135,6 +144,7 @@ impl From<&pb::Launch> for LaunchFile {
             uid: l.uid,
             gid: l.gid,
             user: l.user.clone(),
+            run_id: l.run_id.clone(),
         }
     }
 }
@@ -337,6 +347,7 @@ mod tests {
         let s = StateDir::open(&dir.path().join("state")).unwrap();
         let r = RunRecord {
             job_id: 7,
+            run_id: "7.1".into(),
             node: "n1".into(),
             stepd_pid: 1,
             stepd_start: 2,

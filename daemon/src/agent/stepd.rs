@@ -56,13 +56,17 @@ fn main(dir: &Path, job_id: u64) -> i32 {
         .with_writer(std::io::stdout)
         .try_init();
     let state = StateDir(dir.to_path_buf());
-    let end = match run(&state, job_id) {
+    let launch = read_launch(&state, job_id);
+    let run_id = launch.as_ref().map(|l| l.run_id.clone()).unwrap_or_default();
+    let mut end = match launch.and_then(|l| run(&state, job_id, &l)) {
         Ok(end) => end,
         Err(message) => {
             say(&format!("failed {message}"));
             Ended::failed(job_id, message)
         }
     };
+    // The end names its run, so it is never taken for another run's.
+    end.run_id = run_id;
     match write_atomic(&state.end_path(job_id), &end) {
         Ok(()) => 0,
         Err(_) => 1,
@@ -77,15 +81,20 @@ fn say(line: &str) {
     let _ = out.flush();
 }
 
-fn run(state: &StateDir, job_id: u64) -> Result<Ended, String> {
+/// The launch the agent left for this supervisor, removed once read: it holds
+/// the job's environment, which nobody else may read.
+fn read_launch(state: &StateDir, job_id: u64) -> Result<LaunchFile, String> {
     let path = state.launch_path(job_id);
     let text =
         super::state::read_private(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let _ = std::fs::remove_file(&path);
-    let l: LaunchFile = serde_json::from_slice(&text).map_err(|e| format!("bad launch file: {e}"))?;
+    serde_json::from_slice(&text).map_err(|e| format!("bad launch file: {e}"))
+}
+
+fn run(state: &StateDir, job_id: u64, l: &LaunchFile) -> Result<Ended, String> {
     // Before anything of the job's is touched: who it runs as here.
     let run_as = RunAs::resolve(l.uid, l.gid, &l.user, &l.node)?;
-    let job = Job { state, id: job_id, l: &l, run_as: run_as.as_ref() };
+    let job = Job { state, id: job_id, l, run_as: run_as.as_ref() };
     if let Err(message) = script::check(&l.script, Path::new(&l.workdir)) {
         // Where the user looks first; the job's reason says it too.
         job.note(&message);
@@ -179,6 +188,7 @@ impl Job<'_> {
         let pgid = child.id() as i32;
         let rec = RunRecord {
             job_id,
+            run_id: l.run_id.clone(),
             node: l.node.clone(),
             stepd_pid: me,
             stepd_start: start_time(me).unwrap_or(0),
@@ -222,6 +232,7 @@ impl Job<'_> {
             message: String::new(),
             usage,
             hres: None,
+            run_id: String::new(),
         })
     }
 }

@@ -20,8 +20,9 @@ struct Args {
     #[arg(long)]
     hostname: Option<String>,
     /// Where running jobs are recorded, so a restarted spurd adopts them
-    /// (Slurm's SlurmdSpoolDir). Default: /var/spool/spurd/FIRST_NODE as root,
-    /// else $TMPDIR/spurd-UID/FIRST_NODE.
+    /// (Slurm's SlurmdSpoolDir). Default: /var/spool/spurd/FIRST_NODE-DIGEST as
+    /// root, else $TMPDIR/spurd-UID/FIRST_NODE-DIGEST, DIGEST naming the
+    /// controller and the node list, so each agent has its own.
     #[arg(long, env = "SPURD_STATE_DIR")]
     state_dir: Option<std::path::PathBuf>,
     /// A YAML file of facts for some of the nodes, over the host's: a list of
@@ -68,7 +69,8 @@ async fn agent_main() {
             .unwrap_or_else(|_| "localhost".into())
     });
     let controller = spur_proto::wire::resolve_controller(Some(&args.controller));
-    let state_dir = args.state_dir.unwrap_or_else(|| spur_daemon::agent::default_state_dir(&nodes));
+    let state_dir =
+        args.state_dir.unwrap_or_else(|| spur_daemon::agent::default_state_dir(&controller, &nodes));
     let stepd = match std::env::current_exe() {
         Ok(p) => p,
         Err(e) => {

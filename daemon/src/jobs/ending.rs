@@ -114,18 +114,34 @@ impl Queue {
     /// the job's first node (where it was launched) may end it.
     pub fn report(&self, agent_nodes: &[String], r: &pb::JobReport, now: i64) -> Result<Effects> {
         let id = r.job_id;
-        // The end of a run the controller took back says nothing of the next run.
-        if self.stale_reports.contains(&id) {
-            return Ok(Effect::ReportIgnored(id).into());
+        let job = self.jobs.get(&id);
+        let current = job.map(|j| j.run_id.as_str()).filter(|c| !c.is_empty());
+        let stale = self.stale_reports.contains(&id);
+        let mut fx = Effects::default();
+        match ((!r.run_id.is_empty()).then_some(r.run_id.as_str()), current) {
+            // The end of another run (an earlier one, or another controller's
+            // job of this id) says nothing of this one.
+            (Some(run), Some(cur)) if run != cur => {
+                tracing::warn!(job = id, run, current = cur, "a report of another run of the job; ignored");
+                return Ok(fx);
+            }
+            // The running run's own end: a stale mark set for an earlier run does not apply.
+            (Some(_), Some(_)) if stale && job.is_some_and(JobRecord::is_placed) => {
+                fx.push(Effect::ReportIgnored(id))
+            }
+            // The end of a run the controller took back says nothing of the next run.
+            _ if stale => return Ok(Effect::ReportIgnored(id).into()),
+            _ => {}
         }
-        let Some(j) = self.jobs.get(&id) else { return Ok(Effects::default()) };
+        let Some(j) = job else { return Ok(fx) };
         if !j.is_placed() {
             return Ok(late_usage(agent_nodes, j, r));
         }
         let first = j.nodes.first().cloned().unwrap_or_default();
         // An HRES plugin's job prolog failed on one of the job's nodes.
         if r.hres_phase == "prolog" && j.nodes.iter().any(|n| agent_nodes.contains(n)) {
-            return Ok(self.prolog_failed(j, agent_nodes.contains(&first), &r.hres_message, now));
+            fx.0.extend(self.prolog_failed(j, agent_nodes.contains(&first), &r.hres_message, now).0);
+            return Ok(fx);
         }
         if !agent_nodes.contains(&first) {
             return Err(Error::PermissionDenied(format!(
@@ -135,7 +151,8 @@ impl Queue {
         let (state, reason) = reported(r);
         let mut n = ended(j, state, r.exit_code, &reason, now);
         n.usage = usage(r);
-        Ok(Effect::Persist(n).into())
+        fx.push(Effect::Persist(n));
+        Ok(fx)
     }
 
     /// A job prolog failed: on the batch node (`batch`) the script never ran

@@ -120,6 +120,7 @@ pub(crate) fn launch(j: &JobRecord) -> pb::AgentCommand {
             uid: j.uid,
             gid: j.gid,
             user: j.user.clone(),
+            run_id: j.run_id.clone(),
         })),
     }
 }

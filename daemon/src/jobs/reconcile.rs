@@ -41,10 +41,19 @@ pub fn on_nodes<'a>(
 }
 
 impl Queue {
+    /// Whether an agent's entry is the job's current run: its run id is the
+    /// record's (an entry or a record without one, from before run ids, is
+    /// taken by the job id alone).
+    fn is_current(&self, r: &pb::RunningJob) -> bool {
+        let current = self.jobs.get(&r.job_id).map_or("", |j| j.run_id.as_str());
+        r.run_id.is_empty() || current.is_empty() || r.run_id == current
+    }
+
     /// The jobs the controller has running on `nodes` (by their first node,
     /// where the agent launched them) that the agent's `running` lacks.
     pub fn lost_on(&self, nodes: &[String], running: &[pb::RunningJob]) -> Vec<u64> {
-        let reported: HashSet<u64> = running.iter().map(|r| r.job_id).collect();
+        let reported: HashSet<u64> =
+            running.iter().filter(|r| self.is_current(r)).map(|r| r.job_id).collect();
         let hosted = |j: &JobRecord| j.nodes.first().is_some_and(|n| nodes.contains(n));
         (self.jobs.values())
             .filter(|j| j.state == JobState::Running && hosted(j) && !reported.contains(&j.id))
@@ -65,12 +74,16 @@ impl Queue {
         let mut fx = Effects::default();
         for r in running {
             let ours = self.jobs.get(&r.job_id);
-            if ours.is_some_and(|j| j.state == JobState::Running && j.nodes.first() == Some(&r.node)) {
+            let here = |j: &JobRecord| j.state == JobState::Running && j.nodes.first() == Some(&r.node);
+            if ours.is_some_and(here) && self.is_current(r) {
                 continue;
             }
             let elsewhere =
                 |j: &JobRecord| j.is_placed() && j.nodes.first().is_some_and(|f| !nodes.contains(f));
-            if ours.is_some_and(|j| j.is_active() && !elsewhere(j)) {
+            // A run named by its id reports as that run, which is told apart
+            // from the job's current one by the id; an agent before run ids
+            // has its next report of the job ignored instead.
+            if r.run_id.is_empty() && ours.is_some_and(|j| j.is_active() && !elsewhere(j)) {
                 fx.push(Effect::IgnoreReport(r.job_id));
             }
             fx.push(Effect::Signal { job: r.job_id, node: r.node.clone(), signal: SIGKILL, kill_wait: 0 });

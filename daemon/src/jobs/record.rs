@@ -8,12 +8,27 @@ use serde::{Deserialize, Serialize};
 use spur_vocab::licenses::{self, LicenseAlloc};
 use spur_vocab::{Hold, JobState};
 
+/// The id of the run of job `id` started at `start_ms`: the job id and the
+/// start in ms. A controller never starts one job twice in one millisecond
+/// (a requeued job waits for a later pass), and another controller's job of
+/// the same id (a fresh store) started at another moment.
+pub fn run_id(id: u64, start_ms: i64) -> String {
+    format!("{id}.{start_ms}")
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(default)]
 pub struct JobRecord {
     pub id: u64,
     pub name: String,
     pub user: String,
+    /// The current run's cluster-unique id (Slurm's sluid, the HRES page's
+    /// `job.sluid`): minted at each start ([`run_id`]), sent with the launch,
+    /// named by the agent in its reports and registrations, so the end of
+    /// another run of this id (before a requeue, or another controller's
+    /// job 1) is never taken for this one's.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub run_id: String,
     /// Who the job runs as: the uid and gid MUNGE vouched for at submit (or
     /// an Operator's --uid/--gid). None: the node agent's own (plugins none, jwt).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -334,7 +334,7 @@ impl Queue {
             n.hres = runs.get_mut(i).and_then(Option::take).map(|mut r| {
                 if r.job.job_id != n.id {
                     r.job.job_id = n.id;
-                    r.job.sluid = format!("{}.{now}", n.id);
+                    r.job.sluid = n.run_id.clone();
                 }
                 Box::new(r)
             });
@@ -407,6 +407,7 @@ fn started(j: &JobRecord, s: &sched::Start, nodes: &[crate::model::Node], now: i
     n.nodes = s.nodes.clone();
     n.licenses_alloc = s.licenses.clone();
     n.start_ms = now;
+    n.run_id = super::record::run_id(n.id, now);
     n.reason.clear();
     n.reason_detail.clear();
     n.eff_priority = s.priority.value() as f64;

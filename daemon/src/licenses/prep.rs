@@ -48,7 +48,7 @@ pub fn job_info(w: Who<'_>, nodes: &[String], start_ms: i64) -> JobInfo {
         w.time_limit.map_or(YEAR_S, |m| i64::try_from(m).unwrap_or(i64::MAX / 120).saturating_mul(60));
     JobInfo {
         job_id: w.id,
-        sluid: format!("{}.{start_ms}", w.id),
+        sluid: crate::jobs::record::run_id(w.id, start_ms),
         user_id,
         user_name: Some(w.user.to_string()),
         group_id,

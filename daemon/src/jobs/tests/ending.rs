@@ -238,7 +238,7 @@ fn a_lost_node_requeues_a_requeueable_job_and_fails_the_others() {
 fn registration_kills_strays_and_names_lost_jobs() {
     let mut q = queue([running(1, "n1"), running(2, "n1"), running(3, "n1"), pending(4)]);
     q.launching.insert(3);
-    let run = |id: u64, node: &str| pb::RunningJob { job_id: id, node: node.into() };
+    let run = |id: u64, node: &str| pb::RunningJob { job_id: id, node: node.into(), run_id: String::new() };
     // 1 runs as recorded; 2 is missing (lost); 3 is still being launched; 4 and 5 are not ours to run.
     let agent = [run(1, "n1"), run(4, "n1"), run(5, "n1")];
     assert_eq!(q.lost_on(&["n1".into()], &agent), [2]);
@@ -251,7 +251,7 @@ fn registration_kills_strays_and_names_lost_jobs() {
 
 #[test]
 fn a_registration_speaks_only_for_runs_on_its_own_nodes() {
-    let run = |id: u64, node: &str| pb::RunningJob { job_id: id, node: node.into() };
+    let run = |id: u64, node: &str| pb::RunningJob { job_id: id, node: node.into(), run_id: String::new() };
     let agent = [run(1, "n1"), run(2, "n3"), run(3, "n2")];
     let (mine, others) = crate::jobs::reconcile::on_nodes(&["n3".into()], &agent);
     assert_eq!(mine, [run(2, "n3")]);
@@ -263,4 +263,28 @@ fn a_registration_speaks_only_for_runs_on_its_own_nodes() {
     let fx = q.strays(&["n3".into()], &[run(1, "n3")]);
     assert_eq!(fx.signals(), [(1, "n3", SIGKILL, 0)]);
     assert!(!fx.0.contains(&Effect::IgnoreReport(1)), "{fx:?}");
+}
+
+#[test]
+fn a_report_or_a_registration_of_another_run_says_nothing_of_the_current_one() {
+    let current = JobRecord { run_id: "1.500".into(), ..running(1, "n1") };
+    let mut q = queue([current]);
+    let of = |run: &str| pb::JobReport { run_id: run.into(), ..report(1, "exited", 0, 0) };
+    // Another controller's job 1, or this job before a requeue: ignored.
+    assert!(q.report(&["n1".into()], &of("1.100"), NOW).unwrap().is_empty());
+    // Its own end ends it, even where a stale mark was set for an earlier run.
+    q.stale_reports.insert(1);
+    let fx = q.report(&["n1".into()], &of("1.500"), NOW).unwrap();
+    assert!(fx.0.contains(&Effect::ReportIgnored(1)), "the earlier run's mark is cleared: {fx:?}");
+    assert_eq!(fx.persisted()[0].state, JobState::Completed);
+    // A registration listing job 1 as another run: the current run is lost,
+    // the listed one killed, and no report of job 1 is set to be ignored.
+    let run = |r: &str| pb::RunningJob { job_id: 1, node: "n1".into(), run_id: r.into() };
+    assert_eq!(q.lost_on(&["n1".into()], &[run("1.100")]), [1]);
+    assert!(q.lost_on(&["n1".into()], &[run("1.500")]).is_empty());
+    assert!(q.lost_on(&["n1".into()], &[run("")]).is_empty(), "an agent before run ids: by job id");
+    let fx = q.strays(&["n1".into()], &[run("1.100")]);
+    assert_eq!(fx.signals(), [(1, "n1", SIGKILL, 0)]);
+    assert!(!fx.0.contains(&Effect::IgnoreReport(1)), "{fx:?}");
+    assert!(q.strays(&["n1".into()], &[run("1.500")]).is_empty());
 }

@@ -135,7 +135,7 @@ async fn runs_an_agent_claims_on_other_agents_nodes_change_nothing() {
     let store = Arc::new(Recording::default());
     let s = service(store.clone()).await;
     s.apply(Effect::Persist(running(1, "n1")).into(), Held::none(), |_| {}).await.unwrap();
-    let run = |node: &str| spur_proto::v1::RunningJob { job_id: 1, node: node.into() };
+    let run = |node: &str| spur_proto::v1::RunningJob { job_id: 1, node: node.into(), run_id: String::new() };
     let done = s.reconcile(&["n3".into()], &[run("n1"), run("n2")], vec![]).await.unwrap();
     assert_eq!(done, Default::default(), "neither kept, killed nor lost");
     let done = s.reconcile(&["n3".into()], &[run("n3")], vec![]).await.unwrap();

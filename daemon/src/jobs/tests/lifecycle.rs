@@ -89,6 +89,8 @@ fn starts_persist_running_jobs_flush_and_then_launch() {
         ]
     );
     assert_eq!(fx.persisted()[0].alloc, (2, 0, 0), "what the job asked of each node");
+    let runs: Vec<&str> = fx.persisted().iter().map(|j| j.run_id.as_str()).collect();
+    assert_eq!(runs, [format!("1.{NOW}"), format!("2.{NOW}")], "each start mints its run's id");
     assert_eq!(fx.launches(), [(1, "n1"), (2, "n2")], "a job that ended meanwhile is not started");
     let flush = fx.0.iter().position(|e| *e == Effect::Flush).unwrap();
     assert!(fx.0[flush + 1..].iter().all(|e| matches!(e, Effect::Launch { .. })), "{fx:?}");
