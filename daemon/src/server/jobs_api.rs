@@ -104,6 +104,11 @@ impl Filter {
                 key => f.text.push((key, p.items())),
             }
         }
+        // `keep` searches them: sorted here, whoever calls it (a cancel by filter too).
+        if let Some(ids) = f.ids.as_mut() {
+            ids.sort_unstable();
+            ids.dedup();
+        }
         Ok(f)
     }
 
@@ -348,5 +353,14 @@ mod tests {
         assert!(Filter::parse(&[pb::KeyValue::new("history", "yes")]).unwrap().history);
         assert!(!Filter::parse(&[pb::KeyValue::new("history", "no")]).unwrap().history);
         assert!(Filter::parse(&[pb::KeyValue::new("history", "maybe")]).is_err());
+    }
+
+    #[test]
+    fn ids_in_any_order_each_keep_their_job() {
+        let f = Filter::parse(&[pb::KeyValue::new("id", "9,3,9")]).unwrap();
+        for id in [3, 9] {
+            assert!(f.keep(&JobRecord { id, ..JobRecord::default() }), "job {id}");
+        }
+        assert!(!f.keep(&JobRecord { id: 5, ..JobRecord::default() }));
     }
 }
