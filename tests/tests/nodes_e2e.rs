@@ -112,6 +112,16 @@ fn drain_three_nodes_then_resume_with_attribution_and_audit() {
         e.ok("sacctmgr", "-n -P show txn Entity=node Outcome=success format=Where").lines().count(),
         2
     );
+    // Who drained node03: the rows whose hostlist holds it, still one row per request.
+    e.ok("scontrol", r#"update nodename=node05,node07 state=drain reason="fan""#);
+    let node03 = e.ok("sacctmgr", "-n -P show txn Entity=node Name=node03 format=Action,Where");
+    assert_eq!(node03, "update|node:node[02-04]\nupdate|node:node[02-04]\n");
+    assert_eq!(e.ok("sacctmgr", "-n -P show txn Name=node07 format=Where"), "node:node05,node07\n");
+    assert_eq!(e.ok("sacctmgr", "-n -P show txn Entity=node Name=node06 format=Where"), "");
+    assert_eq!(
+        e.ok("sacctmgr", "-n -P show txn Entity=node Name=node03 limit=1 format=Where").lines().count(),
+        1
+    );
 }
 
 #[test]

@@ -144,11 +144,11 @@ pub mod tres {
     };
 }
 
-/// `show txn` filters, peer matching and Slurm's date-times.
+/// `show txn` filters, peer and node-name matching and Slurm's date-times.
 pub mod txn {
     pub use crate::txn_impl::{
-        DEFAULT_LIMIT, MAX_LIMIT, RowView, TxnFilter, format_time, parse_time, peer_matches, peer_patterns,
-        time_or,
+        DEFAULT_LIMIT, MAX_LIMIT, NAME_EXPANSION_MAX, RowView, TxnFilter, format_time, name_hostlist_like,
+        name_matches, parse_time, peer_matches, peer_patterns, time_or,
     };
 }
 

@@ -116,12 +116,38 @@ impl TxnFilter {
         eq(&self.actor, r.actor)
             && eq(&self.action, r.action)
             && eq(&self.entity, r.entity)
-            && eq(&self.name, r.name)
+            && self.name.as_ref().is_none_or(|w| name_matches(w, r.entity, r.name))
             && eq(&self.outcome, r.outcome)
             && self.peer.as_ref().is_none_or(|p| peer_matches(p, r.peer))
             && self.start_ms.is_none_or(|s| r.time_ms >= s)
             && self.end_ms.is_none_or(|e| r.time_ms <= e)
     }
+}
+
+/// The most names a node row's hostlist is expanded to when `Name=` asks
+/// whether it holds a node (a request's hostlist is bounded by the cluster's
+/// node count; a row naming more holds no match by expansion).
+pub const NAME_EXPANSION_MAX: usize = 65_536;
+
+/// Whether a row named `stored` is one `Name=want` asks for: the same name,
+/// or, for a node row (one request on many nodes is one row named by its
+/// hostlist, `node[01-03]`), a hostlist that holds `want`.
+pub fn name_matches(want: &str, entity: &str, stored: &str) -> bool {
+    if stored == want {
+        return true;
+    }
+    entity == "node"
+        && stored.contains(['[', ','])
+        && crate::hostlist::expand_bounded(stored, NAME_EXPANSION_MAX)
+            .is_ok_and(|names| names.iter().any(|n| n == want))
+}
+
+/// The SQL `LIKE` pattern that narrows the node rows a `Name=want` may
+/// match through a hostlist: they hold its leading letters and a bracket
+/// or comma; [`name_matches`] decides.
+pub fn name_hostlist_like(want: &str) -> String {
+    let lead: String = want.chars().take_while(|c| !c.is_ascii_digit()).filter(|c| *c != '%').collect();
+    format!("%{lead}%")
 }
 
 /// The stored forms a `Peer=` value matches: the value itself, `value:port`
@@ -162,6 +188,18 @@ pub fn time_or(ms: i64, none: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_node_row_s_hostlist_holds_the_names_it_names() {
+        assert!(name_matches("node02", "node", "node[01-03]"));
+        assert!(name_matches("node07", "node", "node05,node07"));
+        assert!(name_matches("node02", "node", "node02"));
+        assert!(!name_matches("node04", "node", "node[01-03]"));
+        assert!(!name_matches("node02", "qos", "node[01-03]"), "only node rows name hostlists");
+        assert!(!name_matches("node02", "node", "node[01-"), "a broken hostlist holds nothing");
+        assert_eq!(name_hostlist_like("node02"), "%node%");
+        assert_eq!(name_hostlist_like("50%"), "%%");
+    }
 
     fn kv(k: &str, v: &str) -> Vec<(String, String)> {
         vec![(k.into(), v.into())]

@@ -42,16 +42,19 @@ pub fn txn_select(q: &super::TxnQuery) -> (String, Vec<Bind>) {
         }
         conds.push(c);
     };
-    for (col, v) in [
-        ("actor", &f.actor),
-        ("action", &f.action),
-        ("entity", &f.entity),
-        ("name", &f.name),
-        ("outcome", &f.outcome),
-    ] {
+    for (col, v) in
+        [("actor", &f.actor), ("action", &f.action), ("entity", &f.entity), ("outcome", &f.outcome)]
+    {
         if let Some(v) = v {
             push(&format!("{col} = ?"), vec![Bind::Text(v.clone())]);
         }
+    }
+    if let Some(n) = &f.name {
+        // A node row names its request's hostlist: LIKE narrows, Rust decides (txn::name_matches).
+        push(
+            "(name = ? OR (entity = 'node' AND (name LIKE '%[%' OR name LIKE '%,%') AND name LIKE ?))",
+            vec![Bind::Text(n.clone()), Bind::Text(spur_vocab::txn::name_hostlist_like(n))],
+        );
     }
     if let Some(p) = &f.peer {
         let (exact, plain, bracketed) = spur_vocab::txn::peer_patterns(p);
@@ -171,10 +174,45 @@ macro_rules! store_common {
             Ok(id)
         }
 
+        /// The rows `q` asks for. Where a filter is re-checked here (Peer=,
+        /// a node's Name=), the database's rows are read a page at a time
+        /// until `limit` pass or none are left.
         async fn list_txn_from(
             pool: &sqlx::Pool<$db>,
             q: &crate::store::TxnQuery,
         ) -> crate::error::Result<Vec<TxnRow>> {
+            let rechecked = q.filter.peer.is_some() || q.filter.name.is_some();
+            let limit = usize::try_from(q.filter.limit).unwrap_or(0);
+            let mut q = q.clone();
+            let mut out: Vec<TxnRow> = Vec::new();
+            loop {
+                let (page, last) = list_txn_page(pool, &q).await?;
+                let full = last.is_some();
+                out.extend(page);
+                if !rechecked || !full || out.len() >= limit {
+                    break;
+                }
+                // Newest first (or, for a tail, oldest first): the next page goes on from the last row read.
+                match (q.after_id.is_some(), last) {
+                    (true, Some(id)) => q.after_id = Some(id),
+                    (false, Some(id)) => q.before_id = Some(id),
+                    (_, None) => break,
+                }
+            }
+            out.truncate(limit);
+            if q.after_id.is_none() {
+                out.reverse();
+            }
+            Ok(out)
+        }
+
+        /// One page of `q` in the database's order (newest first unless
+        /// `after_id`), re-checked; and, when the database had a full page,
+        /// the id of its last row, where the next page goes on.
+        async fn list_txn_page(
+            pool: &sqlx::Pool<$db>,
+            q: &crate::store::TxnQuery,
+        ) -> crate::error::Result<(Vec<TxnRow>, Option<i64>)> {
             use sqlx::Row;
             let (text, binds) = sql::txn_select(q);
             let mut query = sqlx::query(&text);
@@ -185,6 +223,8 @@ macro_rules! store_common {
                 };
             }
             let rows: Vec<$row> = query.fetch_all(pool).await?;
+            let full = i64::try_from(rows.len()).unwrap_or(i64::MAX) >= q.filter.limit;
+            let last = if full { rows.last().map(|r| r.try_get::<i64, _>(0)).transpose()? } else { None };
             let mut out: Vec<TxnRow> = rows
                 .iter()
                 .map(|r| {
@@ -215,10 +255,10 @@ macro_rules! store_common {
             if let Some(p) = &q.filter.peer {
                 out.retain(|r| spur_vocab::txn::peer_matches(p, &r.head.peer));
             }
-            if q.after_id.is_none() {
-                out.reverse();
+            if let Some(n) = &q.filter.name {
+                out.retain(|r| spur_vocab::txn::name_matches(n, &r.entity, &r.name));
             }
-            Ok(out)
+            Ok((out, last))
         }
 
         async fn delete_txn_before_in(pool: &sqlx::Pool<$db>, ms: i64) -> crate::error::Result<u64> {
