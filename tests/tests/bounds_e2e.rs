@@ -167,3 +167,34 @@ async fn show_txn_limit_10000_pages_under_the_message_limit() {
     e.answers().await;
     eprintln!("spurctld peak RSS (VmHWM) after show txn limit=10000: {:?} KiB", e.c.peak_rss_kib());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_huge_name_comment_or_output_path_is_refused_before_any_work() {
+    let mut e = start();
+    let mut c = nobody(&e.c.url).await;
+    let spec = |f: &dyn Fn(&mut pb::JobSpec)| {
+        let mut s = pb::JobSpec { script: "#!/bin/sh\ntrue\n".into(), ..Default::default() };
+        f(&mut s);
+        pb::SubmitRequest { spec: Some(s) }
+    };
+    let cases: [(&str, &dyn Fn(&mut pb::JobSpec)); 4] = [
+        ("name", &|s| s.name = "x".repeat(256 * 1024)),
+        ("comment", &|s| s.comment = "c".repeat(5000)),
+        ("stdout_path", &|s| s.stdout_path = "%x".repeat(20_000)),
+        ("workdir", &|s| s.workdir = format!("/{}", "d".repeat(5000))),
+    ];
+    for (field, f) in cases {
+        let err = c.jobs.submit(spec(f)).await.unwrap_err();
+        assert_eq!(err.code(), Code::InvalidArgument, "{field}: {err:?}");
+        assert!(
+            err.message().starts_with(&format!("{field}: ")) && err.message().contains("at most"),
+            "{}",
+            err.message()
+        );
+    }
+    let set = vec![pb::KeyValue::new("Comment", &"c".repeat(10_000))];
+    let err = c.jobs.update_job(pb::UpdateJobRequest { id: 1, set }).await.unwrap_err();
+    assert!(err.message().contains("Comment: 10000 bytes; at most 4096"), "{}", err.message());
+    assert_eq!(e.txn("Outcome=error Entity=job format=Action").lines().count(), 5, "one row each");
+    e.answers().await;
+}

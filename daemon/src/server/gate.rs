@@ -161,7 +161,16 @@ impl Targeted for pb::SubmitRequest {
         Action::Create
     }
     fn bounds(&self) -> Result<(), Error> {
-        cap("env", self.spec.as_ref().map_or(0, |s| s.env.len()), MAX_ENV)
+        let Some(s) = &self.spec else { return Ok(()) };
+        cap("env", s.env.len(), MAX_ENV)?;
+        limits::cap_len("name", &s.name, limits::MAX_JOB_NAME)?;
+        limits::cap_len("comment", &s.comment, limits::MAX_COMMENT)?;
+        for (field, path) in
+            [("stdout_path", &s.stdout_path), ("stderr_path", &s.stderr_path), ("workdir", &s.workdir)]
+        {
+            limits::cap_len(field, path, limits::MAX_PATH)?;
+        }
+        Ok(())
     }
 }
 
@@ -204,7 +213,12 @@ impl Targeted for pb::UpdateJobRequest {
         Value::Object(pairs_json(&self.set))
     }
     fn bounds(&self) -> Result<(), Error> {
-        cap_pairs("set", &self.set)
+        cap_pairs("set", &self.set)?;
+        // Every value is a short key's (a name, a time, a hostlist); Comment= is the longest.
+        match self.set.iter().find(|kv| kv.value.len() > limits::MAX_COMMENT) {
+            Some(kv) => limits::cap_len(&kv.key, &kv.value, limits::MAX_COMMENT),
+            None => Ok(()),
+        }
     }
 }
 

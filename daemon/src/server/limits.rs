@@ -29,6 +29,22 @@ pub const MAX_VALUES: usize = 10_000;
 /// Environment variables of one job.
 pub const MAX_ENV: usize = 10_000;
 
+/// The longest job name (`--job-name`), in bytes. Slurm keeps names short
+/// in every listing; this bounds what every `%x` in an output path expands to.
+pub const MAX_JOB_NAME: usize = 1024;
+/// The longest `--comment`, in bytes.
+pub const MAX_COMMENT: usize = 4096;
+/// The longest `-o/-e/-i/-D` path (Linux's PATH_MAX), as given and as expanded.
+pub const MAX_PATH: usize = 4096;
+
+/// Refuses a text field longer than `max` bytes, before anything is built from it.
+pub fn cap_len(field: &str, text: &str, max: usize) -> Result<()> {
+    if text.len() > max {
+        return Err(Error::invalid(field, format!("{} bytes; at most {max}", text.len())));
+    }
+    Ok(())
+}
+
 /// Refuses a repeated field holding more than `max` items.
 pub fn cap(field: &str, len: usize, max: usize) -> Result<()> {
     if len > max {
