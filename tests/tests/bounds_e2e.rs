@@ -177,7 +177,8 @@ async fn a_huge_name_comment_or_output_path_is_refused_before_any_work() {
         f(&mut s);
         pb::SubmitRequest { spec: Some(s) }
     };
-    let cases: [(&str, &dyn Fn(&mut pb::JobSpec)); 4] = [
+    type Edit<'a> = &'a dyn Fn(&mut pb::JobSpec);
+    let cases: [(&str, Edit); 4] = [
         ("name", &|s| s.name = "x".repeat(256 * 1024)),
         ("comment", &|s| s.comment = "c".repeat(5000)),
         ("stdout_path", &|s| s.stdout_path = "%x".repeat(20_000)),
