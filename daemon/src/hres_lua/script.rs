@@ -153,11 +153,17 @@ impl Script {
     }
 }
 
+/// What one Lua state may allocate: a script past it gets Lua's "not
+/// enough memory" error, which fails the call as any other error does,
+/// rather than growing the controller (or a node's supervisor) without bound.
+pub const MEMORY_LIMIT: usize = 64 << 20;
+
 /// A new state with the script loaded and checked.
 fn fresh(resource: &str, path: &Path) -> Result<Lua, String> {
     let at = path.display();
     let text = std::fs::read_to_string(path).map_err(|e| format!("{at}: cannot read: {e}"))?;
     let lua = Lua::new();
+    lua.set_memory_limit(MEMORY_LIMIT).map_err(|e| format!("{at}: cannot limit its memory: {e}"))?;
     let name = resource.to_string();
     let emit = lua
         .create_function(move |lua, (level, msg): (String, String)| {
@@ -275,6 +281,17 @@ mod tests {
 
     fn prerun(s: &Script, deadline: Option<Duration>) -> Outcome {
         s.call(func::PRERUN, |lua| Ok((tables::ctx(lua, "qpu", &[])?, 1, 2)), deadline)
+    }
+
+    #[test]
+    fn a_script_that_allocates_without_bound_fails_its_call() {
+        let grow = "local t = {} for i = 1, 1e9 do t[i] = string.rep('x', 1024) .. i end";
+        let (_d, s) = load(&script(grow)).unwrap();
+        let out = prerun(&s, None);
+        assert!(matches!(out.rc, Rc::Error(_)), "{out:?}");
+        assert!(out.message.as_deref().unwrap_or("").contains("memory"), "{out:?}");
+        let (_d, s) = load(&script("return slurm.SUCCESS, 'ok'")).unwrap();
+        assert_eq!(prerun(&s, None).rc, Rc::Success, "a fresh state is not held to another's use");
     }
 
     #[test]
