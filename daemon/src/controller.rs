@@ -121,7 +121,8 @@ pub async fn start_with(
     listener.set_nonblocking(true)?;
     let listener = TcpListener::from_std(listener)?;
     let addr = listener.local_addr()?;
-    let gate = Arc::new(Gate { auth: auth.clone(), acct: acct.clone(), hub: hub.clone() });
+    let streams = crate::server::streams::Streams::default();
+    let gate = Arc::new(Gate { auth: auth.clone(), acct: acct.clone(), hub: hub.clone(), streams });
     let routes = crate::server::routes(gate, admission, nodes.clone(), jobs.clone(), licenses, &cfg).await?;
     let layer = AuthLayer::new(auth, cfg.logging.audit_rpcs);
     let (stop, stopped) = oneshot::channel::<()>();
@@ -129,6 +130,7 @@ pub async fn start_with(
     let incoming = tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
     let served = tokio::spawn(async move {
         tonic::transport::Server::builder()
+            .max_concurrent_streams(Some(crate::server::streams::MAX_STREAMS_PER_CONNECTION))
             .layer(layer)
             .initial_stream_window_size(Some(spur_proto::wire::WINDOW))
             .initial_connection_window_size(Some(spur_proto::wire::WINDOW))

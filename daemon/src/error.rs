@@ -19,6 +19,9 @@ pub enum Error {
     /// A transient state: the caller should retry.
     #[error("{0}")]
     Unavailable(String),
+    /// A per-caller cap is reached (streams held): retry once one is given back.
+    #[error("{0}")]
+    ResourceExhausted(String),
     #[error("store: {0}")]
     Store(String),
 }
@@ -84,6 +87,7 @@ impl From<Error> for tonic::Status {
             Error::PermissionDenied(_) => tonic::Status::permission_denied(msg),
             Error::Unauthenticated(_) => tonic::Status::unauthenticated(msg),
             Error::Unavailable(_) | Error::Store(_) => tonic::Status::unavailable(msg),
+            Error::ResourceExhausted(_) => tonic::Status::resource_exhausted(msg),
         }
     }
 }

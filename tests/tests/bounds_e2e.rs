@@ -199,3 +199,28 @@ async fn a_huge_name_comment_or_output_path_is_refused_before_any_work() {
     assert_eq!(e.txn("Outcome=error Entity=job format=Action").lines().count(), 5, "one row each");
     e.answers().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_user_holds_at_most_sixteen_unread_streams_and_gets_them_back_when_closed() {
+    let mut e = start();
+    let c = nobody(&e.c.url).await;
+    let mut held = vec![];
+    for _ in 0..16 {
+        held.push(c.cluster.clone().watch(pb::WatchRequest::default()).await.expect("a stream").into_inner());
+    }
+    let err = c.cluster.clone().watch(pb::WatchRequest::default()).await.unwrap_err();
+    assert_eq!(err.code(), Code::ResourceExhausted, "{err:?}");
+    assert!(err.message().contains("at most 16"), "{}", err.message());
+    // Another user is not held to mallory's streams.
+    let admin = conn::connect(&e.c.url, Identity::asserted("root", Some(0))).await.unwrap();
+    admin.cluster.clone().watch(pb::WatchRequest::default()).await.expect("root's own stream");
+    drop(held);
+    spur_tests::wait::wait_until("a closed stream's slot to come back", || {
+        let c = c.clone();
+        async move {
+            c.cluster.clone().watch(pb::WatchRequest::default()).await.map(|_| ()).map_err(|e| e.to_string())
+        }
+    })
+    .await;
+    e.answers().await;
+}

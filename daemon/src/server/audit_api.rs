@@ -53,8 +53,8 @@ fn filter_of(kvs: &[pb::KeyValue]) -> Result<TxnFilter> {
 type Event = std::result::Result<pb::TailTxnEvent, Status>;
 type TailStream = Pin<Box<dyn Stream<Item = Event> + Send>>;
 
-fn row_event(r: &TxnRow) -> Event {
-    Ok(pb::TailTxnEvent { event: Some(pb::tail_txn_event::Event::Row(convert::txn(r))) })
+fn row_event(r: &TxnRow) -> pb::TailTxnEvent {
+    pb::TailTxnEvent { event: Some(pb::tail_txn_event::Event::Row(convert::txn(r))) }
 }
 
 /// Sends the stored rows after `after`; returns the last id sent, or None
@@ -79,7 +79,7 @@ async fn replay(
             }
         };
         for r in &rows {
-            tx.send(row_event(r)).await.ok()?;
+            super::streams::send(tx, row_event(r)).await.then_some(())?;
             after = after.max(r.id);
         }
         if (rows.len() as i64) < PAGE {
@@ -140,20 +140,25 @@ async fn tail(
         }
     }
     loop {
-        match rx.recv().await {
+        let next = tokio::select! {
+            // The caller hung up: its slot goes now, not at the next row.
+            _ = tx.closed() => return,
+            r = rx.recv() => r,
+        };
+        match next {
             Ok(row) => {
                 if last.is_some_and(|l| row.id <= l) {
                     continue;
                 }
                 last = Some(row.id);
-                if filter.matches(&view(&row)) && tx.send(row_event(&row)).await.is_err() {
+                if filter.matches(&view(&row)) && !super::streams::send(&tx, row_event(&row)).await {
                     return;
                 }
             }
             Err(broadcast::error::RecvError::Lagged(n)) => {
                 let note = format!("fell {n} rows behind the live stream; resuming from the store");
                 let lagged = pb::TailTxnEvent { event: Some(pb::tail_txn_event::Event::Lagged(note)) };
-                if tx.send(Ok(lagged)).await.is_err() {
+                if !super::streams::send(&tx, lagged).await {
                     return;
                 }
                 if let (Some(l), Some(s)) = (last, &store) {
@@ -194,16 +199,21 @@ impl Audit for AuditApi {
         req: Request<pb::TailTxnRequest>,
     ) -> std::result::Result<Response<TailStream>, Status> {
         let hub = self.gate.hub.clone();
+        let hub_streams = self.gate.streams.clone();
         self.gate
-            .run(path::TAIL_TXN, req, |_, r| async move {
+            .run(path::TAIL_TXN, req, |ctx, r| async move {
                 let filter = filter_of(&r.filter)?;
                 if r.after_id.is_some_and(|a| a < 0) {
                     return Err(Error::invalid("after_id", "must be 0 or more"));
                 }
+                let slot = hub_streams.open(&ctx.caller.user)?;
                 // Subscribe before replaying so no row commits unseen in between.
                 let rx = hub.subscribe();
                 let (tx, out) = mpsc::channel(256);
-                tokio::spawn(tail(hub, rx, filter, r.after_id, tx));
+                tokio::spawn(async move {
+                    tail(hub, rx, filter, r.after_id, tx).await;
+                    drop(slot);
+                });
                 Ok((Box::pin(tokio_stream::wrappers::ReceiverStream::new(out)) as TailStream, vec![]))
             })
             .await

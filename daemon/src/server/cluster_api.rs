@@ -5,6 +5,7 @@
 use super::convert;
 use super::gate::Gate;
 use super::path::cluster as path;
+use super::streams;
 use crate::accounting::AcctService;
 use crate::jobs::JobService;
 use crate::licenses::LicenseService;
@@ -25,6 +26,7 @@ pub struct ClusterApi {
     jobs: Arc<JobService>,
     /// `scontrol show config`, as of start-up.
     config: pb::ShowConfigResponse,
+    streams: super::streams::Streams,
 }
 
 impl ClusterApi {
@@ -42,7 +44,8 @@ impl ClusterApi {
                 .collect(),
             as_of_ms: crate::store::now_ms(),
         };
-        ClusterApi { acct: gate.acct.clone(), gate, nodes, licenses, jobs, config }
+        let streams = gate.streams.clone();
+        ClusterApi { acct: gate.acct.clone(), gate, nodes, licenses, jobs, config, streams }
     }
 }
 
@@ -90,15 +93,17 @@ async fn watch(
     let mut acct_rx = acct.subscribe();
     let mut lic_rx = licenses.subscribe();
     let mut job_rx = jobs.subscribe();
-    if tx.send(Ok(nodes_event(&nodes, None))).await.is_err() {
+    if !streams::send(&tx, nodes_event(&nodes, None)).await {
         return;
     }
     // Empty: says job changes follow, numbered after this one.
-    if tx.send(Ok(jobs_event(&jobs, &[], jobs.seq()))).await.is_err() {
+    if !streams::send(&tx, jobs_event(&jobs, &[], jobs.seq())).await {
         return;
     }
     loop {
         let ev = tokio::select! {
+            // The caller hung up: the slot and the receivers go now, not at the next change.
+            _ = tx.closed() => return,
             r = node_rx.recv() => match r {
                 Ok(e) => nodes_event(&nodes, Some(&e.names)),
                 Err(RecvError::Lagged(_)) => nodes_event(&nodes, None),
@@ -127,7 +132,7 @@ async fn watch(
                 Err(RecvError::Closed) => return,
             },
         };
-        if tx.send(Ok(ev)).await.is_err() {
+        if !streams::send(&tx, ev).await {
             return;
         }
     }
@@ -140,10 +145,15 @@ impl Cluster for ClusterApi {
     async fn watch(&self, req: Request<pb::WatchRequest>) -> Result<Response<WatchStream>, Status> {
         let (nodes, acct) = (self.nodes.clone(), self.acct.clone());
         let (licenses, jobs) = (self.licenses.clone(), self.jobs.clone());
+        let streams = self.streams.clone();
         self.gate
-            .run(path::WATCH, req, |_, _| async move {
+            .run(path::WATCH, req, |ctx, _| async move {
+                let slot = streams.open(&ctx.caller.user)?;
                 let (tx, rx) = mpsc::channel(64);
-                tokio::spawn(watch(nodes, acct, licenses, jobs, tx));
+                tokio::spawn(async move {
+                    watch(nodes, acct, licenses, jobs, tx).await;
+                    drop(slot);
+                });
                 Ok((Box::pin(tokio_stream::wrappers::ReceiverStream::new(rx)) as WatchStream, vec![]))
             })
             .await

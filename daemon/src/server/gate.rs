@@ -282,6 +282,8 @@ pub struct Gate {
     pub auth: Arc<Authenticator>,
     pub acct: Arc<AcctService>,
     pub hub: Arc<Hub>,
+    /// The long-lived streams each user holds (Watch, TailTxn).
+    pub streams: super::streams::Streams,
 }
 
 impl Gate {

@@ -9,6 +9,7 @@
 //! - [`convert`]: domain records to proto messages, in one place.
 //! - `filter`: the one parser of the listings' `key=value` filters, typed keys per listing.
 //! - [`limits`]: message sizes, repeated-field caps, txn page size.
+//! - [`streams`]: Watch and TailTxn streams per user, and dropping a subscriber that stops reading.
 //! - `packed`: the brief job listing written straight into protobuf bytes.
 //! - `show_config`: `scontrol show config`'s Slurm keys from spur.conf.
 //! - `accounting`, `audit_api`, `session`, `admission_api`, `nodes_api`, `cluster_api`, `licenses_api`,
@@ -33,6 +34,7 @@ pub mod rpc;
 mod session;
 mod show_config;
 mod steps_api;
+pub mod streams;
 
 pub use identity::normalize_peer;
 
