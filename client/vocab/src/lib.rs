@@ -52,6 +52,8 @@ mod nodestate_impl;
 mod reason_impl;
 #[path = "signal.rs"]
 mod signal_impl;
+#[path = "taskruns.rs"]
+mod taskruns_impl;
 #[path = "time.rs"]
 mod time_impl;
 #[path = "tres.rs"]
@@ -63,7 +65,10 @@ mod when_impl;
 
 /// Job arrays and job references with task and step parts.
 pub mod array {
-    pub use crate::array_impl::{ArraySpec, JobRef, MAX_TASK_ID, StepRef, TaskSet, parse_refs};
+    pub use crate::array_impl::{
+        ArraySpec, JobRef, MAX_ARRAY_PARTS, MAX_MERGE_STEPS, MAX_PENDING_RUNS, MAX_TASK_ID, StepRef, TaskSet,
+        parse_refs,
+    };
 }
 
 /// `-C/--constraint` node feature expressions.
