@@ -83,7 +83,7 @@ pub mod depend {
 
 /// Slurm hostlist expressions: `node[01-04,07]`, both ways.
 pub mod hostlist {
-    pub use crate::hostlist_impl::{MAX_HOSTS, compress, count, expand, expand_bounded};
+    pub use crate::hostlist_impl::{MAX_HOSTS, MAX_NAME_LEN, compress, count, expand, expand_bounded};
 }
 
 /// Job states, hold kinds and partition states.
