@@ -107,7 +107,9 @@ fn count_parts(parts: &[Vec<Seg<'_>>]) -> u64 {
         segs.iter().fold(1u64, |n, s| match s {
             Seg::Text(_) => n,
             Seg::Ranges(rs) => {
-                n.saturating_mul(rs.iter().fold(0u64, |m, r| m.saturating_add(r.hi - r.lo + 1)))
+                // `[0-18446744073709551615]` holds 2^64 numbers: one more than u64 counts.
+                let size = |r: &Range| (r.hi - r.lo).saturating_add(1);
+                n.saturating_mul(rs.iter().fold(0u64, |m, r| m.saturating_add(size(r))))
             }
         })
     };
@@ -325,6 +327,10 @@ mod tests {
         let huge = format!("a[{}]", vec!["1"; 100].join(",")).repeat(10);
         assert_eq!(count(&huge).unwrap(), u64::MAX, "saturates instead of overflowing");
         assert_eq!(expand_bounded("n[1-4]", 4, 2).unwrap().len(), 4);
+        // The whole u64 range: its size wrapped to 0 in a release build, which then built names forever.
+        let e = expand_bounded("n[0-18446744073709551615]", 4, 256).unwrap_err();
+        assert!(e.ends_with("names more than 4 hosts"), "{e}");
+        assert_eq!(count("[0-18446744073709551615]").unwrap(), u64::MAX);
         let long = format!("n[1-{}]", "9".repeat(200));
         assert!(expand(&long).unwrap_err().chars().count() < 200, "a long expression is cut in errors");
     }
