@@ -256,12 +256,25 @@ pub fn compress<S: AsRef<str>>(names: &[S]) -> String {
     }
     let mut parts = plain;
     for (prefix, entries) in by_prefix {
-        let width = entries.iter().filter(|e| e.2).map(|e| e.1).max().unwrap_or(0);
-        // Unpadded numbers at least `width` long render the same padded.
-        let (wide, narrow): (Vec<&Entry>, Vec<_>) =
-            entries.iter().partition(|e| e.2 || (width > 0 && e.1 >= width));
-        for (nums, w) in [(wide, width), (narrow, 0)] {
-            let nums: Vec<u64> = nums.iter().map(|e| e.0).collect();
+        // One group per padded width (`n01` and `n001` are two names), then
+        // the unpadded; an unpadded number at least as long as a width
+        // renders the same padded to it, so it joins the widest such group.
+        let mut widths: Vec<usize> = entries.iter().filter(|e| e.2).map(|e| e.1).collect();
+        widths.sort_unstable();
+        widths.dedup();
+        let mut groups: Vec<(usize, Vec<u64>)> = widths.iter().map(|w| (*w, vec![])).collect();
+        groups.push((0, vec![]));
+        for &(num, digits, padded) in &entries {
+            let w = if padded {
+                digits
+            } else {
+                widths.iter().rev().find(|w| **w <= digits).copied().unwrap_or(0)
+            };
+            if let Some((_, nums)) = groups.iter_mut().find(|(gw, _)| *gw == w) {
+                nums.push(num);
+            }
+        }
+        for (w, nums) in groups {
             if !nums.is_empty() {
                 parts.push(group(&prefix, nums, w));
             }
@@ -364,6 +377,10 @@ mod tests {
         assert_eq!(compress(&["n9", "n10", "n11"]), "n[9-11]");
         assert_eq!(compress(&["x05"]), "x05");
         assert_eq!(compress::<&str>(&[]), "");
+        // Found by the property test: two padded widths under one prefix were written at the wider.
+        assert_eq!(compress(&["n01", "n001", "n10", "n100"]), "n[01,10],n[001,100]");
+        let digits = expand("0[1-1000]").unwrap();
+        assert_eq!(expand(&compress(&digits)).unwrap(), digits);
     }
 
     #[test]
