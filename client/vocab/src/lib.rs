@@ -138,7 +138,7 @@ pub mod time {
         MAX_TIME_LIMIT_MINUTES, Seconds, TimeLimit, UNLIMITED, check_limit, format_limit, format_minutes,
         format_seconds, parse_limit, parse_minutes, parse_seconds, squeue_secs, squeue_secs_into,
     };
-    pub use crate::when_impl::{Lean, parse_when};
+    pub use crate::when_impl::{Lean, MAX_WHEN_LEN, parse_when};
 }
 
 /// The built-in TRES table and TRES strings.
