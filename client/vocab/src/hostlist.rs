@@ -362,6 +362,9 @@ mod tests {
         // Brackets count by their fewest digits: a thousand `[1]` make 1000-digit names.
         let digits = format!("n{}", "[1]".repeat(1000));
         assert!(expand(&digits).unwrap_err().contains("1001 bytes or more"));
+        // One name of 200,000 brackets: its expansion recursed once per bracket, past any stack.
+        let deep = format!("n{}", "[1]".repeat(200_000));
+        assert!(expand_bounded(&deep, 4, 6).unwrap_err().contains("200001 bytes or more"));
         // A part whose shortest name fits still expands whole; only a cluster's lookup refuses the rest.
         assert_eq!(expand_bounded("node[1-10]", 10, 5).unwrap().len(), 10);
         assert!(expand_bounded("node[01-10]", 10, 5).unwrap_err().contains("of 6 bytes or more"));
