@@ -210,13 +210,8 @@ mod tests {
     #[test]
     fn flags_take_only_true_or_false() {
         let mut r = power();
-        apply(
-            &mut r,
-            &HresUpdate { disable_hres: Some("true".into()), ..HresUpdate::default() },
-            &any,
-            ANY,
-        )
-        .unwrap();
+        apply(&mut r, &HresUpdate { disable_hres: Some("true".into()), ..HresUpdate::default() }, &any, ANY)
+            .unwrap();
         assert!(r.disabled);
         apply(&mut r, &HresUpdate { disable_layer: Some("true".into()), ..up("rack1") }, &any, ANY).unwrap();
         assert!(r.layers[0].disabled);
