@@ -136,9 +136,15 @@ impl Admission {
     }
 
     /// Creates a token; returns its record and the full token, shown once.
-    /// A bound token's hostlist may name at most `max_hosts` hosts (the
-    /// cluster's node count, as for every hostlist a client sends).
-    pub async fn create(&self, spec: TokenSpec, max_hosts: usize, now: i64) -> Result<(TokenRecord, String)> {
+    /// A bound token's hostlist may name at most `max_hosts` hosts, each at
+    /// most `max_name` bytes long (the cluster's node count and longest
+    /// name, as for every hostlist a client sends).
+    pub async fn create(
+        &self,
+        spec: TokenSpec,
+        (max_hosts, max_name): (usize, usize),
+        now: i64,
+    ) -> Result<(TokenRecord, String)> {
         if spec.ttl_secs.is_some_and(|t| t <= 0) {
             return Err(Error::invalid("ttl_secs", "must be more than zero seconds"));
         }
@@ -150,7 +156,7 @@ impl Admission {
             if n.is_empty() {
                 return Err(Error::invalid("--nodes", "an empty hostlist admits no node; leave --nodes out"));
             }
-            hostlist::expand_bounded(n, max_hosts).map_err(|e| Error::invalid("--nodes", e))?;
+            hostlist::expand_bounded(n, max_hosts, max_name).map_err(|e| Error::invalid("--nodes", e))?;
         }
         let (id, secret) = (random_hex(4)?, random_hex(24)?);
         let rec = TokenRecord {
@@ -304,13 +310,16 @@ mod tests {
             Err(Error::InvalidArgument(m)) => m,
             other => panic!("{other:?}"),
         };
-        let m = bad(a.create(spec(Some("node[1-"), false), 4, NOW).await);
+        let m = bad(a.create(spec(Some("node[1-"), false), (4, 6), NOW).await);
         assert!(m.starts_with("--nodes: ") && m.contains("unclosed"), "{m}");
-        let m = bad(a.create(spec(Some("node[1-5]"), false), 4, NOW).await);
+        let m = bad(a.create(spec(Some("node[1-5]"), false), (4, 6), NOW).await);
         assert!(m.starts_with("--nodes: ") && m.contains("more than 4 hosts"), "{m}");
-        assert!(bad(a.create(spec(Some(" "), false), 4, NOW).await).starts_with("--nodes: "));
+        assert!(bad(a.create(spec(Some(" "), false), (4, 6), NOW).await).starts_with("--nodes: "));
+        // No node of the cluster is longer than 6 bytes: a longer literal is refused unexpanded.
+        let m = bad(a.create(spec(Some(&format!("{}[1-4]", "x".repeat(1 << 20))), false), (4, 6), NOW).await);
+        assert!(m.starts_with("--nodes: ") && m.contains("1048577 bytes or more, longer than the 6"), "{m}");
         assert!(a.list().is_empty(), "nothing was stored");
-        let (rec, _) = a.create(spec(Some("node[01-02]"), true), 4, NOW).await.unwrap();
+        let (rec, _) = a.create(spec(Some("node[01-02]"), true), (4, 6), NOW).await.unwrap();
         assert_eq!(create_info(&rec), serde_json::json!({"nodes": "node[01-02]", "once": true}));
     }
 
@@ -318,7 +327,7 @@ mod tests {
     async fn a_bound_token_admits_only_its_nodes() {
         let dir = tempfile::tempdir().unwrap();
         let a = tokens(dir.path()).await;
-        let (rec, token) = a.create(spec(Some("node[01-02]"), false), 4, NOW).await.unwrap();
+        let (rec, token) = a.create(spec(Some("node[01-02]"), false), (4, 6), NOW).await.unwrap();
         assert!(a.admit(&token, &names("node[01-02]"), NOW).is_ok());
         assert!(a.admit(&token, &names("node02"), NOW).is_ok(), "a reusable token admits again");
         let m = refusal(a.admit(&token, &names("node[02-04]"), NOW));
@@ -333,7 +342,7 @@ mod tests {
     async fn a_single_use_token_is_spent_by_its_first_registration_for_good() {
         let dir = tempfile::tempdir().unwrap();
         let a = tokens(dir.path()).await;
-        let (rec, token) = a.create(spec(None, true), 4, NOW).await.unwrap();
+        let (rec, token) = a.create(spec(None, true), (4, 6), NOW).await.unwrap();
         let first = a.admit(&token, &names("node01"), NOW).unwrap();
         // While the first is under way, another registration waits its turn.
         match a.admit(&token, &names("node02"), NOW) {

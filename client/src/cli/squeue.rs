@@ -464,7 +464,13 @@ pub fn expand_arrays(jobs: Vec<pb::Job>) -> Vec<pb::Job> {
     let mut out = Vec::with_capacity(jobs.len());
     for j in jobs {
         let tasks = (j.array_job_id != 0 && j.array_task_id.is_none())
-            .then(|| crate::vocab::array::TaskSet::parse(&j.array_pending).ok())
+            .then(|| {
+                crate::vocab::array::TaskSet::parse_bounded(
+                    &j.array_pending,
+                    crate::vocab::array::MAX_PENDING_RUNS,
+                )
+                .ok()
+            })
             .flatten();
         match tasks {
             Some(t) => out.extend(t.iter().map(|i| pb::Job { array_task_id: Some(i), ..j.clone() })),

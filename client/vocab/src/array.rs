@@ -4,93 +4,126 @@
 //! step parts (`12`, `12_3`, `12_[1-5]`, `12.0`, `12.batch`) that scancel,
 //! scontrol and sacct read.
 
+use crate::taskruns_impl::{self as runs, Budget, Refused, Run};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// The largest task index Spur accepts (Slurm's MaxArraySize caps the count; this the index).
 pub const MAX_TASK_ID: u32 = 4_000_000;
 
-/// Task indexes as sorted, disjoint runs `(first, last, step)`; every run's
-/// members are `first, first+step, ..., last`.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+/// The most comma-separated parts an array expression (`--array`,
+/// `scancel 12_[...]`) may have, counted before any is read; also the most
+/// runs its task ids may make once merged.
+pub const MAX_ARRAY_PARTS: usize = 10_000;
+
+/// The most runs a controller's listing of an array's pending tasks can
+/// hold (one per index): what a client reading that listing passes to
+/// [`TaskSet::parse_bounded`], since cancels can fragment a large array.
+pub const MAX_PENDING_RUNS: usize = MAX_TASK_ID as usize + 1;
+
+/// The most steps merging an expression's overlapping stepped ranges may
+/// take (`0-99:2,1-99:3`): each one's period is worked out once, in a bitmap.
+pub const MAX_MERGE_STEPS: u64 = 1 << 24;
+
+/// Task indexes as sorted runs `(first, last, step)` whose spans never
+/// overlap; every run's members are `first, first+step, ..., last`. So
+/// `contains` and `remove` are binary searches, `len` is a sum over the
+/// runs, and no operation walks the indexes a run stands for.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(try_from = "StoredRuns")]
 pub struct TaskSet {
-    runs: Vec<(u32, u32, u32)>,
+    runs: Vec<Run>,
+}
+
+/// A set as stored: records written before spans were kept apart (or by
+/// hand) are merged again as they are read.
+#[derive(Deserialize)]
+struct StoredRuns {
+    #[serde(default)]
+    runs: Vec<Run>,
+}
+
+impl TryFrom<StoredRuns> for TaskSet {
+    type Error = String;
+
+    fn try_from(s: StoredRuns) -> Result<TaskSet, String> {
+        if runs::is_normal(&s.runs) {
+            return Ok(TaskSet { runs: s.runs });
+        }
+        let mut progs = Vec::with_capacity(s.runs.len());
+        for (a, b, st) in s.runs {
+            if st == 0 || b < a {
+                return Err(format!("task run ({a}, {b}, {st}) is not a range"));
+            }
+            progs.extend(runs::clip((a, b, st), a, b));
+        }
+        let all = Budget { runs: usize::MAX, work: u64::MAX };
+        runs::union(progs, all).map(|runs| TaskSet { runs }).map_err(|_| "task runs do not merge".into())
+    }
+}
+
+/// Two sets are equal when they have the same members, however kept.
+impl PartialEq for TaskSet {
+    fn eq(&self, other: &TaskSet) -> bool {
+        self.runs == other.runs
+            || (self.len() == other.len() && runs::canonical(&self.runs) == runs::canonical(&other.runs))
+    }
+}
+
+impl Eq for TaskSet {}
+
+/// An expression as quoted in an error: long ones are cut.
+fn shown(s: &str) -> String {
+    const MAX: usize = 64;
+    match s.char_indices().nth(MAX) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_string(),
+    }
 }
 
 impl TaskSet {
-    /// Parses `0-99`, `1,3,5`, `0-15:4` (no throttle). The error names the part.
+    /// Parses `0-99`, `1,3,5`, `0-15:4` (no throttle), of at most
+    /// [`MAX_ARRAY_PARTS`] parts. The error names the part.
     pub fn parse(raw: &str) -> Result<TaskSet, String> {
-        let mut ids = TaskSet::default();
+        TaskSet::parse_bounded(raw, MAX_ARRAY_PARTS)
+    }
+
+    /// Parses a set of at most `max_parts` parts and runs: a client reading
+    /// the controller's own listing of an array's pending tasks (which can
+    /// be longer than anyone types) passes [`MAX_PENDING_RUNS`].
+    pub fn parse_bounded(raw: &str, max_parts: usize) -> Result<TaskSet, String> {
         let s = raw.trim();
         if s.is_empty() {
             return Err("no task ids".into());
         }
-        for part in s.split(',') {
-            let part = part.trim();
-            let (range, step) = match part.split_once(':') {
-                Some((r, st)) => (
-                    r,
-                    st.parse::<u32>()
-                        .ok()
-                        .filter(|n| *n > 0)
-                        .ok_or_else(|| format!("'{part}': ':{st}' is not a step"))?,
-                ),
-                None => (part, 1),
-            };
-            let num = |t: &str| {
-                t.trim()
-                    .parse::<u32>()
-                    .ok()
-                    .filter(|n| *n <= MAX_TASK_ID)
-                    .ok_or_else(|| format!("'{part}': '{t}' is not a task id (0 to {MAX_TASK_ID})"))
-            };
-            let (a, b) = match range.split_once('-') {
-                Some((a, b)) => (num(a)?, num(b)?),
-                None => (num(range)?, num(range)?),
-            };
-            if b < a {
-                return Err(format!("'{part}': the range ends before it starts"));
-            }
-            ids.add_run(a, a + (b - a) / step * step, step);
+        let parts = s.bytes().filter(|b| *b == b',').count() + 1;
+        if parts > max_parts {
+            return Err(format!(
+                "'{}': {parts} comma-separated parts, more than the {max_parts} an array expression may have",
+                shown(s)
+            ));
         }
-        Ok(ids)
+        let mut progs = Vec::with_capacity(parts);
+        for part in s.split(',') {
+            progs.push(parse_part(part.trim())?);
+        }
+        match runs::union(progs, Budget { runs: max_parts, work: MAX_MERGE_STEPS }) {
+            Ok(runs) => Ok(TaskSet { runs }),
+            Err(Refused::Runs) => Err(format!(
+                "'{}': its overlapping ranges make more than {max_parts} runs of task ids once merged",
+                shown(s)
+            )),
+            Err(Refused::Work) => Err(format!(
+                "'{}': its overlapping stepped ranges take more than {MAX_MERGE_STEPS} steps to merge",
+                shown(s)
+            )),
+        }
     }
 
     /// A set of the indexes `first..=last`.
     pub fn range(first: u32, last: u32) -> TaskSet {
-        let mut t = TaskSet::default();
-        if first <= last {
-            t.add_run(first, last, 1);
-        }
-        t
-    }
-
-    fn add_run(&mut self, first: u32, last: u32, step: u32) {
-        let step = if first == last { 1 } else { step };
-        // Runs stay disjoint in their members: a run that crosses a stepped
-        // one (rare: `0-15:4,2-6`) goes in as the single members not present.
-        let crosses = self.runs.iter().any(|&(a, b, s)| a <= last && first <= b && (s != 1 || step != 1));
-        if crosses {
-            let fresh: Vec<u32> =
-                (first..=last).step_by(step as usize).filter(|i| !self.contains(*i)).collect();
-            self.runs.extend(fresh.into_iter().map(|i| (i, i, 1)));
-        } else {
-            self.runs.push((first, last, step));
-        }
-        self.normalise();
-    }
-
-    fn normalise(&mut self) {
-        self.runs.sort_unstable();
-        let mut out: Vec<(u32, u32, u32)> = Vec::with_capacity(self.runs.len());
-        for r in self.runs.drain(..) {
-            match out.last_mut() {
-                // Adjacent plain ranges (or singles) join.
-                Some(l) if l.2 == 1 && r.2 == 1 && r.0 <= l.1.saturating_add(1) => l.1 = l.1.max(r.1),
-                _ => out.push(r),
-            }
-        }
-        self.runs = out;
+        let runs = if first <= last { vec![(first, last, 1)] } else { vec![] };
+        TaskSet { runs }
     }
 
     /// How many indexes.
@@ -103,9 +136,15 @@ impl TaskSet {
         self.runs.is_empty()
     }
 
+    /// The run whose span holds `i`, if one does.
+    fn run_at(&self, i: u32) -> Option<usize> {
+        let at = self.runs.partition_point(|r| r.1 < i);
+        self.runs.get(at).filter(|r| r.0 <= i && (i - r.0).is_multiple_of(r.2)).map(|_| at)
+    }
+
     /// Whether `i` is a member.
     pub fn contains(&self, i: u32) -> bool {
-        self.runs.iter().any(|&(a, b, s)| i >= a && i <= b && (i - a).is_multiple_of(s))
+        self.run_at(i).is_some()
     }
 
     /// The lowest member.
@@ -115,7 +154,7 @@ impl TaskSet {
 
     /// The highest member.
     pub fn last(&self) -> Option<u32> {
-        self.runs.iter().map(|r| r.1).max()
+        self.runs.last().map(|r| r.1)
     }
 
     /// Takes out the lowest member.
@@ -127,18 +166,16 @@ impl TaskSet {
 
     /// Takes out `i`; false when it was not a member.
     pub fn remove(&mut self, i: u32) -> bool {
-        let Some(at) = self.runs.iter().position(|&(a, b, s)| i >= a && i <= b && (i - a).is_multiple_of(s))
-        else {
-            return false;
-        };
-        let (a, b, s) = self.runs.remove(at);
+        let Some(at) = self.run_at(i) else { return false };
+        let (a, b, s) = self.runs[at];
+        let mut pieces = Vec::with_capacity(2);
         if i > a {
-            self.runs.push((a, i - s, if i - s == a { 1 } else { s }));
+            pieces.extend(runs::clip((a, b, s), a, i - 1));
         }
         if i < b {
-            self.runs.push((i + s, b, if i + s == b { 1 } else { s }));
+            pieces.extend(runs::clip((a, b, s), i + 1, b));
         }
-        self.normalise();
+        self.runs.splice(at..=at, pieces);
         true
     }
 
@@ -149,33 +186,42 @@ impl TaskSet {
 
     /// The members not in `other`.
     pub fn minus(&self, other: &TaskSet) -> TaskSet {
-        let mut out = TaskSet::default();
-        let mut run: Option<(u32, u32)> = None;
-        // Consecutive survivors gather into one run before they are added.
-        for i in self.iter().filter(|i| !other.contains(*i)) {
-            run = match run {
-                Some((a, b)) if b.checked_add(1) == Some(i) => Some((a, i)),
-                Some((a, b)) => {
-                    out.add_run(a, b, 1);
-                    Some((i, i))
-                }
-                None => Some((i, i)),
-            };
-        }
-        if let Some((a, b)) = run {
-            out.add_run(a, b, 1);
-        }
-        out
+        TaskSet { runs: runs::minus(&self.runs, &other.runs) }
     }
 
     /// The members also in `other`.
     pub fn intersect(&self, other: &TaskSet) -> TaskSet {
-        let mut out = TaskSet::default();
-        for i in self.iter().filter(|i| other.contains(*i)) {
-            out.add_run(i, i, 1);
-        }
-        out
+        TaskSet { runs: runs::intersect(&self.runs, &other.runs) }
     }
+}
+
+/// One part of an expression, `7`, `0-99` or `0-15:4`, as a progression
+/// ending on its last member.
+fn parse_part(part: &str) -> Result<Run, String> {
+    let (range, step) = match part.split_once(':') {
+        Some((r, st)) => (
+            r,
+            st.parse::<u32>()
+                .ok()
+                .filter(|n| *n > 0)
+                .ok_or_else(|| format!("'{}': ':{}' is not a step", shown(part), shown(st)))?,
+        ),
+        None => (part, 1),
+    };
+    let num =
+        |t: &str| {
+            t.trim().parse::<u32>().ok().filter(|n| *n <= MAX_TASK_ID).ok_or_else(|| {
+                format!("'{}': '{}' is not a task id (0 to {MAX_TASK_ID})", shown(part), shown(t))
+            })
+        };
+    let (a, b) = match range.split_once('-') {
+        Some((a, b)) => (num(a)?, num(b)?),
+        None => (num(range)?, num(range)?),
+    };
+    if b < a {
+        return Err(format!("'{}': the range ends before it starts", shown(part)));
+    }
+    Ok(if a == b { (a, a, 1) } else { runs::clip((a, b, step), a, b).unwrap_or((a, a, 1)) })
 }
 
 /// Slurm's compact form: `3-99`, `1,3,5`, `0-12:4`.
@@ -209,7 +255,8 @@ impl ArraySpec {
     pub fn parse(raw: &str, max_tasks: u64) -> Result<ArraySpec, String> {
         let (ids, throttle) = match raw.trim().split_once('%') {
             Some((ids, t)) => {
-                let t = t.trim().parse::<u32>().map_err(|_| format!("'%{t}' is not a task limit"))?;
+                let t =
+                    t.trim().parse::<u32>().map_err(|_| format!("'%{}' is not a task limit", shown(t)))?;
                 (ids, t)
             }
             None => (raw.trim(), 0),
@@ -248,7 +295,7 @@ impl JobRef {
     /// Parses one reference; the error names it.
     pub fn parse(raw: &str) -> Result<JobRef, String> {
         let t = raw.trim();
-        let bad = || format!("invalid job id '{t}'");
+        let bad = || format!("invalid job id '{}'", shown(t));
         let num = |s: &str| s.parse::<u64>().ok().filter(|n| *n > 0).ok_or_else(bad);
         if let Some((job, step)) = t.split_once('.') {
             let step = match step {
@@ -261,7 +308,7 @@ impl JobRef {
         if let Some((job, tasks)) = t.split_once('_') {
             let inner = tasks.strip_prefix('[').and_then(|s| s.strip_suffix(']')).unwrap_or(tasks);
             let set = TaskSet::parse(inner.split('%').next().unwrap_or(inner))
-                .map_err(|e| format!("invalid job id '{t}': {e}"))?;
+                .map_err(|e| format!("invalid job id '{}': {e}", shown(t)))?;
             return Ok(JobRef::Tasks(num(job)?, set));
         }
         Ok(JobRef::Job(num(t)?))
@@ -345,6 +392,78 @@ mod tests {
         let big = TaskSet::parse("0-99999").unwrap();
         assert_eq!(big.intersect(&TaskSet::parse("5,7,200000").unwrap()).to_string(), "5,7");
         assert_eq!(big.minus(&TaskSet::parse("1-99998").unwrap()).to_string(), "0,99999");
+    }
+
+    #[test]
+    fn overlapping_stepped_ranges_merge_by_their_runs() {
+        // 40 bytes that once took about 2x10^12 steps: three stepped ranges over four million ids.
+        let r = JobRef::parse("1_[0-4000000:2,1-4000000:2,1-4000000:2]").unwrap();
+        assert_eq!(r, JobRef::Tasks(1, TaskSet::range(0, 4_000_000)));
+        let JobRef::Tasks(_, set) = r else { unreachable!() };
+        assert_eq!((set.len(), set.to_string()), (4_000_001, "0-4000000".to_string()));
+        let t = |s: &str| TaskSet::parse(s).unwrap();
+        // Overlapping plain and stepped ranges, and duplicates.
+        assert_eq!(t("0-15:4,2-6").iter().collect::<Vec<_>>(), [0, 2, 3, 4, 5, 6, 8, 12]);
+        assert_eq!(t("0-15:4,2-6").to_string(), "0,2-6,8-12:4");
+        assert_eq!(t("5,5,5,1-3,2").to_string(), "1-3,5");
+        assert_eq!(t("0-99:3,0-99:3").to_string(), "0-99:3");
+        // Steps 2 and 3 repeat every 6: the union of multiples of 2 or 3.
+        let u = t("0-29:2,0-29:3");
+        assert_eq!(u.len(), 20);
+        assert!(u.contains(9) && u.contains(28) && !u.contains(25) && !u.contains(1));
+        assert_eq!(t("0-4000000:4,2-4000000:4").to_string(), "0-4000000:2");
+        // Throttles ride along.
+        let a = ArraySpec::parse("0-4000000:2,1-4000000:2%16", 4_000_001).unwrap();
+        assert_eq!((a.tasks.len(), a.throttle), (4_000_001, 16));
+        assert!(ArraySpec::parse("0-9%4%2", 1001).unwrap_err().contains("'%4%2'"));
+    }
+
+    #[test]
+    fn expressions_past_the_caps_are_refused_by_name() {
+        let many = vec!["7"; MAX_ARRAY_PARTS + 1].join(",");
+        let e = TaskSet::parse(&many).unwrap_err();
+        assert!(e.contains("10001 comma-separated parts, more than the 10000"), "{e}");
+        assert!(e.chars().count() < 200, "the expression is cut in the error: {e}");
+        assert_eq!(TaskSet::parse_bounded(&many, 20_000).unwrap().to_string(), "7");
+        // Two ids in every four across the range: a million runs.
+        let e = TaskSet::parse("0-4000000:4,1-4000000:4").unwrap_err();
+        assert!(e.contains("more than 10000 runs"), "{e}");
+        // Coprime large steps: one bitmap over the range, cheap enough.
+        assert!(TaskSet::parse("0-4000000:65521,0-4000000:65519,1-4000000:999983").is_ok());
+        // Two hundred steps over four million ids: more bits to set than allowed.
+        let steps: Vec<String> = (2..=200).map(|k| format!("0-4000000:{k}")).collect();
+        let e = TaskSet::parse(&steps.join(",")).unwrap_err();
+        assert!(e.contains(&format!("more than {MAX_MERGE_STEPS} steps")), "{e}");
+    }
+
+    #[test]
+    fn operations_keep_runs_apart_and_equality_is_by_members() {
+        let big = TaskSet::parse("0-3999999").unwrap();
+        let odd = TaskSet::parse("1-3999999:2").unwrap();
+        let even = big.minus(&odd);
+        assert_eq!(even.to_string(), "0-3999998:2");
+        assert_eq!(big.intersect(&odd), odd);
+        assert_eq!(TaskSet::parse("0-8:4").unwrap(), TaskSet::parse("0,4,8").unwrap());
+        assert_ne!(TaskSet::parse("0-8:4").unwrap(), TaskSet::parse("0,4").unwrap());
+        let thirds = big.minus(&TaskSet::parse("0-3999999:3").unwrap());
+        assert_eq!(
+            (thirds.len(), thirds.contains(3_999_998), thirds.contains(3_999_999)),
+            (2_666_666, true, false)
+        );
+        let mut s = TaskSet::parse("0-4000000:2").unwrap();
+        assert!(s.remove(2_000_000) && !s.contains(2_000_000) && s.contains(2_000_002));
+        assert_eq!(s.to_string(), "0-1999998:2,2000002-4000000:2");
+    }
+
+    #[test]
+    fn stored_sets_of_crossing_runs_are_merged_as_read() {
+        // What the old parse kept for `0-15:4,2-6`: a stepped run with singles inside its span.
+        let old: TaskSet = serde_json::from_str(r#"{"runs":[[0,12,4],[2,3,1],[5,6,1]]}"#).unwrap();
+        assert_eq!(old.iter().collect::<Vec<_>>(), [0, 2, 3, 4, 5, 6, 8, 12]);
+        assert!(old.contains(8) && !old.contains(7));
+        let same: TaskSet = serde_json::from_str(&serde_json::to_string(&old).unwrap()).unwrap();
+        assert_eq!(same, old);
+        assert!(serde_json::from_str::<TaskSet>(r#"{"runs":[[0,9,0]]}"#).is_err());
     }
 
     #[test]

@@ -123,9 +123,10 @@ impl Dependency {
                 let job = id.parse::<u64>().ok().filter(|j| *j > 0);
                 let job = job.ok_or_else(|| format!("'{part}': '{id}' is not a job id"))?;
                 items.push(DepItem { kind, job, minutes });
-            }
-            if items.len() > MAX_ITEMS {
-                return Err(format!("more than {MAX_ITEMS} dependencies"));
+                // Checked per id: one item may name many jobs (`afterok:1:2:3`).
+                if items.len() > MAX_ITEMS {
+                    return Err(format!("more than {MAX_ITEMS} dependencies"));
+                }
             }
         }
         Ok(Dependency { items, any })

@@ -5,19 +5,38 @@
 /// config file or a command line) can exhaust memory.
 pub const MAX_HOSTS: usize = 1 << 20;
 
-/// Expands a hostlist (at most [`MAX_HOSTS`] names). Errors say what is wrong and where.
+/// The longest host name a hostlist may build unless its caller knows
+/// better (a controller passes its longest node name): Slurm's node names
+/// are short, and this bounds what each of [`MAX_HOSTS`] names can weigh.
+pub const MAX_NAME_LEN: usize = 256;
+
+/// Expands a hostlist (at most [`MAX_HOSTS`] names, none shorter than
+/// [`MAX_NAME_LEN`] bytes long at its shortest). Errors say what is wrong and where.
 pub fn expand(expr: &str) -> Result<Vec<String>, String> {
-    expand_bounded(expr, MAX_HOSTS)
+    expand_bounded(expr, MAX_HOSTS, MAX_NAME_LEN)
 }
 
-/// Expands a hostlist that may name at most `max` hosts, repeats counted;
-/// a larger one is refused before any name is built. A controller passes
-/// its node count: a list naming more hosts than the cluster has cannot be
-/// valid, so no client can make it allocate more than the cluster's names.
-pub fn expand_bounded(expr: &str, max: usize) -> Result<Vec<String>, String> {
+/// Expands a hostlist that may name at most `max` hosts, repeats counted,
+/// none of them longer than `max_name` bytes; a larger one is refused
+/// before any name is built. A controller passes its node count and its
+/// longest node name: a list naming more hosts than the cluster has, or a
+/// name longer than any of its nodes', cannot be valid, so no client can
+/// make it allocate more than the cluster's names.
+///
+/// A part is refused when even its shortest name (its literal text, and the
+/// fewest digits each bracket gives) is too long: a part some of whose names
+/// could be nodes expands as before, each name then at most 20 digits a
+/// bracket longer than `max_name`.
+pub fn expand_bounded(expr: &str, max: usize, max_name: usize) -> Result<Vec<String>, String> {
     let parts = parse(expr)?;
     if count_parts(&parts) > max as u64 {
         return Err(format!("hostlist '{}' names more than {max} hosts", shown(expr)));
+    }
+    if let Some(len) = parts.iter().map(|p| shortest(p)).find(|n| *n > max_name as u64) {
+        return Err(format!(
+            "hostlist '{}' names hosts of {len} bytes or more, longer than the {max_name} a host name has here",
+            shown(expr)
+        ));
     }
     let mut out = Vec::new();
     let mut name = String::new();
@@ -27,6 +46,18 @@ pub fn expand_bounded(expr: &str, max: usize) -> Result<Vec<String>, String> {
     let mut seen = std::collections::HashSet::new();
     out.retain(|n| seen.insert(n.clone()));
     Ok(out)
+}
+
+/// The length of the shortest name a part builds: its text, and for each
+/// bracket the fewest digits any of its numbers is written with.
+fn shortest(segs: &[Seg<'_>]) -> u64 {
+    let digits = |n: u64| u64::from(n.checked_ilog10().unwrap_or(0)) + 1;
+    segs.iter()
+        .map(|s| match s {
+            Seg::Text(t) => t.len() as u64,
+            Seg::Ranges(rs) => rs.iter().map(|r| digits(r.lo).max(r.width as u64)).min().unwrap_or(0),
+        })
+        .sum()
 }
 
 /// Checks a hostlist and counts the names it gives (repeats counted),
@@ -76,7 +107,9 @@ fn count_parts(parts: &[Vec<Seg<'_>>]) -> u64 {
         segs.iter().fold(1u64, |n, s| match s {
             Seg::Text(_) => n,
             Seg::Ranges(rs) => {
-                n.saturating_mul(rs.iter().fold(0u64, |m, r| m.saturating_add(r.hi - r.lo + 1)))
+                // `[0-18446744073709551615]` holds 2^64 numbers: one more than u64 counts.
+                let size = |r: &Range| (r.hi - r.lo).saturating_add(1);
+                n.saturating_mul(rs.iter().fold(0u64, |m, r| m.saturating_add(size(r))))
             }
         })
     };
@@ -223,12 +256,25 @@ pub fn compress<S: AsRef<str>>(names: &[S]) -> String {
     }
     let mut parts = plain;
     for (prefix, entries) in by_prefix {
-        let width = entries.iter().filter(|e| e.2).map(|e| e.1).max().unwrap_or(0);
-        // Unpadded numbers at least `width` long render the same padded.
-        let (wide, narrow): (Vec<&Entry>, Vec<_>) =
-            entries.iter().partition(|e| e.2 || (width > 0 && e.1 >= width));
-        for (nums, w) in [(wide, width), (narrow, 0)] {
-            let nums: Vec<u64> = nums.iter().map(|e| e.0).collect();
+        // One group per padded width (`n01` and `n001` are two names), then
+        // the unpadded; an unpadded number at least as long as a width
+        // renders the same padded to it, so it joins the widest such group.
+        let mut widths: Vec<usize> = entries.iter().filter(|e| e.2).map(|e| e.1).collect();
+        widths.sort_unstable();
+        widths.dedup();
+        let mut groups: Vec<(usize, Vec<u64>)> = widths.iter().map(|w| (*w, vec![])).collect();
+        groups.push((0, vec![]));
+        for &(num, digits, padded) in &entries {
+            let w = if padded {
+                digits
+            } else {
+                widths.iter().rev().find(|w| **w <= digits).copied().unwrap_or(0)
+            };
+            if let Some((_, nums)) = groups.iter_mut().find(|(gw, _)| *gw == w) {
+                nums.push(num);
+            }
+        }
+        for (w, nums) in groups {
             if !nums.is_empty() {
                 parts.push(group(&prefix, nums, w));
             }
@@ -286,15 +332,44 @@ mod tests {
 
     #[test]
     fn bounded_expansion_refuses_before_building_names() {
-        assert_eq!(expand_bounded("n[1-4]", 4).unwrap().len(), 4);
-        let e = expand_bounded("x[0-9999]y[0-9999]", 4).unwrap_err();
+        assert_eq!(expand_bounded("n[1-4]", 4, 2).unwrap().len(), 4);
+        let e = expand_bounded("x[0-9999]y[0-9999]", 4, 256).unwrap_err();
         assert_eq!(e, "hostlist 'x[0-9999]y[0-9999]' names more than 4 hosts");
         assert_eq!(count("x[0-9999]y[0-9999],z").unwrap(), 100_000_001);
         assert!(expand("x[0-9999]y[0-9999]").unwrap_err().contains("more than 1048576"));
         let huge = format!("a[{}]", vec!["1"; 100].join(",")).repeat(10);
         assert_eq!(count(&huge).unwrap(), u64::MAX, "saturates instead of overflowing");
+        assert_eq!(expand_bounded("n[1-4]", 4, 2).unwrap().len(), 4);
+        // The whole u64 range: its size wrapped to 0 in a release build, which then built names forever.
+        let e = expand_bounded("n[0-18446744073709551615]", 4, 256).unwrap_err();
+        assert!(e.ends_with("names more than 4 hosts"), "{e}");
+        assert_eq!(count("[0-18446744073709551615]").unwrap(), u64::MAX);
         let long = format!("n[1-{}]", "9".repeat(200));
         assert!(expand(&long).unwrap_err().chars().count() < 200, "a long expression is cut in errors");
+    }
+
+    #[test]
+    fn long_literal_text_is_refused_before_any_name_is_built() {
+        // 3 MB of letters before [1-1000]: a thousand 3 MB names, once.
+        let huge = format!("{}[1-1000]", "a".repeat(3 << 20));
+        let e = expand_bounded(&huge, 1000, 6).unwrap_err();
+        assert!(
+            e.ends_with("names hosts of 3145729 bytes or more, longer than the 6 a host name has here"),
+            "{e}"
+        );
+        assert!(e.chars().count() < 200, "{e}");
+        assert!(expand(&huge).unwrap_err().contains("longer than the 256"));
+        // Brackets count by their fewest digits: a thousand `[1]` make 1000-digit names.
+        let digits = format!("n{}", "[1]".repeat(1000));
+        assert!(expand(&digits).unwrap_err().contains("1001 bytes or more"));
+        // One name of 200,000 brackets: its expansion recursed once per bracket, past any stack.
+        let deep = format!("n{}", "[1]".repeat(200_000));
+        assert!(expand_bounded(&deep, 4, 6).unwrap_err().contains("200001 bytes or more"));
+        // A part whose shortest name fits still expands whole; only a cluster's lookup refuses the rest.
+        assert_eq!(expand_bounded("node[1-10]", 10, 5).unwrap().len(), 10);
+        assert!(expand_bounded("node[01-10]", 10, 5).unwrap_err().contains("of 6 bytes or more"));
+        assert!(expand_bounded("node001,n1", 10, 5).unwrap_err().contains("of 7 bytes"));
+        assert_eq!(expand(&"n".repeat(256)).unwrap().len(), 1);
     }
 
     #[test]
@@ -305,6 +380,10 @@ mod tests {
         assert_eq!(compress(&["n9", "n10", "n11"]), "n[9-11]");
         assert_eq!(compress(&["x05"]), "x05");
         assert_eq!(compress::<&str>(&[]), "");
+        // Found by the property test: two padded widths under one prefix were written at the wider.
+        assert_eq!(compress(&["n01", "n001", "n10", "n100"]), "n[01,10],n[001,100]");
+        let digits = expand("0[1-1000]").unwrap();
+        assert_eq!(expand(&compress(&digits)).unwrap(), digits);
     }
 
     #[test]

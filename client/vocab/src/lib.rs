@@ -52,6 +52,8 @@ mod nodestate_impl;
 mod reason_impl;
 #[path = "signal.rs"]
 mod signal_impl;
+#[path = "taskruns.rs"]
+mod taskruns_impl;
 #[path = "time.rs"]
 mod time_impl;
 #[path = "tres.rs"]
@@ -63,7 +65,10 @@ mod when_impl;
 
 /// Job arrays and job references with task and step parts.
 pub mod array {
-    pub use crate::array_impl::{ArraySpec, JobRef, MAX_TASK_ID, StepRef, TaskSet, parse_refs};
+    pub use crate::array_impl::{
+        ArraySpec, JobRef, MAX_ARRAY_PARTS, MAX_MERGE_STEPS, MAX_PENDING_RUNS, MAX_TASK_ID, StepRef, TaskSet,
+        parse_refs,
+    };
 }
 
 /// `-C/--constraint` node feature expressions.
@@ -78,7 +83,7 @@ pub mod depend {
 
 /// Slurm hostlist expressions: `node[01-04,07]`, both ways.
 pub mod hostlist {
-    pub use crate::hostlist_impl::{MAX_HOSTS, compress, count, expand, expand_bounded};
+    pub use crate::hostlist_impl::{MAX_HOSTS, MAX_NAME_LEN, compress, count, expand, expand_bounded};
 }
 
 /// Job states, hold kinds and partition states.
@@ -133,7 +138,7 @@ pub mod time {
         MAX_TIME_LIMIT_MINUTES, Seconds, TimeLimit, UNLIMITED, check_limit, format_limit, format_minutes,
         format_seconds, parse_limit, parse_minutes, parse_seconds, squeue_secs, squeue_secs_into,
     };
-    pub use crate::when_impl::{Lean, parse_when};
+    pub use crate::when_impl::{Lean, MAX_WHEN_LEN, parse_when};
 }
 
 /// The built-in TRES table and TRES strings.

@@ -116,7 +116,14 @@ pub fn parse(
             }
             let mut nodes = vec![];
             for h in &l.nodes {
-                nodes.extend(hostlist::expand(h).map_err(|e| format!("{lat}: nodes '{h}': {e}"))?);
+                // Against a known cluster, no list may name more hosts, or longer names, than it has.
+                let names = match cluster {
+                    Some(c) => {
+                        hostlist::expand_bounded(h, c.len(), c.iter().map(String::len).max().unwrap_or(0))
+                    }
+                    None => hostlist::expand(h),
+                };
+                nodes.extend(names.map_err(|e| format!("{lat}: nodes '{h}': {e}"))?);
             }
             nodes.sort();
             nodes.dedup();
@@ -304,5 +311,27 @@ mod plugin_tests {
             assert!(e.contains(needle), "{plugin}: {e}");
             assert!(e.contains("qpu") || e.contains("colour"), "{e}");
         }
+    }
+}
+
+#[cfg(test)]
+mod bound_tests {
+    use super::*;
+
+    #[test]
+    fn a_layer_names_no_more_hosts_than_the_cluster_has() {
+        let cluster: BTreeSet<String> = (1..=32).map(|i| format!("node{i:02}")).collect();
+        let layer = |nodes: &str| {
+            let text = format!(
+                "- resource: a\n  mode: MODE_1\n  layers:\n    - layer_name: x\n      nodes: [\"{nodes}\"]\n"
+            );
+            parse(&text, &BTreeMap::new(), Some(&cluster))
+        };
+        // A million names were built before the first was found missing.
+        let e = layer("node[1-1000000]").unwrap_err();
+        assert!(e.ends_with("names more than 32 hosts"), "{e}");
+        let e = layer(&format!("{}[1-2]", "n".repeat(100))).unwrap_err();
+        assert!(e.contains("101 bytes or more, longer than the 6"), "{e}");
+        assert_eq!(layer("node[01-32]").unwrap()[0].layers[0].nodes.len(), 32);
     }
 }

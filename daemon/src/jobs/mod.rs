@@ -344,7 +344,8 @@ impl JobService {
             if v.is_empty() {
                 Ok(vec![])
             } else {
-                hostlist::expand_bounded(v, self.nodes.count()).map_err(|e| Error::invalid(key, e))
+                hostlist::expand_bounded(v, self.nodes.count(), self.nodes.longest_name())
+                    .map_err(|e| Error::invalid(key, e))
             }
         };
         let name = |v: &str| (!v.is_empty()).then(|| v.to_ascii_lowercase());

@@ -169,7 +169,10 @@ impl LicenseService {
     /// `scontrol update HRESName=`: applies, saves changed node membership, tells watchers.
     pub async fn update(&self, name: &str, u: &HresUpdate) -> Result<Vec<String>> {
         let nodes = self.nodes.read().unwrap_or_else(|p| p.into_inner()).clone();
-        let max = if nodes.is_empty() { hostlist::MAX_HOSTS } else { nodes.len() };
+        let max = match nodes.iter().map(String::len).max() {
+            None => (hostlist::MAX_HOSTS, hostlist::MAX_NAME_LEN),
+            Some(longest) => (nodes.len(), longest),
+        };
         let known = move |n: &str| nodes.is_empty() || nodes.contains(n);
         let mut all = (*self.hres()).clone();
         let r = all

@@ -40,13 +40,13 @@ fn parse_base(v: &str) -> Result<Vec<(String, u64)>, String> {
 }
 
 /// Applies `u` to `r`, returning one line per change. `known` says whether a
-/// node exists in the cluster, and `max` is how many it has, which bounds
-/// the hostlist a client gives. Nodes changes report `true` in the second value.
+/// node exists in the cluster, and `max` is how many it has and the length
+/// of its longest name, which bound the hostlist a client gives. Nodes changes report `true` in the second value.
 pub fn apply(
     r: &mut HresResource,
     u: &HresUpdate,
     known: &dyn Fn(&str) -> bool,
-    max: usize,
+    max: (usize, usize),
 ) -> Result<(Vec<String>, bool), String> {
     let mut next = r.clone();
     let mut changes = vec![];
@@ -85,7 +85,7 @@ pub fn apply(
         let names = if list.is_empty() {
             vec![]
         } else {
-            hostlist::expand_bounded(list, max).map_err(|e| format!("nodes: {e}"))?
+            hostlist::expand_bounded(list, max.0, max.1).map_err(|e| format!("nodes: {e}"))?
         };
         if let Some(bad) = names.iter().find(|n| op != '-' && !known(n)) {
             return Err(format!("nodes: '{bad}' is not a node of the cluster"));
@@ -158,6 +158,9 @@ mod tests {
         HresUpdate { layer: layer.into(), ..HresUpdate::default() }
     }
 
+    /// No bound on the hostlist: these tests are about the layers.
+    const ANY: (usize, usize) = (usize::MAX, usize::MAX);
+
     fn any(_: &str) -> bool {
         true
     }
@@ -166,24 +169,24 @@ mod tests {
     fn leaf_nodes_propagate_and_parents_refuse_nodes() {
         let mut r = power();
         let u = HresUpdate { nodes: Some("+node[33-36]".into()), count: Some(45000), ..up("rack2") };
-        let (changes, moved) = apply(&mut r, &u, &any, usize::MAX).unwrap();
+        let (changes, moved) = apply(&mut r, &u, &any, ANY).unwrap();
         assert!(moved);
         assert_eq!(
             changes,
             ["power LayerName=rack2 Nodes=node[09-16,33-36]", "power LayerName=rack2 Count=45000"]
         );
         assert_eq!(r.layers[r.layer("datacenter").unwrap()].nodes.len(), 36);
-        let e = apply(&mut r, &HresUpdate { nodes: Some("node01".into()), ..up("row1") }, &any, usize::MAX)
-            .unwrap_err();
+        let e =
+            apply(&mut r, &HresUpdate { nodes: Some("node01".into()), ..up("row1") }, &any, ANY).unwrap_err();
         assert!(e.contains("only leaf layers"), "{e}");
-        let e = apply(&mut r, &HresUpdate { nodes: Some("+node01".into()), ..up("rack3") }, &any, usize::MAX)
+        let e = apply(&mut r, &HresUpdate { nodes: Some("+node01".into()), ..up("rack3") }, &any, ANY)
             .unwrap_err();
         assert!(e.contains("under leaf 'rack1'"), "{e}");
         let e = apply(
             &mut r,
             &HresUpdate { nodes: Some("+node99".into()), ..up("rack3") },
             &|n| n != "node99",
-            usize::MAX,
+            ANY,
         )
         .unwrap_err();
         assert!(e.contains("'node99' is not a node"), "{e}");
@@ -192,41 +195,32 @@ mod tests {
     #[test]
     fn count_stays_above_base_usage_and_base_propagates() {
         let mut r = power();
-        let e =
-            apply(&mut r, &HresUpdate { count: Some(4000), ..up("rack1") }, &any, usize::MAX).unwrap_err();
+        let e = apply(&mut r, &HresUpdate { count: Some(4000), ..up("rack1") }, &any, ANY).unwrap_err();
         assert!(e.contains("below its BaseUsage=5000"), "{e}");
-        apply(&mut r, &HresUpdate { base: Some(String::new()), ..up("rack1") }, &any, usize::MAX).unwrap();
+        apply(&mut r, &HresUpdate { base: Some(String::new()), ..up("rack1") }, &any, ANY).unwrap();
         assert_eq!(r.layers[0].base_usage, 0);
         assert_eq!(r.layers[r.layer("row1").unwrap()].base_usage, 3000);
-        apply(&mut r, &HresUpdate { base: Some("a:100,b:200".into()), ..up("rack1") }, &any, usize::MAX)
-            .unwrap();
+        apply(&mut r, &HresUpdate { base: Some("a:100,b:200".into()), ..up("rack1") }, &any, ANY).unwrap();
         assert_eq!(r.layers[r.layer("datacenter").unwrap()].base_usage, 18000 + 3000 + 2000 + 300);
-        let e = apply(&mut r, &HresUpdate { base: Some("a:x".into()), ..up("rack1") }, &any, usize::MAX)
-            .unwrap_err();
+        let e =
+            apply(&mut r, &HresUpdate { base: Some("a:x".into()), ..up("rack1") }, &any, ANY).unwrap_err();
         assert!(e.contains("'a:x' is not name:value"), "{e}");
     }
 
     #[test]
     fn flags_take_only_true_or_false() {
         let mut r = power();
-        apply(
-            &mut r,
-            &HresUpdate { disable_hres: Some("true".into()), ..HresUpdate::default() },
-            &any,
-            usize::MAX,
-        )
-        .unwrap();
-        assert!(r.disabled);
-        apply(&mut r, &HresUpdate { disable_layer: Some("true".into()), ..up("rack1") }, &any, usize::MAX)
+        apply(&mut r, &HresUpdate { disable_hres: Some("true".into()), ..HresUpdate::default() }, &any, ANY)
             .unwrap();
+        assert!(r.disabled);
+        apply(&mut r, &HresUpdate { disable_layer: Some("true".into()), ..up("rack1") }, &any, ANY).unwrap();
         assert!(r.layers[0].disabled);
-        let e =
-            apply(&mut r, &HresUpdate { disable_layer: Some("yes".into()), ..up("rack1") }, &any, usize::MAX)
-                .unwrap_err();
-        assert!(e.contains("neither true nor false"), "{e}");
-        let e = apply(&mut r, &HresUpdate { count: Some(1), ..HresUpdate::default() }, &any, usize::MAX)
+        let e = apply(&mut r, &HresUpdate { disable_layer: Some("yes".into()), ..up("rack1") }, &any, ANY)
             .unwrap_err();
+        assert!(e.contains("neither true nor false"), "{e}");
+        let e =
+            apply(&mut r, &HresUpdate { count: Some(1), ..HresUpdate::default() }, &any, ANY).unwrap_err();
         assert!(e.contains("need LayerName"), "{e}");
-        assert!(apply(&mut r, &up("nope"), &any, usize::MAX).unwrap_err().contains("no layer 'nope'"));
+        assert!(apply(&mut r, &up("nope"), &any, ANY).unwrap_err().contains("no layer 'nope'"));
     }
 }

@@ -62,8 +62,9 @@ fn overrides(req: &pb::RegisterRequest) -> Result<Vec<HashSet<&str>>> {
             return Err(bad(format!("nodes is longer than {MAX_TEXT} bytes")));
         }
         // No list naming more nodes than the agent hosts can be valid, so none builds more names.
-        let names =
-            hostlist::expand_bounded(&o.nodes, req.nodes.len()).map_err(|e| bad(format!("nodes: {e}")))?;
+        let longest = req.nodes.iter().map(String::len).max().unwrap_or(0);
+        let names = hostlist::expand_bounded(&o.nodes, req.nodes.len(), longest)
+            .map_err(|e| bad(format!("nodes: {e}")))?;
         let mut set = HashSet::with_capacity(names.len());
         for n in &names {
             let Some(h) = hosted.get(n.as_str()) else {

@@ -160,10 +160,16 @@ impl NodeService {
         self.read().nodes.len()
     }
 
+    /// The length of the cluster's longest node name: no name a client's
+    /// hostlist builds may be longer (MAX_NAME_LEN for a cluster of none).
+    pub fn longest_name(&self) -> usize {
+        self.read().nodes.keys().map(String::len).max().unwrap_or(hostlist::MAX_NAME_LEN)
+    }
+
     /// Expands a hostlist and checks every name exists; errors name the culprit.
     pub fn resolve(&self, expr: &str) -> Result<Vec<String>> {
-        let names =
-            hostlist::expand_bounded(expr, self.count()).map_err(|e| Error::invalid("nodename", e))?;
+        let names = hostlist::expand_bounded(expr, self.count(), self.longest_name())
+            .map_err(|e| Error::invalid("nodename", e))?;
         let c = self.read();
         match names.iter().find(|n| !c.nodes.contains_key(*n)) {
             Some(unknown) => Err(Error::NotFound(format!("nodename: unknown node '{unknown}'"))),

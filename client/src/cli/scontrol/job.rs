@@ -172,7 +172,11 @@ pub async fn show_task(array: u64, task: u32, f: &Flags, c: &mut Clients) -> Res
     let holds = |j: &pb::Job| {
         j.array_task_id == Some(task)
             || (j.array_task_id.is_none()
-                && crate::vocab::array::TaskSet::parse(&j.array_pending).is_ok_and(|p| p.contains(task)))
+                && crate::vocab::array::TaskSet::parse_bounded(
+                    &j.array_pending,
+                    crate::vocab::array::MAX_PENDING_RUNS,
+                )
+                .is_ok_and(|p| p.contains(task)))
     };
     match jobs.iter().filter(|j| j.array_job_id == array).find(|j| holds(j)) {
         Some(j) => show_jobs(std::slice::from_ref(j), Some(j.id), f, chrono::Utc::now().timestamp_millis()),

@@ -63,7 +63,8 @@ pub fn shape(j: &JobRecord, req: &pb::StepRequest) -> Result<Shape> {
     }
     let mut nodes: Vec<String> = vec![];
     if !req.nodelist.trim().is_empty() {
-        let asked = hostlist::expand_bounded(&req.nodelist, j.nodes.len())
+        let longest = j.nodes.iter().map(String::len).max().unwrap_or(0);
+        let asked = hostlist::expand_bounded(&req.nodelist, j.nodes.len(), longest)
             .map_err(|e| Error::invalid("--nodelist", e))?;
         if let Some(out) = asked.iter().find(|n| !j.nodes.contains(n)) {
             return Err(Error::invalid(

@@ -38,7 +38,8 @@ impl ArrayPart {
         let tasks = match j.array_task_id {
             Some(_) => 1,
             // Unreadable indexes still make a record, which is at least one job.
-            None => TaskSet::parse(&j.array_pending).map_or(1, |s| s.len().max(1)),
+            None => TaskSet::parse_bounded(&j.array_pending, spur_vocab::array::MAX_PENDING_RUNS)
+                .map_or(1, |s| s.len().max(1)),
         };
         ArrayPart { name: display_id(j).into(), job: j.array_job_id, task: j.array_task_id, tasks }
     }
