@@ -333,7 +333,7 @@ async fn main() -> anyhow::Result<()> {
         tally[0].0,
         tally[1].0
     );
-    println!("{:<32} {:>10} {:>10} {:>10}", "metric", "none", "munge", "munge/none");
+    println!("{:<32} {:>10} {:>10} {:>11}", "metric", "none", "munge", "munge/none");
     let mut missed = vec![];
     let mut row = |name: &str, v: [f64; 2], higher_is_better: bool| {
         let ratio = v[1] / v[0];
@@ -341,7 +341,7 @@ async fn main() -> anyhow::Result<()> {
         if (higher_is_better && ratio < 1.0 / TARGET) || (!higher_is_better && ratio > TARGET) {
             missed.push(name.to_string());
         }
-        println!("{name:<32} {:>10.1} {:>10.1} {ratio:>10.2}", v[0], v[1]);
+        println!("{name:<32} {:>10.1} {:>10.1} {ratio:>11.2}", v[0], v[1]);
     };
     for (label, ms) in [("squeue -j ID", &squeue), ("sbatch --wrap true", &sbatch)] {
         row(&format!("{label} median (ms)"), [quantile(&ms[0], 0.5), quantile(&ms[1], 0.5)], false);

@@ -138,7 +138,7 @@ pub fn name_matches(want: &str, entity: &str, stored: &str) -> bool {
     }
     entity == "node"
         && stored.contains(['[', ','])
-        && crate::hostlist::expand_bounded(stored, NAME_EXPANSION_MAX)
+        && crate::hostlist::expand_bounded(stored, NAME_EXPANSION_MAX, crate::hostlist::MAX_NAME_LEN)
             .is_ok_and(|names| names.iter().any(|n| n == want))
 }
 

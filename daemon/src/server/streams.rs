@@ -62,11 +62,14 @@ impl Drop for Slot {
 /// Sends `item` to a subscriber; false when it is gone or has not read for
 /// [`SLOW_SUBSCRIBER`] (it is then told why, if there is room, and dropped).
 pub async fn send<T>(tx: &mpsc::Sender<Result<T, tonic::Status>>, item: T) -> bool {
-    match tokio::time::timeout(SLOW_SUBSCRIBER, tx.send(Ok(item))).await {
+    send_within(tx, item, SLOW_SUBSCRIBER).await
+}
+
+async fn send_within<T>(tx: &mpsc::Sender<Result<T, tonic::Status>>, item: T, wait: Duration) -> bool {
+    match tokio::time::timeout(wait, tx.send(Ok(item))).await {
         Ok(sent) => sent.is_ok(),
         Err(_) => {
-            let why =
-                format!("dropped: this stream was not read for {} s; reconnect", SLOW_SUBSCRIBER.as_secs());
+            let why = format!("dropped: this stream was not read for {} s; reconnect", wait.as_secs());
             let _ = tx.try_send(Err(tonic::Status::unavailable(why)));
             tracing::warn!("dropped a stream subscriber that stopped reading");
             false
@@ -90,11 +93,12 @@ mod tests {
         assert!(s.lock().get("alice").is_none(), "no entry is kept for a user with none");
     }
 
-    #[tokio::test(start_paused = true)]
+    #[tokio::test]
     async fn a_subscriber_that_stops_reading_is_dropped() {
         let (tx, mut rx) = mpsc::channel::<Result<u32, tonic::Status>>(1);
-        assert!(send(&tx, 1).await);
-        assert!(!send(&tx, 2).await, "full for SLOW_SUBSCRIBER: dropped");
+        let wait = Duration::from_millis(20);
+        assert!(send_within(&tx, 1, wait).await);
+        assert!(!send_within(&tx, 2, wait).await, "full for the whole wait: dropped");
         assert_eq!(rx.recv().await.unwrap().unwrap(), 1);
         drop(rx);
         assert!(!send(&tx, 3).await, "gone");
