@@ -214,7 +214,9 @@ mod tests {
         assert!(e.contains("resources_file") && e.contains("nope.yaml"), "{e}");
         std::fs::write(&conf, "[[nodes]]\nname = \"node[01-08]\"\n").unwrap();
         let e = Config::load(&conf).unwrap_err().to_string();
-        assert!(e.contains("resources.yaml: resource 'flat', layer 'top': node 'node09'"), "{e}");
+        // A layer naming more hosts than the cluster has is refused before its names are built.
+        assert!(e.contains("resources.yaml: resource 'flat', layer 'top': nodes 'node[01-32]'"), "{e}");
+        assert!(e.contains("names more than 8 hosts"), "{e}");
     }
 
     #[test]

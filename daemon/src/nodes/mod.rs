@@ -10,17 +10,18 @@
 //! One mutation path: validate -> persist the admin state -> apply in
 //! memory -> publish. The audit rows are written by the RPC gate.
 
+pub mod admin;
 pub mod agents;
+pub use admin::Requested;
 pub mod build;
 pub mod facts;
 pub mod partitions;
 pub mod pools;
 
-use crate::accounting::Caller;
 use crate::audit::Hub;
 use crate::error::{Error, Result};
-use crate::model::{Node, NodeAdmin, Partition, Reason};
-use crate::store::{Action, Store, now_ms};
+use crate::model::{Node, NodeAdmin, Partition};
+use crate::store::{Store, now_ms};
 use spur_proto::v1 as pb;
 use spur_vocab::hostlist;
 use std::collections::{BTreeMap, HashMap};
@@ -28,28 +29,6 @@ use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use tokio::sync::{broadcast, mpsc};
 
 pub const KIND_NODE_STATE: &str = "node_state";
-
-/// A node state an admin can ask for with `scontrol update`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Requested {
-    Drain,
-    Resume,
-    Down,
-}
-
-impl Requested {
-    /// An unrecognised state falls back to idle (resume), with a warning, as the spec says.
-    pub fn parse(raw: &str) -> (Requested, Option<String>) {
-        match raw.trim().to_ascii_lowercase().as_str() {
-            "drain" => (Requested::Drain, None),
-            "resume" | "idle" | "undrain" => (Requested::Resume, None),
-            "down" => (Requested::Down, None),
-            other => {
-                (Requested::Resume, Some(format!("unrecognised state '{other}'; setting the node idle")))
-            }
-        }
-    }
-}
 
 pub(crate) struct AgentConn {
     pub nodes: Vec<String>,
@@ -87,6 +66,9 @@ pub struct NodeService {
     pub heartbeat_secs: u32,
     pub timeout_secs: u32,
     events: broadcast::Sender<NodeEvent>,
+    /// Held by an admin-state write from the snapshot it computes from to
+    /// its install, so two writes never interleave (`admin.rs`).
+    admin_writes: tokio::sync::Mutex<()>,
 }
 
 /// The Info an UpdateNodes request's row adds to its parameters.
@@ -122,6 +104,7 @@ impl NodeService {
             heartbeat_secs: cfg.controller.heartbeat_interval_secs,
             timeout_secs: cfg.controller.node_timeout_secs,
             events: broadcast::channel(1024).0,
+            admin_writes: tokio::sync::Mutex::new(()),
         })
     }
 
@@ -175,102 +158,6 @@ impl NodeService {
             Some(unknown) => Err(Error::NotFound(format!("nodename: unknown node '{unknown}'"))),
             None => Ok(names),
         }
-    }
-
-    /// `scontrol update nodename=LIST state=... reason=...`. Returns the
-    /// nodes changed and a warning when the state was not recognised.
-    pub async fn update(
-        &self,
-        caller: &Caller,
-        expr: &str,
-        state: &str,
-        reason: &str,
-    ) -> Result<(Vec<String>, Option<String>)> {
-        let names = self.resolve(expr)?;
-        let (want, warning) = Requested::parse(state);
-        let reason = reason.trim();
-        if matches!(want, Requested::Drain | Requested::Down) && reason.is_empty() {
-            let s = if want == Requested::Drain { "drain" } else { "down" };
-            return Err(Error::invalid("reason", format!("required with state={s} (say why, as in Slurm)")));
-        }
-        let stamp = Reason {
-            text: reason.to_string(),
-            user: caller.user.clone(),
-            uid: caller.uid.map(i64::from),
-            time_ms: now_ms(),
-            system: false,
-        };
-        let next: Vec<(String, NodeAdmin)> = {
-            let c = self.read();
-            names
-                .iter()
-                .filter_map(|n| c.nodes.get(n))
-                .map(|n| {
-                    let mut a = n.admin.clone();
-                    match want {
-                        Requested::Drain => {
-                            a.drain = true;
-                            a.reason = Some(stamp.clone());
-                        }
-                        Requested::Down => {
-                            a.down = true;
-                            a.reason = Some(stamp.clone());
-                        }
-                        Requested::Resume => {
-                            a.drain = false;
-                            a.down = false;
-                            // A system reason (not responding) stays until the agent returns.
-                            if n.responding || !a.reason.as_ref().is_some_and(|r| r.system) {
-                                a.reason = None;
-                            }
-                        }
-                    }
-                    (n.name.clone(), a)
-                })
-                .collect()
-        };
-        // The request's row (the Note nodes_api returns) commits with the state.
-        crate::audit::claim::take(expr, Action::Update, update_info(&names, &warning));
-        self.persist(&next).await?;
-        {
-            let mut c = self.write();
-            for (name, a) in &next {
-                if let Some(n) = c.nodes.get_mut(name) {
-                    n.admin = a.clone();
-                }
-            }
-        }
-        self.publish(names.clone());
-        Ok((names, warning))
-    }
-
-    /// Drains `name` for the system (an HRES plugin's node function failed),
-    /// audited as Source=system.
-    pub async fn drain_for(&self, name: &str, reason: &str) -> Result<()> {
-        let Some(mut a) = self.read().nodes.get(name).map(|n| n.admin.clone()) else { return Ok(()) };
-        a.drain = true;
-        let text = reason.to_string();
-        a.reason =
-            Some(Reason { text, user: "hres_plugin".into(), uid: None, time_ms: now_ms(), system: false });
-        self.persist(&[(name.to_string(), a.clone())]).await?;
-        if let Some(n) = self.write().nodes.get_mut(name) {
-            n.admin = a;
-        }
-        self.publish(vec![name.to_string()]);
-        let info = serde_json::json!({ "state": "drain", "reason": reason });
-        self.hub().record_all(vec![crate::store::TxnRow::system("node", name, "update", info)]).await;
-        Ok(())
-    }
-
-    /// Writes the nodes' admin state, with the request's audit row when its
-    /// core took one (`audit::claim`), in one durable commit.
-    async fn persist(&self, admin: &[(String, NodeAdmin)]) -> Result<()> {
-        let Some(store) = &self.store else { return Ok(()) };
-        let docs = admin
-            .iter()
-            .map(|(name, a)| Ok((name.clone(), Some(serde_json::to_string(a)?))))
-            .collect::<Result<Vec<_>>>()?;
-        crate::audit::claim::commit(store.as_ref(), KIND_NODE_STATE, &docs).await
     }
 
     /// Adds (or with `release`, returns) a job's per-node allocation.
