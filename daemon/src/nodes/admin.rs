@@ -196,13 +196,14 @@ mod tests {
                 );
             }
             // The agent is back: its system reason goes, as a heartbeat does it.
-            let mut c = svc.write();
-            let n = c.nodes.get_mut("n1").unwrap();
-            n.responding = true;
-            if n.admin.reason.as_ref().is_some_and(|r| r.system) {
-                n.admin.reason = None;
+            {
+                let mut c = svc.write();
+                let n = c.nodes.get_mut("n1").unwrap();
+                n.responding = true;
+                if n.admin.reason.as_ref().is_some_and(|r| r.system) {
+                    n.admin.reason = None;
+                }
             }
-            drop(c);
             if round % 50 == 49 {
                 let restarted = service(&db).await;
                 assert_eq!(flags(&restarted), flags(&svc), "round {round}: the store has what memory shows");
