@@ -16,6 +16,9 @@ pub mod plugins;
 pub mod prep;
 pub mod update;
 
+#[cfg(test)]
+mod tests;
+
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::model::{HresMode, HresResource, LicenseTable};
@@ -51,6 +54,10 @@ pub struct LicenseService {
     plugins: RwLock<Arc<plugins::Plugins>>,
     /// Layers a plugin's maintenance disabled or downed, by `resource/layer`.
     marks: RwLock<std::collections::BTreeMap<String, plugins::Mark>>,
+    /// Held by a table write (an update, a plugin's maintenance, a
+    /// reconfigure) from the copy it changes to its install, so none writes
+    /// back a copy older than another's change.
+    writes: tokio::sync::Mutex<()>,
 }
 
 impl LicenseService {
@@ -60,6 +67,7 @@ impl LicenseService {
             nodes: RwLock::new(BTreeSet::new()),
             store,
             changed: broadcast::channel(64).0,
+            writes: tokio::sync::Mutex::new(()),
             plugins: RwLock::new(Arc::default()),
             marks: RwLock::default(),
         };
@@ -69,6 +77,7 @@ impl LicenseService {
 
     /// Takes resources.yaml as loaded, then the saved node membership of layers.
     pub async fn reconfigure(&self, cfg: &Config) -> Result<()> {
+        let _writing = self.writes.lock().await;
         let mut hres = cfg.hres.clone();
         if let Some(s) = &self.store {
             for (key, doc) in s.load(KIND_HRES_NODES).await? {
@@ -174,6 +183,7 @@ impl LicenseService {
             Some(longest) => (nodes.len(), longest),
         };
         let known = move |n: &str| nodes.is_empty() || nodes.contains(n);
+        let _writing = self.writes.lock().await;
         let mut all = (*self.hres()).clone();
         let r = all
             .iter_mut()
