@@ -77,6 +77,9 @@ pub struct AcctService {
     store: Option<Arc<dyn Store>>,
     hub: Arc<Hub>,
     catalog: RwLock<Arc<Catalog>>,
+    /// Writes applied to the catalog so far, counted under its lock: a
+    /// reload read from the store installs only if none came in meanwhile.
+    applied: std::sync::atomic::AtomicU64,
     events: broadcast::Sender<CatalogEvent>,
 }
 
@@ -93,7 +96,8 @@ impl AcctService {
     pub async fn new(hub: Arc<Hub>) -> Self {
         let (events, _) = broadcast::channel(1024);
         let store = hub.store().cloned();
-        let svc = AcctService { store, hub, catalog: RwLock::new(Arc::new(Catalog::default())), events };
+        let catalog = RwLock::new(Arc::new(Catalog::default()));
+        let svc = AcctService { store, hub, catalog, applied: Default::default(), events };
         // The controller starts anyway: an unloaded catalog holds back only the
         // jobs it governs (AccountingUnavailable), and the refresher retries.
         if let Err(e) = svc.reload().await {
@@ -137,6 +141,7 @@ impl AcctService {
     /// load after a start that could not read them says every list changed,
     /// so watchers (the console) re-read what they showed as unavailable.
     pub async fn reload(&self) -> Result<()> {
+        let seen = self.applied.load(std::sync::atomic::Ordering::SeqCst);
         let mut fresh = Catalog { loaded: true, ..Catalog::default() };
         if let Some(store) = &self.store {
             fresh.qos = catalog::decode_all(store.load(KIND_QOS).await?);
@@ -144,8 +149,12 @@ impl AcctService {
             fresh.users = catalog::decode_all(store.load(KIND_USER).await?);
         }
         let first = self.unloaded();
-        if let Ok(mut c) = self.catalog.write() {
-            *c = Arc::new(fresh);
+        if !self.install(fresh, seen) {
+            // A write was applied while the store was read: this copy may be
+            // older than memory (a revoked adminlevel would come back). The
+            // next refresh reads again.
+            tracing::debug!("a catalog write came in during the reload; kept memory's");
+            return Ok(());
         }
         if first {
             for kind in [KIND_QOS, KIND_ACCOUNT, KIND_USER] {
@@ -406,9 +415,21 @@ impl AcctService {
         }
     }
 
+    /// Replaces the catalog with `fresh`, read when `seen` writes had been
+    /// applied; false (and nothing changed) when more have been since.
+    fn install(&self, fresh: Catalog, seen: u64) -> bool {
+        let Ok(mut c) = self.catalog.write() else { return false };
+        if self.applied.load(std::sync::atomic::Ordering::SeqCst) != seen {
+            return false;
+        }
+        *c = Arc::new(fresh);
+        true
+    }
+
     fn apply_to_catalog(&self, kind: &'static str, name: &str, doc: Option<&Value>) {
         if let Ok(mut c) = self.catalog.write() {
             catalog::apply(Arc::make_mut(&mut c), kind, name, doc);
+            self.applied.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         }
         let _ = self.events.send(CatalogEvent { kind, name: name.to_string(), deleted: doc.is_none() });
     }
@@ -445,4 +466,27 @@ where
         };
         Ok(Written { action, next: next.map(|n| serde_json::to_value(n)).transpose()?, info })
     })
+}
+
+#[cfg(test)]
+mod reload_tests {
+    use super::*;
+    use std::sync::atomic::Ordering;
+
+    #[tokio::test]
+    async fn a_reload_read_before_a_write_never_installs_over_it() {
+        let svc = AcctService::new(Arc::new(Hub::new(None))).await;
+        let seen = svc.applied.load(Ordering::SeqCst);
+        let op = serde_json::json!({ "name": "op", "admin_level": "None" });
+        // A write lands while the reload is reading the store.
+        svc.apply_to_catalog(KIND_USER, "op", Some(&op));
+        let stale = Catalog { loaded: true, ..Catalog::default() };
+        assert!(!svc.install(stale, seen), "the older copy is refused");
+        assert!(svc.catalog().users.contains_key("op"), "the write stands");
+        let now = svc.applied.load(Ordering::SeqCst);
+        assert!(
+            svc.install(Catalog { loaded: true, ..Catalog::default() }, now),
+            "a copy read after it goes in"
+        );
+    }
 }
