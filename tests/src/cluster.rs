@@ -8,7 +8,8 @@ use tempfile::TempDir;
 pub struct Cluster {
     pub dir: TempDir,
     pub c: Controller,
-    _agent: Agent,
+    agent: Option<Agent>,
+    nodes: String,
 }
 
 impl Cluster {
@@ -23,7 +24,7 @@ impl Cluster {
         let db = format!("sqlite://{}/spur.db", dir.path().display());
         let c = Controller::start(dir.path(), &conf(&db, cluster));
         let agent = Agent::start(&c.url, nodes, &[]);
-        let e = Cluster { dir, c, _agent: agent };
+        let e = Cluster { dir, c, agent: Some(agent), nodes: nodes.to_string() };
         let want = format!("idle:{idle}");
         wait_for("nodes up", || (e.ok("sinfo", "-h -o %t:%D").trim() == want).then_some(()));
         e.ok("sacctmgr", "-i add account name=ml");
@@ -43,6 +44,16 @@ impl Cluster {
         let e = Cluster::start(&more(toml).build(), files, "node[01-02]", 2);
         e.ok("sacctmgr", "-i add user name=root account=ml");
         e
+    }
+
+    /// kill -9 of the agent alone (its jobs' supervisors run on), and a new
+    /// one on the same state directory, which adopts them.
+    pub fn restart_agent(&mut self) {
+        if let Some(old) = self.agent.take() {
+            let state = old.state_dir().to_path_buf();
+            old.kill_agent_only();
+            self.agent = Some(Agent::start_in(&self.c.url, &self.nodes, &[], &state));
+        }
     }
 
     /// A command line split on whitespace; it must succeed.

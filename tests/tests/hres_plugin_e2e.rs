@@ -313,3 +313,29 @@ fn every_array_task_started_in_one_pass_gets_its_own_run() {
     });
     wait_calls(logs.path(), "controller_epilog qpu", 3);
 }
+
+/// A job prolog that waits for `hold-JOBID` in the log directory.
+const SLOW_PROLOG: &str = r#"
+function hres_node_job_prolog(prep, job)
+  log(prep.config, "job_prolog " .. prep.name .. " job=" .. job.job_id)
+  local hold = prep.config.log:gsub("calls.log$", "hold-" .. job.job_id)
+  while not io.open(hold, "r") do os.execute("sleep 0.05") end
+end
+"#;
+
+#[test]
+fn an_agent_restarted_during_a_job_prolog_adopts_the_job_which_runs_once() {
+    let logs = tempfile::tempdir().unwrap();
+    let mut e = start_script(logs.path(), 0, |t| t, &format!("{RECORDER}\n{SLOW_PROLOG}"));
+    let ran = logs.path().join("ran");
+    let id = e.sbatch(&["-L", "qpu:1", &format!("--wrap=echo x >> {}", ran.display())]);
+    wait_call(logs.path(), &format!("job_prolog qpu job={id}"));
+    e.restart_agent();
+    // The new agent registered and reconciled with the job still in its prolog.
+    let probe = e.sbatch(&["--wrap=true"]);
+    e.wait_field(probe, "%T", "COMPLETED");
+    assert_eq!(e.field(id, "%T"), "RUNNING", "adopted, not lost and requeued");
+    std::fs::write(logs.path().join(format!("hold-{id}")), "").unwrap();
+    e.wait_field(id, "%T", "COMPLETED");
+    assert_eq!(std::fs::read_to_string(&ran).unwrap(), "x\n", "the script ran once");
+}

@@ -33,7 +33,10 @@ struct Run {
 impl Run {
     /// To the process group, and to every process of the cgroup (those that left the group too).
     fn signal(&self, sig: Signal) {
-        let _ = killpg(Pid::from_raw(self.pgid), sig);
+        // 0 is no group yet (the supervisor is in the prologs): killpg(0) would be our own group.
+        if self.pgid > 0 {
+            let _ = killpg(Pid::from_raw(self.pgid), sig);
+        }
         if let Some(cg) = &self.cgroup {
             if sig == Signal::SIGKILL { cg.kill() } else { cg.signal(sig) }
         }
@@ -250,6 +253,10 @@ impl Executor {
     /// False when the job is not running here.
     pub fn signal_shell(&self, job_id: u64, signal: i32) -> bool {
         let Some(pgid) = self.lock().get(&job_id).map(|r| r.pgid) else { return false };
+        if pgid <= 0 {
+            // No batch shell yet (the prologs run): kill(0) would be our own group.
+            return true;
+        }
         match Signal::try_from(signal) {
             Ok(sig) => {
                 let _ = nix::sys::signal::kill(Pid::from_raw(pgid), sig);
@@ -265,7 +272,27 @@ impl Executor {
     pub fn signal(&self, job_id: u64, signal: i32, kill_wait: Duration) -> bool {
         // Its steps' tasks here get it too (an allocation srun made has nothing else).
         let steps = self.tasks.signal(job_id, None, signal, kill_wait);
-        let Some(run) = self.lock().get(&job_id).cloned() else { return steps };
+        let Some(mut run) = self.lock().get(&job_id).cloned() else { return steps };
+        if run.pgid == 0 {
+            // Adopted while its supervisor was in the prologs: the group may exist by now.
+            match self.state.runs_of(job_id).filter(|r| r.run_id == run.run_id) {
+                Some(r) if r.pgid > 0 => {
+                    run.pgid = r.pgid;
+                    run.cgroup = r.cgroup.as_deref().map(JobCgroup::at);
+                    if let Some(held) = self.lock().get_mut(&job_id) {
+                        *held = run.clone();
+                    }
+                }
+                // Still in the prologs: the supervisor is the job so far.
+                Some(r) if state::alive(r.stepd_pid, r.stepd_start) => {
+                    if let Ok(sig) = Signal::try_from(signal) {
+                        let _ = nix::sys::signal::kill(Pid::from_raw(r.stepd_pid), sig);
+                    }
+                    return true;
+                }
+                _ => {}
+            }
+        }
         let pgid = run.pgid;
         let Ok(sig) = Signal::try_from(signal) else {
             tracing::warn!(job = job_id, signal, "not a signal number");

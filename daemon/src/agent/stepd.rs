@@ -58,6 +58,25 @@ fn main(dir: &Path, job_id: u64) -> i32 {
     let state = StateDir(dir.to_path_buf());
     let launch = read_launch(&state, job_id);
     let run_id = launch.as_ref().map(|l| l.run_id.clone()).unwrap_or_default();
+    if let Ok(l) = &launch {
+        // Recorded before the prologs, so an agent restarted meanwhile adopts
+        // this supervisor (no job process yet: pgid 0) instead of losing the job.
+        let me = std::process::id() as i32;
+        let rec = RunRecord {
+            job_id,
+            run_id: run_id.clone(),
+            node: l.node.clone(),
+            stepd_pid: me,
+            stepd_start: start_time(me).unwrap_or(0),
+            pgid: 0,
+            job_start: 0,
+            cgroup: None,
+        };
+        if let Err(e) = write_atomic(&state.run_path(job_id), &rec) {
+            say(&format!("failed cannot record the job in {}: {e}", state.0.display()));
+            return 1;
+        }
+    }
     let mut end = match launch.and_then(|l| run(&state, job_id, &l)) {
         Ok(end) => end,
         Err(message) => {
