@@ -34,6 +34,21 @@ with grpc.insecure_channel(sys.argv[1]) as ch:
             print(e.code().name, e.details())
 "#;
 
+/// The Python client of accounting.proto, generated into `dir/gen`.
+fn generate(dir: &std::path::Path) -> std::path::PathBuf {
+    let gen_dir = dir.join("gen");
+    std::fs::create_dir_all(&gen_dir).unwrap();
+    let status = Command::new("python3")
+        .args(["-m", "grpc_tools.protoc", "-I", spur_proto::PROTO_DIR])
+        .arg(format!("--python_out={}", gen_dir.display()))
+        .arg(format!("--grpc_python_out={}", gen_dir.display()))
+        .arg("spur/v1/accounting.proto")
+        .status()
+        .unwrap();
+    assert!(status.success(), "grpc_tools.protoc failed");
+    gen_dir
+}
+
 #[test]
 fn generated_python_client_lists_qos() {
     if !python_has_grpc_tools() {
@@ -44,16 +59,7 @@ fn generated_python_client_lists_qos() {
     ok("sacctmgr", &c.url, &["-i", "add", "qos", "name=highprio", "priority=100", "maxwall=1-00:00:00"]);
     ok("sacctmgr", &c.url, &["-i", "add", "qos", "name=low"]);
 
-    let gen_dir = dir.path().join("gen");
-    std::fs::create_dir_all(&gen_dir).unwrap();
-    let status = Command::new("python3")
-        .args(["-m", "grpc_tools.protoc", "-I", spur_proto::PROTO_DIR])
-        .arg(format!("--python_out={}", gen_dir.display()))
-        .arg(format!("--grpc_python_out={}", gen_dir.display()))
-        .arg("spur/v1/accounting.proto")
-        .status()
-        .unwrap();
-    assert!(status.success(), "grpc_tools.protoc failed");
+    let gen_dir = generate(dir.path());
     let script = dir.path().join("client.py");
     std::fs::write(&script, CLIENT).unwrap();
     let target = c.url.trim_start_matches("http://");
@@ -134,16 +140,7 @@ fn generated_python_client_attaches_a_munge_credential() {
     let socket = m.socket().display().to_string();
     let auth = format!("[auth]\nplugin = \"munge\"\nmunge_socket = \"{socket}\"\n");
     let c = Controller::start(dir.path(), &conf(&format!("sqlite://{}/s.db", dir.path().display()), &auth));
-    let gen_dir = dir.path().join("gen");
-    std::fs::create_dir_all(&gen_dir).unwrap();
-    let status = Command::new("python3")
-        .args(["-m", "grpc_tools.protoc", "-I", spur_proto::PROTO_DIR])
-        .arg(format!("--python_out={}", gen_dir.display()))
-        .arg(format!("--grpc_python_out={}", gen_dir.display()))
-        .arg("spur/v1/accounting.proto")
-        .status()
-        .unwrap();
-    assert!(status.success(), "grpc_tools.protoc failed");
+    let gen_dir = generate(dir.path());
     let script = dir.path().join("client.py");
     std::fs::write(&script, MUNGE_CLIENT).unwrap();
     let target = c.url.trim_start_matches("http://");
