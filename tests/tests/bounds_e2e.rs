@@ -193,10 +193,21 @@ async fn a_huge_name_comment_or_output_path_is_refused_before_any_work() {
             err.message()
         );
     }
+    // Each part within its cap, the expansion not: 2,000 × %x of a 1,000-byte name.
+    let expands = spec(&|s| {
+        s.name = "n".repeat(1000);
+        s.stdout_path = "%x".repeat(2000);
+    });
+    let err = c.jobs.submit(expands).await.unwrap_err();
+    assert!(
+        err.message().contains("stdout_path: '%x%x") && err.message().contains("expands to more than 4096"),
+        "{}",
+        err.message()
+    );
     let set = vec![pb::KeyValue::new("Comment", &"c".repeat(10_000))];
     let err = c.jobs.update_job(pb::UpdateJobRequest { id: 1, set }).await.unwrap_err();
     assert!(err.message().contains("Comment: 10000 bytes; at most 4096"), "{}", err.message());
-    assert_eq!(e.txn("Outcome=error Entity=job format=Action").lines().count(), 5, "one row each");
+    assert_eq!(e.txn("Outcome=error Entity=job format=Action").lines().count(), 6, "one row each");
     e.answers().await;
 }
 

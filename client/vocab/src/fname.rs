@@ -23,10 +23,20 @@ const NOT_AN_ARRAY_TASK: u64 = 4_294_967_294;
 /// optional zero-padding width (`%4j`, at most 10). A pattern holding `\`
 /// is taken literally, the backslashes dropped, as Slurm does.
 pub fn expand_path(pattern: &str, j: &PathVars) -> String {
-    if pattern.contains('\\') {
-        return pattern.replace('\\', "");
+    match expand_path_within(pattern, j, usize::MAX) {
+        Ok(p) | Err(p) => p,
     }
-    let mut out = String::with_capacity(pattern.len() + 16);
+}
+
+/// [`expand_path`] that stops as soon as the result passes `max` bytes: Err
+/// with what was built so far (at most `max` plus one expansion), so a
+/// pattern of many `%x` never builds more than a path's worth.
+pub fn expand_path_within(pattern: &str, j: &PathVars, max: usize) -> Result<String, String> {
+    if pattern.contains('\\') {
+        let p = pattern.replace('\\', "");
+        return if p.len() > max { Err(p) } else { Ok(p) };
+    }
+    let mut out = String::with_capacity(pattern.len().min(max) + 16);
     let mut chars = pattern.chars().peekable();
     while let Some(c) = chars.next() {
         if c != '%' {
@@ -58,8 +68,11 @@ pub fn expand_path(pattern: &str, j: &PathVars) -> String {
             other => format!("%{}{other}", if width > 0 { width.to_string() } else { String::new() }),
         };
         out.push_str(&text);
+        if out.len() > max {
+            return Err(out);
+        }
     }
-    out
+    if out.len() > max { Err(out) } else { Ok(out) }
 }
 
 /// What a job step's patterns read beyond the job's (srun's `-o/-e`).
@@ -115,6 +128,16 @@ pub fn expand_step_path(pattern: &str, j: &PathVars, s: &StepVars) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_expansion_stops_at_its_cap() {
+        let name = "n".repeat(1000);
+        let j = PathVars { job_id: 7, user: "u", name: &name, node: "", array: None };
+        let long = expand_path_within(&"%x".repeat(20_000), &j, 4096).unwrap_err();
+        assert!(long.len() <= 4096 + 1000, "at most the cap and one expansion: {}", long.len());
+        assert_eq!(expand_path_within("out-%j.txt", &j, 4096).unwrap(), "out-7.txt");
+        assert!(expand_path_within("a\\b", &j, 1).is_err(), "a literal pattern is held to the cap too");
+    }
 
     #[test]
     fn filename_patterns_expand_as_sbatch_documents() {

@@ -401,11 +401,41 @@ impl JobService {
         if let Some(bad) = rec.nodelist.iter().find(|n| self.nodes.node(n).is_none()) {
             return Err(Error::invalid("nodelist", format!("unknown node '{bad}'")));
         }
+        self.paths_fit(&rec)?;
         self.admissible(&rec, &partition)?;
         if let Some(x) = &rec.extra {
             self.lock().dependencies_known(&x.dependency())?;
         }
         Ok((rec, partition))
+    }
+
+    /// Refuses `-o`/`-e` patterns whose expansion could pass PATH_MAX: each
+    /// is expanded once with the longest values its codes can take (any job
+    /// or array id, the longest node name), stopping at the cap, so the
+    /// launch never builds more than a path's worth.
+    fn paths_fit(&self, rec: &JobRecord) -> Result<()> {
+        use spur_vocab::jobs::{PathVars, expand_path_within};
+        let node = "n".repeat(self.nodes.longest_name());
+        let vars = PathVars {
+            job_id: u64::MAX,
+            user: &rec.user,
+            name: &rec.name,
+            node: &node,
+            array: Some((u64::MAX, u32::MAX)),
+        };
+        let max = crate::server::limits::MAX_PATH;
+        for (key, p) in [("stdout_path", &rec.stdout_path), ("stderr_path", &rec.stderr_path)] {
+            if expand_path_within(p, &vars, max).is_err() {
+                return Err(Error::invalid(
+                    key,
+                    format!(
+                        "'{}…' expands to more than {max} bytes (PATH_MAX)",
+                        p.chars().take(32).collect::<String>()
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Running jobs and what each was charged, for `show license`.
