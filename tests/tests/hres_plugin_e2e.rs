@@ -339,3 +339,17 @@ fn an_agent_restarted_during_a_job_prolog_adopts_the_job_which_runs_once() {
     e.wait_field(id, "%T", "COMPLETED");
     assert_eq!(std::fs::read_to_string(&ran).unwrap(), "x\n", "the script ran once");
 }
+
+#[test]
+fn a_long_job_prolog_holds_up_no_other_launch_on_its_node() {
+    let logs = tempfile::tempdir().unwrap();
+    let e = start_script(logs.path(), 0, |t| t, &format!("{RECORDER}\n{SLOW_PROLOG}"));
+    let held = e.sbatch(&["-L", "qpu:1", "-w", "node01", "--wrap=true"]);
+    wait_call(logs.path(), &format!("job_prolog qpu job={held}"));
+    // The same agent launches and finishes another job while the prolog waits.
+    let other = e.sbatch(&["-w", "node02", "--wrap=true"]);
+    e.wait_field(other, "%T", "COMPLETED");
+    assert_eq!(e.field(held, "%T"), "RUNNING");
+    std::fs::write(logs.path().join(format!("hold-{held}")), "").unwrap();
+    e.wait_field(held, "%T", "COMPLETED");
+}

@@ -131,31 +131,58 @@ impl Executor {
             );
             self.end_stale(id, &old);
         }
-        match self.start(&l).await {
-            Ok((pgid, child)) => {
+        let child = match self.spawn_supervisor(&l) {
+            Ok(child) => child,
+            Err(message) => {
+                let _ = ended.send(Ended::failed(id, message)).await;
+                return;
+            }
+        };
+        // Held from now (no group yet: the supervisor runs the prologs), so a
+        // signal that follows finds it; the session goes on meanwhile, and a
+        // long prolog never holds up its heartbeats or other commands.
+        let run_id = l.run_id.clone();
+        self.lock().insert(id, Run { node: l.node.clone(), pgid: 0, cgroup: None, run_id: run_id.clone() });
+        let me = self.clone();
+        tokio::spawn(async move { me.supervise(id, run_id, child, ended).await });
+    }
+
+    /// Waits for the supervisor's word, then for its end.
+    async fn supervise(
+        &self,
+        id: u64,
+        run_id: String,
+        child: tokio::process::Child,
+        ended: mpsc::Sender<Ended>,
+    ) {
+        match self.await_word(id, child).await {
+            Ok((pgid, mut child)) => {
                 // The supervisor recorded the run (its cgroup too) before it said "started".
                 let cgroup = self.state.runs_of(id).and_then(|r| r.cgroup).map(|p| JobCgroup::at(&p));
-                let run_id = l.run_id.clone();
-                self.lock().insert(id, Run { node: l.node.clone(), pgid, cgroup, run_id: run_id.clone() });
-                let me = self.clone();
-                tokio::spawn(async move {
-                    let mut child = child;
-                    let _ = child.wait().await;
-                    me.ended(id, &run_id, ended).await;
-                });
+                if let Some(run) = self.lock().get_mut(&id).filter(|r| r.run_id == run_id) {
+                    (run.pgid, run.cgroup) = (pgid, cgroup);
+                }
+                let _ = child.wait().await;
+                self.ended(id, &run_id, ended).await;
             }
             Err(message) => {
-                let _ = ended.send(self.state.ended(id).unwrap_or_else(|| Ended::failed(id, message))).await;
+                let mine = self.lock().get(&id).is_some_and(|r| r.run_id == run_id);
+                if mine {
+                    let end = self.state.ended(id).unwrap_or_else(|| Ended::failed(id, message));
+                    // Queued before it leaves the running list, as every end is.
+                    let _ = ended.send(Ended { run_id: run_id.clone(), ..end }).await;
+                    self.lock().remove(&id);
+                }
             }
         }
     }
 
-    /// Hands the launch to a new supervisor and waits for its word.
-    async fn start(&self, l: &pb::Launch) -> Result<(i32, tokio::process::Child), String> {
+    /// Hands the launch to a new supervisor (its launch file first).
+    fn spawn_supervisor(&self, l: &pb::Launch) -> Result<tokio::process::Child, String> {
         let id = l.job_id;
         state::write_atomic(&self.state.launch_path(id), &LaunchFile::from(l))
             .map_err(|e| format!("cannot write the launch to {}: {e}", self.state.0.display()))?;
-        let mut child = tokio::process::Command::new(&self.stepd)
+        tokio::process::Command::new(&self.stepd)
             .arg(super::stepd::STEPD_ARG)
             .arg(&self.state.0)
             .arg(id.to_string())
@@ -164,7 +191,16 @@ impl Executor {
             .stderr(Stdio::null())
             .kill_on_drop(false)
             .spawn()
-            .map_err(|e| format!("cannot start the supervisor {}: {e}", self.stepd.display()))?;
+            .map_err(|e| format!("cannot start the supervisor {}: {e}", self.stepd.display()))
+    }
+
+    /// The supervisor's word: "started PGID" once the job runs, or "failed
+    /// WHY"; the job's process group and the supervisor, or why not.
+    async fn await_word(
+        &self,
+        id: u64,
+        mut child: tokio::process::Child,
+    ) -> Result<(i32, tokio::process::Child), String> {
         // Until its word, and after it, other lines are its log (the HRES
         // plugin's node functions), relayed into this agent's.
         let mut line = String::new();
