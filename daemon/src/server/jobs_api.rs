@@ -219,7 +219,16 @@ impl Jobs for JobsApi {
             .run(path::CANCEL, req, |ctx, r| async move {
                 let name = r.target();
                 let mut ids = r.ids.clone();
-                let refs = task_refs(&r.tasks)?;
+                let refs = if r.tasks.is_empty() {
+                    vec![]
+                } else {
+                    // Bounded (parts and merge steps are capped), but up to tens of
+                    // milliseconds: off the async workers, which serve everyone else.
+                    let tasks = r.tasks.clone();
+                    tokio::task::spawn_blocking(move || task_refs(&tasks))
+                        .await
+                        .map_err(|e| Error::Unavailable(format!("parsing the array tasks: {e}")))??
+                };
                 if ids.is_empty() && refs.is_empty() {
                     if r.filter.is_empty() {
                         return Err(Error::invalid("ids", "name at least one job, or a filter"));
