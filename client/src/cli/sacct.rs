@@ -434,8 +434,20 @@ async fn run(mut a: Args, now: DateTime<Local>) -> Result<String, String> {
     (a.me, a.root) = (me.user.clone(), me.uid == Some(0));
     let mut c = conn::connect_flag(a.controller.as_deref(), me).await?;
     a.cluster = cluster::resolve(&mut c, &a.clusters).await?;
-    let req = pb::ListRequest { filter: a.filter() };
-    let jobs = c.jobs.list_jobs(req).await.map_err(status)?.into_inner().jobs;
+    // The history comes a page at a time; each answer names where the next starts.
+    let mut filter = a.filter();
+    let mut jobs = vec![];
+    loop {
+        let req = pb::ListRequest { filter: filter.clone() };
+        let page = c.jobs.list_jobs(req).await.map_err(status)?.into_inner();
+        jobs.extend(page.jobs);
+        let Some(next) = page.next_history_after_id else { break };
+        filter.retain(|kv| kv.key != "history_after");
+        filter.push(pb::KeyValue { key: "history_after".into(), value: next.to_string() });
+    }
+    // A job purged between two pages is on both (from memory, then the store): shown once.
+    let mut ids = std::collections::HashSet::new();
+    jobs.retain(|j| ids.insert(j.id));
     report(&a, &jobs, now)
 }
 

@@ -40,6 +40,7 @@ pub mod ending;
 pub mod env;
 pub mod events;
 pub mod extras;
+pub mod history;
 pub(crate) mod launch;
 pub mod mail;
 pub(crate) mod maintain;

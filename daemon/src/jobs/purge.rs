@@ -11,11 +11,10 @@
 //! ignored anyway); and every purged id is marked, so the next change batch
 //! tells watchers it is gone (`JobsChanged.removed`).
 
+use super::JobService;
 use super::queue::Queue;
 use super::record::JobRecord;
-use super::{JobService, KIND_JOB};
 use crate::config::SchedulerConfig;
-use crate::error::Result;
 use crate::store::{Store, now_ms};
 use std::collections::HashSet;
 use std::sync::atomic::AtomicUsize;
@@ -34,7 +33,7 @@ pub(crate) struct Retention {
     pub max_array_size: u32,
     /// Submits past the MaxJobCount check whose job is not in the queue yet.
     pub admitting: AtomicUsize,
-    store: Option<Arc<dyn Store>>,
+    pub(super) store: Option<Arc<dyn Store>>,
     /// Slim records of purged jobs that ran, for usage and GrpWall.
     ran: Mutex<Vec<JobRecord>>,
 }
@@ -166,29 +165,6 @@ impl JobService {
         let ran = self.retention.ran();
         let held = q.jobs.values().filter(|j| j.start_ms > 0).cloned();
         held.chain(ran.iter().cloned()).collect()
-    }
-
-    /// Ended jobs the store keeps and `seen` does not list (those purged from
-    /// memory), that `keep` accepts: the history behind sacct. Without a store
-    /// a purged job is gone, as Slurm's without accounting storage.
-    pub async fn ended_in_store(
-        &self,
-        seen: &HashSet<u64>,
-        keep: impl Fn(&JobRecord) -> bool + Sync,
-    ) -> Result<Vec<JobRecord>> {
-        let Some(store) = &self.retention.store else { return Ok(vec![]) };
-        let mut out = Vec::new();
-        // Decoded one at a time: only the jobs kept are held.
-        store
-            .load_each(KIND_JOB, &mut |name, doc| {
-                let j = JobRecord::from_stored(name, doc)?;
-                if !j.is_active() && !seen.contains(&j.id) && keep(&j) {
-                    out.push(j);
-                }
-                Ok(())
-            })
-            .await?;
-        Ok(out)
     }
 
     /// Purges every `every`, as Slurm's controller does in the background.
