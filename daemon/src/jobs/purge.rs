@@ -122,6 +122,23 @@ impl JobService {
         }
         // No transition of these jobs is half done while they go.
         let _held = self.stripes.lock(due.iter().copied()).await;
+        // Slurm keeps a job's script and environment only with
+        // AccountingStoreFlags=job_script,job_env; Spur keeps neither once the
+        // job leaves memory, so the history the store keeps is what sacct lists.
+        // Written first: a failed write purges nothing, and the next pass retries.
+        let bare: Vec<JobRecord> = {
+            let q = self.lock();
+            (due.iter().filter_map(|id| q.jobs.get(id)))
+                .filter(|j| expired(j, now, age) && (!j.script.is_empty() || !j.env.is_empty()))
+                .map(|j| JobRecord { script: String::new(), env: Default::default(), ..j.clone() })
+                .collect()
+        };
+        if let Err(e) = self.persist(&bare.iter().collect::<Vec<_>>()).await {
+            tracing::warn!(
+                "purge: the ended jobs' records without script and env were not written ({e}); they stay in memory until the next pass"
+            );
+            return vec![];
+        }
         let mut gone = Vec::with_capacity(due.len());
         {
             let mut q = self.lock();
@@ -183,6 +200,7 @@ impl JobService {
 mod tests {
     use super::*;
     use crate::config::Config;
+    use crate::jobs::KIND_JOB;
     use spur_vocab::JobState;
 
     const NOW: i64 = 1_700_000_000_000;
@@ -190,12 +208,41 @@ mod tests {
 
     /// A controller's job service with no store and `[scheduler] min_job_age_secs = 300`.
     async fn service(cfg: Config) -> JobService {
+        service_on(cfg, None).await
+    }
+
+    async fn service_on(cfg: Config, store: Option<Arc<dyn Store>>) -> JobService {
         let hub = Arc::new(crate::audit::Hub::new(None));
         let acct = Arc::new(crate::accounting::AcctService::new(hub.clone()).await);
         let admission = Arc::new(crate::admission::Admission::load(cfg.admission.mode, None).await.unwrap());
         let nodes = Arc::new(crate::nodes::NodeService::new(&cfg, None, hub, admission).await.unwrap());
         let licenses = Arc::new(crate::licenses::LicenseService::new(&cfg, None).await.unwrap());
-        JobService::new(&cfg, None, acct, nodes, licenses).await.unwrap()
+        JobService::new(&cfg, store, acct, nodes, licenses).await.unwrap()
+    }
+
+    #[tokio::test]
+    async fn the_purge_leaves_the_store_a_record_without_script_and_env() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = crate::store::open(&format!("sqlite://{}/spur.db", dir.path().display())).await.unwrap();
+        let s = service_on(Config::default(), Some(store.clone())).await;
+        let min = s.retention.min_age_ms;
+        let mut ended = job(3, JobState::Completed, NOW - DAY, NOW - min);
+        ended.env = crate::jobs::env::Env::from_pairs([("HOME", "/home/alice")]).unwrap();
+        let running = job(4, JobState::Running, NOW - DAY, 0);
+        s.persist(&[&ended, &running]).await.unwrap();
+        for j in [ended.clone(), running.clone()] {
+            s.lock().jobs.insert(j.id, j);
+        }
+        assert_eq!(s.purge(NOW).await, vec![3]);
+        let docs = store.load(KIND_JOB).await.unwrap();
+        let stored = |id: u64| {
+            let (name, doc) = docs.iter().find(|(n, _)| *n == id.to_string()).unwrap();
+            JobRecord::from_stored(name, &doc.to_string()).unwrap()
+        };
+        let after = stored(3);
+        assert!(after.script.is_empty() && after.env.is_empty(), "{after:?}");
+        assert_eq!(after, JobRecord { script: String::new(), env: Default::default(), ..ended });
+        assert_eq!(stored(4), running, "a job still in memory keeps its script");
     }
 
     fn job(id: u64, state: JobState, start_ms: i64, end_ms: i64) -> JobRecord {
