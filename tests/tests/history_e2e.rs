@@ -88,3 +88,34 @@ async fn sacct_pages_a_history_larger_than_a_message() {
     let listed: Vec<u64> = out.lines().map(|l| l.trim().parse().unwrap()).collect();
     assert_eq!(listed, (1..=JOBS).collect::<Vec<_>>());
 }
+
+/// A restart reads the history without holding it: jobs past MinJobAge are
+/// decoded without their scripts, which their records then shed, so 200 MB
+/// of old scripts fill memory neither at start nor when sacct lists them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_start_does_not_load_old_scripts() {
+    const OLD: u64 = 200;
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}/spur.db", dir.path().display());
+    let now_ms =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64;
+    seed::jobs(&db, 1..=OLD, |id| JobRecord { script: "x".repeat(1 << 20), ..ended(id, now_ms) })
+        .await
+        .unwrap();
+    let toml = ClusterToml::new().interval(1).nodes("node01", 4, 8192).partition("batch", "node01");
+    let c = Controller::start(dir.path(), &conf(&db, &toml.build()));
+    let start_mib = c.peak_rss_kib().unwrap() / 1024;
+    assert!(start_mib < 150, "the controller peaked at {start_mib} MiB at start over 200 MiB of old scripts");
+    let url = c.url.clone();
+    let listed = tokio::task::spawn_blocking(move || {
+        ok("sacct", &url, &["-a", "-n", "-X", "-P", "-S", "now-2days", "-o", "JobID"]).lines().count()
+    })
+    .await
+    .unwrap();
+    assert_eq!(listed as u64, OLD, "the history is all there");
+    let peak_mib = c.peak_rss_kib().unwrap() / 1024;
+    assert!(
+        peak_mib < 150,
+        "the controller peaked at {peak_mib} MiB listing a history of 200 MiB of old scripts"
+    );
+}

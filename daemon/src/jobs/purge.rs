@@ -11,12 +11,13 @@
 //! ignored anyway); and every purged id is marked, so the next change batch
 //! tells watchers it is gone (`JobsChanged.removed`).
 
-use super::JobService;
 use super::queue::Queue;
 use super::record::JobRecord;
+use super::{JobService, KIND_JOB};
 use crate::config::SchedulerConfig;
+use crate::error::Result;
 use crate::store::{Store, now_ms};
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -77,32 +78,130 @@ fn slim(j: &JobRecord) -> JobRecord {
     }
 }
 
-/// Takes the jobs already past MinJobAge out of a queue just loaded from the
-/// store (a restart must not bring back what was purged); returns the slim
-/// records of those that ran.
-pub(crate) fn at_load(q: &mut Queue, now: i64, cfg: &SchedulerConfig) -> Vec<JobRecord> {
+/// What outlives purged jobs: the slim records of those that ran (usage,
+/// GrpWall) and what a pending job's dependency reads of each (state, exit, start).
+#[derive(Default)]
+pub(crate) struct Purged {
+    pub ran: Vec<JobRecord>,
+    gone: Vec<JobRecord>,
+}
+
+impl Purged {
+    fn add(&mut self, j: &JobRecord) {
+        if j.start_ms > 0 {
+            self.ran.push(slim(j));
+        }
+        self.gone.push(JobRecord {
+            id: j.id,
+            state: j.state,
+            exit_code: j.exit_code,
+            start_ms: j.start_ms,
+            ..JobRecord::default()
+        });
+    }
+}
+
+/// The fields that say whether a stored job is past MinJobAge, decoded
+/// alone: the parser skips the rest of the record unread.
+#[derive(serde::Deserialize, Default)]
+#[serde(default)]
+struct Age {
+    state: spur_vocab::JobState,
+    end_ms: i64,
+    script: Held,
+    env: Held,
+}
+
+/// Whether a stored string or list holds anything, read without keeping it.
+#[derive(Default)]
+struct Held(bool);
+
+impl<'de> serde::Deserialize<'de> for Held {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Held, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Held;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string or a list")
+            }
+            fn visit_str<E>(self, v: &str) -> std::result::Result<Held, E> {
+                Ok(Held(!v.is_empty()))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> std::result::Result<Held, A::Error> {
+                let mut any = false;
+                while a.next_element::<serde::de::IgnoredAny>()?.is_some() {
+                    any = true;
+                }
+                Ok(Held(any))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Records rewritten in one commit when a start sheds old scripts.
+const SHED_CHUNK: usize = 500;
+
+/// The store's jobs at start: whole, those still active or within MinJobAge
+/// of their end at `now`; of the rest (the history, which sacct reads from
+/// the store) only what outlives a purge, decoded without script and
+/// environment. Returns the jobs, what outlives the others, and the largest
+/// id stored (ids are never reused).
+pub(crate) async fn load(
+    store: &dyn Store,
+    now: i64,
+    cfg: &SchedulerConfig,
+) -> Result<(BTreeMap<u64, JobRecord>, Purged, u64)> {
     let min_age_ms = i64::try_from(cfg.min_job_age_secs.saturating_mul(1000)).unwrap_or(i64::MAX);
-    let mut ran = Vec::new();
-    let mut gone = Vec::new();
+    let (mut jobs, mut purged, mut max_id) = (BTreeMap::new(), Purged::default(), 0);
+    let mut shed: Vec<(String, Option<String>)> = vec![];
+    store
+        .load_each(KIND_JOB, &mut |name, doc| {
+            let age: Age = serde_json::from_str(doc)
+                .map_err(|e| crate::error::Error::Store(format!("stored job {name} does not decode: {e}")))?;
+            let j = if !age.state.is_active() && age.end_ms.saturating_add(min_age_ms) <= now {
+                let j = JobRecord::for_listing(name, doc)?;
+                purged.add(&j);
+                let id = j.id;
+                if age.script.0 || age.env.0 {
+                    shed.push((name.to_string(), Some(serde_json::to_string(&j)?)));
+                }
+                id
+            } else {
+                let j = JobRecord::from_stored(name, doc)?;
+                let id = j.id;
+                jobs.insert(id, j);
+                id
+            };
+            max_id = max_id.max(j);
+            Ok(())
+        })
+        .await?;
+    // Records purged before the purge dropped scripts (or by an earlier
+    // start) shed them now, so the history sacct reads holds none.
+    for chunk in shed.chunks(SHED_CHUNK) {
+        store.put_raw(KIND_JOB, chunk).await?;
+    }
+    Ok((jobs, purged, max_id))
+}
+
+/// Takes the jobs already past MinJobAge out of a queue just loaded from the
+/// store (a restart must not bring back what was purged), adding them to
+/// what [`load`] left out; returns the slim records of those that ran.
+pub(crate) fn at_load(q: &mut Queue, now: i64, cfg: &SchedulerConfig, mut purged: Purged) -> Vec<JobRecord> {
+    let min_age_ms = i64::try_from(cfg.min_job_age_secs.saturating_mul(1000)).unwrap_or(i64::MAX);
     q.jobs.retain(|_, j| {
         let keep = !expired(j, now, min_age_ms);
-        if !keep && j.start_ms > 0 {
-            ran.push(slim(j));
-        }
         if !keep {
-            // What a pending job's dependency reads of it (state, exit, start).
-            gone.push(JobRecord {
-                id: j.id,
-                state: j.state,
-                exit_code: j.exit_code,
-                start_ms: j.start_ms,
-                ..JobRecord::default()
-            });
+            purged.add(j);
         }
         keep
     });
-    q.keep_fates(&gone);
-    ran
+    q.keep_fates(&purged.gone);
+    purged.ran
 }
 
 impl JobService {
@@ -338,8 +437,36 @@ mod tests {
         ] {
             q.jobs.insert(j.id, j);
         }
-        let ran = at_load(&mut q, NOW, &SchedulerConfig::default());
+        let ran = at_load(&mut q, NOW, &SchedulerConfig::default(), Purged::default());
         assert_eq!(q.jobs.keys().copied().collect::<Vec<_>>(), [2, 3]);
         assert_eq!(ran.iter().map(|j| (j.id, j.script.is_empty())).collect::<Vec<_>>(), [(1, true)]);
+    }
+
+    /// A start-up loads whole only what memory keeps; of the history, what outlives a purge.
+    #[tokio::test]
+    async fn a_start_loads_whole_only_the_jobs_memory_keeps() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = crate::store::open(&format!("sqlite://{}/spur.db", dir.path().display())).await.unwrap();
+        let mut old = job(7, JobState::Completed, NOW - DAY, NOW - DAY);
+        old.script = "x".repeat(1 << 20);
+        let (recent, pending) = (job(2, JobState::Failed, NOW - DAY, NOW), job(3, JobState::Pending, 0, 0));
+        let docs: Vec<_> = [&old, &recent, &pending]
+            .iter()
+            .map(|j| (j.id.to_string(), Some(serde_json::to_string(j).unwrap())))
+            .collect();
+        store.put_raw(KIND_JOB, &docs).await.unwrap();
+        let (jobs, purged, max_id) = load(store.as_ref(), NOW, &SchedulerConfig::default()).await.unwrap();
+        assert_eq!(jobs.keys().copied().collect::<Vec<_>>(), [2, 3]);
+        assert_eq!(jobs[&2], recent, "kept whole, script included");
+        assert_eq!(max_id, 7, "a purged job's id is never given again");
+        assert_eq!(purged.ran.iter().map(|j| (j.id, j.script.is_empty())).collect::<Vec<_>>(), [(7, true)]);
+        assert_eq!(
+            purged.gone.iter().map(|j| (j.id, j.state)).collect::<Vec<_>>(),
+            [(7, JobState::Completed)]
+        );
+        let docs = store.load(KIND_JOB).await.unwrap();
+        let stored = |id: &str| docs.iter().find(|(n, _)| n == id).map(|(_, d)| d["script"].clone()).unwrap();
+        assert_eq!(stored("7"), "", "the old job's record sheds its script");
+        assert_eq!(stored("2"), recent.script.as_str(), "a job memory keeps is left as it is");
     }
 }
