@@ -427,3 +427,12 @@ fn uid_gid_and_group_are_the_ones_the_job_runs_as_and_empty_when_unknown() {
     let v = json(&["--json", "-X", "-j", "10,12"]);
     assert_eq!((&v["jobs"][0]["group"], &v["jobs"][1]["group"]), (&"1002".into(), &"".into()));
 }
+
+#[test]
+fn batch_script_and_env_vars_say_spur_keeps_neither() {
+    for flag in ["--batch-script", "-B", "--env-vars"] {
+        let e = err(&["-j", "12", flag]);
+        assert!(e.contains("keeps no job's batch script or environment"), "{flag}: {e}");
+        assert!(e.contains("AccountingStoreFlags=job_script,job_env"), "{flag}: {e}");
+    }
+}

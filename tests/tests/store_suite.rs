@@ -87,7 +87,30 @@ both!(
     only_an_administrator_sets_admin_levels,
     txn_pages_before_an_id_and_reads_long_info_cut,
     documents_and_their_rows_commit_together,
+    documents_page_after_a_name,
 );
+
+/// A kind read a page at a time: each page at most its limit, resumed after
+/// the last name read, together every document once in the store's order.
+async fn documents_page_after_a_name(b: Backend) {
+    let Some(e) = env(b).await else { return };
+    let s = e.svc.store().unwrap().clone();
+    let docs: Vec<(String, Option<String>)> =
+        (1..=25).map(|i| (i.to_string(), Some(format!(r#"{{"id":{i}}}"#)))).collect();
+    s.put_raw("job", &docs).await.unwrap();
+    s.put_raw("other", &[("0".to_string(), Some("{}".to_string()))]).await.unwrap();
+    let (mut after, mut read, mut pages) = (String::new(), vec![], 0);
+    loop {
+        let page = s.load_page("job", &after, 10).await.unwrap();
+        assert!(page.len() <= 10, "{}", page.len());
+        pages += 1;
+        let Some((last, _)) = page.last() else { break };
+        after = last.clone();
+        read.extend(page.into_iter().map(|(name, doc)| (name, serde_json::from_str(&doc).unwrap())));
+    }
+    assert_eq!(pages, 4, "pages of 10, 10, 5 and an empty one");
+    assert_eq!(read, s.load("job").await.unwrap());
+}
 
 /// A node or job change and its request's row: one transaction, ids in order.
 async fn documents_and_their_rows_commit_together(b: Backend) {

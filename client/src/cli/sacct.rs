@@ -48,6 +48,7 @@ usage: sacct [-abnpPX] [-j ID,...] [-u USER,...] [-A ACCOUNT,...] [-r PARTITION,
   -D, --duplicates      also the runs a preemption or idle-fill reclaim requeued (State PREEMPTED)
   -j ID.STEP, ID.batch  one step of a job: srun's N, or the batch script
   -p, --parsable / -P, --parsable2   '|' delimited, with / without a trailing '|'; --delimiter=C
+  -B, --batch-script / --env-vars   refused: Spur keeps no script or environment of a purged job
   --json                the selected jobs as JSON in Slurm's shape (jobs, meta, errors; -o is ignored)
   -M, --clusters=NAME,...   this controller's cluster (or all); any other name is an error
 ExitCode is code:signal; a job killed by signal N shows 0:N, one whose shell never started -1:0.";
@@ -56,6 +57,7 @@ static FLAGS: Spec<Args> = Spec { opts: OPTS, mode: Mode::Anywhere, noun: "flag"
 const OPTS: &[Opt<Args>] = &[
     switch("a/allusers", |a| a.all_users = true),
     value("A/accounts", |a, v| a.accounts.extend(list(&v))),
+    switch("B/batch-script", |a| a.kept_nowhere.push("--batch-script")),
     switch("b/brief", |a| a.format.push(BRIEF_FORMAT.into())),
     switch("D/duplicates", |a| a.duplicates = true),
     switch("e/helpformat", |a| a.helpformat = true),
@@ -78,6 +80,7 @@ const OPTS: &[Opt<Args>] = &[
     value("u/user", user),
     switch("X/allocations", |a| a.allocations = true),
     value("-/delimiter", |a, v| a.delimiter = Some(v)),
+    switch("-/env-vars", |a| a.kept_nowhere.push("--env-vars")),
     switch("-/json", |a| a.json = true),
     value("-/name", |a, v| a.names.extend(list(&v))),
     value("-/controller", |a, v| a.controller = Some(v)),
@@ -217,13 +220,25 @@ pub struct Args {
     pub me: String,
     /// Root sees every user's jobs by default, as in Slurm.
     pub root: bool,
+    /// `-B/--batch-script`, `--env-vars`: asked for what Spur does not keep (refused at parse).
+    pub kept_nowhere: Vec<&'static str>,
 }
+
+/// Why `--batch-script` and `--env-vars` find nothing: Slurm stores a job's
+/// script and environment only with AccountingStoreFlags=job_script,job_env,
+/// and Spur keeps neither once the job leaves the controller's memory.
+const NOT_KEPT: &str = "Spur keeps no job's batch script or environment after it leaves the \
+controller's memory (MinJobAge), as Slurm without AccountingStoreFlags=job_script,job_env; \
+`scontrol show job` shows what a job still in memory has";
 
 /// Parses sacct's arguments; `now` (the caller's clock) resolves the window's
 /// relative times, so a bad window fails before any network call.
 pub fn parse(argv: &[String], now: DateTime<Local>) -> Result<Args, String> {
     let mut a = Args::default();
     FLAGS.parse_flags(argv, &mut a, "sacct")?;
+    if let Some(flag) = a.kept_nowhere.first() {
+        return Err(format!("{flag}: {NOT_KEPT}"));
+    }
     // Checked now, so a bad field or time fails before any network call.
     columns(&a)?;
     a.window(now)?;
@@ -434,8 +449,20 @@ async fn run(mut a: Args, now: DateTime<Local>) -> Result<String, String> {
     (a.me, a.root) = (me.user.clone(), me.uid == Some(0));
     let mut c = conn::connect_flag(a.controller.as_deref(), me).await?;
     a.cluster = cluster::resolve(&mut c, &a.clusters).await?;
-    let req = pb::ListRequest { filter: a.filter() };
-    let jobs = c.jobs.list_jobs(req).await.map_err(status)?.into_inner().jobs;
+    // The history comes a page at a time; each answer names where the next starts.
+    let mut filter = a.filter();
+    let mut jobs = vec![];
+    loop {
+        let req = pb::ListRequest { filter: filter.clone() };
+        let page = c.jobs.list_jobs(req).await.map_err(status)?.into_inner();
+        jobs.extend(page.jobs);
+        let Some(next) = page.next_history_after_id else { break };
+        filter.retain(|kv| kv.key != "history_after");
+        filter.push(pb::KeyValue { key: "history_after".into(), value: next.to_string() });
+    }
+    // A job purged between two pages is on both (from memory, then the store): shown once.
+    let mut ids = std::collections::HashSet::new();
+    jobs.retain(|j| ids.insert(j.id));
     report(&a, &jobs, now)
 }
 

@@ -40,6 +40,7 @@ pub mod ending;
 pub mod env;
 pub mod events;
 pub mod extras;
+pub mod history;
 pub(crate) mod launch;
 pub mod mail;
 pub(crate) mod maintain;
@@ -175,14 +176,10 @@ impl JobService {
         licenses: Arc<LicenseService>,
     ) -> Result<JobService> {
         let mut queue = Queue { kill_wait: cfg.scheduler.kill_wait_secs, ..Queue::default() };
+        let now = now_ms();
+        let (mut purged, mut max_id) = (purge::Purged::default(), 0);
         if let Some(s) = &store {
-            let jobs = &mut queue.jobs;
-            s.load_each(KIND_JOB, &mut |name, doc| {
-                let j = JobRecord::from_stored(name, doc)?;
-                jobs.insert(j.id, j);
-                Ok(())
-            })
-            .await?;
+            (queue.jobs, purged, max_id) = purge::load(s.as_ref(), now, &cfg.scheduler).await?;
         }
         let active: Vec<_> =
             queue.jobs.values().filter(|j| j.is_active()).map(JobRecord::sched_job).collect();
@@ -191,9 +188,9 @@ impl JobService {
         for j in queue.jobs.values().filter(|j| j.is_placed()) {
             nodes.allocate(&j.nodes, j.held(), false);
         }
-        let next = queue.jobs.keys().max().copied().unwrap_or(0) + 1;
-        // After the next id is taken: ids of purged jobs are never reused.
-        let purged = purge::at_load(&mut queue, now_ms(), &cfg.scheduler);
+        // Of every stored job, purged ones too: ids are never reused.
+        let next = max_id + 1;
+        let purged = purge::at_load(&mut queue, now, &cfg.scheduler, purged);
         let accounting = !cfg.accounting.database_url.is_empty();
         Ok(JobService {
             queue: Mutex::new(queue),

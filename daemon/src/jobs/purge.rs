@@ -17,7 +17,7 @@ use super::{JobService, KIND_JOB};
 use crate::config::SchedulerConfig;
 use crate::error::Result;
 use crate::store::{Store, now_ms};
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -34,7 +34,7 @@ pub(crate) struct Retention {
     pub max_array_size: u32,
     /// Submits past the MaxJobCount check whose job is not in the queue yet.
     pub admitting: AtomicUsize,
-    store: Option<Arc<dyn Store>>,
+    pub(super) store: Option<Arc<dyn Store>>,
     /// Slim records of purged jobs that ran, for usage and GrpWall.
     ran: Mutex<Vec<JobRecord>>,
 }
@@ -78,32 +78,130 @@ fn slim(j: &JobRecord) -> JobRecord {
     }
 }
 
-/// Takes the jobs already past MinJobAge out of a queue just loaded from the
-/// store (a restart must not bring back what was purged); returns the slim
-/// records of those that ran.
-pub(crate) fn at_load(q: &mut Queue, now: i64, cfg: &SchedulerConfig) -> Vec<JobRecord> {
+/// What outlives purged jobs: the slim records of those that ran (usage,
+/// GrpWall) and what a pending job's dependency reads of each (state, exit, start).
+#[derive(Default)]
+pub(crate) struct Purged {
+    pub ran: Vec<JobRecord>,
+    gone: Vec<JobRecord>,
+}
+
+impl Purged {
+    fn add(&mut self, j: &JobRecord) {
+        if j.start_ms > 0 {
+            self.ran.push(slim(j));
+        }
+        self.gone.push(JobRecord {
+            id: j.id,
+            state: j.state,
+            exit_code: j.exit_code,
+            start_ms: j.start_ms,
+            ..JobRecord::default()
+        });
+    }
+}
+
+/// The fields that say whether a stored job is past MinJobAge, decoded
+/// alone: the parser skips the rest of the record unread.
+#[derive(serde::Deserialize, Default)]
+#[serde(default)]
+struct Age {
+    state: spur_vocab::JobState,
+    end_ms: i64,
+    script: Held,
+    env: Held,
+}
+
+/// Whether a stored string or list holds anything, read without keeping it.
+#[derive(Default)]
+struct Held(bool);
+
+impl<'de> serde::Deserialize<'de> for Held {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Held, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Held;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string or a list")
+            }
+            fn visit_str<E>(self, v: &str) -> std::result::Result<Held, E> {
+                Ok(Held(!v.is_empty()))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> std::result::Result<Held, A::Error> {
+                let mut any = false;
+                while a.next_element::<serde::de::IgnoredAny>()?.is_some() {
+                    any = true;
+                }
+                Ok(Held(any))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Records rewritten in one commit when a start sheds old scripts.
+const SHED_CHUNK: usize = 500;
+
+/// The store's jobs at start: whole, those still active or within MinJobAge
+/// of their end at `now`; of the rest (the history, which sacct reads from
+/// the store) only what outlives a purge, decoded without script and
+/// environment. Returns the jobs, what outlives the others, and the largest
+/// id stored (ids are never reused).
+pub(crate) async fn load(
+    store: &dyn Store,
+    now: i64,
+    cfg: &SchedulerConfig,
+) -> Result<(BTreeMap<u64, JobRecord>, Purged, u64)> {
     let min_age_ms = i64::try_from(cfg.min_job_age_secs.saturating_mul(1000)).unwrap_or(i64::MAX);
-    let mut ran = Vec::new();
-    let mut gone = Vec::new();
+    let (mut jobs, mut purged, mut max_id) = (BTreeMap::new(), Purged::default(), 0);
+    let mut shed: Vec<(String, Option<String>)> = vec![];
+    store
+        .load_each(KIND_JOB, &mut |name, doc| {
+            let age: Age = serde_json::from_str(doc)
+                .map_err(|e| crate::error::Error::Store(format!("stored job {name} does not decode: {e}")))?;
+            let j = if !age.state.is_active() && age.end_ms.saturating_add(min_age_ms) <= now {
+                let j = JobRecord::for_listing(name, doc)?;
+                purged.add(&j);
+                let id = j.id;
+                if age.script.0 || age.env.0 {
+                    shed.push((name.to_string(), Some(serde_json::to_string(&j)?)));
+                }
+                id
+            } else {
+                let j = JobRecord::from_stored(name, doc)?;
+                let id = j.id;
+                jobs.insert(id, j);
+                id
+            };
+            max_id = max_id.max(j);
+            Ok(())
+        })
+        .await?;
+    // Records purged before the purge dropped scripts (or by an earlier
+    // start) shed them now, so the history sacct reads holds none.
+    for chunk in shed.chunks(SHED_CHUNK) {
+        store.put_raw(KIND_JOB, chunk).await?;
+    }
+    Ok((jobs, purged, max_id))
+}
+
+/// Takes the jobs already past MinJobAge out of a queue just loaded from the
+/// store (a restart must not bring back what was purged), adding them to
+/// what [`load`] left out; returns the slim records of those that ran.
+pub(crate) fn at_load(q: &mut Queue, now: i64, cfg: &SchedulerConfig, mut purged: Purged) -> Vec<JobRecord> {
+    let min_age_ms = i64::try_from(cfg.min_job_age_secs.saturating_mul(1000)).unwrap_or(i64::MAX);
     q.jobs.retain(|_, j| {
         let keep = !expired(j, now, min_age_ms);
-        if !keep && j.start_ms > 0 {
-            ran.push(slim(j));
-        }
         if !keep {
-            // What a pending job's dependency reads of it (state, exit, start).
-            gone.push(JobRecord {
-                id: j.id,
-                state: j.state,
-                exit_code: j.exit_code,
-                start_ms: j.start_ms,
-                ..JobRecord::default()
-            });
+            purged.add(j);
         }
         keep
     });
-    q.keep_fates(&gone);
-    ran
+    q.keep_fates(&purged.gone);
+    purged.ran
 }
 
 impl JobService {
@@ -123,6 +221,23 @@ impl JobService {
         }
         // No transition of these jobs is half done while they go.
         let _held = self.stripes.lock(due.iter().copied()).await;
+        // Slurm keeps a job's script and environment only with
+        // AccountingStoreFlags=job_script,job_env; Spur keeps neither once the
+        // job leaves memory, so the history the store keeps is what sacct lists.
+        // Written first: a failed write purges nothing, and the next pass retries.
+        let bare: Vec<JobRecord> = {
+            let q = self.lock();
+            (due.iter().filter_map(|id| q.jobs.get(id)))
+                .filter(|j| expired(j, now, age) && (!j.script.is_empty() || !j.env.is_empty()))
+                .map(|j| JobRecord { script: String::new(), env: Default::default(), ..j.clone() })
+                .collect()
+        };
+        if let Err(e) = self.persist(&bare.iter().collect::<Vec<_>>()).await {
+            tracing::warn!(
+                "purge: the ended jobs' records without script and env were not written ({e}); they stay in memory until the next pass"
+            );
+            return vec![];
+        }
         let mut gone = Vec::with_capacity(due.len());
         {
             let mut q = self.lock();
@@ -168,29 +283,6 @@ impl JobService {
         held.chain(ran.iter().cloned()).collect()
     }
 
-    /// Ended jobs the store keeps and `seen` does not list (those purged from
-    /// memory), that `keep` accepts: the history behind sacct. Without a store
-    /// a purged job is gone, as Slurm's without accounting storage.
-    pub async fn ended_in_store(
-        &self,
-        seen: &HashSet<u64>,
-        keep: impl Fn(&JobRecord) -> bool + Sync,
-    ) -> Result<Vec<JobRecord>> {
-        let Some(store) = &self.retention.store else { return Ok(vec![]) };
-        let mut out = Vec::new();
-        // Decoded one at a time: only the jobs kept are held.
-        store
-            .load_each(KIND_JOB, &mut |name, doc| {
-                let j = JobRecord::from_stored(name, doc)?;
-                if !j.is_active() && !seen.contains(&j.id) && keep(&j) {
-                    out.push(j);
-                }
-                Ok(())
-            })
-            .await?;
-        Ok(out)
-    }
-
     /// Purges every `every`, as Slurm's controller does in the background.
     pub(crate) fn spawn_purger(self: &Arc<Self>, every: Duration) -> tokio::task::JoinHandle<()> {
         let me = self.clone();
@@ -207,6 +299,7 @@ impl JobService {
 mod tests {
     use super::*;
     use crate::config::Config;
+    use crate::jobs::KIND_JOB;
     use spur_vocab::JobState;
 
     const NOW: i64 = 1_700_000_000_000;
@@ -214,12 +307,41 @@ mod tests {
 
     /// A controller's job service with no store and `[scheduler] min_job_age_secs = 300`.
     async fn service(cfg: Config) -> JobService {
+        service_on(cfg, None).await
+    }
+
+    async fn service_on(cfg: Config, store: Option<Arc<dyn Store>>) -> JobService {
         let hub = Arc::new(crate::audit::Hub::new(None));
         let acct = Arc::new(crate::accounting::AcctService::new(hub.clone()).await);
         let admission = Arc::new(crate::admission::Admission::load(cfg.admission.mode, None).await.unwrap());
         let nodes = Arc::new(crate::nodes::NodeService::new(&cfg, None, hub, admission).await.unwrap());
         let licenses = Arc::new(crate::licenses::LicenseService::new(&cfg, None).await.unwrap());
-        JobService::new(&cfg, None, acct, nodes, licenses).await.unwrap()
+        JobService::new(&cfg, store, acct, nodes, licenses).await.unwrap()
+    }
+
+    #[tokio::test]
+    async fn the_purge_leaves_the_store_a_record_without_script_and_env() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = crate::store::open(&format!("sqlite://{}/spur.db", dir.path().display())).await.unwrap();
+        let s = service_on(Config::default(), Some(store.clone())).await;
+        let min = s.retention.min_age_ms;
+        let mut ended = job(3, JobState::Completed, NOW - DAY, NOW - min);
+        ended.env = crate::jobs::env::Env::from_pairs([("HOME", "/home/alice")]).unwrap();
+        let running = job(4, JobState::Running, NOW - DAY, 0);
+        s.persist(&[&ended, &running]).await.unwrap();
+        for j in [ended.clone(), running.clone()] {
+            s.lock().jobs.insert(j.id, j);
+        }
+        assert_eq!(s.purge(NOW).await, vec![3]);
+        let docs = store.load(KIND_JOB).await.unwrap();
+        let stored = |id: u64| {
+            let (name, doc) = docs.iter().find(|(n, _)| *n == id.to_string()).unwrap();
+            JobRecord::from_stored(name, &doc.to_string()).unwrap()
+        };
+        let after = stored(3);
+        assert!(after.script.is_empty() && after.env.is_empty(), "{after:?}");
+        assert_eq!(after, JobRecord { script: String::new(), env: Default::default(), ..ended });
+        assert_eq!(stored(4), running, "a job still in memory keeps its script");
     }
 
     fn job(id: u64, state: JobState, start_ms: i64, end_ms: i64) -> JobRecord {
@@ -315,8 +437,36 @@ mod tests {
         ] {
             q.jobs.insert(j.id, j);
         }
-        let ran = at_load(&mut q, NOW, &SchedulerConfig::default());
+        let ran = at_load(&mut q, NOW, &SchedulerConfig::default(), Purged::default());
         assert_eq!(q.jobs.keys().copied().collect::<Vec<_>>(), [2, 3]);
         assert_eq!(ran.iter().map(|j| (j.id, j.script.is_empty())).collect::<Vec<_>>(), [(1, true)]);
+    }
+
+    /// A start-up loads whole only what memory keeps; of the history, what outlives a purge.
+    #[tokio::test]
+    async fn a_start_loads_whole_only_the_jobs_memory_keeps() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = crate::store::open(&format!("sqlite://{}/spur.db", dir.path().display())).await.unwrap();
+        let mut old = job(7, JobState::Completed, NOW - DAY, NOW - DAY);
+        old.script = "x".repeat(1 << 20);
+        let (recent, pending) = (job(2, JobState::Failed, NOW - DAY, NOW), job(3, JobState::Pending, 0, 0));
+        let docs: Vec<_> = [&old, &recent, &pending]
+            .iter()
+            .map(|j| (j.id.to_string(), Some(serde_json::to_string(j).unwrap())))
+            .collect();
+        store.put_raw(KIND_JOB, &docs).await.unwrap();
+        let (jobs, purged, max_id) = load(store.as_ref(), NOW, &SchedulerConfig::default()).await.unwrap();
+        assert_eq!(jobs.keys().copied().collect::<Vec<_>>(), [2, 3]);
+        assert_eq!(jobs[&2], recent, "kept whole, script included");
+        assert_eq!(max_id, 7, "a purged job's id is never given again");
+        assert_eq!(purged.ran.iter().map(|j| (j.id, j.script.is_empty())).collect::<Vec<_>>(), [(7, true)]);
+        assert_eq!(
+            purged.gone.iter().map(|j| (j.id, j.state)).collect::<Vec<_>>(),
+            [(7, JobState::Completed)]
+        );
+        let docs = store.load(KIND_JOB).await.unwrap();
+        let stored = |id: &str| docs.iter().find(|(n, _)| n == id).map(|(_, d)| d["script"].clone()).unwrap();
+        assert_eq!(stored("7"), "", "the old job's record sheds its script");
+        assert_eq!(stored("2"), recent.script.as_str(), "a job memory keeps is left as it is");
     }
 }

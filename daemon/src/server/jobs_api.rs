@@ -8,9 +8,11 @@ use crate::error::Error;
 use crate::jobs::JobService;
 use crate::jobs::record::JobRecord;
 use crate::store::{Action, now_ms};
+use prost::Message;
 use serde_json::json;
 use spur_proto::v1 as pb;
 use spur_proto::v1::jobs_server::Jobs;
+use std::collections::HashSet;
 use std::sync::Arc;
 use tonic::{Request, Response, Status};
 
@@ -30,10 +32,11 @@ impl JobsApi {
 
 filter::keys! {
     /// The squeue/scancel/sacct filter keys.
-    enum JobKey, "unknown filter (use id, user, account, partition, qos, state, name, view, history)" {
+    enum JobKey, "unknown filter (use id, user, account, partition, qos, state, name, view, history, history_after)" {
         Id = "id" | "jobs",
         View = "view",
         History = "history",
+        HistoryAfter = "history_after",
         User = "user",
         Account = "account",
         Partition = "partition",
@@ -70,6 +73,10 @@ struct Filter {
     prio: bool,
     /// `history=yes`: also the ended jobs purged from memory, from the store (sacct).
     history: bool,
+    /// `history_after=ID`: the next history page, after the job an answer's
+    /// `next_history_after_id` named (0: from the store's start); memory's
+    /// jobs are on the first page only.
+    history_after: Option<u64>,
 }
 
 impl Filter {
@@ -100,6 +107,11 @@ impl Filter {
                         "no" | "false" | "0" | "" => false,
                         v => return Err(Error::invalid("history", format!("'{v}' is not yes or no"))),
                     };
+                }
+                JobKey::HistoryAfter => {
+                    let id =
+                        p.value.parse().map_err(|_| p.invalid(format!("'{}' is not a job id", p.value)))?;
+                    f.history_after = Some(id);
                 }
                 key => f.text.push((key, p.items())),
             }
@@ -177,14 +189,33 @@ impl Jobs for JobsApi {
                     (true, false) => convert::job_brief(j),
                     _ => convert::job(j),
                 };
-                let (mut jobs, seq) =
-                    self.jobs.select_at(f.ids.as_deref(), |j| f.keep(j).then(|| convert(j)));
+                let (mut jobs, seq) = match f.history_after {
+                    Some(_) if f.history => self.jobs.select_at(Some(&[]), |_| None),
+                    _ => self.jobs.select_at(f.ids.as_deref(), |j| f.keep(j).then(|| convert(j))),
+                };
+                let mut next_history_after_id = None;
                 if f.history {
                     // Read after memory, so a job purged in between is listed from there.
-                    let seen = jobs.iter().map(|j| j.id).collect();
-                    jobs.extend(self.jobs.ended_in_store(&seen, |j| f.keep(j)).await?.iter().map(convert));
+                    let seen: HashSet<u64> = jobs.iter().map(|j| j.id).collect();
+                    let mut bytes: usize = jobs.iter().map(|j| j.encoded_len() + 8).sum();
+                    let mut taken = 0;
+                    let take = |j: &JobRecord| {
+                        let job = convert(j);
+                        // The field's tag and length prefix as well as the job.
+                        let size = job.encoded_len() + 8;
+                        let full = taken == limits::HISTORY_PAGE_JOBS
+                            || (taken > 0 && bytes + size > limits::HISTORY_PAGE_BYTES);
+                        if !full {
+                            (bytes, taken) = (bytes + size, taken + 1);
+                            jobs.push(job);
+                        }
+                        !full
+                    };
+                    let after = f.history_after.unwrap_or(0);
+                    next_history_after_id =
+                        self.jobs.ended_page(after, |j| !seen.contains(&j.id) && f.keep(j), take).await?;
                 }
-                Ok((pb::ListJobsResponse { jobs, seq, ..Default::default() }, vec![]))
+                Ok((pb::ListJobsResponse { jobs, seq, next_history_after_id, ..Default::default() }, vec![]))
             })
             .await
     }
@@ -208,7 +239,7 @@ impl Jobs for JobsApi {
                 let pages = p
                     .pages()
                     .into_iter()
-                    .map(move |packed| Ok(pb::ListJobsResponse { jobs: vec![], seq, packed }));
+                    .map(move |packed| Ok(pb::ListJobsResponse { seq, packed, ..Default::default() }));
                 Ok((Box::pin(tokio_stream::iter(pages)) as JobPages, vec![]))
             })
             .await
@@ -355,7 +386,7 @@ mod tests {
             |k, v| Filter::parse(&[pb::KeyValue::new(k, v)]).err().map(|e| e.to_string()).unwrap_or_default();
         assert_eq!(
             refusal("Colour", "red"),
-            "Colour: unknown filter (use id, user, account, partition, qos, state, name, view, history)"
+            "Colour: unknown filter (use id, user, account, partition, qos, state, name, view, history, history_after)"
         );
         assert_eq!(refusal("JOBS", "7,x"), "JOBS: 'x' is not a job id");
         assert_eq!(refusal("VIEW", "wide"), "view: 'wide' is not brief, prio or full");

@@ -14,6 +14,11 @@ pub const MAX_RESPONSE_BYTES: usize = 4 << 20;
 /// Jobs and Cluster answers: a whole queue's listing, which clients decode
 /// up to this size.
 pub const MAX_LISTING_BYTES: usize = spur_proto::wire::JOBS_MESSAGE_MAX;
+/// One page of the job history (ListJobs `history=yes`): at most this many
+/// ended jobs from the store, and no more bytes of jobs than this (a first
+/// page also holds memory's jobs, counted in its bytes); sacct asks for the next.
+pub const HISTORY_PAGE_JOBS: usize = 1000;
+pub const HISTORY_PAGE_BYTES: usize = 3 << 20;
 /// Rows of one ListTxn answer stop at this many encoded bytes; the client
 /// asks for the rest from `next_before_id`.
 pub const TXN_PAGE_BYTES: usize = 3 << 20;

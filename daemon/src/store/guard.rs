@@ -55,6 +55,9 @@ impl Store for Guarded {
     async fn load_each(&self, kind: &str, visit: super::Visit<'_>) -> Result<usize> {
         self.within(BULK_TIMEOUT, self.inner.load_each(kind, visit)).await
     }
+    async fn load_page(&self, kind: &str, after: &str, limit: i64) -> Result<Vec<(String, String)>> {
+        self.bounded(self.inner.load_page(kind, after, limit)).await
+    }
     async fn mutate(&self, kind: &str, name: &str, f: Mutator, head: TxnHead) -> Result<(Written, TxnRow)> {
         self.bounded(self.inner.mutate(kind, name, f, head)).await
     }

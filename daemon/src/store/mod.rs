@@ -173,6 +173,22 @@ pub trait Store: Send + Sync {
         }
         Ok(n)
     }
+    /// At most `limit` documents of one kind whose names sort after `after`
+    /// ("" for the first page), in the store's name order, as JSON text: a
+    /// bounded read of a large kind (the job history behind sacct). This
+    /// default reads the whole kind (test stores); the SQL back-ends read one page.
+    async fn load_page(&self, kind: &str, after: &str, limit: i64) -> Result<Vec<(String, String)>> {
+        let mut docs: Vec<(String, String)> = self
+            .load(kind)
+            .await?
+            .into_iter()
+            .filter(|(name, _)| name.as_str() > after)
+            .map(|(name, doc)| (name, doc.to_string()))
+            .collect();
+        docs.sort_by(|a, b| a.0.cmp(&b.0));
+        docs.truncate(usize::try_from(limit).unwrap_or(0));
+        Ok(docs)
+    }
     /// Runs `f` on the stored document under a lock and writes its result
     /// with a success txn row in one transaction. Returns the row as committed.
     async fn mutate(&self, kind: &str, name: &str, f: Mutator, head: TxnHead) -> Result<(Written, TxnRow)>;

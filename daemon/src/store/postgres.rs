@@ -58,6 +58,10 @@ impl super::Store for PgStore {
         each_kind(&self.pool, kind, visit).await
     }
 
+    async fn load_page(&self, kind: &str, after: &str, limit: i64) -> Result<Vec<(String, String)>> {
+        page_kind(&self.pool, kind, after, limit).await
+    }
+
     async fn mutate(
         &self,
         kind: &str,

@@ -3,6 +3,10 @@
 //! bodies are stamped out per back-end by [`store_common`].
 
 pub const SELECT_KIND: &str = "SELECT name, data FROM entities WHERE kind = $1 ORDER BY name";
+/// One page of a kind in name order, after a name ("" for the first page):
+/// the primary key (kind, name) serves it, so a page costs its own rows only.
+pub const SELECT_KIND_AFTER: &str =
+    "SELECT name, data FROM entities WHERE kind = $1 AND name > $2 ORDER BY name LIMIT $3";
 pub const SELECT_ONE: &str = "SELECT data FROM entities WHERE kind = $1 AND name = $2";
 pub const UPSERT: &str = "INSERT INTO entities (kind, name, data) VALUES ($1, $2, $3) \
      ON CONFLICT (kind, name) DO UPDATE SET data = excluded.data";
@@ -111,6 +115,20 @@ macro_rules! store_common {
                 n += 1;
             }
             Ok(n)
+        }
+
+        async fn page_kind(
+            pool: &sqlx::Pool<$db>,
+            kind: &str,
+            after: &str,
+            limit: i64,
+        ) -> crate::error::Result<Vec<(String, String)>> {
+            Ok(sqlx::query_as(sql::SELECT_KIND_AFTER)
+                .bind(kind)
+                .bind(after)
+                .bind(limit)
+                .fetch_all(pool)
+                .await?)
         }
 
         /// Reads, mutates and writes one document with its txn row, inside `tx`.

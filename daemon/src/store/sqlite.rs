@@ -57,6 +57,10 @@ impl super::Store for SqliteStore {
         each_kind(&self.reader, kind, visit).await
     }
 
+    async fn load_page(&self, kind: &str, after: &str, limit: i64) -> Result<Vec<(String, String)>> {
+        page_kind(&self.reader, kind, after, limit).await
+    }
+
     async fn mutate(
         &self,
         kind: &str,
