@@ -11,24 +11,11 @@ use crate::server::limits::{MAX_PAIRS, MAX_VALUES, cap_pairs};
 use proptest::prelude::*;
 use spur_proto::v1 as pb;
 
-const KEYS: &[&str] = &[
-    "id",
-    "jobs",
-    "view",
-    "history",
-    "user",
-    "account",
-    "partition",
-    "qos",
-    "state",
-    "name",
-    "colour",
-    "",
-    " id",
-    "id ",
-    "ID=",
-    "nämé",
-];
+const KEYS: &[&str] =
+    &["id", "jobs", "view", "history", "user", "account", "partition", "qos", "state", "name"];
+
+/// Keys no listing knows, some one blank or `=` away from one that it does.
+const UNKNOWN: &[&str] = &["colour", "", " id", "id ", "ID=", "nämé"];
 
 const ITEMS: &[&str] = &[
     "1",
@@ -53,15 +40,17 @@ const ITEMS: &[&str] = &[
     "\u{0}",
 ];
 
-/// A known key in random case, or an unknown one.
+/// A known key in random case, or (rarely, since the first one refuses the
+/// whole filter) an unknown one.
 fn key() -> impl Strategy<Value = String> {
     prop_oneof![
-        6 => (prop::sample::select(KEYS), any::<u64>()).prop_map(|(k, bits)| {
+        30 => (prop::sample::select(KEYS), any::<u64>()).prop_map(|(k, bits)| {
             k.chars()
                 .enumerate()
                 .map(|(i, c)| if bits >> (i % 64) & 1 == 1 { c.to_ascii_uppercase() } else { c })
                 .collect()
         }),
+        1 => prop::sample::select(UNKNOWN).prop_map(str::to_string),
         1 => prop::collection::vec(any::<char>(), 0..40).prop_map(|v| v.into_iter().collect()),
     ]
 }
@@ -79,8 +68,10 @@ fn value() -> impl Strategy<Value = String> {
     ]
 }
 
+/// A few pairs, or up to the cap.
 fn pairs() -> impl Strategy<Value = Vec<pb::KeyValue>> {
-    prop::collection::vec((key(), value()), 0..=MAX_PAIRS)
+    prop_oneof![4 => 0..8usize, 1 => 0..=MAX_PAIRS]
+        .prop_flat_map(|n| prop::collection::vec((key(), value()), n))
         .prop_map(|v| v.into_iter().map(|(key, value)| pb::KeyValue { key, value }).collect())
 }
 
