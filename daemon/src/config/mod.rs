@@ -9,6 +9,9 @@ pub mod provision;
 pub mod resources;
 mod scheduler;
 
+#[cfg(test)]
+mod props;
+
 pub use cluster::{NodeConfig, PartitionConfig, TimeValue, parse_gres};
 pub use scheduler::{PreemptType, SchedulerConfig, Seconds};
 
@@ -308,7 +311,7 @@ impl Config {
 
     /// Parses config text. Errors name the offending key path (`accounting.require_qos`).
     pub fn parse(text: &str, file: &str, base_dir: PathBuf) -> Result<Config, ConfigError> {
-        let invalid = |msg: String| ConfigError::Invalid { file: file.to_string(), msg };
+        let invalid = |msg: String| ConfigError::Invalid { file: file.to_string(), msg: printable(&msg) };
         let de = toml::Deserializer::parse(text).map_err(|e| invalid(one_line(&e.to_string())))?;
         let mut cfg: Config = serde_path_to_error::deserialize(de).map_err(|e| {
             let path = e.path().to_string();
@@ -428,9 +431,32 @@ impl Config {
     }
 }
 
-/// toml's messages carry a multi-line source excerpt; one line reads better on stderr.
+/// A message quoting a value (a multi-line string's newlines, a `\u001b`)
+/// with its control characters escaped, so an error stays one line on
+/// stderr and in the log and cannot move the terminal's cursor.
+fn printable(msg: &str) -> String {
+    msg.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
+}
+
+/// The most of toml's message an error keeps: it quotes the source line and
+/// then the value again (escaped, so up to 10 bytes a character), and the
+/// start names the key and the place.
+const MAX_TOML_MESSAGE: usize = 512;
+
+/// toml's messages carry a multi-line source excerpt; one line, capped, reads
+/// better on stderr.
 fn one_line(s: &str) -> String {
-    s.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('|')).collect::<Vec<_>>().join(" ")
+    let mut out = s
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('|'))
+        .collect::<Vec<_>>()
+        .join(" ");
+    if out.len() > MAX_TOML_MESSAGE {
+        out.truncate(out.floor_char_boundary(MAX_TOML_MESSAGE));
+        out.push('…');
+    }
+    out
 }
 
 #[cfg(test)]

@@ -98,14 +98,14 @@ impl Filter {
                         "brief" => (true, false),
                         "prio" => (true, true),
                         "full" | "" => (false, false),
-                        v => return Err(Error::invalid("view", format!("'{v}' is not brief, prio or full"))),
+                        v => return Err(p.invalid(format!("'{v}' is not brief, prio or full"))),
                     };
                 }
                 JobKey::History => {
                     f.history = match p.value.to_ascii_lowercase().as_str() {
                         "yes" | "true" | "1" => true,
                         "no" | "false" | "0" | "" => false,
-                        v => return Err(Error::invalid("history", format!("'{v}' is not yes or no"))),
+                        v => return Err(p.invalid(format!("'{v}' is not yes or no"))),
                     };
                 }
                 JobKey::HistoryAfter => {
@@ -389,7 +389,7 @@ mod tests {
             "Colour: unknown filter (use id, user, account, partition, qos, state, name, view, history, history_after)"
         );
         assert_eq!(refusal("JOBS", "7,x"), "JOBS: 'x' is not a job id");
-        assert_eq!(refusal("VIEW", "wide"), "view: 'wide' is not brief, prio or full");
+        assert_eq!(refusal("VIEW", "wide"), "VIEW: 'wide' is not brief, prio or full");
         assert!(Filter::parse(&[pb::KeyValue::new("history", "yes")]).unwrap().history);
         assert!(!Filter::parse(&[pb::KeyValue::new("history", "no")]).unwrap().history);
         assert!(Filter::parse(&[pb::KeyValue::new("history", "maybe")]).is_err());
@@ -404,3 +404,7 @@ mod tests {
         assert!(!f.keep(&JobRecord { id: 5, ..JobRecord::default() }));
     }
 }
+
+#[cfg(test)]
+#[path = "filter_props.rs"]
+mod filter_props;
