@@ -42,6 +42,13 @@ impl PaneId {
         Self::ALL.iter().position(|p| *p == self).unwrap_or(0)
     }
 
+    /// Whether `e` edits and `D` deletes its rows: QOS and Accounts only
+    /// (jobs are cancelled, nodes drained, the rest is read-only or comes
+    /// from files). The key hints and the form both ask this.
+    pub fn edits(self) -> bool {
+        matches!(self, PaneId::Qos | PaneId::Accounts)
+    }
+
     /// The number key (1-based) that selects this pane.
     pub fn number(self) -> usize {
         self.index() + 1

@@ -6,14 +6,13 @@
 
 use crate::model::action::Action;
 use crate::model::form::open;
-use crate::model::pane::PaneId;
 use crate::model::state::{Mode, State};
 use crate::model::write::WriteOp;
 use crate::update::nav;
 
 /// Open the form for the selected row (or the open detail).
 pub fn edit(state: &mut State) {
-    if !matches!(state.pane, PaneId::Qos | PaneId::Accounts) {
+    if !state.pane.edits() {
         state.info(format!("{}: nothing to edit here (QOS and Accounts only)", state.pane.title()));
         return;
     }

@@ -225,8 +225,8 @@ fn hints(state: &State, theme: Theme, width: u16) -> Line<'static> {
             (Action::Open, "detail"),
             (Action::Refresh, "refresh"),
         ]);
-        // provisioners.yaml is the definitions' only source: nothing to edit or delete.
-        if writes_allowed(state, session::WRITE_ROLE) && state.pane != PaneId::Provisioners {
+        // Only where `e` and `D` do something (PaneId::edits): never a hint that does nothing.
+        if writes_allowed(state, session::WRITE_ROLE) && state.pane.edits() {
             items.extend([(Action::Edit, "edit"), (Action::Delete, "delete")]);
         }
         items.extend([(Action::SortNext, "sort"), (Action::ToggleMark, "mark")]);
