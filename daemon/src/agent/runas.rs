@@ -85,9 +85,6 @@ pub struct Output {
     pub append: bool,
 }
 
-/// `spurd __exec` with its spec: program, arguments, and the variable to set.
-pub type Trampoline = (PathBuf, [&'static str; 1], (String, String));
-
 /// What the trampoline does, in order.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct ExecSpec {
@@ -104,12 +101,22 @@ pub struct ExecSpec {
 }
 
 impl ExecSpec {
-    /// The program and arguments that run this spec (`this-binary __exec`),
-    /// and the variable to add to the child's environment.
-    pub fn command(&self) -> Result<Trampoline, String> {
+    /// The command that runs this spec (`this-binary __exec`) with `env`:
+    /// added to this process's own environment, or (`inherit` false) alone.
+    pub fn command<K: AsRef<std::ffi::OsStr>, V: AsRef<std::ffi::OsStr>>(
+        &self,
+        env: impl IntoIterator<Item = (K, V)>,
+        inherit: bool,
+    ) -> Result<Command, String> {
         let me = std::env::current_exe().map_err(|e| format!("cannot find spurd's own binary: {e}"))?;
         let spec = serde_json::to_string(self).map_err(|e| e.to_string())?;
-        Ok((me, [EXEC_ARG], (SPEC_ENV.to_string(), spec)))
+        let mut cmd = Command::new(me);
+        cmd.arg(EXEC_ARG);
+        if !inherit {
+            cmd.env_clear();
+        }
+        cmd.envs(env).env(SPEC_ENV, spec);
+        Ok(cmd)
     }
 }
 

@@ -19,7 +19,7 @@ use nix::unistd::Pid;
 use std::io::{Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 /// The first argument that makes spurd (or spur-console, for the demo) a supervisor.
 pub const STEPD_ARG: &str = "__stepd";
@@ -61,18 +61,7 @@ fn main(dir: &Path, job_id: u64) -> i32 {
     if let Ok(l) = &launch {
         // Recorded before the prologs, so an agent restarted meanwhile adopts
         // this supervisor (no job process yet: pgid 0) instead of losing the job.
-        let me = std::process::id() as i32;
-        let rec = RunRecord {
-            job_id,
-            run_id: run_id.clone(),
-            node: l.node.clone(),
-            stepd_pid: me,
-            stepd_start: start_time(me).unwrap_or(0),
-            pgid: 0,
-            job_start: 0,
-            cgroup: None,
-        };
-        if let Err(e) = write_atomic(&state.run_path(job_id), &rec) {
+        if let Err(e) = write_atomic(&state.run_path(job_id), &record(job_id, l, 0, None)) {
             say(&format!("failed cannot record the job in {}: {e}", state.0.display()));
             return 1;
         }
@@ -98,6 +87,22 @@ fn say(line: &str) {
     let mut out = std::io::stdout();
     let _ = writeln!(out, "{line}");
     let _ = out.flush();
+}
+
+/// This supervisor's record of run `l` of job `job_id`: its job's process
+/// group and cgroup once it runs (`pgid` 0 before, while the prologs run).
+fn record(job_id: u64, l: &LaunchFile, pgid: i32, cgroup: Option<&JobCgroup>) -> RunRecord {
+    let me = std::process::id() as i32;
+    RunRecord {
+        job_id,
+        run_id: l.run_id.clone(),
+        node: l.node.clone(),
+        stepd_pid: me,
+        stepd_start: start_time(me).unwrap_or(0),
+        pgid,
+        job_start: if pgid > 0 { start_time(pgid).unwrap_or(0) } else { 0 },
+        cgroup: cgroup.map(|c| c.0.clone()),
+    }
 }
 
 /// The launch the agent left for this supervisor, removed once read: it holds
@@ -194,10 +199,8 @@ impl Job<'_> {
             workdir: l.workdir.clone(),
             argv: script.argv.iter().map(|a| a.to_string_lossy().into_owned()).collect(),
         };
-        let (program, args, var) = spec.command()?;
-        let mut cmd = Command::new(program);
+        let mut cmd = spec.command(env.iter().cloned(), true)?;
         // The trampoline's stderr says why it could not exec; it closes at the exec.
-        cmd.args(args).envs(env.iter().map(|(k, v)| (k, v))).env(&var.0, &var.1);
         cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
         let spawned = cmd.process_group(0).spawn();
         let mut child = spawned.map_err(|e| {
@@ -205,16 +208,7 @@ impl Job<'_> {
             format!("cannot run the script {}: {e}", script.path().display())
         })?;
         let pgid = child.id() as i32;
-        let rec = RunRecord {
-            job_id,
-            run_id: l.run_id.clone(),
-            node: l.node.clone(),
-            stepd_pid: me,
-            stepd_start: start_time(me).unwrap_or(0),
-            pgid,
-            job_start: start_time(pgid).unwrap_or(0),
-            cgroup: cgroup.as_ref().map(|c| c.0.clone()),
-        };
+        let rec = record(job_id, l, pgid, cgroup.as_ref());
         let stop = |child: &mut std::process::Child| {
             let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
             let _ = child.wait();
@@ -278,7 +272,7 @@ mod tests {
     #[test]
     fn what_a_waited_for_child_used_is_read() {
         let busy = "i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done";
-        assert!(Command::new("/bin/sh").arg("-c").arg(busy).status().unwrap().success());
+        assert!(std::process::Command::new("/bin/sh").arg("-c").arg(busy).status().unwrap().success());
         let u = children_usage();
         assert!(u.user_cpu_us + u.sys_cpu_us > 0 && u.max_rss_kb > 0, "{u:?}");
     }

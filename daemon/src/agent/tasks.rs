@@ -280,17 +280,13 @@ impl StepTasks {
         };
         let out_named = spec.stdout.is_some();
         spec.user = run_as;
-        let (program, args, var) = spec.command().map_err(fail)?;
-        let mut cmd = tokio::process::Command::new(program);
-        cmd.args(args)
-            .stdin(Stdio::null())
+        let mut std_cmd = spec.command(step_env(&self.state, l), false).map_err(fail)?;
+        std_cmd.envs(task_env(l.node_index, &l.node, local, task, &l.tasks));
+        let mut cmd = tokio::process::Command::from(std_cmd);
+        cmd.stdin(Stdio::null())
             .stdout(piped(stdout, out_named))
             // The trampoline's own errors reach srun through it when the task's stderr is a file.
             .stderr(piped(stderr, false))
-            .env_clear()
-            .envs(step_env(&self.state, l))
-            .envs(task_env(l.node_index, &l.node, local, task, &l.tasks))
-            .env(&var.0, &var.1)
             .process_group(0)
             .kill_on_drop(false);
         cmd.spawn()
