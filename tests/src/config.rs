@@ -55,6 +55,17 @@ impl ClusterToml {
         self
     }
 
+    /// The agent-admission tests' cluster: admission by token, a heartbeat a
+    /// second, node[01-03] (2 CPUs, 4 GiB), `batch` on node[01-02], `other` on node03.
+    pub fn token_admission() -> ClusterToml {
+        ClusterToml::new()
+            .set("admission", "mode", "token")
+            .heartbeat(1)
+            .nodes("node[01-03]", 2, 4096)
+            .partition("batch", "node[01-02]")
+            .partition("other", "node03")
+    }
+
     /// `[controller] heartbeat_interval_secs`.
     pub fn heartbeat(self, secs: u64) -> Self {
         self.set("controller", "heartbeat_interval_secs", secs)

@@ -59,10 +59,14 @@ pub fn client(personality: &str, url: &str, args: &[&str], env: &[(&str, &str)])
 
 /// Runs a client and returns its stdout, failing the test on a non-zero exit.
 pub fn ok(personality: &str, url: &str, args: &[&str]) -> String {
-    let out = run(personality, url, args);
+    expect_ok(&format!("{personality} {args:?}"), run(personality, url, args))
+}
+
+/// The stdout of a command that ran, `what` failing the test on a non-zero exit.
+pub fn expect_ok(what: &str, out: Output) -> String {
     assert!(
         out.status.success(),
-        "{personality} {args:?} failed: {}{}",
+        "{what} failed: {}{}",
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );

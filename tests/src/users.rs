@@ -131,13 +131,7 @@ impl Munged {
     /// [`Munged::run_as`] that must succeed; its stdout.
     pub fn ok_as(&self, user: &str, url: &str, personality: &str, args: &[&str]) -> String {
         let out = self.run_as(user, url, personality, args, &[]);
-        assert!(
-            out.status.success(),
-            "{personality} {args:?} as {user} failed: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        crate::proc::expect_ok(&format!("{personality} {args:?} as {user}"), out)
     }
 
     /// [`Munged::run_as`] that must fail; its stderr.
@@ -157,13 +151,17 @@ impl Munged {
     /// A credential of `user`'s, encoded by this munged (`munge -n`), as a
     /// client would attach it: for tests that replay or forge requests.
     pub fn credential_of(&self, user: &str) -> String {
-        let socket = self.socket();
-        let out = Command::new("runuser")
-            .args(["-u", user, "--", "munge", "-n", "-S"])
-            .arg(&socket)
-            .output()
-            .expect("munge -n");
-        assert!(out.status.success(), "munge -n: {}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
+        credential(&self.socket(), user)
     }
+}
+
+/// A credential of `user`'s from the munged at `socket` (`munge -n`).
+pub fn credential(socket: &Path, user: &str) -> String {
+    let out = Command::new("runuser")
+        .args(["-u", user, "--", "munge", "-n", "-S"])
+        .arg(socket)
+        .output()
+        .expect("munge -n");
+    assert!(out.status.success(), "munge -n: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }

@@ -9,12 +9,7 @@ use spur_tests::proc::{Agent, Controller, conf, field, ok, sacct_state, wait_for
 use tonic::Code;
 
 fn cluster() -> ClusterToml {
-    ClusterToml::new()
-        .set("admission", "mode", "token")
-        .heartbeat(1)
-        .nodes("node[01-03]", 2, 4096)
-        .partition("batch", "node[01-02]")
-        .partition("other", "node03")
+    ClusterToml::token_admission()
 }
 
 fn forged(agent_id: &str, agent_key: &str, job_id: u64) -> pb::JobReport {

@@ -11,12 +11,7 @@ use spur_tests::proc::{Agent, Controller, conf, fails, field, ok, sacct_state, w
 use tonic::Code;
 
 fn cluster() -> ClusterToml {
-    ClusterToml::new()
-        .set("admission", "mode", "token")
-        .heartbeat(1)
-        .nodes("node[01-03]", 2, 4096)
-        .partition("batch", "node[01-02]")
-        .partition("other", "node03")
+    ClusterToml::token_admission()
 }
 
 fn start(dir: &std::path::Path) -> Controller {

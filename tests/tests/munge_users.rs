@@ -195,28 +195,13 @@ async fn replayed_foreign_missing_and_non_root_agent_credentials_are_refused_and
     // Another cluster's key.
     let dir = users::open_dir();
     let other = spur_munge::daemon::TestMunged::start(&dir.path().join("other")).unwrap();
-    let out = std::process::Command::new("munge").arg("-n").arg("-S").arg(other.socket()).output().unwrap();
-    let foreign = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let foreign = users::credential(&other.socket(), "root");
     let e = whoami(&s.c.url, &foreign, "root").await.unwrap_err();
     assert!(e.message().contains("invalid"), "{}", e.message());
 
     // No credential at all: the client says why it has none.
-    let s2 = &s;
-    let e = tokio::task::spawn_blocking({
-        let url = s2.c.url.clone();
-        let m_env = s2.m.socket();
-        move || {
-            let out = std::process::Command::new("runuser")
-                .args(["-u", ALICE, "--", "env", "-i", &format!("SPUR_CONTROLLER_ADDR={url}")])
-                .arg(format!("SPUR_MUNGE_SOCKET={}/nowhere", m_env.parent().unwrap().display()))
-                .arg(users::user_links().join("squeue"))
-                .output()
-                .unwrap();
-            String::from_utf8_lossy(&out.stderr).into_owned()
-        }
-    })
-    .await
-    .unwrap();
+    let nowhere = format!("{}/nowhere", s.m.socket().parent().unwrap().display());
+    let e = s.m.fails_as(ALICE, &s.c.url, "squeue", &[], &[("SPUR_MUNGE_SOCKET", &nowhere)]);
     assert!(e.contains("MUNGE credential is required") && e.contains("nowhere"), "{e}");
 
     // The agent protocol takes root's credentials only.

@@ -82,18 +82,21 @@ impl JobService {
         let mut key = if after == 0 { String::new() } else { after.to_string() };
         loop {
             let rows = store.load_page(KIND_JOB, &key, HISTORY_READ).await?;
-            let jobs = rows
-                .iter()
-                .map(|(name, doc)| JobRecord::for_listing(name, doc))
-                .collect::<Result<Vec<_>>>()?;
-            // One lock per read: the jobs memory lists itself are not listed twice.
+            // One lock per read, by the keys: the jobs memory lists itself are
+            // not listed twice, nor decoded at all.
             let held: HashSet<u64> = {
                 let q = self.lock();
-                jobs.iter().map(|j| j.id).filter(|id| q.jobs.contains_key(id)).collect()
+                rows.iter()
+                    .filter_map(|(name, _)| key_id(name).ok())
+                    .filter(|id| q.jobs.contains_key(id))
+                    .collect()
             };
-            for ((name, _), j) in rows.iter().zip(&jobs) {
-                if !j.is_active() && !held.contains(&j.id) && keep(j) && !take(j) {
-                    return key_id(&key).map(Some);
+            for (name, doc) in &rows {
+                if !key_id(name).is_ok_and(|id| held.contains(&id)) {
+                    let j = JobRecord::for_listing(name, doc)?;
+                    if !j.is_active() && keep(&j) && !take(&j) {
+                        return key_id(&key).map(Some);
+                    }
                 }
                 key.clone_from(name);
             }

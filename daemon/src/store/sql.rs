@@ -205,16 +205,14 @@ macro_rules! store_common {
             let mut out: Vec<TxnRow> = Vec::new();
             loop {
                 let (page, last) = list_txn_page(pool, &q).await?;
-                let full = last.is_some();
                 out.extend(page);
-                if !rechecked || !full || out.len() >= limit {
-                    break;
-                }
+                // No full page left (or nothing is re-checked here): the database has no more.
+                let Some(id) = last.filter(|_| rechecked && out.len() < limit) else { break };
                 // Newest first (or, for a tail, oldest first): the next page goes on from the last row read.
-                match (q.after_id.is_some(), last) {
-                    (true, Some(id)) => q.after_id = Some(id),
-                    (false, Some(id)) => q.before_id = Some(id),
-                    (_, None) => break,
+                if q.after_id.is_some() {
+                    q.after_id = Some(id);
+                } else {
+                    q.before_id = Some(id);
                 }
             }
             out.truncate(limit);
