@@ -4,6 +4,7 @@
 //! step parts (`12`, `12_3`, `12_[1-5]`, `12.0`, `12.batch`) that scancel,
 //! scontrol and sacct read.
 
+use crate::hostlist_impl::shown;
 use crate::taskruns_impl::{self as runs, Budget, Refused, Run};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -71,15 +72,6 @@ impl PartialEq for TaskSet {
 }
 
 impl Eq for TaskSet {}
-
-/// An expression as quoted in an error: long ones are cut.
-fn shown(s: &str) -> String {
-    const MAX: usize = 64;
-    match s.char_indices().nth(MAX) {
-        Some((i, _)) => format!("{}…", &s[..i]),
-        None => s.to_string(),
-    }
-}
 
 impl TaskSet {
     /// Parses `0-99`, `1,3,5`, `0-15:4` (no throttle), of at most

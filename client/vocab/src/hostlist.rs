@@ -67,8 +67,9 @@ pub fn count(expr: &str) -> Result<u64, String> {
 }
 
 /// An expression as quoted in an error: long ones are cut, since an error
-/// travels back in a gRPC header and into the audit log.
-fn shown(expr: &str) -> String {
+/// travels back in a gRPC header and into the audit log (array
+/// expressions are quoted the same way): at most 64 characters, then `…`.
+pub(crate) fn shown(expr: &str) -> String {
     const MAX: usize = 64;
     match expr.char_indices().nth(MAX) {
         Some((i, _)) => format!("{}…", &expr[..i]),

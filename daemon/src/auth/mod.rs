@@ -84,8 +84,7 @@ impl Authenticator {
 
     /// Establishes the caller, or refuses with the reason the caller is told.
     pub fn authenticate(&self, headers: &http::HeaderMap, peer: String) -> Result<Caller, AuthError> {
-        let header =
-            |k: &str| headers.get(k).and_then(|v| v.to_str().ok()).map(str::trim).filter(|s| !s.is_empty());
+        let header = |k: &str| header(headers, k);
         let bearer = header("authorization").and_then(|v| v.strip_prefix("Bearer ")).map(str::trim);
         if let Some(m) = &self.munge {
             return match (header(MUNGE_HEADER), bearer, &self.key) {
@@ -116,9 +115,8 @@ impl Authenticator {
     pub fn authenticate_agent(&self, headers: &http::HeaderMap, peer: String) -> Result<Caller, AuthError> {
         let anonymous = Caller { user: "anonymous".into(), peer: peer.clone(), ..Caller::default() };
         let Some(m) = &self.munge else { return Ok(anonymous) };
-        let cred = headers.get(MUNGE_HEADER).and_then(|v| v.to_str().ok()).map(str::trim);
-        let Some(cred) = cred.filter(|c| !c.is_empty()) else {
-            let why = headers.get(MUNGE_ERROR_HEADER).and_then(|v| v.to_str().ok()).map(str::to_string);
+        let Some(cred) = header(headers, MUNGE_HEADER) else {
+            let why = header(headers, MUNGE_ERROR_HEADER).map(str::to_string);
             return Err(AuthError::NoCredential { why });
         };
         let who = m.decode(cred)?;
@@ -142,6 +140,11 @@ impl Authenticator {
         let root = if root { Role::Administrator } else { Role::None };
         stored.max(claimed).max(root)
     }
+}
+
+/// A request header's text, trimmed; None when missing, empty or not text.
+fn header<'h>(headers: &'h http::HeaderMap, key: &str) -> Option<&'h str> {
+    headers.get(key).and_then(|v| v.to_str().ok()).map(str::trim).filter(|s| !s.is_empty())
 }
 
 /// The caller a verified bearer token names.
