@@ -188,7 +188,7 @@ impl JobService {
         let at = Bounds { partitions: &parts, catalog: &catalog, policy: &self.policy };
         self.transit(&[id], |q| {
             let fx = q.update(role, caller, id, set, &at)?;
-            self.fits(q, &fx, &parts)?;
+            self.fits(q, &fx, at.partitions)?;
             Ok(fx)
         })
         .await?;
@@ -196,9 +196,10 @@ impl JobService {
     }
 
     /// A pending job given a new partition or features must be one some
-    /// node set of its partition could ever run, as at submit. Checked here,
-    /// not in the transition: the nodes are not the queue's (the queue's lock
-    /// is taken before the nodes', as the install takes them).
+    /// node set of its partition could ever run, as at submit. Checked in the
+    /// executor's closure, outside the pure `Queue::update`: the nodes are not
+    /// the queue's (the queue's lock is taken before the nodes', as the
+    /// install takes them).
     fn fits(&self, q: &Queue, fx: &Effects, parts: &[Partition]) -> Result<()> {
         for new in fx.records().filter(|n| n.state == JobState::Pending) {
             let Some(old) = q.jobs.get(&new.id) else { continue };
