@@ -236,3 +236,13 @@ mod tests {
         assert!(refusal::<AccountKey>(&[("Parent", "a b")]).starts_with("Parent: "));
     }
 }
+
+/// For `daemon/fuzz`: the three accounting listings' filters.
+#[cfg(feature = "fuzzing")]
+pub(super) fn fuzz_filters(req: &pb::ListRequest) -> [Result<()>; 3] {
+    [
+        Filter::<QosKey>::parse(req).map(drop),
+        Filter::<AccountKey>::parse(req).map(drop),
+        Filter::<UserKey>::parse(req).map(drop),
+    ]
+}

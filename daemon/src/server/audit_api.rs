@@ -45,7 +45,7 @@ fn view(r: &TxnRow) -> RowView<'_> {
     }
 }
 
-fn filter_of(kvs: &[pb::KeyValue]) -> Result<TxnFilter> {
+pub(super) fn filter_of(kvs: &[pb::KeyValue]) -> Result<TxnFilter> {
     let pairs: Vec<(String, String)> = kvs.iter().map(|kv| (kv.key.clone(), kv.value.clone())).collect();
     Ok(TxnFilter::parse(&pairs, chrono::Local::now())?)
 }

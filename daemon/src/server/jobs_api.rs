@@ -408,3 +408,15 @@ mod tests {
 #[cfg(test)]
 #[path = "filter_props.rs"]
 mod filter_props;
+
+/// For `daemon/fuzz`: the jobs listing's filter, with what `filter_props` asserts of it.
+#[cfg(feature = "fuzzing")]
+pub(super) fn fuzz_filter(kvs: &[pb::KeyValue]) -> Result<(), Error> {
+    let f = Filter::parse(kvs)?;
+    if let Some(ids) = &f.ids {
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "ids sorted and unique");
+    }
+    assert!(f.text.len() <= kvs.len());
+    assert!(f.prio <= f.brief && f.brief <= f.view);
+    Ok(())
+}

@@ -10,6 +10,7 @@
 //! - `filter`: the one parser of the listings' `key=value` filters, typed keys per listing.
 //! - [`limits`]: message sizes, repeated-field caps, txn page size.
 //! - [`streams`]: Watch and TailTxn streams per user, and dropping a subscriber that stops reading.
+//! - `fuzzing` (feature `fuzzing`, never shipped): the filter parsers for `daemon/fuzz`.
 //! - `packed`: the brief job listing written straight into protobuf bytes.
 //! - `show_config`: `scontrol show config`'s Slurm keys from spur.conf.
 //! - `accounting`, `audit_api`, `session`, `admission_api`, `nodes_api`, `cluster_api`, `licenses_api`,
@@ -21,6 +22,9 @@ mod audit_api;
 mod cluster_api;
 pub mod convert;
 mod filter;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod gate;
 mod identity;
 mod jobs_api;

@@ -285,3 +285,9 @@ impl Agent for AgentApi {
             .await
     }
 }
+
+/// For `daemon/fuzz`: the node listing's keys (the names then go to the hostlist parser).
+#[cfg(feature = "fuzzing")]
+pub(super) fn fuzz_filter(kvs: &[pb::KeyValue]) -> Result<(), Error> {
+    filter::parse::<NodeKey>(kvs).map(drop)
+}
