@@ -64,7 +64,7 @@ fn annotated() -> pb::Job {
         name: "train".into(),
         user: "alice".into(),
         partition: "gpu".into(),
-        state: "PENDING".into(),
+        state: spur_proto::states::state_named("PENDING"),
         num_nodes: 1,
         spec: Some(Box::new(pb::JobSpec {
             comment: "c".into(),

@@ -17,7 +17,7 @@ fn pjob(id: u64, user: &str, partition: &str, state: &str, prio: f64) -> pb::Job
         account: "ml".into(),
         qos: "normal".into(),
         partition: partition.into(),
-        state: state.into(),
+        state: spur_proto::states::state_wire(spur_vocab::JobState::from_name(state).unwrap()),
         priority: prio,
         prio_base: 1000.0,
         prio_fair_share: 1.2,

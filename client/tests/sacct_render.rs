@@ -41,7 +41,7 @@ fn job(id: u64, user: &str, state: &str, submit: i64, start: i64, end: i64) -> p
         account: "ml".into(),
         qos: "normal".into(),
         partition: "batch".into(),
-        state: state.into(),
+        state: spur_proto::states::state_named(state),
         num_nodes: 1,
         num_cpus: 4,
         submit_ms: submit,
@@ -60,7 +60,7 @@ fn jobs() -> Vec<pb::Job> {
     let gone = job(13, "alice", "CANCELLED", ms(180), 0, ms(150));
     let mut killed = job(14, "alice", "FAILED", ms(100), ms(90), ms(80));
     killed.exit_code = -1;
-    killed.reason = "killed by signal 9".into();
+    (killed.reason, killed.exit_signal) = (spur_proto::states::reason_named("RaisedSignal"), 9);
     let mut wait = job(15, "alice", "PENDING", ms(10), 0, 0);
     wait.name = "a-very-long-job-name".into();
     vec![done, old, run, gone, killed, wait]
@@ -92,7 +92,7 @@ fn steps_have_rows_of_their_own_and_x_leaves_them_out() {
     let step = |id, state: &str, exit_code, signal| pb::Step {
         id,
         name: "hostname".into(),
-        state: state.into(),
+        state: spur_proto::states::state_named(state),
         nodes: vec!["n1".into()],
         ntasks: 4,
         cpus: 4,
@@ -230,7 +230,8 @@ fn exit_code_is_code_colon_signal() {
     assert_eq!(exit_code(&j[4]), "0:9");
     let mut launch = j[0].clone();
     launch.exit_code = -1;
-    launch.reason = "launch failed: no such file".into();
+    launch.reason = spur_proto::states::reason_named("JobLaunchFailure");
+    launch.reason_detail = "launch failed: no such file".into();
     assert_eq!(exit_code(&launch), "-1:0");
 }
 
@@ -314,7 +315,7 @@ fn json_has_slurms_shape() {
         (&killed["account"], &killed["partition"], &killed["qos"]),
         (&"ml".into(), &"batch".into(), &"normal".into())
     );
-    assert_eq!(killed["state"], serde_json::json!({ "current": ["FAILED"], "reason": "killed by signal 9" }));
+    assert_eq!(killed["state"], serde_json::json!({ "current": ["FAILED"], "reason": "RaisedSignal:9" }));
     assert_eq!(
         killed["exit_code"],
         serde_json::json!({ "status": ["SIGNALED"], "return_code": unset, "signal": { "id": set(9), "name": "KILL" } })
@@ -388,7 +389,7 @@ fn duplicates_list_the_runs_a_reclaim_or_preemption_requeued() {
         start_ms: ms(50),
         end_ms: ms(20),
         nodes: vec!["n2".into()],
-        state: "PREEMPTED".into(),
+        state: spur_proto::states::state_named("PREEMPTED"),
         preempted_by: 14,
         borrowed: true,
         reclaim: true,

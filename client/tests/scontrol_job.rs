@@ -28,8 +28,8 @@ fn pending() -> pb::Job {
         account: "ml".into(),
         qos: "gpu".into(),
         partition: "gpu".into(),
-        state: "PENDING".into(),
-        reason: "QOSGrpNodeLimit".into(),
+        state: spur_proto::states::state_named("PENDING"),
+        reason: spur_proto::states::reason_named("QOSGrpNodeLimit"),
         reason_detail: "QOS gpu is at 4/4 nodes".into(),
         priority: 2000.0,
         time_limit_minutes: Some(90),
@@ -179,7 +179,7 @@ fn show_job_json_has_the_ids_only_when_known() {
 #[test]
 fn a_detail_repeating_its_code_is_shown_once() {
     let mut j = pending();
-    j.reason = "JobHeldUser".into();
+    j.reason = spur_proto::states::reason_named("JobHeldUser");
     j.reason_detail = "JobHeldUser: held by its user".into();
     assert!(
         job_record(&j, NOW, true)
@@ -192,8 +192,8 @@ fn a_detail_repeating_its_code_is_shown_once() {
 #[test]
 fn running_jobs_show_nodes_times_and_one_line_form() {
     let mut j = pending();
-    j.state = "RUNNING".into();
-    j.reason = String::new();
+    j.state = spur_proto::states::state_named("RUNNING");
+    j.reason = 0;
     j.reason_detail = String::new();
     j.nodes = vec!["gpu1".into(), "gpu2".into()];
     j.start_ms = NOW - 90_061_000;
@@ -281,7 +281,7 @@ fn a_reclaimed_job_shows_its_reclaimer_and_a_borrowed_run_says_so() {
     j.preempted_by = 77;
     let out = job_record(&j, NOW, true);
     assert!(out.contains(" Borrowed=no Reclaims=1 PreemptedBy=77 PreemptMode=REQUEUE "), "{out}");
-    j.state = "RUNNING".into();
+    j.state = spur_proto::states::state_named("RUNNING");
     j.borrowed = true;
     assert!(job_record(&j, NOW, true).contains(" Borrowed=yes Reclaims=1 "));
 }

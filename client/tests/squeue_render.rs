@@ -21,7 +21,7 @@ fn job(id: u64, name: &str, user: &str, partition: &str, state: &str) -> pb::Job
         account: "ml".into(),
         qos: "normal".into(),
         partition: partition.into(),
-        state: state.into(),
+        state: spur_proto::states::state_named(state),
         num_nodes: 1,
         num_cpus: 1,
         submit_ms: NOW - 600_000,
@@ -38,12 +38,12 @@ fn jobs() -> Vec<pb::Job> {
     run.time_limit_minutes = Some(120);
     run.priority = 900.0;
     let mut held = job(102, "a-very-long-name", "bob", "gpu", "PENDING");
-    held.reason = "QOSGrpNodeLimit".into();
+    held.reason = spur_proto::states::reason_named("QOSGrpNodeLimit");
     held.reason_detail = "QOS gpu is at 4/4 nodes".into();
     held.priority = 2000.4;
     held.qos = "gpu".into();
     let mut prep = job(99, "prep", "alice", "batch", "PENDING");
-    prep.reason = "Priority".into();
+    prep.reason = spur_proto::states::reason_named("Priority");
     prep.priority = 1500.0;
     prep.time_limit_minutes = Some(30);
     let mut done = job(90, "old", "carol", "batch", "COMPLETED");
@@ -78,7 +78,7 @@ fn state_filter_is_sent_and_applied() {
     assert!(full(&["--json"]) && full(&["-o", "%i %k"]) && full(&["-O", "JobID,WorkDir"]));
     assert!(!full(&["-l"]) && !full(&["-o", "%i %R"]));
     let a = args(&["-t", "cd,R", "-u", "alice,carol", "-p", "batch,gpu"]);
-    assert_eq!(a.states, States::Only(vec!["COMPLETED", "RUNNING"]));
+    assert_eq!(a.states, States::Only(vec![spur_vocab::JobState::Completed, spur_vocab::JobState::Running]));
     let keys: Vec<(String, String)> = a.filter().into_iter().map(|kv| (kv.key, kv.value)).collect();
     assert!(keys.contains(&("state".into(), "COMPLETED,RUNNING".into())), "{keys:?}");
     assert!(keys.contains(&("user".into(), "alice,carol".into())));

@@ -4,6 +4,7 @@
 //! - [`FILE_DESCRIPTOR_SET`]: the encoded descriptors, served by gRPC reflection.
 //! - [`wire`]: constants both ends agree on (headers, windows, the controller's address).
 //! - [`credential`]: the MUNGE credential every client attaches to each request.
+//! - [`states`]: the wire's job states and reason codes, to and from the vocabulary's tables.
 //! - [`token`]: user credentials (HS256 JWTs): mint, verify, key and lifetime checks.
 //! - [`PROTO_DIR`]: where the `.proto` sources live, so tests and other languages can generate clients.
 
@@ -26,6 +27,7 @@ pub mod v1 {
 }
 
 pub mod credential;
+pub mod states;
 pub mod token;
 pub mod wire;
 

@@ -68,7 +68,7 @@ fn pending(id: u64, now_ms: i64) -> JobRecord {
         priority: id.is_multiple_of(20).then_some(1_000_000),
         hold: Hold::None,
         state: JobState::Pending,
-        reason: "Priority".into(),
+        reason: Some(spur_vocab::reason::ReasonCode::Priority),
         ..base(id, now_ms)
     }
 }
@@ -202,7 +202,8 @@ async fn main() -> anyhow::Result<()> {
     })
     .await?;
     // An urgent job still pending (they start oldest first, as victims are evicted), else any pending one.
-    let pending_ids: Vec<u64> = listed.iter().filter(|j| j.state == "PENDING").map(|j| j.id).collect();
+    let pending_ids: Vec<u64> =
+        listed.iter().filter(|j| j.job_state() == JobState::Pending).map(|j| j.id).collect();
     let urgent = pending_ids.iter().find(|id| **id > run && id.is_multiple_of(20));
     let job_id = *urgent.or(pending_ids.first()).ok_or_else(|| anyhow::anyhow!("no job is pending"))?;
     let q = cl.clone();

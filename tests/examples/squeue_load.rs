@@ -36,7 +36,11 @@ fn job(id: u64, now_ms: i64) -> JobRecord {
         cpus_per_task: 1 + (id % 4) as u32,
         time_limit: Some(60),
         hold: if held { Hold::User } else { Hold::None },
-        reason: if held { "JobHeldUser".into() } else { "Resources".into() },
+        reason: Some(if held {
+            spur_vocab::reason::ReasonCode::JobHeldUser
+        } else {
+            spur_vocab::reason::ReasonCode::Resources
+        }),
         requeue: true,
         script: seed::script(id),
         env: seed::env(id),

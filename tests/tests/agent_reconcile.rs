@@ -10,6 +10,7 @@ use spur_proto::v1::agent_client::AgentClient;
 use spur_tests::config::ClusterToml;
 use spur_tests::proc::{Agent, Controller, DEADLINE, conf, starts};
 use spur_tests::wait::wait_until;
+use spur_vocab::JobState;
 use std::path::Path;
 
 fn cluster() -> ClusterToml {
@@ -87,7 +88,7 @@ async fn a_running_job_survives_a_controller_restart_and_completes() {
     let _a = Agent::start(&c.url, "node[01-02]", &[]);
     let mut cl = client(&c.url).await;
     let id = submit_gated(&mut cl, dir.path(), true).await;
-    let before = wait_job(&mut cl, id, "RUNNING", |j| j.state == "RUNNING").await;
+    let before = wait_job(&mut cl, id, "RUNNING", |j| j.job_state() == JobState::Running).await;
     wait_started(dir.path(), id, 1);
 
     c.restart();
@@ -95,12 +96,12 @@ async fn a_running_job_survives_a_controller_restart_and_completes() {
     wait_registered(&mut cl).await;
     let after = job(&mut cl, id).await.unwrap();
     assert_eq!(
-        (after.state.as_str(), after.start_ms, &after.nodes),
+        (after.job_state().as_str(), after.start_ms, &after.nodes),
         ("RUNNING", before.start_ms, &before.nodes)
     );
 
     std::fs::write(dir.path().join("go"), "").unwrap();
-    let done = wait_job(&mut cl, id, "COMPLETED", |j| j.state == "COMPLETED").await;
+    let done = wait_job(&mut cl, id, "COMPLETED", |j| j.job_state() == JobState::Completed).await;
     assert_eq!(done.start_ms, before.start_ms, "the run was not restarted");
     assert_eq!(starts(dir.path(), id), 1, "launched once");
 }
@@ -114,22 +115,23 @@ async fn jobs_a_new_agent_does_not_run_are_requeued_or_node_fail() {
     let mut cl = client(&c.url).await;
     let again = submit_gated(&mut cl, dir.path(), true).await;
     let once = submit_gated(&mut cl, dir.path(), false).await;
-    let before = wait_job(&mut cl, again, "RUNNING", |j| j.state == "RUNNING").await;
-    wait_job(&mut cl, once, "RUNNING", |j| j.state == "RUNNING").await;
+    let before = wait_job(&mut cl, again, "RUNNING", |j| j.job_state() == JobState::Running).await;
+    wait_job(&mut cl, once, "RUNNING", |j| j.job_state() == JobState::Running).await;
     wait_started(dir.path(), again, 1);
     wait_started(dir.path(), once, 1);
 
     // The agent dies with its jobs (the node lost them); a new one takes the nodes.
     first.kill();
     let _second = Agent::start(&c.url, "node[01-02]", &[]);
-    let failed = wait_job(&mut cl, once, "NODE_FAIL", |j| j.state == "NODE_FAIL").await;
-    assert_eq!(failed.reason, "JobLostOnNode");
-    let rerun =
-        wait_job(&mut cl, again, "running again", |j| j.state == "RUNNING" && j.start_ms != before.start_ms)
-            .await;
+    let failed = wait_job(&mut cl, once, "NODE_FAIL", |j| j.job_state() == JobState::NodeFail).await;
+    assert_eq!(failed.reason_str(), "JobLostOnNode");
+    let rerun = wait_job(&mut cl, again, "running again", |j| {
+        j.job_state() == JobState::Running && j.start_ms != before.start_ms
+    })
+    .await;
     assert!(rerun.start_ms > before.start_ms);
     std::fs::write(dir.path().join("go"), "").unwrap();
-    wait_job(&mut cl, again, "COMPLETED", |j| j.state == "COMPLETED").await;
+    wait_job(&mut cl, again, "COMPLETED", |j| j.job_state() == JobState::Completed).await;
     assert_eq!(starts(dir.path(), again), 2, "requeued and launched again");
 }
 
@@ -186,6 +188,6 @@ async fn stray_jobs_are_killed_and_ends_reported_at_registration_count() {
     let ended = pb::JobReport { job_id: id, state: "exited".into(), exit_code: 3, ..Default::default() };
     drop(cmds);
     let _again = fake_agent(&c.url, vec![], vec![ended]).await;
-    let j = wait_job(&mut cl, id, "FAILED", |j| j.state != "RUNNING").await;
-    assert_eq!((j.state.as_str(), j.exit_code, j.nodes.first()), ("FAILED", 3, Some(&node)));
+    let j = wait_job(&mut cl, id, "FAILED", |j| j.job_state() != JobState::Running).await;
+    assert_eq!((j.job_state().as_str(), j.exit_code, j.nodes.first()), ("FAILED", 3, Some(&node)));
 }

@@ -14,6 +14,7 @@ use spur_daemon::error::{Error, Result};
 use spur_daemon::store::{Mutator, SqliteStore, Store, TxnHead, TxnQuery, TxnRow, Written};
 use spur_proto::v1 as pb;
 use spur_tests::wait::wait_until;
+use spur_vocab::JobState;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -196,11 +197,17 @@ async fn jobs_held_for_an_unreadable_catalog_start_once_it_loads() {
     })
     .await;
     let held = wait_for("the job held for AccountingUnavailable", || {
-        running.jobs.job(id).filter(|j| j.reason == "AccountingUnavailable")
+        running
+            .jobs
+            .job(id)
+            .filter(|j| j.reason == Some(spur_vocab::reason::ReasonCode::AccountingUnavailable))
     })
     .await;
-    assert_eq!(held.state, "PENDING");
-    assert!(running.jobs.job(id).is_some_and(|j| j.state == "PENDING"), "still held with the node up");
+    assert_eq!(held.state, JobState::Pending);
+    assert!(
+        running.jobs.job(id).is_some_and(|j| j.state == JobState::Pending),
+        "still held with the node up"
+    );
 
     // Unread records are neither shown (an empty list would be false) nor written.
     let mut c = conn::connect(&format!("http://{}", running.addr()), Identity::local()).await.unwrap();
@@ -216,9 +223,10 @@ async fn jobs_held_for_an_unreadable_catalog_start_once_it_loads() {
     let ev = tokio::time::timeout(DEADLINE, catalog_events.recv()).await.expect("a catalog event").unwrap();
     assert_eq!((ev.kind, ev.name.as_str(), ev.deleted), ("qos", "", false));
     assert!(running.acct.catalog().loaded);
-    let done =
-        wait_for("the job to run and complete", || running.jobs.job(id).filter(|j| j.state == "COMPLETED"))
-            .await;
+    let done = wait_for("the job to run and complete", || {
+        running.jobs.job(id).filter(|j| j.state == JobState::Completed)
+    })
+    .await;
     assert_eq!(done.exit_code, 0);
     agent.abort();
     running.shutdown().await.unwrap();

@@ -36,9 +36,10 @@ async fn the_demo_has_pools_and_a_job_no_definition_admits() {
         let mut c = c.clone();
         async move {
             let jobs = c.jobs.list_jobs(ListRequest::default()).await.unwrap().into_inner().jobs;
-            let gold = jobs.iter().find(|j| j.name == "pool3" && j.reason == "NoProvisionerDefinition");
-            gold.map(|j| j.id)
-                .ok_or_else(|| format!("{:?}", jobs.iter().map(|j| (&j.name, &j.reason)).collect::<Vec<_>>()))
+            let gold = jobs.iter().find(|j| j.name == "pool3" && j.reason_str() == "NoProvisionerDefinition");
+            gold.map(|j| j.id).ok_or_else(|| {
+                format!("{:?}", jobs.iter().map(|j| (&j.name, j.reason_str())).collect::<Vec<_>>())
+            })
         }
     })
     .await;

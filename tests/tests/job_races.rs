@@ -18,7 +18,9 @@ async fn client(url: &str) -> Clients {
 async fn states(c: &mut Clients, ids: &[u64]) -> Vec<String> {
     let jobs = c.jobs.list_jobs(pb::ListRequest::default()).await.unwrap().into_inner().jobs;
     ids.iter()
-        .map(|id| jobs.iter().find(|j| j.id == *id).map(|j| j.state.clone()).unwrap_or_default())
+        .map(|id| {
+            jobs.iter().find(|j| j.id == *id).map(|j| j.job_state().as_str().to_string()).unwrap_or_default()
+        })
         .collect()
 }
 

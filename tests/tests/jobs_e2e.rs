@@ -26,7 +26,7 @@ async fn wait_state(c: &mut Clients, id: u64, want: &str) -> pb::Job {
             let req =
                 pb::ListRequest { filter: vec![pb::KeyValue { key: "id".into(), value: id.to_string() }] };
             let jobs = c.jobs.list_jobs(req).await.unwrap().into_inner().jobs;
-            jobs.into_iter().next().filter(|j| j.state == want)
+            jobs.into_iter().next().filter(|j| j.job_state().as_str() == want)
         }
     })
     .await
@@ -126,7 +126,7 @@ async fn a_qos_node_cap_keeps_the_third_exclusive_job_pending() {
         let mut cl = cl.clone();
         async move {
             let j = wait_state(&mut cl, third_id, "PENDING").await;
-            if j.reason == "QOSGrpNodeLimit" {
+            if j.reason_str() == "QOSGrpNodeLimit" {
                 Ok(j)
             } else {
                 Err(format!("reason: {} {}", j.reason, j.reason_detail))

@@ -37,7 +37,7 @@ async fn submit(c: &mut Clients, dir: &Path, script: &str) -> u64 {
 async fn state(c: &Clients, id: u64) -> String {
     let req = pb::ListRequest { filter: vec![pb::KeyValue::new("id", &id.to_string())] };
     let jobs = c.clone().jobs.list_jobs(req).await.map(|r| r.into_inner().jobs).unwrap_or_default();
-    jobs.into_iter().next().map(|j| j.state).unwrap_or_default()
+    jobs.into_iter().next().map(|j| j.job_state().as_str().to_string()).unwrap_or_default()
 }
 
 fn alive(pid: u32) -> bool {

@@ -42,7 +42,10 @@ async fn a_submit_shows_up_on_the_watch_as_a_job_batch() {
         }
     };
     assert!(seq > opened.seq, "batches are numbered upwards");
-    assert_eq!((job.name.as_str(), job.user.as_str(), job.state.as_str()), ("watched", "alice", "PENDING"));
+    assert_eq!(
+        (job.name.as_str(), job.user.as_str(), job.job_state().as_str()),
+        ("watched", "alice", "PENDING")
+    );
     assert!(job.spec.is_some_and(|s| s.script.is_empty()), "scripts never leave the controller");
     let listed = cl.jobs.list_jobs(pb::ListRequest::default()).await.unwrap().into_inner();
     assert!(listed.seq >= seq, "a listing after the batch reflects it");

@@ -13,7 +13,7 @@ use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
 
 fn job(id: u64, user: &str, state: &str) -> Job {
     let end_ms = if state == "COMPLETED" { 1 } else { 0 };
-    Job { id, user: user.into(), state: state.into(), end_ms, ..Default::default() }
+    Job { id, user: user.into(), state: spur_proto::states::state_named(state), end_ms, ..Default::default() }
 }
 
 fn start(url: &str, user: &str) -> (UnboundedSender<Rpc>, UnboundedReceiver<Msg>) {

@@ -243,24 +243,27 @@ fn pushed_job_changes_apply_in_place_and_replace_re_reads() {
     assert!(dispatch(&mut state, Action::Net(Msg::Cluster(change))).is_empty());
     let mut new = jobs()[0].clone();
     new.id = 500;
-    new.state = "PENDING".into();
+    new.state = spur_proto::states::state_named("PENDING");
     let mut started = jobs().into_iter().find(|j| j.id == 104).unwrap();
-    started.state = "RUNNING".into();
+    started.state = spur_proto::states::state_named("RUNNING");
     assert!(dispatch(&mut state, pushed(2, vec![new, started])).is_empty());
     let set = state.queue.jobs.clone().unwrap();
-    assert_eq!((&*set.get(500).unwrap().state, &*set.get(104).unwrap().state), ("PENDING", "RUNNING"));
+    assert_eq!(
+        (set.get(500).unwrap().state.as_str(), set.get(104).unwrap().state.as_str()),
+        ("PENDING", "RUNNING")
+    );
     assert!(keys(&state).contains(&"500".to_string()));
 
     // During a read, batches wait; those the listing already reflects are dropped.
     assert!(dispatch(&mut state, Action::Refresh).contains(&Effect::Rpc(Rpc::FetchJobs)));
     let mut ended = jobs().into_iter().find(|j| j.id == 104).unwrap();
-    ended.state = "COMPLETED".into();
+    ended.state = spur_proto::states::state_named("COMPLETED");
     let mut older = ended.clone();
-    older.state = "PENDING".into();
+    older.state = spur_proto::states::state_named("PENDING");
     dispatch(&mut state, pushed(3, vec![older]));
     dispatch(&mut state, pushed(4, vec![ended]));
-    assert_eq!(&*state.queue.jobs.clone().unwrap().get(104).unwrap().state, "RUNNING", "held");
+    assert_eq!(state.queue.jobs.clone().unwrap().get(104).unwrap().state.as_str(), "RUNNING", "held");
     let read = JobSet::from_pb(jobs(), now()).at_seq(3);
     dispatch(&mut state, Action::Net(Msg::Jobs(Arc::new(read))));
-    assert_eq!(&*state.queue.jobs.clone().unwrap().get(104).unwrap().state, "COMPLETED");
+    assert_eq!(state.queue.jobs.clone().unwrap().get(104).unwrap().state.as_str(), "COMPLETED");
 }

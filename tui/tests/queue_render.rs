@@ -96,7 +96,7 @@ fn a_new_reason_code_is_shown_as_given() {
     let mut state = on_queue(false, (80, 24), Some(Role::Operator));
     let mut jobs = common::jobs();
     let j = jobs.iter_mut().find(|j| j.id == 103).unwrap();
-    j.reason = "NoProvisionerDefinition".into();
+    j.reason = spur_proto::states::reason_named("NoProvisionerDefinition");
     j.reason_detail = "no provisioner definition admits the job in partition batch".into();
     let set = spur_console::JobSet::from_pb(jobs, common::now());
     dispatch(&mut state, Action::Net(spur_console::Msg::Jobs(std::sync::Arc::new(set))));

@@ -11,33 +11,23 @@ use crate::vocab::txn::format_time;
 use spur_proto::v1 as pb;
 
 use crate::vocab::JobState;
-pub use crate::vocab::jobs::{compact, state_rank};
 pub use crate::vocab::time::{squeue_secs, squeue_secs_into};
 pub use crate::vocab::txn::time_or;
+use std::borrow::Cow;
 
-/// What `squeue` shows without `-t`: jobs that have not finished (as Slurm does).
-pub fn active() -> Vec<&'static str> {
-    JobState::ACTIVE.iter().map(|s| s.as_str()).collect()
-}
-
-/// Whether a job's state is one `squeue` shows without `-t` (see [`active`]).
+/// Whether a job's state is one `squeue` shows without `-t` ([`JobState::ACTIVE`]).
 pub fn is_active(j: &pb::Job) -> bool {
-    JobState::from_name(&j.state).is_some_and(|s| JobState::ACTIVE.contains(&s))
-}
-
-/// A state typed by a user, long or compact, any case: `pd`, `Running`.
-pub fn parse_state(tok: &str) -> Result<&'static str, String> {
-    JobState::parse(tok).map(JobState::as_str)
+    JobState::ACTIVE.contains(&j.job_state())
 }
 
 /// A `-t` list: `None` for `all` (no filter).
-pub fn parse_states(list: &str) -> Result<Option<Vec<&'static str>>, String> {
+pub fn parse_states(list: &str) -> Result<Option<Vec<JobState>>, String> {
     let mut out = vec![];
     for tok in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         if tok.eq_ignore_ascii_case("all") {
             return Ok(None);
         }
-        let st = parse_state(tok)?;
+        let st = JobState::parse(tok)?;
         if !out.contains(&st) {
             out.push(st);
         }
@@ -73,24 +63,25 @@ pub fn display_id(j: &pb::Job) -> String {
     match (j.array_job_id, j.array_task_id, j.array_pending.as_str()) {
         (0, ..) => j.id.to_string(),
         (a, Some(t), _) => format!("{a}_{t}"),
-        (a, None, p) if j.array_throttle > 0 && is(j, "PENDING") => format!("{a}_[{p}%{}]", j.array_throttle),
+        (a, None, p) if j.array_throttle > 0 && j.job_state() == JobState::Pending => {
+            format!("{a}_[{p}%{}]", j.array_throttle)
+        }
         (a, None, p) if p.contains([',', '-']) => format!("{a}_[{p}]"),
         (a, None, p) => format!("{a}_{p}"),
     }
 }
 
-pub fn is(j: &pb::Job, state: &str) -> bool {
-    j.state.eq_ignore_ascii_case(state)
-}
-
 /// The state job accounting records: a job cancelled by preemption is PREEMPTED.
-pub fn accounting_state(j: &pb::Job) -> &str {
-    if j.preempted_by != 0 && is(j, "CANCELLED") { "PREEMPTED" } else { &j.state }
+pub fn accounting_state(j: &pb::Job) -> JobState {
+    match j.job_state() {
+        JobState::Cancelled if j.preempted_by != 0 => JobState::Preempted,
+        s => s,
+    }
 }
 
 /// A pending (or requeued) job's start and end belong to an earlier run.
 pub fn waiting(j: &pb::Job) -> bool {
-    is(j, "PENDING") || is(j, "REQUEUED") || is(j, "REQUEUE_HOLD")
+    j.job_state().waiting()
 }
 
 /// The start of the job's current run, as accounting shows it; 0 for none.
@@ -111,17 +102,15 @@ pub fn shown_start(j: &pb::Job) -> i64 {
     }
 }
 
-/// The signal that killed a job (or step): the controller records a signal
-/// death as exit code -1 with the reason `killed by signal N`.
+/// The signal that killed a job (or step), as the controller recorded it.
 pub fn exit_signal(j: &pb::Job) -> Option<i32> {
-    let sig = j.reason.strip_prefix("killed by signal ")?.trim().parse().ok()?;
-    (j.exit_code < 0).then_some(sig)
+    (j.exit_signal > 0).then_some(j.exit_signal)
 }
 
 /// Seconds the job has run: none while pending, up to now while running,
 /// start to end once it ended.
 pub fn run_secs(j: &pb::Job, now_ms: i64) -> u64 {
-    if j.start_ms <= 0 || is(j, "PENDING") {
+    if j.start_ms <= 0 || j.job_state() == JobState::Pending {
         return 0;
     }
     let end = if j.end_ms > 0 { j.end_ms } else { now_ms };
@@ -134,7 +123,8 @@ pub fn end_ms(j: &pb::Job) -> Option<i64> {
         return Some(j.end_ms);
     }
     let limit = i64::try_from(j.time_limit_minutes?).ok()?;
-    (j.start_ms > 0 && !is(j, "PENDING")).then(|| j.start_ms.saturating_add(limit.saturating_mul(60_000)))
+    (j.start_ms > 0 && j.job_state() != JobState::Pending)
+        .then(|| j.start_ms.saturating_add(limit.saturating_mul(60_000)))
 }
 
 /// `%R`: `(Reason)` for jobs waiting or ended by a fault, else the nodes (as Slurm).
@@ -144,18 +134,22 @@ pub fn reason_list(j: &pb::Job) -> String {
 
 /// Whether `%R` shows the job's reason rather than its nodes.
 pub fn shows_reason(j: &pb::Job) -> bool {
-    crate::vocab::jobs::shows_reason(&j.state)
+    j.job_state().shows_reason()
 }
 
-pub fn reason(j: &pb::Job) -> &str {
-    if j.reason.is_empty() { "None" } else { &j.reason }
+/// The job's reason as squeue, sacct and scontrol print it ([`pb::Job::reason_text`]).
+pub fn reason(j: &pb::Job) -> Cow<'_, str> {
+    j.reason_text()
 }
 
 /// The reason's facts, without the `Code: ` prefix a controller may repeat
 /// (Spur's renders its typed reason as `QOSGrpNodeLimit: QOS gpu is at 4/4 nodes`).
 pub fn reason_detail(j: &pb::Job) -> &str {
+    if j.reason_in_words() {
+        return "";
+    }
     let d = j.reason_detail.trim();
-    let rest = d.strip_prefix(j.reason.as_str()).filter(|_| !j.reason.is_empty());
+    let rest = j.reason_code().and_then(|c| d.strip_prefix(c.as_str()));
     match rest {
         Some("") => "",
         Some(r) if r.starts_with(':') => r[1..].trim_start(),
@@ -313,7 +307,7 @@ pub fn job_record(j: &pb::Job, now_ms: i64, oneliner: bool) -> String {
     }
     let limit = format_limit(j.time_limit_minutes);
     // A pending job's recorded end (from before a requeue) is not its end.
-    let end = if is(j, "PENDING") { None } else { end_ms(j) };
+    let end = if j.job_state() == JobState::Pending { None } else { end_ms(j) };
     let (start, end) = (time_or(j.start_ms, "Unknown"), end.map_or("Unknown".into(), format_time));
     let stdout = expand_path(j, &spec.stdout_path);
     let stderr = if spec.stderr_path.is_empty() { stdout.clone() } else { expand_path(j, &spec.stderr_path) };
@@ -327,7 +321,7 @@ pub fn job_record(j: &pb::Job, now_ms: i64, oneliner: bool) -> String {
             null(&j.account),
             null(&j.qos)
         ),
-        format!("JobState={} {reason} Dependency={}", j.state, null(&spec.dependency)),
+        format!("JobState={} {reason} Dependency={}", j.job_state(), null(&spec.dependency)),
         format!("Requeue={} BatchFlag=1 ExitCode={}:0", u8::from(spec.requeue.unwrap_or(true)), j.exit_code),
         format!("RunTime={} TimeLimit={limit}", format_seconds(run_secs(j, now_ms))),
         format!("SubmitTime={}", time_or(j.submit_ms, "Unknown")),
@@ -363,9 +357,9 @@ pub fn job_record(j: &pb::Job, now_ms: i64, oneliner: bool) -> String {
         lines.push(format!("Borrowed={} Reclaims={}", if j.borrowed { "yes" } else { "no" }, j.reclaims));
     }
     if j.preempted_by != 0 {
-        let mode = match j.state.as_str() {
-            "SUSPENDED" => "SUSPEND",
-            "CANCELLED" => "CANCEL",
+        let mode = match j.job_state() {
+            JobState::Suspended => "SUSPEND",
+            JobState::Cancelled => "CANCEL",
             _ => "REQUEUE",
         };
         lines.push(format!("PreemptedBy={} PreemptMode={mode}", j.preempted_by));

@@ -132,7 +132,7 @@ pub fn job_info(j: &pb::Job, cluster: Option<&str>) -> Value {
         ("group_name", jobfmt::group_name(j).into()),
         ("hold", spec.hold.into()),
         ("job_id", j.id.into()),
-        ("job_state", json!([j.state])),
+        ("job_state", json!([j.job_state().as_str()])),
         ("licenses", spec.licenses.clone().into()),
         ("licenses_allocated", j.licenses_alloc.clone().into()),
         ("mail_type", flags(&spec.mail_type)),
@@ -229,7 +229,7 @@ fn step(r: &Row, now_ms: i64) -> Value {
     let (start, end) = (jobfmt::run_start(r), jobfmt::ended(r).unwrap_or(0));
     obj([
         ("step", json!({ "id": r.id(), "name": r.name })),
-        ("state", json!([r.state])),
+        ("state", json!([r.job_state().as_str()])),
         ("exit_code", exit_code(r)),
         ("nodes", json!({ "count": r.num_nodes, "range": jobfmt::nodelist(r), "list": r.nodes })),
         ("tasks", json!({ "count": r.ntasks.unwrap_or(1) })),
@@ -276,7 +276,7 @@ pub fn accounting(j: &pb::Job, steps: &[Row], now_ms: i64, cluster: Option<&str>
             json!({ "CPUs": j.num_cpus, "memory_per_cpu": given(spec.mem_per_cpu_mb),
                     "memory_per_node": given(spec.mem_mb) }),
         ),
-        ("state", json!({ "current": [jobfmt::accounting_state(j)], "reason": jobfmt::reason(j) })),
+        ("state", json!({ "current": [jobfmt::accounting_state(j).as_str()], "reason": jobfmt::reason(j) })),
         ("stderr", spec.stderr_path.clone().into()),
         ("stdout", spec.stdout_path.clone().into()),
         ("steps", steps.iter().map(|r| step(r, now_ms)).collect()),
@@ -293,26 +293,27 @@ pub fn accounting(j: &pb::Job, steps: &[Row], now_ms: i64, cluster: Option<&str>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::vocab::JobState;
 
     #[test]
     fn numbers_limits_and_exit_codes_take_slurms_shapes() {
         assert_eq!(number(Some(3)), json!({ "set": true, "infinite": false, "number": 3 }));
         assert_eq!(limit(None), json!({ "set": false, "infinite": true, "number": 0 }));
         assert_eq!(secs(-5), 0);
-        let ended = |exit_code, reason: &str| pb::Job {
-            state: "FAILED".into(),
+        let ended = |exit_code, exit_signal| pb::Job {
+            state: spur_proto::states::state_wire(JobState::Failed),
             exit_code,
-            reason: reason.into(),
+            exit_signal,
             end_ms: 1,
             ..Default::default()
         };
         // A shell that never started has no code of its own: not a success.
-        let never = exit_code(&ended(-1, "launch failed: no such file"));
+        let never = exit_code(&ended(-1, 0));
         assert_eq!((&never["status"], &never["return_code"]["set"]), (&json!(["INVALID"]), &json!(false)));
-        let killed = exit_code(&ended(-1, "killed by signal 15"));
+        let killed = exit_code(&ended(-1, 15));
         assert_eq!(killed["signal"], json!({ "id": number(Some(15)), "name": "TERM" }));
-        let unknown = exit_code(&ended(-1, "killed by signal 63"));
+        let unknown = exit_code(&ended(-1, 63));
         assert_eq!(unknown["signal"]["name"], "", "a signal without a name keeps its number only");
-        assert_eq!(exit_code(&ended(7, ""))["return_code"], number(Some(7)));
+        assert_eq!(exit_code(&ended(7, 0))["return_code"], number(Some(7)));
     }
 }

@@ -47,11 +47,12 @@ fn key(code: char, j: &pb::Job, now_ms: i64) -> Key<'_> {
         'S' => j.start_ms as f64,
         'V' => j.submit_ms as f64,
         'e' => jobfmt::end_ms(j).unwrap_or(0) as f64,
-        't' | 'T' => jobfmt::state_rank(&j.state) as f64,
+        't' | 'T' => j.job_state().rank() as f64,
         _ => f64::NAN,
     };
     match text(code, j) {
         _ if !n.is_nan() => Key::Num(n),
+        None if code == 'r' => Key::Text(jobfmt::reason(j)),
         Some(t) => Key::Text(Cow::Borrowed(t)),
         None => Key::Text(Cow::Owned(cell(code, j, now_ms))),
     }

@@ -138,6 +138,7 @@ pub fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&[T]) -> R + Sync) -> V
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::vocab::JobState;
 
     fn job(id: u64) -> pb::Job {
         pb::Job {
@@ -167,7 +168,7 @@ mod tests {
     fn a_job_decodes_as_its_priority_row() {
         let mut j = job(9);
         (j.account, j.qos, j.partition, j.state) =
-            ("ml".into(), "high".into(), "gpu".into(), "PENDING".into());
+            ("ml".into(), "high".into(), "gpu".into(), spur_proto::states::state_wire(JobState::Pending));
         (j.priority, j.prio_base, j.prio_fair_share, j.prio_age, j.prio_tier) = (3000.5, 1000.0, 1.5, 2.0, 2);
         let want = pb::JobPriority {
             id: 9,
@@ -175,7 +176,7 @@ mod tests {
             account: "ml".into(),
             qos: "high".into(),
             partition: "gpu".into(),
-            state: "PENDING".into(),
+            state: spur_proto::states::state_wire(JobState::Pending),
             priority: 3000.5,
             prio_base: 1000.0,
             prio_fair_share: 1.5,

@@ -18,10 +18,11 @@ use super::cluster;
 use super::fields::{help_format, parse_columns, prefix, print_fields};
 use super::fmt::status;
 use super::getopt::{Mode, Opt, Spec, check, switch, value};
-use super::jobfmt::{self, ended, is, run_start, shown_start, waiting};
+use super::jobfmt::{self, ended, run_start, shown_start, waiting};
 use super::jobjson;
 use super::stepfmt::{self, Row};
 use crate::conn::{self, Identity};
+use crate::vocab::JobState;
 use crate::vocab::array::{JobRef, StepRef, parse_refs};
 use crate::vocab::time::{Lean, UNLIMITED, format_limit, format_seconds};
 use chrono::{DateTime, Local};
@@ -146,7 +147,7 @@ pub const FIELDS: &[Field] = &[
     }),
     f("ReqNodes", 8, |j, _| j.num_nodes.to_string()),
     f("Start", 19, |j, _| jobfmt::time_or(shown_start(j), "Unknown")),
-    f("State", 10, |j, _| jobfmt::accounting_state(j).to_string()),
+    f("State", 10, |j, _| jobfmt::accounting_state(j).as_str().to_string()),
     f("Submit", 19, |j, _| jobfmt::time_or(j.submit_ms, "Unknown")),
     f("SystemCPU", 10, |j, _| usage(j, |u| jobfmt::cpu_time(u.sys_cpu_us))),
     f("Timelimit", 10, |j, _| format_limit(j.time_limit_minutes)),
@@ -159,8 +160,20 @@ pub const FIELDS: &[Field] = &[
 ];
 
 /// States after which a job has a real end (Slurm's "ended in the window" states).
-const ENDED: &str = "COMPLETED CANCELLED FAILED TIMEOUT NODE_FAIL PREEMPTED BOOT_FAIL DEADLINE OUT_OF_MEMORY \
-    REQUEUED RESIZING REVOKED";
+const ENDED: &[JobState] = &[
+    JobState::Completed,
+    JobState::Cancelled,
+    JobState::Failed,
+    JobState::Timeout,
+    JobState::NodeFail,
+    JobState::Preempted,
+    JobState::BootFail,
+    JobState::Deadline,
+    JobState::OutOfMemory,
+    JobState::Requeued,
+    JobState::Resizing,
+    JobState::Revoked,
+];
 
 /// What the job's processes used, once it ended and its agent measured
 /// it: empty before then (and for a job that never ran), as in Slurm.
@@ -206,7 +219,7 @@ pub struct Args {
     pub partitions: Vec<String>,
     pub qos: Vec<String>,
     pub names: Vec<String>,
-    pub states: Vec<&'static str>,
+    pub states: Vec<JobState>,
     pub start: Option<String>,
     pub end: Option<String>,
     /// `-o` and `-b`, in order; empty: SACCT_FORMAT or the default.
@@ -351,22 +364,26 @@ impl Args {
 }
 
 /// Slurm's window test for one job (times in ms, `[s, e)`).
-pub fn in_window(j: &pb::Job, states: &[&str], s: i64, e: i64) -> bool {
+pub fn in_window(j: &pb::Job, states: &[JobState], s: i64, e: i64) -> bool {
     let (submit, start, end) = (j.submit_ms, run_start(j), ended(j));
     if states.is_empty() {
         return submit > 0 && submit < e && end.is_none_or(|t| t >= s);
     }
+    let now = j.job_state();
     states.iter().any(|st| match *st {
-        "PENDING" => {
+        JobState::Pending => {
             let left = if start > 0 { s < start } else { end.map_or(waiting(j), |t| s < t) };
             submit > 0 && submit < e && left
         }
-        "RUNNING" => start > 0 && start < e && end.map_or(is(j, "RUNNING") || is(j, "COMPLETING"), |t| s < t),
-        "SUSPENDED" => is(j, "SUSPENDED") && start > 0 && start < e,
-        st if ENDED.split_whitespace().any(|e| e == st) => {
+        JobState::Running => {
+            let running = matches!(now, JobState::Running | JobState::Completing);
+            start > 0 && start < e && end.map_or(running, |t| s < t)
+        }
+        JobState::Suspended => now == JobState::Suspended && start > 0 && start < e,
+        st if ENDED.contains(&st) => {
             jobfmt::accounting_state(j) == st && j.end_ms > 0 && s <= j.end_ms && j.end_ms <= e
         }
-        st => is(j, st),
+        st => now == st,
     })
 }
 

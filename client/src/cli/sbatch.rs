@@ -416,10 +416,9 @@ async fn wait_for(c: &mut conn::Clients, id: u64) -> Result<i32, String> {
             let filter = filter.into_iter().map(|(k, value)| pb::KeyValue { key: k.into(), value }).collect();
             let resp = c.jobs.list_jobs(pb::ListRequest { filter }).await.map_err(status)?.into_inner();
             if let Some(j) = resp.jobs.iter().find(|j| j.id == id) {
-                let state = crate::vocab::jobs::JobState::parse(&j.state).ok();
-                match state {
-                    Some(s) if s.is_active() => break,
-                    Some(crate::vocab::jobs::JobState::Completed) => return Ok(0),
+                match j.job_state() {
+                    s if s.is_active() => break,
+                    crate::vocab::jobs::JobState::Completed => return Ok(0),
                     _ => return Ok(if j.exit_code > 0 { j.exit_code } else { 1 }),
                 }
             }

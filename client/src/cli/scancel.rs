@@ -11,6 +11,7 @@ use super::fmt::status;
 use super::getopt::{Mode, Opt, Spec, check, switch, value};
 use super::jobfmt;
 use crate::conn::{self, Clients, Identity};
+use crate::vocab::JobState;
 use crate::vocab::array::JobRef;
 use spur_proto::v1 as pb;
 
@@ -56,7 +57,7 @@ pub struct Args {
     pub partitions: Vec<String>,
     pub qos: Vec<String>,
     pub names: Vec<String>,
-    pub states: Vec<&'static str>,
+    pub states: Vec<JobState>,
     /// 0: cancel.
     pub signal: i32,
     pub me: bool,
@@ -93,8 +94,8 @@ pub fn parse(argv: &[String]) -> Result<Args, String> {
 /// `-t`: scancel selects only jobs that can still be cancelled.
 fn states(a: &mut Args, v: String) -> Result<(), String> {
     for tok in list(&v) {
-        let st = jobfmt::parse_state(&tok).map_err(|e| format!("--state: {e}"))?;
-        if !matches!(st, "PENDING" | "RUNNING" | "SUSPENDED") {
+        let st = JobState::parse(&tok).map_err(|e| format!("--state: {e}"))?;
+        if !matches!(st, JobState::Pending | JobState::Running | JobState::Suspended) {
             return Err(format!("--state: '{tok}': scancel selects PENDING, RUNNING or SUSPENDED jobs only"));
         }
         a.states.push(st);

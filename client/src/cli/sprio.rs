@@ -122,7 +122,7 @@ impl Args {
         let any = |want: &[String], have: &str| {
             want.is_empty() || want.iter().any(|w| w.eq_ignore_ascii_case(have))
         };
-        j.state.eq_ignore_ascii_case("PENDING")
+        j.job_state() == crate::vocab::JobState::Pending
             && (self.jobs.is_empty() || self.jobs.contains(&j.id))
             && any(&self.users, &j.user)
             && any(&self.partitions, &j.partition)

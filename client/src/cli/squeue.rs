@@ -19,6 +19,7 @@ pub use super::jobsort::{sort, sort_keys};
 use super::kv::{self, Item, fit_into};
 use super::listing;
 use crate::conn::{self, Identity};
+use crate::vocab::JobState;
 use crate::vocab::time::UNLIMITED;
 use spur_proto::v1 as pb;
 
@@ -140,7 +141,7 @@ pub enum States {
     #[default]
     Default,
     All,
-    Only(Vec<&'static str>),
+    Only(Vec<JobState>),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -198,9 +199,9 @@ fn states(a: &mut Args, v: String) -> Result<(), String> {
 }
 
 impl Args {
-    fn states(&self) -> Option<Vec<&'static str>> {
+    fn states(&self) -> Option<Vec<JobState>> {
         match &self.states {
-            States::Default if self.jobs.is_empty() => Some(jobfmt::active()),
+            States::Default if self.jobs.is_empty() => Some(JobState::ACTIVE.to_vec()),
             States::Only(v) => Some(v.clone()),
             _ => None,
         }
@@ -244,7 +245,7 @@ impl Args {
             && any(&self.accounts, &j.account)
             && any(&self.partitions, &j.partition)
             && any(&self.qos, &j.qos)
-            && self.states().is_none_or(|s| s.iter().any(|st| jobfmt::is(j, st)))
+            && self.states().is_none_or(|s| s.contains(&j.job_state()))
     }
 }
 
@@ -280,11 +281,12 @@ pub fn cell_into(buf: &mut String, code: char, j: &pb::Job, now_ms: i64) {
     let _ = match code {
         'i' if j.array_job_id == 0 => write!(buf, "{}", j.id),
         'i' => buf.write_str(&jobfmt::display_id(j)),
-        't' => buf.write_str(jobfmt::compact(&j.state)),
+        't' => buf.write_str(j.job_state().code()),
         'M' => jobfmt::squeue_secs_into(buf, jobfmt::run_secs(j, now_ms)),
         'D' => write!(buf, "{}", j.num_nodes),
         'C' => write!(buf, "{}", j.num_cpus),
         'R' if jobfmt::shows_reason(j) => write!(buf, "({})", jobfmt::reason(j)),
+        'r' => buf.write_str(&jobfmt::reason(j)),
         _ => buf.write_str(&other_cell(code, j, now_ms)),
     };
 }
@@ -352,8 +354,7 @@ pub(crate) fn text(code: char, j: &pb::Job) -> Option<&str> {
         'a' => null(&j.account),
         'q' => null(&j.qos),
         'P' => &j.partition,
-        'T' => &j.state,
-        'r' => jobfmt::reason(j),
+        'T' => j.job_state().as_str(),
         _ => return None,
     })
 }

@@ -8,6 +8,8 @@ use super::jobfmt;
 use crate::vocab::array::StepRef;
 use crate::vocab::hostlist;
 use crate::vocab::jobs::JobState;
+use crate::vocab::reason::ReasonCode;
+use spur_proto::states;
 use spur_proto::v1 as pb;
 use std::borrow::Cow;
 
@@ -51,7 +53,7 @@ pub fn step_id(j: &pb::Job, s: &pb::Step) -> String {
 }
 
 fn started(j: &pb::Job) -> bool {
-    j.start_ms > 0 && !matches!(j.state.as_str(), "PENDING" | "REQUEUED" | "REQUEUE_HOLD")
+    j.start_ms > 0 && !j.job_state().waiting()
 }
 
 /// The batch script's row: the job's own run (state, exit code, times, usage) on its first node.
@@ -61,8 +63,9 @@ fn batch(j: &pb::Job) -> Row<'static> {
         id: j.id,
         name: "batch".into(),
         account: j.account.clone(),
-        state: j.state.clone(),
-        reason: j.reason.clone(),
+        state: j.state,
+        reason: j.reason,
+        exit_signal: j.exit_signal,
         submit_ms: j.start_ms,
         start_ms: j.start_ms,
         end_ms: j.end_ms,
@@ -80,17 +83,17 @@ fn batch(j: &pb::Job) -> Row<'static> {
 
 /// A step's row; a signal's death reads as `0:N`, as sacct's ExitCode does.
 fn step_row(j: &pb::Job, s: &pb::Step) -> Row<'static> {
-    let (exit_code, reason) = if s.signal > 0 {
-        (-1, format!("killed by signal {}", s.signal))
-    } else {
-        (s.exit_code, String::new())
+    let (exit_code, reason) = match s.signal {
+        0 => (s.exit_code, None),
+        _ => (-1, Some(ReasonCode::RaisedSignal)),
     };
     let job = pb::Job {
         id: j.id,
         name: s.name.clone(),
         account: j.account.clone(),
-        state: s.state.clone(),
-        reason,
+        state: s.state,
+        reason: states::reason_wire(reason),
+        exit_signal: s.signal,
         submit_ms: s.start_ms,
         start_ms: s.start_ms,
         end_ms: s.end_ms,
@@ -130,15 +133,15 @@ pub fn past_runs(j: &pb::Job) -> Vec<Row<'static>> {
         .map(|r| {
             let why = if r.reclaim { "reclaimed (idle-fill) by" } else { "preempted by" };
             let job = pb::Job {
-                state: r.state.clone(),
+                state: r.state,
                 start_ms: r.start_ms,
                 end_ms: r.end_ms,
                 nodes: r.nodes.clone(),
                 num_nodes: r.nodes.len() as u32,
                 borrowed: r.borrowed,
                 preempted_by: r.preempted_by,
-                reason: format!("Requeued: {why} job {}", r.preempted_by),
-                reason_detail: String::new(),
+                reason: 0,
+                reason_detail: format!("Requeued: {why} job {}", r.preempted_by),
                 exit_code: 0,
                 usage: None,
                 steps: vec![],
@@ -157,7 +160,7 @@ fn elapsed(s: &pb::Step, now_ms: i64) -> u64 {
 }
 
 fn is_running(s: &pb::Step) -> bool {
-    JobState::from_name(&s.state) == Some(JobState::Running)
+    s.job_state() == JobState::Running
 }
 
 /// `scontrol show step`: the running steps of `jobs` (one step with `want`), Slurm's layout.
@@ -184,7 +187,7 @@ pub fn show(
                 ),
                 format!(
                     "State={} Partition={} NodeList={}",
-                    s.state,
+                    s.job_state(),
                     j.partition,
                     hostlist::compress(&s.nodes)
                 ),
@@ -244,15 +247,15 @@ mod tests {
     use super::*;
 
     fn job() -> pb::Job {
-        let step = |id, state: &str, signal| pb::Step {
+        let step = |id, state: JobState, signal| pb::Step {
             id,
             name: "hostname".into(),
-            state: state.into(),
+            state: states::state_wire(state),
             nodes: vec!["n1".into(), "n2".into()],
             ntasks: 4,
             cpus: 4,
             start_ms: 1_000,
-            end_ms: if state == "RUNNING" { 0 } else { 61_000 },
+            end_ms: if state == JobState::Running { 0 } else { 61_000 },
             signal,
             ..Default::default()
         };
@@ -260,12 +263,12 @@ mod tests {
             id: 12,
             user: "alice".into(),
             partition: "batch".into(),
-            state: "RUNNING".into(),
+            state: states::state_wire(JobState::Running),
             start_ms: 500,
             nodes: vec!["n1".into(), "n2".into()],
             num_nodes: 2,
             num_cpus: 8,
-            steps: vec![step(0, "CANCELLED", 15), step(1, "RUNNING", 0)],
+            steps: vec![step(0, JobState::Cancelled, 15), step(1, JobState::Running, 0)],
             ..Default::default()
         }
     }
@@ -284,8 +287,8 @@ mod tests {
             (4, &["n1".to_string()][..], Some(1))
         );
         assert_eq!(
-            (r[2].exit_code, r[2].reason.as_str(), r[2].state.as_str()),
-            (-1, "killed by signal 15", "CANCELLED")
+            (r[2].exit_code, jobfmt::reason(&r[2]).as_ref(), r[2].job_state()),
+            (-1, "RaisedSignal:15", JobState::Cancelled)
         );
         let mut alloc = j.clone();
         alloc.spec = Some(Box::new(pb::JobSpec { allocation: true, ..Default::default() }));

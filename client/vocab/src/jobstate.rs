@@ -101,44 +101,37 @@ impl JobState {
     }
 }
 
-/// A state equals its long name, exactly as stored (`"PENDING"`, `"NODE_FAIL"`).
-impl PartialEq<str> for JobState {
-    fn eq(&self, other: &str) -> bool {
-        self.as_str() == other
-    }
-}
-
-impl PartialEq<&str> for JobState {
-    fn eq(&self, other: &&str) -> bool {
-        self.as_str() == *other
-    }
-}
-
 impl fmt::Display for JobState {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        f.pad(self.as_str())
     }
 }
 
-/// `squeue %t` of a state name as it came: `PD`, `R`; a name Spur does not know is shown as it came.
-pub fn compact(state: &str) -> &str {
-    match JobState::from_name(state) {
-        Some(s) => s.code(),
-        None => state,
+impl JobState {
+    /// Whether squeue's `%R` shows `(Reason)` for a job in this state rather
+    /// than its nodes: waiting, or ended by a fault (as Slurm).
+    pub fn shows_reason(self) -> bool {
+        use JobState::*;
+        matches!(self, Pending | Requeued | Failed | Timeout | OutOfMemory | Deadline)
     }
-}
 
-/// Position for `-S t` of a state name; unknown states sort last.
-pub fn state_rank(state: &str) -> usize {
-    JobState::from_name(state).map_or(JobState::ALL.len(), JobState::rank)
-}
+    /// The console's [`Class`] of the state.
+    pub fn class(self) -> Class {
+        use JobState::*;
+        match self {
+            Pending | Requeued | RequeueHold => Class::Pending,
+            Running | Completing | Suspended | Configuring | Signaling | StageOut | Resizing => {
+                Class::Running
+            }
+            _ => Class::Finished,
+        }
+    }
 
-/// Whether squeue's `%R` shows `(Reason)` for a job in `state` rather than its
-/// nodes: waiting, or ended by a fault (as Slurm).
-pub fn shows_reason(state: &str) -> bool {
-    use JobState::*;
-    JobState::from_name(state)
-        .is_some_and(|s| matches!(s, Pending | Requeued | Failed | Timeout | OutOfMemory | Deadline))
+    /// A job in this state has not started its current run (pending, or
+    /// requeued): a start or end it shows belongs to an earlier run.
+    pub fn waiting(self) -> bool {
+        self.class() == Class::Pending
+    }
 }
 
 /// The console's three kinds of state: waiting, holding nodes, ended.
@@ -150,21 +143,6 @@ pub enum Class {
     Running,
     /// Ended, or a state Spur does not know.
     Finished,
-}
-
-/// The [`Class`] of a state name, any case.
-pub fn class(state: &str) -> Class {
-    use JobState::*;
-    if state.eq_ignore_ascii_case("REQUEUE_FED") {
-        return Class::Pending;
-    }
-    match JobState::from_name(state) {
-        Some(Pending | Requeued | RequeueHold) => Class::Pending,
-        Some(Running | Completing | Suspended | Configuring | Signaling | StageOut | Resizing) => {
-            Class::Running
-        }
-        _ => Class::Finished,
-    }
 }
 
 /// Who holds a pending job: nobody, its user, or an operator.
@@ -276,14 +254,14 @@ mod tests {
         assert_eq!(JobState::parse("Running"), Ok(JobState::Running));
         assert_eq!(JobState::parse("oom"), Ok(JobState::OutOfMemory));
         assert!(JobState::parse("zz").unwrap_err().contains("'zz'"));
-        assert_eq!(compact("NODE_FAIL"), "NF");
-        assert_eq!(compact("WEIRD"), "WEIRD");
-        assert!(state_rank("PENDING") < state_rank("RUNNING"));
-        assert_eq!(state_rank("WEIRD"), JobState::ALL.len());
-        assert!(shows_reason("pending") && shows_reason("TIMEOUT") && !shows_reason("RUNNING"));
-        assert_eq!(class("REQUEUE_HOLD"), Class::Pending);
-        assert_eq!(class("completing"), Class::Running);
-        assert_eq!(class("BOGUS"), Class::Finished);
+        assert_eq!(JobState::NodeFail.code(), "NF");
+        assert!(JobState::Pending.rank() < JobState::Running.rank());
+        assert!(JobState::Pending.shows_reason() && JobState::Timeout.shows_reason());
+        assert!(!JobState::Running.shows_reason());
+        assert_eq!(JobState::RequeueHold.class(), Class::Pending);
+        assert_eq!(JobState::Completing.class(), Class::Running);
+        assert_eq!(JobState::Cancelled.class(), Class::Finished);
+        assert!(JobState::Requeued.waiting() && !JobState::Running.waiting());
     }
 
     #[test]

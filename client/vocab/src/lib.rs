@@ -89,9 +89,7 @@ pub mod hostlist {
 /// Job states, hold kinds and partition states.
 pub mod jobs {
     pub use crate::fname_impl::{PathVars, StepVars, expand_path, expand_path_within, expand_step_path};
-    pub use crate::jobs_impl::{
-        Class, Hold, JobState, PartitionState, class, compact, shows_reason, state_rank,
-    };
+    pub use crate::jobs_impl::{Class, Hold, JobState, PartitionState};
 }
 
 /// The sacctmgr key table and its one parser.

@@ -1,5 +1,6 @@
-//! Slurm's pending and reject reason codes: one table of the codes, their
-//! spellings and meanings. The facts behind a reason stay typed where the
+//! Slurm's reason codes, why a job pends, is refused or ended: one table
+//! of the codes, their spellings and meanings (the proto's `ReasonCode`
+//! enum is checked against it, number for number). The facts behind a reason stay typed where the
 //! scheduler makes them.
 
 use std::fmt;
@@ -87,6 +88,14 @@ codes! {
     AssocMaxWallDurationPerJobLimit => "AssocMaxWallDurationPerJobLimit", "the job's time limit exceeds the association maxwall";
     AssocMaxSubmitJobLimit => "AssocMaxSubmitJobLimit", "the association's submitted jobs are at maxsubmitjobs";
     AssocGrpSubmitJobsLimit => "AssocGrpSubmitJobsLimit", "the association's (a user's in an account, or an account's subtree) submitted jobs are at grpsubmit";
+    TimeLimit => "TimeLimit", "the job ran to its time limit";
+    NonZeroExitCode => "NonZeroExitCode", "the job's batch script exited with a non-zero code";
+    RaisedSignal => "RaisedSignal", "a signal killed the job's batch script";
+    NodeDown => "NodeDown", "a node of the job went down";
+    JobLostOnNode => "JobLostOnNode", "the job's node agent restarted without it";
+    JobLaunchFailure => "JobLaunchFailure", "the node agent could not start the job";
+    Prolog => "Prolog", "a job prolog failed on the job's node";
+    Preempted => "Preempted", "a preemption cancelled the job";
 }
 
 impl ReasonCode {
@@ -104,6 +113,6 @@ impl ReasonCode {
 
 impl fmt::Display for ReasonCode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        f.pad(self.as_str())
     }
 }

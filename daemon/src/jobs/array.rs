@@ -176,7 +176,7 @@ impl super::JobService {
                     return Ok(Default::default());
                 }
                 let cancelled =
-                    |j: &JobRecord| super::ending::ended(j, spur_vocab::JobState::Cancelled, 0, "", now);
+                    |j: &JobRecord| super::ending::ended(j, spur_vocab::JobState::Cancelled, 0, None, now);
                 if wanted == pending {
                     made.push(meta.id);
                     return Ok(super::effect::Effect::Persist(cancelled(meta)).into());

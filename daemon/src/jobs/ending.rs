@@ -15,6 +15,7 @@ use crate::error::{Error, Result};
 use crate::store::now_ms;
 use spur_proto::v1 as pb;
 use spur_vocab::JobState;
+use spur_vocab::reason::ReasonCode;
 use spur_vocab::signal::WarnSignal;
 use std::collections::HashSet;
 
@@ -22,13 +23,21 @@ use std::collections::HashSet;
 /// chunk, not the request.
 const CANCEL_CHUNK: usize = 256;
 
-/// `j` ended in `state` at `now`.
-pub(crate) fn ended(j: &JobRecord, state: JobState, exit_code: i32, reason: &str, now: i64) -> JobRecord {
+/// `j` ended in `state` at `now`, for `reason` (none for an end of its own
+/// or a cancel); the detail holds the words of a failure that has them.
+pub(crate) fn ended(
+    j: &JobRecord,
+    state: JobState,
+    exit_code: i32,
+    reason: Option<ReasonCode>,
+    now: i64,
+) -> JobRecord {
     let mut n = j.clone();
     n.state = state;
     n.end_ms = now;
     n.exit_code = exit_code;
-    n.reason = reason.into();
+    n.exit_signal = 0;
+    n.reason = reason;
     n.reason_detail.clear();
     // Its steps end with it (their tasks are stopped by the install).
     n.close_steps(state, now);
@@ -50,14 +59,21 @@ pub(crate) fn requeued(j: &JobRecord) -> JobRecord {
     n
 }
 
-/// The final state and reason an agent's report means.
-fn reported(r: &pb::JobReport) -> (JobState, String) {
-    match (r.state.as_str(), r.exit_code, r.signal) {
-        ("failed", ..) => (JobState::Failed, format!("launch failed: {}", r.message)),
-        (_, 0, 0) => (JobState::Completed, String::new()),
-        (_, _, 0) => (JobState::Failed, "NonZeroExitCode".to_string()),
-        _ => (JobState::Failed, format!("killed by signal {}", r.signal)),
+/// What an agent's report means: the job `j` ended at `now`, with its
+/// state, reason, exit code and signal, and a launch failure's words.
+fn reported(j: &JobRecord, r: &pb::JobReport, now: i64) -> JobRecord {
+    let (state, reason) = match (r.state.as_str(), r.exit_code, r.signal) {
+        ("failed", ..) => (JobState::Failed, Some(ReasonCode::JobLaunchFailure)),
+        (_, 0, 0) => (JobState::Completed, None),
+        (_, _, 0) => (JobState::Failed, Some(ReasonCode::NonZeroExitCode)),
+        _ => (JobState::Failed, Some(ReasonCode::RaisedSignal)),
+    };
+    let mut n = ended(j, state, r.exit_code, reason, now);
+    n.exit_signal = r.signal;
+    if r.state == "failed" {
+        n.reason_detail = format!("launch failed: {}", r.message);
     }
+    n
 }
 
 /// What a report says the run used; None for a launch that failed, which ran nothing.
@@ -103,7 +119,7 @@ impl Queue {
                     fx.push(Effect::Command { job: j.id, node: node.clone(), cmd });
                 }
             } else if j.is_active() {
-                fx.persist(ended(j, JobState::Cancelled, 0, "", now));
+                fx.persist(ended(j, JobState::Cancelled, 0, None, now));
                 fx.terminate(j, self.kill_wait);
             }
         }
@@ -148,8 +164,7 @@ impl Queue {
                 "job {id} runs on {first}, which this agent does not host; its report is refused"
             )));
         }
-        let (state, reason) = reported(r);
-        let mut n = ended(j, state, r.exit_code, &reason, now);
+        let mut n = reported(j, r, now);
         n.usage = usage(r);
         fx.push(Effect::Persist(n));
         Ok(fx)
@@ -164,7 +179,11 @@ impl Queue {
             return self.requeue_or_cancel(j.id, true, info, now);
         }
         let (n, action) = match j.is_allocation() {
-            true => (ended(j, JobState::Cancelled, 0, message, now), "cancel"),
+            true => {
+                let mut n = ended(j, JobState::Cancelled, 0, Some(ReasonCode::Prolog), now);
+                n.reason_detail = message.to_string();
+                (n, "cancel")
+            }
             false => (requeued(j), "requeue"),
         };
         let mut fx: Effects = Effect::Persist(n).into();
@@ -178,7 +197,7 @@ impl Queue {
         let mut fx = Effects::default();
         let due = |j: &&JobRecord| j.state == JobState::Running && j.deadline_ms().is_some_and(|d| now >= d);
         if let Some(j) = self.jobs.get(&id).filter(due) {
-            fx.persist(ended(j, JobState::Timeout, 0, "TimeLimit", now));
+            fx.persist(ended(j, JobState::Timeout, 0, Some(ReasonCode::TimeLimit), now));
             fx.terminate(j, self.kill_wait);
         }
         fx
@@ -215,10 +234,10 @@ impl Queue {
     /// A running job whose node is lost: requeued when it may be, else
     /// NODE_FAIL with `reason`. `kill`: something of its run may still go
     /// on (its node was marked down), so that is stopped and its end ignored.
-    pub fn lost(&self, id: u64, reason: &str, kill: bool, now: i64) -> Effects {
+    pub fn lost(&self, id: u64, reason: ReasonCode, kill: bool, now: i64) -> Effects {
         match self.jobs.get(&id).filter(|j| j.state == JobState::Running) {
             Some(j) if j.requeue => self.requeue(id, kill),
-            Some(j) => Effect::Persist(ended(j, JobState::NodeFail, 0, reason, now)).into(),
+            Some(j) => Effect::Persist(ended(j, JobState::NodeFail, 0, Some(reason), now)).into(),
             None => Effects::default(),
         }
     }

@@ -27,6 +27,7 @@
 //! - [`configure`]: HRES asynchronous pre-runs: the job CONFIGURING until its result, then launched.
 //! - [`maintain`]: HRES plugin maintenance on its cycle: layers disabled, downed layers' jobs requeued.
 //! - [`plugin`]: HRES plugins in a job's life: pre-runs of starts, holds, arguments checked again, epilog.
+//! - `stored_reason`: a record's reason code as the store spells it, old free-text rows included.
 //! - [`steps`]: job steps (srun): their records, layout, environment, and the live relays.
 
 pub(crate) mod admit;
@@ -54,6 +55,7 @@ pub mod reconcile;
 pub mod record;
 pub mod run;
 pub mod steps;
+pub(crate) mod stored_reason;
 pub mod test_only;
 pub(crate) mod transition;
 pub mod update;
@@ -375,9 +377,9 @@ impl JobService {
             hold: if spec.hold { Hold::User } else { Hold::None },
             // Known before the first pass, so squeue shows it at once.
             reason: match (spec.hold, spec.dependency.trim().is_empty()) {
-                (true, _) => "JobHeldUser".into(),
-                (false, false) => "Dependency".into(),
-                (false, true) => String::new(),
+                (true, _) => Some(spur_vocab::reason::ReasonCode::JobHeldUser),
+                (false, false) => Some(spur_vocab::reason::ReasonCode::Dependency),
+                (false, true) => None,
             },
             requeue: spec.requeue.unwrap_or(true),
             licenses: asks.iter().map(ToString::to_string).collect::<Vec<_>>().join(","),

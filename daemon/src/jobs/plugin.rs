@@ -107,7 +107,7 @@ impl JobService {
             let mut q = self.lock();
             for (id, message) in remote {
                 if let Some(j) = q.jobs.get_mut(id).filter(|j| j.state == JobState::Pending) {
-                    j.reason = sched::reason::ReasonCode::HresRemoteFail.as_str().to_string();
+                    j.reason = Some(sched::reason::ReasonCode::HresRemoteFail);
                     j.reason_detail.clone_from(message);
                 }
                 q.mark(*id);

@@ -186,7 +186,13 @@ impl Queue {
                     fx.signal(j, SIGSTOP, 0);
                 }
                 _ => {
-                    fx.persist(ended(&victim, JobState::Cancelled, 0, "Preempted", now));
+                    fx.persist(ended(
+                        &victim,
+                        JobState::Cancelled,
+                        0,
+                        Some(spur_vocab::reason::ReasonCode::Preempted),
+                        now,
+                    ));
                     fx.terminate(j, self.kill_wait);
                 }
             }

@@ -15,7 +15,7 @@ use spur_vocab::JobState;
 use std::collections::HashSet;
 
 /// Why a job the controller had running was ended without its agent's word.
-pub const LOST_REASON: &str = "JobLostOnNode";
+pub const LOST_REASON: spur_vocab::reason::ReasonCode = spur_vocab::reason::ReasonCode::JobLostOnNode;
 /// Ignored entries of one registration logged one by one; the rest are counted.
 const IGNORED_LOGGED: usize = 16;
 

@@ -6,6 +6,7 @@ use super::parts::Extras;
 use crate::sched::{self, JobState as SchedState};
 use serde::{Deserialize, Serialize};
 use spur_vocab::licenses::{self, LicenseAlloc};
+use spur_vocab::reason::ReasonCode;
 use spur_vocab::{Hold, JobState};
 
 /// The id of the run of job `id` started at `start_ms`: the job id and the
@@ -74,7 +75,12 @@ pub struct JobRecord {
     pub array: Option<Box<super::parts::ArrayInfo>>,
     /// Stored by its long name: "PENDING", "RUNNING", "NODE_FAIL", ...
     pub state: JobState,
-    pub reason: String,
+    /// Why it waits or ended, stored by Slurm's spelling ("" for none); a row
+    /// written when reasons were text reads its code back (`stored_reason`).
+    #[serde(with = "super::stored_reason")]
+    pub reason: Option<ReasonCode>,
+    /// The reason's facts as a sentence, or the words of a failure (a launch
+    /// error, a plugin's message) beside its code.
     pub reason_detail: String,
     pub eff_priority: f64,
     /// base, fair share, age factor, tier: the terms of `eff_priority`.
@@ -86,6 +92,9 @@ pub struct JobRecord {
     pub start_ms: i64,
     pub end_ms: i64,
     pub exit_code: i32,
+    /// The signal that ended its batch script (ExitCode `-1:N`); 0 when none did.
+    #[serde(skip_serializing_if = "is_zero_i32")]
+    pub exit_signal: i32,
     /// What each allocated node gave: CPUs, memory, GPUs.
     pub alloc: (u32, u64, u64),
     /// The job whose start preempted this one (cancel, requeue or suspend).
@@ -119,6 +128,10 @@ pub struct JobRecord {
 }
 
 fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+fn is_zero_i32(n: &i32) -> bool {
     *n == 0
 }
 
@@ -261,7 +274,10 @@ mod tests {
             "reason": "NodeDown", "nodes": ["n1"], "alloc": [4, 1024, 0], "factors": [1.0, 0.5, 0.1, 2],
         });
         let j: JobRecord = serde_json::from_value(old).unwrap();
-        assert_eq!((j.state, j.hold, j.reason.as_str()), (JobState::NodeFail, Hold::Admin, "NodeDown"));
+        assert_eq!(
+            (j.state, j.hold, j.reason),
+            (JobState::NodeFail, Hold::Admin, Some(ReasonCode::NodeDown))
+        );
         let back = serde_json::to_value(&j).unwrap();
         assert_eq!((back["state"].as_str(), back["hold"].as_str()), (Some("NODE_FAIL"), Some("admin")));
         for (state, hold, want) in [

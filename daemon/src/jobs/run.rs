@@ -285,7 +285,9 @@ impl JobService {
                     tracing::warn!(job = id, "a node of the job went down; requeueing");
                 }
                 // Its agent may still run it: a requeue stops that run first.
-                let _ = self.transit(&[id], |q| Ok(q.lost(id, "NodeDown", true, now))).await;
+                let _ = self
+                    .transit(&[id], |q| Ok(q.lost(id, sched::reason::ReasonCode::NodeDown, true, now)))
+                    .await;
             }
         }
     }
@@ -374,11 +376,10 @@ impl Queue {
         for p in by_id {
             while jobs.next_if(|(id, _)| **id < p.job).is_some() {}
             if let Some((_, j)) = jobs.next_if(|(id, _)| **id == p.job) {
-                let code = p.reason.code.as_str();
+                let code = Some(p.reason.code);
                 p.reason.write_sentence(&mut detail);
                 if j.reason != code || j.reason_detail != detail {
-                    j.reason.clear();
-                    j.reason.push_str(code);
+                    j.reason = code;
                     j.reason_detail.clone_from(&detail);
                     marks.push(j.id);
                 }
@@ -408,7 +409,7 @@ fn started(j: &JobRecord, s: &sched::Start, nodes: &[crate::model::Node], now: i
     n.licenses_alloc = s.licenses.clone();
     n.start_ms = now;
     n.run_id = super::record::run_id(n.id, now);
-    n.reason.clear();
+    n.reason = None;
     n.reason_detail.clear();
     n.eff_priority = s.priority.value() as f64;
     n.factors = factors(&s.priority);

@@ -3,7 +3,9 @@
 use crate::accounting::ChangeOut;
 use crate::model::{Account, Assoc, Node, Partition, Qos, User};
 use crate::store::TxnRow;
+use spur_proto::states;
 use spur_proto::v1 as pb;
+use spur_vocab::JobState;
 use spur_vocab::tres::{self, format_map};
 
 fn lim(v: Option<u64>) -> Option<i64> {
@@ -181,8 +183,10 @@ pub fn job_brief(j: &crate::jobs::record::JobRecord) -> pb::Job {
         account: j.account.clone().unwrap_or_default(),
         qos: j.qos.clone().unwrap_or_default(),
         partition: j.partition.clone(),
-        state: j.state.as_str().into(),
-        reason: j.reason.clone(),
+        state: states::state_wire(j.state),
+        reason: states::reason_wire(j.reason),
+        held: j.hold != spur_vocab::Hold::None || j.plugin_hold.is_some(),
+        exit_signal: j.exit_signal,
         priority: j.eff_priority,
         time_limit_minutes: j.time_limit,
         submit_ms: j.submit_ms,
@@ -218,7 +222,7 @@ pub fn job_prio(j: &crate::jobs::record::JobRecord) -> pb::Job {
         account: j.account.clone().unwrap_or_default(),
         qos: j.qos.clone().unwrap_or_default(),
         partition: j.partition.clone(),
-        state: j.state.as_str().into(),
+        state: states::state_wire(j.state),
         priority: j.eff_priority,
         prio_base: j.factors.0,
         prio_fair_share: j.factors.1,
@@ -250,7 +254,7 @@ pub fn job(j: &crate::jobs::record::JobRecord) -> pb::Job {
                 start_ms: r.start_ms,
                 end_ms: r.end_ms,
                 nodes: r.nodes.clone(),
-                state: "PREEMPTED".into(),
+                state: states::state_wire(JobState::Preempted),
                 preempted_by: r.preempted_by,
                 borrowed: r.borrowed,
                 reclaim: r.reclaim,
@@ -293,7 +297,7 @@ pub fn step(s: &crate::jobs::steps::StepRecord) -> pb::Step {
     pb::Step {
         id: s.id,
         name: s.name.clone(),
-        state: s.state.as_str().into(),
+        state: states::state_wire(s.state),
         nodes: s.nodes.clone(),
         ntasks: s.ntasks(),
         cpus: s.ntasks().saturating_mul(s.cpus_per_task.max(1)),

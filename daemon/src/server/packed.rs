@@ -11,6 +11,8 @@
 use crate::jobs::record::JobRecord;
 use prost::bytes::Bytes;
 use prost::encoding::{WireType, encode_key, encode_varint};
+use spur_proto::states;
+use spur_vocab::Hold;
 
 /// Field numbers of `spur.v1.Job`, as in jobs.proto.
 mod tag {
@@ -20,8 +22,6 @@ mod tag {
     pub const ACCOUNT: u32 = 4;
     pub const QOS: u32 = 5;
     pub const PARTITION: u32 = 6;
-    pub const STATE: u32 = 7;
-    pub const REASON: u32 = 8;
     pub const PRIORITY: u32 = 10;
     pub const TIME_LIMIT: u32 = 11;
     pub const SUBMIT_MS: u32 = 12;
@@ -44,6 +44,10 @@ mod tag {
     pub const UID: u32 = 61;
     pub const GID: u32 = 62;
     pub const GROUP: u32 = 63;
+    pub const STATE: u32 = 70;
+    pub const REASON: u32 = 71;
+    pub const HELD: u32 = 72;
+    pub const EXIT_SIGNAL: u32 = 73;
     pub const PRIO_ORDERED: u32 = 48;
 }
 
@@ -107,8 +111,6 @@ fn brief_fields(b: &mut Vec<u8>, j: &JobRecord) {
     text(b, tag::ACCOUNT, j.account.as_deref().unwrap_or(""));
     text(b, tag::QOS, j.qos.as_deref().unwrap_or(""));
     text(b, tag::PARTITION, &j.partition);
-    text(b, tag::STATE, j.state.as_str());
-    text(b, tag::REASON, &j.reason);
     double(b, tag::PRIORITY, j.eff_priority);
     // Optional in the proto: present even when 0.
     if let Some(t) = j.time_limit {
@@ -146,6 +148,10 @@ fn brief_fields(b: &mut Vec<u8>, j: &JobRecord) {
         }
     }
     text(b, tag::GROUP, &j.group);
+    uint(b, tag::STATE, j.state as u64);
+    uint(b, tag::REASON, states::reason_wire(j.reason) as u64);
+    uint(b, tag::HELD, (j.hold != Hold::None || j.plugin_hold.is_some()).into());
+    int(b, tag::EXIT_SIGNAL, j.exit_signal.into());
 }
 
 /// sprio's view: the fields of `JobPriority`, nothing else.
@@ -155,7 +161,6 @@ fn prio_fields(b: &mut Vec<u8>, j: &JobRecord) {
     text(b, tag::ACCOUNT, j.account.as_deref().unwrap_or(""));
     text(b, tag::QOS, j.qos.as_deref().unwrap_or(""));
     text(b, tag::PARTITION, &j.partition);
-    text(b, tag::STATE, j.state.as_str());
     double(b, tag::PRIORITY, j.eff_priority);
     double(b, tag::PRIO_BASE, j.factors.0);
     double(b, tag::PRIO_FAIR_SHARE, j.factors.1);
@@ -166,6 +171,7 @@ fn prio_fields(b: &mut Vec<u8>, j: &JobRecord) {
         encode_key(tag::PRIO_ORDERED, WireType::SixtyFourBit, b);
         b.extend_from_slice(&v.to_le_bytes());
     }
+    uint(b, tag::STATE, j.state as u64);
 }
 
 fn double(b: &mut Vec<u8>, tag: u32, v: f64) {
@@ -216,7 +222,7 @@ mod tests {
             qos: Some("normal".into()),
             partition: "batch".into(),
             state: spur_vocab::JobState::Running,
-            reason: "None".into(),
+            reason: Some(spur_vocab::reason::ReasonCode::Resources),
             eff_priority: 1234.5,
             time_limit: Some(0),
             submit_ms: 1_700_000_000_000,
@@ -227,6 +233,8 @@ mod tests {
             ntasks: 8,
             cpus_per_task: 4,
             exit_code: -15,
+            exit_signal: 9,
+            hold: Hold::User,
             factors: (1000.0, 0.25, 0.5, 2),
             prio_ordered: Some(0.0),
             borrowed: true,

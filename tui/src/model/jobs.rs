@@ -24,8 +24,8 @@ pub use arrays::{ArrayPart, Expanded, Group, Line, Listing, ListingKey, RowKey};
 pub use loans::{Loans, NO_LOANS};
 pub use op::{JobOp, id_list};
 use spur_proto::v1 as pb;
+use spur_vocab::JobState;
 use spur_vocab::hostlist;
-use spur_vocab::jobs::{self as states, state_rank};
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::{Arc, Mutex};
@@ -39,10 +39,7 @@ pub struct JobRec {
     pub account: Arc<str>,
     pub qos: Arc<str>,
     pub partition: Arc<str>,
-    /// The long state (`PENDING`), as the controller spells it.
-    pub state: Arc<str>,
-    /// Position in Slurm's state order, for sorting by state.
-    pub rank: u8,
+    pub state: JobState,
     /// Kept rather than derived: the `t` filter asks it of every job.
     pub class: Class,
     pub reason: Arc<str>,
@@ -84,7 +81,7 @@ pub struct JobRec {
 pub struct StepLine {
     pub id: u32,
     pub name: Box<str>,
-    pub state: Box<str>,
+    pub state: JobState,
     pub nodes: Box<str>,
     pub start_ms: i64,
     pub end_ms: i64,
@@ -95,7 +92,7 @@ impl StepLine {
         StepLine {
             id: s.id,
             name: s.name.as_str().into(),
-            state: s.state.as_str().into(),
+            state: s.job_state(),
             nodes: hostlist::compress(&s.nodes).into_boxed_str(),
             start_ms: s.start_ms,
             end_ms: s.end_ms,
@@ -109,7 +106,7 @@ impl StepLine {
     }
 }
 
-pub use spur_vocab::jobs::{Class, class};
+pub use spur_vocab::jobs::Class;
 
 impl JobRec {
     /// The ID column: the job id, or an array's name for its records.
@@ -121,15 +118,11 @@ impl JobRec {
         self.class
     }
 
-    pub fn is(&self, state: &str) -> bool {
-        self.state.eq_ignore_ascii_case(state)
-    }
-
     /// The State column: [`state_cell`], then [`BORROWED`] for a borrowed
     /// run, so a loan reads without colour and even when the Borrowed
     /// column is hidden on a narrow terminal.
     pub fn state_cell(&self) -> String {
-        let cell = state_cell(&self.state);
+        let cell = state_cell(self.state);
         if self.borrowed { format!("{cell} {BORROWED}") } else { cell }
     }
 
@@ -141,7 +134,7 @@ impl JobRec {
 
     /// Seconds run: none while pending, up to `now` while running (as squeue's TIME).
     pub fn run_secs(&self, now_ms: i64) -> u64 {
-        if self.start_ms <= 0 || self.is("PENDING") {
+        if self.start_ms <= 0 || self.state == JobState::Pending {
             return 0;
         }
         let end = if self.end_ms > 0 { self.end_ms } else { now_ms };
@@ -190,20 +183,20 @@ impl StateFilter {
 
 /// `◷ PD`, `▶ R`, `✗ F`: the compact code with a symbol, so a state reads
 /// without colour and the symbols line the codes up.
-pub fn state_cell(state: &str) -> String {
-    let code = states::compact(state);
-    let symbol = match code {
-        "PD" => "◷",
-        "R" => "▶",
-        "CG" => "▷",
-        "S" => "‖",
-        "CD" => "✓",
-        "CA" => "⊘",
-        "PR" | "RQ" | "RH" => "↺",
-        code if failed(code) => "✗",
+pub fn state_cell(state: JobState) -> String {
+    use JobState::*;
+    let symbol = match state {
+        Pending => "◷",
+        Running => "▶",
+        Completing => "▷",
+        Suspended => "‖",
+        Completed => "✓",
+        Cancelled => "⊘",
+        Preempted | Requeued | RequeueHold => "↺",
+        s if failed(s) => "✗",
         _ => "·",
     };
-    format!("{symbol} {code}")
+    format!("{symbol} {}", state.code())
 }
 
 /// The mark of a borrowed run after its state (`▶ R ⇄`) and of a node on
@@ -215,8 +208,9 @@ pub const BORROWED: &str = "⇄";
 pub const BORROWED_WORD: &str = "borrowed";
 
 /// Compact codes of jobs that ended badly; shown BOLD with `✗`.
-pub fn failed(code: &str) -> bool {
-    matches!(code, "F" | "TO" | "NF" | "OOM" | "BF" | "DL")
+pub fn failed(state: JobState) -> bool {
+    use JobState::*;
+    matches!(state, Failed | Timeout | NodeFail | OutOfMemory | BootFail | Deadline)
 }
 
 /// The Time column: its cells and width follow the clock, so they are not kept here.
@@ -321,12 +315,9 @@ fn compact(mut j: pb::Job, strings: &mut Interner) -> JobRec {
     let spec = j.spec.take().unwrap_or_default();
     let array = (j.array_job_id != 0).then(|| Box::new(ArrayPart::of(&j)));
     let nodelist = strings.get(&hostlist::compress(&j.nodes));
-    let where_ = if spur_vocab::jobs::shows_reason(&j.state) {
-        let reason = if j.reason.is_empty() { "None" } else { &j.reason };
-        strings.get(&format!("({reason})"))
-    } else {
-        nodelist.clone()
-    };
+    let (state, reason) = (j.job_state(), j.reason_text());
+    let where_ = if state.shows_reason() { strings.get(&format!("({reason})")) } else { nodelist.clone() };
+    let reason = strings.get(&reason);
     JobRec {
         id: j.id,
         // Moved, not copied: most of the wire strings become the record's.
@@ -335,10 +326,9 @@ fn compact(mut j: pb::Job, strings: &mut Interner) -> JobRec {
         account: strings.get(&j.account),
         qos: strings.get(&j.qos),
         partition: strings.get(&j.partition),
-        state: strings.get(&j.state),
-        rank: u8::try_from(state_rank(&j.state)).unwrap_or(u8::MAX),
-        class: class(&j.state),
-        reason: strings.get(&j.reason),
+        state,
+        class: state.class(),
+        reason,
         reason_detail: strings.get(&j.reason_detail),
         priority: j.priority,
         time_limit: j.time_limit_minutes,
@@ -352,7 +342,7 @@ fn compact(mut j: pb::Job, strings: &mut Interner) -> JobRec {
         exit_code: j.exit_code,
         mem_mb: spec.mem_mb,
         gpus_per_node: spec.gpus_per_node,
-        held: spec.hold || j.reason.starts_with("JobHeld"),
+        held: spec.hold || j.held,
         borrowed: j.borrowed,
         reclaims: j.reclaims,
         workdir: strings.get(&spec.workdir),
@@ -392,7 +382,7 @@ fn measure(r: &JobRec, widths: &mut [u16]) -> Box<str> {
     }
     text.push_str(&r.name);
     text.push(' ');
-    text.push_str(&r.state);
+    text.push_str(r.state.as_str());
     text.into_boxed_str()
 }
 
@@ -457,7 +447,7 @@ mod tests {
     use super::*;
 
     fn job(id: u64, user: &str, state: &str) -> pb::Job {
-        pb::Job { id, user: user.into(), state: state.into(), ..Default::default() }
+        pb::Job { id, user: user.into(), state: spur_proto::states::state_named(state), ..Default::default() }
     }
 
     #[test]
@@ -471,13 +461,13 @@ mod tests {
 
     #[test]
     fn states_read_without_colour() {
-        assert_eq!(state_cell("PENDING"), "◷ PD");
-        assert_eq!(state_cell("RUNNING"), "▶ R");
-        assert_eq!(state_cell("FAILED"), "✗ F");
-        assert_eq!(state_cell("TIMEOUT"), "✗ TO");
-        assert_eq!(state_cell("COMPLETED"), "✓ CD");
+        assert_eq!(state_cell(JobState::from_name("PENDING").unwrap()), "◷ PD");
+        assert_eq!(state_cell(JobState::from_name("RUNNING").unwrap()), "▶ R");
+        assert_eq!(state_cell(JobState::from_name("FAILED").unwrap()), "✗ F");
+        assert_eq!(state_cell(JobState::from_name("TIMEOUT").unwrap()), "✗ TO");
+        assert_eq!(state_cell(JobState::from_name("COMPLETED").unwrap()), "✓ CD");
         assert_eq!(StateFilter::Finished.next(), StateFilter::All);
-        assert!(StateFilter::Running.admits(class("COMPLETING")));
+        assert!(StateFilter::Running.admits(JobState::Completing.class()));
     }
 
     #[test]

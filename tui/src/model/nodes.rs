@@ -212,7 +212,7 @@ mod tests {
             id,
             user: "frank".into(),
             qos: "ifteam".into(),
-            state: "RUNNING".into(),
+            state: spur_proto::states::state_named("RUNNING"),
             nodes: vec![format!("n{id}")],
             borrowed,
             ..Default::default()

@@ -14,7 +14,7 @@ use crate::model::jobs::{
 use crate::model::pane::{PaneView, Refetch};
 use crate::model::table::{Alert, Column, Detail, Row, RowSource, Rows, TableModel, Target};
 use spur_proto::v1::JobsChanged;
-use spur_vocab::jobs::compact;
+
 use spur_vocab::time::squeue_secs;
 use spur_vocab::time::{format_limit, format_seconds};
 use spur_vocab::txn::time_or;
@@ -92,8 +92,7 @@ pub const COLUMNS: &[Column] = &[
 ];
 
 pub fn alert(r: &JobRec) -> Option<Alert> {
-    let code = compact(&r.state);
-    if jobs::failed(code) {
+    if jobs::failed(r.state) {
         Some(Alert::JobFailed)
     } else if r.class() == jobs::Class::Finished {
         Some(Alert::JobEnded)
@@ -203,7 +202,7 @@ pub fn sort(order: &mut Vec<u32>, set: &JobSet, col: usize, desc: bool) {
                 let r = &set.jobs[i as usize];
                 match col {
                     0 => r.id,
-                    5 => u64::from(r.rank),
+                    5 => r.state.rank() as u64,
                     6 => r.run_secs(set.fetched_ms),
                     7 => u64::from(r.num_nodes),
                     // Borrowed runs first, as `yes` sorts before blank text.
@@ -272,7 +271,6 @@ pub fn detail(set: &JobSet, key: &str, now_ms: i64) -> Option<Detail> {
     let r = set.get(key.parse().ok()?)?;
     let f = |label: &str, value: String| (label.to_string(), value);
     let time = |ms: i64| time_or(ms, "Unknown");
-    let reason = if r.reason.is_empty() { "None" } else { &r.reason };
     let mut fields = vec![
         f("JobId", r.id.to_string()),
         f("Name", r.name.to_string()),
@@ -280,8 +278,8 @@ pub fn detail(set: &JobSet, key: &str, now_ms: i64) -> Option<Detail> {
         f("Account", or(&r.account, "(null)")),
         f("QOS", or(&r.qos, "(null)")),
         f("Partition", r.partition.to_string()),
-        f("State", format!("{} ({})", jobs::state_cell(&r.state), r.state)),
-        f("Reason", reason.to_string()),
+        f("State", format!("{} ({})", jobs::state_cell(r.state), r.state)),
+        f("Reason", r.reason.to_string()),
         // The facts behind a pending reason: which limit, at what level.
         f("Why", r.reason_detail.to_string()),
         f("Held", if r.held { "yes" } else { "no" }.into()),
@@ -358,7 +356,7 @@ mod tests {
         let step = |id, state: &str| pb::Step {
             id,
             name: "hostname".into(),
-            state: state.into(),
+            state: spur_proto::states::state_named(state),
             nodes: vec!["node01".into(), "node02".into()],
             start_ms: 1_000,
             end_ms: if state == "RUNNING" { 0 } else { 4_000 },
@@ -366,7 +364,7 @@ mod tests {
         };
         let j = pb::Job {
             id: 12,
-            state: "RUNNING".into(),
+            state: spur_proto::states::state_named("RUNNING"),
             steps: vec![step(0, "COMPLETED"), step(1, "RUNNING")],
             ..Default::default()
         };
@@ -386,7 +384,7 @@ mod tests {
     fn a_borrowed_run_is_marked_after_its_state_and_in_its_column_and_found_by_slash_borrowed() {
         let run = |id, state: &str, borrowed| pb::Job {
             id,
-            state: state.into(),
+            state: spur_proto::states::state_named(state),
             name: "sim".into(),
             nodes: vec!["n1".into()],
             start_ms: 1_000,
@@ -434,11 +432,15 @@ mod tests {
 
     #[test]
     fn pending_jobs_show_their_reason_and_running_ones_their_nodes() {
-        let pending =
-            pb::Job { id: 1, state: "PENDING".into(), reason: "Priority".into(), ..Default::default() };
+        let pending = pb::Job {
+            id: 1,
+            state: spur_proto::states::state_named("PENDING"),
+            reason: spur_proto::states::reason_named("Priority"),
+            ..Default::default()
+        };
         let running = pb::Job {
             id: 2,
-            state: "RUNNING".into(),
+            state: spur_proto::states::state_named("RUNNING"),
             nodes: vec!["node01".into(), "node02".into()],
             start_ms: 1_000,
             ..Default::default()

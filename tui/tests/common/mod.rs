@@ -273,7 +273,7 @@ fn job(id: u64, user: &str, account: &str, qos: &str, partition: &str, state: &s
         account: account.into(),
         qos: qos.into(),
         partition: partition.into(),
-        state: state.into(),
+        state: spur_proto::states::state_named(state),
         priority: 1000.0 - id as f64,
         time_limit_minutes: Some(60),
         submit_ms: local_ms("2026-03-01T06:00:00") + id as i64 * 1000,
@@ -297,7 +297,7 @@ fn ran(mut j: spur_proto::v1::Job, nodes: &[&str], start: &str, end: Option<&str
 }
 
 fn waiting(mut j: spur_proto::v1::Job, reason: &str, detail: &str) -> spur_proto::v1::Job {
-    j.reason = reason.into();
+    j.reason = spur_proto::states::reason_named(reason);
     j.reason_detail = detail.into();
     j
 }
@@ -316,14 +316,14 @@ pub fn jobs() -> Vec<spur_proto::v1::Job> {
         Some("2026-03-01T09:00:42"),
     );
     failed.exit_code = 1;
-    failed.reason = "NonZeroExitCode".into();
+    failed.reason = spur_proto::states::reason_named("NonZeroExitCode");
     let mut timeout = ran(
         job(109, "dave", "physics", "normal", "batch", "TIMEOUT"),
         &["node04"],
         "2026-03-01T07:00:00",
         Some("2026-03-01T08:00:00"),
     );
-    timeout.reason = "TimeLimit".into();
+    timeout.reason = spur_proto::states::reason_named("TimeLimit");
     // Idle-fill lent 101 its nodes: the Queue marks it, the Nodes pane marks gpu01.
     let borrowed = spur_proto::v1::Job {
         borrowed: true,
@@ -400,7 +400,7 @@ pub fn array_jobs() -> Vec<spur_proto::v1::Job> {
     let at = |h: &str| format!("2026-03-01T{h}");
     let mut failed = ran(task(115, 3, "FAILED"), &["node04"], &at("09:40:00"), Some(&at("09:41:10")));
     failed.exit_code = 1;
-    failed.reason = "NonZeroExitCode".into();
+    failed.reason = spur_proto::states::reason_named("NonZeroExitCode");
     let rest = spur_proto::v1::Job {
         array_task_id: None,
         array_pending: "4-9".into(),

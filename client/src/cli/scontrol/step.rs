@@ -27,11 +27,16 @@ pub async fn execute(want: Option<(u64, Option<u32>)>, f: &Flags, c: &mut Client
     let jobs = c.jobs.list_jobs(pb::ListRequest { filter }).await.map_err(status)?.into_inner().jobs;
     if f.json {
         let steps: Vec<serde_json::Value> = (jobs.iter())
-            .flat_map(|j| j.steps.iter().filter(|s| s.state == "RUNNING").map(move |s| (j, s)))
+            .flat_map(|j| {
+                j.steps
+                    .iter()
+                    .filter(|s| s.job_state() == crate::vocab::JobState::Running)
+                    .map(move |s| (j, s))
+            })
             .filter(|(j, s)| want.is_none_or(|(id, n)| id == j.id && n.is_none_or(|n| n == s.id)))
             .map(|(j, s)| {
                 serde_json::json!({
-                    "step_id": crate::cli::stepfmt::step_id(j, s), "name": s.name, "state": s.state,
+                    "step_id": crate::cli::stepfmt::step_id(j, s), "name": s.name, "state": s.job_state().as_str(),
                     "user": j.user, "partition": j.partition, "nodes": s.nodes, "tasks": s.ntasks,
                     "cpus": s.cpus, "start_time": s.start_ms / 1000,
                 })

@@ -200,7 +200,7 @@ impl Ctx<'_> {
                 if let Some(s) = sink.as_mut() {
                     s.finish();
                 }
-                if end.state != "COMPLETED" && !end.message.is_empty() {
+                if end.job_state() != crate::vocab::JobState::Completed && !end.message.is_empty() {
                     crate::cli::output::complain(&format!("srun: error: {}", end.message));
                 }
                 return Ok(Some(end.exit_code));

@@ -206,7 +206,7 @@ impl Live {
             (None, JobState::NodeFail) => format!("a node of job {job} failed"),
             _ => String::new(),
         };
-        let ended = pb::StepEnded { state: state.as_str().into(), exit_code, message };
+        let ended = pb::StepEnded { state: spur_proto::states::state_wire(state), exit_code, message };
         if let Some(done) = s.done.take() {
             let _ = done.send(ended);
         }
@@ -296,7 +296,7 @@ mod tests {
         assert_eq!(live.task_ended((7, 0), "n2", 0, 0), Next::End { state: JobState::Failed, exit: (3, 0) });
         assert_eq!(live.finish(7, 0, JobState::Failed), Some(vec![]));
         let e = ended.try_recv().unwrap();
-        assert_eq!((e.state.as_str(), e.exit_code), ("FAILED", 3));
+        assert_eq!((e.job_state(), e.exit_code), (JobState::Failed, 3));
         assert!(live.relay(7, 0).is_none(), "gone once finished");
     }
 
@@ -322,7 +322,7 @@ mod tests {
         assert_eq!(live.node_lost(7, 0, "n2"), Some(Next::End { state: JobState::NodeFail, exit: (0, 0) }));
         assert_eq!(live.finish(7, 0, JobState::NodeFail), Some(vec!["n1".into()]));
         let e = ended.try_recv().unwrap();
-        assert_eq!((e.state.as_str(), e.exit_code), ("NODE_FAIL", 1));
+        assert_eq!((e.job_state(), e.exit_code), (JobState::NodeFail, 1));
         assert!(e.message.contains("node n2 failed"), "{}", e.message);
     }
 

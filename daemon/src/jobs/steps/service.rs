@@ -106,7 +106,7 @@ impl JobService {
             tokio::select! {
                 end = &mut ended => {
                     let end = end.unwrap_or_else(|_| pb::StepEnded {
-                        state: JobState::Cancelled.as_str().into(),
+                        state: spur_proto::states::state_wire(JobState::Cancelled),
                         exit_code: 1,
                         message: "the controller lost the step".into(),
                     });

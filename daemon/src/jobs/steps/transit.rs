@@ -149,8 +149,15 @@ impl Queue {
     /// with srun's exit code.
     pub fn release(&self, job: u64, exit_code: i32, now: i64) -> Effects {
         match self.jobs.get(&job).filter(|j| j.is_allocation() && j.state == JobState::Running) {
-            Some(j) if exit_code == 0 => Effect::Persist(ended(j, JobState::Completed, 0, "", now)).into(),
-            Some(j) => Effect::Persist(ended(j, JobState::Failed, exit_code, "NonZeroExitCode", now)).into(),
+            Some(j) if exit_code == 0 => Effect::Persist(ended(j, JobState::Completed, 0, None, now)).into(),
+            Some(j) => Effect::Persist(ended(
+                j,
+                JobState::Failed,
+                exit_code,
+                Some(spur_vocab::reason::ReasonCode::NonZeroExitCode),
+                now,
+            ))
+            .into(),
             None => Effects::default(),
         }
     }

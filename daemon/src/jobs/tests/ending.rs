@@ -6,6 +6,7 @@ use crate::error::Error;
 use crate::jobs::effect::{Effect, Effects, SIGKILL, SIGTERM};
 use crate::jobs::parts::Extras;
 use spur_proto::v1 as pb;
+use spur_vocab::reason::ReasonCode;
 
 fn report(id: u64, state: &str, exit_code: i32, signal: i32) -> pb::JobReport {
     pb::JobReport { job_id: id, state: state.into(), exit_code, signal, ..Default::default() }
@@ -16,7 +17,7 @@ fn cancel_of_a_pending_job_persists_cancelled_and_signals_nothing() {
     let q = queue([pending(1)]);
     let fx = q.cancel(&[1], 0, NOW);
     let [j] = fx.persisted()[..] else { panic!("{fx:?}") };
-    assert_eq!((j.id, j.state, j.end_ms, j.reason.as_str()), (1, JobState::Cancelled, NOW, ""));
+    assert_eq!((j.id, j.state, j.end_ms, j.reason), (1, JobState::Cancelled, NOW, None));
     assert!(fx.signals().is_empty());
     assert_eq!(q.jobs[&1].state, JobState::Pending, "a transition only computes; the executor installs");
 }
@@ -55,15 +56,22 @@ fn cancel_checks_every_id_first() {
 fn reports_end_placed_jobs_in_the_state_they_mean() {
     let q = queue([running(1, "n1")]);
     let nodes = ["n1".to_string()];
-    for (r, state, reason) in [
-        (report(1, "done", 0, 0), JobState::Completed, ""),
-        (report(1, "done", 3, 0), JobState::Failed, "NonZeroExitCode"),
-        (report(1, "done", 0, 9), JobState::Failed, "killed by signal 9"),
-        (report(1, "failed", 0, 0), JobState::Failed, "launch failed: "),
+    for (r, state, reason, signal, detail) in [
+        (report(1, "done", 0, 0), JobState::Completed, None, 0, ""),
+        (report(1, "done", 3, 0), JobState::Failed, Some(ReasonCode::NonZeroExitCode), 0, ""),
+        (report(1, "done", 0, 9), JobState::Failed, Some(ReasonCode::RaisedSignal), 9, ""),
+        (
+            report(1, "failed", 0, 0),
+            JobState::Failed,
+            Some(ReasonCode::JobLaunchFailure),
+            0,
+            "launch failed: ",
+        ),
     ] {
         let fx = q.report(&nodes, &r, NOW).unwrap();
         let [j] = fx.persisted()[..] else { panic!("{fx:?}") };
-        assert_eq!((j.state, j.reason.as_str(), j.exit_code, j.end_ms), (state, reason, r.exit_code, NOW));
+        assert_eq!((j.state, j.reason, j.exit_code, j.end_ms), (state, reason, r.exit_code, NOW));
+        assert_eq!((j.exit_signal, j.reason_detail.as_str()), (signal, detail));
         assert!(fx.signals().is_empty(), "the run has ended already");
     }
 }
@@ -149,7 +157,7 @@ fn the_time_limit_ends_a_job_only_past_its_deadline() {
     assert!(q.time_out(1, NOW - 1).is_empty(), "a millisecond early");
     let fx = q.time_out(1, NOW);
     let [j] = fx.persisted()[..] else { panic!("{fx:?}") };
-    assert_eq!((j.state, j.reason.as_str()), (JobState::Timeout, "TimeLimit"));
+    assert_eq!((j.state, j.reason), (JobState::Timeout, Some(ReasonCode::TimeLimit)));
     assert_eq!(fx.signals(), [(1, "n1", SIGTERM, KW)]);
     assert!(q.time_out(2, NOW + 1_000 * MIN).is_empty(), "no limit, no end");
 }
@@ -222,16 +230,16 @@ fn b_signals_the_batch_shell_alone_and_no_limit_or_no_option_warns_nothing() {
 #[test]
 fn a_lost_node_requeues_a_requeueable_job_and_fails_the_others() {
     let q = queue([running(1, "n1"), JobRecord { requeue: false, ..running(2, "n1") }, pending(3)]);
-    let fx = q.lost(1, "NodeDown", true, NOW);
+    let fx = q.lost(1, ReasonCode::NodeDown, true, NOW);
     assert_eq!(fx.persisted()[0].state, JobState::Pending);
     assert_eq!(fx.signals(), [(1, "n1", SIGTERM, KW)], "a node marked down may still run it");
-    assert_eq!(q.lost(1, "JobLostOnNode", false, NOW).signals(), []);
+    assert_eq!(q.lost(1, ReasonCode::JobLostOnNode, false, NOW).signals(), []);
     // A job that may not be requeued is refused the requeue: it ends, and nothing is signalled.
-    let fx = q.lost(2, "NodeDown", true, NOW);
+    let fx = q.lost(2, ReasonCode::NodeDown, true, NOW);
     let [j] = fx.persisted()[..] else { panic!("{fx:?}") };
-    assert_eq!((j.state, j.reason.as_str()), (JobState::NodeFail, "NodeDown"));
+    assert_eq!((j.state, j.reason), (JobState::NodeFail, Some(ReasonCode::NodeDown)));
     assert!(fx.signals().is_empty());
-    assert!(q.lost(3, "NodeDown", true, NOW).is_empty());
+    assert!(q.lost(3, ReasonCode::NodeDown, true, NOW).is_empty());
 }
 
 #[test]

@@ -179,6 +179,6 @@ fn a_lent_start_is_stamped_borrowed_and_a_requeue_clears_the_stamp() {
     q.install(back);
     assert_eq!(q.counts.account_jobs(&catalog, "phys"), 1, "pending again, it counts");
     // Its end keeps the stamp, for sacct.
-    let done = crate::jobs::ending::ended(&run, JobState::Completed, 0, "", NOW);
+    let done = crate::jobs::ending::ended(&run, JobState::Completed, 0, None, NOW);
     assert!(done.borrowed && !done.sched_job().borrowed);
 }

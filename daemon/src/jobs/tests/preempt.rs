@@ -14,7 +14,10 @@ fn a_cancelled_victim_ends_preempted_and_is_terminated() {
     let q = queue([running(1, "n1")]);
     let fx = q.preempt(&Plan { preemptions: vec![evict(1, PreemptMode::Cancel)], ..Plan::default() }, NOW);
     let [j] = fx.persisted()[..] else { panic!("{fx:?}") };
-    assert_eq!((j.state, j.reason.as_str(), j.preempted_by), (JobState::Cancelled, "Preempted", Some(10)));
+    assert_eq!(
+        (j.state, j.reason, j.preempted_by),
+        (JobState::Cancelled, Some(spur_vocab::reason::ReasonCode::Preempted), Some(10))
+    );
     assert_eq!(fx.signals(), [(1, "n1", SIGTERM, KW)]);
     assert_eq!(fx.audits(), [(1, "preempt")]);
 }

@@ -85,19 +85,24 @@ mod tests {
     use super::*;
 
     fn job(id: u64, state: &str) -> pb::Job {
-        pb::Job { id, user: "alice".into(), state: state.into(), ..Default::default() }
+        pb::Job {
+            id,
+            user: "alice".into(),
+            state: spur_proto::states::state_named(state),
+            ..Default::default()
+        }
     }
 
     #[test]
     fn changes_replace_by_id_add_new_jobs_and_skip_old_batches() {
         let mut set = JobSet::from_pb(vec![job(1, "PENDING"), job(3, "PENDING")], 0).at_seq(5);
         set.apply(vec![job(3, "RUNNING"), job(2, "PENDING"), job(9, "PENDING")], 6, 10);
-        let states: Vec<(u64, &str)> = set.jobs.iter().map(|r| (r.id, &*r.state)).collect();
+        let states: Vec<(u64, &str)> = set.jobs.iter().map(|r| (r.id, r.state.as_str())).collect();
         assert_eq!(states, [(1, "PENDING"), (2, "PENDING"), (3, "RUNNING"), (9, "PENDING")]);
         assert_eq!(set.seq, 6);
         // A batch the listing already reflects is older than what the set shows.
         set.apply(vec![job(3, "PENDING")], 6, 20);
-        assert_eq!(&*set.get(3).unwrap().state, "RUNNING");
+        assert_eq!(set.get(3).unwrap().state.as_str(), "RUNNING");
     }
 
     #[test]

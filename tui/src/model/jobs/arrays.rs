@@ -223,27 +223,22 @@ fn activity(c: Class) -> u8 {
 const SLOTS: usize = JobState::ALL.len() + 1;
 
 fn slot(r: &JobRec) -> usize {
-    usize::from(r.rank).min(SLOTS - 1)
-}
-
-/// squeue's `%t` from the rank kept in the record, without reading the name again.
-fn code(r: &JobRec) -> &str {
-    JobState::ALL.get(usize::from(r.rank)).map_or(&r.state, |s| s.code())
+    r.state.rank().min(SLOTS - 1)
 }
 
 impl Group {
     fn summarize(&mut self, set: &JobSet) {
         let (mut tasks, mut first) = ([0u64; SLOTS], [None::<&JobRec>; SLOTS]);
-        let (mut lead, mut why) = (None::<(u8, bool, u8)>, None::<&JobRec>);
+        let (mut lead, mut why) = (None::<(u8, bool, usize)>, None::<&JobRec>);
         self.ended = true;
         for &i in &self.members {
             let r = &set.jobs[i as usize];
             let s = slot(r);
             tasks[s] += r.array.as_ref().map_or(1, |a| a.tasks);
             first[s].get_or_insert(r);
-            let bad = failed(code(r));
+            let bad = failed(r.state);
             self.failed |= bad;
-            let rank = (activity(r.class), !bad, r.rank);
+            let rank = (activity(r.class), !bad, r.state.rank());
             if lead.is_none_or(|l| rank < l) {
                 (lead, self.lead) = (Some(rank), i);
             }
@@ -266,11 +261,11 @@ impl Group {
         }
         let mut shown: Vec<(&JobRec, u64)> =
             first.iter().zip(tasks).filter_map(|(r, n)| r.map(|r| (r, n))).collect();
-        shown.sort_by_key(|(r, _)| (activity(r.class), r.rank));
+        shown.sort_by_key(|(r, _)| (activity(r.class), r.state.rank()));
         let parts: Vec<String> = (shown.iter())
             .map(|&(r, n)| match why {
-                Some(w) if slot(w) == slot(r) => format!("{n} {} {}", code(r), w.where_),
-                _ => format!("{n} {}", code(r)),
+                Some(w) if slot(w) == slot(r) => format!("{n} {} {}", r.state.code(), w.where_),
+                _ => format!("{n} {}", r.state.code()),
             })
             .collect();
         let total: u64 = tasks.iter().sum();
@@ -322,7 +317,11 @@ mod tests {
 
     /// Array 12: tasks 0-9, task 0 running (record 13), task 1 done (record 14), 2-9 pending (record 12).
     fn set() -> JobSet {
-        let job = |id, state: &str| pb::Job { id, state: state.into(), ..Default::default() };
+        let job = |id, state: &str| pb::Job {
+            id,
+            state: spur_proto::states::state_named(state),
+            ..Default::default()
+        };
         let task = |id, t, state| pb::Job { array_job_id: 12, array_task_id: Some(t), ..job(id, state) };
         let rest = pb::Job { array_job_id: 12, array_pending: "2-9".into(), ..job(12, "PENDING") };
         let jobs = vec![

@@ -54,7 +54,7 @@ mod tests {
 
     fn job(id: u64, state: &str, nodes: &[&str], borrowed: bool) -> pb::Job {
         let nodes = nodes.iter().map(|n| n.to_string()).collect();
-        pb::Job { id, state: state.into(), nodes, borrowed, ..Default::default() }
+        pb::Job { id, state: spur_proto::states::state_named(state), nodes, borrowed, ..Default::default() }
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! leaves out and the equivalent command line.
 
 use super::{Class, JobRec};
+use spur_vocab::JobState;
 
 /// What an operator does to jobs: `scancel` and `scontrol hold|release|requeue`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,9 +76,9 @@ impl JobOp {
     pub fn skip_reason(self, r: &JobRec) -> Option<&'static str> {
         match self {
             JobOp::Cancel if r.class() == Class::Finished => Some("already ended"),
-            JobOp::Hold if !r.is("PENDING") => Some("not pending"),
+            JobOp::Hold if r.state != JobState::Pending => Some("not pending"),
             JobOp::Release if !r.held => Some("not held"),
-            JobOp::Requeue if !r.is("RUNNING") => Some("not running"),
+            JobOp::Requeue if r.state != JobState::Running => Some("not running"),
             _ => None,
         }
     }

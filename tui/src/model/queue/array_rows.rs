@@ -84,7 +84,7 @@ pub fn array_row(set: &JobSet, g: &Group, now_ms: i64) -> Row {
         lead.account.to_string(),
         lead.qos.to_string(),
         lead.partition.to_string(),
-        jobs::state_cell(&lead.state),
+        jobs::state_cell(lead.state),
         squeue_secs(g.run_secs(now_ms)),
         if g.nodes > 0 { g.nodes.to_string() } else { String::new() },
         // Loans are per run: opened, the array shows which of its records borrowed.
@@ -113,12 +113,16 @@ mod tests {
     /// Job 5, and array 7 of four tasks: task 0 running on n1 (record 8) since
     /// the epoch, 1-3 waiting in the array's own record.
     fn set(task_state: &str) -> Arc<JobSet> {
-        let job =
-            |id, state: &str| pb::Job { id, user: "ann".into(), state: state.into(), ..Default::default() };
+        let job = |id, state: &str| pb::Job {
+            id,
+            user: "ann".into(),
+            state: spur_proto::states::state_named(state),
+            ..Default::default()
+        };
         let rest = pb::Job {
             array_job_id: 7,
             array_pending: "1-3".into(),
-            reason: "Resources".into(),
+            reason: spur_proto::states::reason_named("Resources"),
             ..job(7, "PENDING")
         };
         let task = pb::Job {
@@ -179,7 +183,7 @@ mod tests {
         assert_eq!(array.alert, Some(Alert::JobFailed));
         let done = |id, state: &str| pb::Job {
             id,
-            state: state.into(),
+            state: spur_proto::states::state_named(state),
             array_job_id: 9,
             array_task_id: Some(id as u32),
             ..Default::default()
