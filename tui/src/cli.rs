@@ -20,6 +20,8 @@ pub struct Cli {
     /// Enable the mouse: click selects a row, the wheel scrolls.
     #[arg(long)]
     pub mouse: bool,
+    // The doc is clap's --help text, where `[keys]` and `[theme]` are tables, not links.
+    #[allow(rustdoc::broken_intra_doc_links)]
     /// console.toml with [keys] and [theme] [default: $SPUR_CONSOLE_CONFIG, else ~/.config/spur/console.toml]
     #[arg(long, value_name = "PATH")]
     pub config: Option<PathBuf>,

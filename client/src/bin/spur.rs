@@ -1,4 +1,4 @@
-//! `spur`: the multi-call client (`sacctmgr`, ... through argv[0]).
+//! `spur`: the multi-call client (`sacctmgr`, ... through `argv[0]`).
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {

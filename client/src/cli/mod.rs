@@ -101,7 +101,7 @@ pub mod token;
 
 use std::path::Path;
 
-/// Every name the binary answers to through argv[0], with its `spur` subcommand.
+/// Every name the binary answers to through `argv[0]`, with its `spur` subcommand.
 pub const PERSONALITIES: &[(&str, &str)] = &[
     ("sacctmgr", "accounts"),
     ("scontrol", "control"),
@@ -133,7 +133,7 @@ usage: spur SUBCOMMAND [args...]
   install-links DIR     create sacctmgr, scontrol, squeue, ... links to this binary in DIR
 Every client finds the controller by --controller URL, else SPUR_CONTROLLER_ADDR, else http://127.0.0.1:6817.";
 
-/// Dispatches on argv[0], then on the `spur` subcommand. Returns the exit code.
+/// Dispatches on `argv[0]`, then on the `spur` subcommand. Returns the exit code.
 pub async fn main(argv: Vec<String>) -> i32 {
     let prog = argv.first().map(|a| basename(a)).unwrap_or_default();
     let rest = argv.get(1..).unwrap_or_default().to_vec();

@@ -483,7 +483,7 @@ async fn run(mut a: Args, now: DateTime<Local>) -> Result<String, String> {
     report(&a, &jobs, now)
 }
 
-/// Runs sacct with its arguments (without argv[0]); returns the exit code.
+/// Runs sacct with its arguments (without `argv[0]`); returns the exit code.
 pub async fn main(argv: &[String]) -> i32 {
     // One clock read: the window checked at parse is the one selected on.
     let now = Local::now();

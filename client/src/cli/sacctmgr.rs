@@ -24,7 +24,7 @@ flags (anywhere on the line):
   -i, --immediate  commit without asking
   --json           JSON output for show";
 
-/// Runs sacctmgr with its arguments (without argv[0]); returns the exit code.
+/// Runs sacctmgr with its arguments (without `argv[0]`); returns the exit code.
 pub async fn main(argv: &[String]) -> i32 {
     if args::parse_flags(argv).help {
         return output::emit("sacctmgr", &format!("{USAGE}\n"));

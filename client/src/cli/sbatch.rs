@@ -428,7 +428,7 @@ async fn wait_for(c: &mut conn::Clients, id: u64) -> Result<i32, String> {
     }
 }
 
-/// Runs sbatch with its arguments (without argv[0]); returns the exit code.
+/// Runs sbatch with its arguments (without `argv[0]`); returns the exit code.
 pub async fn main(argv: &[String]) -> i32 {
     match run(argv).await {
         Ok((_, Some(code))) => code,

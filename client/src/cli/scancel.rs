@@ -231,7 +231,7 @@ async fn run(argv: &[String]) -> Result<String, Vec<String>> {
     if errs.is_empty() { Ok(String::new()) } else { Err(errs) }
 }
 
-/// Runs scancel with its arguments (without argv[0]); returns the exit code.
+/// Runs scancel with its arguments (without `argv[0]`); returns the exit code.
 pub async fn main(argv: &[String]) -> i32 {
     match run(argv).await {
         Ok(out) => super::output::emit("scancel", &out),

@@ -252,7 +252,7 @@ async fn run(a: Args) -> Result<String, String> {
     out
 }
 
-/// Runs sprio with its arguments (without argv[0]); returns the exit code.
+/// Runs sprio with its arguments (without `argv[0]`); returns the exit code.
 pub async fn main(argv: &[String]) -> i32 {
     let result = match parse(argv) {
         Ok(a) if a.help => Ok(format!("{USAGE}\n")),

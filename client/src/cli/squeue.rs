@@ -481,7 +481,7 @@ pub fn expand_arrays(jobs: Vec<pb::Job>) -> Vec<pb::Job> {
     out
 }
 
-/// Runs squeue with its arguments (without argv[0]); returns the exit code.
+/// Runs squeue with its arguments (without `argv[0]`); returns the exit code.
 pub async fn main(argv: &[String]) -> i32 {
     let result = match parse(argv) {
         Ok(a) if a.help => Ok(format!("{USAGE}\n")),

@@ -217,7 +217,7 @@ async fn run(a: Args) -> Result<String, String> {
     report(&a, &rows, &me.user)
 }
 
-/// Runs sshare with its arguments (without argv[0]); returns the exit code.
+/// Runs sshare with its arguments (without `argv[0]`); returns the exit code.
 pub async fn main(argv: &[String]) -> i32 {
     let result = match parse(argv) {
         Ok(a) if a.help => Ok(format!("{USAGE}\n")),

@@ -4,7 +4,7 @@
 //! The files are private; this page is the whole public surface, one
 //! namespace per topic:
 //!
-//! - [`array`]: `--array` expressions, pending task sets, `12_3`/`12.0` job references.
+//! - [`array`](mod@array): `--array` expressions, pending task sets, `12_3`/`12.0` job references.
 //! - [`constraint`]: `-C` node feature expressions.
 //! - [`depend`]: `--dependency` expressions.
 //! - [`hostlist`]: Slurm hostlist expressions, expand and compress.

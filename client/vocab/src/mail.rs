@@ -78,7 +78,7 @@ const NOT_IN_ADDRESS: &[char] = &[
 /// `--mail-user`/`MailUser=`: a user name or `name@host` (a comma list is
 /// left to the mail program), trimmed. Refused: nothing after trimming, a
 /// leading `-` (the mail program would read an option), whitespace, control
-/// characters and [`NOT_IN_ADDRESS`]. The message names no flag; the caller does.
+/// characters and `NOT_IN_ADDRESS`. The message names no flag; the caller does.
 pub fn check_user(v: &str) -> Result<&str, String> {
     let t = v.trim();
     if t.is_empty() {

@@ -104,7 +104,7 @@ pub enum IdleFillVerdict {
     /// Held by its QOS group node cap: may it borrow?
     Borrow { eligible: bool, why: Borrow },
     /// Blocked on room: what reclaim weighed (eligible ones first, cheapest
-    /// first; at most [`LISTED`] of `considered`) and what came of it.
+    /// first; at most [`LISTED`](crate::verdict::LISTED) of `considered`) and what came of it.
     Reclaim { candidates: Vec<ReclaimChecks>, considered: usize, chosen: Vec<JobId> },
 }
 

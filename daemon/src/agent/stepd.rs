@@ -24,7 +24,7 @@ use std::process::Stdio;
 /// The first argument that makes spurd (or spur-console, for the demo) a supervisor.
 pub const STEPD_ARG: &str = "__stepd";
 
-/// Runs the supervisor if `args` (argv without argv[0]) ask for it; returns its exit code.
+/// Runs the supervisor if `args` (argv without `argv[0]`) ask for it; returns its exit code.
 /// Also runs `__hres_task` (a user task prolog, then the task).
 pub fn dispatch(args: &[String]) -> Option<i32> {
     if let Some(code) = crate::hres_lua::node::dispatch(args) {

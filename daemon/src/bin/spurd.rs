@@ -13,6 +13,8 @@ struct Args {
     /// The nodes this agent hosts, as a hostlist: node[01-04].
     #[arg(long)]
     nodes: String,
+    // The doc is clap's --help text, where `[admission]` is spur.conf's table, not a link.
+    #[allow(rustdoc::broken_intra_doc_links)]
     /// Admission token, needed when the controller runs [admission] mode = "token".
     #[arg(long, env = "SPUR_ADMISSION_TOKEN")]
     token: Option<String>,

@@ -11,6 +11,8 @@ mod scheduler;
 
 #[cfg(test)]
 mod props;
+#[cfg(test)]
+mod reference;
 
 pub use cluster::{NodeConfig, PartitionConfig, TimeValue, parse_gres};
 pub use scheduler::{PreemptType, SchedulerConfig, Seconds};

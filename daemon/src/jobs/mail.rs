@@ -92,7 +92,7 @@ pub fn notice(old: Option<&JobRecord>, new: &JobRecord) -> Option<Mail> {
     })
 }
 
-/// Runs the mail program for each mail, [`AT_ONCE`] at a time.
+/// Runs the mail program for each mail, `AT_ONCE` at a time.
 #[derive(Clone)]
 pub struct Mailer {
     program: Option<Arc<PathBuf>>,

@@ -4,29 +4,29 @@
 //! A transition is a synchronous `Queue` method that returns its effects as
 //! data; the executor applies them (persist, install, act). See ARCHITECTURE.md.
 //!
-//! - [`queue`]: the jobs held, and the install that keeps counts and marks with them.
-//! - [`effect`]: what a transition asks for: persist, signal, launch, audit, flush.
-//! - [`transition`]: the executor, under the 64 transition locks.
+//! - `queue`: the jobs held, and the install that keeps counts and marks with them.
+//! - `effect`: what a transition asks for: persist, signal, launch, audit, flush.
+//! - `transition`: the executor, under the 64 transition locks.
 //! - [`ending`]: cancel, agents' reports, requeue, time limits, lost nodes.
 //! - [`update`]: scontrol update / hold / release / requeue.
-//! - [`bounds`]: what an update is held to: time limits by role, a new QOS, account or partition as at submit.
+//! - `bounds`: what an update is held to: time limits by role, a new QOS, account or partition as at submit.
 //! - [`preempt`]: the scheduler's evictions and resumes; `scontrol explain`.
 //! - [`record`]: the persisted job, its state and hold typed.
-//! - [`env`]: a job's exported environment, held as one block.
+//! - [`env`](mod@env): a job's exported environment, held as one block.
 //! - [`parts`]: the plain data of a record's parts (extras, array, steps), a leaf.
 //! - [`extras`]: the options few jobs set, and how per-node and per-task asks resolve.
 //! - [`run`]: the scheduling loop, the pass's starts, launches, the time-limit watchdog.
-//! - [`launch`]: a started job's launch: Slurm's environment, `-o/-e` patterns.
-//! - [`owner`]: who a new job belongs to and runs as (MUNGE's uid and gid, or an Operator's --uid/--gid).
+//! - `launch`: a started job's launch: Slurm's environment, `-o/-e` patterns.
+//! - `owner`: who a new job belongs to and runs as (MUNGE's uid and gid, or an Operator's --uid/--gid).
 //! - [`reconcile`]: an agent's running jobs at registration against the queue.
 //! - [`events`]: job changes in numbered batches, for `Cluster.Watch`.
-//! - [`admit`]: submits no node set could run, and MaxJobCount.
-//! - [`array`]: job arrays: the record of the pending tasks, tasks split off as they start.
-//! - [`depend`]: dependencies known at submit, evaluated each pass, fates kept past a purge.
+//! - `admit`: submits no node set could run, and MaxJobCount.
+//! - [`array`](mod@array): job arrays: the record of the pending tasks, tasks split off as they start.
+//! - `depend`: dependencies known at submit, evaluated each pass, fates kept past a purge.
 //! - [`purge`]: MinJobAge: ended jobs leave memory for the store.
-//! - [`configure`]: HRES asynchronous pre-runs: the job CONFIGURING until its result, then launched.
-//! - [`maintain`]: HRES plugin maintenance on its cycle: layers disabled, downed layers' jobs requeued.
-//! - [`plugin`]: HRES plugins in a job's life: pre-runs of starts, holds, arguments checked again, epilog.
+//! - `configure`: HRES asynchronous pre-runs: the job CONFIGURING until its result, then launched.
+//! - `maintain`: HRES plugin maintenance on its cycle: layers disabled, downed layers' jobs requeued.
+//! - `plugin`: HRES plugins in a job's life: pre-runs of starts, holds, arguments checked again, epilog.
 //! - `stored_reason`: a record's reason code as the store spells it, old free-text rows included.
 //! - [`steps`]: job steps (srun): their records, layout, environment, and the live relays.
 

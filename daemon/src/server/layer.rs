@@ -1,5 +1,5 @@
 //! The layer in front of every RPC: authenticate (refusals are logged at
-//! warn and get no txn row; a MUNGE decode runs on a blocking thread), put the [`Caller`] in the request, refuse paths
+//! warn and get no txn row; a MUNGE decode runs on a blocking thread), put the [`Caller`](crate::accounting::service::Caller) in the request, refuse paths
 //! that are not classified, and log every RPC on `audit_rpc` when asked.
 
 use super::identity::normalize_peer;

@@ -1,7 +1,8 @@
 //! Request limits: how large a message may be, how many items a repeated
 //! field may hold, and how much of the txn log one answer carries. A request
 //! over a limit is refused with InvalidArgument naming the field, never
-//! worked through item by item (README, "Request limits").
+//! worked through item by item. Every cap is listed with its value in the
+//! README's "Request limits", and with its refusal in docs/src/request-limits.md.
 
 use crate::error::{Error, Result};
 

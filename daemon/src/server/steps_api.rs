@@ -35,7 +35,7 @@ pub const MAX_ARGV_BYTES: usize = 1 << 20;
 /// Bytes of one step's environment in all.
 pub const MAX_ENV_BYTES: usize = 2 << 20;
 
-/// The step comes inside the stream: [`bounds`] checks it once read.
+/// The step comes inside the stream: `bounds` checks it once read.
 impl Targeted for Streaming<pb::StepInput> {}
 
 /// Refuses a step request past the limits, before any per-task work (the

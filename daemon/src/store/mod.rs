@@ -7,7 +7,7 @@
 //! its audit row commit together or not at all.
 //!
 //! The schema is SQL files per back-end under `migrations/`, applied in
-//! order at open with the version recorded ([`migrations`]).
+//! order at open with the version recorded (`migrations`).
 
 mod batch;
 mod guard;

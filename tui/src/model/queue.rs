@@ -3,7 +3,7 @@
 //! `▶ R`, `✗ F`); pending jobs show `(Reason)` where running ones show their
 //! nodes, as squeue's `%R` does, and the detail view adds the reason's facts.
 //! [`Queue`] holds the jobs (see [`crate::model::jobs`]) and where their
-//! re-reads stand. A job array is one row until opened (see [`array_rows`]).
+//! re-reads stand. A job array is one row until opened (see `array_rows`).
 
 mod array_rows;
 

@@ -2,8 +2,8 @@
 //!
 //! This is the only place that enforces read-only mode, the role rule and
 //! confirmations: every write is requested with [`Action::Request`] (or a
-//! key that builds one), checked by [`write_block`], shown in a dialog whose
-//! focus starts on Cancel, and only [`commit`] ever produces an [`Rpc::Write`].
+//! key that builds one), checked by `write_block`, shown in a dialog whose
+//! focus starts on Cancel, and only `commit` ever produces an [`Rpc::Write`].
 //! Node actions need Administrator, accounting writes Operator; job actions
 //! are open to a job's owner and to Operator and above ([`queue::refusal`]).
 

@@ -257,7 +257,7 @@ async fn run(argv: &[String]) -> Result<Outcome, String> {
     execute(&cmd, &flags, &mut c).await
 }
 
-/// Runs scontrol with its arguments (without argv[0]); returns the exit code.
+/// Runs scontrol with its arguments (without `argv[0]`); returns the exit code.
 pub async fn main(argv: &[String]) -> i32 {
     match run(argv).await {
         Ok(out) => {

@@ -317,7 +317,7 @@ async fn run(mut a: Args) -> Result<String, String> {
     report(&a, &all.nodes, &all.partitions)
 }
 
-/// Runs sinfo with its arguments (without argv[0]); returns the exit code.
+/// Runs sinfo with its arguments (without `argv[0]`); returns the exit code.
 pub async fn main(argv: &[String]) -> i32 {
     let result = match parse(argv) {
         Ok(a) if a.help => Ok(format!("{USAGE}\n")),

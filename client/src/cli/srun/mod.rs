@@ -273,7 +273,7 @@ pub fn allocation(a: &Args, env: &[(String, String)], cwd: &Path) -> Result<pb::
     })
 }
 
-/// Runs srun with its arguments (without argv[0]); returns the exit code.
+/// Runs srun with its arguments (without `argv[0]`); returns the exit code.
 pub async fn main(argv: &[String]) -> i32 {
     let env: Vec<(String, String)> = std::env::vars_os()
         .map(|(k, v)| (k.to_string_lossy().into_owned(), v.to_string_lossy().into_owned()))

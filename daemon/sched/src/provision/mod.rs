@@ -244,7 +244,7 @@ pub fn pools_key(p: &Provision, pool: &[u32]) -> u64 {
     std::hash::Hasher::finish(&h)
 }
 
-/// `scheduler.priority`'s inputs (README: "Provisioner definitions").
+/// `scheduler.priority`'s inputs (docs/src/admin/provisioners.md).
 /// Spur keeps no organization, account or user priority: those are 0;
 /// `workflow.priority` is `-nice`, as the spec's workflow priority is signed and at most 0.
 pub fn priority_context(

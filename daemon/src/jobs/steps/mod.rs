@@ -6,7 +6,7 @@
 //! create and complete).
 //!
 //! - [`layout`]: a step's shape: its nodes, tasks per node (block-wise), CPUs; srun's exit code.
-//! - [`env`]: Slurm's step environment, and each task's own variables.
+//! - [`env`](mod@env): Slurm's step environment, and each task's own variables.
 //! - [`transit`]: the step transitions of the queue: start, end, release an allocation.
 //! - [`live`]: what only memory holds: each running step's srun stream, the
 //!   tasks still out, and the sruns attached to the allocations they made.
