@@ -67,15 +67,21 @@ pub fn parse_ids<S: AsRef<str>>(words: &[S]) -> Result<Vec<u64>, String> {
     Ok(out)
 }
 
-/// A job's id as squeue and sacct print it: `12`, an array's task `12_3`,
-/// and the record of its pending tasks `12_[3-99%10]`.
+/// A job's id as squeue and sacct print it (`12`, `12_3`, `12_[3-99%10]`):
+/// the vocabulary's [`spur_vocab::array::display_id`] of the job's parts.
 pub fn display_id(j: &pb::Job) -> String {
-    match (j.array_job_id, j.array_task_id, j.array_pending.as_str()) {
-        (0, ..) => j.id.to_string(),
-        (a, Some(t), _) => format!("{a}_{t}"),
-        (a, None, p) if j.array_throttle > 0 && is(j, "PENDING") => format!("{a}_[{p}%{}]", j.array_throttle),
-        (a, None, p) if p.contains([',', '-']) => format!("{a}_[{p}]"),
-        (a, None, p) => format!("{a}_{p}"),
+    spur_vocab::array::display_id(id_parts(j))
+}
+
+/// What [`display_id`] reads of a job.
+fn id_parts(j: &pb::Job) -> spur_vocab::array::JobIdParts<'_> {
+    spur_vocab::array::JobIdParts {
+        id: j.id,
+        array_job_id: j.array_job_id,
+        array_task_id: j.array_task_id,
+        array_pending: &j.array_pending,
+        array_throttle: j.array_throttle,
+        pending: is(j, "PENDING"),
     }
 }
 

@@ -13,9 +13,8 @@
 
 use super::{Class, JobRec, JobSet, OrderKey, failed};
 use crate::model::format::width;
-use spur_client::cli::jobfmt::display_id;
 use spur_proto::v1 as pb;
-use spur_vocab::array::TaskSet;
+use spur_vocab::array::{JobIdParts, TaskSet, display_id};
 use spur_vocab::jobs::JobState;
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
@@ -41,7 +40,15 @@ impl ArrayPart {
             None => TaskSet::parse_bounded(&j.array_pending, spur_vocab::array::MAX_PENDING_RUNS)
                 .map_or(1, |s| s.len().max(1)),
         };
-        ArrayPart { name: display_id(j).into(), job: j.array_job_id, task: j.array_task_id, tasks }
+        let id = JobIdParts {
+            id: j.id,
+            array_job_id: j.array_job_id,
+            array_task_id: j.array_task_id,
+            array_pending: &j.array_pending,
+            array_throttle: j.array_throttle,
+            pending: JobState::from_name(&j.state) == Some(JobState::Pending),
+        };
+        ArrayPart { name: display_id(id).into(), job: j.array_job_id, task: j.array_task_id, tasks }
     }
 }
 
