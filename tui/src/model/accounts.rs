@@ -4,11 +4,11 @@
 use crate::model::action::Snapshot;
 use crate::model::filter::Filter;
 use crate::model::format;
-use crate::model::pane::PaneView;
 use crate::model::table::{
     Column, Detail, Row, SortKey, TableModel, Target, compare_rows, num_key, text_key,
 };
 use crate::model::tree::{Node, flatten};
+use crate::model::view::PaneView;
 use spur_proto::v1::{Account, Association, User};
 use std::collections::{HashMap, HashSet};
 

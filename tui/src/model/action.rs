@@ -84,6 +84,23 @@ impl Action {
         )
     }
 
+    /// Keys only some panes have: each runs only on the panes whose
+    /// declaration ([`crate::model::pane::Pane::hints`]) offers it.
+    pub fn pane_only(&self) -> bool {
+        matches!(
+            self,
+            Action::Edit
+                | Action::Delete
+                | Action::NodeAction(_)
+                | Action::JobAction(_)
+                | Action::JobStates
+                | Action::Explain
+                | Action::HresToggle
+                | Action::TogglePause
+                | Action::TxnFilterMode
+        )
+    }
+
     /// The least role a write action needs.
     pub fn role(&self) -> Role {
         match self {

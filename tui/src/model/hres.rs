@@ -6,11 +6,11 @@
 //! detail lists the jobs that hold the layer and how much each holds, and
 //! the plugin's last maintenance and mark, with their time and message.
 
-use crate::model::pane::PaneView;
 use crate::model::table::{
     Alert, Column, Detail, Row, SortKey, TableModel, Target, filter_and_sort, text_key,
 };
 use crate::model::tree::{Node, flatten};
+use crate::model::view::PaneView;
 use spur_proto::v1::License;
 use spur_vocab::hostlist;
 use spur_vocab::txn::time_or;

@@ -6,10 +6,10 @@
 
 use crate::model::format;
 use crate::model::jobs::{BORROWED, JobSet, Loans};
-use crate::model::pane::PaneView;
 use crate::model::table::{
     Alert, Column, Detail, Row, SortKey, TableModel, Target, filter_and_sort, text_key,
 };
+use crate::model::view::PaneView;
 use spur_proto::v1::Node;
 use spur_vocab::nodestate::NodeState;
 use spur_vocab::txn::format_time;

@@ -5,10 +5,10 @@
 //! `!` before the state and BOLD, not colour alone. The detail page has the
 //! whole condition and policy as written, the spec and the failed nodes.
 
-use crate::model::pane::PaneView;
 use crate::model::table::{
     Alert, Column, Detail, Row, SortKey, TableModel, Target, filter_and_sort, text_key,
 };
+use crate::model::view::PaneView;
 use spur_proto::v1::{KeyValue, Provisioner};
 
 const fn col(name: &'static str, priority: u8, max: u16, numeric: bool) -> Column {

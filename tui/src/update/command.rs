@@ -45,17 +45,7 @@ pub fn parse(line: &str) -> Result<Command, String> {
     if words.next().is_some() {
         return Err(format!(":{name}: too many arguments"));
     }
-    let pane = match name {
-        "queue" | "jobs" | "squeue" => Some(PaneId::Queue),
-        "nodes" | "node" | "sinfo" => Some(PaneId::Nodes),
-        "qos" => Some(PaneId::Qos),
-        "accounts" | "account" | "acct" | "assoc" | "users" => Some(PaneId::Accounts),
-        "hres" | "licenses" => Some(PaneId::Hres),
-        "preemption" | "preempt" => Some(PaneId::Preempt),
-        "audit" | "txn" => Some(PaneId::Audit),
-        "provisioners" | "provisioner" | "prov" => Some(PaneId::Provisioners),
-        _ => None,
-    };
+    let pane = PaneId::named(name);
     match (name, pane, arg) {
         (_, Some(p), None) => Ok(Command::Pane(p)),
         ("explain", _, Some(id)) => {

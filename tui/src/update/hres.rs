@@ -4,7 +4,6 @@
 //! Called only from [`crate::update::dispatch()`], which checks read-only mode and the
 //! role first and opens the confirmation after.
 
-use crate::model::pane::PaneId;
 use crate::model::state::State;
 use crate::model::table::Target;
 use crate::model::write::WriteOp;
@@ -12,10 +11,6 @@ use crate::update::nav;
 
 /// The write that flips the selected HRES row's disabled flag, or why there is none.
 pub fn start(state: &mut State) -> Option<WriteOp> {
-    if state.pane != PaneId::Hres {
-        state.info(format!("that key works in the HRES pane ({})", PaneId::Hres.number()));
-        return None;
-    }
     let Some(Target::Layer { resource, layer }) = nav::current_target(state) else { return None };
     let all = state.licenses.as_deref().unwrap_or_default();
     let mut rows = all.iter().filter(|l| l.name == resource);

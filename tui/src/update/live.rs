@@ -10,8 +10,8 @@
 //! burst of a hundred user changes thus costs two reads, not a hundred.
 
 use crate::model::action::{Catalog, CatalogList, ClusterUpdate, Effect, Rpc, Snapshot};
-use crate::model::pane::Refetch;
 use crate::model::state::State;
+use crate::model::view::Refetch;
 use crate::update::{nav, preempt, provisioners, queue};
 use spur_proto::v1::Node;
 use std::collections::HashMap;

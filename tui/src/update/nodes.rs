@@ -53,10 +53,6 @@ fn recent(state: &State) -> Vec<String> {
 /// The operator pressed a node action key. Resume goes straight to its
 /// confirmation (the returned write); drain and down open the reason field.
 pub fn start(state: &mut State, op: NodeOp) -> Option<WriteOp> {
-    if state.pane != PaneId::Nodes {
-        state.info(format!("that key works in the Nodes pane ({})", PaneId::Nodes.number()));
-        return None;
-    }
     let nodes = match targets(state) {
         Ok(n) => n,
         Err(e) => {

@@ -11,9 +11,9 @@
 use crate::model::action::{Effect, Rpc};
 use crate::model::jobs::RowKey;
 use crate::model::pane::PaneId;
-use crate::model::pane::Refetch;
 use crate::model::preempt::Preempt;
 use crate::model::state::State;
+use crate::model::view::Refetch;
 use crate::update::nav;
 use spur_proto::v1 as pb;
 
@@ -29,10 +29,6 @@ pub fn open(state: &mut State, job: u64) -> Vec<Effect> {
 
 /// `w` in the Queue: explain the selected job.
 pub fn open_selected(state: &mut State) -> Vec<Effect> {
-    if state.pane != PaneId::Queue {
-        state.info(format!("that key works in the Queue pane ({})", PaneId::Queue.number()));
-        return Vec::new();
-    }
     // An array's row explains the array's own record, as `:explain 12` would.
     match nav::current_key(state).as_deref().and_then(RowKey::parse) {
         Some(key) => open(state, key.job()),

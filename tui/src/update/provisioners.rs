@@ -7,8 +7,8 @@
 //! Called only from [`crate::update`]; the pane has no keys of its own.
 
 use crate::model::action::{Effect, Rpc};
-use crate::model::pane::Refetch;
 use crate::model::state::State;
+use crate::model::view::Refetch;
 use crate::update::nav;
 use spur_proto::v1::Provisioner;
 
