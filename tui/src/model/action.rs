@@ -301,6 +301,8 @@ pub enum Msg {
     },
     /// The answer to [`Rpc::FetchLicenses`]: every plain license and HRES layer.
     Licenses(Vec<spur_proto::v1::License>),
+    /// [`Rpc::FetchLicenses`] was refused (a controller without the service); the pane says it has no data.
+    LicensesFailed,
     /// The answer to [`Rpc::FetchProvisioners`]: every definition with its pool.
     Provisioners(Vec<spur_proto::v1::Provisioner>),
     /// `unsupported`: the controller has no `ListProvisioners`, which is not an error.

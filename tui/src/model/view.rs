@@ -26,7 +26,14 @@ pub struct PaneView {
     pub expanded: Expanded,
 }
 
-/// Where a re-read (a catalog list, the jobs, an explanation) stands.
+/// Where a re-read of a pane's data stands: every pane that reads its data
+/// keeps one, in its struct in `State`, and follows one convention. A cue
+/// that the data changed (the cluster watch, a write's answer, `r`, a
+/// (re)connect; never a timer) calls the pane's `update::NAME::stale`,
+/// which sends a read only when [`Refetch::ask`] says so; the answer (or a
+/// failure) calls [`Refetch::done`] and, when it says the data changed
+/// meanwhile, `stale` again; a lost connection sets it back to `Idle`. So at
+/// most one read is in flight per pane, plus one follow-up.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Refetch {
     #[default]
@@ -45,11 +52,11 @@ impl Refetch {
         send
     }
 
-    /// The read in flight was answered: true when the data changed meanwhile
-    /// and another read is to be sent now.
-    pub fn answered(&mut self) -> bool {
+    /// The read in flight was answered (or failed): idle again; true when
+    /// the data changed meanwhile, and the pane's `stale()` is to ask again.
+    pub fn done(&mut self) -> bool {
         let again = *self == Refetch::Dirty;
-        *self = if again { Refetch::InFlight } else { Refetch::Idle };
+        *self = Refetch::Idle;
         again
     }
 }

@@ -168,7 +168,7 @@ fn on_net(state: &mut State, msg: Msg) -> Vec<Effect> {
             let mut effects = vec![Effect::Rpc(Rpc::FetchAll), Effect::Rpc(Rpc::WhoAmI)];
             effects.extend(audit::resume(state));
             effects.extend(queue::on_connected(state));
-            effects.push(Effect::Rpc(Rpc::FetchLicenses));
+            effects.extend(hres::stale(state));
             effects.extend(provisioners::stale(state));
             effects
         }
@@ -217,10 +217,8 @@ fn on_net(state: &mut State, msg: Msg) -> Vec<Effect> {
             effects
         }
         Msg::Explained { job, answer } => preempt::on_loaded(state, job, answer),
-        Msg::Licenses(list) => {
-            nav::update_data(state, |s| s.licenses = Some(list));
-            Vec::new()
-        }
+        Msg::Licenses(list) => hres::on_loaded(state, list),
+        Msg::LicensesFailed => hres::on_failed(state),
         Msg::Provisioners(list) => provisioners::on_loaded(state, list),
         Msg::ProvisionersFailed { error, unsupported } => provisioners::on_failed(state, error, unsupported),
         Msg::JobsFailed { error, unsupported } => queue::on_failed(state, error, unsupported),
@@ -400,8 +398,9 @@ fn delete_of(state: &State, targets: Vec<Target>) -> Result<WriteOp, String> {
     if targets.is_empty() {
         return Err(format!("{}: nothing to delete", state.pane.title()));
     }
-    let synthetic =
-        |n: &str| state.data.as_ref().is_some_and(|d| d.qos.iter().any(|q| q.name == n && q.synthetic));
+    let synthetic = |n: &str| {
+        state.accounting.data.as_ref().is_some_and(|d| d.qos.iter().any(|q| q.name == n && q.synthetic))
+    };
     let (mut qos, mut accounts, mut assocs) = (Vec::new(), Vec::new(), Vec::new());
     for t in targets {
         match t {

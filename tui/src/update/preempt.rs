@@ -44,16 +44,7 @@ pub fn stale(state: &mut State) -> Vec<Effect> {
     let Some(job) = state.preempt.job.filter(|_| state.pane == PaneId::Preempt) else {
         return Vec::new();
     };
-    match state.preempt.refetch {
-        Refetch::Idle => {
-            state.preempt.refetch = Refetch::InFlight;
-            vec![Effect::Rpc(Rpc::Explain(job))]
-        }
-        _ => {
-            state.preempt.refetch = Refetch::Dirty;
-            Vec::new()
-        }
-    }
+    if state.preempt.refetch.ask() { vec![Effect::Rpc(Rpc::Explain(job))] } else { Vec::new() }
 }
 
 pub fn reset(state: &mut State) {
@@ -62,8 +53,7 @@ pub fn reset(state: &mut State) {
 
 /// An answer: kept only if it is for the job still shown.
 pub fn on_loaded(state: &mut State, job: u64, answer: Result<Box<pb::Explanation>, String>) -> Vec<Effect> {
-    let dirty = state.preempt.refetch == Refetch::Dirty;
-    state.preempt.refetch = Refetch::Idle;
+    let dirty = state.preempt.refetch.done();
     if state.preempt.job != Some(job) {
         return stale(state);
     }

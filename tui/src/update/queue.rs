@@ -32,16 +32,7 @@ pub fn stale(state: &mut State) -> Vec<Effect> {
     if q.status == Status::Unsupported {
         return Vec::new();
     }
-    match q.refetch {
-        Refetch::Idle => {
-            q.refetch = Refetch::InFlight;
-            vec![Effect::Rpc(Rpc::FetchJobs)]
-        }
-        Refetch::InFlight | Refetch::Dirty => {
-            q.refetch = Refetch::Dirty;
-            Vec::new()
-        }
-    }
+    if q.refetch.ask() { vec![Effect::Rpc(Rpc::FetchJobs)] } else { Vec::new() }
 }
 
 /// The connection was lost: reads, writes and pushes of it are void.
@@ -124,13 +115,7 @@ pub fn on_failed(state: &mut State, error: String, unsupported: bool) -> Vec<Eff
 }
 
 fn follow_up(state: &mut State) -> Vec<Effect> {
-    let q = &mut state.queue;
-    if q.refetch == Refetch::Dirty {
-        q.refetch = Refetch::Idle;
-        return stale(state);
-    }
-    q.refetch = Refetch::Idle;
-    Vec::new()
+    if state.queue.refetch.done() { stale(state) } else { Vec::new() }
 }
 
 /// A write answered (done, warned or failed): if it was a job action, the

@@ -39,7 +39,7 @@ pub fn tabs(current: PaneId, theme: Theme, frame: &mut Frame, area: Rect) {
 }
 
 pub fn breadcrumb(state: &State, theme: Theme, frame: &mut Frame, area: Rect) {
-    let cluster = state.data.as_ref().map(|d| d.cluster.as_str()).filter(|c| !c.is_empty());
+    let cluster = state.accounting.data.as_ref().map(|d| d.cluster.as_str()).filter(|c| !c.is_empty());
     let root = match cluster.or(state.session.as_ref().map(|s| s.cluster.as_str())) {
         Some(c) if !c.is_empty() => format!("spur:{c}"),
         _ => "spur".to_string(),

@@ -78,7 +78,7 @@ pub fn pane(state: &State, theme: Theme, frame: &mut Frame, area: Rect) {
         note(frame, area, Line::styled(text, if error { theme.error() } else { theme.dim() }));
         return;
     }
-    if state.pane == PaneId::Nodes && state.nodes.is_none() {
+    if state.pane == PaneId::Nodes && state.nodes.list.is_none() {
         let (text, error) = nodes_note(state.watch_error.as_deref(), &state.conn);
         note(frame, area, Line::styled(text, if error { theme.error() } else { theme.dim() }));
         return;
@@ -103,7 +103,7 @@ pub fn pane(state: &State, theme: Theme, frame: &mut Frame, area: Rect) {
         return;
     }
     if !matches!(state.pane, PaneId::Audit | PaneId::Nodes | PaneId::Queue | PaneId::Preempt)
-        && state.data.is_none()
+        && state.accounting.data.is_none()
     {
         let text = match state.conn {
             Conn::Connected | Conn::Connecting => "loading…",
