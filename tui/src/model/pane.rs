@@ -91,6 +91,8 @@ pub struct Pane {
     /// the sentence, and the key that does instead (the Queue's cancel).
     pub not_deleted: Option<(&'static str, Action)>,
     pub reads: Reads,
+    /// What its table says with no rows (and no filter).
+    pub empty: &'static str,
 }
 
 fn hint(action: Action, label: &'static str, offered: Offered) -> Hint {
@@ -136,6 +138,7 @@ impl PaneId {
             hints,
             not_deleted: None,
             reads: Reads::Shared,
+            empty: "none defined",
         };
         match self {
             PaneId::Queue => {
@@ -156,6 +159,7 @@ impl PaneId {
                 ];
                 Pane {
                     not_deleted: Some(("jobs are cancelled, not deleted", Action::JobAction(JobOp::Cancel))),
+                    empty: "no jobs",
                     ..pane("Queue", "go to Queue", "Queue", &["queue", "jobs", "squeue"], hints)
                 }
             }
@@ -204,13 +208,16 @@ impl PaneId {
                 ];
                 Pane { reads: Reads::Tail, ..pane("Audit", "go to Audit", "Audit", &["audit", "txn"], hints) }
             }
-            PaneId::Provisioners => pane(
-                "Provisioners",
-                "go to Provisioners",
-                "Prov",
-                &["provisioners", "provisioner", "prov"],
-                browse(),
-            ),
+            PaneId::Provisioners => Pane {
+                empty: "no provisioner definitions are configured",
+                ..pane(
+                    "Provisioners",
+                    "go to Provisioners",
+                    "Prov",
+                    &["provisioners", "provisioner", "prov"],
+                    browse(),
+                )
+            },
         }
     }
 

@@ -163,12 +163,11 @@ fn table(model: &TableModel, view: &PaneView, pane: PaneId, theme: Theme, frame:
     let mut ts = TableState::default().with_selected(selected);
     frame.render_stateful_widget(table, area, &mut ts);
     if model.rows.is_empty() {
-        let msg = match (pane, view.job_states) {
+        let msg = match view.job_states {
             _ if view.filter.is_some() => "no rows match the filter (esc clears it)".to_string(),
-            (PaneId::Queue, StateFilter::All) => "no jobs".to_string(),
-            (PaneId::Queue, s) => format!("no {} jobs", s.label()),
-            (PaneId::Provisioners, _) => "no provisioner definitions are configured".to_string(),
-            _ => "none defined".to_string(),
+            // Only the Queue's `t` sets a state filter.
+            StateFilter::All => pane.decl().empty.to_string(),
+            s => format!("no {} jobs", s.label()),
         };
         let below = Rect { y: area.y.saturating_add(1), height: area.height.saturating_sub(1), ..area };
         note(frame, below, Line::styled(msg, theme.dim()));
