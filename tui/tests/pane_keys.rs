@@ -120,3 +120,14 @@ fn a_pane_only_key_elsewhere_says_where_it_works() {
     dispatch(&mut state, Action::JobStates);
     assert_eq!(state.message.unwrap().text, "that key works in the Queue pane (1)");
 }
+
+#[test]
+fn every_pane_is_a_command_that_completes() {
+    use spur_console::update::command::{self, Command};
+    for pane in PaneId::ALL {
+        assert_eq!(command::parse(pane.name()), Ok(Command::Pane(pane)));
+        assert!(command::complete(pane.name()).candidates.contains(&pane.name()), "{pane:?}");
+        assert_eq!(PaneId::named(pane.name()), Some(pane));
+    }
+    assert_eq!(command::complete("q").candidates, ["qos", "queue", "quit"]);
+}
