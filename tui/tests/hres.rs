@@ -128,6 +128,9 @@ fn license_re_reads_are_coalesced() {
     assert_eq!(reads(dispatch(&mut state, Action::Net(Msg::Licenses(licenses())))), 1, "the follow-up");
     assert_eq!(reads(dispatch(&mut state, Action::Net(Msg::LicensesFailed))), 0);
     assert_eq!(reads(dispatch(&mut state, cue())), 1, "refused, then read on the next change");
+    dispatch(&mut state, Action::Net(Msg::Licenses(licenses())));
+    // The hint line offers `r refresh` here: it reads the licenses too.
+    assert_eq!(reads(dispatch(&mut state, Action::Refresh)), 1);
 }
 
 #[test]

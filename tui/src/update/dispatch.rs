@@ -325,6 +325,7 @@ fn normal(state: &mut State, action: Action) -> Vec<Effect> {
                 effects.extend(audit::retry(state));
             }
             effects.extend(queue::stale(state));
+            effects.extend(hres::stale(state));
             effects.extend(provisioners::stale(state));
             return effects;
         }

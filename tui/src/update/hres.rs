@@ -1,5 +1,5 @@
-//! The HRES pane's data and work. The licenses are read on (re)connect
-//! and again whenever the cluster watch says they changed (an HRES update,
+//! The HRES pane's data and work. The licenses are read on (re)connect,
+//! on `r`, and whenever the cluster watch says they changed (an HRES update,
 //! a job taking or releasing licenses), through [`stale`], coalesced like
 //! every pane's re-reads ([`crate::model::view::Refetch`]); never on a
 //! timer. Its key flips DisableLayer on the selected layer, or DisableHRES
