@@ -2,8 +2,9 @@
 //! its titles and `:` names, whether it edits and deletes its rows, the
 //! keys it offers (its hint line, most important first, and the only
 //! panes where a pane's own keys run), what a delete there says instead,
-//! and what opening it reads. The hint line, dispatch, the edit form, the
-//! keymap's pane names and the `:` commands all read [`PaneId::decl`]; a
+//! what opening it reads and what its empty table says. The hint line,
+//! dispatch, the edit form, the keymap's pane names and the `:` commands
+//! (and their completion) all read [`PaneId::decl`]; a
 //! test (`tests/pane_keys.rs`) holds every declared key to doing something
 //! there, and every pane-only key that does something to being declared.
 //! What each pane keeps whatever its data (its view, where a re-read
