@@ -56,6 +56,19 @@ macro_rules! stated {
 stated!(pb::Job, pb::JobPriority, pb::PastRun, pb::Step, pb::StepEnded);
 
 impl pb::Job {
+    /// Its id as squeue, sacct and the console print it: `12`, an array's
+    /// task `12_3`, the record of its pending tasks `12_[3-99%10]`.
+    pub fn display_id(&self) -> String {
+        spur_vocab::array::display_id(spur_vocab::array::JobIdParts {
+            id: self.id,
+            array_job_id: self.array_job_id,
+            array_task_id: self.array_task_id,
+            array_pending: &self.array_pending,
+            array_throttle: self.array_throttle,
+            pending: self.job_state() == JobState::Pending,
+        })
+    }
+
     /// Why it waits or ended; None when nothing does.
     pub fn reason_code(&self) -> Option<ReasonCode> {
         reason_code(self.reason)

@@ -112,6 +112,27 @@ fn a_licenses_event_rereads_them() {
     assert_eq!(rack1.cells[1], "⊘ OFF");
 }
 
+/// One read in flight, plus one follow-up for the changes that came
+/// meanwhile, as every pane's re-reads (a burst of license changes no longer
+/// sends a read each); a refused read leaves the next change to read again.
+#[test]
+fn license_re_reads_are_coalesced() {
+    let mut state = on_hres((80, 24));
+    let up = ClusterUpdate { snapshot: true, ..Default::default() };
+    dispatch(&mut state, Action::Net(Msg::Cluster(up)));
+    let cue = || Action::Net(Msg::Cluster(ClusterUpdate { licenses: true, ..Default::default() }));
+    let reads = |e: Vec<Effect>| e.iter().filter(|e| **e == Effect::Rpc(Rpc::FetchLicenses)).count();
+    assert_eq!(reads(dispatch(&mut state, cue())), 1);
+    assert_eq!(reads(dispatch(&mut state, cue())), 0, "a read is under way");
+    assert_eq!(reads(dispatch(&mut state, cue())), 0, "a read is under way");
+    assert_eq!(reads(dispatch(&mut state, Action::Net(Msg::Licenses(licenses())))), 1, "the follow-up");
+    assert_eq!(reads(dispatch(&mut state, Action::Net(Msg::LicensesFailed))), 0);
+    assert_eq!(reads(dispatch(&mut state, cue())), 1, "refused, then read on the next change");
+    dispatch(&mut state, Action::Net(Msg::Licenses(licenses())));
+    // The hint line offers `r refresh` here: it reads the licenses too.
+    assert_eq!(reads(dispatch(&mut state, Action::Refresh)), 1);
+}
+
 #[test]
 fn layers_a_plugin_disabled_or_downed_say_so_with_when_and_why() {
     let mut state = on_hres((80, 24));

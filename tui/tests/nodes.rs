@@ -176,7 +176,7 @@ fn watch_changes_replace_nodes_by_name_and_keep_the_selection() {
     node01.base_state = "DOWN".into();
     let update = ClusterUpdate { nodes: vec![node01], ..Default::default() };
     assert!(dispatch(&mut state, Action::Net(Msg::Cluster(update))).is_empty());
-    assert_eq!(state.nodes.as_ref().unwrap().len(), 6, "replaced, not added");
+    assert_eq!(state.nodes.list.as_ref().unwrap().len(), 6, "replaced, not added");
     assert_eq!(keys(&state)[0], "node01", "now down, so first");
     assert_eq!(state.view().selected, 0, "the selection followed node01");
 }
@@ -196,7 +196,7 @@ fn catalog_changes_reread_one_list_coalesced() {
     let loaded = || Action::Net(Msg::ListLoaded(CatalogList::Qos(qos.clone())));
     assert_eq!(dispatch(&mut state, loaded()), fetch(Catalog::Qos));
     assert!(dispatch(&mut state, loaded()).is_empty());
-    assert_eq!(state.data.as_ref().unwrap().qos.len(), 1);
+    assert_eq!(state.accounting.data.as_ref().unwrap().qos.len(), 1);
     // A lagged watcher re-reads every list.
     let lagged = ClusterUpdate { lagged: Some("missed 3 changes".into()), ..Default::default() };
     let effects = dispatch(&mut state, Action::Net(Msg::Cluster(lagged)));

@@ -57,18 +57,10 @@ pub fn parse_ids<S: AsRef<str>>(words: &[S]) -> Result<Vec<u64>, String> {
     Ok(out)
 }
 
-/// A job's id as squeue and sacct print it: `12`, an array's task `12_3`,
-/// and the record of its pending tasks `12_[3-99%10]`.
+/// A job's id as squeue and sacct print it (`12`, `12_3`, `12_[3-99%10]`):
+/// [`pb::Job::display_id`], the vocabulary's `display_id` of the job's parts.
 pub fn display_id(j: &pb::Job) -> String {
-    match (j.array_job_id, j.array_task_id, j.array_pending.as_str()) {
-        (0, ..) => j.id.to_string(),
-        (a, Some(t), _) => format!("{a}_{t}"),
-        (a, None, p) if j.array_throttle > 0 && j.job_state() == JobState::Pending => {
-            format!("{a}_[{p}%{}]", j.array_throttle)
-        }
-        (a, None, p) if p.contains([',', '-']) => format!("{a}_[{p}]"),
-        (a, None, p) => format!("{a}_{p}"),
-    }
+    j.display_id()
 }
 
 /// The state job accounting records: a job cancelled by preemption is PREEMPTED.

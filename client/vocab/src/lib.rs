@@ -4,7 +4,8 @@
 //! The files are private; this page is the whole public surface, one
 //! namespace per topic:
 //!
-//! - [`array`](mod@array): `--array` expressions, pending task sets, `12_3`/`12.0` job references.
+//! - [`array`](mod@array): `--array` expressions, pending task sets, `12_3`/`12.0` job references,
+//!   and a job's id as squeue prints it (`display_id`).
 //! - [`constraint`]: `-C` node feature expressions.
 //! - [`depend`]: `--dependency` expressions.
 //! - [`hostlist`]: Slurm hostlist expressions, expand and compress.
@@ -36,6 +37,8 @@ mod depend_impl;
 mod fname_impl;
 #[path = "hostlist.rs"]
 mod hostlist_impl;
+#[path = "jobid.rs"]
+mod jobid_impl;
 #[path = "jobstate.rs"]
 mod jobs_impl;
 #[path = "keys.rs"]
@@ -69,6 +72,7 @@ pub mod array {
         ArraySpec, JobRef, MAX_ARRAY_PARTS, MAX_MERGE_STEPS, MAX_PENDING_RUNS, MAX_TASK_ID, StepRef, TaskSet,
         parse_refs,
     };
+    pub use crate::jobid_impl::{JobIdParts, display_id};
 }
 
 /// `-C/--constraint` node feature expressions.

@@ -4,11 +4,11 @@
 use crate::model::action::Snapshot;
 use crate::model::filter::Filter;
 use crate::model::format;
-use crate::model::pane::PaneView;
 use crate::model::table::{
     Column, Detail, Row, SortKey, TableModel, Target, compare_rows, num_key, text_key,
 };
 use crate::model::tree::{Node, flatten};
+use crate::model::view::{PaneView, Refetch};
 use spur_proto::v1::{Account, Association, User};
 use std::collections::{HashMap, HashSet};
 
@@ -138,6 +138,15 @@ impl<'a> Tree<'a> {
         users.extend(accounts);
         (self.matches(&row) || !users.is_empty()).then_some(Node { row, children: users })
     }
+}
+
+/// The QOS and Accounts panes' data: the accounting catalog both show, and
+/// the re-read of each of its lists (by [`crate::model::action::Catalog::index`]).
+#[derive(Debug, Clone, Default)]
+pub struct Accounting {
+    /// None until the first successful fetch.
+    pub data: Option<Snapshot>,
+    pub refetch: [Refetch; 3],
 }
 
 pub fn table(data: Option<&Snapshot>, view: &PaneView) -> TableModel {

@@ -84,6 +84,23 @@ impl Action {
         )
     }
 
+    /// Keys only some panes have: each runs only on the panes whose
+    /// declaration ([`crate::model::pane::Pane::hints`]) offers it.
+    pub fn pane_only(&self) -> bool {
+        matches!(
+            self,
+            Action::Edit
+                | Action::Delete
+                | Action::NodeAction(_)
+                | Action::JobAction(_)
+                | Action::JobStates
+                | Action::Explain
+                | Action::HresToggle
+                | Action::TogglePause
+                | Action::TxnFilterMode
+        )
+    }
+
     /// The least role a write action needs.
     pub fn role(&self) -> Role {
         match self {
@@ -284,6 +301,8 @@ pub enum Msg {
     },
     /// The answer to [`Rpc::FetchLicenses`]: every plain license and HRES layer.
     Licenses(Vec<spur_proto::v1::License>),
+    /// [`Rpc::FetchLicenses`] was refused (a controller without the service); the pane says it has no data.
+    LicensesFailed,
     /// The answer to [`Rpc::FetchProvisioners`]: every definition with its pool.
     Provisioners(Vec<spur_proto::v1::Provisioner>),
     /// `unsupported`: the controller has no `ListProvisioners`, which is not an error.

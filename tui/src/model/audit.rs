@@ -5,10 +5,10 @@
 
 use crate::model::action::{Effect, Rpc, TailSpec};
 use crate::model::format::width;
-use crate::model::pane::PaneView;
 use crate::model::table::{
     Alert, Column, Detail, Row, SortKey, TableModel, Target, filter_and_sort, text_key,
 };
+use crate::model::view::PaneView;
 use spur_proto::v1::TxnRow;
 use spur_vocab::txn::format_time;
 use std::collections::VecDeque;

@@ -6,11 +6,11 @@
 //! detail lists the jobs that hold the layer and how much each holds, and
 //! the plugin's last maintenance and mark, with their time and message.
 
-use crate::model::pane::PaneView;
 use crate::model::table::{
     Alert, Column, Detail, Row, SortKey, TableModel, Target, filter_and_sort, text_key,
 };
 use crate::model::tree::{Node, flatten};
+use crate::model::view::{PaneView, Refetch};
 use spur_proto::v1::License;
 use spur_vocab::hostlist;
 use spur_vocab::txn::time_or;
@@ -129,6 +129,14 @@ fn grow(layers: &[&License], parent: &[Option<usize>], at: Option<usize>, depth:
             },
         })
         .collect()
+}
+
+/// The HRES pane's data: every license and HRES layer, and their re-read.
+#[derive(Debug, Clone, Default)]
+pub struct Hres {
+    /// None until first read (and for a controller without `ShowLicenses`).
+    pub licenses: Option<Vec<License>>,
+    pub refetch: Refetch,
 }
 
 pub fn table(all: &[License], view: &PaneView) -> TableModel {

@@ -317,16 +317,7 @@ pub fn default_table() -> Vec<Binding> {
         b("txn_filter", Action::TxnFilterMode, &["f"], "filter audit: Outcome=error"),
     ]);
     for pane in PaneId::ALL {
-        let name = match pane {
-            PaneId::Queue => "queue",
-            PaneId::Nodes => "nodes",
-            PaneId::Qos => "qos",
-            PaneId::Accounts => "accounts",
-            PaneId::Hres => "hres",
-            PaneId::Preempt => "preemption",
-            PaneId::Audit => "audit",
-            PaneId::Provisioners => "provisioners",
-        };
+        let name = pane.name();
         let key = pane.number().to_string();
         t.push(b(name, Action::GoPane(pane), &[key.as_str()], pane.goto_desc()));
     }

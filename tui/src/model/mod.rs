@@ -9,7 +9,8 @@
 //! | [`action`] | `Action`, `Effect`, `Rpc`, `Msg`, `Snapshot`, `Catalog`: the vocabulary |
 //! | [`write`](mod@write) | `WriteOp`, `NodeOp`: every guarded write, its role, verb and confirmation text |
 //! | [`keymap`] | the keymap table (key, action, description), parsing, conflicts, the fixed keys |
-//! | [`pane`] | the panes in tab order (where new panes are registered), `PaneView`, `Refetch` |
+//! | [`pane`] | the panes in tab order, each declared once (`Pane`: titles, names, keys and hints, edits, reads): where a new pane is registered |
+//! | [`view`] | `PaneView` (selection, sort, filter, marks), `Refetch` (where a pane's re-read stands) |
 //! | [`session`] | WhoAmI's user and role; the role rule for writes |
 //! | [`table`] | rows, columns, targets and detail pages: what every pane's table is made of |
 //! | [`layout`] | screen geometry, shared by the views and by paging and clicks |
@@ -44,4 +45,5 @@ pub mod session;
 pub mod state;
 pub mod table;
 pub mod tree;
+pub mod view;
 pub mod write;

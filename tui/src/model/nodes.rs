@@ -6,10 +6,10 @@
 
 use crate::model::format;
 use crate::model::jobs::{BORROWED, JobSet, Loans};
-use crate::model::pane::PaneView;
 use crate::model::table::{
     Alert, Column, Detail, Row, SortKey, TableModel, Target, filter_and_sort, text_key,
 };
+use crate::model::view::PaneView;
 use spur_proto::v1::Node;
 use spur_vocab::nodestate::NodeState;
 use spur_vocab::txn::format_time;
@@ -131,6 +131,14 @@ fn row(n: &Node, loans: &Loans) -> Row {
 }
 
 /// The rows; `loans` says which nodes borrowed runs sit on (from the jobs read).
+/// The Nodes pane's data: every node, live from `Cluster.Watch` (pushed,
+/// so never re-read: a new watch's first snapshot replaces them).
+#[derive(Debug, Clone, Default)]
+pub struct Nodes {
+    /// None until the watch's first snapshot.
+    pub list: Option<Vec<Node>>,
+}
+
 pub fn table(nodes: &[Node], view: &PaneView, loans: &Loans) -> TableModel {
     let rows: Vec<Row> = nodes.iter().map(|n| row(n, loans)).collect();
     let total = rows.len();

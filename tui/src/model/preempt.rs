@@ -9,8 +9,8 @@
 //! console shows the scheduler's marks and sentences; it never recomputes
 //! a verdict.
 
-use crate::model::pane::{PaneView, Refetch};
 use crate::model::table::{Column, Detail, Row, SortKey, TableModel, Target, filter_and_sort, text_key};
+use crate::model::view::{PaneView, Refetch};
 use spur_proto::v1::{self as pb, Mark, PairExplanation};
 
 /// The pane's job and the controller's explanation of it.

@@ -5,10 +5,10 @@
 //! `!` before the state and BOLD, not colour alone. The detail page has the
 //! whole condition and policy as written, the spec and the failed nodes.
 
-use crate::model::pane::PaneView;
 use crate::model::table::{
     Alert, Column, Detail, Row, SortKey, TableModel, Target, filter_and_sort, text_key,
 };
+use crate::model::view::{PaneView, Refetch};
 use spur_proto::v1::{KeyValue, Provisioner};
 
 const fn col(name: &'static str, priority: u8, max: u16, numeric: bool) -> Column {
@@ -61,6 +61,14 @@ fn row(p: &Provisioner) -> Row {
     let mut r = Row::new(p.id.clone(), Target::Provisioner(p.id.clone()), cells, sort);
     r.alert = trouble(p).then_some(Alert::Error);
     r
+}
+
+/// The Provisioners pane's data: provisioners.yaml's definitions, and their re-read.
+#[derive(Debug, Clone, Default)]
+pub struct Provisioners {
+    /// None until first read (and for a controller without `ListProvisioners`).
+    pub list: Option<Vec<Provisioner>>,
+    pub refetch: Refetch,
 }
 
 pub fn table(all: &[Provisioner], view: &PaneView) -> TableModel {

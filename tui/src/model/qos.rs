@@ -1,10 +1,10 @@
 //! The QOS pane: one row per QOS, Slurm's `show qos` columns.
 
 use crate::model::format;
-use crate::model::pane::PaneView;
 use crate::model::table::{
     Column, Detail, Row, SortKey, TableModel, Target, filter_and_sort, num_key, text_key,
 };
+use crate::model::view::PaneView;
 use spur_proto::v1::Qos;
 
 const fn col(name: &'static str, priority: u8, max: u16, numeric: bool) -> Column {

@@ -11,8 +11,8 @@ use crate::model::format;
 use crate::model::jobs::{
     self, BORROWED_CELL, JobOp, JobRec, JobSet, OrderKey, StateFilter, TIME_COL, WHERE_COL, id_list,
 };
-use crate::model::pane::{PaneView, Refetch};
 use crate::model::table::{Alert, Column, Detail, Row, RowSource, Rows, TableModel, Target};
+use crate::model::view::{PaneView, Refetch};
 use spur_proto::v1::JobsChanged;
 
 use spur_vocab::time::squeue_secs;

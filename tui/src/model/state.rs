@@ -1,21 +1,24 @@
 //! The one application state. Only [`crate::update`] mutates it; the
 //! views only read it.
 
-use crate::model::action::Snapshot;
+use crate::model::accounts::Accounting;
 use crate::model::audit::AuditLog;
 use crate::model::form::EditForm;
+use crate::model::hres::Hres;
 use crate::model::jobs::{Expanded, Loans, NO_LOANS};
 use crate::model::keymap::Keymap;
-use crate::model::pane::{PaneId, PaneView, Refetch};
+use crate::model::nodes::Nodes;
+use crate::model::pane::PaneId;
 use crate::model::preempt::Preempt;
+use crate::model::provisioners::Provisioners;
 use crate::model::queue::Queue;
 use crate::model::session::Session;
 use crate::model::table::{Detail, Rows, TableModel};
+use crate::model::view::PaneView;
 use crate::model::write::{NodeOp, WriteOp};
 use crate::model::{accounts, audit, hres, layout, nodes, preempt, provisioners, qos, queue};
 use ratatui::layout::Rect;
 use spur_client::conn::Identity;
-use spur_proto::v1::Node;
 use std::time::Duration;
 use tui_input::Input;
 
@@ -225,39 +228,36 @@ pub struct State {
     pub views: [PaneView; PaneId::ALL.len()],
     pub mode: Mode,
     pub conn: Conn,
-    /// None until the first successful fetch.
-    pub data: Option<Snapshot>,
     pub loading: bool,
     /// The latest feedback line (info or error).
     pub message: Option<Message>,
     /// The last error, kept in the status bar until a newer one replaces it.
     pub last_error: Option<String>,
-    /// The Preemption pane's job and its explanation (`:explain ID`, `w`).
-    pub preempt: Preempt,
     /// WhoAmI's answer for the current connection; None until it arrives.
     pub session: Option<Session>,
-    /// The Audit pane's live tail.
-    pub audit: AuditLog,
-    /// Every node, live from `Cluster.Watch`; None until its first snapshot.
-    pub nodes: Option<Vec<Node>>,
     /// `Cluster.Watch` is delivering on this connection, so writes need no
     /// re-fetch: their effect is pushed.
     pub live: bool,
     /// Why the controller refused `Cluster.Watch`, when it did.
     pub watch_error: Option<String>,
-    /// Per catalog list (by [`crate::model::action::Catalog::index`]): a re-read under way.
-    pub refetch: [Refetch; 3],
     /// Drain/down reasons typed this session, newest first, offered again.
     pub recent_reasons: Vec<String>,
+    // Each pane's data, one struct per pane (the QOS and Accounts panes
+    // share the catalog); each that reads its data keeps its `Refetch`.
     /// The Queue pane's jobs and their re-reads.
     pub queue: Queue,
-    /// Licenses and HRES layers for the HRES pane; None until first read.
-    pub licenses: Option<Vec<spur_proto::v1::License>>,
-    /// provisioners.yaml's definitions for the Provisioners pane; None until
-    /// first read (and for a controller without `ListProvisioners`).
-    pub provisioners: Option<Vec<spur_proto::v1::Provisioner>>,
-    /// Where a re-read of the definitions stands.
-    pub provisioners_refetch: Refetch,
+    /// The Nodes pane's nodes, pushed by the watch.
+    pub nodes: Nodes,
+    /// The QOS and Accounts panes' catalog and its lists' re-reads.
+    pub accounting: Accounting,
+    /// The HRES pane's licenses and layers.
+    pub hres: Hres,
+    /// The Preemption pane's job and its explanation (`:explain ID`, `w`).
+    pub preempt: Preempt,
+    /// The Audit pane's live tail.
+    pub audit: AuditLog,
+    /// The Provisioners pane's definitions.
+    pub provisioners: Provisioners,
 }
 
 impl State {
@@ -271,22 +271,20 @@ impl State {
             views: Default::default(),
             mode: Mode::Normal,
             conn: Conn::Connecting,
-            data: None,
             loading: false,
             message: None,
             last_error: None,
-            preempt: Default::default(),
             session: None,
-            audit: AuditLog::default(),
-            nodes: None,
-            licenses: None,
-            provisioners: None,
-            provisioners_refetch: Refetch::Idle,
             live: false,
             watch_error: None,
-            refetch: Default::default(),
             recent_reasons: Vec::new(),
             queue: Queue::default(),
+            nodes: Nodes::default(),
+            accounting: Accounting::default(),
+            hres: Hres::default(),
+            preempt: Preempt::default(),
+            audit: AuditLog::default(),
+            provisioners: Provisioners::default(),
         };
         state.relayout();
         state
@@ -354,16 +352,16 @@ impl State {
     }
 
     fn table_with(&self, pane: PaneId, view: &PaneView) -> Option<TableModel> {
-        let data = self.data.as_ref();
+        let data = self.accounting.data.as_ref();
         match pane {
             PaneId::Qos => Some(qos::table(data.map(|d| d.qos.as_slice()).unwrap_or_default(), view)),
             PaneId::Accounts => Some(accounts::table(data, view)),
             PaneId::Audit => Some(audit::table(&self.audit, view)),
-            PaneId::Nodes => self.nodes.as_deref().map(|n| nodes::table(n, view, self.loans())),
+            PaneId::Nodes => self.nodes.list.as_deref().map(|n| nodes::table(n, view, self.loans())),
             PaneId::Queue => self.queue.jobs.as_ref().map(|j| queue::table(j, view, self.now_ms())),
             PaneId::Preempt => Some(preempt::table(&self.preempt, view)),
-            PaneId::Hres => self.licenses.as_deref().map(|l| hres::table(l, view)),
-            PaneId::Provisioners => self.provisioners.as_deref().map(|p| provisioners::table(p, view)),
+            PaneId::Hres => self.hres.licenses.as_deref().map(|l| hres::table(l, view)),
+            PaneId::Provisioners => self.provisioners.list.as_deref().map(|p| provisioners::table(p, view)),
         }
     }
 
@@ -371,14 +369,16 @@ impl State {
         // The txn log, the nodes (live from the cluster watch) and the jobs are not in the fetched snapshot.
         match pane {
             PaneId::Audit => return audit::detail(&self.audit, key),
-            PaneId::Nodes => return nodes::detail(self.nodes.as_deref()?, key, self.queue.jobs.as_deref()),
+            PaneId::Nodes => {
+                return nodes::detail(self.nodes.list.as_deref()?, key, self.queue.jobs.as_deref());
+            }
             PaneId::Queue => return queue::detail(self.queue.jobs.as_deref()?, key, self.now_ms()),
             PaneId::Preempt => return preempt::detail(&self.preempt, key),
-            PaneId::Hres => return hres::detail(self.licenses.as_deref()?, key),
-            PaneId::Provisioners => return provisioners::detail(self.provisioners.as_deref()?, key),
+            PaneId::Hres => return hres::detail(self.hres.licenses.as_deref()?, key),
+            PaneId::Provisioners => return provisioners::detail(self.provisioners.list.as_deref()?, key),
             _ => {}
         }
-        let data = self.data.as_ref()?;
+        let data = self.accounting.data.as_ref()?;
         match pane {
             PaneId::Qos => qos::detail(&data.qos, key),
             PaneId::Accounts => accounts::detail(data, key),

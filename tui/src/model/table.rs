@@ -12,7 +12,7 @@
 //! 100,000 jobs, so its rows are built on demand from a [`RowSource`] in a
 //! precomputed order ([`Rows::Lazy`]): a frame builds only the rows on screen.
 
-use crate::model::pane::PaneView;
+use crate::model::view::PaneView;
 use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::fmt;

@@ -60,7 +60,7 @@ impl NodeOp {
 }
 
 /// A change to the controller. Only dispatch's confirm path turns one of
-/// these into an [`crate::model::action::Rpc::Write`].
+/// these into a write RPC (`Rpc::Write`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum WriteOp {
     DeleteQos {

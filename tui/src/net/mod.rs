@@ -315,7 +315,9 @@ async fn serve(
                     }
                     Err(s) if gone(&s) => return Exit::Lost(describe(&s)),
                     // A controller without the service: the pane says it has no data.
-                    Err(_) => {}
+                    Err(_) => {
+                        let _ = msgs.send(Msg::LicensesFailed);
+                    }
                 }
             }
             Rpc::FetchProvisioners => {

@@ -20,20 +20,16 @@ pub enum Command {
     Quit,
 }
 
-/// Completable command names (aliases such as `q` are accepted but not offered).
-pub const COMMANDS: &[&str] = &[
-    "accounts",
-    "audit",
-    "explain",
-    "help",
-    "hres",
-    "nodes",
-    "preemption",
-    "provisioners",
-    "qos",
-    "queue",
-    "quit",
-];
+/// The commands that are not a pane's name.
+const OTHER_COMMANDS: [&str; 3] = ["explain", "help", "quit"];
+
+/// Completable command names, sorted: each pane's name (its declaration's
+/// first) and the others (aliases such as `q` are accepted but not offered).
+pub fn commands() -> Vec<&'static str> {
+    let mut all: Vec<&'static str> = PaneId::ALL.iter().map(|p| p.name()).chain(OTHER_COMMANDS).collect();
+    all.sort_unstable();
+    all
+}
 
 pub fn parse(line: &str) -> Result<Command, String> {
     let line = line.trim().trim_start_matches(':');
@@ -45,17 +41,7 @@ pub fn parse(line: &str) -> Result<Command, String> {
     if words.next().is_some() {
         return Err(format!(":{name}: too many arguments"));
     }
-    let pane = match name {
-        "queue" | "jobs" | "squeue" => Some(PaneId::Queue),
-        "nodes" | "node" | "sinfo" => Some(PaneId::Nodes),
-        "qos" => Some(PaneId::Qos),
-        "accounts" | "account" | "acct" | "assoc" | "users" => Some(PaneId::Accounts),
-        "hres" | "licenses" => Some(PaneId::Hres),
-        "preemption" | "preempt" => Some(PaneId::Preempt),
-        "audit" | "txn" => Some(PaneId::Audit),
-        "provisioners" | "provisioner" | "prov" => Some(PaneId::Provisioners),
-        _ => None,
-    };
+    let pane = PaneId::named(name);
     match (name, pane, arg) {
         (_, Some(p), None) => Ok(Command::Pane(p)),
         ("explain", _, Some(id)) => {
@@ -86,7 +72,7 @@ pub fn complete(line: &str) -> Completion {
         // Arguments (job ids) are not completable yet.
         return Completion { line: line.to_string(), candidates: Vec::new() };
     }
-    let candidates: Vec<&'static str> = COMMANDS.iter().copied().filter(|c| c.starts_with(trimmed)).collect();
+    let candidates: Vec<&'static str> = commands().into_iter().filter(|c| c.starts_with(trimmed)).collect();
     let line = match candidates.as_slice() {
         [] => line.to_string(),
         [only] if *only == "explain" => format!("{only} "),

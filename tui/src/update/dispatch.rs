@@ -8,8 +8,7 @@
 //! are open to a job's owner and to Operator and above ([`queue::refusal`]).
 
 use crate::model::action::{Action, Effect, Msg, Rpc};
-use crate::model::jobs::JobOp;
-use crate::model::pane::PaneId;
+use crate::model::pane::{Offered, PaneId, Reads};
 use crate::model::session::{self, Role};
 use crate::model::state::{Choice, Confirm, Conn, Mode, Prompt, State};
 use crate::model::table::Target;
@@ -169,7 +168,7 @@ fn on_net(state: &mut State, msg: Msg) -> Vec<Effect> {
             let mut effects = vec![Effect::Rpc(Rpc::FetchAll), Effect::Rpc(Rpc::WhoAmI)];
             effects.extend(audit::resume(state));
             effects.extend(queue::on_connected(state));
-            effects.push(Effect::Rpc(Rpc::FetchLicenses));
+            effects.extend(hres::stale(state));
             effects.extend(provisioners::stale(state));
             effects
         }
@@ -218,10 +217,8 @@ fn on_net(state: &mut State, msg: Msg) -> Vec<Effect> {
             effects
         }
         Msg::Explained { job, answer } => preempt::on_loaded(state, job, answer),
-        Msg::Licenses(list) => {
-            nav::update_data(state, |s| s.licenses = Some(list));
-            Vec::new()
-        }
+        Msg::Licenses(list) => hres::on_loaded(state, list),
+        Msg::LicensesFailed => hres::on_failed(state),
         Msg::Provisioners(list) => provisioners::on_loaded(state, list),
         Msg::ProvisionersFailed { error, unsupported } => provisioners::on_failed(state, error, unsupported),
         Msg::JobsFailed { error, unsupported } => queue::on_failed(state, error, unsupported),
@@ -280,18 +277,33 @@ fn refetch_unless_live(state: &mut State) -> Vec<Effect> {
     effects
 }
 
-/// Every pane switch goes through here: opening the Audit pane starts its
-/// tail, opening the Preemption pane re-reads its explanation.
+/// Every pane switch goes through here, and reads what the pane declares
+/// it reads when opened: the Audit pane starts its tail, the Preemption
+/// pane re-reads its explanation.
 fn switch(state: &mut State, pane: PaneId) -> Vec<Effect> {
     nav::switch(state, pane);
-    match pane {
-        PaneId::Audit => audit::open(state),
-        PaneId::Preempt => preempt::stale(state),
-        _ => Vec::new(),
+    match pane.decl().reads {
+        Reads::Tail => audit::open(state),
+        Reads::Explanation => preempt::stale(state),
+        Reads::Shared => Vec::new(),
     }
 }
 
+/// A pane-only key pressed where the pane's declaration does not offer it:
+/// say where it works. `e` and `D` say why per pane ([`form::edit`], [`delete`]).
+fn elsewhere(state: &State, action: &Action) -> Option<String> {
+    if !action.pane_only() || matches!(action, Action::Edit | Action::Delete) || state.pane.offers(action) {
+        return None;
+    }
+    let home = PaneId::home_of(action)?;
+    Some(format!("that key works in the {} pane ({})", home.title(), home.number()))
+}
+
 fn normal(state: &mut State, action: Action) -> Vec<Effect> {
+    if let Some(note) = elsewhere(state, &action) {
+        state.info(note);
+        return Vec::new();
+    }
     match action {
         Action::Help => {
             let prev = Box::new(std::mem::take(&mut state.mode));
@@ -309,15 +321,13 @@ fn normal(state: &mut State, action: Action) -> Vec<Effect> {
         Action::Refresh => {
             state.loading = true;
             let mut effects = vec![Effect::Rpc(Rpc::FetchAll)];
-            if state.pane == PaneId::Audit {
+            if state.pane.decl().reads == Reads::Tail {
                 effects.extend(audit::retry(state));
             }
             effects.extend(queue::stale(state));
+            effects.extend(hres::stale(state));
             effects.extend(provisioners::stale(state));
             return effects;
-        }
-        Action::TogglePause | Action::TxnFilterMode if state.pane != PaneId::Audit => {
-            state.info(format!("that key works in the Audit pane ({})", PaneId::Audit.number()));
         }
         Action::TogglePause => audit::toggle_pause(state),
         Action::TxnFilterMode => {
@@ -337,7 +347,10 @@ fn normal(state: &mut State, action: Action) -> Vec<Effect> {
             }
         }
         Action::JobStates => queue::cycle_states(state),
-        Action::Open if state.pane == PaneId::Queue => queue::open(state),
+        // A pane whose Enter opens arrays (the Queue's) folds and unfolds them.
+        Action::Open if state.pane.decl().hints.iter().any(|h| h.offered == Offered::OnArray) => {
+            queue::open(state)
+        }
         Action::Explain => return preempt::open_selected(state),
         Action::HresToggle => {
             if let Some(op) = hres::start(state) {
@@ -351,10 +364,10 @@ fn normal(state: &mut State, action: Action) -> Vec<Effect> {
 
 /// Targets: the marked rows, else the selected one.
 fn delete(state: &mut State) {
-    if state.pane == PaneId::Queue {
+    if let Some((why, instead)) = state.pane.decl().not_deleted {
         // Said before building rows: the queue may hold 100,000 jobs.
-        let cancel = state.settings.keymap.keys_of(&Action::JobAction(JobOp::Cancel));
-        state.error(format!("jobs are cancelled, not deleted: press {cancel}"));
+        let keys = state.settings.keymap.keys_of(&instead);
+        state.error(format!("{why}: press {keys}"));
         return;
     }
     let marks = state.view().marks.clone();
@@ -386,8 +399,9 @@ fn delete_of(state: &State, targets: Vec<Target>) -> Result<WriteOp, String> {
     if targets.is_empty() {
         return Err(format!("{}: nothing to delete", state.pane.title()));
     }
-    let synthetic =
-        |n: &str| state.data.as_ref().is_some_and(|d| d.qos.iter().any(|q| q.name == n && q.synthetic));
+    let synthetic = |n: &str| {
+        state.accounting.data.as_ref().is_some_and(|d| d.qos.iter().any(|q| q.name == n && q.synthetic))
+    };
     let (mut qos, mut accounts, mut assocs) = (Vec::new(), Vec::new(), Vec::new());
     for t in targets {
         match t {

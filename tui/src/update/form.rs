@@ -20,7 +20,7 @@ pub fn edit(state: &mut State) {
         state.info(format!("{}: nothing selected", state.pane.title()));
         return;
     };
-    match open(state.data.as_ref(), &target) {
+    match open(state.accounting.data.as_ref(), &target) {
         Ok(f) => state.mode = Mode::Form(Box::new(f)),
         Err(e) => state.error(e),
     }

@@ -10,9 +10,8 @@
 //! burst of a hundred user changes thus costs two reads, not a hundred.
 
 use crate::model::action::{Catalog, CatalogList, ClusterUpdate, Effect, Rpc, Snapshot};
-use crate::model::pane::Refetch;
 use crate::model::state::State;
-use crate::update::{nav, preempt, provisioners, queue};
+use crate::update::{hres, nav, preempt, provisioners, queue};
 use spur_proto::v1::Node;
 use std::collections::HashMap;
 
@@ -21,8 +20,9 @@ use std::collections::HashMap;
 pub fn reset(state: &mut State) {
     state.live = false;
     state.watch_error = None;
-    state.refetch = Default::default();
+    state.accounting.refetch = Default::default();
     provisioners::reset(state);
+    hres::reset(state);
 }
 
 /// The watch reported: merge nodes, re-read stale lists.
@@ -60,17 +60,17 @@ pub fn on_update(state: &mut State, update: ClusterUpdate) -> Vec<Effect> {
     effects.extend(stale.into_iter().flat_map(|list| mark_stale(state, list)));
     // Pushed, not polled: an HRES update, or a job taking or releasing licenses.
     if licenses && !first {
-        effects.push(Effect::Rpc(Rpc::FetchLicenses));
+        effects.extend(hres::stale(state));
     }
     effects
 }
 
 fn merge_nodes(state: &mut State, snapshot: bool, nodes: Vec<Node>) {
     if snapshot {
-        state.nodes = Some(nodes);
+        state.nodes.list = Some(nodes);
         return;
     }
-    let all = state.nodes.get_or_insert_with(Vec::new);
+    let all = state.nodes.list.get_or_insert_with(Vec::new);
     let mut at: HashMap<String, usize> = all.iter().enumerate().map(|(i, n)| (n.name.clone(), i)).collect();
     for n in nodes {
         match at.get(&n.name) {
@@ -85,14 +85,18 @@ fn merge_nodes(state: &mut State, snapshot: bool, nodes: Vec<Node>) {
 
 /// `list` changed on the controller: read it, or note that it must be read again.
 pub fn mark_stale(state: &mut State, list: Catalog) -> Vec<Effect> {
-    if state.refetch[list.index()].ask() { vec![Effect::Rpc(Rpc::FetchList(list))] } else { Vec::new() }
+    if state.accounting.refetch[list.index()].ask() {
+        vec![Effect::Rpc(Rpc::FetchList(list))]
+    } else {
+        Vec::new()
+    }
 }
 
 /// A re-read list arrived: show it, keeping selections and marks.
 pub fn on_list(state: &mut State, list: CatalogList) -> Vec<Effect> {
     let kind = list.kind();
     nav::update_data(state, |s| {
-        let data = s.data.get_or_insert_with(Snapshot::default);
+        let data = s.accounting.data.get_or_insert_with(Snapshot::default);
         match list {
             CatalogList::Qos(q) => data.qos = q,
             CatalogList::Accounts { cluster, accounts } => {
@@ -102,11 +106,11 @@ pub fn on_list(state: &mut State, list: CatalogList) -> Vec<Effect> {
             CatalogList::Users(u) => data.users = u,
         }
     });
-    if state.refetch[kind.index()].answered() { vec![Effect::Rpc(Rpc::FetchList(kind))] } else { Vec::new() }
+    if state.accounting.refetch[kind.index()].done() { mark_stale(state, kind) } else { Vec::new() }
 }
 
 pub fn on_list_failed(state: &mut State, list: Catalog, error: String) {
     // Idle again, so the next change (or `r`) reads it.
-    state.refetch[list.index()] = Refetch::Idle;
+    state.accounting.refetch[list.index()].done();
     state.error(format!("re-reading {list:?}: {error}"));
 }

@@ -92,7 +92,7 @@ pub fn set_filter(state: &mut State, filter: Option<Filter>) {
 /// drop marks of records that are gone.
 pub fn replace_data(state: &mut State, snapshot: Snapshot) {
     update_data(state, |s| {
-        s.data = Some(snapshot);
+        s.accounting.data = Some(snapshot);
         s.loading = false;
     });
 }

@@ -20,7 +20,7 @@ const REMEMBERED: usize = 8;
 /// The nodes an action is for: the marked ones (even if a filter hides
 /// them), else the selected one or the one in the detail view.
 pub fn targets(state: &State) -> Result<Vec<String>, String> {
-    let nodes = state.nodes.as_deref().unwrap_or_default();
+    let nodes = state.nodes.list.as_deref().unwrap_or_default();
     let marks = &state.views[PaneId::Nodes.index()].marks;
     let names: Vec<String> = if marks.is_empty() {
         nav::current_key(state).into_iter().filter(|k| nodes.iter().any(|n| &n.name == k)).collect()
@@ -35,6 +35,7 @@ pub fn targets(state: &State) -> Result<Vec<String>, String> {
 fn recent(state: &State) -> Vec<String> {
     let mut on_nodes: Vec<(i64, &str)> = state
         .nodes
+        .list
         .iter()
         .flatten()
         .filter(|n| !n.reason.trim().is_empty())
@@ -53,10 +54,6 @@ fn recent(state: &State) -> Vec<String> {
 /// The operator pressed a node action key. Resume goes straight to its
 /// confirmation (the returned write); drain and down open the reason field.
 pub fn start(state: &mut State, op: NodeOp) -> Option<WriteOp> {
-    if state.pane != PaneId::Nodes {
-        state.info(format!("that key works in the Nodes pane ({})", PaneId::Nodes.number()));
-        return None;
-    }
     let nodes = match targets(state) {
         Ok(n) => n,
         Err(e) => {

@@ -11,9 +11,9 @@
 use crate::model::action::{Effect, Rpc};
 use crate::model::jobs::RowKey;
 use crate::model::pane::PaneId;
-use crate::model::pane::Refetch;
 use crate::model::preempt::Preempt;
 use crate::model::state::State;
+use crate::model::view::Refetch;
 use crate::update::nav;
 use spur_proto::v1 as pb;
 
@@ -29,10 +29,6 @@ pub fn open(state: &mut State, job: u64) -> Vec<Effect> {
 
 /// `w` in the Queue: explain the selected job.
 pub fn open_selected(state: &mut State) -> Vec<Effect> {
-    if state.pane != PaneId::Queue {
-        state.info(format!("that key works in the Queue pane ({})", PaneId::Queue.number()));
-        return Vec::new();
-    }
     // An array's row explains the array's own record, as `:explain 12` would.
     match nav::current_key(state).as_deref().and_then(RowKey::parse) {
         Some(key) => open(state, key.job()),
@@ -48,16 +44,7 @@ pub fn stale(state: &mut State) -> Vec<Effect> {
     let Some(job) = state.preempt.job.filter(|_| state.pane == PaneId::Preempt) else {
         return Vec::new();
     };
-    match state.preempt.refetch {
-        Refetch::Idle => {
-            state.preempt.refetch = Refetch::InFlight;
-            vec![Effect::Rpc(Rpc::Explain(job))]
-        }
-        _ => {
-            state.preempt.refetch = Refetch::Dirty;
-            Vec::new()
-        }
-    }
+    if state.preempt.refetch.ask() { vec![Effect::Rpc(Rpc::Explain(job))] } else { Vec::new() }
 }
 
 pub fn reset(state: &mut State) {
@@ -66,8 +53,7 @@ pub fn reset(state: &mut State) {
 
 /// An answer: kept only if it is for the job still shown.
 pub fn on_loaded(state: &mut State, job: u64, answer: Result<Box<pb::Explanation>, String>) -> Vec<Effect> {
-    let dirty = state.preempt.refetch == Refetch::Dirty;
-    state.preempt.refetch = Refetch::Idle;
+    let dirty = state.preempt.refetch.done();
     if state.preempt.job != Some(job) {
         return stale(state);
     }

@@ -7,25 +7,25 @@
 //! Called only from [`crate::update`]; the pane has no keys of its own.
 
 use crate::model::action::{Effect, Rpc};
-use crate::model::pane::Refetch;
 use crate::model::state::State;
+use crate::model::view::Refetch;
 use crate::update::nav;
 use spur_proto::v1::Provisioner;
 
 /// The pools may have changed: read them, or note that they must be read again.
 pub fn stale(state: &mut State) -> Vec<Effect> {
-    if state.provisioners_refetch.ask() { vec![Effect::Rpc(Rpc::FetchProvisioners)] } else { Vec::new() }
+    if state.provisioners.refetch.ask() { vec![Effect::Rpc(Rpc::FetchProvisioners)] } else { Vec::new() }
 }
 
 /// A (re)connect or a lost connection: a read asked of the old connection is void.
 pub fn reset(state: &mut State) {
-    state.provisioners_refetch = Refetch::Idle;
+    state.provisioners.refetch = Refetch::Idle;
 }
 
 /// The definitions arrived: show them, keeping the selection, and read
 /// again if nodes changed while this read was under way.
 pub fn on_loaded(state: &mut State, list: Vec<Provisioner>) -> Vec<Effect> {
-    nav::update_data(state, |s| s.provisioners = Some(list));
+    nav::update_data(state, |s| s.provisioners.list = Some(list));
     settle(state)
 }
 
@@ -39,5 +39,5 @@ pub fn on_failed(state: &mut State, error: String, unsupported: bool) -> Vec<Eff
 }
 
 fn settle(state: &mut State) -> Vec<Effect> {
-    if state.provisioners_refetch.answered() { vec![Effect::Rpc(Rpc::FetchProvisioners)] } else { Vec::new() }
+    if state.provisioners.refetch.done() { stale(state) } else { Vec::new() }
 }

@@ -17,10 +17,10 @@
 use crate::model::action::{Action, Effect, Rpc};
 use crate::model::jobs::{JobOp, JobSet, RowKey};
 use crate::model::pane::PaneId;
-use crate::model::pane::Refetch;
 use crate::model::queue::Status;
 use crate::model::session;
 use crate::model::state::{Mode, State};
+use crate::model::view::Refetch;
 use crate::model::write::WriteOp;
 use crate::update::nav;
 use spur_proto::v1::JobsChanged;
@@ -32,16 +32,7 @@ pub fn stale(state: &mut State) -> Vec<Effect> {
     if q.status == Status::Unsupported {
         return Vec::new();
     }
-    match q.refetch {
-        Refetch::Idle => {
-            q.refetch = Refetch::InFlight;
-            vec![Effect::Rpc(Rpc::FetchJobs)]
-        }
-        Refetch::InFlight | Refetch::Dirty => {
-            q.refetch = Refetch::Dirty;
-            Vec::new()
-        }
-    }
+    if q.refetch.ask() { vec![Effect::Rpc(Rpc::FetchJobs)] } else { Vec::new() }
 }
 
 /// The connection was lost: reads, writes and pushes of it are void.
@@ -124,13 +115,7 @@ pub fn on_failed(state: &mut State, error: String, unsupported: bool) -> Vec<Eff
 }
 
 fn follow_up(state: &mut State) -> Vec<Effect> {
-    let q = &mut state.queue;
-    if q.refetch == Refetch::Dirty {
-        q.refetch = Refetch::Idle;
-        return stale(state);
-    }
-    q.refetch = Refetch::Idle;
-    Vec::new()
+    if state.queue.refetch.done() { stale(state) } else { Vec::new() }
 }
 
 /// A write answered (done, warned or failed): if it was a job action, the
@@ -148,10 +133,6 @@ pub fn after_write(state: &mut State) -> Vec<Effect> {
 
 /// `t`: All → Pending → Running → Finished → All, keeping the selected job if it is still shown.
 pub fn cycle_states(state: &mut State) {
-    if state.pane != PaneId::Queue {
-        state.info(format!("that key works in the Queue pane ({})", PaneId::Queue.number()));
-        return;
-    }
     let key = nav::selected_key(state, PaneId::Queue);
     let view = state.view_mut();
     view.job_states = view.job_states.next();
@@ -199,10 +180,6 @@ fn targets(state: &State, set: &JobSet) -> Vec<u64> {
 /// The operator pressed a job action key: the write to confirm, with the
 /// jobs it does not apply to left out (and said so), or None with the reason.
 pub fn start(state: &mut State, op: JobOp) -> Option<WriteOp> {
-    if state.pane != PaneId::Queue {
-        state.info(format!("that key works in the Queue pane ({})", PaneId::Queue.number()));
-        return None;
-    }
     let Some(set) = state.queue.jobs.clone() else {
         state.error("Queue: no jobs loaded yet");
         return None;

@@ -3,12 +3,11 @@
 
 use crate::model::action::Action;
 use crate::model::audit::{AuditLog, TailStatus};
-use crate::model::jobs::{JobOp, RowKey, StateFilter};
+use crate::model::jobs::{RowKey, StateFilter};
 use crate::model::layout;
-use crate::model::pane::PaneId;
+use crate::model::pane::{Offered, PaneId};
 use crate::model::session;
 use crate::model::state::{Conn, Mode, Prompt, State};
-use crate::model::write::NodeOp;
 use crate::views::table;
 use crate::views::theme::Theme;
 use ratatui::Frame;
@@ -40,7 +39,7 @@ pub fn tabs(current: PaneId, theme: Theme, frame: &mut Frame, area: Rect) {
 }
 
 pub fn breadcrumb(state: &State, theme: Theme, frame: &mut Frame, area: Rect) {
-    let cluster = state.data.as_ref().map(|d| d.cluster.as_str()).filter(|c| !c.is_empty());
+    let cluster = state.accounting.data.as_ref().map(|d| d.cluster.as_str()).filter(|c| !c.is_empty());
     let root = match cluster.or(state.session.as_ref().map(|s| s.cluster.as_str())) {
         Some(c) if !c.is_empty() => format!("spur:{c}"),
         _ => "spur".to_string(),
@@ -181,55 +180,28 @@ pub fn line(state: &State, theme: Theme, frame: &mut Frame, area: Rect) {
     frame.render_widget(Paragraph::new(line), area);
 }
 
-/// Key hints, most important first, as many as fit in `width`.
+/// Key hints: the shared three, then the pane's declared keys
+/// ([`PaneId::decl`]) it may use now, as many as fit in `width`.
 fn hints(state: &State, theme: Theme, width: u16) -> Line<'static> {
     let km = &state.settings.keymap;
     let mut items = vec![(Action::Help, "help"), (Action::Quit, "quit"), (Action::CommandMode, "cmd")];
-    if state.pane == PaneId::Audit {
-        let pause = if state.audit.paused { "resume" } else { "pause" };
-        items.extend([(Action::TogglePause, pause), (Action::TxnFilterMode, "filter")]);
-        items.extend([(Action::Open, "info"), (Action::FilterMode, "grep"), (Action::Refresh, "retry")]);
-    } else if state.pane == PaneId::Queue {
-        let array = array_hint(state);
-        items.push((Action::ToggleMark, "mark"));
-        // On an array's row Enter is what shows its tasks, so it is said early enough to fit.
-        items.extend(array.map(|label| (Action::Open, label)));
-        // Owners act on their own jobs whatever their role, so only read-only hides these.
-        if !state.settings.read_only {
-            items.extend([
-                (Action::JobAction(JobOp::Cancel), "cancel"),
-                (Action::JobAction(JobOp::Hold), "hold"),
-                (Action::JobAction(JobOp::Release), "release"),
-                (Action::JobAction(JobOp::Requeue), "requeue"),
-            ]);
-        }
-        items.extend([(Action::JobStates, "state"), (Action::FilterMode, "filter")]);
-        if array.is_none() {
-            items.push((Action::Open, "detail"));
-        }
-        items.push((Action::SortNext, "sort"));
-    } else if state.pane == PaneId::Nodes {
-        // On call, marking and draining come before browsing.
-        items.push((Action::ToggleMark, "mark"));
-        if writes_allowed(state, session::NODE_ROLE) {
-            items.extend([
-                (Action::NodeAction(NodeOp::Drain), "drain"),
-                (Action::NodeAction(NodeOp::Resume), "resume"),
-                (Action::NodeAction(NodeOp::Down), "down"),
-            ]);
-        }
-        items.extend([(Action::FilterMode, "filter"), (Action::Open, "detail"), (Action::SortNext, "sort")]);
-    } else {
-        items.extend([
-            (Action::FilterMode, "filter"),
-            (Action::Open, "detail"),
-            (Action::Refresh, "refresh"),
-        ]);
-        // Only where `e` and `D` do something (PaneId::edits): never a hint that does nothing.
-        if writes_allowed(state, session::WRITE_ROLE) && state.pane.edits() {
-            items.extend([(Action::Edit, "edit"), (Action::Delete, "delete")]);
-        }
-        items.extend([(Action::SortNext, "sort"), (Action::ToggleMark, "mark")]);
+    let decl = state.pane.decl();
+    // Only a pane whose Enter opens arrays asks what its selected row is.
+    let array = decl.hints.iter().any(|h| h.offered == Offered::OnArray).then(|| array_hint(state)).flatten();
+    for h in decl.hints {
+        let label = match h.offered {
+            Offered::Always => h.label,
+            Offered::Writes(role) if writes_allowed(state, role) => h.label,
+            Offered::Writable if !state.settings.read_only => h.label,
+            Offered::OnArray if array.is_some() => array.unwrap_or(h.label),
+            Offered::OffArray if array.is_none() => h.label,
+            _ => continue,
+        };
+        let label = match h.action {
+            Action::TogglePause if state.audit.paused => "resume",
+            _ => label,
+        };
+        items.push((h.action, label));
     }
     let mut spans = Vec::new();
     let mut used = 0usize;
@@ -246,9 +218,9 @@ fn hints(state: &State, theme: Theme, width: u16) -> Line<'static> {
     Line::from(spans)
 }
 
-/// What Enter does to the selected Queue row when it is an array's: None for a job.
+/// What Enter does to the selected row when it is an array's: None for a job.
 fn array_hint(state: &State) -> Option<&'static str> {
-    let key = state.table(PaneId::Queue)?.rows.key(state.view().selected)?;
+    let key = state.table(state.pane)?.rows.key(state.view().selected)?;
     match RowKey::parse(&key)? {
         RowKey::Array(id) if state.view().expanded.contains(id) => Some("fold"),
         RowKey::Array(_) => Some("expand"),

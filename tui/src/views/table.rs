@@ -4,10 +4,11 @@ use crate::model::audit::{AuditLog, TailStatus};
 use crate::model::format::width;
 use crate::model::jobs::StateFilter;
 use crate::model::layout;
-use crate::model::pane::{PaneId, PaneView};
+use crate::model::pane::PaneId;
 use crate::model::queue::Status;
 use crate::model::state::{Conn, State};
 use crate::model::table::{Alert, TableModel, Target};
+use crate::model::view::PaneView;
 use crate::views::theme::{MARK, Theme};
 use ratatui::Frame;
 use ratatui::layout::{Alignment, Constraint, Rect};
@@ -77,7 +78,7 @@ pub fn pane(state: &State, theme: Theme, frame: &mut Frame, area: Rect) {
         note(frame, area, Line::styled(text, if error { theme.error() } else { theme.dim() }));
         return;
     }
-    if state.pane == PaneId::Nodes && state.nodes.is_none() {
+    if state.pane == PaneId::Nodes && state.nodes.list.is_none() {
         let (text, error) = nodes_note(state.watch_error.as_deref(), &state.conn);
         note(frame, area, Line::styled(text, if error { theme.error() } else { theme.dim() }));
         return;
@@ -102,7 +103,7 @@ pub fn pane(state: &State, theme: Theme, frame: &mut Frame, area: Rect) {
         return;
     }
     if !matches!(state.pane, PaneId::Audit | PaneId::Nodes | PaneId::Queue | PaneId::Preempt)
-        && state.data.is_none()
+        && state.accounting.data.is_none()
     {
         let text = match state.conn {
             Conn::Connected | Conn::Connecting => "loading…",
@@ -162,12 +163,11 @@ fn table(model: &TableModel, view: &PaneView, pane: PaneId, theme: Theme, frame:
     let mut ts = TableState::default().with_selected(selected);
     frame.render_stateful_widget(table, area, &mut ts);
     if model.rows.is_empty() {
-        let msg = match (pane, view.job_states) {
+        let msg = match view.job_states {
             _ if view.filter.is_some() => "no rows match the filter (esc clears it)".to_string(),
-            (PaneId::Queue, StateFilter::All) => "no jobs".to_string(),
-            (PaneId::Queue, s) => format!("no {} jobs", s.label()),
-            (PaneId::Provisioners, _) => "no provisioner definitions are configured".to_string(),
-            _ => "none defined".to_string(),
+            // Only the Queue's `t` sets a state filter.
+            StateFilter::All => pane.decl().empty.to_string(),
+            s => format!("no {} jobs", s.label()),
         };
         let below = Rect { y: area.y.saturating_add(1), height: area.height.saturating_sub(1), ..area };
         note(frame, below, Line::styled(msg, theme.dim()));

@@ -13,7 +13,6 @@
 
 use super::{Class, JobRec, JobSet, OrderKey, failed};
 use crate::model::format::width;
-use spur_client::cli::jobfmt::display_id;
 use spur_proto::v1 as pb;
 use spur_vocab::array::TaskSet;
 use spur_vocab::jobs::JobState;
@@ -41,7 +40,7 @@ impl ArrayPart {
             None => TaskSet::parse_bounded(&j.array_pending, spur_vocab::array::MAX_PENDING_RUNS)
                 .map_or(1, |s| s.len().max(1)),
         };
-        ArrayPart { name: display_id(j).into(), job: j.array_job_id, task: j.array_task_id, tasks }
+        ArrayPart { name: j.display_id().into(), job: j.array_job_id, task: j.array_task_id, tasks }
     }
 }
 

@@ -6,8 +6,8 @@
 
 use super::{alert, order_key, row};
 use crate::model::jobs::{self, Group, JobSet, Line, Listing, ListingKey, RowKey, WHERE_COL};
-use crate::model::pane::PaneView;
 use crate::model::table::{Alert, Row, RowSource, Rows, TableModel, Target};
+use crate::model::view::PaneView;
 use spur_vocab::time::squeue_secs;
 use std::sync::Arc;
 
@@ -104,9 +104,9 @@ pub fn array_row(set: &JobSet, g: &Group, now_ms: i64) -> Row {
 #[cfg(test)]
 mod tests {
     use crate::model::jobs::{JobSet, WHERE_COL};
-    use crate::model::pane::PaneView;
     use crate::model::queue::table;
     use crate::model::table::{Alert, Row, Target};
+    use crate::model::view::PaneView;
     use spur_proto::v1 as pb;
     use std::sync::Arc;
 
