@@ -1,14 +1,17 @@
-//! spurctld (the controller), spurd (the node agent), and their library.
+//! spurctld (the controller) and its library.
 //!
 //! - [`config`]: spur.conf (TOML); errors name the key and the file.
 //! - [`jobs`]: submit, the queue, every job transition (a function returning effects, applied
 //!   by one executor: persist, install, act), and the loop that applies the scheduler's plan.
 //! - [`licenses`]: plain licenses and hierarchical resources: submit checks, updates, show,
 //!   and the controller's side of their plugins.
-//! - [`hres_lua`]: the hres/lua plugin: scripts in Lua states, the callbacks' tables, the node functions.
+//! - [`hres_lua`]: the `spur-hres-lua` crate (`daemon/hres-lua/`): the hres/lua plugin, scripts
+//!   in Lua states, the callbacks' tables, the node functions (shared with the agent).
 //! - [`model`]: plain data (QOS, accounts, users, associations, nodes, HRES): `spur_sched::model`.
 //! - [`accounting`]: sacctmgr semantics and the one mutation path for accounting records.
-//! - [`agent`]: spurd: registration, heartbeats, job supervisors that outlive it, its state directory.
+//! - [`agent`]: the `spur-agent` crate (`daemon/agent/`, the `spurd` binary): registration,
+//!   heartbeats, job supervisors that outlive it, its state directory. The controller links
+//!   it only for the demo's in-process agents; it links nothing of the controller.
 //! - [`admission`]: admission tokens for node agents.
 //! - [`audit`]: the txn log's live tail, after-the-fact writer, counters and /metrics.
 //! - [`auth`]: identity (none | jwt) and roles.
@@ -25,19 +28,19 @@
 
 pub mod accounting;
 pub mod admission;
-pub mod agent;
 pub mod audit;
 pub mod auth;
 pub mod config;
 pub mod controller;
 pub mod demo;
 pub mod error;
-pub mod hres_lua;
 pub mod jobs;
 pub mod licenses;
 pub mod nodes;
 pub mod server;
 pub mod store;
 
+pub use spur_agent as agent;
+pub use spur_hres_lua as hres_lua;
 pub use spur_sched as sched;
 pub use spur_sched::model;

@@ -11,14 +11,7 @@ use spur_vocab::hostlist;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
-/// Facts in one map (spurd collects 18; the rest is room for newer agents).
-pub const MAX_FACTS: usize = 64;
-/// Modaliases in one list, after spurd dropped repeats.
-pub const MAX_MODALIASES: usize = 1024;
-/// Bytes of one key, value, modalias or hostlist.
-pub const MAX_TEXT: usize = 4096;
-/// Overrides in one registration.
-pub const MAX_OVERRIDES: usize = 256;
+pub use crate::model::{MAX_FACTS, MAX_MODALIASES, MAX_OVERRIDES, MAX_TEXT};
 
 /// What makes two nodes' facts the same, as a key (`HostFacts` is not `Hash`).
 type Content = (BTreeMap<String, String>, Vec<String>);

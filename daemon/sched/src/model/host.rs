@@ -17,6 +17,16 @@ pub struct HostFacts {
     pub modaliases: Vec<String>,
 }
 
+/// Facts in one map (spurd collects 18; the rest is room for newer agents).
+pub const MAX_FACTS: usize = 64;
+/// Modaliases in one list, after spurd dropped repeats.
+pub const MAX_MODALIASES: usize = 1024;
+/// Bytes of one key, value, modalias or hostlist (the agent's facts file
+/// and the controller's check of a registration share them).
+pub const MAX_TEXT: usize = 4096;
+/// Overrides in one registration.
+pub const MAX_OVERRIDES: usize = 256;
+
 /// The `cpuinfo` keys that are numbers in a condition.
 pub const NUMERIC_FACTS: [&str; 4] =
     ["cpuinfo.cpu_family", "cpuinfo.model", "cpuinfo.microcode", "cpuinfo.cpu_cores"];

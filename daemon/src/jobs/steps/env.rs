@@ -1,7 +1,7 @@
 //! Slurm's step environment (srun's OUTPUT ENVIRONMENT VARIABLES): what
 //! every task of a step gets over srun's exported environment, built once
-//! by the controller ([`step_env`]), and what each task adds for itself on
-//! its node ([`task_env`]), added by the agent as it starts the task.
+//! by the controller ([`step_env`]). What each task adds for itself on its
+//! node is the agent's (`spur_agent::task_env`).
 
 use super::layout::{Shape, tasks_per_node};
 use crate::jobs::record::JobRecord;
@@ -60,25 +60,6 @@ pub fn step_env(j: &JobRecord, step: u32, s: &Shape, base: &[(String, String)]) 
     env
 }
 
-/// What task `global` (the `local`th on its node, node `node_index` of the
-/// step, named `node`) adds to the step's environment.
-pub fn task_env(
-    node_index: u32,
-    node: &str,
-    local: u32,
-    global: u32,
-    gtids: &[u32],
-) -> [(&'static str, String); 5] {
-    let gtids = gtids.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
-    [
-        ("SLURM_PROCID", global.to_string()),
-        ("SLURM_LOCALID", local.to_string()),
-        ("SLURM_NODEID", node_index.to_string()),
-        ("SLURMD_NODENAME", node.to_string()),
-        ("SLURM_GTIDS", gtids),
-    ]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -131,13 +112,5 @@ mod tests {
             assert_eq!(get(&env, k), Some(want), "{k}");
         }
         assert_eq!(env.iter().filter(|(k, _)| k == "SLURM_STEP_ID").count(), 1, "srun's own value goes");
-        let t = task_env(1, "n2", 0, 2, &[2]);
-        let t: Vec<(String, String)> = t.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
-        for (k, want) in
-            [("SLURM_PROCID", "2"), ("SLURM_LOCALID", "0"), ("SLURM_NODEID", "1"), ("SLURMD_NODENAME", "n2")]
-        {
-            assert_eq!(get(&t, k), Some(want), "{k}");
-        }
-        assert_eq!(task_env(0, "n1", 1, 1, &[0, 1])[4].1, "0,1");
     }
 }

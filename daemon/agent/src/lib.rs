@@ -21,6 +21,12 @@
 //! - [`link`]: the controller as a step's stream and a step node's reports reach it.
 //! - [`hres`]: HRES plugins on the node: the job's plugin data, the node functions.
 //! - [`facts_file`]: `--facts FILE`, facts for simulated nodes over the host's.
+//! - [`task_env`]: what each task of a step adds to its environment on its node.
+//!
+//! Its own crate (`spur-agent`, the `spurd` binary): it links the proto, the
+//! vocabulary, the pure scheduler crate's plain data and the hres/lua
+//! plugin, never the controller's store, server or web stack; the compiler
+//! holds that wall (`cargo tree -p spur-agent` shows no sqlx and no axum).
 
 pub mod cgroup;
 pub mod exec;
@@ -32,6 +38,7 @@ pub mod runas;
 pub mod script;
 pub mod state;
 pub mod stepd;
+pub mod task_env;
 pub mod tasks;
 
 use exec::Executor;

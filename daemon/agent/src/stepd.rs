@@ -27,7 +27,7 @@ pub const STEPD_ARG: &str = "__stepd";
 /// Runs the supervisor if `args` (argv without `argv[0]`) ask for it; returns its exit code.
 /// Also runs `__hres_task` (a user task prolog, then the task).
 pub fn dispatch(args: &[String]) -> Option<i32> {
-    if let Some(code) = crate::hres_lua::node::dispatch(args) {
+    if let Some(code) = spur_hres_lua::node::dispatch(args) {
         return Some(code);
     }
     if let Some(code) = runas::dispatch(args) {

@@ -259,7 +259,7 @@ fn lua_error(e: &mlua::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hres_lua::{REMOTE_FAIL, tables};
+    use crate::{REMOTE_FAIL, tables};
 
     /// Every required function, returning what `body` says for the pre-run.
     fn script(prerun: &str) -> String {

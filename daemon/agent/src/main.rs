@@ -1,7 +1,7 @@
 //! spurd: the Spur node agent. One process may host many nodes.
 
 use clap::Parser;
-use spur_daemon::agent::{AgentOpts, facts, facts_file, run, stepd};
+use spur_agent::{AgentOpts, facts, facts_file, run, stepd};
 use spur_vocab::hostlist;
 
 #[derive(Parser)]
@@ -71,8 +71,7 @@ async fn agent_main() {
             .unwrap_or_else(|_| "localhost".into())
     });
     let controller = spur_proto::wire::resolve_controller(Some(&args.controller));
-    let state_dir =
-        args.state_dir.unwrap_or_else(|| spur_daemon::agent::default_state_dir(&controller, &nodes));
+    let state_dir = args.state_dir.unwrap_or_else(|| spur_agent::default_state_dir(&controller, &nodes));
     let stepd = match std::env::current_exe() {
         Ok(p) => p,
         Err(e) => {

@@ -56,7 +56,7 @@ pub struct Prep {
 impl Prep {
     /// The script's path (`config` entry `path`).
     pub fn path(&self) -> Option<&str> {
-        crate::model::config_path(&self.config)
+        spur_sched::model::config_path(&self.config)
     }
 }
 

@@ -15,11 +15,11 @@
 //! key: a typo found only when a condition fails to match costs far more.
 
 use super::facts::keys;
-use crate::model::NUMERIC_FACTS;
-use crate::nodes::facts::{MAX_MODALIASES, MAX_OVERRIDES, MAX_TEXT};
 use serde::Deserialize;
 use serde_yaml_ng::Value;
 use spur_proto::v1 as pb;
+use spur_sched::model::NUMERIC_FACTS;
+use spur_sched::model::{MAX_MODALIASES, MAX_OVERRIDES, MAX_TEXT};
 use spur_vocab::hostlist;
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;

@@ -3,9 +3,9 @@
 //! step tasks run around the job and each task.
 
 use super::link::Link;
-use crate::hres_lua::node::PREP_ENV;
-use crate::hres_lua::{Failure, HresRun, func};
 use serde::{Deserialize, Serialize};
+use spur_hres_lua::node::PREP_ENV;
+use spur_hres_lua::{Failure, HresRun, func};
 use spur_proto::v1 as pb;
 use std::path::{Path, PathBuf};
 
@@ -87,7 +87,7 @@ impl Hres {
     /// `argv` run through the user task prolog in the task's own process.
     pub fn wrap(&self, node_tid: u32, global_tid: u32, argv: Vec<String>) -> Vec<String> {
         let me = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("spurd"));
-        crate::hres_lua::node::wrap(&me, &self.file, node_tid, global_tid, argv)
+        spur_hres_lua::node::wrap(&me, &self.file, node_tid, global_tid, argv)
     }
 
     /// The job is over here: its data goes.

@@ -138,7 +138,7 @@ pub fn parse_cpuinfo(text: &str) -> BTreeMap<String, String> {
         let Some((field, value)) = line.split_once(':') else { continue };
         let Some((_, key)) = CPUINFO.iter().find(|(f, _)| *f == field.trim()) else { continue };
         let value = value.trim();
-        let value = match crate::model::NUMERIC_FACTS.contains(key) {
+        let value = match spur_sched::model::NUMERIC_FACTS.contains(key) {
             true => number(value).map(|n| n.to_string()),
             false => Some(value.to_string()),
         };
