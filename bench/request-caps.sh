@@ -66,7 +66,7 @@ for c in $cases; do case $c in
 scancel) measure "scancel overlapping array" links/scancel '1_[0-4000000:2,1-4000000:2,1-4000000:2]' ;;
 sbatch) measure "sbatch 120K name, 20000 %x" links/sbatch -J "$name" -o "$pat" --wrap true ;;
 sinfo) measure "sinfo -n 100K literal" links/sinfo -n "$(head -c 100000 /dev/zero | tr '\0' a)[1-1000]" ;;
-streams) measure "2000 unread Watch streams" "$FLOOD" $url 2000 20 2000 ;;
+streams) measure "2000 unread Watch streams" "$FLOOD" $url 2000 40 2000 ;;
 history)
   # 200 ended jobs with 1 MiB scripts, past MinJobAge, then a restart and sacct over them.
   conf "[scheduler]

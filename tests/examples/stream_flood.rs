@@ -4,7 +4,7 @@
 //! caps. Prints how many streams the controller took and how many it refused.
 //!
 //! `cargo run --release -p spur-tests --example stream_flood -- URL [STREAMS] [CONNS] [SUBMITS]`
-//! (defaults 2,000 streams over 20 connections, 2,000 submits), under
+//! (defaults 2,000 streams over 40 connections, 2,000 submits), under
 //! `plugin = "none"` (the user is asserted as `mallory`, uid 1000).
 
 use spur_client::conn::{self, Identity};
@@ -19,7 +19,7 @@ async fn main() -> anyhow::Result<()> {
     let url =
         args.first().ok_or_else(|| anyhow::anyhow!("usage: stream_flood URL [STREAMS] [CONNS] [SUBMITS]"))?;
     let num = |i: usize, d: usize| args.get(i).and_then(|s| s.parse().ok()).unwrap_or(d);
-    let (streams, conns, submits) = (num(1, 2000), num(2, 20).max(1), num(3, 2000));
+    let (streams, conns, submits) = (num(1, 2000), num(2, 40).max(1), num(3, 2000));
     let mut clients = vec![];
     for _ in 0..conns {
         clients.push(conn::connect(url, Identity::asserted("mallory", Some(1000))).await?);
@@ -32,7 +32,8 @@ async fn main() -> anyhow::Result<()> {
             Err(_) => refused += 1,
         }
     }
-    let mut c = clients[0].clone();
+    // The submits on a connection of their own: a connection's stream slots are the server's to cap.
+    let mut c = conn::connect(url, Identity::asserted("mallory", Some(1000))).await?;
     for i in 0..submits {
         let spec = pb::JobSpec {
             name: format!("flood{i}"),
