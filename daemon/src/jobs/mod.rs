@@ -28,6 +28,7 @@
 //! - `maintain`: HRES plugin maintenance on its cycle: layers disabled, downed layers' jobs requeued.
 //! - `plugin`: HRES plugins in a job's life: pre-runs of starts, holds, arguments checked again, epilog.
 //! - `stored_reason`: a record's reason code as the store spells it, old free-text rows included.
+//! - `link`: where the executor's commands to agents go (the agents, or a test's recording).
 //! - [`steps`]: job steps (srun): their records, layout, environment, and the live relays.
 
 pub(crate) mod admit;
@@ -43,6 +44,7 @@ pub mod events;
 pub mod extras;
 pub mod history;
 pub(crate) mod launch;
+pub(crate) mod link;
 pub mod mail;
 pub(crate) mod maintain;
 pub(crate) mod owner;
@@ -94,6 +96,8 @@ pub struct JobService {
     writer: Option<BatchWriter>,
     pub(crate) acct: Arc<AcctService>,
     pub(crate) nodes: Arc<NodeService>,
+    /// Where commands to agents go: `nodes` itself, or a test's recording.
+    link: Arc<dyn link::AgentLink>,
     pub(crate) licenses: Arc<LicenseService>,
     policy: SubmitPolicy,
     pub(crate) sched: SchedConfig,
@@ -200,6 +204,7 @@ impl JobService {
             retention: purge::Retention::new(&cfg.scheduler, store.clone(), purged),
             writer: store.map(|s| BatchWriter::spawn(s, KIND_JOB)),
             acct,
+            link: nodes.clone(),
             nodes,
             licenses,
             policy: SubmitPolicy {

@@ -203,7 +203,7 @@ impl JobService {
         for a in acts {
             match a {
                 Act::Launch { job, node, cmd } => {
-                    let sent = self.nodes.send(&node, cmd).await;
+                    let sent = self.link.send(&node, cmd).await;
                     self.lock().launching.remove(&job);
                     if let Err(e) = sent {
                         tracing::warn!(job, node, error = %e, "launch failed; requeueing");
@@ -217,7 +217,7 @@ impl JobService {
                     for node in nodes.iter().skip(1) {
                         let end = pb::EndJob { job_id: job, node: node.clone() };
                         let cmd = pb::AgentCommand { cmd: Some(pb::agent_command::Cmd::EndJob(end)) };
-                        if let Err(e) = self.nodes.send(node, cmd).await {
+                        if let Err(e) = self.link.send(node, cmd).await {
                             tracing::warn!(job, node, error = %e, "could not tell the node the job ended");
                         }
                     }
@@ -234,7 +234,7 @@ impl JobService {
                         Some(pb::agent_command::Cmd::LaunchStep(l)) => Some(l.step_id),
                         _ => None,
                     };
-                    if let Err(e) = self.nodes.send(&node, cmd).await {
+                    if let Err(e) = self.link.send(&node, cmd).await {
                         tracing::warn!(job, node, error = %e, "could not send a step's command to its agent");
                         unsent.extend(step.map(|s| (job, s, node)));
                     }
@@ -259,7 +259,7 @@ impl JobService {
                 ..Default::default()
             })),
         };
-        if let Err(e) = self.nodes.send(node, cmd).await {
+        if let Err(e) = self.link.send(node, cmd).await {
             tracing::warn!(job = id, node, signal, error = %e, "could not signal the job");
         }
     }

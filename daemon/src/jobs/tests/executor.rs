@@ -11,12 +11,50 @@ use serde_json::Value;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-/// A store that keeps job writes, and refuses them once told to.
+/// A store that keeps job writes, and refuses them once told to. Its log
+/// holds what the executor did, in order: `persist ID STATE` per record
+/// written, and the recording link's `send NODE WHAT (memory: STATE)`.
 #[derive(Default)]
 struct Recording {
     refuse: AtomicBool,
     writes: AtomicUsize,
     docs: Mutex<Vec<(String, Option<Value>)>>,
+    log: Mutex<Vec<String>>,
+}
+
+/// The agents, as hyperqueue's TestComm: each command the executor sends is
+/// logged with the job's state in memory at that moment, so a test sees
+/// that a command follows its record's persist and install.
+struct Agents {
+    store: Arc<Recording>,
+    service: std::sync::OnceLock<std::sync::Weak<JobService>>,
+}
+
+#[async_trait::async_trait]
+impl crate::jobs::link::AgentLink for Agents {
+    async fn send(&self, node: &str, cmd: spur_proto::v1::AgentCommand) -> Result<()> {
+        use spur_proto::v1::agent_command::Cmd;
+        let (what, job) = match cmd.cmd {
+            Some(Cmd::Signal(s)) => (format!("signal {}", s.signal), s.job_id),
+            Some(Cmd::Launch(l)) => ("launch".to_string(), l.job_id),
+            Some(Cmd::SignalStep(s)) => (format!("signal step {}", s.signal), s.job_id),
+            Some(Cmd::EndJob(e)) => ("end".to_string(), e.job_id),
+            other => (format!("{other:?}"), 0),
+        };
+        let memory = self.service.get().and_then(|w| w.upgrade()).and_then(|s| s.job(job)).map(|j| j.state);
+        let memory = memory.map_or("none", |s| s.as_str());
+        self.store.log.lock().unwrap().push(format!("send {node} {what} {job} (memory: {memory})"));
+        Ok(())
+    }
+}
+
+/// A service on a recording store whose commands go to a recording link.
+async fn recorded() -> (Arc<Recording>, Arc<JobService>) {
+    let store = Arc::new(Recording::default());
+    let agents = Arc::new(Agents { store: store.clone(), service: Default::default() });
+    let s = Arc::new(service(store.clone()).await.with_link(agents.clone()));
+    let _ = agents.service.set(Arc::downgrade(&s));
+    (store, s)
 }
 
 #[async_trait::async_trait]
@@ -40,7 +78,11 @@ impl Store for Recording {
             return Err(Error::Unavailable("the database is unreachable".into()));
         }
         self.writes.fetch_add(1, Ordering::Relaxed);
-        let parse = |d: &String| serde_json::from_str(d).unwrap();
+        let parse = |d: &String| serde_json::from_str::<Value>(d).unwrap();
+        for (name, d) in docs {
+            let state = d.as_ref().map(parse).and_then(|v| v["state"].as_str().map(String::from));
+            self.log.lock().unwrap().push(format!("persist {name} {}", state.unwrap_or_default()));
+        }
         self.docs.lock().unwrap().extend(docs.iter().map(|(n, d)| (n.clone(), d.as_ref().map(parse))));
         Ok((0..rows.len() as i64).collect())
     }
@@ -141,5 +183,44 @@ async fn runs_an_agent_claims_on_other_agents_nodes_change_nothing() {
     let done = s.reconcile(&["n3".into()], &[run("n3")], vec![]).await.unwrap();
     assert_eq!(done.stray, [1], "its copy on n3 is killed");
     assert!(s.lock().stale_reports.is_empty(), "no end of job 1 is to be ignored");
+    assert_eq!(s.job(1).map(|j| j.state), Some(JobState::Running));
+}
+
+/// Every transition that acts on a node: its record is persisted, then
+/// installed, then the command sent (the link sees the new state in memory).
+#[tokio::test]
+async fn commands_follow_their_records_persist_and_install() {
+    let cases: [(&str, fn(&crate::jobs::queue::Queue) -> crate::jobs::effect::Effects, &str); 3] = [
+        ("cancel", |q| q.cancel(&[1], 0, NOW), "CANCELLED"),
+        ("time out", |q| q.time_out(1, NOW + 365 * 24 * 60 * MIN), "TIMEOUT"),
+        ("requeue", |q| q.requeue(1, true), "PENDING"),
+    ];
+    for (what, transition, state) in cases {
+        let (store, s) = recorded().await;
+        let run = JobRecord { time_limit: Some(60), ..running(1, "n1") };
+        s.apply(Effect::Persist(run).into(), Held::none(), |_| {}).await.unwrap();
+        store.log.lock().unwrap().clear();
+        s.transit(&[1], |q| Ok(transition(q))).await.unwrap();
+        let log = store.log.lock().unwrap().clone();
+        assert_eq!(log.first().map(String::as_str), Some(&*format!("persist 1 {state}")), "{what}: {log:?}");
+        assert!(log.len() > 1, "{what}: the node is told: {log:?}");
+        for sent in &log[1..] {
+            assert!(
+                sent.starts_with("send n1 ") && sent.ends_with(&format!(" 1 (memory: {state})")),
+                "{what}: sent after the install: {log:?}"
+            );
+        }
+    }
+}
+
+/// A transition the store refuses sends nothing to any node.
+#[tokio::test]
+async fn a_refused_write_tells_no_node() {
+    let (store, s) = recorded().await;
+    s.apply(Effect::Persist(running(1, "n1")).into(), Held::none(), |_| {}).await.unwrap();
+    store.log.lock().unwrap().clear();
+    store.refuse.store(true, Ordering::Relaxed);
+    assert!(s.transit(&[1], |q| Ok(q.cancel(&[1], 0, NOW))).await.is_err());
+    assert_eq!(store.log.lock().unwrap().clone(), Vec::<String>::new());
     assert_eq!(s.job(1).map(|j| j.state), Some(JobState::Running));
 }
