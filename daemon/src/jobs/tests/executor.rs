@@ -186,11 +186,14 @@ async fn runs_an_agent_claims_on_other_agents_nodes_change_nothing() {
     assert_eq!(s.job(1).map(|j| j.state), Some(JobState::Running));
 }
 
+/// A transition of a queue, as a test names it.
+type Transition = fn(&crate::jobs::queue::Queue) -> crate::jobs::effect::Effects;
+
 /// Every transition that acts on a node: its record is persisted, then
 /// installed, then the command sent (the link sees the new state in memory).
 #[tokio::test]
 async fn commands_follow_their_records_persist_and_install() {
-    let cases: [(&str, fn(&crate::jobs::queue::Queue) -> crate::jobs::effect::Effects, &str); 3] = [
+    let cases: [(&str, Transition, &str); 3] = [
         ("cancel", |q| q.cancel(&[1], 0, NOW), "CANCELLED"),
         ("time out", |q| q.time_out(1, NOW + 365 * 24 * 60 * MIN), "TIMEOUT"),
         ("requeue", |q| q.requeue(1, true), "PENDING"),
