@@ -53,7 +53,7 @@ impl JobService {
     /// A place for one more job under MaxJobCount, or Slurm's EAGAIN as Unavailable.
     pub(crate) fn job_slot(&self, q: &Queue) -> Result<Slot<'_>> {
         let admitting = self.retention.admitting.load(Ordering::Relaxed);
-        let held = q.jobs.len().saturating_add(admitting);
+        let held = q.jobs().len().saturating_add(admitting);
         let max = self.retention.max_jobs;
         if held >= max {
             return Err(Error::Unavailable(format!(

@@ -111,11 +111,11 @@ impl super::JobService {
         let arrays: Vec<u64> = ids
             .iter()
             .copied()
-            .filter(|id| q.jobs.get(id).is_some_and(|j| j.array_id() == Some(*id)))
+            .filter(|id| q.jobs().get(id).is_some_and(|j| j.array_id() == Some(*id)))
             .collect();
         if let Some(&lo) = arrays.first() {
             // Tasks take ids after their array's: the scan starts there.
-            let tasks = (q.jobs.range(lo..))
+            let tasks = (q.jobs().range(lo..))
                 .filter(|(_, j)| j.array_id().is_some_and(|a| arrays.binary_search(&a).is_ok()))
                 .map(|(id, _)| *id);
             ids.extend(tasks);
@@ -157,7 +157,7 @@ impl super::JobService {
                 let sets = by_array.get(&a.job_id);
                 a.task.is_some_and(|t| sets.is_some_and(|s| s.iter().any(|set| set.contains(t))))
             };
-            let own: Vec<u64> = q.jobs.range(lo..).filter(|(_, j)| named(j)).map(|(id, _)| *id).collect();
+            let own: Vec<u64> = q.jobs().range(lo..).filter(|(_, j)| named(j)).map(|(id, _)| *id).collect();
             (own, pending)
         };
         own.sort_unstable();
@@ -169,7 +169,7 @@ impl super::JobService {
             let next = &self.next_id;
             let mut made = vec![];
             self.transit(&[*array], |q| {
-                let Some(meta) = q.jobs.get(array) else { return Ok(Default::default()) };
+                let Some(meta) = q.jobs().get(array) else { return Ok(Default::default()) };
                 let pending = meta.array.as_ref().map(|a| a.pending.clone()).unwrap_or_default();
                 let wanted = pending.intersect(tasks);
                 if wanted.is_empty() {

@@ -32,7 +32,7 @@ impl JobService {
         for id in due {
             let run = self
                 .lock()
-                .jobs
+                .jobs()
                 .get(&id)
                 .filter(|j| j.state == JobState::Configuring)
                 .and_then(|j| j.hres.clone());
@@ -77,7 +77,7 @@ impl JobService {
     /// At start: CONFIGURING jobs lost their asynchronous pre-run.
     pub async fn requeue_configuring(&self) {
         let ids: Vec<u64> =
-            self.lock().jobs.values().filter(|j| j.state == JobState::Configuring).map(|j| j.id).collect();
+            self.lock().jobs().values().filter(|j| j.state == JobState::Configuring).map(|j| j.id).collect();
         for id in ids {
             let why = "the controller restarted during its asynchronous HRES pre-run".to_string();
             let _ = self.transit(&[id], |q| Ok(q.configured(id, "", &Err(why.clone()), now_ms()))).await;
@@ -104,7 +104,7 @@ impl Queue {
     /// run) ended with `out`: launched with their payloads, or requeued
     /// (cancelled when it cannot be). Nothing when the job is not that run.
     pub fn configured(&self, id: u64, sluid: &str, out: &AsyncResult, now: i64) -> Effects {
-        let Some(j) = self.jobs.get(&id).filter(|j| j.state == JobState::Configuring) else {
+        let Some(j) = self.jobs().get(&id).filter(|j| j.state == JobState::Configuring) else {
             return Effects::default();
         };
         let Some(run) = j.hres.as_deref().filter(|r| sluid.is_empty() || r.job.sluid == sluid) else {

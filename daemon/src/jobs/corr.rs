@@ -74,7 +74,7 @@ impl Queue {
         let dep = j.extra.as_ref().filter(|x| x.dependency.contains("aftercorr"))?.dependency();
         let other: Vec<u64> =
             dep.items.iter().filter(|i| i.kind != DepKind::AfterCorr).map(|i| i.job).collect();
-        let is_array = |t: &u64| self.jobs.get(t).is_some_and(|r| r.array_id() == Some(*t));
+        let is_array = |t: &u64| self.jobs().get(t).is_some_and(|r| r.array_id() == Some(*t));
         let mut targets: Vec<u64> = (dep.items.iter())
             .filter(|i| i.kind == DepKind::AfterCorr)
             .map(|i| i.job)
@@ -107,7 +107,7 @@ impl Queue {
     /// Array `id`'s tasks in memory: one scan from its id on (its tasks' ids are higher).
     fn tasks_of(&self, id: u64) -> Tasks {
         let mut t = Tasks { started: HashMap::new(), pending: TaskSet::default() };
-        for r in self.jobs.range(id..).map(|(_, r)| r).filter(|r| r.array_id() == Some(id)) {
+        for r in self.jobs().range(id..).map(|(_, r)| r).filter(|r| r.array_id() == Some(id)) {
             match r.array.as_deref().and_then(|a| a.task) {
                 Some(task) => {
                     t.started.insert(task, (r.state, r.exit_code));
@@ -157,7 +157,7 @@ mod tests {
     #[test]
     fn each_task_waits_on_its_own_corresponding_task() {
         let q = arrays("aftercorr:10");
-        let c = q.corr(&q.jobs[&20]).unwrap();
+        let c = q.corr(&q.jobs()[&20]).unwrap();
         // 0: its task completed; 4: array 10 has no task 4, which counts as satisfied.
         assert_eq!(c.ready, [0, 4]);
         assert_eq!((c.waiting, c.never), (Some(JobState::Running), Some(JobState::Failed)));
@@ -201,9 +201,9 @@ mod tests {
     fn other_kinds_and_plain_targets_are_left_to_the_whole_array_rule() {
         // aftercorr on a job that is not an array, or an array also named by afterok: no per-task view.
         let q = arrays("aftercorr:10,afterok:10");
-        assert!(q.corr(&q.jobs[&20]).is_none());
+        assert!(q.corr(&q.jobs()[&20]).is_none());
         let q = arrays("aftercorr:11");
-        assert!(q.corr(&q.jobs[&20]).is_none());
-        assert!(q.corr(&q.jobs[&10]).is_none(), "no dependency");
+        assert!(q.corr(&q.jobs()[&20]).is_none());
+        assert!(q.corr(&q.jobs()[&10]).is_none(), "no dependency");
     }
 }

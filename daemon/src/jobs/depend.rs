@@ -28,7 +28,7 @@ fn singleton_key(j: &JobRecord) -> String {
 impl Queue {
     /// Every job `dep` names is in memory, or its fate is kept.
     pub fn dependencies_known(&self, dep: &Dependency) -> Result<()> {
-        match dep.jobs().find(|id| !self.jobs.contains_key(id) && !self.fates.contains_key(id)) {
+        match dep.jobs().find(|id| !self.jobs().contains_key(id) && !self.fates.contains_key(id)) {
             Some(id) => {
                 Err(Error::invalid("dependency", format!("{DEPENDENCY_PROBLEM}: job {id} is not known")))
             }
@@ -39,7 +39,7 @@ impl Queue {
     /// The gate of each pending job with a dependency, in id order, and for
     /// an array's pending tasks under `aftercorr`, how many of them may start.
     pub fn dependency_gates(&self, now: i64) -> Vec<(u64, DepGate, Option<u64>)> {
-        let waiting: Vec<(&JobRecord, Dependency)> = (self.jobs.values())
+        let waiting: Vec<(&JobRecord, Dependency)> = (self.jobs().values())
             .filter(|j| j.state == JobState::Pending)
             .filter_map(|j| {
                 j.extra.as_ref().filter(|x| !x.dependency.is_empty()).map(|x| (j, x.dependency()))
@@ -50,7 +50,7 @@ impl Queue {
         }
         // Built only when some job asks for singleton: one pass over the queue.
         let placed: HashSet<String> = if waiting.iter().any(|(_, d)| d.items.iter().any(is_singleton)) {
-            self.jobs.values().filter(|j| j.is_placed()).map(singleton_key).collect()
+            self.jobs().values().filter(|j| j.is_placed()).map(singleton_key).collect()
         } else {
             HashSet::new()
         };
@@ -59,7 +59,7 @@ impl Queue {
             arrays
                 .get(&id)
                 .copied()
-                .or_else(|| self.jobs.get(&id).map(target))
+                .or_else(|| self.jobs().get(&id).map(target))
                 .or_else(|| self.fates.get(&id).copied())
         };
         (waiting.into_iter())
@@ -85,10 +85,10 @@ impl Queue {
     /// Slurm reads a dependency on an array's id. One scan of the queue.
     fn array_targets(&self, named: impl Iterator<Item = u64>) -> HashMap<u64, Target> {
         let ids: HashSet<u64> =
-            named.filter(|id| self.jobs.get(id).is_some_and(|j| j.array_id() == Some(*id))).collect();
+            named.filter(|id| self.jobs().get(id).is_some_and(|j| j.array_id() == Some(*id))).collect();
         let mut out: HashMap<u64, Target> = HashMap::new();
         let Some(&lo) = ids.iter().min() else { return out };
-        for j in self.jobs.range(lo..).map(|(_, j)| j) {
+        for j in self.jobs().range(lo..).map(|(_, j)| j) {
             let Some(a) = j.array_id().filter(|a| ids.contains(a)) else { continue };
             let t = target(j);
             let ok = |t: &Target| t.state == JobState::Completed && t.exit_code == 0;
@@ -118,7 +118,7 @@ impl Queue {
     /// Called as `purged` leave memory: keeps the fate of each one a pending
     /// job still names, and drops fates no pending job names any more.
     pub fn keep_fates(&mut self, purged: &[JobRecord]) {
-        let named: HashSet<u64> = (self.jobs.values())
+        let named: HashSet<u64> = (self.jobs().values())
             .filter(|j| j.state == JobState::Pending)
             .filter_map(|j| j.extra.as_ref().filter(|x| !x.dependency.is_empty()))
             .flat_map(|x| x.dependency().jobs().collect::<Vec<_>>())

@@ -108,7 +108,7 @@ impl Queue {
     pub fn cancel(&self, ids: &[u64], signal: i32, now: i64) -> Effects {
         let mut fx = Effects::default();
         let mut seen = HashSet::new();
-        for j in ids.iter().filter(|id| seen.insert(**id)).filter_map(|id| self.jobs.get(id)) {
+        for j in ids.iter().filter(|id| seen.insert(**id)).filter_map(|id| self.jobs().get(id)) {
             if signal != 0 && j.state == JobState::Running && !j.nodes.is_empty() {
                 fx.signal(j, signal, 0);
                 // Its steps' tasks on its other nodes too (the first node's agent signals its own).
@@ -130,7 +130,7 @@ impl Queue {
     /// the job's first node (where it was launched) may end it.
     pub fn report(&self, agent_nodes: &[String], r: &pb::JobReport, now: i64) -> Result<Effects> {
         let id = r.job_id;
-        let job = self.jobs.get(&id);
+        let job = self.jobs().get(&id);
         let current = job.map(|j| j.run_id.as_str()).filter(|c| !c.is_empty());
         let stale = self.stale_reports.contains(&id);
         let mut fx = Effects::default();
@@ -196,7 +196,7 @@ impl Queue {
     pub fn time_out(&self, id: u64, now: i64) -> Effects {
         let mut fx = Effects::default();
         let due = |j: &&JobRecord| j.state == JobState::Running && j.deadline_ms().is_some_and(|d| now >= d);
-        if let Some(j) = self.jobs.get(&id).filter(due) {
+        if let Some(j) = self.jobs().get(&id).filter(due) {
             fx.persist(ended(j, JobState::Timeout, 0, Some(ReasonCode::TimeLimit), now));
             fx.terminate(j, self.kill_wait);
         }
@@ -209,7 +209,9 @@ impl Queue {
     /// it twice. Nothing for a job without a limit or a warning, or not yet due.
     pub fn warn(&self, id: u64, now: i64) -> Effects {
         let mut fx = Effects::default();
-        let Some((j, w)) = self.jobs.get(&id).and_then(|j| Some((j, j.warning_due(now)?))) else { return fx };
+        let Some((j, w)) = self.jobs().get(&id).and_then(|j| Some((j, j.warning_due(now)?))) else {
+            return fx;
+        };
         let mut n = j.clone();
         if let Some(x) = n.extra.as_deref_mut() {
             x.signalled_run_ms = j.start_ms;
@@ -235,7 +237,7 @@ impl Queue {
     /// NODE_FAIL with `reason`. `kill`: something of its run may still go
     /// on (its node was marked down), so that is stopped and its end ignored.
     pub fn lost(&self, id: u64, reason: ReasonCode, kill: bool, now: i64) -> Effects {
-        match self.jobs.get(&id).filter(|j| j.state == JobState::Running) {
+        match self.jobs().get(&id).filter(|j| j.state == JobState::Running) {
             Some(j) if j.requeue => self.requeue(id, kill),
             Some(j) => Effect::Persist(ended(j, JobState::NodeFail, 0, Some(reason), now)).into(),
             None => Effects::default(),
@@ -246,7 +248,7 @@ impl Queue {
     /// the end it reports ignored; without, its agent no longer has it.
     pub fn requeue(&self, id: u64, kill: bool) -> Effects {
         let mut fx = Effects::default();
-        if let Some(j) = self.jobs.get(&id).filter(|j| j.is_placed()) {
+        if let Some(j) = self.jobs().get(&id).filter(|j| j.is_placed()) {
             fx.persist(requeued(j));
             if kill {
                 fx.push(Effect::IgnoreReport(id));
@@ -302,7 +304,7 @@ impl JobService {
     pub async fn report(&self, agent_nodes: &[String], r: pb::JobReport) -> Result<()> {
         // The reporting agent's node of the job: where a failed node job function ran.
         let ours = |n: &&String| agent_nodes.contains(n) && (r.hres_node.is_empty() || **n == r.hres_node);
-        let node = self.lock().jobs.get(&r.job_id).and_then(|j| j.nodes.iter().find(ours).cloned());
+        let node = self.lock().jobs().get(&r.job_id).and_then(|j| j.nodes.iter().find(ours).cloned());
         self.transit(&[r.job_id], |q| q.report(agent_nodes, &r, now_ms())).await?;
         // A failed node job function drains the node, unless the service was only unavailable.
         if let Some(node) = node.filter(|_| !r.hres_phase.is_empty() && !r.hres_remote) {

@@ -88,7 +88,7 @@ impl JobService {
                 let q = self.lock();
                 rows.iter()
                     .filter_map(|(name, _)| key_id(name).ok())
-                    .filter(|id| q.jobs.contains_key(id))
+                    .filter(|id| q.jobs().contains_key(id))
                     .collect()
             };
             for (name, doc) in &rows {

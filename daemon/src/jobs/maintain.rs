@@ -85,7 +85,7 @@ impl JobService {
 
     /// The running jobs charged on `layer` of `name`: requeued, or cancelled.
     async fn layer_down(&self, name: &str, layer: &str, message: &str, now: i64) {
-        let on: Vec<u64> = (self.lock().jobs.values())
+        let on: Vec<u64> = (self.lock().jobs().values())
             .filter(|j| matches!(j.state, JobState::Running | JobState::Suspended))
             .filter(|j| {
                 j.licenses_alloc.iter().any(|a| a.name == name && a.layers.iter().any(|(l, _)| l == layer))
@@ -102,7 +102,7 @@ impl JobService {
 impl Queue {
     /// A plugin downed a layer job `id` runs on: requeued when it may be, else cancelled.
     pub fn layer_down(&self, id: u64, why: &str, now: i64) -> Effects {
-        if !self.jobs.get(&id).is_some_and(|j| j.is_placed()) {
+        if !self.jobs().get(&id).is_some_and(|j| j.is_placed()) {
             return Effects::default();
         }
         self.requeue_or_cancel(id, true, json!({ "reason": why, "by": "hres plugin maintenance" }), now)
@@ -117,7 +117,7 @@ impl Queue {
         info: serde_json::Value,
         now: i64,
     ) -> Effects {
-        let Some(j) = self.jobs.get(&id) else { return Effects::default() };
+        let Some(j) = self.jobs().get(&id) else { return Effects::default() };
         let requeue = j.requeue && !j.is_allocation();
         let mut fx = if requeue { self.requeue(id, kill) } else { self.cancel(&[id], 0, now) };
         fx.push(Effect::Audit { job: id, action: if requeue { "requeue" } else { "cancel" }, info });

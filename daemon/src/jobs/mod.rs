@@ -73,7 +73,7 @@ use crate::licenses::LicenseService;
 use crate::model::Partition;
 use crate::nodes::NodeService;
 use crate::sched::SchedConfig;
-use crate::sched::submit::{self, SubmitCounts, SubmitError, SubmitPolicy};
+use crate::sched::submit::{self, SubmitError, SubmitPolicy};
 use crate::store::{Action, BatchWriter, Store, now_ms};
 use effect::{Effect, Effects};
 use env::Env;
@@ -144,7 +144,7 @@ impl Queue {
         policy: &SubmitPolicy,
         admit: impl FnOnce(&Queue) -> Result<u64>,
     ) -> Result<Effects> {
-        let resolved = submit::submit(&rec.sched_job(), Some(partition), catalog, policy, &self.counts)
+        let resolved = submit::submit(&rec.sched_job(), Some(partition), catalog, policy, self.counts())
             .map_err(refusal)?;
         for w in &resolved.warnings {
             tracing::warn!(user = %rec.user, "{w}");
@@ -181,17 +181,15 @@ impl JobService {
         nodes: Arc<NodeService>,
         licenses: Arc<LicenseService>,
     ) -> Result<JobService> {
-        let mut queue = Queue { kill_wait: cfg.scheduler.kill_wait_secs, ..Queue::default() };
         let now = now_ms();
-        let (mut purged, mut max_id) = (purge::Purged::default(), 0);
+        let (mut jobs, mut purged, mut max_id) =
+            (std::collections::BTreeMap::new(), purge::Purged::default(), 0);
         if let Some(s) = &store {
-            (queue.jobs, purged, max_id) = purge::load(s.as_ref(), now, &cfg.scheduler).await?;
+            (jobs, purged, max_id) = purge::load(s.as_ref(), now, &cfg.scheduler).await?;
         }
-        let active: Vec<_> =
-            queue.jobs.values().filter(|j| j.is_active()).map(JobRecord::sched_job).collect();
-        queue.counts = SubmitCounts::from_jobs(active.iter());
+        let mut queue = Queue::loaded(jobs, cfg.scheduler.kill_wait_secs);
         // Running jobs keep their nodes until their agent says otherwise.
-        for j in queue.jobs.values().filter(|j| j.is_placed()) {
+        for j in queue.jobs().values().filter(|j| j.is_placed()) {
             nodes.allocate(&j.nodes, j.held(), false);
         }
         // Of every stored job, purged ones too: ids are never reused.
@@ -283,7 +281,7 @@ impl JobService {
 
     /// How many jobs the controller holds, finished ones included.
     pub fn count(&self) -> usize {
-        self.lock().jobs.len()
+        self.lock().jobs().len()
     }
 
     /// Calls `f` on each job (or each of `ids` that exists) under one lock;
@@ -291,18 +289,18 @@ impl JobService {
     pub fn visit(&self, ids: Option<&[u64]>, mut f: impl FnMut(&JobRecord)) -> u64 {
         let q = self.lock();
         match ids {
-            Some(ids) => ids.iter().filter_map(|id| q.jobs.get(id)).for_each(&mut f),
-            None => q.jobs.values().for_each(&mut f),
+            Some(ids) => ids.iter().filter_map(|id| q.jobs().get(id)).for_each(&mut f),
+            None => q.jobs().values().for_each(&mut f),
         }
         q.seq
     }
 
     pub fn jobs(&self) -> Vec<JobRecord> {
-        self.lock().jobs.values().cloned().collect()
+        self.lock().jobs().values().cloned().collect()
     }
 
     pub fn job(&self, id: u64) -> Option<JobRecord> {
-        self.lock().jobs.get(&id).cloned()
+        self.lock().jobs().get(&id).cloned()
     }
 
     /// sbatch: resolve the account, QOS and time limit, gate, persist, queue.
@@ -444,7 +442,7 @@ impl JobService {
 
     /// Running jobs and what each was charged, for `show license`.
     pub fn license_holders(&self) -> Vec<(u64, Vec<spur_vocab::licenses::LicenseAlloc>)> {
-        (self.lock().jobs.values())
+        (self.lock().jobs().values())
             .filter(|j| {
                 matches!(j.state, JobState::Running | JobState::Configuring) && !j.licenses_alloc.is_empty()
             })

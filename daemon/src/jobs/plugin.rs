@@ -65,7 +65,7 @@ impl JobService {
             if configuring.contains(&s.job) {
                 continue;
             }
-            let Some((job, preps)) = self.lock().jobs.get(&s.job).map(|j| {
+            let Some((job, preps)) = self.lock().jobs().get(&s.job).map(|j| {
                 let job = prep::job_info(j.who(), &s.nodes, now);
                 (job, prep::preps(&plugins, &hres, &j.licenses, &s.licenses, &s.nodes))
             }) else {
@@ -106,11 +106,7 @@ impl JobService {
         if !remote.is_empty() {
             let mut q = self.lock();
             for (id, message) in remote {
-                if let Some(j) = q.jobs.get_mut(id).filter(|j| j.state == JobState::Pending) {
-                    j.reason = Some(sched::reason::ReasonCode::HresRemoteFail);
-                    j.reason_detail.clone_from(message);
-                }
-                q.mark(*id);
+                q.note_remote_fail(*id, message);
             }
         }
     }
@@ -140,7 +136,7 @@ impl JobService {
             let q = self.lock();
             let pending = |j: &&JobRecord| j.state == JobState::Pending && j.hold == Hold::None;
             let wanted = |j: &&JobRecord| ids.is_none_or(|ids| ids.contains(&j.id));
-            (q.jobs.values().filter(pending).filter(wanted))
+            (q.jobs().values().filter(pending).filter(wanted))
                 .filter(|j| !j.licenses.is_empty())
                 .map(|j| (j.id, j.licenses.clone()))
                 .collect()
@@ -160,7 +156,7 @@ impl Queue {
     /// requeue): held as by an admin, its message the reason until released.
     pub fn plugin_hold(&self, id: u64, message: &str, why: &str, _now: i64) -> Effects {
         let mut fx = Effects::default();
-        if let Some(j) = self.jobs.get(&id).filter(|j| j.state == JobState::Pending) {
+        if let Some(j) = self.jobs().get(&id).filter(|j| j.state == JobState::Pending) {
             let mut n = j.clone();
             n.hold = Hold::Admin;
             n.plugin_hold = Some(message.to_string());

@@ -113,7 +113,7 @@ impl JobService {
         let evicting: Vec<(u64, u64, PreemptMode)> = {
             let q = self.lock();
             (plan.preemptions.iter())
-                .filter(|p| q.jobs.get(&p.victim).is_some_and(|j| j.state == JobState::Running))
+                .filter(|p| q.jobs().get(&p.victim).is_some_and(|j| j.state == JobState::Running))
                 .map(|p| (p.victim, p.by, p.mode))
                 .collect()
         };
@@ -156,7 +156,9 @@ impl Queue {
         let mut fx = Effects::default();
         let mut seen = HashSet::new();
         for p in &plan.preemptions {
-            let Some(j) = self.jobs.get(&p.victim).filter(|j| j.state == JobState::Running) else { continue };
+            let Some(j) = self.jobs().get(&p.victim).filter(|j| j.state == JobState::Running) else {
+                continue;
+            };
             if !seen.insert(j.id) {
                 continue;
             }
@@ -203,7 +205,7 @@ impl Queue {
             fx.push(Effect::Audit { job: j.id, action: "preempt", info });
         }
         for id in &plan.resumes {
-            let Some(j) = self.jobs.get(id).filter(|j| j.state == JobState::Suspended) else { continue };
+            let Some(j) = self.jobs().get(id).filter(|j| j.state == JobState::Suspended) else { continue };
             fx.persist(resumed(j, now));
             fx.signal(j, SIGCONT, 0);
             fx.push(Effect::Audit { job: j.id, action: "resume", info: serde_json::json!({}) });
@@ -217,7 +219,7 @@ impl JobService {
     pub(crate) fn evicted_for(&self) -> std::collections::HashMap<u64, i64> {
         let mut m = self.evicted_for.lock().unwrap_or_else(|e| e.into_inner());
         let q = self.lock();
-        m.retain(|id, _| q.jobs.get(id).is_some_and(|j| j.state == JobState::Pending));
+        m.retain(|id, _| q.jobs().get(id).is_some_and(|j| j.state == JobState::Pending));
         m.clone()
     }
 }

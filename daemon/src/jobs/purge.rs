@@ -193,7 +193,7 @@ pub(crate) async fn load(
 /// what [`load`] left out; returns the slim records of those that ran.
 pub(crate) fn at_load(q: &mut Queue, now: i64, cfg: &SchedulerConfig, mut purged: Purged) -> Vec<JobRecord> {
     let min_age_ms = i64::try_from(cfg.min_job_age_secs.saturating_mul(1000)).unwrap_or(i64::MAX);
-    q.jobs.retain(|_, j| {
+    q.retain_ended(|j| {
         let keep = !expired(j, now, min_age_ms);
         if !keep {
             purged.add(j);
@@ -210,7 +210,7 @@ impl JobService {
         let age = self.retention.min_age_ms;
         let due: Vec<u64> = {
             let q = self.lock();
-            (q.jobs.values())
+            (q.jobs().values())
                 .filter(|j| expired(j, now, age) && !q.launching.contains(&j.id))
                 .map(|j| j.id)
                 .collect()
@@ -227,7 +227,7 @@ impl JobService {
         // Written first: a failed write purges nothing, and the next pass retries.
         let bare: Vec<JobRecord> = {
             let q = self.lock();
-            (due.iter().filter_map(|id| q.jobs.get(id)))
+            (due.iter().filter_map(|id| q.jobs().get(id)))
                 .filter(|j| expired(j, now, age) && (!j.script.is_empty() || !j.env.is_empty()))
                 .map(|j| JobRecord { script: String::new(), env: Default::default(), ..j.clone() })
                 .collect()
@@ -245,13 +245,11 @@ impl JobService {
             let mut ran = self.retention.ran();
             let mut removed = Vec::with_capacity(due.len());
             for id in due {
-                let Some(j) = q.jobs.get(&id).filter(|j| expired(j, now, age)) else { continue };
+                let Some(j) = q.jobs().get(&id).filter(|j| expired(j, now, age)) else { continue };
                 if j.start_ms > 0 {
                     ran.push(slim(j));
                 }
-                removed.extend(q.jobs.remove(&id));
-                q.stale_reports.remove(&id);
-                q.mark(id);
+                removed.extend(q.forget(id));
                 gone.push(id);
             }
             q.keep_fates(&removed);
@@ -279,7 +277,7 @@ impl JobService {
     pub(crate) fn usage_jobs(&self) -> Vec<JobRecord> {
         let q = self.lock();
         let ran = self.retention.ran();
-        let held = q.jobs.values().filter(|j| j.start_ms > 0).cloned();
+        let held = q.jobs().values().filter(|j| j.start_ms > 0).cloned();
         held.chain(ran.iter().cloned()).collect()
     }
 
@@ -330,7 +328,7 @@ mod tests {
         let running = job(4, JobState::Running, NOW - DAY, 0);
         s.persist(&[&ended, &running]).await.unwrap();
         for j in [ended.clone(), running.clone()] {
-            s.lock().jobs.insert(j.id, j);
+            s.lock().jobs_mut().insert(j.id, j);
         }
         assert_eq!(s.purge(NOW).await, vec![3]);
         let docs = store.load(KIND_JOB).await.unwrap();
@@ -360,7 +358,7 @@ mod tests {
     }
 
     fn ids(s: &JobService) -> Vec<u64> {
-        s.lock().jobs.keys().copied().collect()
+        s.lock().jobs().keys().copied().collect()
     }
 
     #[tokio::test]
@@ -377,20 +375,18 @@ mod tests {
                 job(4, JobState::Cancelled, 0, NOW - min),
                 job(5, JobState::Failed, NOW - DAY, NOW - min + 1),
             ] {
-                q.jobs.insert(j.id, j);
+                q.install(j);
             }
-            let live: Vec<_> = q.jobs.values().filter(|j| j.is_active()).map(JobRecord::sched_job).collect();
-            q.counts = crate::sched::SubmitCounts::from_jobs(live.iter());
             q.stale_reports.insert(3);
             q.changed.clear();
         }
-        let before = format!("{:?}", s.lock().counts);
+        let before = format!("{:?}", s.lock().counts());
         assert_eq!(s.purge(NOW - 1).await, Vec::<u64>::new(), "nothing is due a millisecond early");
         assert_eq!(s.purge(NOW).await, vec![3, 4]);
         assert_eq!(ids(&s), [1, 2, 5]);
         {
             let q = s.lock();
-            assert_eq!(format!("{:?}", q.counts), before, "only ended jobs go, so the live counts stay");
+            assert_eq!(format!("{:?}", q.counts()), before, "only ended jobs go, so the live counts stay");
             assert!(q.stale_reports.is_empty());
             let mut marked: Vec<u64> = q.changed.iter().copied().collect();
             marked.sort_unstable();
@@ -405,9 +401,9 @@ mod tests {
         let s = service(Config::default()).await;
         {
             let mut q = s.lock();
-            q.jobs.insert(1, job(1, JobState::Completed, NOW - DAY, NOW - DAY / 2));
-            q.jobs.insert(2, job(2, JobState::Cancelled, 0, NOW - DAY));
-            q.jobs.insert(3, job(3, JobState::Running, NOW - DAY, 0));
+            q.jobs_mut().insert(1, job(1, JobState::Completed, NOW - DAY, NOW - DAY / 2));
+            q.jobs_mut().insert(2, job(2, JobState::Cancelled, 0, NOW - DAY));
+            q.jobs_mut().insert(3, job(3, JobState::Running, NOW - DAY, 0));
         }
         let usage = |s: &JobService| {
             let mut v: Vec<(u64, i64, i64, usize)> =
@@ -435,10 +431,10 @@ mod tests {
             job(2, JobState::Completed, NOW - DAY, NOW),
             job(3, JobState::Pending, 0, 0),
         ] {
-            q.jobs.insert(j.id, j);
+            q.jobs_mut().insert(j.id, j);
         }
         let ran = at_load(&mut q, NOW, &SchedulerConfig::default(), Purged::default());
-        assert_eq!(q.jobs.keys().copied().collect::<Vec<_>>(), [2, 3]);
+        assert_eq!(q.jobs().keys().copied().collect::<Vec<_>>(), [2, 3]);
         assert_eq!(ran.iter().map(|j| (j.id, j.script.is_empty())).collect::<Vec<_>>(), [(1, true)]);
     }
 

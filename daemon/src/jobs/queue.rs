@@ -2,6 +2,9 @@
 //! Transitions read a `Queue` and return effects; only the executor's
 //! install writes records into it, through [`Queue::install`], so the limit
 //! counts, the launching set and the Watch marks cannot drift from the records.
+//! The records and their counts are private to this file: besides install,
+//! the only writes are the memory-only ones named here (a pass's pending
+//! reasons, an HRES plugin's remote failure, a purge, the load).
 
 use super::record::JobRecord;
 use crate::accounting::Caller;
@@ -13,22 +16,105 @@ use std::collections::{BTreeMap, HashSet};
 
 #[derive(Default)]
 pub(crate) struct Queue {
-    pub jobs: BTreeMap<u64, JobRecord>,
-    pub counts: SubmitCounts,
+    jobs: BTreeMap<u64, JobRecord>,
+    counts: SubmitCounts,
+    // The bookkeeping the job module's transitions keep beside the records
+    // (none of it a record): theirs to read and update.
     /// Jobs whose killed run will still report an end, to be ignored.
-    pub stale_reports: HashSet<u64>,
+    pub(super) stale_reports: HashSet<u64>,
     /// Started by the current pass, their launch not yet handed to the agent.
-    pub launching: HashSet<u64>,
+    pub(super) launching: HashSet<u64>,
     /// Jobs changed since the last published batch, and that batch's number.
-    pub changed: HashSet<u64>,
-    pub seq: u64,
+    pub(super) changed: HashSet<u64>,
+    pub(super) seq: u64,
     /// Slurm's KillWait: SIGTERM, then SIGKILL this many seconds later.
-    pub kill_wait: u32,
+    pub(super) kill_wait: u32,
     /// How purged jobs that pending jobs still depend on ended (see `depend.rs`).
-    pub fates: std::collections::HashMap<u64, crate::sched::depend::Target>,
+    pub(super) fates: std::collections::HashMap<u64, crate::sched::depend::Target>,
 }
 
 impl Queue {
+    /// The queue a controller starts with: the records the store held, their counts.
+    pub fn loaded(jobs: BTreeMap<u64, JobRecord>, kill_wait: u32) -> Queue {
+        let active: Vec<_> = jobs.values().filter(|j| j.is_active()).map(JobRecord::sched_job).collect();
+        let counts = SubmitCounts::from_jobs(active.iter());
+        Queue { jobs, counts, kill_wait, ..Queue::default() }
+    }
+
+    /// Every record, in id order.
+    pub fn jobs(&self) -> &BTreeMap<u64, JobRecord> {
+        &self.jobs
+    }
+
+    /// The submit limits' counts of the active records.
+    pub fn counts(&self) -> &SubmitCounts {
+        &self.counts
+    }
+
+    /// A purge: job `id` leaves memory (the store keeps it), with what followed it.
+    pub fn forget(&mut self, id: u64) -> Option<JobRecord> {
+        let gone = self.jobs.remove(&id)?;
+        if gone.is_active() {
+            self.counts.remove(&gone.sched_job());
+        }
+        self.stale_reports.remove(&id);
+        self.mark(id);
+        Some(gone)
+    }
+
+    /// At load, drops the ended records `keep` refuses (a restart must not
+    /// bring back what was purged); active ones always stay.
+    pub fn retain_ended(&mut self, mut keep: impl FnMut(&JobRecord) -> bool) {
+        self.jobs.retain(|_, j| j.is_active() || keep(j));
+    }
+
+    /// Memory only, not persisted: an HRES plugin's service was unavailable
+    /// at a pending job's pre-run; the next pass tries again.
+    pub fn note_remote_fail(&mut self, id: u64, message: &str) {
+        if let Some(j) = self.jobs.get_mut(&id).filter(|j| j.state == JobState::Pending) {
+            j.reason = Some(crate::sched::reason::ReasonCode::HresRemoteFail);
+            j.reason_detail = message.to_string();
+            self.mark(id);
+        }
+    }
+
+    /// Memory only, not persisted: every pending job's reason and priority as
+    /// the pass found them; the next pass finds them again. Priority alone
+    /// does not mark a job (see `events.rs`).
+    pub fn note_pending(&mut self, plan: &crate::sched::Plan) {
+        let mut marks = vec![];
+        let mut detail = String::new();
+        // In id order, so the queue is walked once rather than searched per job.
+        let mut by_id: Vec<&crate::sched::Pending> = plan.pending.iter().collect();
+        by_id.sort_unstable_by_key(|p| p.job);
+        let first = by_id.first().map_or(0, |p| p.job);
+        let mut jobs = self.jobs.range_mut(first..).peekable();
+        for p in by_id {
+            while jobs.next_if(|(id, _)| **id < p.job).is_some() {}
+            if let Some((_, j)) = jobs.next_if(|(id, _)| **id == p.job) {
+                let code = Some(p.reason.code);
+                p.reason.write_sentence(&mut detail);
+                if j.reason != code || j.reason_detail != detail {
+                    j.reason = code;
+                    j.reason_detail.clone_from(&detail);
+                    marks.push(j.id);
+                }
+                j.eff_priority = p.priority.value() as f64;
+                j.factors = super::run::factors(&p.priority);
+                j.prio_ordered = p.priority.ordered;
+            }
+        }
+        for id in marks {
+            self.mark(id);
+        }
+    }
+
+    /// Tests set records up directly, as a store's load would.
+    #[cfg(test)]
+    pub fn jobs_mut(&mut self) -> &mut BTreeMap<u64, JobRecord> {
+        &mut self.jobs
+    }
+
     /// Job `id`, or NotFound.
     pub fn get(&self, id: u64) -> Result<&JobRecord> {
         self.jobs.get(&id).ok_or_else(|| Error::NotFound(format!("job {id} does not exist")))

@@ -45,7 +45,7 @@ impl Queue {
     /// record's (an entry or a record without one, from before run ids, is
     /// taken by the job id alone).
     fn is_current(&self, r: &pb::RunningJob) -> bool {
-        let current = self.jobs.get(&r.job_id).map_or("", |j| j.run_id.as_str());
+        let current = self.jobs().get(&r.job_id).map_or("", |j| j.run_id.as_str());
         r.run_id.is_empty() || current.is_empty() || r.run_id == current
     }
 
@@ -55,7 +55,7 @@ impl Queue {
         let reported: HashSet<u64> =
             running.iter().filter(|r| self.is_current(r)).map(|r| r.job_id).collect();
         let hosted = |j: &JobRecord| j.nodes.first().is_some_and(|n| nodes.contains(n));
-        (self.jobs.values())
+        (self.jobs().values())
             .filter(|j| j.state == JobState::Running && hosted(j) && !reported.contains(&j.id))
             // A launch still on its way is not in the agent's list yet;
             // an allocation srun made has nothing on its agent to list.
@@ -73,7 +73,7 @@ impl Queue {
     pub fn strays(&self, nodes: &[String], running: &[pb::RunningJob]) -> Effects {
         let mut fx = Effects::default();
         for r in running {
-            let ours = self.jobs.get(&r.job_id);
+            let ours = self.jobs().get(&r.job_id);
             let here = |j: &JobRecord| j.state == JobState::Running && j.nodes.first() == Some(&r.node);
             if ours.is_some_and(here) && self.is_current(r) {
                 continue;

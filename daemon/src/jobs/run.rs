@@ -147,13 +147,13 @@ impl JobService {
     /// list grown by doubling moved every job it held at each step).
     fn active_jobs(&self, now: i64) -> Vec<sched::Job> {
         let q = self.lock();
-        let mut out = Vec::with_capacity(q.jobs.values().filter(|j| j.is_active()).count());
-        out.extend(q.jobs.values().filter(|j| j.is_active()).map(JobRecord::sched_job));
+        let mut out = Vec::with_capacity(q.jobs().values().filter(|j| j.is_active()).count());
+        out.extend(q.jobs().values().filter(|j| j.is_active()).map(JobRecord::sched_job));
         // The running tasks of throttled arrays, counted once.
         if out.iter().any(|j| j.array.is_some_and(|a| a.throttle > 0)) {
             let mut running: std::collections::HashMap<u64, u32> = std::collections::HashMap::new();
             // A borrowed task is outside the array's concurrency too (spur-idle-fill.md, Quota accounting).
-            for a in q.jobs.values().filter(|j| j.is_placed() && !j.borrowed).filter_map(|j| j.array_id()) {
+            for a in q.jobs().values().filter(|j| j.is_placed() && !j.borrowed).filter_map(|j| j.array_id()) {
                 *running.entry(a).or_default() += 1;
             }
             for j in out.iter_mut() {
@@ -216,7 +216,7 @@ impl JobService {
                 // Started CONFIGURING: their asynchronous pre-runs begin after the pass.
                 let q = self.lock();
                 let configuring = |id: &&u64| {
-                    q.jobs.get(id).is_some_and(|j| {
+                    q.jobs().get(id).is_some_and(|j| {
                         j.state == JobState::Configuring && j.hres.as_ref().is_some_and(|r| r.async_running)
                     })
                 };
@@ -243,7 +243,7 @@ impl JobService {
             (plan.pending.iter())
                 .filter(|p| p.reason.code == sched::reason::ReasonCode::DependencyNeverSatisfied)
                 .filter(|p| {
-                    q.jobs.get(&p.job).and_then(|j| j.extra.as_ref()).is_some_and(|x| x.kill_on_invalid_dep)
+                    q.jobs().get(&p.job).and_then(|j| j.extra.as_ref()).is_some_and(|x| x.kill_on_invalid_dep)
                 })
                 .map(|p| p.job)
                 .collect()
@@ -264,7 +264,7 @@ impl JobService {
 
     /// The time-limit watchdog, and jobs whose nodes went down.
     async fn enforce(&self, now: i64) {
-        let running: Vec<(u64, bool, bool, bool, Vec<String>)> = (self.lock().jobs.values())
+        let running: Vec<(u64, bool, bool, bool, Vec<String>)> = (self.lock().jobs().values())
             .filter(|j| j.state == JobState::Running)
             .map(|j| {
                 let late = j.deadline_ms().is_some_and(|d| now >= d);
@@ -316,7 +316,7 @@ impl Queue {
         for (i, s) in starts.iter().enumerate() {
             let current = match arrays.get(&s.job) {
                 Some(left) => left.as_ref(),
-                None => self.jobs.get(&s.job),
+                None => self.jobs().get(&s.job),
             };
             let Some(j) = current.filter(|j| j.state == JobState::Pending) else { continue };
             let task = if j.is_array_pending() {
@@ -361,37 +361,6 @@ impl Queue {
         fx.0.extend(launches);
         fx
     }
-
-    /// Every pending job's reason and priority as the pass found them. Not
-    /// persisted: the next pass finds them again. Priority alone does not
-    /// mark a job (see `events.rs`).
-    pub fn note_pending(&mut self, plan: &sched::Plan) {
-        let mut marks = vec![];
-        let mut detail = String::new();
-        // In id order, so the queue is walked once rather than searched per job.
-        let mut by_id: Vec<&sched::Pending> = plan.pending.iter().collect();
-        by_id.sort_unstable_by_key(|p| p.job);
-        let first = by_id.first().map_or(0, |p| p.job);
-        let mut jobs = self.jobs.range_mut(first..).peekable();
-        for p in by_id {
-            while jobs.next_if(|(id, _)| **id < p.job).is_some() {}
-            if let Some((_, j)) = jobs.next_if(|(id, _)| **id == p.job) {
-                let code = Some(p.reason.code);
-                p.reason.write_sentence(&mut detail);
-                if j.reason != code || j.reason_detail != detail {
-                    j.reason = code;
-                    j.reason_detail.clone_from(&detail);
-                    marks.push(j.id);
-                }
-                j.eff_priority = p.priority.value() as f64;
-                j.factors = factors(&p.priority);
-                j.prio_ordered = p.priority.ordered;
-            }
-        }
-        for id in marks {
-            self.mark(id);
-        }
-    }
 }
 
 /// `j` started by the pass at `now` where `s` placed it.
@@ -417,7 +386,7 @@ fn started(j: &JobRecord, s: &sched::Start, nodes: &[crate::model::Node], now: i
     n
 }
 
-fn factors(p: &sched::PriorityFactors) -> (f64, f64, f64, u32) {
+pub(super) fn factors(p: &sched::PriorityFactors) -> (f64, f64, f64, u32) {
     (p.base, p.fair_share, p.age, p.tier)
 }
 

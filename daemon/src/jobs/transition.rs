@@ -140,7 +140,7 @@ impl JobService {
                     Effect::Persist(new) => {
                         let id = new.id;
                         let old = q.install(new);
-                        let new = &q.jobs[&id];
+                        let new = &q.jobs()[&id];
                         licences |= old.as_ref().is_some_and(|o| o.licenses_alloc != new.licenses_alloc);
                         self.settle_nodes(old.as_ref(), new);
                         if let Some(run) = old
@@ -173,12 +173,12 @@ impl JobService {
                     }
                     // Built now, from the record as installed: a later change must not alter this run.
                     // An allocation srun made has no script: nothing is launched for it.
-                    Effect::Launch { job, node } => match q.jobs.get(&job).map(JobRecord::is_allocation) {
+                    Effect::Launch { job, node } => match q.jobs().get(&job).map(JobRecord::is_allocation) {
                         Some(true) => {
                             q.launching.remove(&job);
                         }
                         Some(false) => {
-                            acts.push(Act::Launch { job, node, cmd: super::launch::launch(&q.jobs[&job]) })
+                            acts.push(Act::Launch { job, node, cmd: super::launch::launch(&q.jobs()[&job]) })
                         }
                         None => {}
                     },

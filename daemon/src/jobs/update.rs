@@ -150,7 +150,7 @@ impl Queue {
             )));
         }
         let mut next = updated(j, role, caller, set, at.partitions)?;
-        bounds::resubmit(j, &mut next, at, &self.counts)?;
+        bounds::resubmit(j, &mut next, at, self.counts())?;
         bounds::time_limit(j, &next, role, at)?;
         if let Some(x) =
             next.extra.as_deref().filter(|x| j.extra.as_deref().is_none_or(|o| o.dependency != x.dependency))
@@ -202,7 +202,7 @@ impl JobService {
     /// install takes them).
     fn fits(&self, q: &Queue, fx: &Effects, parts: &[Partition]) -> Result<()> {
         for new in fx.records().filter(|n| n.state == JobState::Pending) {
-            let Some(old) = q.jobs.get(&new.id) else { continue };
+            let Some(old) = q.jobs().get(&new.id) else { continue };
             let features = |j: &JobRecord| j.extra.as_ref().map(|x| x.constraint.clone()).unwrap_or_default();
             if new.partition == old.partition && features(new) == features(old) {
                 continue;

@@ -262,7 +262,7 @@ impl JobService {
             self.command(job, step, nodes, SIGTERM, kill_wait).await;
             return true;
         }
-        let running = self.lock().jobs.get(&job).and_then(|j| j.step(step)).is_some_and(|s| s.is_running());
+        let running = self.lock().jobs().get(&job).and_then(|j| j.step(step)).is_some_and(|s| s.is_running());
         if running {
             let end = |q: &crate::jobs::queue::Queue| {
                 Ok(q.step_end(job, step, JobState::Cancelled, (0, 0), now_ms()))

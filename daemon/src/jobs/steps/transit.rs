@@ -132,7 +132,7 @@ impl Queue {
     /// Step `step` of `job` ended in `state` with `exit` (code, signal) at
     /// `now`. A step that is no longer running (its job ended first) keeps its end.
     pub fn step_end(&self, job: u64, step: u32, state: JobState, exit: (i32, i32), now: i64) -> Effects {
-        let Some(j) = self.jobs.get(&job) else { return Effects::default() };
+        let Some(j) = self.jobs().get(&job) else { return Effects::default() };
         if !j.step(step).is_some_and(StepRecord::is_running) {
             return Effects::default();
         }
@@ -148,7 +148,7 @@ impl Queue {
     /// The allocation srun made ends with its step: COMPLETED, or FAILED
     /// with srun's exit code.
     pub fn release(&self, job: u64, exit_code: i32, now: i64) -> Effects {
-        match self.jobs.get(&job).filter(|j| j.is_allocation() && j.state == JobState::Running) {
+        match self.jobs().get(&job).filter(|j| j.is_allocation() && j.state == JobState::Running) {
             Some(j) if exit_code == 0 => Effect::Persist(ended(j, JobState::Completed, 0, None, now)).into(),
             Some(j) => Effect::Persist(ended(
                 j,
@@ -177,7 +177,7 @@ mod tests {
             alloc: (4, 0, 0),
             ..JobRecord::default()
         };
-        q.jobs.insert(7, j);
+        q.jobs_mut().insert(7, j);
         q
     }
 
@@ -212,14 +212,14 @@ mod tests {
             .collect();
         assert_eq!(launches, [("n1".into(), vec![0, 1]), ("n2".into(), vec![2, 3])]);
         let mut q = q;
-        q.jobs.insert(7, rec.clone());
+        q.jobs_mut().insert(7, rec.clone());
         let (fx, id, _) = q.step_start(Role::None, &alice(), &req(1), 200).unwrap();
         assert_eq!(id, 1, "ids count up");
-        q.jobs.insert(7, fx.persisted()[0].clone());
+        q.jobs_mut().insert(7, fx.persisted()[0].clone());
         let done = q.step_end(7, 0, JobState::Failed, (3, 0), 300);
         let s = done.persisted()[0].step(0).cloned().unwrap();
         assert_eq!((s.state, s.exit_code, s.end_ms), (JobState::Failed, 3, 300));
-        q.jobs.insert(7, done.persisted()[0].clone());
+        q.jobs_mut().insert(7, done.persisted()[0].clone());
         assert!(q.step_end(7, 0, JobState::Completed, (0, 0), 400).is_empty(), "an ended step keeps its end");
     }
 
@@ -234,13 +234,14 @@ mod tests {
         assert!(
             q.step_start(Role::None, &alice(), &no_prog, 0).unwrap_err().to_string().starts_with("argv:")
         );
-        q.jobs.get_mut(&7).unwrap().steps = Some(Box::new(StepLog { next: MAX_STEPS, ..StepLog::default() }));
+        q.jobs_mut().get_mut(&7).unwrap().steps =
+            Some(Box::new(StepLog { next: MAX_STEPS, ..StepLog::default() }));
         let e = q.step_start(Role::None, &alice(), &req(1), 0).unwrap_err().to_string();
         assert!(e.contains("40000 steps") && e.contains("MaxStepCount"), "{e}");
-        q.jobs.get_mut(&7).unwrap().state = JobState::Completed;
+        q.jobs_mut().get_mut(&7).unwrap().state = JobState::Completed;
         let e = q.step_start(Role::None, &alice(), &req(1), 0).unwrap_err().to_string();
         assert!(e.contains("has ended (COMPLETED)"), "{e}");
-        q.jobs.get_mut(&7).unwrap().state = JobState::Pending;
+        q.jobs_mut().get_mut(&7).unwrap().state = JobState::Pending;
         assert!(
             q.step_start(Role::None, &alice(), &req(1), 0).unwrap_err().to_string().contains("is PENDING")
         );
@@ -250,7 +251,7 @@ mod tests {
     fn a_job_s_signal_reaches_its_steps_on_its_other_nodes() {
         let mut q = queue();
         let (fx, _, _) = q.step_start(Role::None, &alice(), &req(2), 0).unwrap();
-        q.jobs.insert(7, fx.persisted()[0].clone());
+        q.jobs_mut().insert(7, fx.persisted()[0].clone());
         let fx = q.cancel(&[7], 10, 1);
         let sent: Vec<&str> = (fx.0.iter())
             .filter_map(|e| match e {
@@ -265,7 +266,7 @@ mod tests {
     fn an_allocation_ends_with_its_step_s_code() {
         let mut q = queue();
         assert!(q.release(7, 0, 1).is_empty(), "a batch job is not released by a step");
-        q.jobs.get_mut(&7).unwrap().steps =
+        q.jobs_mut().get_mut(&7).unwrap().steps =
             Some(Box::new(StepLog { allocation: true, ..StepLog::default() }));
         let fx = q.release(7, 3, 9);
         let j = fx.persisted()[0];

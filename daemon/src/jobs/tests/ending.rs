@@ -19,7 +19,7 @@ fn cancel_of_a_pending_job_persists_cancelled_and_signals_nothing() {
     let [j] = fx.persisted()[..] else { panic!("{fx:?}") };
     assert_eq!((j.id, j.state, j.end_ms, j.reason), (1, JobState::Cancelled, NOW, None));
     assert!(fx.signals().is_empty());
-    assert_eq!(q.jobs[&1].state, JobState::Pending, "a transition only computes; the executor installs");
+    assert_eq!(q.jobs()[&1].state, JobState::Pending, "a transition only computes; the executor installs");
 }
 
 #[test]
@@ -130,7 +130,7 @@ fn requeue_takes_the_run_back_and_ignores_its_end() {
     let fx = q.requeue(1, true);
     let [j] = fx.persisted()[..] else { panic!("{fx:?}") };
     assert_eq!((j.state, j.start_ms, j.nodes.len(), j.licenses_alloc.len()), (JobState::Pending, 0, 0, 0));
-    assert_eq!((&j.script, j.requeue), (&q.jobs[&1].script, true), "its spec stays");
+    assert_eq!((&j.script, j.requeue), (&q.jobs()[&1].script, true), "its spec stays");
     assert!(fx.0.contains(&Effect::IgnoreReport(1)));
     assert_eq!(fx.signals(), [(1, "n1", SIGTERM, KW)]);
     // Without kill, the agent no longer has it: nothing to stop, no end to drop.

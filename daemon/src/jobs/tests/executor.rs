@@ -111,8 +111,8 @@ async fn service(store: Arc<Recording>) -> JobService {
 /// What a watcher and the limits see of the queue.
 fn seen(s: &JobService) -> (Vec<(u64, JobState)>, String, usize) {
     let q = s.lock();
-    let jobs = q.jobs.values().map(|j| (j.id, j.state)).collect();
-    (jobs, format!("{:?}", q.counts), q.changed.len())
+    let jobs = q.jobs().values().map(|j| (j.id, j.state)).collect();
+    (jobs, format!("{:?}", q.counts()), q.changed.len())
 }
 
 #[tokio::test]

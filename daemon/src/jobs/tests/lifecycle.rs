@@ -173,11 +173,11 @@ fn a_lent_start_is_stamped_borrowed_and_a_requeue_clears_the_stamp() {
     let mut q = queue([]);
     q.install(run.clone());
     let catalog = crate::sched::catalog::Catalog::default();
-    assert_eq!(q.counts.account_jobs(&catalog, "phys"), 0, "the borrowed run counts in no submit count");
+    assert_eq!(q.counts().account_jobs(&catalog, "phys"), 0, "the borrowed run counts in no submit count");
     let back = q.requeue(1, true).persisted()[0].clone();
     assert!(!back.borrowed, "the next run is lent, or not, afresh");
     q.install(back);
-    assert_eq!(q.counts.account_jobs(&catalog, "phys"), 1, "pending again, it counts");
+    assert_eq!(q.counts().account_jobs(&catalog, "phys"), 1, "pending again, it counts");
     // Its end keeps the stamp, for sacct.
     let done = crate::jobs::ending::ended(&run, JobState::Completed, 0, None, NOW);
     assert!(done.borrowed && !done.sched_job().borrowed);

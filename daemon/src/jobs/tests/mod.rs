@@ -24,7 +24,7 @@ pub const KW: u32 = 30;
 
 /// A queue holding `jobs`, their limit counts as a load would make them.
 pub fn queue(jobs: impl IntoIterator<Item = JobRecord>) -> Queue {
-    let mut q = Queue { kill_wait: KW, ..Queue::default() };
+    let mut q = Queue::loaded(Default::default(), KW);
     for j in jobs {
         q.install(j);
     }
