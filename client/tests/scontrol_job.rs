@@ -285,3 +285,26 @@ fn a_reclaimed_job_shows_its_reclaimer_and_a_borrowed_run_says_so() {
     j.borrowed = true;
     assert!(job_record(&j, NOW, true).contains(" Borrowed=yes Reclaims=1 "));
 }
+
+/// A job a signal ended: Slurm's `ExitCode=0:SIGNAL` and `RaisedSignal:N`,
+/// as sacct shows them; a launch that failed shows its words as the reason.
+#[test]
+fn ended_jobs_show_their_signal_and_their_failure_s_words() {
+    let mut j = pending();
+    j.state = spur_proto::states::state_named("FAILED");
+    (j.reason, j.exit_code, j.exit_signal) = (spur_proto::states::reason_named("RaisedSignal"), -1, 9);
+    j.reason_detail = String::new();
+    let shown = job_record(&j, NOW, true);
+    assert!(
+        shown.contains(" Reason=RaisedSignal:9 Dependency=") && shown.contains(" ExitCode=0:9"),
+        "{shown}"
+    );
+    (j.reason, j.exit_signal) = (spur_proto::states::reason_named("JobLaunchFailure"), 0);
+    j.reason_detail = "launch failed: /nonexistent/interp: No such file".into();
+    let shown = job_record(&j, NOW, true);
+    assert!(
+        shown.contains(" Reason=launch failed: /nonexistent/interp: No such file Dependency="),
+        "{shown}"
+    );
+    assert!(shown.contains(" ExitCode=-1:0"), "{shown}");
+}

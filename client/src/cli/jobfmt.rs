@@ -94,6 +94,14 @@ pub fn shown_start(j: &pb::Job) -> i64 {
     }
 }
 
+/// Slurm's `code:signal`: a job killed by signal N is `0:N`.
+pub fn exit_code(j: &pb::Job) -> String {
+    match exit_signal(j) {
+        Some(sig) => format!("0:{sig}"),
+        None => format!("{}:0", j.exit_code),
+    }
+}
+
 /// The signal that killed a job (or step), as the controller recorded it.
 pub fn exit_signal(j: &pb::Job) -> Option<i32> {
     (j.exit_signal > 0).then_some(j.exit_signal)
@@ -314,7 +322,7 @@ pub fn job_record(j: &pb::Job, now_ms: i64, oneliner: bool) -> String {
             null(&j.qos)
         ),
         format!("JobState={} {reason} Dependency={}", j.job_state(), null(&spec.dependency)),
-        format!("Requeue={} BatchFlag=1 ExitCode={}:0", u8::from(spec.requeue.unwrap_or(true)), j.exit_code),
+        format!("Requeue={} BatchFlag=1 ExitCode={}", u8::from(spec.requeue.unwrap_or(true)), exit_code(j)),
         format!("RunTime={} TimeLimit={limit}", format_seconds(run_secs(j, now_ms))),
         format!("SubmitTime={}", time_or(j.submit_ms, "Unknown")),
         format!("StartTime={start} EndTime={end}"),

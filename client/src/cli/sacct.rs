@@ -190,13 +190,7 @@ fn cpu_secs(j: &pb::Job, now: i64) -> u64 {
     jobfmt::run_secs(j, now).saturating_mul(u64::from(j.num_cpus))
 }
 
-/// `code:signal`: a job killed by signal N is `0:N`.
-pub fn exit_code(j: &pb::Job) -> String {
-    match jobfmt::exit_signal(j) {
-        Some(sig) => format!("0:{sig}"),
-        None => format!("{}:0", j.exit_code),
-    }
-}
+pub use jobfmt::exit_code;
 
 #[derive(Debug, Clone, Default)]
 pub struct Args {
