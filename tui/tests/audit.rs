@@ -186,7 +186,7 @@ fn filter_is_validated_while_typing_and_resubscribes_on_enter() {
     typed(&mut state, "alice");
     assert!(hint(&state).unwrap_or_default().contains("expected Key=value"));
     typed(&mut state, "Colour=red");
-    assert!(hint(&state).unwrap_or_default().contains("unknown txn filter 'Colour'"));
+    assert!(hint(&state).unwrap_or_default().contains("Colour: unknown txn filter (use Actor"));
     typed(&mut state, "Start=yesterday");
     assert!(hint(&state).unwrap_or_default().contains("'yesterday' is not a time"));
     typed(&mut state, "Actor=alice Out");

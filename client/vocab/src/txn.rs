@@ -101,9 +101,12 @@ impl TxnFilter {
                     f.limit = n.min(MAX_LIMIT);
                 }
                 _ => {
-                    return Err(err(format!(
-                        "unknown txn filter '{k}' (use Actor, Action, Entity, Name, Outcome, Peer, Start, End, limit)"
-                    )));
+                    // The key leads the message once (KeyError): quoting it again
+                    // doubled a long key's refusal (found by daemon/fuzz's filters).
+                    return Err(err(
+                        "unknown txn filter (use Actor, Action, Entity, Name, Outcome, Peer, Start, End, limit)"
+                            .to_string(),
+                    ));
                 }
             }
         }
@@ -203,6 +206,17 @@ mod tests {
 
     fn kv(k: &str, v: &str) -> Vec<(String, String)> {
         vec![(k.into(), v.into())]
+    }
+
+    /// Found by daemon/fuzz's filters target: the unknown key was quoted
+    /// twice, so a long key's refusal outgrew the key and a sentence.
+    #[test]
+    fn an_unknown_key_is_named_once() {
+        let now = Local.with_ymd_and_hms(2026, 3, 10, 14, 30, 0).unwrap();
+        let key = "x".repeat(300);
+        let e = TxnFilter::parse(&kv(&key, "1"), now).unwrap_err().to_string();
+        assert_eq!(e.matches(key.as_str()).count(), 1, "{e}");
+        assert!(e.len() <= key.len() + 256 && e.starts_with(&format!("{key}: unknown txn filter")), "{e}");
     }
 
     #[test]

@@ -11,6 +11,6 @@ fuzz_target!(|text: &str| {
         let e = e.to_string();
         assert!(e.starts_with("spur.conf: "), "{e}");
         assert!(!e.contains('\n'), "{e}");
-        assert!(e.len() <= 2 * text.len() + 1024, "{} bytes", e.len());
+        assert!(e.len() <= 2 * text.len() + 1024, "{} bytes: {e}", e.len());
     }
 });

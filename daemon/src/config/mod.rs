@@ -446,14 +446,12 @@ fn printable(msg: &str) -> String {
 const MAX_TOML_MESSAGE: usize = 512;
 
 /// toml's messages carry a multi-line source excerpt; one line, capped, reads
-/// better on stderr.
+/// better on stderr. The cap counts the escaped text: escaping after it let
+/// a line of control characters grow sixfold (found by daemon/fuzz's spur_conf).
 fn one_line(s: &str) -> String {
-    let mut out = s
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('|'))
-        .collect::<Vec<_>>()
-        .join(" ");
+    let lines: Vec<&str> =
+        s.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('|')).collect();
+    let mut out = printable(&lines.join(" "));
     if out.len() > MAX_TOML_MESSAGE {
         out.truncate(out.floor_char_boundary(MAX_TOML_MESSAGE));
         out.push('…');
@@ -467,6 +465,15 @@ mod tests {
 
     fn parse(text: &str) -> Result<Config, String> {
         Config::parse(text, "spur.conf", PathBuf::from("/etc/spur")).map_err(|e| e.to_string())
+    }
+
+    /// Found by daemon/fuzz's spur_conf: a line of control characters made a
+    /// refusal six times its length, since the cap came before the escaping.
+    #[test]
+    fn a_line_of_control_characters_is_refused_in_a_capped_line() {
+        let text = format!("gre{}", "\u{18}".repeat(300));
+        let e = parse(&text).unwrap_err();
+        assert!(e.len() <= 2 * text.len() + 1024 && !e.contains('\n'), "{} bytes: {e}", e.len());
     }
 
     #[test]

@@ -26,5 +26,5 @@ pub fn listing_filters(kvs: &[pb::KeyValue]) {
 fn check_refusal(e: &str, kvs: &[pb::KeyValue]) {
     assert!(kvs.iter().any(|kv| e.starts_with(&format!("{}: ", kv.key))), "names no key as given: {e:.200}");
     let most = kvs.iter().map(|kv| kv.key.len() + kv.value.len()).max().unwrap_or(0);
-    assert!(e.len() <= most + 256, "{} bytes", e.len());
+    assert!(e.len() <= most + 256, "{} bytes: {e:?}", e.len());
 }
