@@ -100,7 +100,7 @@ impl Queue {
                     marks.push(j.id);
                 }
                 j.eff_priority = p.priority.value() as f64;
-                j.factors = super::run::factors(&p.priority);
+                j.factors = factors(&p.priority);
                 j.prio_ordered = p.priority.ordered;
             }
         }
@@ -145,6 +145,11 @@ impl Queue {
         self.mark(id);
         old
     }
+}
+
+/// A priority's terms as a record keeps them: base, fair share, age, tier.
+pub(super) fn factors(p: &crate::sched::PriorityFactors) -> (f64, f64, f64, u32) {
+    (p.base, p.fair_share, p.age, p.tier)
 }
 
 /// Checks the caller may act on a job: its owner, or Operator and above.

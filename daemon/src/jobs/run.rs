@@ -381,13 +381,9 @@ fn started(j: &JobRecord, s: &sched::Start, nodes: &[crate::model::Node], now: i
     n.reason = None;
     n.reason_detail.clear();
     n.eff_priority = s.priority.value() as f64;
-    n.factors = factors(&s.priority);
+    n.factors = super::queue::factors(&s.priority);
     n.prio_ordered = None;
     n
-}
-
-pub(super) fn factors(p: &sched::PriorityFactors) -> (f64, f64, f64, u32) {
-    (p.base, p.fair_share, p.age, p.tier)
 }
 
 /// Figures read from job history: decayed usage for fair share, and each
