@@ -248,6 +248,7 @@ fn pushed_job_changes_apply_in_place_and_replace_re_reads() {
     started.state = spur_proto::states::state_named("RUNNING");
     assert!(dispatch(&mut state, pushed(2, vec![new, started])).is_empty());
     let set = state.queue.jobs.clone().unwrap();
+    assert_eq!(set.fetched_ms, state.now_ms(), "a batch is stamped by the console's clock, not the wall's");
     assert_eq!(
         (set.get(500).unwrap().state.as_str(), set.get(104).unwrap().state.as_str()),
         ("PENDING", "RUNNING")

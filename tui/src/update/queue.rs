@@ -73,7 +73,8 @@ fn apply_waiting(state: &mut State) {
         }
         return;
     }
-    let now = chrono::Utc::now().timestamp_millis();
+    // The console's clock (fixed in tests), as every other time it shows.
+    let now = state.now_ms();
     nav::update_data(state, |s| {
         if let Some(set) = s.queue.jobs.as_mut() {
             Arc::make_mut(set).apply_all(waiting.into_iter().map(|b| (b.jobs, b.removed, b.seq)), now);
