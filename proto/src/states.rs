@@ -93,6 +93,22 @@ impl pb::Job {
         }
     }
 
+    /// The reason's facts, as scontrol's `Reason=Code (facts)` and the
+    /// console's "Why" show them: none when the reason is told in words
+    /// (they are the reason itself), and without the `Code: ` prefix a
+    /// controller may repeat.
+    pub fn reason_facts(&self) -> &str {
+        if self.reason_in_words() {
+            return "";
+        }
+        let d = self.reason_detail.trim();
+        match self.reason_code().and_then(|c| d.strip_prefix(c.as_str())) {
+            Some("") => "",
+            Some(r) if r.starts_with(':') => r[1..].trim_start(),
+            _ => d,
+        }
+    }
+
     /// The reason is told in words (the detail) rather than by a code and its facts.
     pub fn reason_in_words(&self) -> bool {
         matches!(self.reason_code(), None | Some(ReasonCode::JobLaunchFailure | ReasonCode::Prolog))

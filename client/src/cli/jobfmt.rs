@@ -13,7 +13,6 @@ use spur_proto::v1 as pb;
 use crate::vocab::JobState;
 pub use crate::vocab::time::{squeue_secs, squeue_secs_into};
 pub use crate::vocab::txn::time_or;
-use std::borrow::Cow;
 
 /// Whether a job's state is one `squeue` shows without `-t` ([`JobState::ACTIVE`]).
 pub fn is_active(j: &pb::Job) -> bool {
@@ -55,12 +54,6 @@ pub fn parse_ids<S: AsRef<str>>(words: &[S]) -> Result<Vec<u64>, String> {
         }
     }
     Ok(out)
-}
-
-/// A job's id as squeue and sacct print it (`12`, `12_3`, `12_[3-99%10]`):
-/// [`pb::Job::display_id`], the vocabulary's `display_id` of the job's parts.
-pub fn display_id(j: &pb::Job) -> String {
-    j.display_id()
 }
 
 /// The state job accounting records: a job cancelled by preemption is PREEMPTED.
@@ -129,32 +122,12 @@ pub fn end_ms(j: &pb::Job) -> Option<i64> {
 
 /// `%R`: `(Reason)` for jobs waiting or ended by a fault, else the nodes (as Slurm).
 pub fn reason_list(j: &pb::Job) -> String {
-    if shows_reason(j) { format!("({})", reason(j)) } else { nodelist(j) }
+    if shows_reason(j) { format!("({})", j.reason_text()) } else { nodelist(j) }
 }
 
 /// Whether `%R` shows the job's reason rather than its nodes.
 pub fn shows_reason(j: &pb::Job) -> bool {
     j.job_state().shows_reason()
-}
-
-/// The job's reason as squeue, sacct and scontrol print it ([`pb::Job::reason_text`]).
-pub fn reason(j: &pb::Job) -> Cow<'_, str> {
-    j.reason_text()
-}
-
-/// The reason's facts, without the `Code: ` prefix a controller may repeat
-/// (Spur's renders its typed reason as `QOSGrpNodeLimit: QOS gpu is at 4/4 nodes`).
-pub fn reason_detail(j: &pb::Job) -> &str {
-    if j.reason_in_words() {
-        return "";
-    }
-    let d = j.reason_detail.trim();
-    let rest = j.reason_code().and_then(|c| d.strip_prefix(c.as_str()));
-    match rest {
-        Some("") => "",
-        Some(r) if r.starts_with(':') => r[1..].trim_start(),
-        _ => d,
-    }
 }
 
 pub fn nodelist(j: &pb::Job) -> String {
@@ -301,9 +274,9 @@ pub fn group_name(j: &pb::Job) -> String {
 /// just the code for scripts.
 pub fn job_record(j: &pb::Job, now_ms: i64, oneliner: bool) -> String {
     let spec = j.spec.clone().unwrap_or_default();
-    let mut reason = format!("Reason={}", reason(j));
-    if !reason_detail(j).is_empty() {
-        reason += &format!(" ({})", reason_detail(j));
+    let mut reason = format!("Reason={}", j.reason_text());
+    if !j.reason_facts().is_empty() {
+        reason += &format!(" ({})", j.reason_facts());
     }
     let limit = format_limit(j.time_limit_minutes);
     // A pending job's recorded end (from before a requeue) is not its end.

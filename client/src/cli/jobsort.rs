@@ -52,7 +52,7 @@ fn key(code: char, j: &pb::Job, now_ms: i64) -> Key<'_> {
     };
     match text(code, j) {
         _ if !n.is_nan() => Key::Num(n),
-        None if code == 'r' => Key::Text(jobfmt::reason(j)),
+        None if code == 'r' => Key::Text(j.reason_text()),
         Some(t) => Key::Text(Cow::Borrowed(t)),
         None => Key::Text(Cow::Owned(cell(code, j, now_ms))),
     }

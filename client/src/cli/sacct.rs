@@ -140,7 +140,7 @@ pub const FIELDS: &[Field] = &[
     f("Partition", 10, |j, _| j.partition.clone()),
     f("Priority", 10, |j, _| jobfmt::priority(j)),
     f("QOS", 10, |j, _| j.qos.clone()),
-    f("Reason", 22, |j, _| jobfmt::reason(j).to_string()),
+    f("Reason", 22, |j, _| j.reason_text().to_string()),
     f("ReqCPUS", 8, |j, _| j.num_cpus.to_string()),
     f("ReqMem", 10, |j, _| {
         j.spec.as_ref().filter(|s| s.mem_mb > 0).map_or("0".into(), |s| format!("{}M", s.mem_mb))

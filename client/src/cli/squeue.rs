@@ -199,10 +199,11 @@ fn states(a: &mut Args, v: String) -> Result<(), String> {
 }
 
 impl Args {
-    fn states(&self) -> Option<Vec<JobState>> {
+    /// The states shown, borrowed: `keep` asks it of every listed job.
+    fn states(&self) -> Option<&[JobState]> {
         match &self.states {
-            States::Default if self.jobs.is_empty() => Some(JobState::ACTIVE.to_vec()),
-            States::Only(v) => Some(v.clone()),
+            States::Default if self.jobs.is_empty() => Some(JobState::ACTIVE),
+            States::Only(v) => Some(v),
             _ => None,
         }
     }
@@ -280,13 +281,13 @@ pub fn cell_into(buf: &mut String, code: char, j: &pb::Job, now_ms: i64) {
     // Writing to a String cannot fail.
     let _ = match code {
         'i' if j.array_job_id == 0 => write!(buf, "{}", j.id),
-        'i' => buf.write_str(&jobfmt::display_id(j)),
+        'i' => buf.write_str(&j.display_id()),
         't' => buf.write_str(j.job_state().code()),
         'M' => jobfmt::squeue_secs_into(buf, jobfmt::run_secs(j, now_ms)),
         'D' => write!(buf, "{}", j.num_nodes),
         'C' => write!(buf, "{}", j.num_cpus),
-        'R' if jobfmt::shows_reason(j) => write!(buf, "({})", jobfmt::reason(j)),
-        'r' => buf.write_str(&jobfmt::reason(j)),
+        'R' if jobfmt::shows_reason(j) => write!(buf, "({})", j.reason_text()),
+        'r' => buf.write_str(&j.reason_text()),
         _ => buf.write_str(&other_cell(code, j, now_ms)),
     };
 }

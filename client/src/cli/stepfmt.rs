@@ -34,7 +34,7 @@ impl std::ops::Deref for Row<'_> {
 impl Row<'_> {
     /// `12`, `12_3`, `12.batch`, `12.0`.
     pub fn id(&self) -> String {
-        format!("{}{}", jobfmt::display_id(&self.job), self.suffix)
+        format!("{}{}", self.job.display_id(), self.suffix)
     }
 
     pub fn raw_id(&self) -> String {
@@ -49,7 +49,7 @@ pub fn is_allocation(j: &pb::Job) -> bool {
 
 /// `12.0`.
 pub fn step_id(j: &pb::Job, s: &pb::Step) -> String {
-    format!("{}.{}", jobfmt::display_id(j), s.id)
+    format!("{}.{}", j.display_id(), s.id)
 }
 
 fn started(j: &pb::Job) -> bool {
@@ -287,7 +287,7 @@ mod tests {
             (4, &["n1".to_string()][..], Some(1))
         );
         assert_eq!(
-            (r[2].exit_code, jobfmt::reason(&r[2]).as_ref(), r[2].job_state()),
+            (r[2].exit_code, r[2].reason_text().as_ref(), r[2].job_state()),
             (-1, "RaisedSignal:15", JobState::Cancelled)
         );
         let mut alloc = j.clone();

@@ -163,6 +163,11 @@ impl Default for SchedulerConfig {
 }
 
 impl SchedulerConfig {
+    /// MinJobAge in milliseconds (validation keeps the seconds far below overflow).
+    pub fn min_job_age_ms(&self) -> i64 {
+        i64::try_from(self.min_job_age_secs.saturating_mul(1000)).unwrap_or(i64::MAX)
+    }
+
     pub fn validate(&self) -> Result<(), String> {
         if self.interval == 0 {
             return Err("key 'scheduler.interval': must be at least 1 second".into());

@@ -62,17 +62,17 @@ pub(crate) fn requeued(j: &JobRecord) -> JobRecord {
 /// What an agent's report means: the job `j` ended at `now`, with its
 /// state, reason, exit code and signal, and a launch failure's words.
 fn reported(j: &JobRecord, r: &pb::JobReport, now: i64) -> JobRecord {
-    let (state, reason) = match (r.state.as_str(), r.exit_code, r.signal) {
-        ("failed", ..) => (JobState::Failed, Some(ReasonCode::JobLaunchFailure)),
-        (_, 0, 0) => (JobState::Completed, None),
-        (_, _, 0) => (JobState::Failed, Some(ReasonCode::NonZeroExitCode)),
-        _ => (JobState::Failed, Some(ReasonCode::RaisedSignal)),
+    let (state, reason, words) = match (r.state.as_str(), r.exit_code, r.signal) {
+        ("failed", ..) => {
+            (JobState::Failed, Some(ReasonCode::JobLaunchFailure), format!("launch failed: {}", r.message))
+        }
+        (_, 0, 0) => (JobState::Completed, None, String::new()),
+        (_, _, 0) => (JobState::Failed, Some(ReasonCode::NonZeroExitCode), String::new()),
+        _ => (JobState::Failed, Some(ReasonCode::RaisedSignal), String::new()),
     };
     let mut n = ended(j, state, r.exit_code, reason, now);
     n.exit_signal = r.signal;
-    if r.state == "failed" {
-        n.reason_detail = format!("launch failed: {}", r.message);
-    }
+    n.reason_detail = words;
     n
 }
 

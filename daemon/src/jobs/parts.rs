@@ -98,7 +98,7 @@ fn is_zero(v: &u64) -> bool {
     *v == 0
 }
 
-fn is_zero_i32(v: &i32) -> bool {
+pub(super) fn is_zero_i32(v: &i32) -> bool {
     *v == 0
 }
 

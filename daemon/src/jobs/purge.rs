@@ -43,7 +43,7 @@ impl Retention {
     /// `ran`: the slim records of jobs already purged (see [`at_load`]).
     pub fn new(cfg: &SchedulerConfig, store: Option<Arc<dyn Store>>, ran: Vec<JobRecord>) -> Retention {
         Retention {
-            min_age_ms: i64::try_from(cfg.min_job_age_secs.saturating_mul(1000)).unwrap_or(i64::MAX),
+            min_age_ms: cfg.min_job_age_ms(),
             max_jobs: cfg.max_job_count,
             max_array_size: cfg.max_array_size,
             admitting: AtomicUsize::new(0),
@@ -155,7 +155,7 @@ pub(crate) async fn load(
     now: i64,
     cfg: &SchedulerConfig,
 ) -> Result<(BTreeMap<u64, JobRecord>, Purged, u64)> {
-    let min_age_ms = i64::try_from(cfg.min_job_age_secs.saturating_mul(1000)).unwrap_or(i64::MAX);
+    let min_age_ms = cfg.min_job_age_ms();
     let (mut jobs, mut purged, mut max_id) = (BTreeMap::new(), Purged::default(), 0);
     let mut shed: Vec<(String, Option<String>)> = vec![];
     store
@@ -192,7 +192,7 @@ pub(crate) async fn load(
 /// store (a restart must not bring back what was purged), adding them to
 /// what [`load`] left out; returns the slim records of those that ran.
 pub(crate) fn at_load(q: &mut Queue, now: i64, cfg: &SchedulerConfig, mut purged: Purged) -> Vec<JobRecord> {
-    let min_age_ms = i64::try_from(cfg.min_job_age_secs.saturating_mul(1000)).unwrap_or(i64::MAX);
+    let min_age_ms = cfg.min_job_age_ms();
     q.retain_ended(|j| {
         let keep = !expired(j, now, min_age_ms);
         if !keep {

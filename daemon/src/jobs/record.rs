@@ -93,7 +93,7 @@ pub struct JobRecord {
     pub end_ms: i64,
     pub exit_code: i32,
     /// The signal that ended its batch script (ExitCode `-1:N`); 0 when none did.
-    #[serde(skip_serializing_if = "is_zero_i32")]
+    #[serde(skip_serializing_if = "super::parts::is_zero_i32")]
     pub exit_signal: i32,
     /// What each allocated node gave: CPUs, memory, GPUs.
     pub alloc: (u32, u64, u64),
@@ -131,10 +131,6 @@ fn is_zero(n: &u32) -> bool {
     *n == 0
 }
 
-fn is_zero_i32(n: &i32) -> bool {
-    *n == 0
-}
-
 /// A run's CPU time and peak memory, for sacct.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(default)]
@@ -161,6 +157,11 @@ impl JobRecord {
     /// Holds nodes: running or suspended.
     pub fn is_placed(&self) -> bool {
         self.state.is_placed()
+    }
+
+    /// Held by its user, an operator or an HRES plugin: it starts only once released.
+    pub fn is_held(&self) -> bool {
+        self.hold != Hold::None || self.plugin_hold.is_some()
     }
 
     /// What the job holds on each of its nodes now: a suspended job gave its CPUs and GPUs back.

@@ -185,7 +185,7 @@ pub fn job_brief(j: &crate::jobs::record::JobRecord) -> pb::Job {
         partition: j.partition.clone(),
         state: states::state_wire(j.state),
         reason: states::reason_wire(j.reason),
-        held: j.hold != spur_vocab::Hold::None || j.plugin_hold.is_some(),
+        held: j.is_held(),
         exit_signal: j.exit_signal,
         priority: j.eff_priority,
         time_limit_minutes: j.time_limit,

@@ -12,7 +12,6 @@ use crate::jobs::record::JobRecord;
 use prost::bytes::Bytes;
 use prost::encoding::{WireType, encode_key, encode_varint};
 use spur_proto::states;
-use spur_vocab::Hold;
 
 /// Field numbers of `spur.v1.Job`, as in jobs.proto.
 mod tag {
@@ -150,7 +149,7 @@ fn brief_fields(b: &mut Vec<u8>, j: &JobRecord) {
     text(b, tag::GROUP, &j.group);
     uint(b, tag::STATE, j.state as u64);
     uint(b, tag::REASON, states::reason_wire(j.reason) as u64);
-    uint(b, tag::HELD, (j.hold != Hold::None || j.plugin_hold.is_some()).into());
+    uint(b, tag::HELD, j.is_held().into());
     int(b, tag::EXIT_SIGNAL, j.exit_signal.into());
 }
 
@@ -208,6 +207,7 @@ mod tests {
     use super::*;
     use prost::Message;
     use spur_proto::v1 as pb;
+    use spur_vocab::Hold;
 
     fn records() -> Vec<JobRecord> {
         let plain = JobRecord { id: 1, name: "a".into(), user: "alice".into(), ..JobRecord::default() };

@@ -86,19 +86,13 @@ impl Action {
 
     /// Keys only some panes have: each runs only on the panes whose
     /// declaration ([`crate::model::pane::Pane::hints`]) offers it.
+    /// Every write but a `:` request, and four pane-only views.
     pub fn pane_only(&self) -> bool {
-        matches!(
-            self,
-            Action::Edit
-                | Action::Delete
-                | Action::NodeAction(_)
-                | Action::JobAction(_)
-                | Action::JobStates
-                | Action::Explain
-                | Action::HresToggle
-                | Action::TogglePause
-                | Action::TxnFilterMode
-        )
+        (self.is_write() && !matches!(self, Action::Request(_)))
+            || matches!(
+                self,
+                Action::JobStates | Action::Explain | Action::TogglePause | Action::TxnFilterMode
+            )
     }
 
     /// The least role a write action needs.

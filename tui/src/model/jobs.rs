@@ -40,8 +40,6 @@ pub struct JobRec {
     pub qos: Arc<str>,
     pub partition: Arc<str>,
     pub state: JobState,
-    /// Kept rather than derived: the `t` filter asks it of every job.
-    pub class: Class,
     pub reason: Arc<str>,
     pub reason_detail: Arc<str>,
     pub priority: f64,
@@ -115,7 +113,7 @@ impl JobRec {
     }
 
     pub fn class(&self) -> Class {
-        self.class
+        self.state.class()
     }
 
     /// The State column: [`state_cell`], then [`BORROWED`] for a borrowed
@@ -129,7 +127,7 @@ impl JobRec {
     /// Whether the job holds nodes idle-fill lent it now: a borrowed run
     /// that has not ended (a completing one still holds them).
     pub fn on_loan(&self) -> bool {
-        self.borrowed && self.class == Class::Running
+        self.borrowed && self.class() == Class::Running
     }
 
     /// Seconds run: none while pending, up to `now` while running (as squeue's TIME).
@@ -327,9 +325,9 @@ fn compact(mut j: pb::Job, strings: &mut Interner) -> JobRec {
         qos: strings.get(&j.qos),
         partition: strings.get(&j.partition),
         state,
-        class: state.class(),
         reason,
-        reason_detail: strings.get(&j.reason_detail),
+        // A reason told in words is shown once, as the reason.
+        reason_detail: strings.get(if j.reason_in_words() { "" } else { &j.reason_detail }),
         priority: j.priority,
         time_limit: j.time_limit_minutes,
         submit_ms: j.submit_ms,

@@ -269,13 +269,6 @@ impl PaneId {
         Self::ALL.into_iter().find(|p| p.decl().names.contains(&word))
     }
 
-    /// Whether the controller API this console speaks has data for the pane
-    /// (every pane, since the Provisioners pane came; a pane whose RPC a
-    /// controller lacks says so in its body).
-    pub fn available(self) -> bool {
-        true
-    }
-
     pub fn next(self) -> PaneId {
         Self::ALL[(self.index() + 1) % Self::ALL.len()]
     }

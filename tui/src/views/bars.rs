@@ -24,13 +24,7 @@ pub fn tabs(current: PaneId, theme: Theme, frame: &mut Frame, area: Rect) {
     let spans: Vec<Span> = PaneId::ALL
         .iter()
         .flat_map(|&p| {
-            let style = if p == current {
-                theme.selected()
-            } else if p.available() {
-                theme.tab()
-            } else {
-                theme.tab_unavailable()
-            };
+            let style = if p == current { theme.selected() } else { theme.tab() };
             let title = if short { p.short_title() } else { p.title() };
             [Span::styled(label(p, title), style), Span::raw(" ")]
         })

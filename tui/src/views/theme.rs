@@ -46,10 +46,6 @@ impl Theme {
         Style::new()
     }
 
-    pub fn tab_unavailable(self) -> Style {
-        Style::new().add_modifier(Modifier::DIM)
-    }
-
     pub fn dim(self) -> Style {
         Style::new().add_modifier(Modifier::DIM)
     }

@@ -218,11 +218,11 @@ fn activity(c: Class) -> u8 {
     }
 }
 
-/// One count per state (by its rank), and one for states Spur does not know.
-const SLOTS: usize = JobState::ALL.len() + 1;
+/// One count per state, by its rank.
+const SLOTS: usize = JobState::ALL.len();
 
 fn slot(r: &JobRec) -> usize {
-    r.state.rank().min(SLOTS - 1)
+    r.state.rank()
 }
 
 impl Group {
@@ -237,11 +237,11 @@ impl Group {
             first[s].get_or_insert(r);
             let bad = failed(r.state);
             self.failed |= bad;
-            let rank = (activity(r.class), !bad, r.state.rank());
+            let rank = (activity(r.class()), !bad, r.state.rank());
             if lead.is_none_or(|l| rank < l) {
                 (lead, self.lead) = (Some(rank), i);
             }
-            match r.class {
+            match r.class() {
                 Class::Running => {
                     self.nodes += u64::from(r.num_nodes);
                     if r.start_ms > 0 {
@@ -256,11 +256,11 @@ impl Group {
                     }
                 }
             }
-            self.ended &= r.class == Class::Finished;
+            self.ended &= r.class() == Class::Finished;
         }
         let mut shown: Vec<(&JobRec, u64)> =
             first.iter().zip(tasks).filter_map(|(r, n)| r.map(|r| (r, n))).collect();
-        shown.sort_by_key(|(r, _)| (activity(r.class), r.state.rank()));
+        shown.sort_by_key(|(r, _)| (activity(r.class()), r.state.rank()));
         let parts: Vec<String> = (shown.iter())
             .map(|&(r, n)| match why {
                 Some(w) if slot(w) == slot(r) => format!("{n} {} {}", r.state.code(), w.where_),
