@@ -94,7 +94,7 @@ fn every_offered_key_does_something_on_its_pane() {
 fn every_pane_only_key_that_works_is_offered() {
     let mut keys: Vec<Action> = vec![Action::Edit, Action::Delete];
     for pane in PaneId::ALL {
-        keys.extend(pane.decl().hints.into_iter().map(|h| h.action).filter(Action::pane_only));
+        keys.extend(pane.decl().hints.iter().map(|h| h.action.clone()).filter(Action::pane_only));
     }
     keys.dedup();
     for pane in PaneId::ALL {

@@ -85,7 +85,7 @@ impl Action {
     }
 
     /// Keys only some panes have: each runs only on the panes whose
-    /// declaration ([`crate::model::pane::Pane::hints`]) offers it.
+    /// declaration (`Pane::hints` in `model/decl.rs`) offers it.
     /// Every write but a `:` request, and four pane-only views.
     pub fn pane_only(&self) -> bool {
         (self.is_write() && !matches!(self, Action::Request(_)))

@@ -9,7 +9,8 @@
 //! | [`action`] | `Action`, `Effect`, `Rpc`, `Msg`, `Snapshot`, `Catalog`: the vocabulary |
 //! | [`write`](mod@write) | `WriteOp`, `NodeOp`: every guarded write, its role, verb and confirmation text |
 //! | [`keymap`] | the keymap table (key, action, description), parsing, conflicts, the fixed keys |
-//! | [`pane`] | the panes in tab order, each declared once (`Pane`: titles, names, keys and hints, edits, reads): where a new pane is registered |
+//! | [`pane`] | the panes in tab order (`PaneId`) and the words their declarations use (`Hint`, `Offered`, `Reads`) |
+//! | [`decl`] | each pane declared once (`Pane`: titles, names, keys and hints, edits, reads, the builders of its rows and detail): where a new pane is registered |
 //! | [`view`] | `PaneView` (selection, sort, filter, marks), `Refetch` (where a pane's re-read stands) |
 //! | [`session`] | WhoAmI's user and role; the role rule for writes |
 //! | [`table`] | rows, columns, targets and detail pages: what every pane's table is made of |
@@ -28,6 +29,7 @@
 pub mod accounts;
 pub mod action;
 pub mod audit;
+pub mod decl;
 pub mod filter;
 pub mod form;
 pub mod format;

@@ -7,6 +7,7 @@ use crate::model::form::EditForm;
 use crate::model::hres::Hres;
 use crate::model::jobs::{Expanded, Loans, NO_LOANS};
 use crate::model::keymap::Keymap;
+use crate::model::layout;
 use crate::model::nodes::Nodes;
 use crate::model::pane::PaneId;
 use crate::model::preempt::Preempt;
@@ -16,7 +17,6 @@ use crate::model::session::Session;
 use crate::model::table::{Detail, Rows, TableModel};
 use crate::model::view::PaneView;
 use crate::model::write::{NodeOp, WriteOp};
-use crate::model::{accounts, audit, hres, layout, nodes, preempt, provisioners, qos, queue};
 use ratatui::layout::Rect;
 use spur_client::conn::Identity;
 use std::time::Duration;
@@ -352,37 +352,11 @@ impl State {
     }
 
     fn table_with(&self, pane: PaneId, view: &PaneView) -> Option<TableModel> {
-        let data = self.accounting.data.as_ref();
-        match pane {
-            PaneId::Qos => Some(qos::table(data.map(|d| d.qos.as_slice()).unwrap_or_default(), view)),
-            PaneId::Accounts => Some(accounts::table(data, view)),
-            PaneId::Audit => Some(audit::table(&self.audit, view)),
-            PaneId::Nodes => self.nodes.list.as_deref().map(|n| nodes::table(n, view, self.loans())),
-            PaneId::Queue => self.queue.jobs.as_ref().map(|j| queue::table(j, view, self.now_ms())),
-            PaneId::Preempt => Some(preempt::table(&self.preempt, view)),
-            PaneId::Hres => self.hres.licenses.as_deref().map(|l| hres::table(l, view)),
-            PaneId::Provisioners => self.provisioners.list.as_deref().map(|p| provisioners::table(p, view)),
-        }
+        (pane.decl().rows)(self, view)
     }
 
+    /// The detail page of the pane's row `key`.
     pub fn detail(&self, pane: PaneId, key: &str) -> Option<Detail> {
-        // The txn log, the nodes (live from the cluster watch) and the jobs are not in the fetched snapshot.
-        match pane {
-            PaneId::Audit => return audit::detail(&self.audit, key),
-            PaneId::Nodes => {
-                return nodes::detail(self.nodes.list.as_deref()?, key, self.queue.jobs.as_deref());
-            }
-            PaneId::Queue => return queue::detail(self.queue.jobs.as_deref()?, key, self.now_ms()),
-            PaneId::Preempt => return preempt::detail(&self.preempt, key),
-            PaneId::Hres => return hres::detail(self.hres.licenses.as_deref()?, key),
-            PaneId::Provisioners => return provisioners::detail(self.provisioners.list.as_deref()?, key),
-            _ => {}
-        }
-        let data = self.accounting.data.as_ref()?;
-        match pane {
-            PaneId::Qos => qos::detail(&data.qos, key),
-            PaneId::Accounts => accounts::detail(data, key),
-            _ => None,
-        }
+        (pane.decl().detail)(self, key)
     }
 }

@@ -364,9 +364,9 @@ fn normal(state: &mut State, action: Action) -> Vec<Effect> {
 
 /// Targets: the marked rows, else the selected one.
 fn delete(state: &mut State) {
-    if let Some((why, instead)) = state.pane.decl().not_deleted {
+    if let Some((why, instead)) = &state.pane.decl().not_deleted {
         // Said before building rows: the queue may hold 100,000 jobs.
-        let keys = state.settings.keymap.keys_of(&instead);
+        let keys = state.settings.keymap.keys_of(instead);
         state.error(format!("{why}: press {keys}"));
         return;
     }

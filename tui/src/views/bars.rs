@@ -182,7 +182,7 @@ fn hints(state: &State, theme: Theme, width: u16) -> Line<'static> {
     let decl = state.pane.decl();
     // Only a pane whose Enter opens arrays asks what its selected row is.
     let array = decl.hints.iter().any(|h| h.offered == Offered::OnArray).then(|| array_hint(state)).flatten();
-    for h in decl.hints {
+    for h in &decl.hints {
         let label = match h.offered {
             Offered::Always => h.label,
             Offered::Writes(role) if writes_allowed(state, role) => h.label,
@@ -195,7 +195,7 @@ fn hints(state: &State, theme: Theme, width: u16) -> Line<'static> {
             Action::TogglePause if state.audit.paused => "resume",
             _ => label,
         };
-        items.push((h.action, label));
+        items.push((h.action.clone(), label));
     }
     let mut spans = Vec::new();
     let mut used = 0usize;
