@@ -8,6 +8,7 @@ use spur_proto::v1::cluster_client::ClusterClient;
 use spur_proto::v1::jobs_client::JobsClient;
 use spur_proto::v1::licenses_client::LicensesClient;
 use spur_proto::v1::nodes_client::NodesClient;
+use spur_proto::v1::reservations_client::ReservationsClient;
 use spur_proto::v1::session_client::SessionClient;
 use spur_proto::v1::steps_client::StepsClient;
 use tonic::metadata::MetadataValue;
@@ -97,6 +98,7 @@ pub struct Clients {
     pub cluster: ClusterClient<Svc>,
     pub jobs: JobsClient<Svc>,
     pub licenses: LicensesClient<Svc>,
+    pub reservations: ReservationsClient<Svc>,
     pub steps: StepsClient<Svc>,
 }
 
@@ -128,6 +130,7 @@ pub async fn connect(url: &str, identity: Identity) -> Result<Clients, ConnectEr
         jobs: JobsClient::with_interceptor(channel.clone(), icpt.clone())
             .max_decoding_message_size(JOBS_MESSAGE_MAX),
         licenses: LicensesClient::with_interceptor(channel.clone(), icpt.clone()),
+        reservations: ReservationsClient::with_interceptor(channel.clone(), icpt.clone()),
         steps: StepsClient::with_interceptor(channel, icpt),
     })
 }

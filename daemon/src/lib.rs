@@ -16,6 +16,7 @@
 //! - [`audit`]: the txn log's live tail, after-the-fact writer, counters and /metrics.
 //! - [`auth`]: identity (none | jwt) and roles.
 //! - [`nodes`]: nodes, partitions and agents; drain/resume/down with attribution.
+//! - [`resv`]: admin reservations (`scontrol create|update|delete reservation`), stored, rolled forward, purged.
 //! - [`sched`]: the `spur-sched` crate (`daemon/sched/`): the scheduler core, a pure
 //!   fn(&Snapshot, now) -> Plan; submit-time resolution and gate. Its own crate, so the
 //!   compiler keeps tokio, sqlx and tonic out of it.
@@ -37,6 +38,7 @@ pub mod error;
 pub mod jobs;
 pub mod licenses;
 pub mod nodes;
+pub mod resv;
 pub mod server;
 pub mod store;
 

@@ -116,6 +116,22 @@ impl pb::Job {
     }
 }
 
+impl pb::Node {
+    /// The node's state in parts, for Slurm's spellings (`sinfo`, `scontrol
+    /// show node`, the console): busy as sinfo decides it (DRAINING rather
+    /// than DRAINED), reserved while an active reservation holds it.
+    pub fn node_state(&self) -> spur_vocab::nodestate::NodeState<'_> {
+        spur_vocab::nodestate::NodeState {
+            base: &self.base_state,
+            drain: self.drain,
+            not_responding: self.not_responding,
+            busy: self.running_jobs > 0 || self.alloc_cpus > 0,
+            reserved: !self.reservation.is_empty(),
+            maint: self.maint,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -135,7 +151,7 @@ mod tests {
         assert_eq!(pb::ReasonCode::try_from(0).map(|r| r.as_str_name()), Ok("REASON_CODE_None"));
         for (i, c) in ReasonCode::ALL.iter().enumerate() {
             let w = pb::ReasonCode::try_from(i as i32 + 1).expect("a wire reason for each of the table's");
-            assert_eq!(w.as_str_name(), format!("REASON_CODE_{}", c.as_str()));
+            assert_eq!(w.as_str_name(), format!("REASON_CODE_{}", c.ident()));
             assert_eq!(reason_code(reason_wire(Some(*c))), Some(*c));
         }
         assert!(

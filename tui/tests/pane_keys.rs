@@ -36,7 +36,12 @@ fn candidate(id: u64) -> PairExplanation {
 /// its second row selected.
 fn on(pane: PaneId) -> State {
     let mut state = common::on_queue(false, (200, 50), Some(Role::Administrator));
-    let nodes = ClusterUpdate { snapshot: true, nodes: common::nodes(), ..Default::default() };
+    let nodes = ClusterUpdate {
+        snapshot: true,
+        nodes: common::nodes(),
+        reservations: Some(common::reservations()),
+        ..Default::default()
+    };
     dispatch(&mut state, Action::Net(Msg::Cluster(nodes)));
     dispatch(&mut state, Action::Net(Msg::Provisioners(common::provisioners())));
     let licenses = vec![layer("top", ""), layer("rack1", "top"), layer("rack2", "top")];

@@ -7,15 +7,9 @@ use crate::vocab::nodestate::NodeState;
 use crate::vocab::txn::format_time;
 use spur_proto::v1 as pb;
 
-/// A node's state in parts, for Slurm's spellings; busy (DRAINING rather than
-/// DRAINED) means jobs run on it or CPUs are allocated.
+/// A node's state in parts, for Slurm's spellings.
 pub fn state(n: &pb::Node) -> NodeState<'_> {
-    NodeState {
-        base: &n.base_state,
-        drain: n.drain,
-        not_responding: n.not_responding,
-        busy: n.running_jobs > 0 || n.alloc_cpus > 0,
-    }
+    n.node_state()
 }
 
 /// A node as JSON, shared by `sinfo --json` and `scontrol show node --json`.
@@ -32,7 +26,7 @@ pub fn node_json(n: &pb::Node) -> serde_json::Value {
         "reason_time": time(n.reason_time_ms), "agent_host": n.agent_host,
         "last_heartbeat": time(n.last_heartbeat_ms), "running_jobs": n.running_jobs,
         "definitions": n.definitions, "annotations": json_pairs(&n.annotations), "facts": json_pairs(&n.facts),
-        "modaliases": n.modaliases,
+        "modaliases": n.modaliases, "reservation": n.reservation,
     })
 }
 

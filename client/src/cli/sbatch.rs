@@ -94,6 +94,7 @@ const OPTS: &[Opt<State>] = &[
     check("-/nice", nice),
     check("-/open-mode", |s, v| open_mode(&v).map(|m| s.sub.spec.open_mode = m)),
     value("-/wckey", |s, v| s.sub.spec.wckey = v),
+    value("-/reservation", |s, v| s.sub.spec.reservation = v),
     switch("W/wait", |s| s.sub.wait = true),
     switch("-/test-only", |s| s.sub.test_only = true),
     check("-/uid", |s, v| as_who("uid", "user", &v).map(|u| s.sub.spec.as_user = u)),

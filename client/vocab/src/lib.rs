@@ -17,6 +17,7 @@
 //! - [`names`]: preempt modes, admin levels, QOS flags.
 //! - [`nodestate`]: node state names for scontrol and sinfo.
 //! - [`reason`]: the pending and reject reason codes.
+//! - [`resv`]: reservation flags and `scontrol create|update reservation`'s words.
 //! - [`signal`]: signal names, and sbatch's `--signal` warning before the time limit.
 //! - [`time`]: minutes/seconds in Slurm's formats (and config durations, `Seconds`), the one [`TimeLimit`],
 //!   and Slurm's date-times (`parse_when`: sacct's window, sbatch's `--begin`).
@@ -53,6 +54,8 @@ mod names_impl;
 mod nodestate_impl;
 #[path = "reason.rs"]
 mod reason_impl;
+#[path = "resv.rs"]
+mod resv_impl;
 #[path = "signal.rs"]
 mod signal_impl;
 #[path = "taskruns.rs"]
@@ -127,6 +130,13 @@ pub mod nodestate {
 /// Slurm's pending and reject reason codes.
 pub mod reason {
     pub use crate::reason_impl::ReasonCode;
+}
+
+/// Reservations: flags, and `scontrol create|update reservation`'s words parsed.
+pub mod resv {
+    pub use crate::resv_impl::{
+        Access, MAX_VALUE_LEN, NodeEdit, Op, ResvFlags, ResvRequest, render_licenses,
+    };
 }
 
 /// Signal names and `--signal=[{R|B}:]SIG[@secs]`.

@@ -13,6 +13,10 @@ pub struct NodeState<'a> {
     pub not_responding: bool,
     /// Jobs still run on it (DRAINING rather than DRAINED).
     pub busy: bool,
+    /// In an active reservation's window (`+RESERVED`); `maint` when that one is MAINT.
+    pub reserved: bool,
+    /// In an active MAINT reservation's window (`+MAINT`).
+    pub maint: bool,
 }
 
 impl NodeState<'_> {
@@ -20,14 +24,29 @@ impl NodeState<'_> {
         if self.not_responding { "*" } else { "" }
     }
 
-    /// `scontrol show node`: `IDLE`, `MIXED+DRAIN`, `DOWN*`.
+    /// `scontrol show node`: `IDLE`, `MIXED+DRAIN`, `DOWN*`, `IDLE+MAINT+RESERVED`.
     pub fn scontrol(&self) -> String {
         let drain = if self.drain { "+DRAIN" } else { "" };
-        format!("{}{drain}{}", self.base.to_ascii_uppercase(), self.star())
+        let maint = if self.maint { "+MAINT" } else { "" };
+        let resv = if self.reserved { "+RESERVED" } else { "" };
+        format!("{}{drain}{maint}{resv}{}", self.base.to_ascii_uppercase(), self.star())
+    }
+
+    /// Slurm's sinfo names a reserved node by its reservation only while it is
+    /// idle and in service: a busy, drained or down node keeps its own state.
+    fn resv_word(&self) -> Option<(&'static str, &'static str)> {
+        match (self.drain, self.base) {
+            (false, "IDLE") if self.maint => Some(("maint", "maint")),
+            (false, "IDLE") if self.reserved => Some(("reserved", "resv")),
+            _ => None,
+        }
     }
 
     /// `sinfo %T`: `idle`, `mixed`, `allocated`, `down`, `drained`, `draining`, `unknown`.
     pub fn long(&self) -> String {
+        if let Some((long, _)) = self.resv_word() {
+            return format!("{long}{}", self.star());
+        }
         let s = match (self.drain, self.busy) {
             (true, true) if self.base != "DOWN" => "draining".to_string(),
             (true, _) if self.base != "DOWN" => "drained".to_string(),
@@ -38,6 +57,9 @@ impl NodeState<'_> {
 
     /// `sinfo %t`: `idle`, `mix`, `alloc`, `down`, `drain`, `drng`, `unk`.
     pub fn short(&self) -> String {
+        if let Some((_, short)) = self.resv_word() {
+            return format!("{short}{}", self.star());
+        }
         let s = match (self.drain, self.busy, self.base) {
             (true, true, b) if b != "DOWN" => "drng",
             (true, _, b) if b != "DOWN" => "drain",
@@ -57,7 +79,14 @@ mod tests {
 
     #[test]
     fn drain_shows_draining_then_drained() {
-        let busy = NodeState { base: "MIXED", drain: true, not_responding: false, busy: true };
+        let busy = NodeState {
+            base: "MIXED",
+            drain: true,
+            not_responding: false,
+            busy: true,
+            reserved: false,
+            maint: false,
+        };
         assert_eq!(
             (busy.short(), busy.long(), busy.scontrol()),
             ("drng".into(), "draining".into(), "MIXED+DRAIN".into())
@@ -67,10 +96,36 @@ mod tests {
             (idle.short(), idle.long(), idle.scontrol()),
             ("drain".into(), "drained".into(), "IDLE+DRAIN".into())
         );
-        let lost = NodeState { base: "DOWN", drain: false, not_responding: true, busy: false };
+        let lost = NodeState { base: "DOWN", drain: false, not_responding: true, busy: false, ..busy };
         assert_eq!(
             (lost.short(), lost.long(), lost.scontrol()),
             ("down*".into(), "down*".into(), "DOWN*".into())
+        );
+    }
+
+    #[test]
+    fn reserved_nodes_say_so_while_idle() {
+        let idle = NodeState {
+            base: "IDLE",
+            drain: false,
+            not_responding: false,
+            busy: false,
+            reserved: true,
+            maint: true,
+        };
+        assert_eq!(
+            (idle.short(), idle.long(), idle.scontrol()),
+            ("maint".into(), "maint".into(), "IDLE+MAINT+RESERVED".into())
+        );
+        let resv = NodeState { maint: false, ..idle };
+        assert_eq!(
+            (resv.short(), resv.long(), resv.scontrol()),
+            ("resv".into(), "reserved".into(), "IDLE+RESERVED".into())
+        );
+        let running = NodeState { base: "ALLOCATED", busy: true, ..idle };
+        assert_eq!(
+            (running.short(), running.scontrol()),
+            ("alloc".into(), "ALLOCATED+MAINT+RESERVED".into())
         );
     }
 }

@@ -21,6 +21,12 @@ macro_rules! codes {
                 match self { $(ReasonCode::$v => $text,)* }
             }
 
+            /// The code's name as an identifier (the proto's value names
+            /// it): Slurm's spelling, but for a spelling with blanks in it.
+            pub fn ident(self) -> &'static str {
+                match self { $(ReasonCode::$v => stringify!($v),)* }
+            }
+
             /// One line for docs and for a reason that carries no facts.
             pub fn description(self) -> &'static str {
                 match self { $(ReasonCode::$v => $doc,)* }
@@ -96,6 +102,11 @@ codes! {
     JobLaunchFailure => "JobLaunchFailure", "the node agent could not start the job";
     Prolog => "Prolog", "a job prolog failed on the job's node";
     Preempted => "Preempted", "a preemption cancelled the job";
+    Reservation => "Reservation", "the job waits for its reservation to start, or for room inside it";
+    ReservationDeleted => "ReservationDeleted", "the job's reservation was deleted; it is held until it is updated or released";
+    ReservationInvalid => "ReservationInvalid", "the job may not use its reservation (user or account not allowed, or no such reservation)";
+    ReqNodeNotAvailMaint => "ReqNodeNotAvail, Reserved for maintenance",
+        "the nodes the job fits on are in a maintenance reservation for the job's time limit";
 }
 
 impl ReasonCode {

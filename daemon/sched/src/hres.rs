@@ -207,6 +207,11 @@ impl<'a> Counters<'a> {
         }
     }
 
+    /// What is left of a plain licence (None for a hierarchical resource or an unknown name).
+    pub(crate) fn plain_free(&self, name: &str) -> Option<u32> {
+        self.plain.get(name).copied()
+    }
+
     /// The checks that need no nodes: plain counts, a disabled resource, and
     /// a resource with nothing left anywhere.
     pub(crate) fn check(&self, job: &Job) -> Result<(), Reason> {

@@ -7,6 +7,7 @@
 //! - [`hres_spec`]: resources.yaml parsed and checked into HRES resources.
 //! - [`job`]: the plain job data the scheduler reads; its TRES and per-node shape.
 //! - [`reason`]: the one table of Slurm reason codes, and [`Reason`] (code + facts).
+//! - [`resv`]: making and changing a reservation (`scontrol create|update reservation`), checked against the cluster.
 //! - [`submit`]: account and QOS resolution, the default time limit, the submit gate.
 //! - [`depend`]: whether a `--dependency` holds, from the named jobs' states.
 //! - [`feasible`]: requests no node set of their partition could ever run, refused at submit.
@@ -30,6 +31,7 @@
 //! - `reclaim`: idle-fill's reclaim of opportunistic runs for jobs with a claim, before preemption.
 //! - `screen`: what a pass reuses across blocked jobs so preemption costs
 //!   each job its own candidates, not a verdict per running job.
+//! - `windows`: admin reservations in a pass: each node's windows, the licences they hold.
 //! - [`verdict`]: the typed verdicts and their sentences.
 //! - `explain`: the same evaluation on demand, for `scontrol explain`.
 //!
@@ -66,12 +68,14 @@ pub mod priority;
 pub mod provision;
 pub mod reason;
 pub mod reclaim;
+pub mod resv;
 mod scope;
 mod screen;
 pub mod submit;
 #[cfg(test)]
 mod tests;
 pub mod verdict;
+mod windows;
 
 pub mod hres_spec;
 pub mod model;
@@ -257,6 +261,8 @@ pub struct Snapshot {
     /// Pending jobs' definition verdicts ([`provision::prepare`]); a job
     /// missing here is judged in the pass.
     pub admits: provision::Admits,
+    /// Admin reservations not yet over (recurring ones already rolled forward).
+    pub resvs: Arc<Vec<model::Resv>>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -6,6 +6,7 @@
 use super::SchedNode;
 use super::job::{JobId, Shape};
 use super::provision::Exclusive;
+use super::windows::Windows;
 
 #[derive(Debug, Clone)]
 pub(crate) struct NodeState {
@@ -199,6 +200,9 @@ pub(crate) struct Pick {
     pub reserved_by: Option<JobId>,
     /// A listed node had no room even ignoring reservations.
     pub listed_busy: bool,
+    /// Nodes that fit but are in a reservation's window the job may not use, and the first such reservation.
+    pub in_window: usize,
+    pub window: Option<u16>,
 }
 
 /// What a job needs from one node and until when.
@@ -208,6 +212,11 @@ pub(crate) struct Want<'a> {
     pub shape: Shape,
     pub end_ms: i64,
     pub excluded: &'a [u32],
+    /// The reservation the job runs in: only its nodes, and its own window is no hole.
+    pub member: Option<u16>,
+    /// How long the job runs, for the backfill estimate's windows (`i64::MAX`: no limit).
+    pub span: i64,
+    pub windows: &'a Windows<'a>,
 }
 
 impl Pick {
@@ -218,6 +227,14 @@ impl Pick {
             return false;
         }
         marks.stamp[i as usize] = marks.cur;
+        if want.member.is_some_and(|k| !want.windows.holds(i, k)) {
+            return false;
+        }
+        if let Some(k) = want.windows.blocks(i, want.member, want.end_ms) {
+            self.in_window += 1;
+            self.window.get_or_insert(k);
+            return false;
+        }
         if want.end_ms <= n.reserved_from {
             self.nodes.push(i);
             true
@@ -285,17 +302,35 @@ pub(crate) fn earliest_start(
     now_ms: i64,
 ) -> Option<(i64, Vec<u32>)> {
     let (shape, excluded, job) = (&want.shape, want.excluded, want.job);
+    let windows = want.windows;
     let eligible = |i: u32| {
         let n = &nodes[i as usize];
         part.member[i as usize]
             && n.up
             && n.held_for.is_none_or(|h| h == job)
             && excluded.binary_search(&i).is_err()
+            && want.member.is_none_or(|k| windows.holds(i, k))
     };
+    // A reservation's window is a hole in its nodes' timelines: at each
+    // time tried, a node with windows fits only if the job would run clear of them.
+    let win_nodes: Vec<u32> = windows.nodes_with_windows().filter(|&i| eligible(i)).collect();
+    let clear = |i: u32, t: i64| windows.free_from(i, want.member, t, want.span) == t;
     let mut sim: Vec<NodeState> = nodes.to_vec();
     let mut fit: Vec<bool> =
         sim.iter().enumerate().map(|(i, n)| eligible(i as u32) && n.fits(shape)).collect();
     let mut fit_count = fit.iter().filter(|f| **f).count();
+    let recheck = |fit: &mut Vec<bool>, fit_count: &mut usize, sim: &[NodeState], t: i64| {
+        for &n in &win_nodes {
+            let now_fits = sim[n as usize].fits(shape) && clear(n, t);
+            match (fit[n as usize], now_fits) {
+                (false, true) => *fit_count += 1,
+                (true, false) => *fit_count -= 1,
+                _ => {}
+            }
+            fit[n as usize] = now_fits;
+        }
+    };
+    recheck(&mut fit, &mut fit_count, &sim, now_ms);
     let required_fit = |fit: &[bool]| required.iter().all(|r| fit[*r as usize]);
     let choose = |fit: &[bool]| {
         let mut out: Vec<u32> = required.to_vec();
@@ -312,16 +347,26 @@ pub(crate) fn earliest_start(
         .filter(|(_, a)| a.end_ms < i64::MAX && a.nodes.iter().any(|n| part.member[*n as usize]))
         .map(|(k, a)| (a.end_ms, k))
         .collect();
+    // A window's end is a time to try too (no job's nodes to release: usize::MAX).
+    for &n in &win_nodes {
+        let end = windows.free_from(n, want.member, now_ms, want.span);
+        if end > now_ms && end < i64::MAX {
+            events.push((end, usize::MAX));
+        }
+    }
     events.sort_unstable();
     let mut k = 0;
     while k < events.len() {
         let t = events[k].0;
         while k < events.len() && events[k].0 == t {
-            let a = &allocs[events[k].1];
+            let Some(a) = allocs.get(events[k].1) else {
+                k += 1;
+                continue;
+            };
             for &n in &a.nodes {
                 let node = &mut sim[n as usize];
                 node.release(&a.shape);
-                let now_fits = eligible(n) && node.fits(shape);
+                let now_fits = eligible(n) && node.fits(shape) && clear(n, t);
                 match (fit[n as usize], now_fits) {
                     (false, true) => fit_count += 1,
                     (true, false) => fit_count -= 1,
@@ -331,6 +376,7 @@ pub(crate) fn earliest_start(
             }
             k += 1;
         }
+        recheck(&mut fit, &mut fit_count, &sim, t);
         if fit_count >= shape.nodes as usize && required_fit(&fit) {
             return Some((t.max(now_ms), choose(&fit)));
         }

@@ -15,6 +15,7 @@ use super::preempt::{Short, hold_for_preemptor};
 use super::priority::PriorityFactors;
 use super::reason::{Facts, LimitFacts, LimitKind, Reason, ReasonCode as C, Scope, Unit};
 use super::scope::Scopes;
+use super::windows::Windows;
 use super::{Pending, Plan, Reservation, Snapshot, Start};
 use crate::model::Partition;
 use spur_vocab::licenses::LicenseAlloc;
@@ -169,7 +170,11 @@ impl<'a> Pass<'a> {
         // A suspended job keeps its licenses, as it keeps its nodes.
         let holders = snap.jobs.iter().filter(|j| !j.is_pending());
         let licenses = Counters::new(&snap.licenses, &snap.hres, &node_idx, snap.nodes.len(), holders);
+        let members = snap.jobs.iter().filter(|j| !j.is_pending());
+        let members = members.filter_map(|j| Some((j.reservation.as_deref()?, j.licenses.as_slice())));
+        let windows = Windows::new(&snap.resvs, &node_idx, snap.nodes.len(), now, members);
         Pass {
+            windows,
             snap,
             now,
             marks: Marks::new(nodes.len()),
@@ -274,6 +279,7 @@ impl<'a> Pass<'a> {
         if let Some(r) = &s.hold {
             return Err(r.clone());
         }
+        let member = self.member_of(job)?;
         let Some(pi) = part else {
             return Err(Reason::new(
                 C::PartitionConfig,
@@ -334,7 +340,68 @@ impl<'a> Pass<'a> {
         for &g in &s.groups {
             self.scopes.groups[g as usize].check(&ask).map_or(Ok(()), Err)?;
         }
-        self.licenses.check(job)
+        self.licenses.check(job)?;
+        self.held_licenses(job, member)
+    }
+
+    /// The reservation a job asks for, once it may run there: refused
+    /// (gone, or not the job's to use) or not yet started is its reason.
+    pub(super) fn member_of(&self, job: &Job) -> Result<Option<u16>, Reason> {
+        let Some(name) = job.reservation.as_deref() else { return Ok(None) };
+        let refused = |why| Reason::new(C::ReservationInvalid, Facts::ResvRefused { name: name.into(), why });
+        let Some((k, r)) = self.windows.named(name) else {
+            // Submit refuses a name no reservation has: it was deleted, or it ended.
+            let facts = Facts::ResvRefused {
+                name: name.into(),
+                why: "deleted, or ended; update the job's Reservation= or cancel it",
+            };
+            return Err(Reason::new(C::ReservationDeleted, facts));
+        };
+        if !r.admits(&job.user, job.account.as_deref()) {
+            return Err(refused("the job's user and account are not among its Users and Accounts"));
+        }
+        if r.start_ms > self.now {
+            return Err(Reason::new(C::Reservation, self.window_facts(k)));
+        }
+        Ok(Some(k))
+    }
+
+    fn window_facts(&self, k: u16) -> Facts {
+        let r = &self.windows.list[k as usize];
+        Facts::Window {
+            name: r.name.clone(),
+            maint: r.maint(),
+            start_ms: r.start_ms,
+            end_ms: r.end_ms,
+            starts_in_s: secs(r.start_ms.saturating_sub(self.now)),
+            ends_in_s: secs(r.end_ms.saturating_sub(self.now)),
+        }
+    }
+
+    /// Kept off nodes by reservation `k`'s window: "Reserved for maintenance" for MAINT.
+    fn window_reason(&self, k: u16) -> Reason {
+        let code = if self.windows.list[k as usize].maint() { C::ReqNodeNotAvailMaint } else { C::Resources };
+        Reason::new(code, self.window_facts(k))
+    }
+
+    /// Plain licences the reservations hold out from this job for its run.
+    fn held_licenses(&self, job: &Job, member: Option<u16>) -> Result<(), Reason> {
+        if !self.windows.any() {
+            return Ok(());
+        }
+        let end = job.end_ms(self.now);
+        for (name, asks) in &job.licenses {
+            let held = self.windows.held_licenses(name, member, self.now, end);
+            let Some(free) = self.licenses.plain_free(name).filter(|_| held > 0) else { continue };
+            let free = free.saturating_sub(held);
+            if free < *asks {
+                return Err(Reason::new(
+                    C::Licenses,
+                    Facts::License { name: name.clone(), free, asks: *asks },
+                ));
+            }
+        }
+        Ok(())
     }
 
     fn place(&mut self, job: &'a Job, sc: usize, pi: usize, keep_off: &[u32]) -> Result<Vec<u32>, Reason> {
@@ -393,7 +460,8 @@ impl<'a> Pass<'a> {
                 self.scopes.groups[g as usize].node_allowance().filter(|a| *a < need as u64).map(|a| (g, a))
             })
             .collect();
-        let simple = required.is_empty() && tight.is_empty() && !self.held;
+        let member = self.member_of(job)?;
+        let simple = required.is_empty() && tight.is_empty() && !self.held && member.is_none();
         if simple && let Some(by) = self.failures(pi, class).recall(&shape, end_ms) {
             return Err(match by {
                 None => Reason::new(C::Resources, self.no_room_facts(pi, &shape, None)),
@@ -401,13 +469,16 @@ impl<'a> Pass<'a> {
             });
         }
         self.marks.next_job();
-        let want = Want { job: job.id, shape, end_ms, excluded: &excluded };
+        let span = end_ms.saturating_sub(self.now);
+        let windows = &self.windows;
+        let want = Want { job: job.id, shape, end_ms, excluded: &excluded, member, span, windows };
         let mut pick = Pick::default();
         pick.listed(&self.nodes, &required, &want, need, &mut self.marks);
         if pick.nodes.len() < required.len() {
-            return Err(match pick.listed_busy {
-                true => self.no_room(job, pi, class, &shape, &required, &excluded),
-                false => self.reserved_reason(pick.reserved_by),
+            return Err(match (pick.window, pick.listed_busy) {
+                (Some(k), _) => self.window_reason(k),
+                (None, true) => self.no_room(job, pi, class, &shape, &required, &excluded),
+                (None, false) => self.reserved_reason(pick.reserved_by),
             });
         }
         if !tight.is_empty() {
@@ -442,6 +513,10 @@ impl<'a> Pass<'a> {
         pick.scan(&self.nodes, part_nodes, &want, need, &mut self.marks);
         if pick.nodes.len() >= need {
             return Ok(pick.nodes);
+        }
+        if let Some(k) = pick.window.filter(|_| pick.nodes.len() + pick.reserved + pick.in_window >= need) {
+            // Room, but in a window this job may not use: a reservation, not resources, keeps it.
+            return Err(self.window_reason(k));
         }
         let only_reserved = pick.nodes.len() + pick.reserved >= need;
         if simple && excluded.is_empty() {
@@ -514,7 +589,10 @@ impl<'a> Pass<'a> {
             let part = &self.parts[pi];
             let p: &'a Partition = part.p;
             let pname = p.name.as_str();
-            let want = Want { job: job.id, shape: *shape, end_ms: i64::MAX, excluded };
+            let member = self.member_of(job).ok().flatten();
+            let span = job.end_ms(now).saturating_sub(now);
+            let windows = &self.windows;
+            let want = Want { job: job.id, shape: *shape, end_ms: i64::MAX, excluded, member, span, windows };
             let pool = class.map_or(&part.nodes, |c| &self.pools.classes[c as usize].nodes);
             if let Some((t, nodes)) = earliest_start(&self.nodes, pool, &self.allocs, &want, required, now) {
                 start = Some(t);

@@ -12,6 +12,7 @@ use super::nodes::{Alloc, Marks, NodeState, PartNodes};
 use super::priority::PriorityFactors;
 use super::scope::Scopes;
 use super::screen::Screens;
+use super::windows::Windows;
 use crate::model::Partition;
 use std::collections::HashMap;
 
@@ -59,6 +60,8 @@ pub(super) struct Pass<'a> {
     /// Some node is held for one job (a suspended job's room): no-room memos would be wrong.
     pub held: bool,
     pub licenses: Counters<'a>,
+    /// Admin reservations: each node's windows, and the licences they hold out.
+    pub windows: Windows<'a>,
     pub marks: Marks,
     /// Reservation holders: expected start and partition.
     pub resv: HashMap<JobId, (Option<i64>, &'a str)>,

@@ -186,8 +186,14 @@ impl<'a> Pass<'a> {
             };
         guards.push(Guard::ExemptTime { exempt_s, from, ran_s });
         guards.push(Guard::MinRuntime { min_s: cfg.min_runtime_secs, ran_s });
+        // Only a reservation in its window protects the job it runs.
+        let active = run
+            .reservation
+            .as_deref()
+            .and_then(|n| self.windows.named(n))
+            .filter(|(_, r)| r.active(self.now));
         guards.push(Guard::Reservation {
-            reservation: run.reservation.clone(),
+            reservation: active.map(|(_, r)| r.name.clone()),
             pending_tier: mine.priority_tier,
             candidate_tier: rpart.map_or(1, |p| p.priority_tier),
         });

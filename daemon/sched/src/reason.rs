@@ -163,6 +163,21 @@ pub enum Facts {
         begin_ms: i64,
         in_s: u64,
     },
+    /// A reservation's window: its nodes are held for the jobs it admits
+    /// (`starts_in_s` 0 once it is active).
+    Window {
+        name: String,
+        maint: bool,
+        start_ms: i64,
+        end_ms: i64,
+        starts_in_s: u64,
+        ends_in_s: u64,
+    },
+    /// The job's reservation: missing, or not letting the job's user or account in.
+    ResvRefused {
+        name: String,
+        why: &'static str,
+    },
     /// An array's `%N`: its running tasks are at the limit.
     ArrayThrottle {
         limit: u32,
@@ -282,6 +297,23 @@ impl fmt::Display for Facts {
             Facts::PartitionNodes { partition, nodes, asks } => {
                 write!(f, "the job asks for {asks} nodes; partition {partition} has {nodes}")
             }
+            Facts::Window { name, maint, starts_in_s, ends_in_s, .. } => {
+                let kind = if *maint { "maintenance reservation" } else { "reservation" };
+                match starts_in_s {
+                    0 => write!(
+                        f,
+                        "{kind} {name} holds the nodes it fits on (ends in {})",
+                        format_seconds(*ends_in_s)
+                    ),
+                    s => write!(
+                        f,
+                        "{kind} {name} holds the nodes it fits on from in {} to in {}, within the job's time limit",
+                        format_seconds(*s),
+                        format_seconds(*ends_in_s)
+                    ),
+                }
+            }
+            Facts::ResvRefused { name, why } => write!(f, "reservation {name}: {why}"),
             Facts::NodesUnavailable { partition, nodes } => write!(
                 f,
                 "required node(s) {} are down, drained or not in partition {partition}",

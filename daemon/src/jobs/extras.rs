@@ -50,6 +50,7 @@ impl Extras {
             kill_on_invalid_dep: s.kill_on_invalid_dep,
             signalled_run_ms: 0,
             annotations: annotations(&s.annotations)?,
+            reservation: reservation(&s.reservation)?,
         };
         Ok((x != Extras::default()).then(|| Box::new(x)))
     }
@@ -66,6 +67,15 @@ impl Extras {
     pub fn constraint(&self) -> Constraint {
         Constraint::parse(&self.constraint).unwrap_or_default()
     }
+}
+
+/// `--reservation`: a reservation's name (whether it exists and lets the job in is the submit's check).
+fn reservation(v: &str) -> Result<String> {
+    let v = v.trim();
+    if v.len() > 128 || !v.chars().all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c)) {
+        return Err(Error::invalid("reservation", format!("'{v}' is not a reservation name")));
+    }
+    Ok(v.to_string())
 }
 
 /// Annotations a job may carry, and their sizes: a request's cost stays bounded.

@@ -18,6 +18,7 @@
 //! - [`run`]: the scheduling loop, the pass's starts, launches, the time-limit watchdog.
 //! - `launch`: a started job's launch: Slurm's environment, `-o/-e` patterns.
 //! - `owner`: who a new job belongs to and runs as (MUNGE's uid and gid, or an Operator's --uid/--gid).
+//! - [`reserved`]: admin reservations at submit (`--reservation`) and the cluster a reservation request is checked against.
 //! - [`reconcile`]: an agent's running jobs at registration against the queue.
 //! - [`events`]: job changes in numbered batches, for `Cluster.Watch`.
 //! - `admit`: submits no node set could run, and MaxJobCount.
@@ -55,6 +56,7 @@ pub mod purge;
 pub(crate) mod queue;
 pub mod reconcile;
 pub mod record;
+pub mod reserved;
 pub mod run;
 pub mod steps;
 pub(crate) mod stored_reason;
@@ -99,6 +101,8 @@ pub struct JobService {
     /// Where commands to agents go: `nodes` itself, or a test's recording.
     link: Arc<dyn link::AgentLink>,
     pub(crate) licenses: Arc<LicenseService>,
+    /// Admin reservations: the windows every pass reads.
+    pub(crate) resvs: Arc<crate::resv::ResvService>,
     policy: SubmitPolicy,
     pub(crate) sched: SchedConfig,
     /// Usage and GrpWall figures, recomputed every `refresh_ms`.
@@ -196,7 +200,9 @@ impl JobService {
         let next = max_id + 1;
         let purged = purge::at_load(&mut queue, now, &cfg.scheduler, purged);
         let accounting = !cfg.accounting.database_url.is_empty();
+        let resvs = Arc::new(crate::resv::ResvService::load(store.clone()).await?);
         Ok(JobService {
+            resvs,
             queue: Mutex::new(queue),
             next_id: AtomicU64::new(next),
             retention: purge::Retention::new(&cfg.scheduler, store.clone(), purged),
@@ -307,6 +313,7 @@ impl JobService {
     pub async fn submit(&self, ctx_role: Role, caller: &Caller, spec: pb::JobSpec) -> Result<u64> {
         let (rec, partition) = self.resolve(ctx_role, caller, spec)?;
         let catalog = self.acct.catalog();
+        self.check_reservation(&rec, &catalog)?;
         let mut slot = None;
         let fx = self.lock().submit(rec, &partition, &catalog, &self.policy, |q| {
             slot = Some(self.job_slot(q)?);

@@ -35,6 +35,9 @@ pub struct Extras {
     pub kill_on_invalid_dep: bool,
     /// `--annotation KEY=VALUE`, in order: provisioner definitions match them.
     pub annotations: Vec<(String, String)>,
+    /// `--reservation`: the admin reservation the job runs in.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub reservation: String,
 }
 
 /// What a record of an array knows of it.

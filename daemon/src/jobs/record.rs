@@ -227,7 +227,7 @@ impl JobRecord {
             borrowed: self.borrowed && self.state == JobState::Running,
             reclaims: self.reclaims,
             requeueable: self.requeue,
-            reservation: None,
+            reservation: self.extra.as_ref().map(|x| x.reservation.clone()).filter(|r| !r.is_empty()),
             annotations: self.extra.as_ref().map(|x| x.annotations.clone()).unwrap_or_default(),
             workflow: self.extra.as_ref().and_then(|x| x.workflow()).map(str::to_string),
             array_id: self.array_id(),

@@ -137,6 +137,7 @@ impl JobService {
             config: self.sched.clone(),
             provision,
             admits: Default::default(),
+            resvs: self.resvs.list(),
         };
         let mut cache = self.admits.lock().unwrap_or_else(|p| p.into_inner());
         sched::provision::prepare(&mut snap, &mut cache, now);
@@ -185,6 +186,7 @@ impl JobService {
     pub async fn pass(&self) {
         let now = now_ms();
         self.enforce(now).await;
+        self.resvs.upkeep(self.nodes.hub(), now).await;
         let nodes = self.nodes.nodes();
         let snap = self.snapshot(now, &nodes);
         let began = std::time::Instant::now();

@@ -52,17 +52,26 @@ impl ClusterApi {
 type Event = Result<pb::ClusterEvent, Status>;
 type WatchStream = Pin<Box<dyn Stream<Item = Event> + Send>>;
 
-fn nodes_event(nodes: &NodeService, names: Option<&[String]>) -> pb::ClusterEvent {
-    let list = match names {
+fn nodes_event(nodes: &NodeService, jobs: &JobService, names: Option<&[String]>) -> pb::ClusterEvent {
+    let mut list: Vec<pb::Node> = match names {
         Some(ns) => ns.iter().filter_map(|n| nodes.node(n)).map(|n| convert::node(&n)).collect(),
         None => nodes.nodes().iter().map(convert::node).collect(),
     };
+    convert::mark_reserved(&mut list, &jobs.resvs.list(), crate::store::now_ms());
     pb::ClusterEvent {
         event: Some(pb::cluster_event::Event::Nodes(pb::NodesChanged {
             nodes: list,
             snapshot: names.is_none(),
         })),
     }
+}
+
+/// Every reservation, as of now.
+fn resv_event(jobs: &JobService) -> pb::ClusterEvent {
+    let now = crate::store::now_ms();
+    let reservations = jobs.resvs.list().iter().map(|r| super::resv_api::wire(r, now)).collect();
+    let list = pb::ListReservationsResponse { reservations, now_ms: now };
+    pb::ClusterEvent { event: Some(pb::cluster_event::Event::Reservations(list)) }
 }
 
 fn licenses_event(name: String) -> pb::ClusterEvent {
@@ -93,7 +102,11 @@ async fn watch(
     let mut acct_rx = acct.subscribe();
     let mut lic_rx = licenses.subscribe();
     let mut job_rx = jobs.subscribe();
-    if !streams::send(&tx, nodes_event(&nodes, None)).await {
+    let mut resv_rx = jobs.resvs.subscribe();
+    if !streams::send(&tx, nodes_event(&nodes, &jobs, None)).await {
+        return;
+    }
+    if !streams::send(&tx, resv_event(&jobs)).await {
         return;
     }
     // Empty: says job changes follow, numbered after this one.
@@ -105,8 +118,8 @@ async fn watch(
             // The caller hung up: the slot and the receivers go now, not at the next change.
             _ = tx.closed() => return,
             r = node_rx.recv() => match r {
-                Ok(e) => nodes_event(&nodes, Some(&e.names)),
-                Err(RecvError::Lagged(_)) => nodes_event(&nodes, None),
+                Ok(e) => nodes_event(&nodes, &jobs, Some(&e.names)),
+                Err(RecvError::Lagged(_)) => nodes_event(&nodes, &jobs, None),
                 Err(RecvError::Closed) => return,
             },
             r = acct_rx.recv() => match r {
@@ -122,6 +135,15 @@ async fn watch(
                 // A burst of changes reads the same: re-read the licenses.
                 Ok(name) => licenses_event(name),
                 Err(RecvError::Lagged(_)) => licenses_event(String::new()),
+                Err(RecvError::Closed) => return,
+            },
+            r = resv_rx.recv() => match r {
+                Ok(()) | Err(RecvError::Lagged(_)) => {
+                    if !streams::send(&tx, resv_event(&jobs)).await {
+                        return;
+                    }
+                    nodes_event(&nodes, &jobs, None)
+                }
                 Err(RecvError::Closed) => return,
             },
             r = job_rx.recv() => match r {

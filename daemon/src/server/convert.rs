@@ -131,6 +131,29 @@ pub fn node(n: &Node) -> pb::Node {
             .map(|(k, v)| pb::KeyValue::new(k, if k == "uname.nodename" { &n.name } else { v }))
             .collect(),
         modaliases: n.facts.as_ref().map(|f| f.modaliases.clone()).unwrap_or_default(),
+        ..pb::Node::default()
+    }
+}
+
+/// Marks the nodes admin reservations hold at `now` (`+RESERVED`, `+MAINT`)
+/// and each one's next window not yet begun.
+pub fn mark_reserved(list: &mut [pb::Node], resvs: &[crate::sched::model::Resv], now: i64) {
+    if resvs.is_empty() {
+        return;
+    }
+    let mut at: std::collections::HashMap<&str, Vec<&crate::sched::model::Resv>> = Default::default();
+    for r in resvs.iter().filter(|r| r.end_ms > now) {
+        r.nodes.iter().for_each(|n| at.entry(n.as_str()).or_default().push(r));
+    }
+    for n in list.iter_mut() {
+        let Some(rs) = at.get(n.name.as_str()) else { continue };
+        if let Some(a) = rs.iter().filter(|r| r.active(now)).min_by(|a, b| a.name.cmp(&b.name)) {
+            n.reservation = a.name.clone();
+        }
+        n.maint = rs.iter().any(|r| r.active(now) && r.maint());
+        if let Some(next) = rs.iter().filter(|r| r.start_ms > now).min_by_key(|r| r.start_ms) {
+            (n.next_reservation, n.next_reservation_ms) = (next.name.clone(), next.start_ms);
+        }
     }
 }
 
@@ -330,6 +353,7 @@ fn extras_spec(x: Option<&crate::jobs::extras::Extras>) -> pb::JobSpec {
         dependency: x.dependency.clone(),
         kill_on_invalid_dep: x.kill_on_invalid_dep,
         annotations: x.annotations.iter().map(|(k, v)| pb::KeyValue::new(k, v)).collect(),
+        reservation: x.reservation.clone(),
         ..pb::JobSpec::default()
     }
 }

@@ -238,6 +238,48 @@ impl Targeted for pb::UpdateHresRequest {
         })
     }
 }
+/// A reservation request's words: at most one per key Spur knows (and a few
+/// repeated), each no longer than a value may be.
+fn resv_bounds(words: &[String], name: &str) -> Result<(), Error> {
+    super::limits::cap("words", words.len(), 32)?;
+    super::limits::cap_len("name", name, 128)?;
+    words.iter().try_for_each(|w| super::limits::cap_len("word", w, spur_vocab::resv::MAX_VALUE_LEN + 32))
+}
+
+impl Targeted for pb::CreateReservationRequest {
+    fn target(&self) -> String {
+        self.name.clone()
+    }
+    fn bounds(&self) -> Result<(), Error> {
+        resv_bounds(&self.words, &self.name)
+    }
+    fn params(&self) -> Value {
+        json!({ "words": self.words })
+    }
+    fn intent(&self) -> Action {
+        Action::Create
+    }
+}
+impl Targeted for pb::UpdateReservationRequest {
+    fn target(&self) -> String {
+        self.name.clone()
+    }
+    fn bounds(&self) -> Result<(), Error> {
+        resv_bounds(&self.words, &self.name)
+    }
+    fn params(&self) -> Value {
+        json!({ "words": self.words })
+    }
+}
+impl Targeted for pb::DeleteReservationRequest {
+    fn target(&self) -> String {
+        self.name.clone()
+    }
+    fn intent(&self) -> Action {
+        Action::Delete
+    }
+}
+impl Targeted for pb::ListReservationsRequest {}
 impl Targeted for pb::ShowLicensesRequest {}
 impl Targeted for pb::ListProvisionersRequest {}
 impl Targeted for pb::ListRequest {

@@ -34,6 +34,7 @@ pub mod limits;
 mod nodes_api;
 mod packed;
 pub mod path;
+pub(crate) mod resv_api;
 pub mod rpc;
 mod session;
 mod show_config;
@@ -50,8 +51,8 @@ use limits::{MAX_LISTING_BYTES, MAX_REQUEST_BYTES, MAX_RESPONSE_BYTES};
 use spur_proto::v1::{
     accounting_server::AccountingServer, admission_server::AdmissionServer, agent_server::AgentServer,
     audit_server::AuditServer, cluster_server::ClusterServer, jobs_server::JobsServer,
-    licenses_server::LicensesServer, nodes_server::NodesServer, session_server::SessionServer,
-    steps_server::StepsServer,
+    licenses_server::LicensesServer, nodes_server::NodesServer, reservations_server::ReservationsServer,
+    session_server::SessionServer, steps_server::StepsServer,
 };
 use std::sync::Arc;
 use tonic::service::Routes;
@@ -102,6 +103,7 @@ pub async fn routes(
         .add_service(limited!(AgentServer::new(nodes_api::AgentApi::new(g(), nodes.clone(), jobs.clone()))))
         .add_service(limited!(JobsServer::new(jobs_api::JobsApi::new(g(), jobs.clone())), MAX_LISTING_BYTES))
         .add_service(limited!(StepsServer::new(steps_api::StepsApi::new(g(), jobs.clone()))))
+        .add_service(limited!(ReservationsServer::new(resv_api::ResvApi::new(g(), jobs.clone()))))
         .add_service(limited!(LicensesServer::new(licenses_api::LicensesApi::new(
             g(),
             licenses.clone(),

@@ -69,11 +69,12 @@ impl Nodes for NodesApi {
             .run(nodes::LIST_NODES, req, |_, r| async move {
                 let (names, part) = self.filter(&r)?;
                 let c = self.nodes.read();
-                let nodes = (c.nodes.values())
+                let mut nodes: Vec<pb::Node> = (c.nodes.values())
                     .filter(|n| names.as_ref().is_none_or(|ns| ns.contains(&n.name)))
                     .filter(|n| part.as_ref().is_none_or(|p| n.partitions.contains(p)))
                     .map(convert::node)
                     .collect();
+                convert::mark_reserved(&mut nodes, &self.jobs.resvs.list(), crate::store::now_ms());
                 let partitions = c.partitions.iter().map(|p| convert::partition(p, &c.nodes)).collect();
                 Ok((pb::ListNodesResponse { nodes, partitions }, vec![]))
             })

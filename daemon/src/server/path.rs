@@ -34,6 +34,13 @@ service!(audit = "spur.v1.Audit" {
     TAIL_TXN = "TailTxn",
 });
 
+service!(reservations = "spur.v1.Reservations" {
+    CREATE_RESERVATION = "CreateReservation",
+    UPDATE_RESERVATION = "UpdateReservation",
+    DELETE_RESERVATION = "DeleteReservation",
+    LIST_RESERVATIONS = "ListReservations",
+});
+
 service!(session = "spur.v1.Session" {
     WHO_AM_I = "WhoAmI",
 });
@@ -117,6 +124,7 @@ pub fn all() -> Vec<&'static str> {
         nodes::ALL,
         cluster::ALL,
         licenses::ALL,
+        reservations::ALL,
         jobs::ALL,
         agent::ALL,
         steps::ALL,

@@ -7,7 +7,7 @@
 
 use super::path::{
     accounting, admission, agent, audit, cluster, health, jobs, licenses, nodes, reflection,
-    reflection_v1alpha, session, steps,
+    reflection_v1alpha, reservations, session, steps,
 };
 use crate::auth::Role;
 
@@ -77,6 +77,19 @@ pub const RPCS: &[(&str, Class)] = &[
     (nodes::RECONFIGURE, Mutate { entity: "config", role: Admin, target: "", in_txn: false }),
     (cluster::WATCH, Read(Anyone)),
     (cluster::SHOW_CONFIG, Read(Anyone)),
+    (
+        reservations::CREATE_RESERVATION,
+        Mutate { entity: "reservation", role: Operator, target: "name", in_txn: false },
+    ),
+    (
+        reservations::UPDATE_RESERVATION,
+        Mutate { entity: "reservation", role: Operator, target: "name", in_txn: false },
+    ),
+    (
+        reservations::DELETE_RESERVATION,
+        Mutate { entity: "reservation", role: Operator, target: "name", in_txn: false },
+    ),
+    (reservations::LIST_RESERVATIONS, Read(Anyone)),
     (licenses::SHOW_LICENSES, Read(Anyone)),
     (licenses::UPDATE_HRES, Mutate { entity: "hres", role: Admin, target: "hres_name", in_txn: false }),
     // Anyone may submit and manage their own jobs; the jobs core checks

@@ -49,6 +49,8 @@ pub enum Action {
     Explain,
     /// HRES pane: flip DisableLayer of the selected layer, or DisableHRES on a resource's row.
     HresToggle,
+    /// The Reservations pane's `n`: a new reservation, typed as scontrol's words.
+    NewResv,
     /// Audit pane: hold new rows back / show them again.
     TogglePause,
     /// Audit pane: edit the controller-side txn filter.
@@ -80,6 +82,7 @@ impl Action {
                 | Action::NodeAction(_)
                 | Action::JobAction(_)
                 | Action::HresToggle
+                | Action::NewResv
                 | Action::Request(_)
         )
     }
@@ -113,6 +116,7 @@ impl Action {
             Action::JobAction(op) => op.verb(),
             Action::Edit => "edit",
             Action::HresToggle => "toggle a layer",
+            Action::NewResv => "create a reservation",
             _ => "delete",
         }
     }
@@ -232,6 +236,8 @@ pub struct ClusterUpdate {
     pub licenses: bool,
     /// Batches of changed jobs, oldest first (see `crate::update::queue::on_pushed`).
     pub jobs: Vec<spur_proto::v1::JobsChanged>,
+    /// The reservations, whole, when they changed (or a window began or ended).
+    pub reservations: Option<spur_proto::v1::ListReservationsResponse>,
 }
 
 /// Reports from the network task.

@@ -21,7 +21,7 @@ use crate::model::state::State;
 use crate::model::table::{Detail, TableModel};
 use crate::model::view::PaneView;
 use crate::model::write::NodeOp;
-use crate::model::{accounts, audit, hres, nodes, preempt, provisioners, qos, queue};
+use crate::model::{accounts, audit, hres, nodes, preempt, provisioners, qos, queue, reservations};
 use std::sync::LazyLock;
 
 /// A pane, declared once.
@@ -36,7 +36,7 @@ pub struct Pane {
     /// Its name: the `[keys]` name of its number key and its `:` command;
     /// then the other words `:` takes for it.
     pub names: &'static [&'static str],
-    /// Whether `e` edits and `D` deletes its rows (the edit form opens only here).
+    /// Whether `e` edits and `D` deletes its rows (the edit form, or the Reservations prompt).
     pub edits: bool,
     /// The keys its hint line offers, most important first (as many as fit
     /// are shown). Keys that only some panes have ([`Action::pane_only`])
@@ -250,5 +250,28 @@ fn build(id: PaneId) -> Pane {
                 ),
             )
         },
+        PaneId::Reservations => {
+            let write = |action, label| hint(action, label, Offered::Writes(session::WRITE_ROLE));
+            let mut hints = browse();
+            hints.splice(
+                2..2,
+                [write(Action::NewResv, "new"), write(Action::Edit, "edit"), write(Action::Delete, "delete")],
+            );
+            Pane {
+                edits: true,
+                empty: "no reservations (n makes one)",
+                ..pane(
+                    "Reservations",
+                    "go to Reservations",
+                    "Resv",
+                    &["reservations", "reservation", "resv"],
+                    hints,
+                    (
+                        |s, v| s.resvs.list.as_ref().map(|l| reservations::table(&l.reservations, v)),
+                        |s, k| reservations::detail(s.resvs.all(), k),
+                    ),
+                )
+            }
+        }
     }
 }

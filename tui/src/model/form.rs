@@ -73,9 +73,11 @@ pub fn open(data: Option<&Snapshot>, target: &Target) -> Result<EditForm, String
             .ok_or_else(|| gone(format!("user {user} in {account}"))),
         Target::Root => Err("the controller has no root account record to edit".into()),
         Target::Txn(_) => Err("txn rows are the audit record; they cannot be edited".into()),
-        Target::Job(_) | Target::Node(_) | Target::Layer { .. } | Target::Provisioner(_) => {
-            Err("only QOS, accounts and users are edited here".into())
-        }
+        Target::Job(_)
+        | Target::Node(_)
+        | Target::Layer { .. }
+        | Target::Provisioner(_)
+        | Target::Reservation(_) => Err("only QOS, accounts and users are edited here".into()),
     }
 }
 

@@ -313,6 +313,7 @@ pub fn default_table() -> Vec<Binding> {
         b("job_states", Action::JobStates, &["t"], "cycle all/PD/R/done jobs"),
         b("explain", Action::Explain, &["w"], "why: the job's reason and preemption verdicts"),
         b("hres_toggle", Action::HresToggle, &["O"], "HRES: disable/enable layer (resource row: all)"),
+        b("resv_new", Action::NewResv, &["n"], "new reservation"),
         b("pause", Action::TogglePause, &["p"], "pause/resume the audit tail"),
         b("txn_filter", Action::TxnFilterMode, &["f"], "filter audit: Outcome=error"),
     ]);

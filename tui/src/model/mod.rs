@@ -24,7 +24,8 @@
 //! One module per pane, by the pane's name, holds its data and its rows:
 //! [`queue`], [`nodes`] (and the drain/down reason field), [`qos`],
 //! [`accounts`], [`hres`], [`preempt`] (the Preemption pane), [`audit`]
-//! (the tail's bounded buffer) and [`provisioners`] (provisioners.yaml's definitions).
+//! (the tail's bounded buffer), [`provisioners`] (provisioners.yaml's definitions) and
+//! [`reservations`] (admin reservations, pushed whole by the watch).
 
 pub mod accounts;
 pub mod action;
@@ -43,6 +44,7 @@ pub mod preempt;
 pub mod provisioners;
 pub mod qos;
 pub mod queue;
+pub mod reservations;
 pub mod session;
 pub mod state;
 pub mod table;

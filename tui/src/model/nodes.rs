@@ -36,14 +36,9 @@ pub const COLUMNS: &[Column] = &[
     col("At", 6, 19, false),
 ];
 
-/// The node's state parts; busy as `sinfo` decides it (DRAINING vs DRAINED).
+/// The node's state parts (the wire's one rule).
 pub fn state_of(n: &Node) -> NodeState<'_> {
-    NodeState {
-        base: &n.base_state,
-        drain: n.drain,
-        not_responding: n.not_responding,
-        busy: n.running_jobs > 0 || n.alloc_cpus > 0,
-    }
+    n.node_state()
 }
 
 /// Down wins over drain: a down node runs nothing, drained or not.

@@ -28,6 +28,7 @@ pub enum PaneId {
     Preempt,
     Audit,
     Provisioners,
+    Reservations,
 }
 
 /// When the hint line offers a key.
@@ -65,7 +66,7 @@ pub enum Reads {
 }
 
 impl PaneId {
-    pub const ALL: [PaneId; 8] = [
+    pub const ALL: [PaneId; 9] = [
         PaneId::Queue,
         PaneId::Nodes,
         PaneId::Qos,
@@ -74,6 +75,7 @@ impl PaneId {
         PaneId::Preempt,
         PaneId::Audit,
         PaneId::Provisioners,
+        PaneId::Reservations,
     ];
 
     /// Whether the pane offers `action` (a pane-only key runs only where it does).

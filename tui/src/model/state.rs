@@ -187,6 +187,15 @@ pub enum Mode {
     Form(Box<EditForm>),
     /// The reason field of a drain or down, before its confirmation.
     Reason(Box<ReasonPrompt>),
+    /// A reservation typed as `scontrol create|update reservation`'s words.
+    Resv(Box<ResvPrompt>),
+}
+
+/// The words of a new reservation, or of a change to `editing`, checked as they are typed.
+#[derive(Debug, Clone, Default)]
+pub struct ResvPrompt {
+    pub prompt: Prompt,
+    pub editing: Option<String>,
 }
 
 impl Mode {
@@ -258,6 +267,7 @@ pub struct State {
     pub audit: AuditLog,
     /// The Provisioners pane's definitions.
     pub provisioners: Provisioners,
+    pub resvs: crate::model::reservations::Reservations,
 }
 
 impl State {
@@ -285,6 +295,7 @@ impl State {
             preempt: Preempt::default(),
             audit: AuditLog::default(),
             provisioners: Provisioners::default(),
+            resvs: Default::default(),
         };
         state.relayout();
         state

@@ -57,6 +57,8 @@ pub enum Target {
     },
     /// A provisioner definition, by id: provisioners.yaml is its source, so it is only read.
     Provisioner(String),
+    /// An admin reservation, by name: made, edited and deleted from the Reservations pane.
+    Reservation(String),
 }
 
 /// Rows that must stand out (drawn BOLD with a symbol, coloured unless mono).

@@ -100,6 +100,17 @@ pub enum WriteOp {
         layer: String,
         disable: bool,
     },
+    /// `scontrol create reservation WORDS`, or `update ReservationName=NAME WORDS`
+    /// (`editing`); `summary` names the nodes and the window for the confirmation.
+    Reservation {
+        editing: Option<String>,
+        words: Vec<String>,
+        summary: Vec<String>,
+    },
+    /// `scontrol delete ReservationName=NAME`, each.
+    DeleteReservations {
+        names: Vec<String>,
+    },
 }
 
 impl WriteOp {
@@ -136,6 +147,11 @@ impl WriteOp {
         }
         all.push(WriteOp::UpdateHres { resource: "power".into(), layer: "rack1".into(), disable: true });
         all.push(WriteOp::UpdateHres { resource: "power".into(), layer: String::new(), disable: false });
+        let words =
+            vec!["StartTime=now+1hour".into(), "Duration=60".into(), "Nodes=n1".into(), "Users=root".into()];
+        all.push(WriteOp::Reservation { editing: None, words: words.clone(), summary: vec![] });
+        all.push(WriteOp::Reservation { editing: Some("maint".into()), words, summary: vec![] });
+        all.push(WriteOp::DeleteReservations { names: vec!["maint".into()] });
         for op in &all {
             // Exhaustive on purpose: a new variant fails to compile until it is listed above.
             match op {
@@ -145,7 +161,9 @@ impl WriteOp {
                 | WriteOp::DeleteUser { .. }
                 | WriteOp::UpdateNodes { .. }
                 | WriteOp::UpdateJobs { .. }
-                | WriteOp::UpdateHres { .. } => {}
+                | WriteOp::UpdateHres { .. }
+                | WriteOp::Reservation { .. }
+                | WriteOp::DeleteReservations { .. } => {}
             }
         }
         all
@@ -163,6 +181,9 @@ impl WriteOp {
             WriteOp::UpdateNodes { op, .. } => op.verb(),
             WriteOp::UpdateJobs { op, .. } => op.verb(),
             WriteOp::UpdateHres { .. } => "update HRES",
+            WriteOp::Reservation { editing: None, .. } => "create a reservation",
+            WriteOp::Reservation { .. } => "update a reservation",
+            WriteOp::DeleteReservations { .. } => "delete reservations",
         }
     }
 
@@ -178,7 +199,13 @@ impl WriteOp {
 
     /// Whether the operation destroys records (a detail view of them closes).
     pub fn destructive(&self) -> bool {
-        matches!(self, WriteOp::DeleteQos { .. } | WriteOp::DeleteAccount { .. } | WriteOp::DeleteUser { .. })
+        matches!(
+            self,
+            WriteOp::DeleteQos { .. }
+                | WriteOp::DeleteAccount { .. }
+                | WriteOp::DeleteUser { .. }
+                | WriteOp::DeleteReservations { .. }
+        )
     }
 
     /// Whether the marks were the operation's targets, so they are spent once it is sent.
@@ -194,6 +221,8 @@ impl WriteOp {
             WriteOp::UpdateJobs { op, .. } => op.button(),
             WriteOp::UpdateHres { disable: true, .. } => "Disable",
             WriteOp::UpdateHres { disable: false, .. } => "Enable",
+            WriteOp::Reservation { editing: None, .. } => "Create",
+            WriteOp::Reservation { .. } => "Apply",
             _ => "Delete",
         }
     }
@@ -233,6 +262,23 @@ impl WriteOp {
             }
             WriteOp::UpdateJobs { op, ids, owners } => queue::describe(*op, ids, owners),
             WriteOp::UpdateHres { resource, layer, disable } => hres::describe(resource, layer, *disable),
+            WriteOp::Reservation { editing, words, summary } => {
+                let mut body = summary.clone();
+                let line = match editing {
+                    None => format!("= scontrol create reservation {}", words.join(" ")),
+                    Some(_) => format!("= scontrol update {}", words.join(" ")),
+                };
+                body.push(line);
+                let title = match editing {
+                    None => "Create this reservation?".to_string(),
+                    Some(n) => format!("Change reservation {n}?"),
+                };
+                (title, body)
+            }
+            WriteOp::DeleteReservations { names } => (
+                format!("Delete {} reservation(s)?", names.len()),
+                names.iter().map(|n| format!("= scontrol delete ReservationName={n}")).collect(),
+            ),
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The unary calls: the snapshot fetch, single-list re-reads, the job
 //! list and the writes.
 
-use super::{Client, JobsClient, LicensesClient, NodesClient};
+use super::{Client, JobsClient, LicensesClient, NodesClient, ResvClient};
 use crate::model::action::{Catalog, CatalogList, Snapshot};
 use crate::model::jobs::{JobOp, JobSet, id_list};
 use crate::model::write::{NodeOp, WriteOp, subject};
@@ -100,8 +100,24 @@ pub async fn write(
     nodes: &mut NodesClient,
     jobs: &mut JobsClient,
     licenses: &mut LicensesClient,
+    resvs: &mut ResvClient,
     op: WriteOp,
 ) -> Result<Written, Status> {
+    if let WriteOp::Reservation { editing, words, .. } = op {
+        use spur_proto::v1::{CreateReservationRequest as Create, UpdateReservationRequest as Update};
+        let reply = match editing {
+            None => resvs.create_reservation(Create { name: String::new(), words }).await?,
+            Some(name) => resvs.update_reservation(Update { name, words }).await?,
+        };
+        let name = reply.into_inner().reservation.map(|r| r.name).unwrap_or_default();
+        return Ok(Written { summary: format!("reservation {name} stored"), warning: None });
+    }
+    if let WriteOp::DeleteReservations { names } = op {
+        for name in &names {
+            resvs.delete_reservation(spur_proto::v1::DeleteReservationRequest { name: name.clone() }).await?;
+        }
+        return Ok(Written { summary: format!("deleted reservation {}", names.join(",")), warning: None });
+    }
     if let WriteOp::UpdateHres { resource, layer, disable } = op {
         let flag = Some(disable.to_string());
         let mut req = spur_proto::v1::UpdateHresRequest {
@@ -186,7 +202,11 @@ async fn accounting(client: &mut Client, op: WriteOp) -> Result<String, Status> 
             }
             Ok(format!("deleted {} association(s) ({} changed)", assocs.len(), deleted(n)))
         }
-        WriteOp::UpdateNodes { .. } | WriteOp::UpdateJobs { .. } | WriteOp::UpdateHres { .. } => {
+        WriteOp::UpdateNodes { .. }
+        | WriteOp::UpdateJobs { .. }
+        | WriteOp::UpdateHres { .. }
+        | WriteOp::Reservation { .. }
+        | WriteOp::DeleteReservations { .. } => {
             Err(Status::internal("node and job updates are not accounting writes"))
         }
     }

@@ -32,6 +32,7 @@ use spur_proto::v1::cluster_client::ClusterClient;
 use spur_proto::v1::jobs_client::JobsClient as JobsGrpc;
 use spur_proto::v1::licenses_client::LicensesClient as LicensesGrpc;
 use spur_proto::v1::nodes_client::NodesClient as NodesGrpc;
+use spur_proto::v1::reservations_client::ReservationsClient as ResvGrpc;
 use spur_proto::v1::session_client::SessionClient;
 use std::time::Duration;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
@@ -58,6 +59,7 @@ type Client = AccountingClient<InterceptedService<Channel, IdentityInterceptor>>
 type NodesClient = NodesGrpc<Svc>;
 type JobsClient = JobsGrpc<Svc>;
 type LicensesClient = LicensesGrpc<Svc>;
+type ResvClient = ResvGrpc<Svc>;
 
 enum Exit {
     /// The app loop hung up: stop.
@@ -207,6 +209,7 @@ async fn serve(
         .max_decoding_message_size(spur_proto::wire::JOBS_MESSAGE_MAX);
     let audit = AuditClient::with_interceptor(channel.clone(), icpt.clone());
     let mut licenses = LicensesGrpc::with_interceptor(channel.clone(), icpt.clone());
+    let mut resvs = ResvGrpc::with_interceptor(channel.clone(), icpt.clone());
     let mut session = SessionClient::with_interceptor(channel.clone(), icpt.clone());
     // None when the controller does not serve health: then loss shows up on the next call.
     let mut health = HealthClient::new(channel.clone())
@@ -356,7 +359,7 @@ async fn serve(
             }
             Rpc::Write(op) => {
                 let verb = op.verb();
-                match calls::write(&mut client, &mut nodes, &mut jobs, &mut licenses, op).await {
+                match calls::write(&mut client, &mut nodes, &mut jobs, &mut licenses, &mut resvs, op).await {
                     Ok(calls::Written { summary, warning: None }) => {
                         let _ = msgs.send(Msg::WriteDone { summary });
                     }

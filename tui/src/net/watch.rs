@@ -80,6 +80,7 @@ pub fn add(batch: &mut ClusterUpdate, ev: ClusterEvent) {
         Some(Event::Lagged(note)) => batch.lagged = Some(note),
         Some(Event::Licenses(_)) => batch.licenses = true,
         Some(Event::Jobs(j)) => batch.jobs.push(j),
+        Some(Event::Reservations(r)) => batch.reservations = Some(r),
         None => {}
     }
 }

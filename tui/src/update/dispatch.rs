@@ -14,7 +14,7 @@ use crate::model::state::{Choice, Confirm, Conn, Mode, Prompt, State};
 use crate::model::table::Target;
 use crate::model::write::{NodeOp, WriteOp};
 use crate::update::command::{self, Command};
-use crate::update::{audit, form, hres, live, nav, nodes, preempt, provisioners, queue};
+use crate::update::{audit, form, hres, live, nav, nodes, preempt, provisioners, queue, reservations};
 use tui_input::Input;
 
 pub fn dispatch(state: &mut State, action: Action) -> Vec<Effect> {
@@ -47,6 +47,12 @@ pub fn dispatch(state: &mut State, action: Action) -> Vec<Effect> {
                 None => Vec::new(),
             },
             Mode::TxnFilter(_) => audit::prompt(state, other),
+            Mode::Resv(_) => {
+                if let Some(op) = reservations::prompt(state, other) {
+                    request_write(state, op);
+                }
+                Vec::new()
+            }
             Mode::Confirm(_) => confirm(state, other),
             Mode::Form(_) => {
                 if let Some(op) = form::key(state, other) {
@@ -334,7 +340,9 @@ fn normal(state: &mut State, action: Action) -> Vec<Effect> {
             let text = state.audit.filter_text.clone();
             state.mode = Mode::TxnFilter(Prompt { input: Input::new(text), hint: None });
         }
+        Action::Edit if state.pane == PaneId::Reservations => reservations::open_edit(state),
         Action::Edit => form::edit(state),
+        Action::NewResv => reservations::open_new(state),
         Action::Delete => delete(state),
         Action::NodeAction(op) => {
             if let Some(op) = nodes::start(state, op) {
@@ -402,7 +410,7 @@ fn delete_of(state: &State, targets: Vec<Target>) -> Result<WriteOp, String> {
     let synthetic = |n: &str| {
         state.accounting.data.as_ref().is_some_and(|d| d.qos.iter().any(|q| q.name == n && q.synthetic))
     };
-    let (mut qos, mut accounts, mut assocs) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut qos, mut accounts, mut assocs, mut resvs) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for t in targets {
         match t {
             Target::Qos(n) if synthetic(&n) => {
@@ -426,6 +434,7 @@ fn delete_of(state: &State, targets: Vec<Target>) -> Result<WriteOp, String> {
                     "provisioner definitions come from provisioners.yaml; they cannot be deleted".into()
                 );
             }
+            Target::Reservation(n) => resvs.push(n),
             Target::Node(_) => {
                 let km = &state.settings.keymap;
                 let (drain, down) = (
@@ -439,6 +448,9 @@ fn delete_of(state: &State, targets: Vec<Target>) -> Result<WriteOp, String> {
         }
     }
     assocs.dedup();
+    if !resvs.is_empty() {
+        return Ok(WriteOp::DeleteReservations { names: resvs });
+    }
     match (qos.is_empty(), accounts.is_empty(), assocs.is_empty()) {
         (false, true, true) => Ok(WriteOp::DeleteQos { names: qos }),
         (true, false, true) => Ok(WriteOp::DeleteAccount { names: accounts }),

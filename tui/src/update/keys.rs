@@ -31,7 +31,7 @@ pub fn action_for_key(state: &State, key: KeyEvent) -> Option<Action> {
         return Some(Action::Quit);
     }
     match &state.mode {
-        Mode::Command(_) | Mode::Filter(_) | Mode::TxnFilter(_) => match key.code {
+        Mode::Command(_) | Mode::Filter(_) | Mode::TxnFilter(_) | Mode::Resv(_) => match key.code {
             KeyCode::Esc => Some(Action::Back),
             KeyCode::Enter => Some(Action::Submit),
             KeyCode::Tab => Some(Action::Complete),

@@ -27,7 +27,10 @@ pub fn reset(state: &mut State) {
 
 /// The watch reported: merge nodes, re-read stale lists.
 pub fn on_update(state: &mut State, update: ClusterUpdate) -> Vec<Effect> {
-    let ClusterUpdate { snapshot, nodes, stale, lagged, licenses, jobs } = update;
+    let ClusterUpdate { snapshot, nodes, stale, lagged, licenses, jobs, reservations } = update;
+    if let Some(r) = reservations {
+        nav::update_data(state, |s| s.resvs.list = Some(r));
+    }
     // A batch with jobs in it is a pass (or a change) the scheduler re-evaluates on.
     let passed = jobs.iter().any(|b| !b.jobs.is_empty());
     let mut effects = queue::on_pushed(state, jobs);

@@ -17,6 +17,7 @@
 //! | [`hres`] | the HRES pane: the DisableLayer / DisableHRES toggle |
 //! | [`preempt`] | the Preemption pane: opening (`w`, `:explain`), re-reads of the explanation |
 //! | [`audit`] | the Audit pane: subscribing the tail, pause, the txn filter, resume after a reconnect |
+//! | [`reservations`] | the Reservations pane: the prompt of `n` (new) and `e` (change), checked as typed
 //! | [`provisioners`] | the Provisioners pane: reading the definitions on connect, node changes and `r` |
 
 pub mod audit;
@@ -31,5 +32,6 @@ pub mod nodes;
 pub mod preempt;
 pub mod provisioners;
 pub mod queue;
+pub mod reservations;
 
 pub use dispatch::dispatch;

@@ -129,6 +129,8 @@ fn open_prompt(state: &State) -> Option<(&'static str, &Prompt, bool)> {
         Mode::Command(p) => Some((":", p, false)),
         Mode::Filter(p) => Some(("/", p, true)),
         Mode::TxnFilter(p) => Some(("audit filter: ", p, true)),
+        Mode::Resv(r) if r.editing.is_none() => Some(("new reservation: ", &r.prompt, true)),
+        Mode::Resv(r) => Some(("change reservation: ", &r.prompt, true)),
         _ => None,
     }
 }

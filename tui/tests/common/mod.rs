@@ -424,3 +424,37 @@ pub fn on_arrays(size: (u16, u16), role: Option<spur_console::model::session::Ro
     dispatch(&mut state, Action::Net(Msg::Jobs(std::sync::Arc::new(set))));
     state
 }
+
+/// A maintenance window in force on node[01-02] and an upcoming reservation for account ml.
+pub fn reservations() -> spur_proto::v1::ListReservationsResponse {
+    let r = |name: &str, start: &str, end: &str, nodes: &str, state: &str| spur_proto::v1::Reservation {
+        name: name.into(),
+        start_ms: local_ms(start),
+        end_ms: local_ms(end),
+        nodes: nodes.into(),
+        node_count: 2,
+        state: state.into(),
+        ..Default::default()
+    };
+    let maint = spur_proto::v1::Reservation {
+        users: "root".into(),
+        flags: "MAINT,SPEC_NODES".into(),
+        maint: true,
+        ..r("maint", "2026-03-01T09:00:00", "2026-03-01T13:00:00", "node[01-02]", "ACTIVE")
+    };
+    let ml = spur_proto::v1::Reservation {
+        accounts: "ml".into(),
+        licenses: "matlab:2".into(),
+        ..r("ml-day", "2026-03-02T08:00:00", "2026-03-02T18:00:00", "node[05-06]", "INACTIVE")
+    };
+    spur_proto::v1::ListReservationsResponse { reservations: vec![maint, ml], now_ms: now() }
+}
+
+/// The console on the Reservations pane with [`reservations`] pushed.
+pub fn on_reservations(size: (u16, u16), role: spur_console::model::session::Role) -> State {
+    let mut state = on_nodes(size, role);
+    let update = spur_console::ClusterUpdate { reservations: Some(reservations()), ..Default::default() };
+    dispatch(&mut state, Action::Net(Msg::Cluster(update)));
+    dispatch(&mut state, Action::GoPane(spur_console::PaneId::Reservations));
+    state
+}

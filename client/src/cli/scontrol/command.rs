@@ -74,5 +74,19 @@ pub enum Command {
     ShowSteps(Option<(u64, Option<u32>)>),
     /// `reconfigure` (`reconfigure.rs`).
     Reconfigure,
+    /// `show reservation [NAME]` (`reservation.rs`).
+    ShowReservations(Option<String>),
+    /// `create reservation ...`: the name when given, and the words as given.
+    CreateReservation {
+        name: String,
+        words: Vec<String>,
+    },
+    /// `update ReservationName=...`.
+    UpdateReservation {
+        name: String,
+        words: Vec<String>,
+    },
+    /// `delete ReservationName=...`.
+    DeleteReservation(String),
     Help,
 }

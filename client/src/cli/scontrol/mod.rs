@@ -16,6 +16,7 @@
 //! - [`explain`]: `explain job|preempt`.
 //! - [`hostlist`]: `show hostnames|hostlist[sorted]` (no controller).
 //! - [`reconfigure`]: `reconfigure`, re-reading spur.conf on the controller.
+//! - [`reservation`]: `create|update|delete|show reservation`.
 //! - [`step`]: `show step [ID[.STEP]]`, the running steps (srun).
 //! - [`config`]: `show config`, the Slurm keys of the controller's configuration.
 //!
@@ -30,6 +31,7 @@ pub mod job;
 pub mod license;
 pub mod provisioner;
 pub mod reconfigure;
+pub mod reservation;
 pub mod show_node;
 pub mod show_partition;
 pub mod step;
@@ -60,6 +62,10 @@ usage: scontrol [-o] [-Q] [--json] [--controller URL] COMMAND
   update JobId=ID[,ID] TimeLimit=T Priority=N QOS=Q Partition=P   (or: update job ID ...)
   hold|release|requeue ID[,ID]   hold a pending job, release it, requeue a running one
   reconfigure                    re-read spur.conf on the controller
+  create reservation StartTime=T (Duration=D|EndTime=T) (Nodes=LIST|NodeCnt=N) (Users=..|Accounts=..)
+         [ReservationName=N] [PartitionName=P] [Licenses=L:N] [Flags=MAINT,IGNORE_JOBS,OVERLAP,DAILY,WEEKLY]
+  update ReservationName=N [Nodes+=LIST] [Users-=U] [EndTime=T] ...   (Operators and up)
+  delete ReservationName=N       show reservation [NAME]
   explain job ID                 why a job pends, and its preemption candidates with each verdict
   explain preempt PENDING RUNNING  the full preemption verdict for one pair
   update PartitionName=P PreemptExemptTime=SECS | ClearPreemptExemptTime=yes
@@ -92,6 +98,8 @@ const COMMANDS: &[(&str, usize)] = &[
     ("release", 3),
     ("requeue", 3),
     ("explain", 3),
+    ("create", 2),
+    ("delete", 3),
 ];
 const ENTITIES: &[(&str, usize)] = &[
     ("nodes", 1),
@@ -101,6 +109,7 @@ const ENTITIES: &[(&str, usize)] = &[
     ("provisioners", 4),
     ("steps", 2),
     ("config", 4),
+    ("reservations", 3),
     ("hostnames", 5),
     ("hostlist", 5),
     ("hostlistsorted", 9),
@@ -109,10 +118,10 @@ const ENTITIES: &[(&str, usize)] = &[
 /// Slurm commands Spur does not serve yet: job commands, then the rest.
 /// Matched on at least their first three letters.
 const LATER_JOBS: &str = "uhold requeuehold suspend resume top notify listpids wait_job";
-const LATER: &str = "create delete ping version reboot cancel_reboot shutdown takeover setdebug \
+const LATER: &str = "ping version reboot cancel_reboot shutdown takeover setdebug \
     setdebugflags schedloglevel token write";
 const SHOW_LATER_JOBS: &str = "";
-const SHOW_LATER: &str = "reservations topology federation burstbuffer assoc_mgr daemons";
+const SHOW_LATER: &str = "topology federation burstbuffer assoc_mgr daemons";
 
 fn later(word: &str, jobs: &'static str, other: &'static str, what: &str) -> Option<String> {
     let w = word.to_ascii_lowercase();
@@ -142,6 +151,17 @@ pub fn parse(argv: &[String]) -> Result<(Flags, Command), String> {
         Some(a @ ("hold" | "release" | "requeue")) => job::parse_action(a, rest)?,
         Some("explain") => explain::parse(rest)?,
         Some("reconfigure") => reconfigure::parse(rest)?,
+        Some("create") => match rest.split_first() {
+            Some((e, args)) if kv::keyword(e, ENTITIES) == Some("reservations") => {
+                reservation::parse_create(args)?
+            }
+            _ => {
+                return Err(
+                    "create: only reservations are created with scontrol (create reservation ...)".into()
+                );
+            }
+        },
+        Some("delete") => reservation::parse_delete(rest)?,
         Some(_) => Command::Help,
         None => {
             return Err(later(first, LATER_JOBS, LATER, "")
@@ -167,6 +187,7 @@ fn show(args: &[String]) -> Result<Command, String> {
         Some("provisioners") => Command::ShowProvisioners(arg),
         Some("steps") => step::parse(arg.as_deref())?,
         Some("config") => Command::ShowConfig,
+        Some("reservations") => Command::ShowReservations(arg),
         Some(e) => hostlist::parse(what, e, arg)?,
         None => {
             return Err(later(what, SHOW_LATER_JOBS, SHOW_LATER, "show ").unwrap_or_else(|| {
@@ -182,6 +203,9 @@ fn update(args: &[String]) -> Result<Command, String> {
     }
     if license::names_hres(args) {
         return license::parse_update(args);
+    }
+    if reservation::names_reservation(args) {
+        return reservation::parse_update(args);
     }
     let pairs = kv::pairs(args)?;
     let has = |k: &str| pairs.iter().any(|p| p.is(k));
@@ -241,6 +265,10 @@ pub async fn execute(cmd: &Command, f: &Flags, c: &mut Clients) -> Result<Outcom
         Command::ExplainJob(id) => explain::execute(*id, None, f, c).await?,
         Command::ExplainPair(p, r) => explain::execute(*p, Some(*r), f, c).await?,
         Command::Reconfigure => reconfigure::execute(c).await?,
+        Command::ShowReservations(name) => reservation::show(name.as_deref(), f, c).await?,
+        Command::CreateReservation { name, words } => reservation::create(name, words, c).await?,
+        Command::UpdateReservation { name, words } => reservation::update(name, words, c).await?,
+        Command::DeleteReservation(name) => reservation::delete(name, c).await?,
         Command::Help | Command::ShowHostnames(_) | Command::ShowHostlist { .. } => {
             local(cmd)?.unwrap_or_default()
         }

@@ -6,6 +6,7 @@
 //! comfy-table renderer) is what makes the bytes match.
 
 pub mod cells;
+pub mod resv;
 
 use super::fmt::{natural, status};
 use super::getopt::{Mode, Opt, Spec, check, switch, value};
@@ -19,11 +20,12 @@ use spur_proto::v1 as pb;
 use std::collections::{HashMap, HashSet};
 
 pub const USAGE: &str = "\
-usage: sinfo [-adehNrRs] [-p PARTITION,...] [-n NODELIST] [-t STATE,...] [-o FORMAT | -O FIELDS]
+usage: sinfo [-adehNrRsT] [-p PARTITION,...] [-n NODELIST] [-t STATE,...] [-o FORMAT | -O FIELDS]
              [--definition=ID,...] [--json] [--controller URL]
   -N, --Node            one line per node (and partition)
   -R, --list-reasons    why nodes are down or drained: REASON USER TIMESTAMP NODELIST
   -s, --summarize       node counts as allocated/idle/other/total per partition
+  -T, --reservation     the reservations: name, state, start, end, duration, nodes
   -p, --partition=P,... only these partitions      -n, --nodes=LIST  only these nodes
   --definition=ID,...   only nodes in these provisioner definitions (provisioners.yaml; see
                         scontrol show provisioner)
@@ -60,6 +62,7 @@ const OPTS: &[Opt<Args>] = &[
     switch("r/responding", |a| a.responding = true),
     switch("R/list-reasons", |a| a.reasons = true),
     switch("s/summarize", |a| a.summarize = true),
+    switch("T/reservation", |a| a.reservations = true),
     check("t/states", states),
     switch("-/json", |a| a.json = true),
     value("-/controller", |a, v| a.controller = Some(v)),
@@ -73,6 +76,8 @@ pub struct Args {
     pub node_mode: bool,
     pub reasons: bool,
     pub summarize: bool,
+    /// `-T`: the reservations instead of the nodes.
+    pub reservations: bool,
     pub exact: bool,
     pub dead: bool,
     pub responding: bool,
@@ -312,6 +317,11 @@ async fn run(mut a: Args) -> Result<String, String> {
     }
     plan(&a)?;
     let mut c = conn::connect_flag(a.controller.as_deref(), Identity::local()).await?;
+    if a.reservations {
+        let req = pb::ListReservationsRequest::default();
+        let all = c.reservations.list_reservations(req).await.map_err(status)?.into_inner();
+        return Ok(resv::table(&all.reservations, a.noheader));
+    }
     // One round trip: the node list carries the partitions.
     let all = c.nodes.list_nodes(pb::ListRequest::default()).await.map_err(status)?.into_inner();
     report(&a, &all.nodes, &all.partitions)

@@ -15,6 +15,7 @@ mod preempt_screen;
 mod priority;
 mod provision;
 mod reasons;
+mod resv;
 mod submit;
 mod submit_groups;
 

@@ -125,7 +125,23 @@ fn each_guard_blocks_with_its_sentence() {
     let f = full(fx()).with(|f| f.snap.config.preempt.min_runtime_secs = 3600).job(wide(10, 1000));
     assert_eq!(guard_line(&f).0.as_deref(), Some("min runtime"));
     // Reservation: only a strictly higher tier may preempt into one.
-    let f = full(fx()).with(|f| f.snap.jobs[0].reservation = Some("maint".into())).job(wide(10, 1000));
+    let active = crate::model::Resv {
+        name: "maint".into(),
+        start_ms: NOW - 60_000,
+        end_ms: NOW + 3_600_000,
+        nodes: vec![],
+        partition: String::new(),
+        users: vec!["root".into()],
+        users_deny: false,
+        accounts: vec![],
+        accounts_deny: false,
+        licenses: vec![],
+        flags: 0,
+    };
+    let f = full(fx())
+        .with(|f| f.snap.jobs[0].reservation = Some("maint".into()))
+        .with(|f| f.snap.resvs = std::sync::Arc::new(vec![active]))
+        .job(wide(10, 1000));
     assert_eq!(guard_line(&f).0.as_deref(), Some("reservation"));
     // No shared node: the pending job excludes n1.
     let f = full(fx()).job(Job { exclude: vec!["n1".into()], ..wide(10, 1000) });

@@ -1,0 +1,229 @@
+//! Admin reservations in a pass: a window is a hole in its nodes' timelines
+//! for every job it does not admit (backfill included); jobs that name one
+//! run only inside it; it protects its running jobs from lower tiers; its
+//! licences are held for its window; and making one follows Slurm's rules.
+
+use super::{Fx, MIN, NOW, job, outcome, run_on};
+use crate::model::Resv;
+use crate::resv::{ResvCx, ResvNode, resolve};
+use crate::{Job, ReasonCode};
+use spur_vocab::resv::{ResvFlags, ResvRequest};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+fn resv(name: &str, nodes: &[&str], start: i64, end: i64, flags: ResvFlags) -> Resv {
+    Resv {
+        name: name.into(),
+        start_ms: start,
+        end_ms: end,
+        nodes: nodes.iter().map(|n| n.to_string()).collect(),
+        partition: String::new(),
+        users: vec!["alice".into()],
+        users_deny: false,
+        accounts: vec![],
+        accounts_deny: false,
+        licenses: vec![],
+        flags: flags.bits(),
+    }
+}
+
+/// Two nodes with a MAINT window on both from NOW+60min for two hours.
+fn maint_soon() -> Fx {
+    let window = resv("maint", &["n1", "n2"], NOW + 60 * MIN, NOW + 180 * MIN, ResvFlags::MAINT);
+    Fx::new(2, 8, 16000, 0).with(|f| f.snap.resvs = Arc::new(vec![window]))
+}
+
+fn timed(id: u64, user: &str, minutes: u64) -> Job {
+    Job { time_limit: Some(minutes), ..job(id, user) }
+}
+
+#[test]
+fn a_job_that_would_cross_a_maint_window_waits_and_one_that_ends_before_it_runs() {
+    let plan = maint_soon().job(timed(1, "bob", 600)).job(timed(2, "bob", 30)).plan();
+    let r = plan.reason_of(1).unwrap();
+    assert_eq!(r.code, ReasonCode::ReqNodeNotAvailMaint);
+    assert_eq!(r.code.as_str(), "ReqNodeNotAvail, Reserved for maintenance");
+    assert!(
+        r.to_string().contains("maintenance reservation maint holds the nodes it fits on from in 01:00:00"),
+        "{r}"
+    );
+    assert_eq!(outcome(&plan, 2), Ok(vec!["n1".to_string()]));
+}
+
+#[test]
+fn an_active_window_keeps_every_job_it_does_not_admit_off_its_nodes() {
+    let window = resv("m", &["n1"], NOW - MIN, NOW + 60 * MIN, ResvFlags::NONE);
+    let fx = Fx::new(2, 8, 16000, 0).with(|f| f.snap.resvs = Arc::new(vec![window]));
+    let plan = fx.job(timed(1, "bob", 5)).job(Job { num_nodes: 2, ..timed(2, "bob", 5) }).plan();
+    assert_eq!(outcome(&plan, 1), Ok(vec!["n2".to_string()]));
+    let r = plan.reason_of(2).unwrap();
+    assert_eq!(r.code, ReasonCode::Resources, "a reservation that is not MAINT keeps jobs off as Resources");
+    assert!(r.to_string().contains("reservation m holds the nodes it fits on (ends in 01:00:00)"), "{r}");
+}
+
+#[test]
+fn a_job_in_a_reservation_runs_only_on_its_nodes_once_it_starts() {
+    let window = resv("r", &["n2"], NOW - MIN, NOW + 60 * MIN, ResvFlags::NONE);
+    let later = resv("later", &["n1"], NOW + 30 * MIN, NOW + 60 * MIN, ResvFlags::NONE);
+    let fx = Fx::new(2, 8, 16000, 0).with(|f| f.snap.resvs = Arc::new(vec![window, later]));
+    let inside = |id, r: &str| Job { reservation: Some(r.into()), ..timed(id, "alice", 600) };
+    let plan = fx.job(inside(1, "r")).job(inside(2, "later")).job(Job { ..inside(3, "gone") }).plan();
+    assert_eq!(outcome(&plan, 1), Ok(vec!["n2".to_string()]), "inside its own window, past its end");
+    let waiting = plan.reason_of(2).unwrap();
+    assert_eq!(waiting.code, ReasonCode::Reservation);
+    assert!(waiting.to_string().contains("from in 00:30:00"), "{waiting}");
+    assert_eq!(plan.reason_of(3).unwrap().code, ReasonCode::ReservationDeleted);
+}
+
+#[test]
+fn a_user_a_reservation_does_not_admit_may_not_use_it() {
+    let window = resv("r", &["n1"], NOW - MIN, NOW + 60 * MIN, ResvFlags::NONE);
+    let fx = Fx::new(1, 8, 16000, 0).with(|f| f.snap.resvs = Arc::new(vec![window]));
+    let plan = fx.job(Job { reservation: Some("r".into()), ..timed(1, "bob", 5) }).plan();
+    let r = plan.reason_of(1).unwrap();
+    assert_eq!(r.code, ReasonCode::ReservationInvalid);
+    assert!(r.to_string().contains("not among its Users and Accounts"), "{r}");
+}
+
+#[test]
+fn backfill_reserves_a_blocked_job_after_the_window_not_across_it() {
+    // n1 busy for 30 min; the window holds n1 and n2 from 60 to 180: a two-hour
+    // job needing both nodes cannot fit between 30 and 60, so it waits for 180.
+    let busy = run_on(timed(9, "carol", 30), &["n1"], NOW);
+    let fx = maint_soon().running(Job { exclusive: true, ..busy });
+    let plan =
+        fx.job(Job { num_nodes: 2, exclusive: true, priority: Some(900), ..timed(1, "bob", 120) }).plan();
+    assert_eq!(plan.reason_of(1).unwrap().code, ReasonCode::Resources);
+    assert_eq!(plan.reservations.len(), 1, "{plan:?}");
+    assert_eq!(plan.reservations[0].start_ms, NOW + 180 * MIN);
+    // With no window the same job reserves from when n1 frees.
+    let plain = maint_soon()
+        .with(|f| f.snap.resvs = Arc::default())
+        .running(Job { exclusive: true, ..run_on(timed(9, "carol", 30), &["n1"], NOW) });
+    let plan =
+        plain.job(Job { num_nodes: 2, exclusive: true, priority: Some(900), ..timed(1, "bob", 120) }).plan();
+    assert_eq!(plan.reservations[0].start_ms, NOW + 30 * MIN);
+}
+
+#[test]
+fn only_a_job_in_an_active_reservation_is_protected_from_a_lower_tier() {
+    let running = |r: Option<&str>| Job {
+        reservation: r.map(Into::into),
+        ..run_on(timed(9, "alice", 600), &["n1"], NOW - 10 * MIN)
+    };
+    for (window, protected) in [(NOW - MIN, true), (NOW + 10 * MIN, false)] {
+        let w = resv("r", &["n1"], window, NOW + 60 * MIN, ResvFlags::NONE);
+        let fx =
+            Fx::new(1, 8, 16000, 0).with(|f| f.snap.resvs = Arc::new(vec![w])).running(running(Some("r")));
+        let v = fx.job(Job { priority: Some(9000), ..timed(1, "alice", 5) }).explained(1);
+        let text = format!("{v:?}");
+        assert_eq!(text.contains("reservation: Some(\"r\")"), protected, "{text}");
+    }
+}
+
+#[test]
+fn a_reservation_holds_its_licences_from_everyone_else_for_its_window() {
+    let mut w = resv("lic", &["n1"], NOW + 10 * MIN, NOW + 60 * MIN, ResvFlags::NONE);
+    w.licenses = vec![("matlab".into(), 3)];
+    let fx = Fx::new(2, 8, 16000, 0).with(|f| {
+        f.snap.resvs = Arc::new(vec![w]);
+        f.snap.licenses = BTreeMap::from([("matlab".into(), 4)]);
+    });
+    let lic = |id, n, minutes| Job { licenses: vec![("matlab".into(), n)], ..timed(id, "bob", minutes) };
+    let plan = fx.job(lic(1, 2, 120)).job(lic(2, 1, 120)).job(lic(3, 4, 5)).plan();
+    assert_eq!(
+        plan.reason_of(1).unwrap().code,
+        ReasonCode::Licenses,
+        "crosses the window: 1 free outside it"
+    );
+    assert!(plan.start_of(2).is_some());
+    assert!(plan.start_of(3).is_none(), "one taken by job 2");
+}
+
+fn cx<'a>(nodes: &'a [ResvNode], others: &'a [Resv], lic: &'a BTreeMap<String, u32>) -> ResvCx<'a> {
+    ResvCx { now_ms: NOW, nodes, others, licenses: lic, default_name: "root_1" }
+}
+
+fn node(name: &str, busy_until: Option<i64>) -> ResvNode {
+    ResvNode { name: name.into(), partitions: vec!["batch".into()], up: true, busy_until }
+}
+
+fn req(words: &[&str]) -> ResvRequest {
+    use chrono::TimeZone;
+    let now = chrono::Local.timestamp_millis_opt(NOW).unwrap();
+    ResvRequest::parse(words, now).unwrap()
+}
+
+#[test]
+fn node_count_picks_idle_nodes_first_and_skips_busy_ones_unless_told() {
+    let nodes = [
+        node("n1", Some(NOW + 120 * MIN)),
+        node("n2", None),
+        node("n3", Some(NOW + 5 * MIN)),
+        node("n4", None),
+    ];
+    let lic = BTreeMap::new();
+    let base = ["StartTime=now+1hour", "Duration=60", "Users=root"];
+    let r = resolve(None, &req(&[&base[..], &["NodeCnt=3"]].concat()), &cx(&nodes, &[], &lic)).unwrap();
+    assert_eq!(r.nodes, ["n2", "n3", "n4"], "n1 runs past the start");
+    let e = resolve(None, &req(&[&base[..], &["NodeCnt=4"]].concat()), &cx(&nodes, &[], &lic)).unwrap_err();
+    assert_eq!(e.key, "NodeCnt");
+    let all = resolve(
+        None,
+        &req(&[&base[..], &["NodeCnt=4", "Flags=IGNORE_JOBS"]].concat()),
+        &cx(&nodes, &[], &lic),
+    );
+    assert_eq!(all.unwrap().nodes.len(), 4);
+    let named =
+        resolve(None, &req(&[&base[..], &["Nodes=n1"]].concat()), &cx(&nodes, &[], &lic)).unwrap_err();
+    assert!(named.message.contains("IGNORE_JOBS"), "{named:?}");
+}
+
+#[test]
+fn overlapping_reservations_need_overlap_and_updates_edit_lists() {
+    let nodes = [node("n1", None), node("n2", None)];
+    let lic = BTreeMap::from([("matlab".to_string(), 2)]);
+    let a = resolve(
+        None,
+        &req(&["ReservationName=a", "StartTime=now", "Duration=60", "Nodes=n1", "Users=alice"]),
+        &cx(&nodes, &[], &lic),
+    )
+    .unwrap();
+    let others = [a.clone()];
+    let clash = resolve(
+        None,
+        &req(&["ReservationName=b", "StartTime=now+30min", "Duration=60", "Nodes=n[1-2]", "Users=bob"]),
+        &cx(&nodes, &others, &lic),
+    );
+    assert_eq!(clash.unwrap_err().key, "Nodes");
+    let ok = resolve(
+        None,
+        &req(&[
+            "ReservationName=b",
+            "StartTime=now+30min",
+            "Duration=60",
+            "Nodes=n[1-2]",
+            "Users=bob",
+            "Flags=OVERLAP",
+        ]),
+        &cx(&nodes, &others, &lic),
+    );
+    assert!(ok.is_ok());
+    let dup = resolve(
+        None,
+        &req(&["ReservationName=a", "StartTime=now", "Duration=5", "Nodes=n2", "Users=x"]),
+        &cx(&nodes, &others, &lic),
+    );
+    assert_eq!(dup.unwrap_err().key, "ReservationName");
+    let up =
+        resolve(Some(&a), &req(&["Nodes+=n2", "Users+=bob", "Licenses=matlab:2"]), &cx(&nodes, &[], &lic))
+            .unwrap();
+    assert_eq!((up.nodes.len(), up.users.len(), up.start_ms), (2, 2, a.start_ms));
+    let moved = resolve(Some(&a), &req(&["StartTime=now+1hour"]), &cx(&nodes, &[], &lic)).unwrap_err();
+    assert_eq!(moved.key, "StartTime", "an active reservation keeps its start");
+    let too_many = resolve(Some(&a), &req(&["Licenses=matlab:3"]), &cx(&nodes, &[], &lic)).unwrap_err();
+    assert_eq!(too_many.key, "Licenses");
+    let nobody =
+        resolve(None, &req(&["StartTime=now", "Duration=5", "Nodes=n2"]), &cx(&nodes, &others, &lic));
+    assert_eq!(nobody.unwrap_err().key, "Users");
+}

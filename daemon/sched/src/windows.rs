@@ -1,0 +1,114 @@
+//! Reservations in a pass: each node's windows (a hole in its timeline for
+//! every job the reservation does not admit), and the plain licences each
+//! reservation holds out for its window. Built once per pass; a node
+//! outside every reservation has an empty list, so a cluster without
+//! reservations pays one empty-slice look per node considered.
+
+use crate::model::Resv;
+use std::collections::HashMap;
+
+/// One reservation's window on one node.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Window {
+    pub resv: u16,
+    pub start: i64,
+    pub end: i64,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct Windows<'a> {
+    pub list: &'a [Resv],
+    /// By node index: the windows not yet over, earliest first.
+    per_node: Vec<Vec<Window>>,
+    by_name: HashMap<&'a str, u16>,
+    /// By reservation: each licence it holds out, less what its running jobs use.
+    held: Vec<Vec<(&'a str, u32)>>,
+}
+
+/// The running jobs' reservations and licences, to know what each reservation still holds out.
+pub(crate) type MemberUse<'a> = (&'a str, &'a [(String, u32)]);
+
+impl<'a> Windows<'a> {
+    pub fn new(
+        list: &'a [Resv],
+        node_idx: &HashMap<&str, u32>,
+        nodes: usize,
+        now: i64,
+        running: impl Iterator<Item = MemberUse<'a>>,
+    ) -> Windows<'a> {
+        let mut w = Windows { list, ..Windows::default() };
+        if list.is_empty() {
+            return w;
+        }
+        w.per_node = vec![Vec::new(); nodes];
+        for (k, r) in list.iter().enumerate().filter(|(_, r)| r.end_ms > now) {
+            let k = k as u16;
+            w.by_name.insert(r.name.as_str(), k);
+            for n in r.nodes.iter().filter_map(|n| node_idx.get(n.as_str())) {
+                w.per_node[*n as usize].push(Window { resv: k, start: r.start_ms, end: r.end_ms });
+            }
+        }
+        w.per_node.iter_mut().for_each(|l| l.sort_by_key(|x| x.start));
+        w.held = list.iter().map(|r| r.licenses.iter().map(|(n, c)| (n.as_str(), *c)).collect()).collect();
+        for (resv, lic) in running {
+            let Some(&k) = w.by_name.get(resv) else { continue };
+            for (name, used) in lic {
+                if let Some(h) = w.held[k as usize].iter_mut().find(|(n, _)| n == name) {
+                    h.1 = h.1.saturating_sub(*used);
+                }
+            }
+        }
+        w
+    }
+
+    /// The reservation named, if it has not ended.
+    pub fn named(&self, name: &str) -> Option<(u16, &'a Resv)> {
+        self.by_name.get(name).map(|&k| (k, &self.list[k as usize]))
+    }
+
+    /// The window that keeps a job ending at `end` off node `i` (a job in
+    /// reservation `member` is not kept off by its own).
+    pub fn blocks(&self, i: u32, member: Option<u16>, end: i64) -> Option<u16> {
+        let l = self.per_node.get(i as usize)?;
+        l.iter().find(|w| Some(w.resv) != member && end > w.start).map(|w| w.resv)
+    }
+
+    /// Whether node `i` is in reservation `k`.
+    pub fn holds(&self, i: u32, k: u16) -> bool {
+        self.per_node.get(i as usize).is_some_and(|l| l.iter().any(|w| w.resv == k))
+    }
+
+    /// Whether any node has a window.
+    pub fn any(&self) -> bool {
+        !self.by_name.is_empty()
+    }
+
+    /// Nodes with a window, for the backfill estimate's re-checks.
+    pub fn nodes_with_windows(&self) -> impl Iterator<Item = u32> + '_ {
+        self.per_node.iter().enumerate().filter(|(_, l)| !l.is_empty()).map(|(i, _)| i as u32)
+    }
+
+    /// When the windows that would keep a job of `span` ms starting at `t`
+    /// off node `i` are all over: `t` itself when none does.
+    pub fn free_from(&self, i: u32, member: Option<u16>, t: i64, span: i64) -> i64 {
+        let Some(l) = self.per_node.get(i as usize) else { return t };
+        let mut at = t;
+        for w in l.iter().filter(|w| Some(w.resv) != member) {
+            if at.saturating_add(span) > w.start && at < w.end {
+                at = w.end;
+            }
+        }
+        at
+    }
+
+    /// How many of licence `name` reservations hold out from a job of
+    /// `member` running from now until `end`.
+    pub fn held_licenses(&self, name: &str, member: Option<u16>, now: i64, end: i64) -> u32 {
+        (self.held.iter().enumerate())
+            .filter(|(k, _)| {
+                Some(*k as u16) != member && self.list[*k].overlaps(now, end) && self.list[*k].end_ms > now
+            })
+            .flat_map(|(_, l)| l.iter().filter(|(n, _)| *n == name).map(|(_, c)| *c))
+            .sum()
+    }
+}
