@@ -4,7 +4,8 @@
 //! `tests/slurm/extract_fields.py`), is known to the command and renders for
 //! a sample record without panicking: a value, or Slurm's unset value.
 
-use spur_client::cli::squeue;
+use chrono::{Local, TimeZone};
+use spur_client::cli::{sacct, squeue};
 use spur_proto::v1 as pb;
 
 /// 2024-03-01T12:00:00Z.
@@ -103,4 +104,41 @@ fn squeue_fields_show_what_spur_keeps_and_slurm_s_unset_values() {
     assert_eq!(out, "afterok:41|a100|proj|/home/alice/42.out|4|4|(null)|N/A|0:0\n");
     let a = squeue::parse(&argv(&["-h", "-o", "%A|%E|%f|%y|%z|%B"])).unwrap();
     assert_eq!(squeue::report(&a, &[sample_job()], NOW).unwrap(), "42|afterok:41|a100|0|*:*:*|gpu1\n");
+}
+
+/// The sample job, ended, with what its agent measured.
+fn ended_job() -> pb::Job {
+    let mut j = sample_job();
+    j.state = spur_proto::states::state_named("COMPLETED");
+    j.end_ms = NOW - 60_000;
+    j.usage = Some(pb::JobUsage { user_cpu_us: 1_500_000, sys_cpu_us: 500_000, max_rss_kb: 2048 });
+    j
+}
+
+#[test]
+fn every_sacct_format_field_renders() {
+    let now = Local.timestamp_millis_opt(NOW).unwrap();
+    let jobs = [ended_job()];
+    for name in names("sacct.fields") {
+        let a = sacct::parse(&argv(&["-n", "-P", "-X", "-j", "42", "-o", &name]), now)
+            .unwrap_or_else(|e| panic!("-o {name}: {e}"));
+        // A prefix picks the first match: each man page name must pick itself.
+        let cols = sacct::columns(&a).unwrap();
+        assert!(cols[0].0.0.eq_ignore_ascii_case(&name), "-o {name} picked {}", cols[0].0.0);
+        let out = sacct::report(&a, &jobs, now).unwrap();
+        assert_eq!(out.lines().count(), 1, "-o {name}: {out:?}");
+    }
+}
+
+#[test]
+fn sacct_fields_show_what_spur_keeps() {
+    let now = Local.timestamp_millis_opt(NOW).unwrap();
+    let fields = "ReqTRES,AllocTRES,Constraints,WCKey,StdOut,DerivedExitCode,TRESUsageInTot,MaxRSSNode,Restarts,\
+                  ConsumedEnergy,Reservation,ReqCPUFreq";
+    let a = sacct::parse(&argv(&["-n", "-P", "-X", "-j", "42", "-o", fields]), now).unwrap();
+    assert_eq!(
+        sacct::report(&a, &[ended_job()], now).unwrap(),
+        "cpu=16,mem=4096M,node=2,gres/gpu=2|cpu=16,mem=4096M,node=2,gres/gpu=2|a100|proj|/home/alice/42.out|0:0|\
+         cpu=00:00:02,mem=2M|gpu1|0|0||Unknown\n"
+    );
 }

@@ -117,7 +117,7 @@ const NAMED: &[Named] = &[
     ("CronJob", "CRON_JOB", |_, _, _| "No".into()),
     ("Deadline", "DEADLINE", |_, s, _| jobfmt::time_or(s.deadline_ms, "N/A")),
     ("DelayBoot", "DELAY_BOOT", |_, _, _| "00:00:00".into()),
-    ("DerivedEC", "DERIVED_EC", |j, _, _| derived_exit_code(j)),
+    ("DerivedEC", "DERIVED_EC", |j, _, _| jobfmt::derived_exit_code(j)),
     ("EligibleTime", "ELIGIBLE_TIME", |j, s, _| jobfmt::time_or(j.submit_ms.max(s.begin_ms), "N/A")),
     ("exit_code", "EXIT_CODE", |j, _, _| jobfmt::exit_code(j)),
     ("HetJobID", "HET_JOB_ID", NA),
@@ -350,14 +350,4 @@ fn stdio(j: &pb::Job, pattern: &str) -> String {
         return "(null)".into();
     }
     jobfmt::expand_path(j, pattern)
-}
-
-/// Slurm's DerivedExitCode: the highest exit code of the job's steps, with
-/// the signal of the step that had it; the job's own exit code when it has none.
-pub fn derived_exit_code(j: &pb::Job) -> String {
-    match j.steps.iter().max_by_key(|s| (s.exit_code, s.signal)) {
-        Some(s) if s.signal > 0 && s.exit_code == 0 => format!("0:{}", s.signal),
-        Some(s) => format!("{}:{}", s.exit_code, s.signal.max(0)),
-        None => jobfmt::exit_code(j),
-    }
 }

@@ -24,7 +24,7 @@ use crate::conn::{self, Identity};
 use crate::vocab::JobState;
 use fields::header;
 pub(crate) use fields::{FIELDS, text};
-pub use fields::{cell, cell_into, derived_exit_code};
+pub use fields::{cell, cell_into};
 use spur_proto::v1 as pb;
 
 pub const USAGE: &str = "\
