@@ -5,7 +5,7 @@
 //! a sample record without panicking: a value, or Slurm's unset value.
 
 use chrono::{Local, TimeZone};
-use spur_client::cli::{sacct, squeue};
+use spur_client::cli::{sacct, sinfo, squeue};
 use spur_proto::v1 as pb;
 
 /// 2024-03-01T12:00:00Z.
@@ -141,4 +141,61 @@ fn sacct_fields_show_what_spur_keeps() {
         "cpu=16,mem=4096M,node=2,gres/gpu=2|cpu=16,mem=4096M,node=2,gres/gpu=2|a100|proj|/home/alice/42.out|0:0|\
          cpu=00:00:02,mem=2M|gpu1|0|0||Unknown\n"
     );
+}
+
+fn sample_nodes() -> (Vec<pb::Node>, Vec<pb::Partition>) {
+    let node = |name: &str, base: &str, drain: bool| pb::Node {
+        name: name.into(),
+        base_state: base.into(),
+        drain,
+        cpus: 8,
+        alloc_cpus: if base == "MIXED" { 4 } else { 0 },
+        memory_mb: 4000,
+        alloc_memory_mb: 1000,
+        weight: 1,
+        gres: "gpu:2".into(),
+        features: vec!["a100".into()],
+        agent_host: "host1".into(),
+        partitions: vec!["batch".into()],
+        reason: if drain { "hw".into() } else { String::new() },
+        ..Default::default()
+    };
+    let part = pb::Partition {
+        name: "batch".into(),
+        is_default: true,
+        state: "UP".into(),
+        max_time_minutes: Some(60),
+        ..Default::default()
+    };
+    (vec![node("n1", "IDLE", false), node("n2", "MIXED", false), node("n3", "IDLE", true)], vec![part])
+}
+
+#[test]
+fn every_sinfo_format_name_and_letter_renders() {
+    let (nodes, parts) = sample_nodes();
+    for name in names("sinfo.fields") {
+        let a = sinfo::parse(&argv(&["-h", "-O", &format!("{name}:0|")]))
+            .unwrap_or_else(|e| panic!("-O {name}: {e}"));
+        let out = sinfo::report(&a, &nodes, &parts).unwrap();
+        assert!(!out.is_empty(), "-O {name} printed nothing");
+    }
+    for letter in names("sinfo.letters") {
+        let a = sinfo::parse(&argv(&["-h", "-o", &format!("%{letter}|")]))
+            .unwrap_or_else(|e| panic!("-o %{letter}: {e}"));
+        let out = sinfo::report(&a, &nodes, &parts).unwrap();
+        assert!(!out.is_empty(), "-o %{letter} printed nothing");
+    }
+}
+
+#[test]
+fn sinfo_fields_slurm_has_and_spur_did_not() {
+    let (nodes, parts) = sample_nodes();
+    let run = |w: &[&str]| sinfo::report(&sinfo::parse(&argv(w)).unwrap(), &nodes, &parts).unwrap();
+    assert_eq!(run(&["-h", "-o", "%A %z %Y %O %s %g"]), "1/1 1:8:1 8 N/A 1-infinite all\n");
+    assert_eq!(
+        run(&["-h", "-N", "-O", "NodeList:4,StateComplete:16,AllocMem:5,GresUsed"]).lines().nth(2),
+        Some("n3  IDLE+DRAIN      1000 (null)              ")
+    );
+    let all = run(&["-h", "-o", "%all"]);
+    assert!(all.starts_with("up|") && all.contains(" |batch* |batch |"), "{all}");
 }
