@@ -7,6 +7,10 @@ SchedMD/slurm and rewrites, beside this script:
   squeue.fields, sinfo.fields   the -O/--Format names
   squeue.letters, sinfo.letters the -o/--format %letters
   sacct.fields                  the --format names (JOB ACCOUNTING FIELDS)
+  scontrol.keys                 the keys of update job|node|partition (KEY<TAB>entity)
+  sacctmgr.keys                 the keys of the account, user and qos specifications
+                                (KEY<TAB>entity; the association ones belong to both)
+  scontrol.commands, sacctmgr.commands, sacctmgr.entities  the subcommands and entities
 Standard library only.
 """
 
@@ -21,6 +25,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 # A list entry: `.TP` then the name in bold (\fB..\fR or \f3..\fP).
 NAME = re.compile(r"^\\f[B3](.+?)\\f[RP]\s*$")
+# A key entry: `.TP` then `\\fBKey\\fR`, `\\fBKey\\fR=<...>` or `\\fBKey\\fR[=...]`.
+KEY = re.compile(r"^\\f[B3]([A-Za-z][A-Za-z0-9_\\-]*?)\\f[RP]\s*(=|\[=|<|$)")
 
 
 def page(cmd):
@@ -38,13 +44,13 @@ def section(lines, start, end):
     return lines[i + 1 : j]
 
 
-def entries(lines):
+def entries(lines, pattern=NAME):
     """The list's entries at its outermost level (a nested `.RS` list, such as
     Timelimit's values in sacct.1, is a description, not fields)."""
     found, depth = [], 0
     for prev, line in zip(lines, lines[1:]):
         depth += prev.startswith(".RS") - prev.startswith(".RE")
-        m = NAME.match(line)
+        m = pattern.match(line)
         if prev.startswith(".TP") and m:
             found.append((depth, m.group(1).replace("\\-", "-").replace("\\fR", "").strip()))
     top = min((d for d, _ in found), default=0)
@@ -71,6 +77,23 @@ def fields(names):
     return [n for n in names if re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", n)]
 
 
+def write_pairs(name, path, pairs):
+    with open(os.path.join(HERE, name), "w") as f:
+        f.write(f"# from SchedMD/slurm {TAG} {path} (extracted by extract_fields.py)\n")
+        for key, entity in pairs:
+            f.write(f"{key}\t{entity}\n")
+    print(f"{name}: {len(pairs)}")
+
+
+def keys(lines, start, entity):
+    return [(k, entity) for k in entries(section(lines, start, r"^\.SH "), KEY)]
+
+
+def commands(lines):
+    """The COMMANDS section's words at its outer level (each entry's first bold word)."""
+    return entries(lines, re.compile(r"^\\f[B3]([a-z_]+)"))
+
+
 def main():
     path, sq = page("squeue")
     write("squeue.letters", path, letters(entries(section(sq, r"^\\fB\\-o\\fR", r"^\\fB\\-O\\fR"))))
@@ -81,6 +104,26 @@ def main():
     path, sa = page("sacct")
     acct = section(sa, r'^\.SS "Job Accounting Fields"', r"^\.SH ")
     write("sacct.fields", path, [n for n in fields(entries(acct)) if n.upper() != "ALL"])
+    path, sc = page("scontrol")
+    write("scontrol.commands", path, commands(section(sc, r'^\.SH "COMMANDS"', r"^\.SH ")))
+    write_pairs(
+        "scontrol.keys",
+        path,
+        keys(sc, r'^\.SH "JOBS \\- SPECIFICATIONS FOR UPDATE', "job")
+        + keys(sc, r'^\.SH "NODES \\- SPECIFICATIONS FOR UPDATE', "node")
+        + keys(sc, r'^\.SH "PARTITIONS \\- SPECIFICATIONS FOR CREATE AND UPDATE', "partition"),
+    )
+    path, sm = page("sacctmgr")
+    write("sacctmgr.commands", path, commands(section(sm, r'^\.SH "COMMANDS"', r"^\.SH ")))
+    write("sacctmgr.entities", path, [n.lower() for n in entries(section(sm, r'^\.SH "ENTITIES"', r"^\.SH "))])
+    write_pairs(
+        "sacctmgr.keys",
+        path,
+        keys(sm, r'^\.SH "GENERAL SPECIFICATIONS FOR ASSOCIATION', "association")
+        + keys(sm, r'^\.SH "SPECIFICATIONS FOR ACCOUNTS', "account")
+        + keys(sm, r'^\.SH "SPECIFICATIONS FOR USERS', "user")
+        + keys(sm, r'^\.SH "SPECIFICATIONS FOR QOS', "qos"),
+    )
 
 
 if __name__ == "__main__":

@@ -14,6 +14,9 @@ pub struct Flags {
     pub details: bool,
     pub help: bool,
     pub controller: Option<String>,
+    /// What the command line asked that has no effect in Spur (a Slurm
+    /// key of `update`), one line each, printed unless `-Q`.
+    pub warnings: Vec<String>,
 }
 
 /// A parsed command. `UpdateJobs` carries canonical keys (`TimeLimit`,
@@ -74,5 +77,7 @@ pub enum Command {
     ShowSteps(Option<(u64, Option<u32>)>),
     /// `reconfigure` (`reconfigure.rs`).
     Reconfigure,
+    /// An `update` whose every change has no effect in Spur (each warned about).
+    Nothing,
     Help,
 }
