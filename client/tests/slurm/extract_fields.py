@@ -11,6 +11,8 @@ SchedMD/slurm and rewrites, beside this script:
   sacctmgr.keys                 the keys of the account, user and qos specifications
                                 (KEY<TAB>entity; the association ones belong to both)
   scontrol.commands, sacctmgr.commands, sacctmgr.entities  the subcommands and entities
+  sshare.options, sprio.options the options (LONG<TAB>SHORT letter, if any)
+  sshare.fields, sprio.letters  sshare's output fields (spaces dropped) and sprio's -o letters
 Standard library only.
 """
 
@@ -94,6 +96,23 @@ def commands(lines):
     return entries(lines, re.compile(r"^\\f[B3]([a-z_]+)"))
 
 
+def options(lines):
+    """`(long, short)` of each entry of an OPTIONS section at its outer level."""
+    found, depth = [], 0
+    for prev, line in zip(lines, lines[1:]):
+        depth += prev.startswith(".RS") - prev.startswith(".RE")
+        longs = re.findall(r"\\-\\-([a-z][a-z0-9]*(?:\\-[a-z0-9]+)*)", line)
+        short = re.match(r"^\\f[B3]\\-([A-Za-z])\\f[RP]", line)
+        if prev.startswith(".TP") and longs:
+            found.append((depth, longs[0].replace("\\-", "-"), short.group(1) if short else ""))
+    top = min((d for d, _, _ in found), default=0)
+    out = []
+    for d, name, short in found:
+        if d == top and name not in [o[0] for o in out]:
+            out.append((name, short))
+    return out
+
+
 def main():
     path, sq = page("squeue")
     write("squeue.letters", path, letters(entries(section(sq, r"^\\fB\\-o\\fR", r"^\\fB\\-O\\fR"))))
@@ -113,6 +132,14 @@ def main():
         + keys(sc, r'^\.SH "NODES \\- SPECIFICATIONS FOR UPDATE', "node")
         + keys(sc, r'^\.SH "PARTITIONS \\- SPECIFICATIONS FOR CREATE AND UPDATE', "partition"),
     )
+    for cmd in ("sshare", "sprio"):
+        path, lines = page(cmd)
+        write_pairs(f"{cmd}.options", path, options(section(lines, r'^\.SH "OPTIONS"', r"^\.SH ")))
+    path, ss = page("sshare")
+    out = section(ss, r'^\.SH "SSHARE OUTPUT FIELDS"', r"^\.SH ")
+    write("sshare.fields", path, [n.replace(" ", "") for n in entries(out) if re.fullmatch(r"[A-Za-z ]+", n)])
+    path, sp = page("sprio")
+    write("sprio.letters", path, letters(entries(section(sp, r"^\\fB\\-o\\fR", r"^\\fB\\-\\-help\\fR"))))
     path, sm = page("sacctmgr")
     write("sacctmgr.commands", path, commands(section(sm, r'^\.SH "COMMANDS"', r"^\.SH ")))
     write("sacctmgr.entities", path, [n.lower() for n in entries(section(sm, r'^\.SH "ENTITIES"', r"^\.SH "))])
