@@ -199,3 +199,38 @@ fn sinfo_fields_slurm_has_and_spur_did_not() {
     let all = run(&["-h", "-o", "%all"]);
     assert!(all.starts_with("up|") && all.contains(" |batch* |batch |"), "{all}");
 }
+
+#[test]
+fn sinfo_json_is_data_parser_s_document_and_yaml_the_same() {
+    let (nodes, parts) = sample_nodes();
+    let run = |flag: &str| sinfo::report(&sinfo::parse(&argv(&[flag])).unwrap(), &nodes, &parts).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&run("--json")).unwrap();
+    let yaml: serde_json::Value = serde_yaml_ng::from_str(&run("--yaml")).unwrap();
+    assert_eq!(json, yaml);
+    let lines = json["sinfo"].as_array().unwrap();
+    // batch* idle (n1), mixed (n2), drained (n3): the default listing's three lines.
+    assert_eq!(lines.len(), 3, "{json:#}");
+    let mixed = lines.iter().find(|l| l["node"]["state"][0] == "MIXED").unwrap();
+    assert_eq!(mixed["nodes"]["nodes"], serde_json::json!(["n2"]));
+    assert_eq!((&mixed["cpus"]["allocated"], &mixed["cpus"]["total"]), (&4.into(), &8.into()));
+    assert_eq!(mixed["partition"]["name"], "batch");
+    assert_eq!(json["errors"], serde_json::json!([]));
+    assert!(json["meta"]["plugin"].is_object() && json["nodes"].as_array().unwrap().len() == 3);
+}
+
+#[test]
+fn squeue_and_sacct_yaml_are_their_json_documents() {
+    let job = sample_job();
+    let run =
+        |flag: &str| squeue::report(&squeue::parse(&argv(&[flag])).unwrap(), &[job.clone()], NOW).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&run("--json")).unwrap();
+    assert_eq!(json, serde_yaml_ng::from_str::<serde_json::Value>(&run("--yaml")).unwrap());
+    assert_eq!(json["jobs"][0]["job_id"], 42);
+    let now = Local.timestamp_millis_opt(NOW).unwrap();
+    let acct = |flag: &str| {
+        sacct::report(&sacct::parse(&argv(&[flag, "-j", "42"]), now).unwrap(), &[ended_job()], now).unwrap()
+    };
+    let json: serde_json::Value = serde_json::from_str(&acct("--json")).unwrap();
+    assert_eq!(json, serde_yaml_ng::from_str::<serde_json::Value>(&acct("--yaml")).unwrap());
+    assert_eq!(json["jobs"][0]["job_id"], 42);
+}

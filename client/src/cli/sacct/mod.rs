@@ -54,7 +54,8 @@ usage: sacct [-abnpPX] [-j ID,...] [-u USER,...] [-A ACCOUNT,...] [-r PARTITION,
   -j ID.STEP, ID.batch  one step of a job: srun's N, or the batch script
   -p, --parsable / -P, --parsable2   '|' delimited, with / without a trailing '|'; --delimiter=C
   -B, --batch-script / --env-vars   refused: Spur keeps no script or environment of a purged job
-  --json                the selected jobs as JSON in Slurm's shape (jobs, meta, errors; -o is ignored)
+  --json / --yaml       the selected jobs as JSON / YAML in Slurm's shape (jobs, meta, errors; -o is
+                        ignored)
   -M, --clusters=NAME,...   this controller's cluster (or all); any other name is an error
 ExitCode is code:signal; a job killed by signal N shows 0:N, one whose shell never started -1:0.";
 
@@ -87,6 +88,7 @@ const OPTS: &[Opt<Args>] = &[
     value("-/delimiter", |a, v| a.delimiter = Some(v)),
     switch("-/env-vars", |a| a.kept_nowhere.push("--env-vars")),
     switch("-/json", |a| a.json = true),
+    switch("-/yaml", |a| (a.json, a.yaml) = (true, true)),
     value("-/name", |a, v| a.names.extend(list(&v))),
     value("-/controller", |a, v| a.controller = Some(v)),
     switch("-/usage", |a| a.help = true),
@@ -120,6 +122,8 @@ pub struct Args {
     pub help: bool,
     pub helpformat: bool,
     pub json: bool,
+    /// `--yaml`: the `--json` document in YAML.
+    pub yaml: bool,
     pub noheader: bool,
     pub parsable: Parsable,
     pub delimiter: Option<String>,
@@ -359,7 +363,10 @@ pub fn report(a: &Args, jobs: &[pb::Job], now: DateTime<Local>) -> Result<String
                 jobjson::accounting(j, &steps, now_ms, a.cluster.as_deref())
             })
             .collect();
-        return Ok(jobjson::reply(v, a.cluster.as_deref(), vec![]));
+        return Ok(super::output::document(
+            &jobjson::reply_value("jobs", v, a.cluster.as_deref(), vec![]),
+            a.yaml,
+        ));
     }
     let heads: Vec<(&str, i32)> = cols.iter().map(|(f, w)| (f.0, *w)).collect();
     let rows: Vec<Vec<String>> = (shown.iter())

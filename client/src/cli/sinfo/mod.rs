@@ -6,11 +6,12 @@
 //! comfy-table renderer) is what makes the bytes match.
 
 pub mod cells;
+mod json;
 
 use super::fmt::{natural, status};
 use super::getopt::{Mode, Opt, Spec, check, switch, value};
 use super::kv::{self, Item, fit};
-use super::nodefmt::{node_json, partition_json, state};
+use super::nodefmt::state;
 use crate::conn::{self, Identity};
 use crate::vocab::hostlist;
 pub use cells::{DEFINITION, sinfo_time};
@@ -41,7 +42,8 @@ usage: sinfo [-adehNrRs] [-p PARTITION,...] [-n NODELIST] [-t STATE,...] [-o FOR
   -O, --Format=FIELDS   every name of Slurm's sinfo -O (All, Partition, StateComplete, AllocMem,
       GresUsed, CPUsLoad, ...), plus AgentHost and Definition (Spur: the node's provisioner
       definitions)  (name[:[.]width], default width 20)
-  --json                the selected nodes and partitions as JSON";
+  --json / --yaml       data_parser's document (sinfo: a record per line of the default listing,
+                        meta, errors), plus Spur's nodes and partitions, as JSON / YAML";
 
 static FLAGS: Spec<Args> = Spec { opts: OPTS, mode: Mode::Anywhere, noun: "flag" };
 const OPTS: &[Opt<Args>] = &[
@@ -62,6 +64,7 @@ const OPTS: &[Opt<Args>] = &[
     switch("s/summarize", |a| a.summarize = true),
     check("t/states", states),
     switch("-/json", |a| a.json = true),
+    switch("-/yaml", |a| a.yaml = true),
     value("-/controller", |a, v| a.controller = Some(v)),
     switch("-/help", |a| a.help = true),
     switch("-/usage", |a| a.help = true),
@@ -77,6 +80,8 @@ pub struct Args {
     pub dead: bool,
     pub responding: bool,
     pub json: bool,
+    /// `--yaml`: the `--json` document in YAML.
+    pub yaml: bool,
     pub help: bool,
     /// Empty: every partition.
     pub partitions: Vec<String>,
@@ -312,14 +317,13 @@ fn table(plan: &Plan, groups: &[Group], noheader: bool) -> String {
 
 /// The whole report from listed nodes and partitions; no I/O.
 pub fn report(a: &Args, nodes: &[pb::Node], parts: &[pb::Partition]) -> Result<String, String> {
-    if a.json {
+    if a.json || a.yaml {
         let ps: Vec<&pb::Partition> = parts.iter().filter(|p| a.keep_part(p)).collect();
         let in_parts =
             |n: &pb::Node| a.partitions.is_empty() || ps.iter().any(|p| n.partitions.contains(&p.name));
-        let ns: Vec<_> = nodes.iter().filter(|n| a.keep(n) && in_parts(n)).map(node_json).collect();
-        let ps: Vec<_> = ps.iter().map(|p| partition_json(p)).collect();
-        let doc = serde_json::json!({ "partitions": ps, "nodes": ns });
-        return Ok(serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n");
+        let ns: Vec<&pb::Node> = nodes.iter().filter(|n| a.keep(n) && in_parts(n)).collect();
+        let default = plan(&Args { format: None, fields: None, ..a.clone() })?;
+        return Ok(json::document(&build(&default.items, nodes, parts, a), &ns, &ps, a.yaml));
     }
     let plan = plan(a)?;
     Ok(table(&plan, &build(&plan.items, nodes, parts, a), a.noheader))

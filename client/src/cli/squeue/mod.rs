@@ -49,7 +49,7 @@ usage: squeue [-hl] [-u USER,...] [-A ACCOUNT,...] [-p PARTITION,...] [-q QOS,..
       tres-alloc,DerivedEC,...), plus Licenses, Annotations, Borrowed; names Spur has no data for
       (BurstBuffer, Container, MCSLabel, HetJobID, ...) print Slurm's (null) or N/A
       (name[:[.]width], default width 20)
-  --json                the selected jobs as JSON in Slurm's shape (jobs, meta, errors)
+  --json / --yaml       the selected jobs as JSON / YAML in Slurm's shape (jobs, meta, errors)
   -M, --clusters=NAME,...   this controller's cluster (or all), named in a CLUSTER: line; others are errors";
 
 static FLAGS: Spec<Args> = Spec { opts: OPTS, mode: Mode::Anywhere, noun: "flag" };
@@ -73,6 +73,7 @@ const OPTS: &[Opt<Args>] = &[
     switch("-/me", |a| a.me = true),
     switch("s/steps", |a| a.steps = true),
     switch("-/json", |a| a.json = true),
+    switch("-/yaml", |a| (a.json, a.yaml) = (true, true)),
     check("M/clusters", |a, v| cluster::parse_list(&v).map(|n| a.clusters.extend(n))),
     value("-/controller", |a, v| a.controller = Some(v)),
     switch("-/help", |a| a.help = true),
@@ -106,6 +107,8 @@ pub struct Args {
     pub noheader: bool,
     pub long: bool,
     pub json: bool,
+    /// `--yaml`: the `--json` document in YAML.
+    pub yaml: bool,
     pub help: bool,
     /// `--me`: resolved to the local user when the request is built.
     pub me: bool,
@@ -215,7 +218,8 @@ pub fn report(a: &Args, jobs: &[pb::Job], now_ms: i64) -> Result<String, String>
     let mut shown: Vec<&pb::Job> = jobs.iter().filter(|j| a.keep(j)).collect();
     sort(&mut shown, &sort_keys(a.sort.as_deref().unwrap_or(DEFAULT_SORT))?, now_ms);
     if a.json {
-        return Ok(jobjson::job_info_reply(&shown, now_ms, a.cluster.as_deref()));
+        let doc = jobjson::job_info_value(&shown, now_ms, a.cluster.as_deref());
+        return Ok(super::output::document(&doc, a.yaml));
     }
     let mut out = heading(a, now_ms);
     if !a.noheader {
