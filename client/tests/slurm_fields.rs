@@ -221,8 +221,9 @@ fn sinfo_json_is_data_parser_s_document_and_yaml_the_same() {
 #[test]
 fn squeue_and_sacct_yaml_are_their_json_documents() {
     let job = sample_job();
-    let run =
-        |flag: &str| squeue::report(&squeue::parse(&argv(&[flag])).unwrap(), &[job.clone()], NOW).unwrap();
+    let run = |flag: &str| {
+        squeue::report(&squeue::parse(&argv(&[flag])).unwrap(), std::slice::from_ref(&job), NOW).unwrap()
+    };
     let json: serde_json::Value = serde_json::from_str(&run("--json")).unwrap();
     assert_eq!(json, serde_yaml_ng::from_str::<serde_json::Value>(&run("--yaml")).unwrap());
     assert_eq!(json["jobs"][0]["job_id"], 42);

@@ -108,7 +108,8 @@ fn yaml_is_the_json_document() {
     let row =
         pb::ShareRow { account: "ml".into(), user: "alice".into(), fair_share: 2.0, ..Default::default() };
     let json =
-        sshare::report(&sshare::parse(&argv(&["--json", "-a"])).unwrap(), &[row.clone()], "x").unwrap();
+        sshare::report(&sshare::parse(&argv(&["--json", "-a"])).unwrap(), std::slice::from_ref(&row), "x")
+            .unwrap();
     let yaml = sshare::report(&sshare::parse(&argv(&["--yaml", "-a"])).unwrap(), &[row], "x").unwrap();
     let from_json: serde_json::Value = serde_json::from_str(&json).unwrap();
     let from_yaml: serde_json::Value = serde_yaml_ng::from_str(&yaml).unwrap();
