@@ -85,7 +85,7 @@ fn scancel_names_bad_arguments() {
 fn scontrol_job_commands_check_before_connecting() {
     fails_with(&spur(&["control", "show", "job", "x"]), "'x'");
     fails_with(&spur(&["control", "update", "JobId=5", "TimeLimit=later"]), "'later'");
-    fails_with(&spur(&["control", "update", "job", "5", "Reboot=yes"]), "'Reboot'");
+    fails_with(&spur(&["control", "update", "job", "5", "Colour=red"]), "unknown key 'Colour'");
     fails_with(&spur(&["control", "update", "job", "5", "Dependency=afterok:x"]), "Dependency: ");
     fails_with(&spur(&["control", "update", "job", "5", "BeginTime=later"]), "BeginTime: ");
     fails_with(&spur(&["control", "hold"]), "hold: needs a job id");
