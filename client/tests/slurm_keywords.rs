@@ -145,3 +145,13 @@ fn sacctmgr_and_scontrol_take_unambiguous_prefixes() {
     let (_, cmd) = scontrol::parse(&words(&["show", "part"])).unwrap();
     assert_eq!(cmd, scontrol::Command::ShowPartitions(None));
 }
+
+#[test]
+fn every_scontrol_command_is_served_or_named() {
+    for (cmd, _) in rows("scontrol.commands") {
+        match scontrol::parse(&words(&[&cmd])) {
+            Ok(_) => {}
+            Err(e) => assert!(!e.contains("unrecognised command"), "{cmd}: {e}"),
+        }
+    }
+}

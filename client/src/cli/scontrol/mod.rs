@@ -103,9 +103,10 @@ const ENTITIES: &[&str] = &[
 
 /// Slurm commands Spur does not serve yet: job commands, then the rest.
 /// Matched on at least their first three letters.
-const LATER_JOBS: &str = "uhold requeuehold suspend resume top notify listpids wait_job";
+const LATER_JOBS: &str =
+    "uhold requeuehold suspend resume top notify listpids wait_job listjobs liststeps pidinfo";
 const LATER: &str = "create delete ping version reboot cancel_reboot shutdown takeover setdebug \
-    setdebugflags schedloglevel token write";
+    setdebugflags schedloglevel token write completing errnumstr fsdampeningfactor getaddrs power";
 const SHOW_LATER_JOBS: &str = "";
 const SHOW_LATER: &str = "reservations topology federation burstbuffer assoc_mgr daemons";
 
