@@ -49,7 +49,7 @@ fn sacct_names_bad_arguments() {
 #[test]
 fn sprio_and_sshare_name_bad_arguments() {
     fails_with(&spur(&["prio", "-o", "%i %Z"]), "sprio: error: format: unknown field '%Z'");
-    fails_with(&spur(&["prio", "-n"]), "sprio: error: unrecognised flag '-n'");
+    fails_with(&spur(&["prio", "-x"]), "sprio: error: unrecognised flag '-x'");
     fails_with(&spur(&["prio", "-j", "abc"]), "--jobs: invalid job id 'abc'");
     fails_with(&spur(&["share", "-x"]), "sshare: error: unrecognised flag '-x'");
     fails_with(&spur(&["share", "-o", "Nope"]), "Invalid field requested: \"Nope\"");

@@ -38,7 +38,21 @@ fn sinfo_reports_an_unreachable_controller() {
 
 #[test]
 fn scontrol_names_bad_commands_and_keys() {
-    fails_with(&spur(&["control", "update", "nodename=n1", "weight=3"]), "'weight'");
+    fails_with(&spur(&["control", "update", "nodename=n1", "colour=3"]), "unknown key 'colour'");
+    fails_with(&spur(&["control", "update", "jobid=1", "re=3"]), "'re' is ambiguous");
+    fails_with(
+        &spur(&["control", "re", "12"]),
+        "'re' is ambiguous (it could be reconfigure, release, requeue)",
+    );
+    // A Slurm key Spur has no use for: one warning, and nothing to send.
+    let out = spur(&["control", "update", "nodename=n1", "weight=3"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(
+        err,
+        "scontrol: warning: update node: Weight has no effect: a node's configuration comes from \
+                     spur.conf (edit it and run scontrol reconfigure)\n"
+    );
     fails_with(&spur(&["control", "update", "nodename=n1", "state=drain", "reason=hw", "fault"]), "'fault'");
     fails_with(&spur(&["control", "show", "job", "x12"]), "'x12'");
     fails_with(&spur(&["control", "suspend", "12"]), "suspend is not available");

@@ -200,8 +200,8 @@ fn bad_arguments_are_named() {
     assert!(err("-n node[3-1]").contains("backwards"));
     assert!(err("stray").contains("'stray'"));
     assert!(err("-p").contains("needs a value"));
-    let a = parse(&shell_words("-o %Z")).unwrap();
-    assert!(report(&a, &[], &[]).unwrap_err().contains("'%Z'"));
+    let a = parse(&shell_words("-o %j")).unwrap();
+    assert!(report(&a, &[], &[]).unwrap_err().contains("'%j'"));
 }
 
 /// [`cluster`] with provisioner definitions: n1 and n2 in `cpu`, n4 in `cpu` and `burst`, n3 in none.

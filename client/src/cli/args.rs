@@ -65,6 +65,8 @@ pub struct Command {
     /// Pairs that set values (all pairs of add; the `set` side of modify).
     pub set: Vec<(String, String)>,
     pub format: Option<Vec<String>>,
+    /// Slurm words Spur accepts without effect (a key, `WithAssoc`), one line each.
+    pub warnings: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -96,26 +98,111 @@ const OPTS: &[Opt<Flags>] = &[
     value("-/controller", |f, v| f.controller = Some(v)),
 ];
 
-fn verb(tok: &str) -> Option<Verb> {
-    Some(match tok.to_ascii_lowercase().as_str() {
-        "add" | "create" => Verb::Add,
-        "modify" | "update" => Verb::Modify,
-        "delete" | "remove" => Verb::Delete,
-        "show" | "list" | "dump" => Verb::Show,
-        _ => return None,
-    })
+/// sacctmgr's commands and entities, read by the vocabulary's keyword rule
+/// (any case, any unambiguous prefix: `sacctmgr sh qos`).
+const VERBS: &[(&str, &str)] = &[
+    ("add", "add"),
+    ("create", "add"),
+    ("modify", "modify"),
+    ("update", "modify"),
+    ("delete", "delete"),
+    ("remove", "delete"),
+    ("show", "show"),
+    ("list", "show"),
+    ("dump", "show"),
+];
+
+fn verb(tok: &str) -> Result<Option<Verb>, ArgError> {
+    let hit = crate::vocab::keyword::resolve_alias(tok, VERBS.iter().copied())
+        .map_err(|e| ArgError(e.to_string()))?;
+    Ok(hit.map(|v| match v {
+        "add" => Verb::Add,
+        "modify" => Verb::Modify,
+        "delete" => Verb::Delete,
+        _ => Verb::Show,
+    }))
 }
 
-fn target(tok: &str) -> Option<Target> {
-    Some(match tok.to_ascii_lowercase().as_str() {
+const TARGETS: &[(&str, &str)] = &[
+    ("qos", "qos"),
+    ("account", "account"),
+    ("accounts", "account"),
+    ("user", "user"),
+    ("users", "user"),
+    ("association", "association"),
+    ("associations", "association"),
+    ("assoc", "association"),
+    ("tres", "tres"),
+    ("txn", "txn"),
+    ("transaction", "txn"),
+    ("transactions", "txn"),
+];
+
+fn target(tok: &str) -> Result<Option<Target>, ArgError> {
+    let hit = crate::vocab::keyword::resolve_alias(tok, TARGETS.iter().copied())
+        .map_err(|e| ArgError(e.to_string()))?;
+    Ok(hit.map(|t| match t {
         "qos" => Target::Qos,
-        "account" | "accounts" => Target::Account,
-        "user" | "users" => Target::User,
-        "association" | "associations" | "assoc" => Target::Association,
+        "account" => Target::Account,
+        "user" => Target::User,
+        "association" => Target::Association,
         "tres" => Target::Tres,
-        "txn" | "transaction" | "transactions" => Target::Txn,
-        _ => return None,
-    })
+        _ => Target::Txn,
+    }))
+}
+
+/// sacctmgr's other commands and entities (sacctmgr.1): named as not in
+/// this release rather than unknown.
+const LATER_VERBS: &[&str] =
+    &["archive", "clear", "help", "load", "ping", "reconfigure", "shutdown", "version"];
+const LATER_TARGETS: &[&str] = &[
+    "cluster",
+    "configuration",
+    "coordinator",
+    "event",
+    "federation",
+    "job",
+    "problem",
+    "reservation",
+    "resource",
+    "runawayjobs",
+    "stats",
+    "wckeys",
+];
+
+/// `what` names one of `later` (by the same rule): Spur has it not.
+fn later(tok: &str, later: &[&'static str], what: &str) -> Option<ArgError> {
+    let name = crate::vocab::keyword::resolve(tok, later).ok().flatten()?;
+    let hint = if name == "help" { " (see sacctmgr --help)" } else { "" };
+    Some(ArgError(format!("{what}{name} is not available in this Spur release{hint}")))
+}
+
+/// Show's options that are words, not pairs: Slurm lists associations,
+/// coordinators or deleted records with them.
+const SHOW_WORDS: &[&str] = &["withassoc", "withcoord", "withdeleted"];
+
+/// A `set` pair's key, checked by the vocabulary's rule (an ambiguous
+/// prefix is refused here), or `None` with a warning for a Slurm key Spur
+/// has no use for. Keys of entities the vocabulary has no table
+/// for (txn filters) pass as they are, for the controller to judge.
+fn canonical(target: Target, key: &str, warnings: &mut Vec<String>) -> Result<Option<String>, ArgError> {
+    use crate::vocab::keys::{Entity, Resolved, resolve};
+    let entity = match target {
+        Target::Qos => Entity::Qos,
+        Target::Account => Entity::Account,
+        Target::User => Entity::User,
+        _ => return Ok(Some(key.to_string())),
+    };
+    match resolve(entity, key).map_err(|e| ArgError(format!("{key}: {e}")))? {
+        // Sent as typed: the controller reads it by the same rule.
+        Some(Resolved::Key(_)) => Ok(Some(key.to_string())),
+        Some(Resolved::NoEffect(name, why)) => {
+            warnings.push(format!("{} key '{name}' has no effect in Spur: {why}", entity.as_str()));
+            Ok(None)
+        }
+        // Unknown: the controller names it, as for any key it refuses.
+        None => Ok(Some(key.to_string())),
+    }
 }
 
 /// Parses only the global flags, for `--help` and the controller address;
@@ -141,6 +228,7 @@ pub fn parse(args: &[String]) -> Result<Command, ArgError> {
     let (mut filter, mut set, mut format) = (vec![], vec![], None);
     let mut side = Side::Where;
     let mut bare_name = false;
+    let mut warnings = vec![];
     // Flags are applied as they come, so errors are reported in line order.
     for item in FLAGS.items(args) {
         let tok = match item.map_err(ArgError)? {
@@ -151,15 +239,25 @@ pub fn parse(args: &[String]) -> Result<Command, ArgError> {
             Arg::Word(w) => w,
         };
         if v.is_none() {
-            v = Some(verb(&tok).ok_or_else(|| {
-                ArgError(format!("unrecognised command '{tok}' (use add, modify, delete or show)"))
+            v = Some(verb(&tok)?.ok_or_else(|| {
+                later(&tok, LATER_VERBS, "").unwrap_or_else(|| {
+                    ArgError(format!("unrecognised command '{tok}' (use add, modify, delete or show)"))
+                })
             })?);
             continue;
         }
         if t.is_none() {
-            t = Some(target(&tok).ok_or_else(|| {
-                ArgError(format!("unknown entity '{tok}' (use account, user, qos, association, tres or txn)"))
+            t = Some(target(&tok)?.ok_or_else(|| {
+                later(&tok, LATER_TARGETS, "entity ").unwrap_or_else(|| {
+                    ArgError(format!(
+                        "unknown entity '{tok}' (use account, user, qos, association, tres or txn)"
+                    ))
+                })
             })?);
+            continue;
+        }
+        if v == Some(Verb::Show) && SHOW_WORDS.contains(&tok.to_ascii_lowercase().as_str()) {
+            warnings.push(format!("{tok} has no effect in Spur: show lists what Spur keeps"));
             continue;
         }
         match tok.to_ascii_lowercase().as_str() {
@@ -173,13 +271,15 @@ pub fn parse(args: &[String]) -> Result<Command, ArgError> {
                     )
                 }
                 Some(("", _)) => return err(format!("unrecognised argument '{tok}'")),
-                Some((k, val)) => {
-                    let pair = (k.to_string(), val.to_string());
-                    match (v, &side) {
-                        (Some(Verb::Add), _) | (Some(Verb::Modify), Side::Set) => set.push(pair),
-                        _ => filter.push(pair),
+                Some((k, val)) => match (v, &side) {
+                    (Some(Verb::Add), _) | (Some(Verb::Modify), Side::Set) => {
+                        let Some(target) = t else { continue };
+                        if let Some(k) = canonical(target, k, &mut warnings)? {
+                            set.push((k, val.to_string()));
+                        }
                     }
-                }
+                    _ => filter.push((k.to_string(), val.to_string())),
+                },
                 // `add qos NAME`, `delete account NAME`: a bare name, as Slurm (and its
                 // Ansible roles) write it, once and before `set`.
                 None if !bare_name
@@ -199,7 +299,7 @@ pub fn parse(args: &[String]) -> Result<Command, ArgError> {
     let (Some(verb), Some(target)) = (v, t) else {
         return err("usage: sacctmgr [-n] [-p|-P] [-i] add|modify|delete|show ENTITY [key=value ...]");
     };
-    if verb == Verb::Modify && set.is_empty() {
+    if verb == Verb::Modify && set.is_empty() && warnings.is_empty() {
         return err("modify needs 'set key=value' (what to change)");
     }
     if verb != Verb::Show && matches!(target, Target::Tres | Target::Association | Target::Txn) {
@@ -216,7 +316,7 @@ pub fn parse(args: &[String]) -> Result<Command, ArgError> {
     if format.is_some() && verb != Verb::Show {
         return err("format= only applies to show");
     }
-    Ok(Command { flags, verb, target, filter, set, format })
+    Ok(Command { flags, verb, target, filter, set, format, warnings })
 }
 
 #[cfg(test)]

@@ -95,6 +95,16 @@ pub fn exit_code(j: &pb::Job) -> String {
     }
 }
 
+/// Slurm's DerivedExitCode: the highest exit code of the job's steps, with
+/// the signal of the step that had it; the job's own exit code when it has none.
+pub fn derived_exit_code(j: &pb::Job) -> String {
+    match j.steps.iter().max_by_key(|s| (s.exit_code, s.signal)) {
+        Some(s) if s.signal > 0 && s.exit_code == 0 => format!("0:{}", s.signal),
+        Some(s) => format!("{}:{}", s.exit_code, s.signal.max(0)),
+        None => exit_code(j),
+    }
+}
+
 /// The signal that killed a job (or step), as the controller recorded it.
 pub fn exit_signal(j: &pb::Job) -> Option<i32> {
     (j.exit_signal > 0).then_some(j.exit_signal)

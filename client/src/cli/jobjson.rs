@@ -76,18 +76,30 @@ pub fn exit_code(j: &pb::Job) -> Value {
 /// The reply around the jobs, with Slurm's keys; `cluster` when the command
 /// asked the controller for it (`-M`).
 pub fn reply(jobs: Vec<Value>, cluster: Option<&str>, extra: Vec<(&str, Value)>) -> String {
+    serde_json::to_string_pretty(&reply_value("jobs", jobs, cluster, extra)).unwrap_or_default() + "\n"
+}
+
+/// A data_parser document: `key`'s records, the `extra` keys, then Slurm's
+/// `meta`, `errors` and `warnings` (squeue, sacct and sinfo share it; `--yaml`
+/// is the same value in YAML).
+pub fn reply_value(
+    key: &str,
+    records: Vec<Value>,
+    cluster: Option<&str>,
+    extra: Vec<(&str, Value)>,
+) -> Value {
     let meta = json!({
         "plugin": { "type": "", "name": "spur", "data_parser": "spur", "accounting_storage": "spur" },
         "slurm": { "cluster": cluster.unwrap_or("") },
         "spur": { "version": env!("CARGO_PKG_VERSION") },
     });
     let mut out = Map::new();
-    out.insert("jobs".into(), Value::Array(jobs));
+    out.insert(key.into(), Value::Array(records));
     out.extend(extra.into_iter().map(|(k, v)| (k.to_string(), v)));
     out.insert("meta".into(), meta);
     out.insert("errors".into(), json!([]));
     out.insert("warnings".into(), json!([]));
-    serde_json::to_string_pretty(&Value::Object(out)).unwrap_or_default() + "\n"
+    Value::Object(out)
 }
 
 /// The effective priority as Slurm's whole number.
@@ -181,9 +193,14 @@ pub fn job_info(j: &pb::Job, cluster: Option<&str>) -> Value {
 /// squeue's and scontrol's reply: the jobs' job_info, with when it was
 /// listed (Spur has no backfill pass, so its time is unset).
 pub fn job_info_reply(jobs: &[&pb::Job], now_ms: i64, cluster: Option<&str>) -> String {
+    serde_json::to_string_pretty(&job_info_value(jobs, now_ms, cluster)).unwrap_or_default() + "\n"
+}
+
+/// [`job_info_reply`]'s document as a value (squeue's `--yaml` writes it in YAML).
+pub fn job_info_value(jobs: &[&pb::Job], now_ms: i64, cluster: Option<&str>) -> Value {
     let v = jobs.iter().map(|j| job_info(j, cluster)).collect();
     let extra = vec![("last_backfill", number(None)), ("last_update", number(Some(secs(now_ms))))];
-    reply(v, cluster, extra)
+    reply_value("jobs", v, cluster, extra)
 }
 
 fn tres_per_node(spec: &pb::JobSpec) -> String {

@@ -50,11 +50,12 @@ pub fn pairs(words: &[String]) -> Result<Vec<Pair>, String> {
     Ok(out)
 }
 
-/// Matches a typed word against `(keyword, shortest accepted prefix)`,
-/// case-insensitively, the way scontrol accepts `sho` for `show`.
-pub fn keyword(word: &str, table: &[(&'static str, usize)]) -> Option<&'static str> {
-    let w = word.to_ascii_lowercase();
-    table.iter().find(|(k, min)| w.len() >= *min && k.starts_with(w.as_str())).map(|(k, _)| *k)
+/// The keyword a typed word names in `table` (a subcommand, an entity, a
+/// key): the vocabulary's one rule, any case and any unambiguous prefix
+/// (`scontrol sho part`); `Ok(None)` when it names none, and an error
+/// naming the candidates when it begins several.
+pub fn keyword(word: &str, table: &[&'static str]) -> Result<Option<&'static str>, String> {
+    crate::vocab::keyword::resolve(word, table).map_err(|e| e.to_string())
 }
 
 /// A piece of a `-o` format: literal text, or a `%[.][width]X` field.
@@ -228,12 +229,14 @@ mod tests {
     }
 
     #[test]
-    fn keywords_take_slurm_abbreviations() {
-        let t = &[("show", 3), ("partitions", 2), ("nodes", 1)];
-        assert_eq!(keyword("SHO", t), Some("show"));
-        assert_eq!(keyword("sh", t), None);
-        assert_eq!(keyword("part", t), Some("partitions"));
-        assert_eq!(keyword("node", t), Some("nodes"));
-        assert_eq!(keyword("nodesx", t), None);
+    fn keywords_take_any_unambiguous_prefix() {
+        let t = &["show", "partitions", "nodes", "hostlist", "hostlistsorted"];
+        assert_eq!(keyword("SHO", t), Ok(Some("show")));
+        assert_eq!(keyword("sh", t), Ok(Some("show")));
+        assert_eq!(keyword("part", t), Ok(Some("partitions")));
+        assert_eq!(keyword("node", t), Ok(Some("nodes")));
+        assert_eq!(keyword("nodesx", t), Ok(None));
+        assert_eq!(keyword("hostlist", t), Ok(Some("hostlist")));
+        assert!(keyword("host", t).unwrap_err().contains("hostlist, hostlistsorted"));
     }
 }

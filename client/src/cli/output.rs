@@ -70,6 +70,20 @@ pub fn json(names: &[&str], rows: &[Vec<String>]) -> String {
     serde_json::to_string_pretty(&arr).unwrap_or_else(|_| "[]".into()) + "\n"
 }
 
+/// A command's `--json` or `--yaml` document: the same value, pretty JSON
+/// or YAML (Slurm's `--yaml` is its `--json` document in YAML).
+pub fn document(v: &serde_json::Value, yaml: bool) -> String {
+    if yaml {
+        return serde_yaml_ng::to_string(v).unwrap_or_default();
+    }
+    serde_json::to_string_pretty(v).unwrap_or_default() + "\n"
+}
+
+/// `-V/--version`: Spur's version, in the place of Slurm's `slurm 25.05.x`.
+pub fn version() -> String {
+    format!("spur {}\n", env!("CARGO_PKG_VERSION"))
+}
+
 /// The exit status of a command whose reader went away before it finished
 /// writing (`spur prio | head -1`): 128 + SIGPIPE, the status a shell reports
 /// for Slurm's tools, which die of that signal there. Nothing is printed.

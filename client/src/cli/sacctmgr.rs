@@ -34,6 +34,13 @@ pub async fn main(argv: &[String]) -> i32 {
 
 async fn run(argv: &[String]) -> Result<String, String> {
     let cmd = args::parse(argv).map_err(|e| e.0)?;
+    for w in &cmd.warnings {
+        output::complain(&format!("sacctmgr: warning: {w}"));
+    }
+    // Every change asked for had no effect (each warned about): nothing to send.
+    if cmd.verb == Verb::Modify && cmd.set.is_empty() {
+        return Ok(String::new());
+    }
     let clients = conn::connect_flag(cmd.flags.controller.as_deref(), Identity::local()).await?;
     execute(&cmd, clients).await
 }

@@ -29,7 +29,12 @@ Only pending jobs have factors; others are not listed.
   -o, --format=FORMAT   default \"%.15i %9P %.10Y %.10B %.10A %.10F %.10T\"; '.' right-justifies:
       %i job id  %P (or %r) partition  %u user  %a account  %q qos
       %Y priority  %B base  %A age  %F fair share  %T tier
-  --json                the factors as JSON";
+      %N user  %o account  %c cluster (N/A); Slurm's weighted and normalized factors that Spur
+      has no counterpart of print 0: %b %f %j %J %n %p %Q %S %t %y
+  -w, --weights         the formula instead of weights (Spur's factors have none)
+  -M, --clusters=NAME   this controller's cluster (or all)     -V, --version   Spur's version
+  -n, --norm  -S, --sort  --local  --sibling  --federation: accepted, each with a warning (no effect)
+  --json / --yaml       the factors as JSON / YAML";
 
 static FLAGS: Spec<Args> = Spec { opts: OPTS, mode: Mode::Anywhere, noun: "flag" };
 const OPTS: &[Opt<Args>] = &[
@@ -42,10 +47,28 @@ const OPTS: &[Opt<Args>] = &[
     value("p/partition", |a, v| a.partitions.extend(list(&v))),
     value("u/user", |a, v| a.users.extend(list(&v))),
     switch("-/json", |a| a.json = true),
+    switch("-/yaml", |a| a.yaml = true),
     value("-/controller", |a, v| a.controller = Some(v)),
     switch("-/help", |a| a.help = true),
     switch("-/usage", |a| a.help = true),
+    check("M/clusters", |a, v| super::cluster::parse_list(&v).map(|n| a.clusters.extend(n))),
+    switch("-/federation", |a| a.no_effect("--federation", NO_FED)),
+    switch("-/local", |a| a.no_effect("--local", NO_FED)),
+    switch("-/sibling", |a| a.no_effect("--sibling", NO_FED)),
+    switch("n/norm", |a| {
+        a.no_effect("--norm", "Spur's factors are not normalized weights; the columns are the factors")
+    }),
+    value("S/sort", |a, _| a.no_effect("--sort", "sprio lists jobs in job id order in Spur")),
+    switch("v/verbose", |_| {}),
+    switch("V/version", |a| a.version = true),
+    switch("w/weights", |a| a.weights = true),
 ];
+
+const NO_FED: &str = "Spur has no federation";
+
+/// `-w`: Slurm's configured weights; Spur's priority is a product with none.
+const WEIGHTS: &str =
+    "Spur's priority has no weights: PRIORITY = BASE x min(FAIRSHARE, 10) x AGE x max(TIER, 1)\n";
 
 const DEFAULT_FORMAT: &str = "%.15i %9P %.10Y %.10B %.10A %.10F %.10T";
 const USER_FORMAT: &str = "%.15i %9P %.8u %.10Y %.10B %.10A %.10F %.10T";
@@ -66,6 +89,20 @@ const FIELDS: &[(char, &str)] = &[
     ('T', "TIER"),
     // provisioners.yaml's scheduler.priority: the queue's order when set.
     ('E', "EXPR"),
+    ('N', "USER"),
+    ('o', "ACCOUNT"),
+    ('c', "CLUSTER"),
+    // Slurm's weighted and normalized factors with no counterpart in Spur's product.
+    ('b', "ASSOC"),
+    ('f', "FAIRSHARE"),
+    ('j', "JOBSIZE"),
+    ('J', "JOBSIZE"),
+    ('n', "PARTITION"),
+    ('p', "PARTITION"),
+    ('Q', "QOS"),
+    ('S', "SITE"),
+    ('t', "TRES"),
+    ('y', "PRIORITY"),
 ];
 
 #[derive(Debug, Clone, Default)]
@@ -79,6 +116,19 @@ pub struct Args {
     pub users: Vec<String>,
     pub partitions: Vec<String>,
     pub controller: Option<String>,
+    pub yaml: bool,
+    pub version: bool,
+    pub weights: bool,
+    /// `-M`: the clusters named (this controller's, or `all`).
+    pub clusters: Vec<String>,
+    /// Flags accepted without effect, one warning each.
+    pub warnings: Vec<String>,
+}
+
+impl Args {
+    fn no_effect(&mut self, flag: &str, why: &str) {
+        self.warnings.push(format!("{flag} has no effect: {why}"));
+    }
 }
 
 pub fn parse(argv: &[String]) -> Result<Args, String> {
@@ -142,8 +192,9 @@ fn cell_into(out: &mut String, code: char, j: &pb::JobPriority) {
     match code {
         'i' => drop(write!(out, "{}", j.id)),
         'P' | 'r' => out.push_str(&j.partition),
-        'u' => out.push_str(&j.user),
-        'a' => out.push_str(&j.account),
+        'u' | 'N' => out.push_str(&j.user),
+        'a' | 'o' => out.push_str(&j.account),
+        'c' => out.push_str("N/A"),
         'q' => out.push_str(&j.qos),
         'Y' => jobfmt::whole_into(out, j.priority.max(0.0)),
         'B' => jobfmt::whole_into(out, j.prio_base.max(0.0)),
@@ -154,7 +205,7 @@ fn cell_into(out: &mut String, code: char, j: &pb::JobPriority) {
             Some(v) => jobfmt::four_places_into(out, v),
             None => out.push_str("N/A"),
         },
-        _ => {}
+        _ => out.push('0'),
     }
 }
 
@@ -171,7 +222,7 @@ pub fn report(a: &Args, jobs: &[pb::JobPriority]) -> Result<String, String> {
     }
     let mut shown: Vec<&pb::JobPriority> = jobs.iter().filter(|j| a.keep(j)).collect();
     shown.sort_by_key(|j| j.id);
-    if a.json {
+    if a.json || a.yaml {
         let v: Vec<serde_json::Value> = shown
             .iter()
             .map(|j| {
@@ -183,7 +234,7 @@ pub fn report(a: &Args, jobs: &[pb::JobPriority]) -> Result<String, String> {
                 })
             })
             .collect();
-        return Ok(serde_json::to_string_pretty(&serde_json::json!({ "jobs": v })).unwrap_or_default() + "\n");
+        return Ok(super::output::document(&serde_json::json!({ "jobs": v }), a.yaml));
     }
     // sprio's answer when named jobs are not pending (or do not exist).
     if !a.jobs.is_empty() && shown.is_empty() {
@@ -209,8 +260,8 @@ pub fn report(a: &Args, jobs: &[pb::JobPriority]) -> Result<String, String> {
 fn text(code: char, j: &pb::JobPriority) -> Option<&str> {
     match code {
         'P' | 'r' => Some(&j.partition),
-        'u' => Some(&j.user),
-        'a' => Some(&j.account),
+        'u' | 'N' => Some(&j.user),
+        'a' | 'o' => Some(&j.account),
         'q' => Some(&j.qos),
         _ => None,
     }
@@ -242,7 +293,17 @@ fn lines(out: &mut String, items: &[Item], jobs: &[Option<&pb::JobPriority>]) {
 }
 
 async fn run(a: Args) -> Result<String, String> {
+    for w in &a.warnings {
+        super::output::complain(&format!("sprio: warning: {w}"));
+    }
+    if a.version {
+        return Ok(super::output::version());
+    }
+    if a.weights {
+        return Ok(WEIGHTS.into());
+    }
     let mut c = conn::connect_flag(a.controller.as_deref(), Identity::local()).await?;
+    super::cluster::resolve(&mut c, &a.clusters).await?;
     let req = pb::ListRequest { filter: a.filter() };
     let jobs: Vec<pb::JobPriority> =
         super::listing::collect_as(c.jobs.stream_jobs(req).await.map_err(status)?.into_inner()).await?;

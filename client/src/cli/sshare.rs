@@ -16,7 +16,7 @@ use super::kv::list;
 use super::args::Parsable;
 use super::fields::{help_format, parse_columns, prefix, print_fields};
 use super::fmt::status;
-use super::getopt::{Mode, Opt, Spec, switch, value};
+use super::getopt::{Mode, Opt, Spec, check, switch, value};
 use crate::conn::{self, Identity};
 use spur_proto::v1 as pb;
 use std::collections::BTreeMap;
@@ -30,7 +30,11 @@ usage: sshare [-aelnpPU] [-A ACCOUNT,...] [-u USER,...] [-o FIELDS] [--json] [--
   -o, --format=FIELDS   name[%width],... of Account User RawShares NormShares RawUsage NormUsage
                         EffectvUsage FairShare (a negative width left-justifies)
   -n, -h, --noheader    no header   -p, --parsable / -P, --parsable2   '|' delimited
-  --json                the lines as JSON
+  --json / --yaml       the lines as JSON / YAML
+  -M, --clusters=NAME   this controller's cluster (or all)     -V, --version   Spur's version
+  -m, --partition       accepted with a warning (Spur's share rows have no partition)
+Fields Spur keeps no data for print blank: Cluster GrpTRESMins GrpTRESRaw ID LevelFS Partition
+TRESRunMins.
 RawShares is blank (the controller keeps normalised shares only); EffectvUsage is NormUsage.
 FairShare is Spur's 2^(1 - NormUsage/NormShares): 2 idle, 1 at the user's share, below 1 above it.
 Accounts are listed flat (no parent tree); their lines sum all of the account's users.";
@@ -49,9 +53,16 @@ const OPTS: &[Opt<Args>] = &[
     value("u/users", users),
     switch("U/Users", |a| a.users_only = true),
     switch("-/json", |a| a.json = true),
+    switch("-/yaml", |a| a.yaml = true),
     value("-/controller", |a, v| a.controller = Some(v)),
     switch("-/help", |a| a.help = true),
     switch("-/usage", |a| a.help = true),
+    check("M/clusters", |a, v| super::cluster::parse_list(&v).map(|n| a.clusters.extend(n))),
+    switch("m/partition", |a| {
+        a.warnings.push("--partition has no effect: Spur's share rows are per account and user".into())
+    }),
+    switch("v/verbose", |_| {}),
+    switch("V/version", |a| a.version = true),
 ];
 
 const DEFAULT_FORMAT: &str = "Account,User,RawShares,NormShares,RawUsage,EffectvUsage,FairShare";
@@ -76,12 +87,20 @@ fn dbl(v: f64) -> String {
 type Get = fn(&Line) -> String;
 const FIELDS: &[(&str, i32, Get)] = &[
     ("Account", -20, |l| if l.user.is_some() { format!(" {}", l.account) } else { l.account.clone() }),
+    ("Cluster", 10, |_| String::new()),
     ("EffectvUsage", 13, |l| dbl(l.norm_usage)),
     ("FairShare", 10, |l| l.fair_share.map(dbl).unwrap_or_default()),
+    // Blank: Spur keeps no TRES-minute limits, association ids or fair-tree levels.
+    ("GrpTRESMins", 30, |_| String::new()),
+    ("GrpTRESRaw", 30, |_| String::new()),
+    ("ID", 6, |_| String::new()),
+    ("LevelFS", 10, |_| String::new()),
     ("NormShares", 11, |l| dbl(l.norm_shares)),
     ("NormUsage", 11, |l| dbl(l.norm_usage)),
+    ("Partition", 12, |_| String::new()),
     ("RawShares", 10, |_| String::new()),
     ("RawUsage", 11, |l| format!("{:.0}", l.raw_usage.max(0.0))),
+    ("TRESRunMins", 30, |_| String::new()),
     ("User", 10, |l| l.user.clone().unwrap_or_default()),
 ];
 
@@ -99,6 +118,12 @@ pub struct Args {
     pub accounts: Vec<String>,
     pub format: Vec<String>,
     pub controller: Option<String>,
+    pub yaml: bool,
+    pub version: bool,
+    /// `-M`: the clusters named (this controller's, or `all`).
+    pub clusters: Vec<String>,
+    /// Flags accepted without effect, one warning each.
+    pub warnings: Vec<String>,
 }
 
 pub fn parse(argv: &[String]) -> Result<Args, String> {
@@ -189,7 +214,7 @@ pub fn lines(a: &Args, rows: &[pb::ShareRow], me: &str) -> Vec<Line> {
 pub fn report(a: &Args, rows: &[pb::ShareRow], me: &str) -> Result<String, String> {
     let cols = columns(a)?;
     let lines = lines(a, rows, me);
-    if a.json {
+    if a.json || a.yaml {
         let v: Vec<serde_json::Value> = lines
             .iter()
             .map(|l| {
@@ -200,9 +225,7 @@ pub fn report(a: &Args, rows: &[pb::ShareRow], me: &str) -> Result<String, Strin
                 })
             })
             .collect();
-        return Ok(
-            serde_json::to_string_pretty(&serde_json::json!({ "shares": v })).unwrap_or_default() + "\n"
-        );
+        return Ok(super::output::document(&serde_json::json!({ "shares": v }), a.yaml));
     }
     let heads: Vec<(&str, i32)> = cols.iter().map(|c| (c.0, c.1)).collect();
     let cells: Vec<Vec<String>> = lines.iter().map(|l| cols.iter().map(|c| (c.2)(l)).collect()).collect();
@@ -210,8 +233,15 @@ pub fn report(a: &Args, rows: &[pb::ShareRow], me: &str) -> Result<String, Strin
 }
 
 async fn run(a: Args) -> Result<String, String> {
+    for w in &a.warnings {
+        super::output::complain(&format!("sshare: warning: {w}"));
+    }
+    if a.version {
+        return Ok(super::output::version());
+    }
     let me = Identity::local();
     let mut c = conn::connect_flag(a.controller.as_deref(), me.clone()).await?;
+    super::cluster::resolve(&mut c, &a.clusters).await?;
     let req = pb::ListRequest { filter: a.filter() };
     let rows = c.jobs.list_shares(req).await.map_err(status)?.into_inner().rows;
     report(&a, &rows, &me.user)

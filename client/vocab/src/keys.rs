@@ -135,7 +135,8 @@ pub const USER_KEYS: &[KeyDef] = &[
     k("partition", &[], Kind::Name, "partition of the association (blank: all)"),
     k("adminlevel", &[], Kind::AdminLevel, "None, Operator or Administrator"),
     k("defaultqos", &[], Kind::Name, "QOS used when the job names none"),
-    k("qos", &[], Kind::NameList, "QOS allow-list"),
+    // Slurm's QosLevel is the association's QOS list.
+    k("qos", &["qoslevel"], Kind::NameList, "QOS allow-list"),
     k("maxrunningjobs", &["maxjobs"], Kind::Count, "running jobs of the association"),
     k("maxsubmitjobs", &["maxsubmit"], Kind::Count, "submitted jobs of the user"),
     k("grpsubmit", &["grpsubmitjobs"], Kind::Count, "submitted jobs of the association"),
@@ -190,16 +191,96 @@ impl KeyError {
     }
 }
 
-/// The key `key` (any alias, any case) of `entity`.
+/// Slurm's keys of sacctmgr.1 that Spur accepts without effect, per entity,
+/// with why: `(key, entities, why)`. The association keys belong to
+/// accounts and users alike.
+pub const NO_EFFECT: &[(&str, &[Entity], &str)] = &[
+    ("cluster", ACCT_USER, "Spur serves one cluster"),
+    ("rawusage", ALL, "Spur's usage is measured, not set"),
+    ("grpjobs", ALL, "Spur limits running jobs with MaxJobs (accounts, users) and MaxJobsPU (QOS)"),
+    ("grpjobsaccrue", ALL, ACCRUE),
+    ("maxjobsaccrue", ACCT_USER, ACCRUE),
+    ("grptresmins", ALL, MINS),
+    ("grptresrunmins", ALL, MINS),
+    ("grpwall", ACCT_USER, "Spur keeps wall budgets on QOS (GrpWall) only"),
+    ("priority", ACCT_USER, "Spur's association priority comes from its QOS and fair share"),
+    ("flags", &[Entity::Account], "Spur has no account flags (coordinators)"),
+    (
+        "defaultqos",
+        &[Entity::Account],
+        "a default QOS is a user association's in Spur (DefaultQOS on the user)",
+    ),
+    ("qoslevel", &[Entity::Account], "QOS lists are a user association's in Spur (QOS on the user)"),
+    ("newname", &[Entity::User], "Spur renames no user; delete and add"),
+    ("defaultwckey", &[Entity::User], WCKEYS),
+    ("wckeys", &[Entity::User], WCKEYS),
+    ("gracetime", &[Entity::Qos], "Spur's preemption has no grace time (PreemptExemptTime protects a job)"),
+    ("limitfactor", &[Entity::Qos], "Spur's QOS limits are not scaled"),
+    ("minpriothreshold", &[Entity::Qos], "Spur reserves no resources by priority threshold"),
+    ("usagethreshold", &[Entity::Qos], "Spur has no usage threshold on a QOS"),
+];
+
+const ALL: &[Entity] = &[Entity::Qos, Entity::Account, Entity::User];
+const ACCT_USER: &[Entity] = &[Entity::Account, Entity::User];
+const ACCRUE: &str = "Spur's jobs accrue age from eligibility without a limit";
+const MINS: &str = "Spur has no TRES-minute budgets";
+const WCKEYS: &str = "Spur accepts any WCKey a job names (no WCKey table)";
+
+/// What a typed key of an entity is.
+#[derive(Debug, Clone, Copy)]
+pub enum Resolved {
+    /// One of Spur's keys.
+    Key(&'static KeyDef),
+    /// A Slurm key Spur accepts without effect: its name, and why.
+    NoEffect(&'static str, &'static str),
+}
+
+impl PartialEq for Resolved {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Resolved::Key(a), Resolved::Key(b)) => a.key == b.key,
+            (Resolved::NoEffect(a, x), Resolved::NoEffect(b, y)) => a == b && x == y,
+            _ => false,
+        }
+    }
+}
+
+/// The key `key` names for `entity` by the vocabulary's keyword rule (any
+/// case, any unambiguous prefix of a key or alias); `Ok(None)` for none.
+pub fn resolve(entity: Entity, key: &str) -> Result<Option<Resolved>, crate::keyword_impl::Ambiguous> {
+    let spur = entity
+        .keys()
+        .iter()
+        .flat_map(|d| std::iter::once(d.key).chain(d.aliases.iter().copied()).map(|s| (s, d.key)));
+    let slurm = NO_EFFECT.iter().filter(|(_, es, _)| es.contains(&entity)).map(|(k, ..)| (*k, *k));
+    let Some(name) = crate::keyword_impl::resolve_alias(key, spur.chain(slurm))? else { return Ok(None) };
+    Ok(Some(match entity.keys().iter().find(|d| d.key == name) {
+        Some(d) => Resolved::Key(d),
+        None => {
+            let why = NO_EFFECT.iter().find(|(k, ..)| *k == name).map_or("", |(_, _, why)| *why);
+            Resolved::NoEffect(name, why)
+        }
+    }))
+}
+
+/// The key `key` (any alias or unambiguous prefix, any case) of `entity`.
 pub fn lookup(entity: Entity, key: &str) -> Option<&'static KeyDef> {
-    let key = key.to_ascii_lowercase();
-    entity.keys().iter().find(|d| d.key == key || d.aliases.contains(&key.as_str()))
+    match resolve(entity, key) {
+        Ok(Some(Resolved::Key(d))) => Some(d),
+        _ => None,
+    }
 }
 
 /// Parses one `key=value` pair for `entity`.
 pub fn parse(entity: Entity, key: &str, raw: &str) -> Result<(&'static KeyDef, Value), KeyError> {
-    let def = lookup(entity, key)
-        .ok_or_else(|| KeyError::new(key, format!("unknown {} key '{key}'", entity.as_str())))?;
+    let what = entity.as_str();
+    let def = match resolve(entity, key).map_err(|e| KeyError::new(key, e.to_string()))? {
+        Some(Resolved::Key(d)) => d,
+        Some(Resolved::NoEffect(name, why)) => {
+            return Err(KeyError::new(key, format!("{what} key '{name}' has no effect in Spur: {why}")));
+        }
+        None => return Err(KeyError::new(key, format!("unknown {what} key '{key}'"))),
+    };
     let value = parse_value(def, raw).map_err(|m| KeyError::new(key, m))?;
     Ok((def, value))
 }
@@ -301,6 +382,22 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn keys_take_unambiguous_prefixes_and_slurm_s_other_keys_have_no_effect() {
+        assert_eq!(lookup(Entity::Qos, "MaxW").unwrap().key, "maxwall");
+        assert_eq!(lookup(Entity::Qos, "descr").unwrap().key, "description");
+        assert_eq!(lookup(Entity::User, "QosLevel").unwrap().key, "qos");
+        let e = resolve(Entity::Qos, "grp").unwrap_err();
+        assert!(e.candidates.contains(&"grptres") && e.candidates.contains(&"grpjobs"), "{e}");
+        assert_eq!(
+            resolve(Entity::Account, "Cluster"),
+            Ok(Some(Resolved::NoEffect("cluster", "Spur serves one cluster")))
+        );
+        assert_eq!(resolve(Entity::Qos, "cluster"), Ok(None));
+        let e = parse(Entity::User, "wckeys", "a").unwrap_err();
+        assert!(e.to_string().contains("has no effect"), "{e}");
     }
 
     #[test]

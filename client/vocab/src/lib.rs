@@ -12,6 +12,7 @@
 //! - [`jobs`]: job states (names and `%t` codes), hold kinds, partition states,
 //!   sbatch's `-o/-e` filename patterns.
 //! - [`keys`]: every sacctmgr key with aliases and value kind; the one parser.
+//! - [`keyword`]: the one rule for typed keywords (any case, any unambiguous prefix).
 //! - [`licenses`]: `-L` requests with plugin arguments, and `LicensesAlloc`.
 //! - [`mail`]: `--mail-type` names and which of a job's changes they mail.
 //! - [`names`]: preempt modes, admin levels, QOS flags.
@@ -44,6 +45,8 @@ mod jobid_impl;
 mod jobs_impl;
 #[path = "keys.rs"]
 mod keys_impl;
+#[path = "keyword.rs"]
+mod keyword_impl;
 #[path = "licenses.rs"]
 mod licenses_impl;
 #[path = "mail.rs"]
@@ -102,9 +105,14 @@ pub mod jobs {
 /// The sacctmgr key table and its one parser.
 pub mod keys {
     pub use crate::keys_impl::{
-        ACCOUNT_KEYS, Entity, KeyDef, KeyError, Kind, QOS_KEYS, USER_KEYS, Value, lookup, parse, parse_bool,
-        parse_name, parse_name_list, parse_value,
+        ACCOUNT_KEYS, Entity, KeyDef, KeyError, Kind, NO_EFFECT, QOS_KEYS, Resolved, USER_KEYS, Value,
+        lookup, parse, parse_bool, parse_name, parse_name_list, parse_value, resolve,
     };
+}
+
+/// How scontrol and sacctmgr read a typed keyword: any case, any unambiguous prefix.
+pub mod keyword {
+    pub use crate::keyword_impl::{Ambiguous, resolve, resolve_alias};
 }
 
 /// `-L` license requests and what a running job took.

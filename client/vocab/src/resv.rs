@@ -301,35 +301,29 @@ const REFUSED_KEYS: &[(&str, &str)] = &[
 /// or hostlist past it is refused before any expansion.
 pub const MAX_VALUE_LEN: usize = 4096;
 
-/// Which key a word names: an unambiguous prefix, any case.
+/// Slurm's other spellings of the keys, beside the keys themselves.
+const ALIASES: [(&str, &str); 9] = [
+    ("Reservation", "ReservationName"),
+    ("ResvName", "ReservationName"),
+    ("Name", "ReservationName"),
+    ("Partition", "PartitionName"),
+    ("User", "Users"),
+    ("Account", "Accounts"),
+    ("License", "Licenses"),
+    ("NodeList", "Nodes"),
+    ("Flag", "Flags"),
+];
+
+/// Which key a word names: the vocabulary's one keyword rule (any case, any unambiguous prefix).
 fn key_of(word: &str) -> Result<&'static str, String> {
-    let lower = word.to_ascii_lowercase();
-    // Slurm's other spellings of the same keys.
-    let alias = match lower.as_str() {
-        "reservation" | "resv" | "name" => Some("ReservationName"),
-        "partition" => Some("PartitionName"),
-        "user" => Some("Users"),
-        "account" => Some("Accounts"),
-        "license" => Some("Licenses"),
-        "nodelist" => Some("Nodes"),
-        "flag" => Some("Flags"),
-        _ => None,
-    };
-    if let Some(k) = alias {
-        return Ok(k);
-    }
-    if let Some(k) = KEYS.iter().find(|k| k.eq_ignore_ascii_case(word)) {
-        return Ok(k);
-    }
-    let hits: Vec<&str> =
-        KEYS.iter().copied().filter(|k| k.to_ascii_lowercase().starts_with(&lower)).collect();
-    match hits.as_slice() {
-        [one] if !lower.is_empty() => Ok(one),
-        [] | [_] => match REFUSED_KEYS.iter().find(|(k, _)| k.eq_ignore_ascii_case(word)) {
+    let table = KEYS.iter().map(|k| (*k, *k)).chain(ALIASES);
+    match crate::keyword_impl::resolve_alias(word, table) {
+        Ok(Some(k)) => Ok(k),
+        Err(e) => Err(e.to_string()),
+        Ok(None) => match REFUSED_KEYS.iter().find(|(k, _)| k.eq_ignore_ascii_case(word)) {
             Some((k, why)) => Err(format!("{k} is not supported by Spur ({why})")),
             None => Err(format!("'{word}' is not a reservation key (keys: {})", KEYS.join(", "))),
         },
-        many => Err(format!("'{word}' is ambiguous: {}", many.join(", "))),
     }
 }
 

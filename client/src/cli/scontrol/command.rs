@@ -14,6 +14,9 @@ pub struct Flags {
     pub details: bool,
     pub help: bool,
     pub controller: Option<String>,
+    /// What the command line asked that has no effect in Spur (a Slurm
+    /// key of `update`), one line each, printed unless `-Q`.
+    pub warnings: Vec<String>,
 }
 
 /// A parsed command. `UpdateJobs` carries canonical keys (`TimeLimit`,
@@ -88,5 +91,7 @@ pub enum Command {
     },
     /// `delete ReservationName=...`.
     DeleteReservation(String),
+    /// An `update` whose every change has no effect in Spur (each warned about).
+    Nothing,
     Help,
 }

@@ -20,7 +20,7 @@ pub fn parse(args: &[String]) -> Result<Command, String> {
     let Some((what, rest)) = args.split_first() else {
         return Err("explain: say what to explain: job ID, or preempt PENDING_ID RUNNING_ID".into());
     };
-    let (cmd, used) = match kv::keyword(what, &[("job", 1), ("preempt", 1)]) {
+    let (cmd, used) = match kv::keyword(what, &["job", "preempt"]).map_err(|e| format!("explain: {e}"))? {
         Some("job") => (Command::ExplainJob(job_id("job", rest.first())?), 1),
         Some(_) => {
             let p = job_id("preempt", rest.first())?;

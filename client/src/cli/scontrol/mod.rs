@@ -17,6 +17,8 @@
 //! - [`hostlist`]: `show hostnames|hostlist[sorted]` (no controller).
 //! - [`reconfigure`]: `reconfigure`, re-reading spur.conf on the controller.
 //! - [`reservation`]: `create|update|delete|show reservation`.
+//! - [`keys`]: every key of `update job|node|partition` Slurm has: its canonical
+//!   spelling (any unambiguous prefix), or the one warning why it has no effect.
 //! - [`step`]: `show step [ID[.STEP]]`, the running steps (srun).
 //! - [`config`]: `show config`, the Slurm keys of the controller's configuration.
 //!
@@ -28,6 +30,7 @@ pub mod config;
 pub mod explain;
 pub mod hostlist;
 pub mod job;
+pub mod keys;
 pub mod license;
 pub mod provisioner;
 pub mod reconfigure;
@@ -88,38 +91,30 @@ const OPTS: &[Opt<Flags>] = &[
     switch("-/usage", |f| f.help = true),
 ];
 
-/// `(keyword, shortest prefix)`, as scontrol matches them.
-const COMMANDS: &[(&str, usize)] = &[
-    ("show", 3),
-    ("update", 3),
-    ("reconfigure", 3),
-    ("help", 1),
-    ("hold", 2),
-    ("release", 3),
-    ("requeue", 3),
-    ("explain", 3),
-    ("create", 2),
-    ("delete", 3),
-];
-const ENTITIES: &[(&str, usize)] = &[
-    ("nodes", 1),
-    ("partitions", 2),
-    ("jobs", 1),
-    ("licenses", 1),
-    ("provisioners", 4),
-    ("steps", 2),
-    ("config", 4),
-    ("reservations", 3),
-    ("hostnames", 5),
-    ("hostlist", 5),
-    ("hostlistsorted", 9),
+/// The subcommands and entities, matched by the vocabulary's rule: any
+/// case, any unambiguous prefix (`upd`, `sho part`).
+const COMMANDS: &[&str] =
+    &["show", "update", "reconfigure", "help", "hold", "release", "requeue", "explain", "create", "delete"];
+const ENTITIES: &[&str] = &[
+    "nodes",
+    "partitions",
+    "jobs",
+    "licenses",
+    "provisioners",
+    "steps",
+    "config",
+    "reservations",
+    "hostnames",
+    "hostlist",
+    "hostlistsorted",
 ];
 
 /// Slurm commands Spur does not serve yet: job commands, then the rest.
 /// Matched on at least their first three letters.
-const LATER_JOBS: &str = "uhold requeuehold suspend resume top notify listpids wait_job";
+const LATER_JOBS: &str =
+    "uhold requeuehold suspend resume top notify listpids wait_job listjobs liststeps pidinfo";
 const LATER: &str = "ping version reboot cancel_reboot shutdown takeover setdebug \
-    setdebugflags schedloglevel token write";
+    setdebugflags schedloglevel token write completing errnumstr fsdampeningfactor getaddrs power";
 const SHOW_LATER_JOBS: &str = "";
 const SHOW_LATER: &str = "topology federation burstbuffer assoc_mgr daemons";
 
@@ -145,14 +140,14 @@ pub fn parse(argv: &[String]) -> Result<(Flags, Command), String> {
     let Some((first, rest)) = words.split_first() else {
         return Err("no command given (see scontrol --help)".into());
     };
-    let cmd = match kv::keyword(first, COMMANDS) {
+    let cmd = match kv::keyword(first, COMMANDS)? {
         Some("show") => show(rest)?,
-        Some("update") => update(rest)?,
+        Some("update") => update(rest, &mut flags.warnings)?,
         Some(a @ ("hold" | "release" | "requeue")) => job::parse_action(a, rest)?,
         Some("explain") => explain::parse(rest)?,
         Some("reconfigure") => reconfigure::parse(rest)?,
         Some("create") => match rest.split_first() {
-            Some((e, args)) if kv::keyword(e, ENTITIES) == Some("reservations") => {
+            Some((e, args)) if kv::keyword(e, ENTITIES) == Ok(Some("reservations")) => {
                 reservation::parse_create(args)?
             }
             _ => {
@@ -179,7 +174,7 @@ fn show(args: &[String]) -> Result<Command, String> {
         return Err(format!("show {what}: unexpected argument '{x}' (give one name or hostlist)"));
     }
     let arg = rest.first().cloned();
-    Ok(match kv::keyword(what, ENTITIES) {
+    Ok(match kv::keyword(what, ENTITIES).map_err(|e| format!("show: {e}"))? {
         Some("nodes") => show_node::parse(arg)?,
         Some("partitions") => Command::ShowPartitions(arg),
         Some("jobs") => job::parse_show(arg.as_deref())?,
@@ -197,29 +192,38 @@ fn show(args: &[String]) -> Result<Command, String> {
     })
 }
 
-fn update(args: &[String]) -> Result<Command, String> {
-    if job::names_job(args) {
-        return job::parse_update(args);
-    }
+fn update(args: &[String], warnings: &mut Vec<String>) -> Result<Command, String> {
     if license::names_hres(args) {
         return license::parse_update(args);
     }
-    if reservation::names_reservation(args) {
-        return reservation::parse_update(args);
-    }
-    let pairs = kv::pairs(args)?;
-    let has = |k: &str| pairs.iter().any(|p| p.is(k));
-    if has("partitionname") && !has("nodename") {
-        return update_partition::parse(&pairs);
-    }
-    if !has("nodename") {
-        return Err(if has("jobname") {
+    let Some(entity) = keys::entity(args) else {
+        // Not a job, node or partition: `ReservationName=` names a reservation.
+        if reservation::names_reservation(args) {
+            return reservation::parse_update(args);
+        }
+        let job_name =
+            args.iter().any(|w| w.split_once('=').is_some_and(|(k, _)| k.eq_ignore_ascii_case("jobname")));
+        return Err(if job_name {
             "update JobName= is not available in this Spur release; select the job with JobId=".into()
         } else {
             "update: say what to update with NodeName=LIST, JobId=ID or HRESName=R".into()
         });
+    };
+    let (words, warned) = keys::canonical(entity, args)?;
+    let changes = words
+        .iter()
+        .filter_map(|w| w.split_once('='))
+        .filter(|(k, _)| !matches!(*k, "JobId" | "NodeName" | "PartitionName"));
+    if changes.count() == 0 && !warned.is_empty() {
+        warnings.extend(warned);
+        return Ok(Command::Nothing);
     }
-    update_node::parse(&pairs)
+    warnings.extend(warned);
+    match entity {
+        keys::Entity::Job => job::parse_update(&words),
+        keys::Entity::Node => update_node::parse(&kv::pairs(&words)?),
+        keys::Entity::Partition => update_partition::parse(&kv::pairs(&words)?),
+    }
 }
 
 /// What a command printed, and the controller's warning for stderr.
@@ -233,6 +237,7 @@ pub struct Outcome {
 fn local(cmd: &Command) -> Result<Option<String>, String> {
     Ok(Some(match cmd {
         Command::Help => format!("{USAGE}\n"),
+        Command::Nothing => String::new(),
         Command::ShowHostnames(list) => hostlist::hostnames(list)?,
         Command::ShowHostlist { names, sorted } => hostlist::compress(names, *sorted)?,
         _ => return Ok(None),
@@ -269,7 +274,7 @@ pub async fn execute(cmd: &Command, f: &Flags, c: &mut Clients) -> Result<Outcom
         Command::CreateReservation { name, words } => reservation::create(name, words, c).await?,
         Command::UpdateReservation { name, words } => reservation::update(name, words, c).await?,
         Command::DeleteReservation(name) => reservation::delete(name, c).await?,
-        Command::Help | Command::ShowHostnames(_) | Command::ShowHostlist { .. } => {
+        Command::Help | Command::Nothing | Command::ShowHostnames(_) | Command::ShowHostlist { .. } => {
             local(cmd)?.unwrap_or_default()
         }
     };
@@ -278,6 +283,11 @@ pub async fn execute(cmd: &Command, f: &Flags, c: &mut Clients) -> Result<Outcom
 
 async fn run(argv: &[String]) -> Result<Outcome, String> {
     let (flags, cmd) = parse(argv)?;
+    if !flags.quiet {
+        for w in &flags.warnings {
+            output::complain(&format!("scontrol: warning: {w}"));
+        }
+    }
     if let Some(stdout) = local(&cmd)? {
         return Ok(Outcome { stdout, warning: None });
     }

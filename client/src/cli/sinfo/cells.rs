@@ -39,17 +39,70 @@ const CODES: &[(char, &str, &str, Kind)] = &[
     ('f', "AVAIL_FEATURES", "Features", Kind::Node),
     ('b', "ACTIVE_FEATURES", "features_act", Kind::Node),
     ('G', "GRES", "Gres", Kind::Node),
-    ('O', "AGENT_HOST", "AgentHost", Kind::Node),
+    (GRES_USED, "GRES_USED", "GresUsed", Kind::Node),
+    (AGENT_HOST, "AGENT_HOST", "AgentHost", Kind::Node),
     ('n', "HOSTNAMES", "NodeHost", Kind::Node),
+    // The agent's host is where the controller reaches the node.
+    ('o', "NODE_ADDR", "NodeAddr", Kind::Node),
     (DEFINITION, "DEFINITION", "Definition", Kind::Node),
+    (STATE_COMPLETE, "STATECOMPLETE", "StateComplete", Kind::Node),
     ('c', "CPUS", "CPUs", Kind::Size),
     ('m', "MEMORY", "Memory", Kind::Size),
+    (ALLOC_MEM, "ALLOCMEM", "AllocMem", Kind::Size),
     ('w', "WEIGHT", "Weight", Kind::Size),
+    // Slurm's topology defaults for a node configured by its CPUs alone:
+    // one socket of CPUs cores, one thread each.
+    ('Y', "CORES", "Cores", Kind::Size),
+    ('X', "SOCKETS", "Sockets", Kind::Node),
+    ('Z', "THREADS", "Threads", Kind::Node),
+    ('z', "S:C:T", "SocketCoreThread", Kind::Node),
     ('D', "NODES", "Nodes", Kind::Total),
     ('N', "NODELIST", "NodeList", Kind::Total),
     ('C', "CPUS(A/I/O/T)", "CPUsState", Kind::Total),
     ('F', "NODES(A/I/O/T)", "NodeAIOT", Kind::Total),
+    ('A', "NODES(A/I)", "NodeAI", Kind::Total),
+    // Accepted without data: Spur has no partition access lists, job size
+    // limits, per-partition CPU caps, reservations, temporary disk, OS load
+    // or free memory, node comments, agent versions or ports. Each prints
+    // Slurm's value for "not set" (a partition's defaults are Slurm's own).
+    ('B', "MAX_CPUS_PER_NODE", "MaxCPUsPerNode", Kind::Part),
+    ('g', "GROUPS", "Groups", Kind::Part),
+    ('h', "OVERSUBSCRIBE", "OverSubscribe", Kind::Part),
+    ('I', "PRIO_JOB_FACTOR", "PriorityJobFactor", Kind::Part),
+    ('r', "ROOT", "Root", Kind::Part),
+    ('s', "JOB_SIZE", "Size", Kind::Part),
+    ('S', "ALLOCNODES", "AllocNodes", Kind::Part),
+    ('V', "CLUSTER", "Cluster", Kind::Part),
+    ('d', "TMP_DISK", "Disk", Kind::Node),
+    ('e', "FREE_MEM", "FreeMem", Kind::Node),
+    ('O', "CPU_LOAD", "CPUsLoad", Kind::Node),
+    ('i', "RESERVATION", "Reservation", Kind::Node),
+    ('v', "VERSION", "Version", Kind::Node),
+    (COMMENT, "COMMENT", "Comment", Kind::Node),
+    (EXTRA, "EXTRA", "Extra", Kind::Node),
+    (PORT, "PORT", "Port", Kind::Node),
 ];
+
+/// Slurm's hidden spelling of `OverSubscribe`.
+const ALIASES: &[(&str, char)] = &[("Share", 'h')];
+
+/// `-O` names with no letter of their own (Slurm's, and Spur's `AgentHost`,
+/// which had `%O` before Slurm's CPU load took it back).
+pub const AGENT_HOST: char = '\u{3b7}';
+const GRES_USED: char = '\u{3b3}';
+const STATE_COMPLETE: char = '\u{3c3}';
+const ALLOC_MEM: char = '\u{3bc}';
+const COMMENT: char = '\u{3ba}';
+const EXTRA: char = '\u{3be}';
+const PORT: char = '\u{3c0}';
+
+/// `%all` (and `-O All`): every letter, `%a|%b|...|%z|%A |...|%Z `, as
+/// Slurm builds it; a letter that is no field drops out with its separator.
+pub fn all_letters() -> Vec<(char, &'static str)> {
+    let lower = ('a'..='z').map(|c| (c, "|"));
+    let upper = ('A'..='Z').map(|c| (c, if c == 'Z' { " " } else { " |" }));
+    lower.chain(upper).filter(|(c, _)| spec(*c).is_some()).collect()
+}
 
 /// A field letter's header and how it groups.
 pub fn spec(code: char) -> Option<(&'static str, Kind)> {
@@ -61,7 +114,8 @@ pub const DEFINITION: char = '\u{3b4}';
 
 /// The letter of a `-O` field name.
 pub fn named(name: &str) -> Option<char> {
-    CODES.iter().find(|(_, _, n, _)| n.eq_ignore_ascii_case(name)).map(|(c, ..)| *c)
+    let alias = ALIASES.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, c)| *c);
+    alias.or_else(|| CODES.iter().find(|(_, _, n, _)| n.eq_ignore_ascii_case(name)).map(|(c, ..)| *c))
 }
 
 /// Nodes shown as one line: of one partition (none for a partition without nodes).
@@ -110,6 +164,13 @@ fn part_cell(code: char, p: &pb::Partition) -> String {
         'l' => p.max_time_minutes.map(sinfo_time).unwrap_or_else(|| "infinite".into()),
         'L' => p.default_time_minutes.map(sinfo_time).unwrap_or_else(|| "n/a".into()),
         'p' => p.priority_tier.to_string(),
+        'B' => "UNLIMITED".into(),
+        'g' | 'S' => "all".into(),
+        'h' => "NO".into(),
+        'I' => "1".into(),
+        'r' => "no".into(),
+        's' => "1-infinite".into(),
+        'V' => "N/A".into(),
         _ => or(&p.preempt_mode.to_ascii_uppercase(), "OFF"),
     }
 }
@@ -123,7 +184,8 @@ fn node_cell(code: char, n: Option<&pb::Node>) -> String {
     let Some(n) = n else {
         return match code {
             'E' => "none",
-            'f' | 'b' | 'G' | DEFINITION => "(null)",
+            'f' | 'b' | 'G' | GRES_USED | DEFINITION | COMMENT | EXTRA => "(null)",
+            'e' | 'O' => "N/A",
             'u' | 'U' | 'H' => "Unknown",
             _ => "n/a",
         }
@@ -146,6 +208,23 @@ fn node_cell(code: char, n: Option<&pb::Node>) -> String {
         'G' => or(&n.gres, "(null)"),
         DEFINITION if n.definitions.is_empty() => "(null)".into(),
         DEFINITION => n.definitions.join(","),
+        GRES_USED => or(&n.gres_used, "(null)"),
+        STATE_COMPLETE => {
+            let mut s = n.base_state.clone();
+            for (on, flag) in [(n.drain, "+DRAIN"), (n.not_responding, "+NOT_RESPONDING")] {
+                if on {
+                    s.push_str(flag);
+                }
+            }
+            s
+        }
+        'X' | 'Z' => "1".into(),
+        'z' => format!("1:{}:1", n.cpus),
+        'd' => "0".into(),
+        'e' | 'O' | 'v' => "N/A".into(),
+        'i' => String::new(),
+        COMMENT | EXTRA => "(null)".into(),
+        PORT => "0".into(),
         _ => or(&n.agent_host, "n/a"),
     }
 }
@@ -154,6 +233,9 @@ fn size(n: &pb::Node, code: char) -> u64 {
     match code {
         'c' => n.cpus.into(),
         'm' => n.memory_mb,
+        ALLOC_MEM => n.alloc_memory_mb,
+        // One socket of as many cores as CPUs (Slurm's default topology).
+        'Y' => n.cpus.into(),
         _ => n.weight.into(),
     }
 }
@@ -193,6 +275,9 @@ pub fn cell(code: char, g: &Group) -> String {
                     c[0] += used;
                     c[if out { 2 } else { 1 }] += total - used;
                     c[3] += total;
+                }
+                if code == 'A' {
+                    return format!("{}/{}", c[0], c[1]);
                 }
                 format!("{}/{}/{}/{}", c[0], c[1], c[2], c[3])
             }

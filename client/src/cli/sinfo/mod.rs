@@ -6,12 +6,13 @@
 //! comfy-table renderer) is what makes the bytes match.
 
 pub mod cells;
+mod json;
 pub mod resv;
 
 use super::fmt::{natural, status};
 use super::getopt::{Mode, Opt, Spec, check, switch, value};
 use super::kv::{self, Item, fit};
-use super::nodefmt::{node_json, partition_json, state};
+use super::nodefmt::state;
 use crate::conn::{self, Identity};
 use crate::vocab::hostlist;
 pub use cells::{DEFINITION, sinfo_time};
@@ -33,17 +34,18 @@ usage: sinfo [-adehNrRsT] [-p PARTITION,...] [-n NODELIST] [-t STATE,...] [-o FO
   -d, --dead / -r, --responding   only non-responding / responding nodes
   -e, --exact           group only nodes with identical CPUs, memory and weight
   -h, --noheader        no header line              -a, --all   accepted (no hidden partitions)
-  -o, --format=FORMAT   e.g. \"%9P %.5a %.10l %.6D %.6t %N\"; %[.][width]X, '.' right-justifies:
+  -o, --format=FORMAT   e.g. \"%9P %.5a %.10l %.6D %.6t %N\"; %[.][width]X, '.' right-justifies; %all:
       %P partition (* default)  %R partition  %a avail  %l timelimit  %L default time
       %p priority tier  %M preempt mode  %D nodes  %N nodelist  %t/%T state short/long
-      %c cpus  %m memory MB  %w weight  %C cpus A/I/O/T  %F nodes A/I/O/T  %G gres
-      %f/%b features  %E reason  %u reason user  %U user(uid)  %H reason time
-      %O agent host (Spur)  %n agent host as hostnames
-  -O, --Format=FIELDS   Partition,PartitionName,Available,Time,DefaultTime,PriorityTier,PreemptMode,
-      StateCompact,StateLong,Reason,User,UserLong,TimeStamp,Features,features_act,Gres,NodeHost,
-      CPUs,Memory,Weight,Nodes,NodeList,CPUsState,NodeAIOT,AgentHost (Spur), Definition (Spur: the
-      node's provisioner definitions)  (name[:[.]width], default width 20)
-  --json                the selected nodes and partitions as JSON";
+      %c cpus  %m memory MB  %w weight  %C cpus A/I/O/T  %F nodes A/I/O/T  %A nodes A/I  %G gres
+      %f/%b features  %E reason  %u reason user  %U user(uid)  %H reason time  %n/%o agent host
+      %X %Y %Z %z sockets, cores, threads (Slurm's defaults: 1 socket of CPUs cores)
+      %B %g %h %I %r %s %S %V %d %e %O %i %v: accepted, Slurm's unset value (Spur has no data)
+  -O, --Format=FIELDS   every name of Slurm's sinfo -O (All, Partition, StateComplete, AllocMem,
+      GresUsed, CPUsLoad, ...), plus AgentHost and Definition (Spur: the node's provisioner
+      definitions)  (name[:[.]width], default width 20)
+  --json / --yaml       data_parser's document (sinfo: a record per line of the default listing,
+                        meta, errors), plus Spur's nodes and partitions, as JSON / YAML";
 
 static FLAGS: Spec<Args> = Spec { opts: OPTS, mode: Mode::Anywhere, noun: "flag" };
 const OPTS: &[Opt<Args>] = &[
@@ -65,6 +67,7 @@ const OPTS: &[Opt<Args>] = &[
     switch("T/reservation", |a| a.reservations = true),
     check("t/states", states),
     switch("-/json", |a| a.json = true),
+    switch("-/yaml", |a| a.yaml = true),
     value("-/controller", |a, v| a.controller = Some(v)),
     switch("-/help", |a| a.help = true),
     switch("-/usage", |a| a.help = true),
@@ -82,6 +85,8 @@ pub struct Args {
     pub dead: bool,
     pub responding: bool,
     pub json: bool,
+    /// `--yaml`: the `--json` document in YAML.
+    pub yaml: bool,
     pub help: bool,
     /// Empty: every partition.
     pub partitions: Vec<String>,
@@ -188,8 +193,22 @@ pub struct Plan {
 
 pub fn plan(a: &Args) -> Result<Plan, String> {
     if let Some(names) = &a.fields {
-        let items = kv::long_format(names, named, "sinfo")?;
+        // `All` is `%all`'s fields; the other names are `-O`'s, each in its place.
+        let mut items = vec![];
+        for tok in names.split(',').filter(|t| !t.trim().is_empty()) {
+            if tok.split(':').next().unwrap_or_default().trim().eq_ignore_ascii_case("all") {
+                items.extend(all_items());
+            } else {
+                items.extend(kv::long_format(tok, named, "sinfo")?);
+            }
+        }
+        if items.is_empty() {
+            return Err("--Format: no fields given".into());
+        }
         return Ok(Plan { items, auto_part: false, auto_node: false });
+    }
+    if a.format.as_deref().is_some_and(|f| f.eq_ignore_ascii_case("%all")) {
+        return Ok(Plan { items: all_items(), auto_part: false, auto_node: false });
     }
     let (fmt, auto_part, auto_node) = match &a.format {
         Some(f) => (f.as_str(), false, false),
@@ -199,6 +218,12 @@ pub fn plan(a: &Args) -> Result<Plan, String> {
         None => ("%9P %.5a %.10l %.6D %.6t %N", true, false),
     };
     Ok(Plan { items: kv::parse_format(fmt, |c| spec(c).is_some(), "sinfo")?, auto_part, auto_node })
+}
+
+/// `%all`'s items: every field, unpadded, each followed by its separator.
+fn all_items() -> Vec<Item> {
+    let field = |code| Item::Field { code, width: 0, right: false };
+    cells::all_letters().into_iter().flat_map(|(c, sep)| [field(c), Item::Text(sep.into())]).collect()
 }
 
 /// The grouping key of one node in one partition: every shown field that splits groups.
@@ -297,14 +322,13 @@ fn table(plan: &Plan, groups: &[Group], noheader: bool) -> String {
 
 /// The whole report from listed nodes and partitions; no I/O.
 pub fn report(a: &Args, nodes: &[pb::Node], parts: &[pb::Partition]) -> Result<String, String> {
-    if a.json {
+    if a.json || a.yaml {
         let ps: Vec<&pb::Partition> = parts.iter().filter(|p| a.keep_part(p)).collect();
         let in_parts =
             |n: &pb::Node| a.partitions.is_empty() || ps.iter().any(|p| n.partitions.contains(&p.name));
-        let ns: Vec<_> = nodes.iter().filter(|n| a.keep(n) && in_parts(n)).map(node_json).collect();
-        let ps: Vec<_> = ps.iter().map(|p| partition_json(p)).collect();
-        let doc = serde_json::json!({ "partitions": ps, "nodes": ns });
-        return Ok(serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n");
+        let ns: Vec<&pb::Node> = nodes.iter().filter(|n| a.keep(n) && in_parts(n)).collect();
+        let default = plan(&Args { format: None, fields: None, ..a.clone() })?;
+        return Ok(json::document(&build(&default.items, nodes, parts, a), &ns, &ps, a.yaml));
     }
     let plan = plan(a)?;
     Ok(table(&plan, &build(&plan.items, nodes, parts, a), a.noheader))

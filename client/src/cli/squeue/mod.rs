@@ -8,19 +8,23 @@
 //! re-applied here so the output never depends on which filters a
 //! controller understands.
 
+mod fields;
+
 use super::kv::list;
 
 use super::cluster;
-use super::fmt::{null, status};
+use super::fmt::status;
 use super::getopt::{Mode, Opt, Spec, check, switch, value};
-use super::jobfmt::{self, squeue_secs};
+use super::jobfmt;
 use super::jobjson;
 pub use super::jobsort::{sort, sort_keys};
 use super::kv::{self, Item, fit_into};
 use super::listing;
 use crate::conn::{self, Identity};
 use crate::vocab::JobState;
-use crate::vocab::time::UNLIMITED;
+use fields::header;
+pub(crate) use fields::{FIELDS, text};
+pub use fields::{cell, cell_into};
 use spur_proto::v1 as pb;
 
 pub const USAGE: &str = "\
@@ -35,16 +39,17 @@ usage: squeue [-hl] [-u USER,...] [-A ACCOUNT,...] [-p PARTITION,...] [-q QOS,..
   -s, --steps           the running job steps (srun): STEPID NAME PARTITION USER TIME NODELIST
   -S, --sort=KEYS       format letters, '-' descending: -S -p,i  (default P,t,-p)
   -o, --format=FORMAT   default \"%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R\"; '.' right-justifies:
-      %i id  %j name  %u user  %a account  %q qos  %P partition  %p/%Q priority  %t/%T state
-      %N nodes  %r reason  %R nodes or (reason)  %M time used  %l time limit  %L time left
-      %D node count  %C cpus  %S start  %V submit  %e end  %k comment  %W borrowed (idle-fill)
-      %b gres per node  %m memory per node  %Z workdir  %x excluded  %n requested  %h oversubscribe
-      %F array job id  %K array task id(s)  %U uid  %G gid  %g group (N/A: runs as the agent's user)
-  -O, --Format=FIELDS   JobID,Name:30,UserName,Account,QOS,Partition,Priority,StateCompact,State,
-      NodeList,Reason,ReasonList,TimeUsed,TimeLimit,TimeLeft,NumNodes,NumCPUs,StartTime,SubmitTime,
-      EndTime,Comment,Licenses,Annotations,Borrowed,UserID,GroupID,GroupName,...
+      %i id  %A raw id  %j name  %u user  %a account  %q qos  %P partition  %p/%Q priority
+      %t/%T state  %N nodes  %r reason  %R nodes or (reason)  %M used  %l limit  %L left
+      %D nodes  %C cpus  %c min cpus  %S start  %V submit  %e end  %k comment  %E dependency
+      %f features  %w wckey  %y nice  %B batch host  %W borrowed (idle-fill)  %b gres per node
+      %m memory per node  %Z workdir  %x excluded  %n requested  %h oversubscribe  %F/%K array
+      %U uid  %G gid  %g group;  %d %H %I %J %o %O %v %X %Y %z: Slurm's unset value (no data)
+  -O, --Format=FIELDS   every name of Slurm's squeue -O (JobID,Name:30,State,Dependency,STDOUT,
+      tres-alloc,DerivedEC,...), plus Licenses, Annotations, Borrowed; names Spur has no data for
+      (BurstBuffer, Container, MCSLabel, HetJobID, ...) print Slurm's (null) or N/A
       (name[:[.]width], default width 20)
-  --json                the selected jobs as JSON in Slurm's shape (jobs, meta, errors)
+  --json / --yaml       the selected jobs as JSON / YAML in Slurm's shape (jobs, meta, errors)
   -M, --clusters=NAME,...   this controller's cluster (or all), named in a CLUSTER: line; others are errors";
 
 static FLAGS: Spec<Args> = Spec { opts: OPTS, mode: Mode::Anywhere, noun: "flag" };
@@ -68,6 +73,7 @@ const OPTS: &[Opt<Args>] = &[
     switch("-/me", |a| a.me = true),
     switch("s/steps", |a| a.steps = true),
     switch("-/json", |a| a.json = true),
+    switch("-/yaml", |a| (a.json, a.yaml) = (true, true)),
     check("M/clusters", |a, v| cluster::parse_list(&v).map(|n| a.clusters.extend(n))),
     value("-/controller", |a, v| a.controller = Some(v)),
     switch("-/help", |a| a.help = true),
@@ -77,62 +83,6 @@ const OPTS: &[Opt<Args>] = &[
 const DEFAULT_FORMAT: &str = "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R";
 const LONG_FORMAT: &str = "%.18i %.9P %.8j %.8u %.8T %.10M %.9l %.6D %R";
 const DEFAULT_SORT: &str = "P,t,-p";
-
-/// `(letter, -O name, header)`.
-pub(crate) const FIELDS: &[(char, &str, &str)] = &[
-    ('i', "JobID", "JOBID"),
-    ('j', "Name", "NAME"),
-    ('u', "UserName", "USER"),
-    ('U', "UserID", "UID"),
-    ('G', "GroupID", "GROUP"),
-    ('g', "GroupName", "GROUP"),
-    ('a', "Account", "ACCOUNT"),
-    ('q', "QOS", "QOS"),
-    ('P', "Partition", "PARTITION"),
-    ('p', "Priority", "PRIORITY"),
-    ('Q', "PriorityLong", "PRIORITY"),
-    ('t', "StateCompact", "ST"),
-    ('T', "State", "STATE"),
-    ('N', "NodeList", "NODELIST"),
-    ('r', "Reason", "REASON"),
-    ('R', "ReasonList", "NODELIST(REASON)"),
-    ('M', "TimeUsed", "TIME"),
-    ('l', "TimeLimit", "TIME_LIMIT"),
-    ('L', "TimeLeft", "TIME_LEFT"),
-    ('D', "NumNodes", "NODES"),
-    ('C', "NumCPUs", "CPUS"),
-    ('S', "StartTime", "START_TIME"),
-    ('V', "SubmitTime", "SUBMIT_TIME"),
-    ('e', "EndTime", "END_TIME"),
-    ('k', "Comment", "COMMENT"),
-    // Idle-fill's spec gives %W to BORROWED (Slurm's %W is licenses, still `-O Licenses`).
-    ('W', "Borrowed", "BORROWED"),
-    (LICENSES, "Licenses", "LICENSES"),
-    (ANNOTATIONS, "Annotations", "ANNOTATIONS"),
-    ('b', "tres-per-node", "TRES_PER_NODE"),
-    ('m', "MinMemory", "MIN_MEMORY"),
-    ('Z', "WorkDir", "WORK_DIR"),
-    ('x', "ExcNodes", "EXC_NODES"),
-    ('n', "ReqNodes", "REQ_NODES"),
-    ('h', "OverSubscribe", "OVER_SUBSCRIBE"),
-    ('F', "ArrayJobID", "ARRAY_JOB_ID"),
-    ('K', "ArrayTaskID", "ARRAY_TASK_ID"),
-];
-
-/// Format letters read from the job's spec, or from what the streamed brief
-/// listing leaves out (uid, gid, group); without them (and without `--json`)
-/// squeue asks for the brief view, which the controller sends lighter.
-const SPEC_CODES: &str = "k\u{2113}\u{3b1}bmZxnhUGg";
-
-/// `-O Licenses`: a code no `%` format can name, since idle-fill took `%W`.
-const LICENSES: char = '\u{2113}';
-
-/// `-O Annotations` (`--annotation`): Slurm has no letter for it.
-const ANNOTATIONS: char = '\u{3b1}';
-
-fn header(code: char) -> &'static str {
-    FIELDS.iter().find(|f| f.0 == code).map_or("", |f| f.2)
-}
 
 /// Which states to show.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -157,6 +107,8 @@ pub struct Args {
     pub noheader: bool,
     pub long: bool,
     pub json: bool,
+    /// `--yaml`: the `--json` document in YAML.
+    pub yaml: bool,
     pub help: bool,
     /// `--me`: resolved to the local user when the request is built.
     pub me: bool,
@@ -233,7 +185,7 @@ impl Args {
     fn brief(&self) -> bool {
         !self.json
             && plan(self).is_ok_and(|items| {
-                items.iter().all(|it| !matches!(it, Item::Field { code, .. } if SPEC_CODES.contains(*code)))
+                items.iter().all(|it| !matches!(it, Item::Field { code, .. } if fields::needs_full(*code)))
             })
     }
 
@@ -252,112 +204,12 @@ impl Args {
 
 /// The items to print, from `-o`, `-O`, `-l` or the default.
 pub fn plan(a: &Args) -> Result<Vec<Item>, String> {
-    let known = |c: char| FIELDS.iter().any(|f| f.0 == c);
+    let known = fields::known;
     match &a.format {
-        Some(Format::Names(names)) => {
-            let code = |name: &str| FIELDS.iter().find(|f| f.1.eq_ignore_ascii_case(name)).map(|f| f.0);
-            kv::long_format(names, code, "squeue")
-        }
+        Some(Format::Names(names)) => kv::long_format(names, fields::code_of, "squeue"),
         Some(Format::Codes(f)) => kv::parse_format(f, known, "squeue"),
         None => kv::parse_format(if a.long { LONG_FORMAT } else { DEFAULT_FORMAT }, known, "squeue"),
     }
-}
-
-/// One field of one job.
-pub fn cell(code: char, j: &pb::Job, now_ms: i64) -> String {
-    let mut s = String::new();
-    cell_into(&mut s, code, j, now_ms);
-    s
-}
-
-/// [`cell`] appended to `buf`: the columns of squeue's default format are
-/// written without a String of their own, 100,000 jobs times six cells.
-pub fn cell_into(buf: &mut String, code: char, j: &pb::Job, now_ms: i64) {
-    use std::fmt::Write;
-    if let Some(s) = text(code, j) {
-        buf.push_str(s);
-        return;
-    }
-    // Writing to a String cannot fail.
-    let _ = match code {
-        'i' if j.array_job_id == 0 => write!(buf, "{}", j.id),
-        'i' => buf.write_str(&j.display_id()),
-        't' => buf.write_str(j.job_state().code()),
-        'M' => jobfmt::squeue_secs_into(buf, jobfmt::run_secs(j, now_ms)),
-        'D' => write!(buf, "{}", j.num_nodes),
-        'C' => write!(buf, "{}", j.num_cpus),
-        'R' if jobfmt::shows_reason(j) => write!(buf, "({})", j.reason_text()),
-        'r' => buf.write_str(&j.reason_text()),
-        _ => buf.write_str(&other_cell(code, j, now_ms)),
-    };
-}
-
-/// The cells that are cold or need the spec.
-fn other_cell(code: char, j: &pb::Job, now_ms: i64) -> String {
-    let none;
-    let spec = match &j.spec {
-        Some(s) => s,
-        None => {
-            none = pb::JobSpec::default();
-            &none
-        }
-    };
-    let limit = |f: &dyn Fn(u64) -> u64| j.time_limit_minutes.map_or(UNLIMITED.into(), |m| squeue_secs(f(m)));
-    match code {
-        'p' | 'Q' => jobfmt::priority(j),
-        'F' => {
-            if j.array_job_id == 0 {
-                j.id.to_string()
-            } else {
-                j.array_job_id.to_string()
-            }
-        }
-        'K' => match (j.array_job_id, j.array_task_id) {
-            (0, _) => "N/A".into(),
-            (_, Some(t)) => t.to_string(),
-            (_, None) if j.array_throttle > 0 => format!("{}%{}", j.array_pending, j.array_throttle),
-            (_, None) => j.array_pending.clone(),
-        },
-        'N' => jobfmt::nodelist(j),
-        'R' => jobfmt::reason_list(j),
-        'l' => limit(&|m| m.saturating_mul(60)),
-        'L' => limit(&|m| m.saturating_mul(60).saturating_sub(jobfmt::run_secs(j, now_ms))),
-        'S' => jobfmt::time_or(j.start_ms, "N/A"),
-        'V' => jobfmt::time_or(j.submit_ms, "N/A"),
-        'e' => jobfmt::time_or(jobfmt::end_ms(j).unwrap_or(0), "N/A"),
-        'k' => null(&spec.comment).into(),
-        LICENSES => null(&spec.licenses).into(),
-        ANNOTATIONS => null(&jobfmt::annotations(spec)).into(),
-        'W' => if j.borrowed { "yes" } else { "no" }.into(),
-        'b' if spec.gpus_per_node > 0 => format!("gres/gpu:{}", spec.gpus_per_node),
-        'b' => "N/A".into(),
-        'm' if spec.mem_mb > 0 => format!("{}M", spec.mem_mb),
-        'm' => "0".into(),
-        'Z' => null(&spec.workdir).into(),
-        'x' => spec.exclude.clone(),
-        'n' => spec.nodelist.clone(),
-        'h' => if spec.exclusive { "NO" } else { "OK" }.into(),
-        // None under plugins none and jwt, where the job runs as the agent's user.
-        'U' => j.uid.map_or("N/A".into(), |u| u.to_string()),
-        'G' => j.gid.map_or("N/A".into(), |g| g.to_string()),
-        'g' if j.gid.is_some() => jobfmt::group_name(j),
-        'g' => "N/A".into(),
-        _ => String::new(),
-    }
-}
-
-/// The fields that are a job's own text, borrowed: sorting 100,000 jobs by
-/// partition then compares without allocating.
-pub(crate) fn text(code: char, j: &pb::Job) -> Option<&str> {
-    Some(match code {
-        'j' => &j.name,
-        'u' => &j.user,
-        'a' => null(&j.account),
-        'q' => null(&j.qos),
-        'P' => &j.partition,
-        'T' => j.job_state().as_str(),
-        _ => return None,
-    })
 }
 
 /// The whole report from listed jobs; no I/O.
@@ -366,7 +218,8 @@ pub fn report(a: &Args, jobs: &[pb::Job], now_ms: i64) -> Result<String, String>
     let mut shown: Vec<&pb::Job> = jobs.iter().filter(|j| a.keep(j)).collect();
     sort(&mut shown, &sort_keys(a.sort.as_deref().unwrap_or(DEFAULT_SORT))?, now_ms);
     if a.json {
-        return Ok(jobjson::job_info_reply(&shown, now_ms, a.cluster.as_deref()));
+        let doc = jobjson::job_info_value(&shown, now_ms, a.cluster.as_deref());
+        return Ok(super::output::document(&doc, a.yaml));
     }
     let mut out = heading(a, now_ms);
     if !a.noheader {

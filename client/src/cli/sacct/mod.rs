@@ -11,6 +11,8 @@
 //! widths right-justified), because scripts written against real sacct slice
 //! its columns; the layout itself is `cli::fields`, which `sshare` shares.
 
+mod fields;
+
 use super::kv::list;
 
 use super::args::Parsable;
@@ -18,13 +20,13 @@ use super::cluster;
 use super::fields::{help_format, parse_columns, prefix, print_fields};
 use super::fmt::status;
 use super::getopt::{Mode, Opt, Spec, check, switch, value};
-use super::jobfmt::{self, ended, run_start, shown_start, waiting};
+use super::jobfmt::{self, ended, run_start, waiting};
 use super::jobjson;
 use super::stepfmt::{self, Row};
 use crate::conn::{self, Identity};
 use crate::vocab::JobState;
 use crate::vocab::array::{JobRef, StepRef, parse_refs};
-use crate::vocab::time::{Lean, UNLIMITED, format_limit, format_seconds};
+use crate::vocab::time::Lean;
 use chrono::{DateTime, Local};
 use spur_proto::v1 as pb;
 
@@ -43,14 +45,17 @@ usage: sacct [-abnpPX] [-j ID,...] [-u USER,...] [-A ACCOUNT,...] [-r PARTITION,
   -s, --state=S,...     PD R S CD CA F TO NF PR OOM ... (or long names): PD/R match jobs pending/running
                         at some time in the window, ended states match jobs that ended in it
   -o, --format=FIELDS   name[%width],...; a negative width left-justifies (default
-                        JobID,JobName,Partition,Account,AllocCPUS,State,ExitCode; SACCT_FORMAT overrides)
+                        JobID,JobName,Partition,Account,AllocCPUS,State,ExitCode; SACCT_FORMAT overrides);
+                        every field of Slurm's sacct, by prefix; what Spur does not measure or have
+                        (energy, disk, pages, VMSize, CPU frequency, reservations, MCS) prints blank
   -b, --brief           JobID,State,ExitCode         -e, --helpformat   list the fields
   -n, --noheader        no header                    -X, --allocations  the jobs alone, not their steps
   -D, --duplicates      also the runs a preemption or idle-fill reclaim requeued (State PREEMPTED)
   -j ID.STEP, ID.batch  one step of a job: srun's N, or the batch script
   -p, --parsable / -P, --parsable2   '|' delimited, with / without a trailing '|'; --delimiter=C
   -B, --batch-script / --env-vars   refused: Spur keeps no script or environment of a purged job
-  --json                the selected jobs as JSON in Slurm's shape (jobs, meta, errors; -o is ignored)
+  --json / --yaml       the selected jobs as JSON / YAML in Slurm's shape (jobs, meta, errors; -o is
+                        ignored)
   -M, --clusters=NAME,...   this controller's cluster (or all); any other name is an error
 ExitCode is code:signal; a job killed by signal N shows 0:N, one whose shell never started -1:0.";
 
@@ -83,6 +88,7 @@ const OPTS: &[Opt<Args>] = &[
     value("-/delimiter", |a, v| a.delimiter = Some(v)),
     switch("-/env-vars", |a| a.kept_nowhere.push("--env-vars")),
     switch("-/json", |a| a.json = true),
+    switch("-/yaml", |a| (a.json, a.yaml) = (true, true)),
     value("-/name", |a, v| a.names.extend(list(&v))),
     value("-/controller", |a, v| a.controller = Some(v)),
     switch("-/usage", |a| a.help = true),
@@ -91,73 +97,6 @@ const OPTS: &[Opt<Args>] = &[
 
 pub const DEFAULT_FORMAT: &str = "JobID,JobName,Partition,Account,AllocCPUS,State,ExitCode";
 const BRIEF_FORMAT: &str = "JobID,State,ExitCode";
-
-/// One sacct field: Slurm's name, width (negative: left-justified) and value
-/// at a time, of a row (a job, or one of its steps shown as one).
-pub type Field = (&'static str, i32, fn(&Row, i64) -> String);
-
-const fn f(name: &'static str, width: i32, get: fn(&Row, i64) -> String) -> Field {
-    (name, width, get)
-}
-
-/// In Slurm's (alphabetical) order: a typed prefix picks the first match, as sacct does.
-pub const FIELDS: &[Field] = &[
-    f("Account", 10, |j, _| j.account.clone()),
-    // Spur keeps no administrator's comment (scontrol update has no AdminComment=).
-    f("AdminComment", 15, |_, _| String::new()),
-    f("AllocCPUS", 10, |j, _| alloc(j, j.num_cpus)),
-    f("AllocNodes", 10, |j, _| alloc(j, j.num_nodes)),
-    // One task, the batch script, so its average is its peak.
-    f("AveRSS", 10, |j, _| usage(j, |u| jobfmt::mem_kb(u.max_rss_kb))),
-    // Spur's own (idle-fill): whether the run was lent its nodes past its QOS node cap.
-    f("Borrowed", 8, |j, _| if j.borrowed { "yes" } else { "no" }.into()),
-    f("Comment", 14, |j, _| j.spec.as_ref().map(|s| s.comment.clone()).unwrap_or_default()),
-    f("CPUTime", 10, |j, now| format_seconds(cpu_secs(j, now))),
-    f("CPUTimeRAW", 10, |j, now| cpu_secs(j, now).to_string()),
-    f("Elapsed", 10, |j, now| format_seconds(jobfmt::run_secs(j, now))),
-    f("ElapsedRaw", 10, |j, now| jobfmt::run_secs(j, now).to_string()),
-    // Spur has no separate eligible time; a job is eligible from submission.
-    f("Eligible", 19, |j, _| jobfmt::time_or(j.submit_ms, "Unknown")),
-    f("End", 19, |j, _| jobfmt::time_or(ended(j).unwrap_or(0), "Unknown")),
-    f("ExitCode", 8, |j, _| exit_code(j)),
-    // The uid, gid and group the job runs as; empty when the controller has
-    // none (plugins none and jwt: the node agent's user), as for steps.
-    f("GID", 6, |j, _| j.gid.map(|g| g.to_string()).unwrap_or_default()),
-    f("Group", 9, |j, _| jobfmt::group_name(j)),
-    f("JobID", -12, |r, _| r.id()),
-    f("JobIDRaw", -12, |r, _| r.raw_id()),
-    f("JobName", 10, |j, _| j.name.clone()),
-    f("MaxRSS", 10, |j, _| usage(j, |u| jobfmt::mem_kb(u.max_rss_kb))),
-    f("NCPUS", 10, |j, _| alloc(j, j.num_cpus)),
-    f("NNodes", 8, |j, _| j.num_nodes.to_string()),
-    f("NodeList", 15, |j, _| if j.nodes.is_empty() { "None assigned".into() } else { jobfmt::nodelist(j) }),
-    // The batch script is the one task, from the job's start (Slurm's batch step).
-    f("NTasks", 8, |r, _| match r.ntasks {
-        Some(n) => n.to_string(),
-        None if run_start(r) > 0 => "1".into(),
-        None => String::new(),
-    }),
-    f("Partition", 10, |j, _| j.partition.clone()),
-    f("Priority", 10, |j, _| jobfmt::priority(j)),
-    f("QOS", 10, |j, _| j.qos.clone()),
-    f("Reason", 22, |j, _| j.reason_text().to_string()),
-    f("ReqCPUS", 8, |j, _| j.num_cpus.to_string()),
-    f("ReqMem", 10, |j, _| {
-        j.spec.as_ref().filter(|s| s.mem_mb > 0).map_or("0".into(), |s| format!("{}M", s.mem_mb))
-    }),
-    f("ReqNodes", 8, |j, _| j.num_nodes.to_string()),
-    f("Start", 19, |j, _| jobfmt::time_or(shown_start(j), "Unknown")),
-    f("State", 10, |j, _| jobfmt::accounting_state(j).as_str().to_string()),
-    f("Submit", 19, |j, _| jobfmt::time_or(j.submit_ms, "Unknown")),
-    f("SystemCPU", 10, |j, _| usage(j, |u| jobfmt::cpu_time(u.sys_cpu_us))),
-    f("Timelimit", 10, |j, _| format_limit(j.time_limit_minutes)),
-    f("TimelimitRaw", 10, |j, _| j.time_limit_minutes.map_or(UNLIMITED.into(), |m| m.to_string())),
-    f("TotalCPU", 10, |j, _| usage(j, |u| jobfmt::cpu_time(u.user_cpu_us.saturating_add(u.sys_cpu_us)))),
-    f("UID", 6, |j, _| j.uid.map(|u| u.to_string()).unwrap_or_default()),
-    f("User", 9, |j, _| j.user.clone()),
-    f("UserCPU", 10, |j, _| usage(j, |u| jobfmt::cpu_time(u.user_cpu_us))),
-    f("WorkDir", 20, |j, _| j.spec.as_ref().map(|s| s.workdir.clone()).unwrap_or_default()),
-];
 
 /// States after which a job has a real end (Slurm's "ended in the window" states).
 const ENDED: &[JobState] = &[
@@ -175,21 +114,7 @@ const ENDED: &[JobState] = &[
     JobState::Revoked,
 ];
 
-/// What the job's processes used, once it ended and its agent measured
-/// it: empty before then (and for a job that never ran), as in Slurm.
-fn usage(j: &pb::Job, show: fn(&pb::JobUsage) -> String) -> String {
-    j.usage.as_ref().filter(|_| ended(j).is_some()).map(show).unwrap_or_default()
-}
-
-/// Allocated counts are 0 until the job has started, as in Slurm.
-fn alloc(j: &pb::Job, n: u32) -> String {
-    if run_start(j) > 0 { n.to_string() } else { "0".into() }
-}
-
-fn cpu_secs(j: &pb::Job, now: i64) -> u64 {
-    jobfmt::run_secs(j, now).saturating_mul(u64::from(j.num_cpus))
-}
-
+pub use fields::{FIELDS, Field};
 pub use jobfmt::exit_code;
 
 #[derive(Debug, Clone, Default)]
@@ -197,6 +122,8 @@ pub struct Args {
     pub help: bool,
     pub helpformat: bool,
     pub json: bool,
+    /// `--yaml`: the `--json` document in YAML.
+    pub yaml: bool,
     pub noheader: bool,
     pub parsable: Parsable,
     pub delimiter: Option<String>,
@@ -436,7 +363,10 @@ pub fn report(a: &Args, jobs: &[pb::Job], now: DateTime<Local>) -> Result<String
                 jobjson::accounting(j, &steps, now_ms, a.cluster.as_deref())
             })
             .collect();
-        return Ok(jobjson::reply(v, a.cluster.as_deref(), vec![]));
+        return Ok(super::output::document(
+            &jobjson::reply_value("jobs", v, a.cluster.as_deref(), vec![]),
+            a.yaml,
+        ));
     }
     let heads: Vec<(&str, i32)> = cols.iter().map(|(f, w)| (f.0, *w)).collect();
     let rows: Vec<Vec<String>> = (shown.iter())
