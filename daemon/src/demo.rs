@@ -1,6 +1,6 @@
 //! An in-process controller for `spur-console --demo`: the embedded SQLite
 //! store in a caller-owned directory, seeded with a small cluster's
-//! accounting, licenses and hierarchical resources so every pane has life.
+//! accounting, licenses, hierarchical resources and reservations so every pane has life.
 
 use crate::accounting::{Caller, SetMode};
 use crate::agent::AgentOpts;
@@ -243,6 +243,7 @@ pub async fn start_demo(dir: &Path, stepd: std::path::PathBuf) -> anyhow::Result
             .map(|(k, v)| (k.to_string(), v.to_string()));
         running.acct.set(Entity::User, &caller, SetMode::Add, &[], &pairs, false).await?;
     }
+    seed_reservations(&running.jobs).await?;
     let url = format!("http://{}", running.addr());
     // Two agents host the nodes, as two spurd processes would.
     let spool = |host: &str| dir.join("spool").join(host);
@@ -274,6 +275,22 @@ pub async fn start_demo(dir: &Path, stepd: std::path::PathBuf) -> anyhow::Result
     agents.push(spawn_team(running.jobs.clone(), dir.to_path_buf()));
     agents.push(spawn_pool_jobs(running.jobs.clone(), dir.to_path_buf()));
     Ok(Demo { running, agents, spools })
+}
+
+/// An upcoming maintenance window and a day's reservation for account
+/// physics, so the Reservations pane and the reasons they give have life.
+async fn seed_reservations(jobs: &crate::jobs::JobService) -> anyhow::Result<()> {
+    let now = crate::store::now_ms();
+    let cluster = jobs.resv_cluster(now);
+    let made = [
+        "ReservationName=maint StartTime=now+2hours Duration=2:00:00 Nodes=node[05-06] Users=root Flags=MAINT",
+        "ReservationName=physics-day StartTime=now Duration=1-00:00:00 Nodes=node04 Accounts=physics",
+    ];
+    for line in made {
+        let words: Vec<String> = line.split_whitespace().map(str::to_string).collect();
+        jobs.resvs.create(&words, &cluster, now, "demo").await?;
+    }
+    Ok(())
 }
 
 /// The demo's facts file, the entries naming this agent's nodes.

@@ -173,6 +173,8 @@ pub fn detail(nodes: &[Node], key: &str, jobs: Option<&JobSet>) -> Option<Detail
         f("Running jobs", n.running_jobs.to_string()),
         // Lent by idle-fill: taken back when a job with a claim needs the node.
         f("On loan to", on_loan_to(&n.name, jobs)),
+        f("Reservation", n.reservation.clone()),
+        f("Next window", next_window(n)),
         f("Reason", n.reason.clone()),
         f("Reason by", n.reason_user.clone()),
         f("Reason uid", n.reason_uid.map(|u| u.to_string()).unwrap_or_default()),
@@ -232,5 +234,13 @@ mod tests {
         assert_eq!(lent("n2", Some(&set)), "⇄ 2 (frank, QOS ifteam)");
         assert_eq!(lent("n1", Some(&set)), "no");
         assert_eq!(lent("n2", None), "no", "no jobs read yet");
+    }
+}
+
+/// The next reservation window on the node not yet begun: its name and start.
+fn next_window(n: &Node) -> String {
+    match n.next_reservation.as_str() {
+        "" => String::new(),
+        name => format!("{name} from {}", spur_vocab::txn::format_time(n.next_reservation_ms)),
     }
 }

@@ -15,18 +15,20 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-/// Full titles when they all fit; otherwise the short ones, so eight panes
-/// still fit 80 columns.
+/// Full titles, a blank apart, when they all fit; otherwise the short ones
+/// side by side (each label is padded already), so nine panes still fit 80
+/// columns.
 pub fn tabs(current: PaneId, theme: Theme, frame: &mut Frame, area: Rect) {
     let label = |p: PaneId, title: &str| format!(" {} {title} ", p.number());
     let full: usize = PaneId::ALL.iter().map(|&p| label(p, p.title()).chars().count() + 1).sum();
     let short = full > usize::from(area.width);
+    let gap = if short { "" } else { " " };
     let spans: Vec<Span> = PaneId::ALL
         .iter()
         .flat_map(|&p| {
             let style = if p == current { theme.selected() } else { theme.tab() };
             let title = if short { p.short_title() } else { p.title() };
-            [Span::styled(label(p, title), style), Span::raw(" ")]
+            [Span::styled(label(p, title), style), Span::raw(gap)]
         })
         .collect();
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
