@@ -26,6 +26,8 @@ fn a_maintenance_window_keeps_long_jobs_off_and_lets_its_own_in() {
 
     // Its own job waits for the window, then runs inside it.
     let inside = e.sbatch(&["-t", "5", "--reservation=maint", "--wrap", "true"]);
+    assert_eq!(e.field(inside, "%v"), "maint");
+    assert!(e.ok("scontrol", &format!("show job {inside}")).contains("Reservation=maint"));
     wait_for("the window to begin", || (e.ok("sinfo", "-h -o %t").trim() == "maint").then_some(()));
     assert!(
         e.ok("scontrol", "show node node01").contains("State=IDLE+MAINT+RESERVED")

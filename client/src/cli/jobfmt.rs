@@ -332,6 +332,9 @@ pub fn job_record(j: &pb::Job, now_ms: i64, oneliner: bool) -> String {
     if !spec.comment.is_empty() {
         lines.push(format!("Comment={}", spec.comment));
     }
+    if !spec.reservation.is_empty() {
+        lines.push(format!("Reservation={}", spec.reservation));
+    }
     if !spec.annotations.is_empty() {
         lines.push(format!("Annotations={}", annotations(&spec)));
     }

@@ -64,6 +64,8 @@ pub struct JobRec {
     pub reclaims: u32,
     pub workdir: Arc<str>,
     pub comment: Box<str>,
+    /// `--reservation`: the admin reservation the job runs in ("" for none).
+    pub reservation: Box<str>,
     /// What `/` matches: every static cell, `borrowed` for a borrowed run,
     /// the job name and the long state.
     pub text: Box<str>,
@@ -345,6 +347,7 @@ fn compact(mut j: pb::Job, strings: &mut Interner) -> JobRec {
         reclaims: j.reclaims,
         workdir: strings.get(&spec.workdir),
         comment: spec.comment.into_boxed_str(),
+        reservation: spec.reservation.into_boxed_str(),
         text: Box::default(),
         array,
         steps: j.steps.iter().map(StepLine::from_pb).collect(),

@@ -315,6 +315,9 @@ pub fn detail(set: &JobSet, key: &str, now_ms: i64) -> Option<Detail> {
     if !r.comment.is_empty() {
         fields.push(f("Comment", r.comment.to_string()));
     }
+    if !r.reservation.is_empty() {
+        fields.push(f("Reservation", r.reservation.to_string()));
+    }
     let title = format!("Job {} — {} ({}) {}", r.id, r.name, r.user, r.state_cell());
     Some(Detail { title, crumb: format!("job {}", r.id), fields, body: steps(r, now_ms) })
 }

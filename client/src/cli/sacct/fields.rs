@@ -121,7 +121,7 @@ pub const FIELDS: &[Field] = &[
     }),
     f("ReqNodes", 8, |j, _| j.num_nodes.to_string()),
     f("ReqTRES", 10, |j, _| jobfmt::tres(j)),
-    f("Reservation", 20, BLANK),
+    f("Reservation", 20, |j, _| spec(j).reservation.clone()),
     f("ReservationId", 8, BLANK),
     f("ReqReservation", 20, BLANK),
     // A preemption's or reclaim's requeue is a restart.

@@ -315,7 +315,7 @@ fn other_cell(code: char, j: &pb::Job, now_ms: i64) -> String {
         // Spur keeps the script, not the path sbatch read it from.
         'o' => "(null)".into(),
         'O' => "0".into(),
-        'v' => "(null)".into(),
+        'v' => null(&spec.reservation).into(),
         'w' => null(&spec.wckey).into(),
         'X' => "N/A".into(),
         'y' => spec.nice.to_string(),
