@@ -12,6 +12,8 @@
 //! Provisioner definitions: the same queue with 20 definitions, each with a
 //! policy and annotations, half the jobs annotated (target: under 2× the
 //! pass without; `SPUR_BENCH_PROVISION=1` runs that pair alone).
+//! Reservations: 50 windows (half in force, half upcoming) over the same
+//! queue (target: within 1.3× of none; `SPUR_BENCH_RESV=1` runs that pair alone).
 //! Last, one pass at a million pending jobs × 10,000 nodes (target under
 //! 1 s), timed once with its memory.
 //! Run with `cargo bench -p spur-daemon --bench sched` (`-- nomatch` prints
@@ -21,8 +23,10 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use spur_daemon::accounting::Catalog;
 use spur_daemon::model::{Account, Assoc, Partition, Qos, User};
 use spur_daemon::sched::job::ArrayAsk;
+use spur_daemon::sched::model::Resv;
 use spur_daemon::sched::{Job, JobState, PreemptConfig, SchedConfig, SchedNode, Snapshot, schedule};
 use spur_vocab::names::PreemptMode;
+use spur_vocab::resv::ResvFlags;
 use spur_vocab::tres::parse_map;
 use std::hint::black_box;
 use std::sync::Arc;
@@ -185,6 +189,10 @@ fn bench(c: &mut Criterion) {
     // `SPUR_BENCH_PROVISION=1 cargo bench -p spur-daemon --bench sched`: the provisioner pair alone.
     if std::env::var_os("SPUR_BENCH_PROVISION").is_some() {
         return provision(c);
+    }
+    // `SPUR_BENCH_RESV=1 cargo bench -p spur-daemon --bench sched`: the reservations pair alone.
+    if std::env::var_os("SPUR_BENCH_RESV").is_some() {
+        return reservations(c);
     }
     // `SPUR_BENCH_IDLE_FILL=1 cargo bench -p spur-daemon --bench sched`: the idle-fill pair alone.
     if std::env::var_os("SPUR_BENCH_IDLE_FILL").is_some() {
@@ -353,6 +361,55 @@ fn idle_fill(c: &mut Criterion) {
     });
     c.bench_function("schedule 10000 pending x 1000 nodes, 500 borrowed runs, idle-fill on", |b| {
         b.iter(|| schedule(black_box(&on), NOW))
+    });
+}
+
+/// 50 admin reservations over the same queue: 25 in force and 25 starting
+/// within two hours, ten nodes each (half the cluster in some window), one
+/// in five jobs naming one of them (target: within 1.3x of none).
+fn reservations(c: &mut Criterion) {
+    let none = snapshot(10_000, 1_000, SchedConfig::default().queue_depth);
+    let mut with = none.clone();
+    let names: Vec<String> = none.nodes.iter().map(|n| n.name.clone()).collect();
+    let resvs: Vec<Resv> = (0..50)
+        .map(|k| {
+            let start = if k < 25 { NOW - 10 * MIN } else { NOW + (k as i64 - 20) * 5 * MIN };
+            Resv {
+                name: format!("r{k}"),
+                start_ms: start,
+                end_ms: start + 240 * MIN,
+                nodes: names[k * 10..k * 10 + 10].to_vec(),
+                partition: String::new(),
+                users: (0..200).filter(|u| u % 50 == k % 50).map(|u| format!("user{u:03}")).collect(),
+                users_deny: false,
+                accounts: vec![],
+                accounts_deny: false,
+                licenses: vec![],
+                flags: if k % 2 == 0 { ResvFlags::MAINT.bits() } else { 0 },
+            }
+        })
+        .collect();
+    for (i, j) in with
+        .jobs
+        .iter_mut()
+        .filter(|j| !j.is_running())
+        .enumerate()
+        .filter(|(i, _)| i % 5 == 0 && std::env::var_os("NOMEM").is_none())
+    {
+        j.reservation = Some(format!("r{}", i % 50));
+    }
+    with.resvs = Arc::new(resvs);
+    let plan = schedule(&with, NOW);
+    println!(
+        "10000 pending x 1000 nodes, 50 reservations: {} started, {} pending",
+        plan.starts.len(),
+        plan.pending.len()
+    );
+    c.bench_function("schedule 10000 pending x 1000 nodes, no reservations", |b| {
+        b.iter(|| schedule(black_box(&none), NOW))
+    });
+    c.bench_function("schedule 10000 pending x 1000 nodes, 50 reservations", |b| {
+        b.iter(|| schedule(black_box(&with), NOW))
     });
 }
 

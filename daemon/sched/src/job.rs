@@ -211,7 +211,7 @@ impl Dim {
 }
 
 /// What each of a job's nodes must offer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Shape {
     pub nodes: u32,
     pub cpus: u32,

@@ -17,12 +17,22 @@ fn push_bounded<T>(list: &mut Vec<T>, item: T) {
     list.push(item);
 }
 
+/// What kept a shape out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Blocker {
+    /// No room even ignoring reservations and windows.
+    NoRoom,
+    /// Room only on nodes this job reserved (backfill).
+    Reserved(JobId),
+    /// Room only in this admin reservation's window.
+    Window(u16),
+}
+
 #[derive(Debug)]
 struct Failure {
     shape: Shape,
     end_ms: i64,
-    /// None: no room even ignoring reservations. Some: room only on nodes this job reserved.
-    reserved_by: Option<JobId>,
+    by: Blocker,
 }
 
 /// Shapes that found no room in one partition this pass.
@@ -32,23 +42,24 @@ pub(crate) struct RoomFailures {
 }
 
 impl RoomFailures {
-    /// `Some(None)`: a job asking at least as much has no room either.
-    /// `Some(Some(j))`: the same shape, ending no earlier, fits only on `j`'s reserved nodes.
-    pub fn recall(&self, shape: &Shape, end_ms: i64) -> Option<Option<JobId>> {
-        if self.list.iter().any(|f| f.reserved_by.is_none() && shape.covers(&f.shape)) {
-            return Some(None);
+    /// `NoRoom`: a job asking at least as much has no room either. Otherwise
+    /// the same shape, ending no earlier, fits only on a job's reserved nodes
+    /// or in a window (both only grow within a pass, and end times only widen them).
+    pub fn recall(&self, shape: &Shape, end_ms: i64) -> Option<Blocker> {
+        if self.list.iter().any(|f| f.by == Blocker::NoRoom && shape.covers(&f.shape)) {
+            return Some(Blocker::NoRoom);
         }
         let f =
-            self.list.iter().find(|f| f.reserved_by.is_some() && f.shape == *shape && end_ms >= f.end_ms)?;
-        Some(f.reserved_by)
+            self.list.iter().find(|f| f.by != Blocker::NoRoom && f.shape == *shape && end_ms >= f.end_ms)?;
+        Some(f.by)
     }
 
-    pub fn remember(&mut self, shape: Shape, end_ms: i64, reserved_by: Option<JobId>) {
-        if reserved_by.is_none() {
+    pub fn remember(&mut self, shape: Shape, end_ms: i64, by: Blocker) {
+        if by == Blocker::NoRoom {
             // Entries asking at least as much are implied by the new one.
-            self.list.retain(|e| e.reserved_by.is_some() || !e.shape.covers(&shape));
+            self.list.retain(|e| e.by != Blocker::NoRoom || !e.shape.covers(&shape));
         }
-        push_bounded(&mut self.list, Failure { shape, end_ms, reserved_by });
+        push_bounded(&mut self.list, Failure { shape, end_ms, by });
     }
 }
 

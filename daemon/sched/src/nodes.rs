@@ -33,6 +33,9 @@ pub(crate) struct NodeState {
     pub pool_excl: Exclusive,
     /// The workflow of the jobs on an `exclusive: workflow` node.
     pub workflow: u64,
+    /// In an admin reservation's window now: no job outside it may start
+    /// here this pass, so partition scans skip it (its own jobs list its nodes).
+    pub walled: bool,
 }
 
 impl NodeState {
@@ -54,6 +57,7 @@ impl NodeState {
             cost: 0.0,
             pool_excl: Exclusive::None,
             workflow: 0,
+            walled: false,
         }
     }
 
@@ -69,6 +73,7 @@ impl NodeState {
     /// Nothing more fits for the rest of the pass: within a pass resources only shrink.
     fn closed(&self) -> bool {
         !self.up
+            || self.walled
             || self.exclusive
             || self.free_cpus == 0
             || (self.pool_excl == Exclusive::Job && self.jobs > 0)
@@ -319,8 +324,20 @@ pub(crate) fn earliest_start(
     let mut fit: Vec<bool> =
         sim.iter().enumerate().map(|(i, n)| eligible(i as u32) && n.fits(shape)).collect();
     let mut fit_count = fit.iter().filter(|f| **f).count();
-    let recheck = |fit: &mut Vec<bool>, fit_count: &mut usize, sim: &[NodeState], t: i64| {
-        for &n in &win_nodes {
+    // When a window node's answer may change: once at the start, then where
+    // a window begins to matter (its start less the job's run) and where it ends.
+    let mut turns: Vec<(i64, u32)> = win_nodes.iter().map(|&n| (now_ms, n)).collect();
+    for &n in &win_nodes {
+        for (from, to) in windows.spans(n, want.member) {
+            turns.push((from.saturating_sub(want.span).saturating_add(1).max(now_ms), n));
+            turns.push((to.max(now_ms), n));
+        }
+    }
+    turns.sort_unstable();
+    let mut turned = 0;
+    let mut recheck = |fit: &mut Vec<bool>, fit_count: &mut usize, sim: &[NodeState], t: i64| {
+        while let Some(&(_, n)) = turns.get(turned).filter(|(at, _)| *at <= t) {
+            turned += 1;
             let now_fits = sim[n as usize].fits(shape) && clear(n, t);
             match (fit[n as usize], now_fits) {
                 (false, true) => *fit_count += 1,

@@ -8,7 +8,7 @@ use super::hres::Counters;
 use super::idle_fill::Borrower;
 use super::job::{Hold, Job, JobId, JobState, Shape};
 use super::limits::{self, ASSOC_PER_JOB, GroupKind, QOS_PER_JOB};
-use super::memo::{NodeCapFailures, RoomFailures};
+use super::memo::{Blocker, NodeCapFailures, RoomFailures};
 use super::nodes::{Alloc, Marks, NodeState, PartNodes, Pick, Want, earliest_start};
 use super::pass_state::{Part, Pass, Running, scoped_priority, secs};
 use super::preempt::{Short, hold_for_preemptor};
@@ -173,7 +173,11 @@ impl<'a> Pass<'a> {
         let members = snap.jobs.iter().filter(|j| !j.is_pending());
         let members = members.filter_map(|j| Some((j.reservation.as_deref()?, j.licenses.as_slice())));
         let windows = Windows::new(&snap.resvs, &node_idx, snap.nodes.len(), now, members);
+        for (i, _) in windows.walled(now) {
+            nodes[i as usize].walled = true;
+        }
         Pass {
+            walled_fit: HashMap::new(),
             windows,
             snap,
             now,
@@ -378,6 +382,28 @@ impl<'a> Pass<'a> {
         }
     }
 
+    /// How many of the partition's (or pool class's) nodes in a window now would
+    /// take `shape`, and the first such window; remembered per shape.
+    fn walled_fit(&mut self, pi: usize, class: Option<u32>, shape: &Shape) -> (usize, Option<u16>) {
+        let key = (pi, class, *shape);
+        if let Some(hit) = self.walled_fit.get(&key) {
+            return *hit;
+        }
+        let order = match class {
+            Some(c) => &self.pools.classes[c as usize].nodes.order,
+            None => &self.parts[pi].nodes.order,
+        };
+        let (mut n, mut first) = (0, None);
+        for &i in
+            order.iter().filter(|&&i| self.nodes[i as usize].walled && self.nodes[i as usize].fits(shape))
+        {
+            n += 1;
+            first = first.or(self.windows.blocks(i, None, i64::MAX));
+        }
+        self.walled_fit.insert(key, (n, first));
+        (n, first)
+    }
+
     /// Kept off nodes by reservation `k`'s window: "Reserved for maintenance" for MAINT.
     fn window_reason(&self, k: u16) -> Reason {
         let code = if self.windows.list[k as usize].maint() { C::ReqNodeNotAvailMaint } else { C::Resources };
@@ -464,8 +490,9 @@ impl<'a> Pass<'a> {
         let simple = required.is_empty() && tight.is_empty() && !self.held && member.is_none();
         if simple && let Some(by) = self.failures(pi, class).recall(&shape, end_ms) {
             return Err(match by {
-                None => Reason::new(C::Resources, self.no_room_facts(pi, &shape, None)),
-                Some(_) => self.reserved_reason(by),
+                Blocker::NoRoom => Reason::new(C::Resources, self.no_room_facts(pi, &shape, None)),
+                Blocker::Reserved(j) => self.reserved_reason(Some(j)),
+                Blocker::Window(k) => self.window_reason(k),
             });
         }
         self.marks.next_job();
@@ -510,18 +537,40 @@ impl<'a> Pass<'a> {
             Some(c) => &mut self.pools.classes[c as usize].nodes,
             None => &mut self.parts[pi].nodes,
         };
-        pick.scan(&self.nodes, part_nodes, &want, need, &mut self.marks);
+        match member {
+            // A job in a reservation looks only at its nodes (of the partition, not excluded).
+            Some(k) => {
+                let mine: Vec<u32> = (windows.nodes_of(k).iter().copied())
+                    .filter(|&i| part_nodes.member[i as usize] && excluded.binary_search(&i).is_err())
+                    .collect();
+                pick.listed(&self.nodes, &mine, &want, need, &mut self.marks);
+            }
+            None => pick.scan(&self.nodes, part_nodes, &want, need, &mut self.marks),
+        }
         if pick.nodes.len() >= need {
             return Ok(pick.nodes);
         }
+        if member.is_none() && self.windows.any() && pick.nodes.len() + pick.reserved + pick.in_window < need
+        {
+            // Scans skip nodes in a window now: count those that would take the job.
+            let (n, k) = self.walled_fit(pi, class, &shape);
+            pick.in_window += n;
+            pick.window = pick.window.or(k);
+        }
         if let Some(k) = pick.window.filter(|_| pick.nodes.len() + pick.reserved + pick.in_window >= need) {
             // Room, but in a window this job may not use: a reservation, not resources, keeps it.
+            if simple && excluded.is_empty() {
+                self.failures(pi, class).remember(shape, end_ms, Blocker::Window(k));
+            }
             return Err(self.window_reason(k));
         }
         let only_reserved = pick.nodes.len() + pick.reserved >= need;
         if simple && excluded.is_empty() {
-            let reserved_by = if only_reserved { pick.reserved_by } else { None };
-            self.failures(pi, class).remember(shape, end_ms, reserved_by);
+            let by = match pick.reserved_by.filter(|_| only_reserved) {
+                Some(j) => Blocker::Reserved(j),
+                None => Blocker::NoRoom,
+            };
+            self.failures(pi, class).remember(shape, end_ms, by);
         }
         Err(match only_reserved {
             true => self.reserved_reason(pick.reserved_by),
@@ -647,6 +696,9 @@ impl<'a> Pass<'a> {
         let shape = Pass::shape_on(&self.nodes, &picked, job);
         for &n in &picked {
             self.nodes[n as usize].take(&shape);
+        }
+        if picked.iter().any(|&n| self.nodes[n as usize].walled) {
+            self.walled_fit.clear();
         }
         let ask = job.tres();
         if borrowed {

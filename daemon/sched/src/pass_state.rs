@@ -62,6 +62,10 @@ pub(super) struct Pass<'a> {
     pub licenses: Counters<'a>,
     /// Admin reservations: each node's windows, and the licences they hold out.
     pub windows: Windows<'a>,
+    /// Per (partition, pool class, shape): how many nodes in a window now
+    /// would take the shape, and the first window: what scans that skip
+    /// those nodes say instead. Cleared when a job starts in a window.
+    pub walled_fit: HashMap<(usize, Option<u32>, super::job::Shape), (usize, Option<u16>)>,
     pub marks: Marks,
     /// Reservation holders: expected start and partition.
     pub resv: HashMap<JobId, (Option<i64>, &'a str)>,

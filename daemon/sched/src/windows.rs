@@ -23,6 +23,8 @@ pub(crate) struct Windows<'a> {
     by_name: HashMap<&'a str, u16>,
     /// By reservation: each licence it holds out, less what its running jobs use.
     held: Vec<Vec<(&'a str, u32)>>,
+    /// By reservation: its nodes' indexes, so a job in it scans only those.
+    nodes: Vec<Vec<u32>>,
 }
 
 /// The running jobs' reservations and licences, to know what each reservation still holds out.
@@ -41,11 +43,12 @@ impl<'a> Windows<'a> {
             return w;
         }
         w.per_node = vec![Vec::new(); nodes];
+        w.nodes = vec![Vec::new(); list.len()];
         for (k, r) in list.iter().enumerate().filter(|(_, r)| r.end_ms > now) {
-            let k = k as u16;
-            w.by_name.insert(r.name.as_str(), k);
-            for n in r.nodes.iter().filter_map(|n| node_idx.get(n.as_str())) {
-                w.per_node[*n as usize].push(Window { resv: k, start: r.start_ms, end: r.end_ms });
+            w.by_name.insert(r.name.as_str(), k as u16);
+            for &n in r.nodes.iter().filter_map(|n| node_idx.get(n.as_str())) {
+                w.per_node[n as usize].push(Window { resv: k as u16, start: r.start_ms, end: r.end_ms });
+                w.nodes[k].push(n);
             }
         }
         w.per_node.iter_mut().for_each(|l| l.sort_by_key(|x| x.start));
@@ -76,6 +79,23 @@ impl<'a> Windows<'a> {
     /// Whether node `i` is in reservation `k`.
     pub fn holds(&self, i: u32, k: u16) -> bool {
         self.per_node.get(i as usize).is_some_and(|l| l.iter().any(|w| w.resv == k))
+    }
+
+    /// Nodes in a window now, and the reservation holding each (the first).
+    pub fn walled(&self, now: i64) -> impl Iterator<Item = (u32, u16)> + '_ {
+        (self.per_node.iter().enumerate())
+            .filter_map(move |(i, l)| l.iter().find(|w| w.start <= now).map(|w| (i as u32, w.resv)))
+    }
+
+    /// Reservation `k`'s nodes (indexes into the pass's nodes).
+    pub fn nodes_of(&self, k: u16) -> &[u32] {
+        self.nodes.get(k as usize).map_or(&[], Vec::as_slice)
+    }
+
+    /// The windows on node `i` a job of `member` is kept out of: start and end.
+    pub fn spans(&self, i: u32, member: Option<u16>) -> impl Iterator<Item = (i64, i64)> + '_ {
+        let l = self.per_node.get(i as usize).map_or(&[][..], Vec::as_slice);
+        l.iter().filter(move |w| Some(w.resv) != member).map(|w| (w.start, w.end))
     }
 
     /// Whether any node has a window.
