@@ -21,6 +21,7 @@
 //! - [`sacct`]: `sacct` / `spur acct`: job accounting in a time window.
 //! - [`sprio`]: `sprio` / `spur prio`: the priority factors of pending jobs.
 //! - [`sshare`]: `sshare` / `spur share`: fair share per account and user.
+//! - [`sdiag`]: `sdiag` / `spur diag`: the controller's scheduling and RPC figures.
 //! - [`audit`]: `spur audit tail`.
 //! - [`token`]: `spur token user|create|list|revoke`.
 //!
@@ -90,6 +91,7 @@ pub mod sacctmgr;
 pub mod sbatch;
 pub mod scancel;
 pub mod scontrol;
+pub mod sdiag;
 pub mod sinfo;
 pub mod sprio;
 pub mod squeue;
@@ -113,6 +115,7 @@ pub const PERSONALITIES: &[(&str, &str)] = &[
     ("sacct", "acct"),
     ("sshare", "share"),
     ("srun", "run"),
+    ("sdiag", "diag"),
 ];
 
 const SPUR_USAGE: &str = "\
@@ -127,6 +130,7 @@ usage: spur SUBCOMMAND [args...]
   prio ...              the same as sprio
   share ...             the same as sshare
   run ...               the same as srun
+  diag ...              the same as sdiag
   audit tail [Key=value ...] [-P] [--after ID]   print txn rows as they commit
   token user --name N [--admin-level L] [--ttl 24h]   mint a user JWT from the key in spur.conf
   token create [--ttl 24h] | token list | token revoke ID   node admission tokens
@@ -173,6 +177,7 @@ async fn subcommand(sub: &str, name: &str, args: &[String]) -> i32 {
         "prio" => sprio::main(args).await,
         "share" => sshare::main(args).await,
         "run" => srun::main(args).await,
+        "diag" => sdiag::main(args).await,
         _ => {
             output::complain(&format!("{name}: error: '{name}' is not available from this Spur release yet"));
             1

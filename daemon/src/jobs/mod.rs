@@ -37,6 +37,7 @@ pub(crate) mod bounds;
 pub(crate) mod configure;
 pub mod corr;
 pub(crate) mod depend;
+pub mod diag;
 pub(crate) mod effect;
 pub mod ending;
 pub mod env;
@@ -113,6 +114,8 @@ pub struct JobService {
     pub(crate) last: Mutex<Option<Arc<preempt::LastPass>>>,
     /// Pass counts and durations, for `/metrics`.
     pub(crate) pass_stats: run::PassStats,
+    /// sdiag's counters, which `sdiag --reset` zeroes.
+    pub diag: diag::Diag,
     /// When each preemptor last had victims evicted (drain timeout).
     pub(crate) evicted_for: Mutex<std::collections::HashMap<u64, i64>>,
     /// Serialises the transitions of each job.
@@ -229,6 +232,7 @@ impl JobService {
             admits: Mutex::new(Default::default()),
             last: Mutex::new(None),
             pass_stats: run::PassStats::default(),
+            diag: diag::Diag::new(now_ms()),
             evicted_for: Mutex::new(Default::default()),
             dirty: Notify::new(),
             events: tokio::sync::broadcast::channel(events::BACKLOG).0,

@@ -253,6 +253,8 @@ impl Targeted for pb::ListTxnRequest {
 impl Targeted for pb::ExplainRequest {}
 impl Targeted for pb::WatchRequest {}
 impl Targeted for pb::ShowConfigRequest {}
+impl Targeted for pb::DiagRequest {}
+impl Targeted for pb::ResetDiagRequest {}
 impl Targeted for pb::TailTxnRequest {
     fn bounds(&self) -> Result<(), Error> {
         cap_pairs("filter", &self.filter)
@@ -284,6 +286,8 @@ pub struct Gate {
     pub hub: Arc<Hub>,
     /// The long-lived streams each user holds (Watch, TailTxn).
     pub streams: super::streams::Streams,
+    /// Calls and time per RPC, for sdiag.
+    pub rpc_stats: super::rpc_stats::RpcStats,
 }
 
 impl Gate {
@@ -297,6 +301,23 @@ impl Gate {
     /// Runs `core` for the RPC at `path` if the caller's role allows it, and
     /// audits the outcome.
     pub async fn run<Req, Resp, F, Fut>(
+        &self,
+        path: &str,
+        req: Request<Req>,
+        core: F,
+    ) -> Result<Response<Resp>, Status>
+    where
+        Req: Targeted,
+        F: FnOnce(Ctx, Req) -> Fut,
+        Fut: Future<Output = Result<(Resp, Vec<Note>), Error>>,
+    {
+        let began = std::time::Instant::now();
+        let answer = self.run_inner(path, req, core).await;
+        self.rpc_stats.note(path, u64::try_from(began.elapsed().as_micros()).unwrap_or(u64::MAX));
+        answer
+    }
+
+    async fn run_inner<Req, Resp, F, Fut>(
         &self,
         path: &str,
         req: Request<Req>,

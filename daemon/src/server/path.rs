@@ -56,6 +56,8 @@ service!(nodes = "spur.v1.Nodes" {
 service!(cluster = "spur.v1.Cluster" {
     WATCH = "Watch",
     SHOW_CONFIG = "ShowConfig",
+    DIAG = "Diag",
+    RESET_DIAG = "ResetDiag",
 });
 
 service!(licenses = "spur.v1.Licenses" {

@@ -43,7 +43,7 @@ impl Class {
 }
 
 /// Mutations whose target is permanently blank (filter those with Entity=).
-pub const UNNAMED_TARGETS: &[&str] = &[nodes::RECONFIGURE];
+pub const UNNAMED_TARGETS: &[&str] = &[nodes::RECONFIGURE, cluster::RESET_DIAG];
 
 use Class::*;
 use spur_vocab::names::AdminLevel::{Administrator as Admin, None as Anyone, Operator};
@@ -77,6 +77,9 @@ pub const RPCS: &[(&str, Class)] = &[
     (nodes::RECONFIGURE, Mutate { entity: "config", role: Admin, target: "", in_txn: false }),
     (cluster::WATCH, Read(Anyone)),
     (cluster::SHOW_CONFIG, Read(Anyone)),
+    (cluster::DIAG, Read(Anyone)),
+    // Zeroes sdiag's counters; changes no stored state, so its row is its one write.
+    (cluster::RESET_DIAG, Mutate { entity: "diag", role: Admin, target: "", in_txn: false }),
     (licenses::SHOW_LICENSES, Read(Anyone)),
     (licenses::UPDATE_HRES, Mutate { entity: "hres", role: Admin, target: "hres_name", in_txn: false }),
     // Anyone may submit and manage their own jobs; the jobs core checks

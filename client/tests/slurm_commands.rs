@@ -1,0 +1,83 @@
+//! Every option Slurm 25.05's man pages list for sdiag (and the other
+//! commands added beside it) is accepted: read from `tests/slurm/<cmd>.options`
+//! (extracted by `tests/slurm/extract_commands.py`), given a plausible value,
+//! and parsed by the command's own table. Each either does what Slurm's does
+//! (no warning) or prints exactly one warning line saying why it has no effect.
+
+use spur_client::cli::getopt::{Opt, Set};
+use std::path::Path;
+
+/// `(long, short)` per line of a data file; the first line names its source.
+fn options(cmd: &str) -> Vec<(String, String)> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/slurm/{cmd}.options"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut lines = text.lines();
+    let head = lines.next().unwrap_or_default();
+    assert!(head.starts_with("# from SchedMD/slurm slurm-25-05-8-1"), "{cmd}.options: {head}");
+    lines
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let (long, short) = l.split_once('\t').unwrap_or((l, ""));
+            (long.to_string(), short.to_string())
+        })
+        .collect()
+}
+
+/// Checks every listed option; returns (Slurm's count, implemented, accepted with a warning).
+fn check<T>(
+    cmd: &str,
+    opts: &[Opt<T>],
+    value: fn(&str) -> &'static str,
+    parse: fn(&[String]) -> Result<T, String>,
+    warnings: fn(&T) -> &[String],
+) -> (usize, usize, usize) {
+    let (mut done, mut warned) = (0, 0);
+    let listed = options(cmd);
+    for (long, short) in &listed {
+        let opt = opts
+            .iter()
+            .find(|o| {
+                if long.is_empty() {
+                    o.short().map(String::from) == Some(short.clone())
+                } else {
+                    o.long() == long
+                }
+            })
+            .unwrap_or_else(|| panic!("{cmd}: Slurm's option '{long}' ({short}) is not in the table"));
+        if !short.is_empty() {
+            assert_eq!(
+                opt.short().map(String::from).as_deref(),
+                Some(short.as_str()),
+                "{cmd} --{long}'s letter"
+            );
+        }
+        let flag = if long.is_empty() { format!("-{short}") } else { format!("--{long}") };
+        let mut argv = vec![flag.clone()];
+        if !matches!(opt.set, Set::Switch(_)) {
+            argv.push(value(if long.is_empty() { short } else { long }).to_string());
+        }
+        let args = parse(&argv).unwrap_or_else(|e| panic!("{cmd} {argv:?}: {e}"));
+        match warnings(&args) {
+            [] => done += 1,
+            [w] => {
+                assert!(w.starts_with(&format!("{cmd}: warning: ")), "{cmd} {flag}: {w}");
+                warned += 1;
+            }
+            many => panic!("{cmd} {flag}: more than one warning: {many:?}"),
+        }
+    }
+    (listed.len(), done, warned)
+}
+
+#[test]
+fn every_sdiag_option_is_accepted() {
+    use spur_client::cli::sdiag;
+    let value = |name: &str| if name == "cluster" { "spur" } else { "x" };
+    let counts = check("sdiag", sdiag::OPTS, value, sdiag::parse, |a| &a.warnings);
+    eprintln!("sdiag: Slurm {} / implemented {} / warned {}", counts.0, counts.1, counts.2);
+    assert_eq!(counts, (11, 11, 0));
+    // Slurm's --json=PARSER: the parser is dropped with one warning.
+    let a = sdiag::parse(&["--json=v0.0.42".to_string()]).unwrap();
+    assert!(a.json);
+    assert_eq!(a.warnings.len(), 1, "{:?}", a.warnings);
+}

@@ -1,0 +1,91 @@
+//! sdiag (and the other commands added beside it) end to end: the real
+//! controller, agent and CLI links.
+
+use spur_tests::cluster::Cluster;
+use spur_tests::proc::{Controller, conf, run_with, wait_for};
+use std::io::Write;
+
+fn sdiag_line(e: &Cluster, label: &str) -> String {
+    let out = e.ok("sdiag", "");
+    out.lines().find(|l| l.starts_with(label)).unwrap_or_else(|| panic!("no {label} in\n{out}")).to_string()
+}
+
+#[test]
+fn sdiag_counts_jobs_passes_and_rpcs_and_an_admin_resets_them() {
+    let e = Cluster::two_nodes(|t| t, &[]);
+    let done = e.sbatch(&["--wrap=true"]);
+    let long = e.sbatch(&["--wrap=sleep 300"]);
+    e.wait_field(done, "%T", "COMPLETED");
+    e.wait_field(long, "%T", "RUNNING");
+    e.ok("scancel", &long.to_string());
+    wait_for("the cancel counted", || {
+        (sdiag_line(&e, "Jobs canceled:") == "Jobs canceled:  1").then_some(())
+    });
+    let out = e.ok("sdiag", "");
+    for want in ["Jobs submitted: 2", "Jobs started:   2", "Jobs completed: 1", "Jobs failed:    0"] {
+        assert!(out.lines().any(|l| l == want), "{want} in\n{out}");
+    }
+    assert!(out.contains("\nMain schedule statistics (microseconds):\n\tLast cycle:"), "{out}");
+    let passes: u64 = sdiag_line(&e, "\tTotal cycles:").rsplit(' ').next().unwrap().parse().unwrap();
+    assert!(passes > 0, "{out}");
+    let submit = out.lines().find(|l| l.trim_start().starts_with("Jobs/Submit")).expect("a Submit line");
+    assert!(submit.contains("count:2 "), "{submit}");
+
+    let v: serde_json::Value = serde_json::from_str(&e.ok("sdiag", "--json")).unwrap();
+    assert_eq!(v["statistics"]["jobs_submitted"], 2, "{v}");
+    assert_eq!(v["statistics"]["jobs_completed"], 1, "{v}");
+
+    assert_eq!(e.ok("sdiag", "--reset"), "Reset scheduling statistics\n");
+    let out = e.ok("sdiag", "-i");
+    assert!(out.lines().any(|l| l == "Jobs submitted: 0"), "{out}");
+    assert!(!out.contains("Jobs/Submit"), "the RPC counts were reset too:\n{out}");
+    let rows = e.ok("sacctmgr", "-n -P show txn Entity=diag format=Action,Where,Outcome");
+    assert_eq!(rows.trim(), "update|diag:|success", "{rows}");
+
+    let err = e.fails("sdiag", &["-M", "elsewhere"]);
+    assert!(err.contains("--clusters: 'elsewhere' is not a cluster"), "{err}");
+}
+
+#[test]
+fn sdiag_reset_needs_an_administrator_and_the_refusal_is_audited() {
+    const KEY: &str = "test-signing-key-of-at-least-32-bytes";
+    let mut key = tempfile::NamedTempFile::new().unwrap();
+    writeln!(key, "{KEY}").unwrap();
+    let mint = |name: &str, level: &str| {
+        let out = std::process::Command::new(spur_tests::proc::bin("spur"))
+            .args(["token", "user", "--name", name, "--admin-level", level, "--ttl", "1h", "--key-file"])
+            .arg(key.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}/spur.db", dir.path().display());
+    let extra = format!(
+        "[auth]\nplugin = \"jwt\"\njwt_key_file = \"{}\"\nmode = \"permissive\"\n",
+        key.path().display()
+    );
+    let c = Controller::start(dir.path(), &conf(&db, &extra));
+    let (admin, user) = (mint("admin", "Admin"), mint("bob", "None"));
+    let run = |token: &str, args: &[&str]| run_with("sdiag", &c.url, args, &[("SPUR_TOKEN", token)]);
+
+    // Anyone may read the figures.
+    let out = run(&user, &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = run(&user, &["-r"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("ResetDiag needs the Administrator role; 'bob' has None"), "{err}");
+    let out = run(&admin, &["-r"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let txn = run_with(
+        "sacctmgr",
+        &c.url,
+        &["-n", "-P", "show", "txn", "Entity=diag", "format=Actor,Outcome"],
+        &[("SPUR_TOKEN", &admin)],
+    );
+    let rows = String::from_utf8(txn.stdout).unwrap();
+    assert!(rows.lines().any(|l| l == "bob|denied"), "{rows}");
+    assert!(rows.lines().any(|l| l == "admin|success"), "{rows}");
+}
