@@ -81,3 +81,20 @@ fn every_sdiag_option_is_accepted() {
     assert!(a.json);
     assert_eq!(a.warnings.len(), 1, "{:?}", a.warnings);
 }
+
+#[test]
+fn every_sreport_option_is_accepted() {
+    use spur_client::cli::sreport;
+    let value = |name: &str| match name {
+        "cluster" => "spur",
+        "t" => "hours",
+        "tres" => "gres/gpu",
+        _ => "x",
+    };
+    let counts = check("sreport", sreport::OPTS, value, sreport::parse, |a| &a.warnings);
+    eprintln!("sreport: Slurm {} / implemented {} / warned {}", counts.0, counts.1, counts.2);
+    // --federation, --local, --tres (other than cpu) and --verbose change nothing here.
+    assert_eq!(counts, (13, 9, 4));
+    let a = sreport::parse(&["-T".to_string(), "cpu".to_string()]).unwrap();
+    assert!(a.warnings.is_empty(), "{:?}", a.warnings);
+}

@@ -89,3 +89,56 @@ fn sdiag_reset_needs_an_administrator_and_the_refusal_is_audited() {
     assert!(rows.lines().any(|l| l == "bob|denied"), "{rows}");
     assert!(rows.lines().any(|l| l == "admin|success"), "{rows}");
 }
+
+/// `sreport -n -P -t seconds REPORT start=now-1hours`, split into rows of fields.
+fn sreport(e: &Cluster, report: &str) -> Vec<Vec<String>> {
+    let out = e.ok("sreport", &format!("-n -P -t seconds {report} start=now-1hours end=now"));
+    out.lines().map(|l| l.split('|').map(String::from).collect()).collect()
+}
+
+#[test]
+fn sreport_sums_stored_and_running_jobs_cpu_time_per_account_and_user() {
+    // Ended jobs leave memory at once: the report reads them from the store.
+    let e = Cluster::two_nodes(|t| t.scheduler("min_job_age_secs", 0), &[]);
+    e.ok("sacctmgr", "-i add account name=phys");
+    e.ok("sacctmgr", "-i add user name=root account=phys");
+    let done = e.sbatch(&["-A", "ml", "-n", "2", "--wrap=sleep 1"]);
+    let running = e.sbatch(&["-A", "phys", "--wrap=sleep 300"]);
+    e.wait_field(running, "%T", "RUNNING");
+    wait_for("the ended job purged from memory", || {
+        e.ok("squeue", "-h -o %i").lines().all(|l| l.trim() != done.to_string()).then_some(())
+    });
+    let used = |account: &str| {
+        sreport(&e, "cluster AccountUtilizationByUser")
+            .into_iter()
+            .find(|r| r[1] == account && r[2] == "root")
+            .map(|r| r[4].parse::<u64>().unwrap())
+    };
+    // 2 CPUs for at least a second.
+    assert!(used("ml").unwrap() >= 2, "{:?}", sreport(&e, "cluster AccountUtilizationByUser"));
+    // The running job counts to now.
+    wait_for("the running job's use", || used("phys").filter(|s| *s > 0));
+    let rows = sreport(&e, "cluster AccountUtilizationByUser");
+    assert_eq!(rows[0][1], "root", "{rows:?}");
+    assert_eq!(rows[0][0], "test", "{rows:?}");
+
+    // 8 CPUs over the hour; what is not allocated is idle.
+    let u = &sreport(&e, "cluster utilization")[0];
+    let n = |i: usize| u[i].parse::<u64>().unwrap();
+    assert_eq!((u[0].as_str(), n(6)), ("test", 8 * 3600), "{u:?}");
+    assert_eq!(n(1) + n(4), n(6), "{u:?}");
+    assert!(n(1) >= 3, "{u:?}");
+
+    let top = sreport(&e, "user topusage");
+    assert_eq!(top.len(), 1, "{top:?}");
+    assert_eq!((top[0][1].as_str(), top[0][3].as_str()), ("root", "ml,phys"), "{top:?}");
+
+    // The banner, without -n.
+    let out = e.ok("sreport", "cluster utilization start=now-1hours end=now");
+    assert!(
+        out.contains("\nCluster Utilization ") && out.contains("\nUsage reported in CPU Minutes\n"),
+        "{out}"
+    );
+    let err = e.fails("sreport", &["cluster", "utilization", "start=whenever"]);
+    assert!(err.contains("start: 'whenever' is not a time"), "{err}");
+}

@@ -22,6 +22,7 @@
 //! - [`sprio`]: `sprio` / `spur prio`: the priority factors of pending jobs.
 //! - [`sshare`]: `sshare` / `spur share`: fair share per account and user.
 //! - [`sdiag`]: `sdiag` / `spur diag`: the controller's scheduling and RPC figures.
+//! - [`sreport`]: `sreport` / `spur report`: CPU time per cluster, account and user over a window.
 //! - [`audit`]: `spur audit tail`.
 //! - [`token`]: `spur token user|create|list|revoke`.
 //!
@@ -95,6 +96,7 @@ pub mod sdiag;
 pub mod sinfo;
 pub mod sprio;
 pub mod squeue;
+pub mod sreport;
 pub mod srun;
 pub mod sshare;
 pub mod stepfmt;
@@ -116,6 +118,7 @@ pub const PERSONALITIES: &[(&str, &str)] = &[
     ("sshare", "share"),
     ("srun", "run"),
     ("sdiag", "diag"),
+    ("sreport", "report"),
 ];
 
 const SPUR_USAGE: &str = "\
@@ -131,6 +134,7 @@ usage: spur SUBCOMMAND [args...]
   share ...             the same as sshare
   run ...               the same as srun
   diag ...              the same as sdiag
+  report ...            the same as sreport
   audit tail [Key=value ...] [-P] [--after ID]   print txn rows as they commit
   token user --name N [--admin-level L] [--ttl 24h]   mint a user JWT from the key in spur.conf
   token create [--ttl 24h] | token list | token revoke ID   node admission tokens
@@ -178,6 +182,7 @@ async fn subcommand(sub: &str, name: &str, args: &[String]) -> i32 {
         "share" => sshare::main(args).await,
         "run" => srun::main(args).await,
         "diag" => sdiag::main(args).await,
+        "report" => sreport::main(args).await,
         _ => {
             output::complain(&format!("{name}: error: '{name}' is not available from this Spur release yet"));
             1

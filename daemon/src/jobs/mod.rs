@@ -62,6 +62,7 @@ pub(crate) mod stored_reason;
 pub mod test_only;
 pub(crate) mod transition;
 pub mod update;
+pub mod usage;
 
 #[cfg(test)]
 mod tests;

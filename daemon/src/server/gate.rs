@@ -251,6 +251,18 @@ impl Targeted for pb::ListTxnRequest {
     }
 }
 impl Targeted for pb::ExplainRequest {}
+impl Targeted for pb::UsageRequest {
+    fn bounds(&self) -> Result<(), Error> {
+        if self.start_ms < 0 || self.end_ms <= self.start_ms {
+            return Err(Error::InvalidArgument(format!(
+                "start/end: the window must start at or after 1970 and end after it starts \
+                 (start_ms={}, end_ms={})",
+                self.start_ms, self.end_ms
+            )));
+        }
+        Ok(())
+    }
+}
 impl Targeted for pb::WatchRequest {}
 impl Targeted for pb::ShowConfigRequest {}
 impl Targeted for pb::DiagRequest {}

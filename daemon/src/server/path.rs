@@ -72,6 +72,7 @@ service!(jobs = "spur.v1.Jobs" {
     STREAM_JOBS = "StreamJobs",
     LIST_SHARES = "ListShares",
     EXPLAIN = "Explain",
+    USAGE = "Usage",
     CANCEL = "Cancel",
     UPDATE_JOB = "UpdateJob",
 });

@@ -91,6 +91,8 @@ pub const RPCS: &[(&str, Class)] = &[
     (jobs::STREAM_JOBS, Read(Anyone)),
     (jobs::LIST_SHARES, Read(Anyone)),
     (jobs::EXPLAIN, Read(Anyone)),
+    // sreport: sums per account and user, as Slurm shows anyone without PrivateData.
+    (jobs::USAGE, Read(Anyone)),
     (jobs::CANCEL, Mutate { entity: "job", role: Anyone, target: "ids", in_txn: false }),
     (jobs::UPDATE_JOB, Mutate { entity: "job", role: Anyone, target: "id", in_txn: false }),
     (agent::REGISTER, Internal),
