@@ -2,7 +2,7 @@
 //! controller, agent and CLI links.
 
 use spur_tests::cluster::Cluster;
-use spur_tests::proc::{Controller, conf, run_with, wait_for};
+use spur_tests::proc::{Controller, conf, links_dir, run_with, wait_for};
 use std::io::Write;
 
 fn sdiag_line(e: &Cluster, label: &str) -> String {
@@ -141,4 +141,49 @@ fn sreport_sums_stored_and_running_jobs_cpu_time_per_account_and_user() {
     );
     let err = e.fails("sreport", &["cluster", "utilization", "start=whenever"]);
     assert!(err.contains("start: 'whenever' is not a time"), "{err}");
+}
+
+#[test]
+fn sstat_reports_a_running_steps_tasks_from_their_nodes() {
+    let e = Cluster::two_nodes(|t| t, &[]);
+    let path = format!("{}:{}", links_dir().display(), std::env::var("PATH").unwrap_or_default());
+    // Each task holds a 20 MB string in its shell, then waits.
+    let script = "#!/bin/sh\n#SBATCH -N 2 -n 2\n\
+        srun -n 2 sh -c 'x=$(head -c 20000000 /dev/zero | tr \"\\\\0\" a); sleep 300'\n";
+    std::fs::write(e.dir.path().join("hold.sh"), script).unwrap();
+    let dir = e.dir.path().display().to_string();
+    let file = e.dir.path().join("hold.sh").display().to_string();
+    let out = run_with("sbatch", &e.c.url, &["--parsable", "-D", &dir, &file], &[("PATH", &path)]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let id: u64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+
+    let fields = "JobID,NTasks,MaxRSS,MaxRSSNode,MaxRSSTask,AveRSS,Nodelist";
+    let step = format!("{id}.0");
+    let row = wait_for("both tasks holding their string", || {
+        let out = run_with("sstat", &e.c.url, &["-n", "-P", "--noconvert", "-j", &step, "-o", fields], &[]);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let f: Vec<String> = text.trim().split('|').map(String::from).collect();
+        let held = f.len() == 7 && f[1] == "2" && f[5].parse::<u64>().is_ok_and(|rss| rss >= 20_000_000);
+        held.then_some(f)
+    });
+    assert_eq!(row[0], step);
+    assert!(row[2].parse::<u64>().unwrap() >= 20_000_000, "{row:?}");
+    assert!(row[3].starts_with("node0"), "{row:?}");
+    assert!(row[4] == "0" || row[4] == "1", "{row:?}");
+    assert_eq!(row[6], "node[01-02]", "{row:?}");
+    // A job alone is its running steps; -i is JobID, Nodelist and Pids.
+    let pids = e.ok("sstat", &format!("-n -P -i -j {id}"));
+    let f: Vec<&str> = pids.trim().split('|').collect();
+    assert_eq!((f[0], f[1], f[2].split(',').count()), (step.as_str(), "node[01-02]", 2), "{pids}");
+
+    let err = e.fails("sstat", &["-j", &format!("{id}.5")]);
+    assert!(err.contains(&format!("step {id}.5 is not running")), "{err}");
+    let err = e.fails("sstat", &["-j", &format!("{id}.batch")]);
+    assert!(err.contains("srun steps only"), "{err}");
+    e.ok("scancel", &id.to_string());
+    wait_for("the step ended", || {
+        let out = run_with("sstat", &e.c.url, &["-j", &step], &[]);
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        (!out.status.success() && err.contains(&format!("step {step} is not running"))).then_some(())
+    });
 }

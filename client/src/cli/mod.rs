@@ -23,6 +23,7 @@
 //! - [`sshare`]: `sshare` / `spur share`: fair share per account and user.
 //! - [`sdiag`]: `sdiag` / `spur diag`: the controller's scheduling and RPC figures.
 //! - [`sreport`]: `sreport` / `spur report`: CPU time per cluster, account and user over a window.
+//! - [`sstat`]: `sstat` / `spur stat`: what a running step's tasks use now.
 //! - [`audit`]: `spur audit tail`.
 //! - [`token`]: `spur token user|create|list|revoke`.
 //!
@@ -99,6 +100,7 @@ pub mod squeue;
 pub mod sreport;
 pub mod srun;
 pub mod sshare;
+pub mod sstat;
 pub mod stepfmt;
 pub mod submit_opts;
 pub mod token;
@@ -119,6 +121,7 @@ pub const PERSONALITIES: &[(&str, &str)] = &[
     ("srun", "run"),
     ("sdiag", "diag"),
     ("sreport", "report"),
+    ("sstat", "stat"),
 ];
 
 const SPUR_USAGE: &str = "\
@@ -135,6 +138,7 @@ usage: spur SUBCOMMAND [args...]
   run ...               the same as srun
   diag ...              the same as sdiag
   report ...            the same as sreport
+  stat ...              the same as sstat
   audit tail [Key=value ...] [-P] [--after ID]   print txn rows as they commit
   token user --name N [--admin-level L] [--ttl 24h]   mint a user JWT from the key in spur.conf
   token create [--ttl 24h] | token list | token revoke ID   node admission tokens
@@ -183,6 +187,7 @@ async fn subcommand(sub: &str, name: &str, args: &[String]) -> i32 {
         "run" => srun::main(args).await,
         "diag" => sdiag::main(args).await,
         "report" => sreport::main(args).await,
+        "stat" => sstat::main(args).await,
         _ => {
             output::complain(&format!("{name}: error: '{name}' is not available from this Spur release yet"));
             1

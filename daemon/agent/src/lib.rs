@@ -40,6 +40,7 @@ pub mod state;
 pub mod stepd;
 pub mod task_env;
 pub mod tasks;
+pub mod usage;
 
 use exec::Executor;
 use link::AgentChannel;
@@ -176,6 +177,23 @@ enum Sent {
     Broken(String),
 }
 
+/// sstat: samples the job's step tasks here and answers the controller's request.
+async fn report_use(tasks: tasks::StepTasks, s: pb::SampleSteps, link: link::Link) {
+    let (job, step, node) = (s.job_id, s.step_id, s.node.clone());
+    let sampled =
+        tokio::task::spawn_blocking(move || tasks.sample(job, step, &node)).await.unwrap_or_default();
+    let r = pb::UseReport {
+        agent_id: link.agent_id.clone(),
+        agent_key: link.agent_key.clone(),
+        request_id: s.request_id,
+        tasks: sampled,
+        node: s.node,
+    };
+    if let Err(e) = link.client.clone().report_use(r).await {
+        tracing::warn!(job, error = %e.message(), "cannot send the step use sstat asked for");
+    }
+}
+
 async fn send_report(client: &mut AgentClient<AgentChannel>, reg: &Registered, e: &Ended) -> Sent {
     match client.report_job(report(Some(reg), e)).await {
         Ok(_) => Sent::Taken,
@@ -294,6 +312,9 @@ async fn session(
                 Ok(Some(pb::AgentCommand { cmd: Some(pb::agent_command::Cmd::SignalStep(s)) })) => {
                     let wait = Duration::from_secs(u64::from(s.kill_wait_secs));
                     exec.tasks.signal(s.job_id, s.step_id, s.signal, wait);
+                }
+                Ok(Some(pb::AgentCommand { cmd: Some(pb::agent_command::Cmd::SampleSteps(s)) })) => {
+                    tokio::spawn(report_use(exec.tasks.clone(), s, link.clone()));
                 }
                 Ok(Some(_)) => {}
                 Ok(None) => return End::Retry("the controller closed the command stream".into()),

@@ -83,15 +83,44 @@ pub fn kill_recorded(state: &StateDir) -> Vec<(u64, u32)> {
 /// Each running step's tasks here, by (job, step): their process groups.
 type Running = HashMap<(u64, u32), Vec<i32>>;
 
+/// Each running step's tasks here by (job, step, node): (task id, process group), for sstat.
+type Placed = HashMap<(u64, u32, String), Vec<(u32, i32)>>;
+
 #[derive(Clone)]
 pub struct StepTasks {
     state: StateDir,
     running: Arc<Mutex<Running>>,
+    placed: Arc<Mutex<Placed>>,
 }
 
 impl StepTasks {
     pub fn new(state: StateDir) -> StepTasks {
-        StepTasks { state, running: Arc::default() }
+        StepTasks { state, running: Arc::default(), placed: Arc::default() }
+    }
+
+    fn placed(&self) -> std::sync::MutexGuard<'_, Placed> {
+        self.placed.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// sstat: the use of each task of job `job`'s step `step` (every step when None) on `node`,
+    /// read from `/proc` now. Blocking: call it off the async threads.
+    pub fn sample(&self, job: u64, step: Option<u32>, node: &str) -> Vec<pb::TaskUse> {
+        let hit: Vec<(_, Vec<(u32, i32)>)> = (self.placed().iter())
+            .filter(|((j, s, n), _)| *j == job && step.is_none_or(|want| want == *s) && n == node)
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        if hit.is_empty() {
+            return vec![];
+        }
+        let (procs, tick) = (super::usage::processes(), super::usage::ticks_per_sec());
+        let mut out = vec![];
+        for ((job_id, step_id, node), tasks) in hit {
+            for (task, pgid) in tasks {
+                let u = super::usage::task_use(&procs, pgid, tick);
+                out.push(pb::TaskUse { job_id, step_id, node: node.clone(), task, ..u });
+            }
+        }
+        out
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Running> {
@@ -158,6 +187,7 @@ impl StepTasks {
             return;
         }
         let mut waits = vec![];
+        let mut placed = vec![];
         let mut file = StepFile { job_id: l.job_id, step_id: l.step_id, tasks: vec![] };
         let mut outputs = Outputs::default();
         let hres = match super::hres::Hres::for_step(&self.state.hres_path(l.job_id, &l.node), &l) {
@@ -175,6 +205,7 @@ impl StepTasks {
                 Ok(child) => {
                     let pgid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
                     file.tasks.push((pgid, start_time(pgid).unwrap_or(0)));
+                    placed.push((task, pgid));
                     let (h, env) = (hres.clone(), step_env(&self.state, &l));
                     let watched = watch(child, pgid, task, tx.clone());
                     waits.push(tokio::spawn(async move {
@@ -202,6 +233,8 @@ impl StepTasks {
             tracing::warn!(job = l.job_id, step = l.step_id, error = %e, "cannot record the step's tasks");
         }
         self.lock().insert(key, file.tasks.iter().map(|t| t.0).collect());
+        let where_ = (l.job_id, l.step_id, l.node.clone());
+        self.placed().insert(where_.clone(), placed);
         drop(tx);
         let all = futures_util::future::join_all(waits);
         tokio::pin!(all);
@@ -224,6 +257,7 @@ impl StepTasks {
             }
         }
         self.lock().remove(&key);
+        self.placed().remove(&where_);
         let _ = std::fs::remove_file(path);
     }
 

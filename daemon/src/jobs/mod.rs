@@ -115,6 +115,8 @@ pub struct JobService {
     pub(crate) last: Mutex<Option<Arc<preempt::LastPass>>>,
     /// Pass counts and durations, for `/metrics`.
     pub(crate) pass_stats: run::PassStats,
+    /// sstat requests waiting for their nodes' answers.
+    pub(crate) samples: steps::stats::Samples,
     /// sdiag's counters, which `sdiag --reset` zeroes.
     pub diag: diag::Diag,
     /// When each preemptor last had victims evicted (drain timeout).
@@ -234,6 +236,7 @@ impl JobService {
             last: Mutex::new(None),
             pass_stats: run::PassStats::default(),
             diag: diag::Diag::new(now_ms()),
+            samples: Default::default(),
             evicted_for: Mutex::new(Default::default()),
             dirty: Notify::new(),
             events: tokio::sync::broadcast::channel(events::BACKLOG).0,

@@ -251,6 +251,12 @@ impl Targeted for pb::ListTxnRequest {
     }
 }
 impl Targeted for pb::ExplainRequest {}
+impl Targeted for pb::StepStatsRequest {}
+impl Targeted for pb::UseReport {
+    fn bounds(&self) -> Result<(), Error> {
+        cap("tasks", self.tasks.len(), MAX_IDS)
+    }
+}
 impl Targeted for pb::UsageRequest {
     fn bounds(&self) -> Result<(), Error> {
         if self.start_ms < 0 || self.end_ms <= self.start_ms {

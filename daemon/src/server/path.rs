@@ -83,11 +83,13 @@ service!(agent = "spur.v1.Agent" {
     COMMANDS = "Commands",
     REPORT_JOB = "ReportJob",
     STEP_IO = "StepIo",
+    REPORT_USE = "ReportUse",
 });
 
 service!(steps = "spur.v1.Steps" {
     RUN_STEP = "RunStep",
     SIGNAL_STEPS = "SignalSteps",
+    STEP_STATS = "StepStats",
 });
 
 service!(

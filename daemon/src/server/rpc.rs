@@ -100,8 +100,11 @@ pub const RPCS: &[(&str, Class)] = &[
     (agent::COMMANDS, Internal),
     (agent::REPORT_JOB, Internal),
     (agent::STEP_IO, Internal),
+    (agent::REPORT_USE, Internal),
     // The steps core checks the caller owns the job (or is an Operator).
     (steps::RUN_STEP, Unaudited(Anyone)),
+    // sstat: the steps core checks the caller owns the job (or is an Operator).
+    (steps::STEP_STATS, Read(Anyone)),
     (steps::SIGNAL_STEPS, Mutate { entity: "job", role: Anyone, target: "steps", in_txn: false }),
     (health::CHECK, Internal),
     (health::WATCH, Internal),
@@ -120,6 +123,7 @@ pub const UNAUTHENTICATED: &[&str] = &[
     agent::COMMANDS,
     agent::REPORT_JOB,
     agent::STEP_IO,
+    agent::REPORT_USE,
 ];
 
 pub fn classify(path: &str) -> Option<Class> {

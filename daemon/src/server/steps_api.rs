@@ -86,6 +86,17 @@ fn step_ref(raw: &str) -> Result<(u64, u32), Error> {
 impl Steps for StepsApi {
     type RunStepStream = StepEvents;
 
+    async fn step_stats(
+        &self,
+        req: Request<pb::StepStatsRequest>,
+    ) -> Result<Response<pb::StepStatsResponse>, Status> {
+        self.gate
+            .run(path::STEP_STATS, req, |ctx, r| async move {
+                Ok((self.jobs.step_stats(ctx.role, &ctx.caller, r.job_id, r.step_id).await?, vec![]))
+            })
+            .await
+    }
+
     async fn run_step(&self, req: Request<Streaming<pb::StepInput>>) -> Result<Response<StepEvents>, Status> {
         self.gate
             .run(path::RUN_STEP, req, |ctx, mut inbound| async move {

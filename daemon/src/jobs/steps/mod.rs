@@ -11,6 +11,7 @@
 //! - [`live`]: what only memory holds: each running step's srun stream, the
 //!   tasks still out, and the sruns attached to the allocations they made.
 //! - [`service`]: srun's RunStep and the agents' StepIo, driven end to end.
+//! - [`stats`]: sstat: the running steps' use, sampled by their nodes' agents on request.
 //!
 //! An allocation srun made (`srun CMD` outside a job: [`StepLog::allocation`])
 //! has no batch script: the controller starts it and launches nothing; it
@@ -22,6 +23,7 @@ pub mod env;
 pub mod layout;
 pub mod live;
 pub mod service;
+pub mod stats;
 pub mod transit;
 
 use spur_vocab::JobState;
