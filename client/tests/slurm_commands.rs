@@ -113,3 +113,19 @@ fn every_sstat_option_is_accepted() {
     // --verbose changes nothing here.
     assert_eq!(counts, (14, 13, 1));
 }
+
+#[test]
+fn every_sbcast_option_is_accepted() {
+    use spur_client::cli::sbcast;
+    let value = |name: &str| match name {
+        "jobid" => "12",
+        "size" => "64k",
+        "exclude" | "nodelist" => "node01",
+        "timeout" | "treewidth" => "4",
+        _ => "x",
+    };
+    let counts = check("sbcast", sbcast::OPTS, value, sbcast::parse, |a| &a.warnings);
+    eprintln!("sbcast: Slurm {} / implemented {} / warned {}", counts.0, counts.1, counts.2);
+    // Compression, no-allocation and its nodelist, libraries, timeout, fan-out and -v change nothing here.
+    assert_eq!(counts, (13, 6, 7));
+}

@@ -187,3 +187,60 @@ fn sstat_reports_a_running_steps_tasks_from_their_nodes() {
         (!out.status.success() && err.contains(&format!("step {step} is not running"))).then_some(())
     });
 }
+
+#[test]
+fn sbcast_copies_a_file_to_a_jobs_nodes_as_its_user() {
+    let e = Cluster::two_nodes(|t| t, &[]);
+    let src = e.dir.path().join("src.bin");
+    let data: Vec<u8> = (0..3_000_000u32).map(|i| (i % 251) as u8).collect();
+    std::fs::write(&src, &data).unwrap();
+    let src = src.display().to_string();
+
+    // A job on both nodes (one host here: --force, as both write the same path).
+    let both = e.sbatch(&["-N", "2", "--wrap=sleep 300"]);
+    e.wait_field(both, "%T", "RUNNING");
+    let dest = e.dir.path().join("copy.bin").display().to_string();
+    let out = run_with(
+        "sbcast",
+        &e.c.url,
+        &["-f", "-p", "-s", "256k", &src, &dest],
+        &[("SLURM_JOB_ID", &both.to_string())],
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(std::fs::read(&dest).unwrap(), data);
+    use std::os::unix::fs::MetadataExt;
+    let (s, d) = (std::fs::metadata(&src).unwrap(), std::fs::metadata(&dest).unwrap());
+    assert_eq!((d.mode() & 0o7777, d.mtime()), (s.mode() & 0o7777, s.mtime()), "-p keeps mode and time");
+    // Without --force an existing file is each node's refusal, named.
+    let err = e.fails("sbcast", &["-j", &both.to_string(), &src, &dest]);
+    assert!(err.contains("exists (sbcast --force replaces it)") && err.contains("node01"), "{err}");
+    let err = e.fails("sbcast", &["-j", &both.to_string(), &src]);
+    assert!(err.contains("SOURCE and DEST"), "{err}");
+    e.ok("scancel", &both.to_string());
+
+    // A job of another user: the file is that user's, and a directory only root may write is refused.
+    if std::process::Command::new("id")
+        .arg(spur_tests::users::ALICE)
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        let alice = spur_tests::users::user(spur_tests::users::ALICE);
+        let open = spur_tests::users::open_dir();
+        let shared = open.path().join("shared");
+        std::fs::create_dir(&shared).unwrap();
+        std::fs::set_permissions(&shared, std::os::unix::fs::PermissionsExt::from_mode(0o1777)).unwrap();
+        let uid = format!("--uid={}", alice.uid);
+        let gid = format!("--gid={}", alice.gid);
+        let od = open.path().display().to_string();
+        let id = e.sbatch(&["-N", "1", &uid, &gid, "-D", &od, "-o", "/dev/null", "--wrap=sleep 300"]);
+        e.wait_field(id, "%T", "RUNNING");
+        let mine = shared.join("alice.bin").display().to_string();
+        e.ok("sbcast", &format!("-j {id} {src} {mine}"));
+        assert_eq!(std::fs::metadata(&mine).unwrap().uid(), alice.uid, "written as the job's user");
+        let roots = open.path().join("root-only.bin").display().to_string();
+        let err = e.fails("sbcast", &["-j", &id.to_string(), &src, &roots]);
+        assert!(err.contains("Permission denied"), "{err}");
+        assert!(!std::path::Path::new(&roots).exists(), "nothing written as root");
+        e.ok("scancel", &id.to_string());
+    }
+}

@@ -24,6 +24,7 @@
 //! - [`sdiag`]: `sdiag` / `spur diag`: the controller's scheduling and RPC figures.
 //! - [`sreport`]: `sreport` / `spur report`: CPU time per cluster, account and user over a window.
 //! - [`sstat`]: `sstat` / `spur stat`: what a running step's tasks use now.
+//! - [`sbcast`]: `sbcast` / `spur bcast`: a file copied to a running job's nodes as its user.
 //! - [`audit`]: `spur audit tail`.
 //! - [`token`]: `spur token user|create|list|revoke`.
 //!
@@ -91,6 +92,7 @@ pub mod output;
 pub mod sacct;
 pub mod sacctmgr;
 pub mod sbatch;
+pub mod sbcast;
 pub mod scancel;
 pub mod scontrol;
 pub mod sdiag;
@@ -122,6 +124,7 @@ pub const PERSONALITIES: &[(&str, &str)] = &[
     ("sdiag", "diag"),
     ("sreport", "report"),
     ("sstat", "stat"),
+    ("sbcast", "bcast"),
 ];
 
 const SPUR_USAGE: &str = "\
@@ -139,6 +142,7 @@ usage: spur SUBCOMMAND [args...]
   diag ...              the same as sdiag
   report ...            the same as sreport
   stat ...              the same as sstat
+  bcast ...             the same as sbcast
   audit tail [Key=value ...] [-P] [--after ID]   print txn rows as they commit
   token user --name N [--admin-level L] [--ttl 24h]   mint a user JWT from the key in spur.conf
   token create [--ttl 24h] | token list | token revoke ID   node admission tokens
@@ -188,6 +192,7 @@ async fn subcommand(sub: &str, name: &str, args: &[String]) -> i32 {
         "diag" => sdiag::main(args).await,
         "report" => sreport::main(args).await,
         "stat" => sstat::main(args).await,
+        "bcast" => sbcast::main(args).await,
         _ => {
             output::complain(&format!("{name}: error: '{name}' is not available from this Spur release yet"));
             1

@@ -28,6 +28,7 @@
 //! plugin, never the controller's store, server or web stack; the compiler
 //! holds that wall (`cargo tree -p spur-agent` shows no sqlx and no axum).
 
+pub mod bcast;
 pub mod cgroup;
 pub mod exec;
 pub mod facts;
@@ -260,6 +261,8 @@ async fn session(
         Err(s) => return End::Retry(s.message().to_string()),
     };
     // What steps and step nodes' reports reach the controller by.
+    // sbcast's copies in progress; a new session starts with none (the controller's wait ends).
+    let copies = bcast::Copies::default();
     let link = link::Link {
         client: client.clone(),
         agent_id: reg.agent_id.clone(),
@@ -312,6 +315,10 @@ async fn session(
                 Ok(Some(pb::AgentCommand { cmd: Some(pb::agent_command::Cmd::SignalStep(s)) })) => {
                     let wait = Duration::from_secs(u64::from(s.kill_wait_secs));
                     exec.tasks.signal(s.job_id, s.step_id, s.signal, wait);
+                }
+                // Awaited in order: a copy's pieces are written as they were sent.
+                Ok(Some(pb::AgentCommand { cmd: Some(pb::agent_command::Cmd::BcastFile(b)) })) => {
+                    copies.piece(b, &link).await;
                 }
                 Ok(Some(pb::AgentCommand { cmd: Some(pb::agent_command::Cmd::SampleSteps(s)) })) => {
                     tokio::spawn(report_use(exec.tasks.clone(), s, link.clone()));

@@ -116,7 +116,9 @@ pub struct JobService {
     /// Pass counts and durations, for `/metrics`.
     pub(crate) pass_stats: run::PassStats,
     /// sstat requests waiting for their nodes' answers.
-    pub(crate) samples: steps::stats::Samples,
+    pub(crate) samples: steps::stats::Waiting<spur_proto::v1::UseReport>,
+    /// sbcast copies waiting for their nodes' answers.
+    pub(crate) bcasts: steps::stats::Waiting<spur_proto::v1::BcastReport>,
     /// sdiag's counters, which `sdiag --reset` zeroes.
     pub diag: diag::Diag,
     /// When each preemptor last had victims evicted (drain timeout).
@@ -237,6 +239,7 @@ impl JobService {
             pass_stats: run::PassStats::default(),
             diag: diag::Diag::new(now_ms()),
             samples: Default::default(),
+            bcasts: Default::default(),
             evicted_for: Mutex::new(Default::default()),
             dirty: Notify::new(),
             events: tokio::sync::broadcast::channel(events::BACKLOG).0,

@@ -284,6 +284,16 @@ impl Agent for AgentApi {
             .await
     }
 
+    async fn report_bcast(&self, req: Request<pb::BcastReport>) -> Result<Response<pb::UseAck>, Status> {
+        self.gate
+            .run(agent::REPORT_BCAST, req, |_, r| async move {
+                let nodes = self.nodes.agent_nodes(&r.agent_id, &r.agent_key)?;
+                self.jobs.bcast_reported(&nodes, r)?;
+                Ok((pb::UseAck {}, vec![]))
+            })
+            .await
+    }
+
     async fn report_job(&self, req: Request<pb::JobReport>) -> Result<Response<pb::JobReportAck>, Status> {
         self.gate
             .run(agent::REPORT_JOB, req, |_, r| async move {

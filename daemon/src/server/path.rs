@@ -84,12 +84,14 @@ service!(agent = "spur.v1.Agent" {
     REPORT_JOB = "ReportJob",
     STEP_IO = "StepIo",
     REPORT_USE = "ReportUse",
+    REPORT_BCAST = "ReportBcast",
 });
 
 service!(steps = "spur.v1.Steps" {
     RUN_STEP = "RunStep",
     SIGNAL_STEPS = "SignalSteps",
     STEP_STATS = "StepStats",
+    BCAST = "Bcast",
 });
 
 service!(

@@ -101,10 +101,14 @@ pub const RPCS: &[(&str, Class)] = &[
     (agent::REPORT_JOB, Internal),
     (agent::STEP_IO, Internal),
     (agent::REPORT_USE, Internal),
+    (agent::REPORT_BCAST, Internal),
     // The steps core checks the caller owns the job (or is an Operator).
     (steps::RUN_STEP, Unaudited(Anyone)),
     // sstat: the steps core checks the caller owns the job (or is an Operator).
     (steps::STEP_STATS, Read(Anyone)),
+    // sbcast writes on the job's nodes as the job's user and changes no record, as a step's
+    // tasks do: unaudited, like RunStep; the steps core checks the caller owns the job.
+    (steps::BCAST, Unaudited(Anyone)),
     (steps::SIGNAL_STEPS, Mutate { entity: "job", role: Anyone, target: "steps", in_txn: false }),
     (health::CHECK, Internal),
     (health::WATCH, Internal),
@@ -124,6 +128,7 @@ pub const UNAUTHENTICATED: &[&str] = &[
     agent::REPORT_JOB,
     agent::STEP_IO,
     agent::REPORT_USE,
+    agent::REPORT_BCAST,
 ];
 
 pub fn classify(path: &str) -> Option<Class> {

@@ -37,6 +37,7 @@ pub const MAX_ENV_BYTES: usize = 2 << 20;
 
 /// The step comes inside the stream: `bounds` checks it once read.
 impl Targeted for Streaming<pb::StepInput> {}
+impl Targeted for Streaming<pb::BcastChunk> {}
 
 /// Refuses a step request past the limits, before any per-task work (the
 /// task count's own cap is the layout's, with the job in hand).
@@ -85,6 +86,19 @@ fn step_ref(raw: &str) -> Result<(u64, u32), Error> {
 #[tonic::async_trait]
 impl Steps for StepsApi {
     type RunStepStream = StepEvents;
+
+    async fn bcast(
+        &self,
+        req: Request<Streaming<pb::BcastChunk>>,
+    ) -> Result<Response<pb::BcastResponse>, Status> {
+        self.gate
+            .run(path::BCAST, req, |ctx, mut chunks| async move {
+                let first = chunks.message().await.map_err(|s| Error::invalid("bcast", s.message()))?;
+                let first = first.ok_or_else(|| Error::invalid("bcast", "the stream names no file"))?;
+                Ok((self.jobs.bcast(ctx.role, &ctx.caller, first, chunks).await?, vec![]))
+            })
+            .await
+    }
 
     async fn step_stats(
         &self,

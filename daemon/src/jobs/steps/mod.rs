@@ -11,6 +11,7 @@
 //! - [`live`]: what only memory holds: each running step's srun stream, the
 //!   tasks still out, and the sruns attached to the allocations they made.
 //! - [`service`]: srun's RunStep and the agents' StepIo, driven end to end.
+//! - [`bcast`]: sbcast: a file streamed on to each node of a running job, written as its user.
 //! - [`stats`]: sstat: the running steps' use, sampled by their nodes' agents on request.
 //!
 //! An allocation srun made (`srun CMD` outside a job: [`StepLog::allocation`])
@@ -19,6 +20,7 @@
 //! (an srun killed before it attached, a controller restart) when no srun
 //! has been attached to it for [`live::DETACHED_GRACE`].
 
+pub mod bcast;
 pub mod env;
 pub mod layout;
 pub mod live;

@@ -19,26 +19,40 @@ use tokio::sync::mpsc;
 /// How long sstat waits for the nodes' answers.
 pub const SAMPLE_DEADLINE: Duration = Duration::from_secs(5);
 
-/// sstat requests waiting for their nodes: by request id, where the answers go.
-#[derive(Debug, Default)]
-pub struct Samples {
+/// Requests waiting for their nodes' answers (sstat's samples, sbcast's
+/// copies): by request id, where the answers go.
+#[derive(Debug)]
+pub struct Waiting<T> {
     next: AtomicU64,
-    waiting: Mutex<HashMap<u64, mpsc::UnboundedSender<pb::UseReport>>>,
+    waiting: Mutex<HashMap<u64, mpsc::UnboundedSender<T>>>,
 }
 
-impl Samples {
-    fn open(&self) -> (u64, mpsc::UnboundedReceiver<pb::UseReport>) {
+impl<T> Default for Waiting<T> {
+    fn default() -> Self {
+        Waiting { next: AtomicU64::new(0), waiting: Mutex::new(HashMap::new()) }
+    }
+}
+
+impl<T> Waiting<T> {
+    pub(crate) fn open(&self) -> (u64, mpsc::UnboundedReceiver<T>) {
         let id = self.next.fetch_add(1, Ordering::Relaxed) + 1;
         let (tx, rx) = mpsc::unbounded_channel();
         self.lock().insert(id, tx);
         (id, rx)
     }
 
-    fn close(&self, id: u64) {
+    pub(crate) fn close(&self, id: u64) {
         self.lock().remove(&id);
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, mpsc::UnboundedSender<pb::UseReport>>> {
+    /// Hands an answer to the request waiting for it; one nobody waits for (past its deadline) is dropped.
+    pub(crate) fn answer(&self, id: u64, t: T) {
+        if let Some(tx) = self.lock().get(&id) {
+            let _ = tx.send(t);
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, mpsc::UnboundedSender<T>>> {
         self.waiting.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
@@ -112,9 +126,7 @@ impl JobService {
         if !nodes.contains(&r.node) {
             return Err(Error::PermissionDenied(format!("this agent does not host node '{}'", r.node)));
         }
-        if let Some(tx) = self.samples.lock().get(&r.request_id) {
-            let _ = tx.send(r);
-        }
+        self.samples.answer(r.request_id, r);
         Ok(())
     }
 }
@@ -139,12 +151,12 @@ mod tests {
 
     #[test]
     fn an_answer_goes_to_its_request_and_a_late_one_is_dropped() {
-        let s = Samples::default();
+        let s = Waiting::<pb::UseReport>::default();
         let (id, mut rx) = s.open();
-        let r = pb::UseReport { request_id: id, node: "n1".into(), ..Default::default() };
-        s.lock().get(&id).unwrap().send(r).unwrap();
+        s.answer(id, pb::UseReport { request_id: id, node: "n1".into(), ..Default::default() });
         assert_eq!(rx.try_recv().unwrap().node, "n1");
         s.close(id);
-        assert!(s.lock().get(&id).is_none());
+        s.answer(id, pb::UseReport::default());
+        assert!(rx.try_recv().is_err());
     }
 }
