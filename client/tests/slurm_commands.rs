@@ -129,3 +129,13 @@ fn every_sbcast_option_is_accepted() {
     // Compression, no-allocation and its nodelist, libraries, timeout, fan-out and -v change nothing here.
     assert_eq!(counts, (13, 6, 7));
 }
+
+#[test]
+fn every_sattach_option_is_accepted() {
+    use spur_client::cli::sattach;
+    let value = |_: &str| "1";
+    let counts = check("sattach", sattach::OPTS, value, sattach::parse, |a| &a.warnings);
+    eprintln!("sattach: Slurm {} / implemented {} / warned {}", counts.0, counts.1, counts.2);
+    // --input-filter and --pty (output only) and --verbose change nothing here.
+    assert_eq!(counts, (11, 8, 3));
+}

@@ -244,3 +244,55 @@ fn sbcast_copies_a_file_to_a_jobs_nodes_as_its_user() {
         e.ok("scancel", &id.to_string());
     }
 }
+
+#[test]
+fn sattach_follows_a_running_steps_output_until_it_ends() {
+    use std::io::BufRead;
+    let e = Cluster::two_nodes(|t| t, &[]);
+    let path = format!("{}:{}", links_dir().display(), std::env::var("PATH").unwrap_or_default());
+    // Two tasks that print a numbered line five times a second until the file `stop` exists.
+    let script = "#!/bin/sh\n#SBATCH -N 2 -n 2 -o ticks.out\n\
+        srun -n 2 sh -c 'i=0; while [ ! -e stop ]; do echo tick $SLURM_PROCID $i; i=$((i+1)); sleep 0.2; done'\n";
+    std::fs::write(e.dir.path().join("ticks.sh"), script).unwrap();
+    let dir = e.dir.path().display().to_string();
+    let file = e.dir.path().join("ticks.sh").display().to_string();
+    let out = run_with("sbatch", &e.c.url, &["--parsable", "-D", &dir, &file], &[("PATH", &path)]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let id: u64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    let step = format!("{id}.0");
+    let layout = wait_for("the step running", || {
+        let out = run_with("sattach", &e.c.url, &["--layout", &step], &[]);
+        out.status.success().then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+    });
+    assert!(layout.starts_with("Job step layout:\n\t2 tasks, 2 nodes (node[01-02])\n"), "{layout}");
+
+    let mut child = spur_tests::proc::client("sattach", &e.c.url, &["-l", &step], &[])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let mut seen = vec![];
+    wait_for("both tasks' labelled lines", || {
+        seen.extend(rx.try_iter());
+        (seen.iter().any(|l| l.starts_with("0: tick 0 ")) && seen.iter().any(|l| l.starts_with("1: tick 1 ")))
+            .then_some(())
+    });
+    assert!(seen.iter().all(|l| l.starts_with("0: tick 0 ") || l.starts_with("1: tick 1 ")), "{seen:?}");
+    // The tasks end, so does the step, and sattach with it.
+    std::fs::write(e.dir.path().join("stop"), "").unwrap();
+    let status = wait_for("sattach to end with the step", || child.try_wait().unwrap());
+    assert!(status.success(), "{status:?}");
+    let err = e.fails("sattach", &[&format!("{id}.7")]);
+    assert!(err.contains(&format!("step {id}.7 is not running")), "{err}");
+    // srun had its copy all along: sattach read beside it.
+    e.wait_field(id, "%T", "COMPLETED");
+    let out = std::fs::read_to_string(e.dir.path().join("ticks.out")).unwrap_or_default();
+    assert!(out.contains("tick 0 ") && out.contains("tick 1 "), "srun's own copy: {out}");
+}

@@ -25,6 +25,7 @@
 //! - [`sreport`]: `sreport` / `spur report`: CPU time per cluster, account and user over a window.
 //! - [`sstat`]: `sstat` / `spur stat`: what a running step's tasks use now.
 //! - [`sbcast`]: `sbcast` / `spur bcast`: a file copied to a running job's nodes as its user.
+//! - [`sattach`]: `sattach` / `spur attach`: a running step's output, beside its srun.
 //! - [`audit`]: `spur audit tail`.
 //! - [`token`]: `spur token user|create|list|revoke`.
 //!
@@ -91,6 +92,7 @@ pub mod nodefmt;
 pub mod output;
 pub mod sacct;
 pub mod sacctmgr;
+pub mod sattach;
 pub mod sbatch;
 pub mod sbcast;
 pub mod scancel;
@@ -125,6 +127,7 @@ pub const PERSONALITIES: &[(&str, &str)] = &[
     ("sreport", "report"),
     ("sstat", "stat"),
     ("sbcast", "bcast"),
+    ("sattach", "attach"),
 ];
 
 const SPUR_USAGE: &str = "\
@@ -143,6 +146,7 @@ usage: spur SUBCOMMAND [args...]
   report ...            the same as sreport
   stat ...              the same as sstat
   bcast ...             the same as sbcast
+  attach ...            the same as sattach
   audit tail [Key=value ...] [-P] [--after ID]   print txn rows as they commit
   token user --name N [--admin-level L] [--ttl 24h]   mint a user JWT from the key in spur.conf
   token create [--ttl 24h] | token list | token revoke ID   node admission tokens
@@ -193,6 +197,7 @@ async fn subcommand(sub: &str, name: &str, args: &[String]) -> i32 {
         "report" => sreport::main(args).await,
         "stat" => sstat::main(args).await,
         "bcast" => sbcast::main(args).await,
+        "attach" => sattach::main(args).await,
         _ => {
             output::complain(&format!("{name}: error: '{name}' is not available from this Spur release yet"));
             1

@@ -253,6 +253,7 @@ impl Targeted for pb::ListTxnRequest {
 impl Targeted for pb::ExplainRequest {}
 impl Targeted for pb::StepStatsRequest {}
 impl Targeted for pb::BcastReport {}
+impl Targeted for pb::AttachRequest {}
 impl Targeted for pb::UseReport {
     fn bounds(&self) -> Result<(), Error> {
         cap("tasks", self.tasks.len(), MAX_IDS)

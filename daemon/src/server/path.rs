@@ -92,6 +92,7 @@ service!(steps = "spur.v1.Steps" {
     SIGNAL_STEPS = "SignalSteps",
     STEP_STATS = "StepStats",
     BCAST = "Bcast",
+    ATTACH = "Attach",
 });
 
 service!(

@@ -109,6 +109,8 @@ pub const RPCS: &[(&str, Class)] = &[
     // sbcast writes on the job's nodes as the job's user and changes no record, as a step's
     // tasks do: unaudited, like RunStep; the steps core checks the caller owns the job.
     (steps::BCAST, Unaudited(Anyone)),
+    // sattach: the steps core checks the caller owns the job (or is an Operator).
+    (steps::ATTACH, Read(Anyone)),
     (steps::SIGNAL_STEPS, Mutate { entity: "job", role: Anyone, target: "steps", in_txn: false }),
     (health::CHECK, Internal),
     (health::WATCH, Internal),

@@ -86,6 +86,34 @@ fn step_ref(raw: &str) -> Result<(u64, u32), Error> {
 #[tonic::async_trait]
 impl Steps for StepsApi {
     type RunStepStream = StepEvents;
+    type AttachStream = StepEvents;
+
+    async fn attach(&self, req: Request<pb::AttachRequest>) -> Result<Response<StepEvents>, Status> {
+        let streams = self.gate.streams.clone();
+        self.gate
+            .run(path::ATTACH, req, |ctx, r| async move {
+                let slot = streams.open(&ctx.caller.user)?;
+                let mut rx = self.jobs.attach(ctx.role, &ctx.caller, r.job_id, r.step_id)?;
+                let (tx, out) = tokio::sync::mpsc::channel(crate::jobs::steps::live::RELAY_QUEUE);
+                // The slot is held while the caller reads; a caller that stops reading is dropped.
+                tokio::spawn(async move {
+                    loop {
+                        tokio::select! {
+                            _ = tx.closed() => break,
+                            e = rx.recv() => {
+                                let Some(Ok(e)) = e else { break };
+                                if !super::streams::send(&tx, e).await {
+                                    break;
+                                }
+                            }
+                        }
+                    }
+                    drop(slot);
+                });
+                Ok((Box::pin(tokio_stream::wrappers::ReceiverStream::new(out)) as StepEvents, vec![]))
+            })
+            .await
+    }
 
     async fn bcast(
         &self,

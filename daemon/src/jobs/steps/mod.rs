@@ -11,6 +11,7 @@
 //! - [`live`]: what only memory holds: each running step's srun stream, the
 //!   tasks still out, and the sruns attached to the allocations they made.
 //! - [`service`]: srun's RunStep and the agents' StepIo, driven end to end.
+//! - [`attach`]: sattach: another reader of a running step's output.
 //! - [`bcast`]: sbcast: a file streamed on to each node of a running job, written as its user.
 //! - [`stats`]: sstat: the running steps' use, sampled by their nodes' agents on request.
 //!
@@ -20,6 +21,7 @@
 //! (an srun killed before it attached, a controller restart) when no srun
 //! has been attached to it for [`live::DETACHED_GRACE`].
 
+pub mod attach;
 pub mod bcast;
 pub mod env;
 pub mod layout;
