@@ -296,3 +296,53 @@ fn sattach_follows_a_running_steps_output_until_it_ends() {
     let out = std::fs::read_to_string(e.dir.path().join("ticks.out")).unwrap_or_default();
     assert!(out.contains("tick 0 ") && out.contains("tick 1 "), "srun's own copy: {out}");
 }
+
+#[test]
+fn sstat_sattach_and_sbcast_refuse_another_users_job() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = dir.path().join("jwt.key");
+    std::fs::write(&key, "test-signing-key-of-at-least-32-bytes").unwrap();
+    let toml = spur_tests::config::ClusterToml::new()
+        .interval(1)
+        .nodes("node01", 4, 8192)
+        .partition("batch", "node01")
+        .set("auth", "plugin", "jwt")
+        .set("auth", "jwt_key_file", key.display().to_string().as_str())
+        .set("auth", "mode", "required");
+    let db = format!("sqlite://{}/spur.db", dir.path().display());
+    let c = Controller::start(dir.path(), &conf(&db, &toml.build()));
+    let mint = |name: &str, level: &str| {
+        let out = std::process::Command::new(spur_tests::proc::bin("spur"))
+            .args(["token", "user", "--name", name, "--admin-level", level, "--key-file"])
+            .arg(&key)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    };
+    let (admin, alice, bob) = (mint("admin", "Admin"), mint("alice", "None"), mint("bob", "None"));
+    let run = |token: &str, cmd: &str, args: &[&str]| run_with(cmd, &c.url, args, &[("SPUR_TOKEN", token)]);
+    for line in ["-i add account name=ml", "-i add user name=alice account=ml"] {
+        let out = run(&admin, "sacctmgr", &line.split(' ').collect::<Vec<_>>());
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let d = dir.path().display().to_string();
+    let out = run(&alice, "sbatch", &["--parsable", "--hold", "-D", &d, "--wrap=true"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let id = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let src = dir.path().join("f");
+    std::fs::write(&src, "x").unwrap();
+    let src = src.display().to_string();
+    let step = format!("{id}.0");
+    let tries: [(&str, Vec<&str>); 3] =
+        [("sstat", vec!["-j", &step]), ("sattach", vec![&step]), ("sbcast", vec!["-j", &id, &src, "/tmp/spur-never"])];
+    for (cmd, args) in tries {
+        let out = run(&bob, cmd, &args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{cmd}: {err}");
+        assert!(err.contains(&format!("job {id} belongs to 'alice'")), "{cmd}: {err}");
+    }
+    // The owner is told what is wrong instead: the job is not running.
+    let out = run(&alice, "sstat", &["-j", &id]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains(&format!("job {id} has no running step")));
+}
