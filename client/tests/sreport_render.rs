@@ -25,6 +25,7 @@ fn usage() -> pb::UsageResponse {
         rows: vec![row("ml", "ann", 7_200), row("ml", "bob", 3_600), row("phys", "ann", 1_800)],
         cluster_cpus: 8,
         truncated: false,
+        sizes: vec![],
     }
 }
 
@@ -136,4 +137,38 @@ fn top_usage_sums_a_users_accounts_and_keeps_the_largest() {
         &|_| String::new(),
     );
     assert!(e.unwrap_err().contains("\"Bogus\""));
+}
+
+#[test]
+fn job_sizes_by_account_puts_each_accounts_time_in_its_size_column() {
+    let size = |a: &str, cpus, s, jobs| pb::UsageSize { account: a.into(), cpus, cpu_secs: s, jobs };
+    let u = pb::UsageResponse {
+        sizes: vec![size("ml", 4, 3_000, 2), size("ml", 64, 9_000, 1), size("phys", 1, 6_000, 3)],
+        ..usage()
+    };
+    let w = q("job SizesByAccount").unwrap();
+    assert_eq!(
+        (w.report, w.grouping.clone(), w.job_count),
+        (Report::SizesByAccount, vec![50, 250, 500, 1000], false)
+    );
+    let out =
+        render(&w, "spur", &u, TimeFmt::Minutes, Parsable::NoTrailing, true, &|_| String::new()).unwrap();
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[1], "Job Sizes 2026-03-09T00:00:00 - 2026-03-09T23:59:59 (86400 secs)");
+    assert_eq!(lines[2], "Time reported in Minutes");
+    assert_eq!(
+        lines[4..],
+        [
+            "Cluster|Account|0-49 CPUs|50-249 CPUs|250-499 CPUs|500-999 CPUs|>= 1000 CPUs|Total Count|% of cluster",
+            "spur|ml|50|150|0|0|0|200|66.67%",
+            "spur|phys|100|0|0|0|0|100|33.33%",
+        ]
+    );
+    let w = q("job sizesbyaccount grouping=2,10 PrintJobCount FlatView").unwrap();
+    let out =
+        render(&w, "spur", &u, TimeFmt::Minutes, Parsable::NoTrailing, true, &|_| String::new()).unwrap();
+    assert!(out.contains("\nUnits are in number of jobs ran\n"), "{out}");
+    assert!(out.ends_with("Cluster|Account|0-1 CPUs|2-9 CPUs|>= 10 CPUs|Total Count|% of cluster\nspur|ml|0|2|1|3|50.00%\nspur|phys|3|0|0|3|50.00%\n"), "{out}");
+    assert!(q("job sizesbyaccount grouping=10,5").unwrap_err().contains("increasing"));
+    assert!(q("job sizesbyaccount bogus").unwrap_err().contains("'bogus'"));
 }

@@ -133,6 +133,12 @@ fn sreport_sums_stored_and_running_jobs_cpu_time_per_account_and_user() {
     assert_eq!(top.len(), 1, "{top:?}");
     assert_eq!((top[0][1].as_str(), top[0][3].as_str()), ("root", "ml,phys"), "{top:?}");
 
+    // By job size: the 2-CPU job's and the 1-CPU job's time, both under 50 CPUs.
+    let sizes = sreport(&e, "job SizesByAccount");
+    let ml = sizes.iter().find(|r| r[1] == "ml").expect("an ml line");
+    assert!(ml[2].parse::<u64>().unwrap() >= 2 && ml[3] == "0", "{sizes:?}");
+    assert!(sizes.iter().any(|r| r[1] == "phys"), "{sizes:?}");
+
     // The banner, without -n.
     let out = e.ok("sreport", "cluster utilization start=now-1hours end=now");
     assert!(
@@ -334,8 +340,11 @@ fn sstat_sattach_and_sbcast_refuse_another_users_job() {
     std::fs::write(&src, "x").unwrap();
     let src = src.display().to_string();
     let step = format!("{id}.0");
-    let tries: [(&str, Vec<&str>); 3] =
-        [("sstat", vec!["-j", &step]), ("sattach", vec![&step]), ("sbcast", vec!["-j", &id, &src, "/tmp/spur-never"])];
+    let tries: [(&str, Vec<&str>); 3] = [
+        ("sstat", vec!["-j", &step]),
+        ("sattach", vec![&step]),
+        ("sbcast", vec!["-j", &id, &src, "/tmp/spur-never"]),
+    ];
     for (cmd, args) in tries {
         let out = run(&bob, cmd, &args);
         let err = String::from_utf8_lossy(&out.stderr);

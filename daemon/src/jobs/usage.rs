@@ -50,18 +50,34 @@ pub fn cpu_secs(j: &JobRecord, start: i64, end: i64, now: i64) -> u64 {
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Usage {
     pub rows: BTreeMap<(String, String), u64>,
+    /// With sizes asked for: (CPU-seconds, jobs) per (account, job CPUs).
+    pub sizes: Option<BTreeMap<(String, u32), (u64, u64)>>,
     pub truncated: bool,
+}
+
+/// A job's allocated CPUs on all its nodes.
+fn job_cpus(j: &JobRecord) -> u32 {
+    j.alloc.0.saturating_mul(u32::try_from(j.nodes.len().max(1)).unwrap_or(u32::MAX))
 }
 
 impl Usage {
     fn add(&mut self, j: &JobRecord, start: i64, end: i64, now: i64) {
         let secs = cpu_secs(j, start, end, now);
         if secs > 0 {
-            self.add_secs((j.account.clone().unwrap_or_default(), j.user.clone()), secs);
+            self.add_secs((j.account.clone().unwrap_or_default(), j.user.clone()), secs, job_cpus(j));
         }
     }
 
-    fn add_secs(&mut self, key: (String, String), secs: u64) {
+    fn add_secs(&mut self, key: (String, String), secs: u64, cpus: u32) {
+        if let Some(sizes) = &mut self.sizes {
+            let by = (key.0.clone(), cpus);
+            if sizes.len() < MAX_USAGE_ROWS || sizes.contains_key(&by) {
+                let e = sizes.entry(by).or_default();
+                (e.0, e.1) = (e.0 + secs, e.1 + 1);
+            } else {
+                self.truncated = true;
+            }
+        }
         if self.rows.len() >= MAX_USAGE_ROWS && !self.rows.contains_key(&key) {
             self.truncated = true;
             return;
@@ -72,18 +88,19 @@ impl Usage {
 
 impl JobService {
     /// CPU time allocated inside `[start, end)` as of `now`, per (account, user).
-    pub async fn usage(&self, start: i64, end: i64, now: i64) -> Result<Usage> {
-        let mut u = Usage::default();
+    pub async fn usage(&self, start: i64, end: i64, now: i64, by_size: bool) -> Result<Usage> {
+        let mut u = Usage { sizes: by_size.then(BTreeMap::new), ..Default::default() };
         // Memory first, under one lock; the store's pages skip the jobs memory holds.
         // A job purged between the two reads is not counted twice.
         let mut seen = HashSet::new();
         for (id, used) in self.select(None, |j| {
             let secs = cpu_secs(j, start, end, now);
-            Some((j.id, (secs > 0).then(|| ((j.account.clone().unwrap_or_default(), j.user.clone()), secs))))
+            let key = || (j.account.clone().unwrap_or_default(), j.user.clone());
+            Some((j.id, (secs > 0).then(|| (key(), secs, job_cpus(j)))))
         }) {
             seen.insert(id);
-            if let Some((key, secs)) = used {
-                u.add_secs(key, secs);
+            if let Some((key, secs, cpus)) = used {
+                u.add_secs(key, secs, cpus);
             }
         }
         let mut scanned = 0usize;
@@ -171,5 +188,13 @@ mod tests {
         assert_eq!(u.rows[&("ml".to_string(), "ann".to_string())], 20);
         assert_eq!(u.rows.len(), 2);
         assert!(!u.truncated);
+        assert!(u.sizes.is_none(), "only when asked for");
+        let mut u = Usage { sizes: Some(BTreeMap::new()), ..Default::default() };
+        u.add(&mine("ml", "ann"), T, T + 100_000, T + 100_000);
+        u.add(&JobRecord { alloc: (4, 0, 0), ..mine("ml", "bob") }, T, T + 100_000, T + 100_000);
+        u.add(&mine("ml", "bob"), T, T + 100_000, T + 100_000);
+        let sizes = u.sizes.unwrap();
+        assert_eq!(sizes[&("ml".to_string(), 1)], (20, 2));
+        assert_eq!(sizes[&("ml".to_string(), 4)], (40, 1));
     }
 }

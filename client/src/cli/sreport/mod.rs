@@ -22,6 +22,7 @@ usage: sreport [-anpPQ] [-t UNIT] [-M CLUSTER] [--controller URL] REPORT [start=
   cluster AccountUtilizationByUser    CPU time per account, then per user in it
   cluster UserUtilizationByAccount    CPU time per user and account, largest first
   user TopUsage [topcount=N]          the N users who used the most (default 10)
+  job SizesByAccount [grouping=50,250,500,1000] [PrintJobCount]   each account's time by job size
   start=, end=      Slurm's date forms (default: yesterday 00:00 to today 00:00; end is at most now)
   Accounts=A,...  Users=U,...         only these accounts' or users' use
   -t UNIT           Seconds, Minutes (default), Hours, Percent, SecPer, MinPer, HourPer
@@ -128,6 +129,8 @@ pub enum Report {
     AccountByUser,
     UserByAccount,
     TopUsage,
+    /// `job SizesByAccount`: each account's time by job size.
+    SizesByAccount,
 }
 
 /// A report with its window (Unix ms, `[start_ms, end_ms)`) and options.
@@ -141,6 +144,10 @@ pub struct Query {
     pub top: usize,
     pub accounts: Vec<String>,
     pub users: Vec<String>,
+    /// `grouping=`: the job sizes (CPUs) where the size columns break; Slurm's default 50,250,500,1000.
+    pub grouping: Vec<u32>,
+    /// `PrintJobCount`: jobs in each column, not time.
+    pub job_count: bool,
 }
 
 pub fn parse(argv: &[String]) -> Result<Args, String> {
@@ -176,6 +183,8 @@ pub fn query(words: &[String], now: DateTime<Local>) -> Result<Query, String> {
         }
     } else if abbrev(entity, "user", 1) && abbrev(name, "TopUsage", 1) {
         Report::TopUsage
+    } else if abbrev(entity, "job", 1) && abbrev(name, "SizesByAccount", 10) {
+        Report::SizesByAccount
     } else {
         return Err(format!("'{entity} {name}' is not a report Spur has (see --help)"));
     };
@@ -191,9 +200,20 @@ pub fn query(words: &[String], now: DateTime<Local>) -> Result<Query, String> {
         top: 10,
         accounts: vec![],
         users: vec![],
+        grouping: vec![50, 250, 500, 1000],
+        job_count: false,
     };
     let (mut start, mut end) = (None, None);
     for w in opts {
+        // The job reports' bare words: a flat list and accounts as parents are what Spur prints anyway.
+        if report == Report::SizesByAccount && !w.contains('=') {
+            match w.to_ascii_lowercase() {
+                x if abbrev(&x, "PrintJobCount", 2) => q.job_count = true,
+                x if abbrev(&x, "FlatView", 2) || abbrev(&x, "AcctAsParent", 2) => {}
+                _ => return Err(format!("'{w}' is not an option of job SizesByAccount")),
+            }
+            continue;
+        }
         let (k, v) =
             w.split_once('=').ok_or_else(|| format!("'{w}': expected Key=value (start=, end=, format=)"))?;
         let list = || v.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect();
@@ -206,6 +226,7 @@ pub fn query(words: &[String], now: DateTime<Local>) -> Result<Query, String> {
             "topcount" if report == Report::TopUsage => {
                 q.top = v.parse().map_err(|_| format!("topcount: '{v}' is not a count"))?
             }
+            "grouping" if report == Report::SizesByAccount => q.grouping = grouping(v)?,
             "accounts" | "account" | "acct" => q.accounts = list(),
             "users" | "user" => q.users = list(),
             // The cluster list is checked with -M's.
@@ -219,6 +240,17 @@ pub fn query(words: &[String], now: DateTime<Local>) -> Result<Query, String> {
         return Err("start: the window must start before it ends (and end is at most now)".into());
     }
     Ok(q)
+}
+
+/// `grouping=50,250,...`: increasing sizes, each above 0.
+fn grouping(v: &str) -> Result<Vec<u32>, String> {
+    let sizes: Vec<u32> = (v.split(',').map(|s| s.trim().parse::<u32>()))
+        .collect::<Result<_, _>>()
+        .map_err(|_| format!("grouping: '{v}' is not a list of sizes (50,250,500,1000)"))?;
+    if sizes.is_empty() || sizes.len() > 64 || sizes.windows(2).any(|w| w[0] >= w[1]) || sizes[0] == 0 {
+        return Err(format!("grouping: '{v}' must be 1 to 64 increasing sizes above 0"));
+    }
+    Ok(sizes)
 }
 
 /// The `Clusters=` words of a report, for the same check as `-M`.
@@ -248,6 +280,7 @@ fn proper_name(passwd: &str, user: &str) -> String {
 pub fn filter(q: &Query, mut u: pb::UsageResponse) -> pb::UsageResponse {
     let want = |list: &[String], v: &str| list.is_empty() || list.iter().any(|w| w.eq_ignore_ascii_case(v));
     u.rows.retain(|r| want(&q.accounts, &r.account) && want(&q.users, &r.user));
+    u.sizes.retain(|r| want(&q.accounts, &r.account));
     u
 }
 
@@ -260,7 +293,8 @@ async fn run(a: Args, now: DateTime<Local>) -> Result<String, String> {
         Some(n) => n,
         None => c.session.who_am_i(pb::WhoAmIRequest {}).await.map_err(status)?.into_inner().cluster_name,
     };
-    let req = pb::UsageRequest { start_ms: q.start_ms, end_ms: q.end_ms };
+    let by_size = q.report == Report::SizesByAccount;
+    let req = pb::UsageRequest { start_ms: q.start_ms, end_ms: q.end_ms, by_size };
     let u = filter(&q, c.jobs.usage(req).await.map_err(status)?.into_inner());
     if u.truncated && !a.quiet {
         super::output::complain(

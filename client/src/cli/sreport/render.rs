@@ -50,6 +50,7 @@ fn default_format(r: Report) -> &'static str {
         Report::Utilization => "Cl,al,d,PLNDDown,i,res,rep",
         Report::AccountByUser => "Cluster,Ac,Login,Proper,Used,Energy",
         Report::UserByAccount | Report::TopUsage => "Cluster,Login,Proper,Ac,Used,Energy",
+        Report::SizesByAccount => "Cl,a",
     }
 }
 
@@ -91,8 +92,13 @@ fn banner(q: &Query, t: TimeFmt) -> String {
             let top = if q.top == 0 { "ALL".to_string() } else { q.top.to_string() };
             format!("Top {top} Users {window} ({span} secs)")
         }
+        Report::SizesByAccount => format!("Job Sizes {window} ({span} secs)"),
     };
     let unit = match t {
+        _ if q.report == Report::SizesByAccount && q.job_count => {
+            "Units are in number of jobs ran".to_string()
+        }
+        _ if q.report == Report::SizesByAccount => format!("Time reported in {}", t.name()),
         TimeFmt::Percent => "Usage reported in Percentage of Total".to_string(),
         t => format!("Usage reported in CPU {}", t.name()),
     };
@@ -113,6 +119,9 @@ pub fn render(
     header: bool,
     proper: &dyn Fn(&str) -> String,
 ) -> Result<String, String> {
+    if q.report == Report::SizesByAccount {
+        return sizes(q, cluster, u, t, p, header);
+    }
     let table = if q.report == Report::Utilization { UTILIZATION } else { BY_USER };
     let spec = q.format.clone().unwrap_or_else(|| default_format(q.report).to_string());
     let cols = parse_columns(&spec, |n| pick(table, n), "sreport")?;
@@ -122,7 +131,9 @@ pub fn render(
     let lines = match q.report {
         Report::Utilization => vec![utilization(q, cluster, u, t)],
         Report::AccountByUser => by_account(u, cluster, t, proper),
-        Report::UserByAccount | Report::TopUsage => by_user(q, u, cluster, t, proper),
+        Report::UserByAccount | Report::TopUsage | Report::SizesByAccount => {
+            by_user(q, u, cluster, t, proper)
+        }
     };
     let cells: Vec<Vec<String>> = lines
         .iter()
@@ -219,4 +230,57 @@ fn by_user(
         rows.truncate(q.top);
     }
     rows.iter().map(|(user, acct, secs)| line(cluster, acct, user, proper(user), s(*secs), s(0))).collect()
+}
+
+/// `job SizesByAccount`: per account, its time (or jobs) in each job-size
+/// column, its total, and its share of the cluster's.
+fn sizes(
+    q: &Query,
+    cluster: &str,
+    u: &pb::UsageResponse,
+    t: TimeFmt,
+    p: Parsable,
+    header: bool,
+) -> Result<String, String> {
+    const JOB: &[Col] = &[col("Account", "account", 9, 9), col("Cluster", "cluster", 9, 9)];
+    let spec = q.format.clone().unwrap_or_else(|| default_format(q.report).to_string());
+    let cols = parse_columns(&spec, |n| pick(JOB, n), "sreport")?;
+    let mut heads: Vec<(String, i32)> =
+        cols.iter().map(|(c, w)| (c.head.to_string(), w.unwrap_or(c.width))).collect();
+    let mut low = 0;
+    for g in &q.grouping {
+        heads.push((format!("{low}-{} CPUs", g - 1), 13));
+        low = *g;
+    }
+    heads.push((format!(">= {low} CPUs"), 13));
+    heads.push(("Total Count".into(), 11));
+    heads.push(("% of cluster".into(), 12));
+    // The column of a job of `cpus`: the first break above it.
+    let column = |cpus: u32| q.grouping.iter().position(|g| cpus < *g).unwrap_or(q.grouping.len());
+    let value = |s: &pb::UsageSize| if q.job_count { s.jobs } else { s.cpu_secs };
+    let cluster_total: u64 = u.sizes.iter().map(value).sum();
+    let mut accounts: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
+    for s in &u.sizes {
+        accounts.entry(s.account.as_str()).or_insert_with(|| vec![0; q.grouping.len() + 1])
+            [column(s.cpus)] += value(s);
+    }
+    let cells: Vec<Vec<String>> = accounts
+        .iter()
+        .map(|(account, by)| {
+            let total: u64 = by.iter().sum();
+            let show = |v: u64, of: u64| if q.job_count { v.to_string() } else { time_str(v, of, t) };
+            let mut row: Vec<String> = cols
+                .iter()
+                .map(|(c, _)| if c.key == "cluster" { cluster.to_string() } else { account.to_string() })
+                .collect();
+            row.extend(by.iter().map(|v| show(*v, total)));
+            row.push(show(total, 0));
+            row.push(time_str(total, cluster_total, TimeFmt::Percent));
+            row
+        })
+        .collect();
+    let heads: Vec<(&str, i32)> = heads.iter().map(|(h, w)| (h.as_str(), *w)).collect();
+    let mut out = if header { banner(q, t) } else { String::new() };
+    out += &print_fields(&heads, &cells, p, "|", header);
+    Ok(out)
 }
