@@ -80,22 +80,19 @@ pub fn kill_recorded(state: &StateDir) -> Vec<(u64, u32)> {
     out
 }
 
-/// Each running step's tasks here, by (job, step): their process groups.
-type Running = HashMap<(u64, u32), Vec<i32>>;
-
-/// Each running step's tasks here by (job, step, node): (task id, process group), for sstat.
+/// Each running step's tasks here by (job, step, node): (task id, process group).
+/// By node too: an agent hosting several nodes runs a step's tasks on each.
 type Placed = HashMap<(u64, u32, String), Vec<(u32, i32)>>;
 
 #[derive(Clone)]
 pub struct StepTasks {
     state: StateDir,
-    running: Arc<Mutex<Running>>,
     placed: Arc<Mutex<Placed>>,
 }
 
 impl StepTasks {
     pub fn new(state: StateDir) -> StepTasks {
-        StepTasks { state, running: Arc::default(), placed: Arc::default() }
+        StepTasks { state, placed: Arc::default() }
     }
 
     fn placed(&self) -> std::sync::MutexGuard<'_, Placed> {
@@ -123,8 +120,12 @@ impl StepTasks {
         out
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Running> {
-        self.running.lock().unwrap_or_else(|p| p.into_inner())
+    /// The process groups of job `job`'s step `step` here (every step when None), by (job, step, node).
+    fn groups(&self, job: u64, step: Option<u32>) -> Vec<((u64, u32, String), Vec<i32>)> {
+        (self.placed().iter())
+            .filter(|((j, s, _), _)| *j == job && step.is_none_or(|want| want == *s))
+            .map(|(k, v)| (k.clone(), v.iter().map(|t| t.1).collect()))
+            .collect()
     }
 
     /// `signal` to the tasks of step `step` of `job` here (every step of the
@@ -132,10 +133,7 @@ impl StepTasks {
     /// later. False when none runs here.
     pub fn signal(&self, job: u64, step: Option<u32>, signal: i32, kill_wait: Duration) -> bool {
         let Ok(sig) = Signal::try_from(signal) else { return false };
-        let hit: Vec<((u64, u32), Vec<i32>)> = (self.lock().iter())
-            .filter(|((j, s), _)| *j == job && step.is_none_or(|want| want == *s))
-            .map(|(k, v)| (*k, v.clone()))
-            .collect();
+        let hit = self.groups(job, step);
         for (_, groups) in &hit {
             for &g in groups {
                 if sig == Signal::SIGTERM {
@@ -150,7 +148,9 @@ impl StepTasks {
             tokio::spawn(async move {
                 tokio::time::sleep(kill_wait).await;
                 for (key, groups) in hit {
-                    if me.lock().get(&key).is_some_and(|g| *g == groups) {
+                    let now: Option<Vec<i32>> =
+                        me.placed().get(&key).map(|t| t.iter().map(|t| t.1).collect());
+                    if now.is_some_and(|g| g == groups) {
                         for g in &groups {
                             let _ = killpg(Pid::from_raw(*g), Signal::SIGKILL);
                         }
@@ -168,7 +168,6 @@ impl StepTasks {
     }
 
     async fn run(&self, l: pb::LaunchStep, cgroup: Option<JobCgroup>, link: Link) {
-        let key = (l.job_id, l.step_id);
         let (tx, rx) = mpsc::channel::<pb::StepReport>(REPORTS);
         let mut client = link.client.clone();
         let mut call =
@@ -232,7 +231,6 @@ impl StepTasks {
         if let Err(e) = write_atomic(&path, &file) {
             tracing::warn!(job = l.job_id, step = l.step_id, error = %e, "cannot record the step's tasks");
         }
-        self.lock().insert(key, file.tasks.iter().map(|t| t.0).collect());
         let where_ = (l.job_id, l.step_id, l.node.clone());
         self.placed().insert(where_.clone(), placed);
         drop(tx);
@@ -256,7 +254,6 @@ impl StepTasks {
                 all.await;
             }
         }
-        self.lock().remove(&key);
         self.placed().remove(&where_);
         let _ = std::fs::remove_file(path);
     }
