@@ -94,7 +94,14 @@ impl JobService {
             }
         }
         while let Some(c) = rest.next().await {
-            let c = c.map_err(|s| invalid(s.message().to_string()))?;
+            let c = match c {
+                Ok(c) => c,
+                Err(s) => {
+                    // sbcast went away part way: the nodes abandon their copies when no piece comes.
+                    self.bcasts.close(id);
+                    return Err(invalid(s.message().to_string()));
+                }
+            };
             if c.data.len() > MAX_BCAST_CHUNK {
                 self.bcasts.close(id);
                 return Err(invalid(format!("a piece of {} bytes; at most {MAX_BCAST_CHUNK}", c.data.len())));
