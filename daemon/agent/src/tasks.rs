@@ -42,6 +42,9 @@ const DRAIN: Duration = Duration::from_secs(2);
 pub struct StepFile {
     pub job_id: u64,
     pub step_id: u32,
+    /// The node the tasks are on; empty in a file from before nodes were recorded.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub node: String,
     /// (process group, its leader's start time) of each task.
     pub tasks: Vec<(i32, u64)>,
 }
@@ -56,8 +59,12 @@ impl StepFile {
     }
 }
 
-fn step_path(state: &StateDir, job: u64, step: u32) -> std::path::PathBuf {
-    state.0.join(format!("step-{job}-{step}.json"))
+/// A step's file on one node: one agent may host several of the step's nodes.
+fn step_path(state: &StateDir, job: u64, step: u32, node: &str) -> std::path::PathBuf {
+    match node {
+        "" => state.0.join(format!("step-{job}-{step}.json")),
+        n => state.0.join(format!("step-{job}-{step}-{n}.json")),
+    }
 }
 
 /// Every step file in the state directory.
@@ -74,8 +81,10 @@ pub fn kill_recorded(state: &StateDir) -> Vec<(u64, u32)> {
     let mut out = vec![];
     for f in recorded(state) {
         f.kill();
-        let _ = std::fs::remove_file(step_path(state, f.job_id, f.step_id));
-        out.push((f.job_id, f.step_id));
+        let _ = std::fs::remove_file(step_path(state, f.job_id, f.step_id, &f.node));
+        if !out.contains(&(f.job_id, f.step_id)) {
+            out.push((f.job_id, f.step_id));
+        }
     }
     out
 }
@@ -187,7 +196,7 @@ impl StepTasks {
         }
         let mut waits = vec![];
         let mut placed = vec![];
-        let mut file = StepFile { job_id: l.job_id, step_id: l.step_id, tasks: vec![] };
+        let mut file = StepFile { job_id: l.job_id, step_id: l.step_id, node: l.node.clone(), tasks: vec![] };
         let mut outputs = Outputs::default();
         let hres = match super::hres::Hres::for_step(&self.state.hres_path(l.job_id, &l.node), &l) {
             Ok(h) => h.map(std::sync::Arc::new),
@@ -227,7 +236,7 @@ impl StepTasks {
                 }
             }
         }
-        let path = step_path(&self.state, l.job_id, l.step_id);
+        let path = step_path(&self.state, l.job_id, l.step_id, &l.node);
         if let Err(e) = write_atomic(&path, &file) {
             tracing::warn!(job = l.job_id, step = l.step_id, error = %e, "cannot record the step's tasks");
         }
@@ -443,13 +452,25 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let state = StateDir::open(&dir.path().join("state")).unwrap();
         let mut child = std::process::Command::new("sleep").arg("30").process_group(0).spawn().unwrap();
-        let pgid = child.id() as i32;
-        let f = StepFile { job_id: 4, step_id: 1, tasks: vec![(pgid, start_time(pgid).unwrap())] };
-        write_atomic(&step_path(&state, 4, 1), &f).unwrap();
-        assert_eq!(recorded(&state), [f]);
+        let mut other = std::process::Command::new("sleep").arg("30").process_group(0).spawn().unwrap();
+        let (pgid, pgid2) = (child.id() as i32, other.id() as i32);
+        // An older agent's file (no node), and the same step's file of a second node this agent hosts.
+        let f = StepFile {
+            job_id: 4,
+            step_id: 1,
+            node: String::new(),
+            tasks: vec![(pgid, start_time(pgid).unwrap())],
+        };
+        write_atomic(&step_path(&state, 4, 1, ""), &f).unwrap();
+        let f2 =
+            StepFile { node: "n2".into(), tasks: vec![(pgid2, start_time(pgid2).unwrap())], ..f.clone() };
+        write_atomic(&step_path(&state, 4, 1, "n2"), &f2).unwrap();
+        let mut files = recorded(&state);
+        files.sort_by(|a, b| a.node.cmp(&b.node));
+        assert_eq!(files, [f, f2]);
         assert_eq!(kill_recorded(&state), [(4, 1)]);
-        let status = child.wait().unwrap();
-        assert_eq!(status.signal(), Some(9));
+        assert_eq!(child.wait().unwrap().signal(), Some(9));
+        assert_eq!(other.wait().unwrap().signal(), Some(9));
         assert!(recorded(&state).is_empty());
     }
 
