@@ -122,7 +122,9 @@ pub async fn start_with(
     let listener = TcpListener::from_std(listener)?;
     let addr = listener.local_addr()?;
     let streams = crate::server::streams::Streams::default();
-    let gate = Arc::new(Gate { auth: auth.clone(), acct: acct.clone(), hub: hub.clone(), streams });
+    let rpc_stats = Default::default();
+    let gate =
+        Arc::new(Gate { auth: auth.clone(), acct: acct.clone(), hub: hub.clone(), streams, rpc_stats });
     let routes = crate::server::routes(gate, admission, nodes.clone(), jobs.clone(), licenses, &cfg).await?;
     let layer = AuthLayer::new(auth, cfg.logging.audit_rpcs);
     let (stop, stopped) = oneshot::channel::<()>();

@@ -140,6 +140,28 @@ fn scancel_of_a_step_ends_it_and_the_script_goes_on_leaving_nothing_behind() {
     wait_for("no task left", || (!pgrep(&format!("^[^ ]*sleep {second}$"))).then_some(()));
 }
 
+/// One agent hosts both nodes here, as `spurd --nodes 'node[01-02]'` does: a
+/// step's tasks on each of them are signalled, not only the last node's.
+#[test]
+fn scancel_of_a_step_on_two_nodes_of_one_agent_ends_both_nodes_tasks() {
+    let e = start();
+    let sleep = marker(3);
+    let script =
+        format!("#!/bin/sh\n#SBATCH -N 2 -n 2 -o two.out\nsrun -N 2 -n 2 sleep {sleep}\necho after=$?\n");
+    let id = submit(&e, "two.sh", &script, &[]);
+    let step0 = format!("{id}.0");
+    wait_for("step 0 running", || (sacct(&e, &step0, "State").trim() == "RUNNING").then_some(()));
+    wait_for("both tasks running", || {
+        let out =
+            std::process::Command::new("pgrep").args(["-c", "-f", &format!("^[^ ]*sleep {sleep}$")]).output();
+        out.is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "2").then_some(())
+    });
+    e.ok("scancel", &step0);
+    wait_for("step 0 cancelled", || (sacct(&e, &step0, "State").trim() == "CANCELLED").then_some(()));
+    wait_for("no task left", || (!pgrep(&format!("^[^ ]*sleep {sleep}$"))).then_some(()));
+    e.wait_field(id, "%T", "COMPLETED");
+}
+
 /// A number of seconds to sleep that names this test process's own sleeps.
 fn marker(n: u32) -> String {
     format!("{}{n}", 100_000 + std::process::id() % 100_000)

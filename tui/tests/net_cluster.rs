@@ -53,6 +53,12 @@ impl Cluster for Fake {
     ) -> Result<Response<spur_proto::v1::ShowConfigResponse>, Status> {
         Err(Status::unimplemented("not in this fake"))
     }
+    async fn diag(&self, _: Request<DiagRequest>) -> Result<Response<DiagResponse>, Status> {
+        Err(Status::unimplemented("not in this fake"))
+    }
+    async fn reset_diag(&self, _: Request<ResetDiagRequest>) -> Result<Response<ResetDiagResponse>, Status> {
+        Err(Status::unimplemented("not in this fake"))
+    }
 }
 
 #[tonic::async_trait]

@@ -21,6 +21,11 @@
 //! - [`sacct`]: `sacct` / `spur acct`: job accounting in a time window.
 //! - [`sprio`]: `sprio` / `spur prio`: the priority factors of pending jobs.
 //! - [`sshare`]: `sshare` / `spur share`: fair share per account and user.
+//! - [`sdiag`]: `sdiag` / `spur diag`: the controller's scheduling and RPC figures.
+//! - [`sreport`]: `sreport` / `spur report`: CPU time per cluster, account and user over a window.
+//! - [`sstat`]: `sstat` / `spur stat`: what a running step's tasks use now.
+//! - [`sbcast`]: `sbcast` / `spur bcast`: a file copied to a running job's nodes as its user.
+//! - [`sattach`]: `sattach` / `spur attach`: a running step's output, beside its srun.
 //! - [`audit`]: `spur audit tail`.
 //! - [`token`]: `spur token user|create|list|revoke`.
 //!
@@ -87,14 +92,19 @@ pub mod nodefmt;
 pub mod output;
 pub mod sacct;
 pub mod sacctmgr;
+pub mod sattach;
 pub mod sbatch;
+pub mod sbcast;
 pub mod scancel;
 pub mod scontrol;
+pub mod sdiag;
 pub mod sinfo;
 pub mod sprio;
 pub mod squeue;
+pub mod sreport;
 pub mod srun;
 pub mod sshare;
+pub mod sstat;
 pub mod stepfmt;
 pub mod submit_opts;
 pub mod token;
@@ -113,6 +123,11 @@ pub const PERSONALITIES: &[(&str, &str)] = &[
     ("sacct", "acct"),
     ("sshare", "share"),
     ("srun", "run"),
+    ("sdiag", "diag"),
+    ("sreport", "report"),
+    ("sstat", "stat"),
+    ("sbcast", "bcast"),
+    ("sattach", "attach"),
 ];
 
 const SPUR_USAGE: &str = "\
@@ -127,6 +142,11 @@ usage: spur SUBCOMMAND [args...]
   prio ...              the same as sprio
   share ...             the same as sshare
   run ...               the same as srun
+  diag ...              the same as sdiag
+  report ...            the same as sreport
+  stat ...              the same as sstat
+  bcast ...             the same as sbcast
+  attach ...            the same as sattach
   audit tail [Key=value ...] [-P] [--after ID]   print txn rows as they commit
   token user --name N [--admin-level L] [--ttl 24h]   mint a user JWT from the key in spur.conf
   token create [--ttl 24h] | token list | token revoke ID   node admission tokens
@@ -173,6 +193,11 @@ async fn subcommand(sub: &str, name: &str, args: &[String]) -> i32 {
         "prio" => sprio::main(args).await,
         "share" => sshare::main(args).await,
         "run" => srun::main(args).await,
+        "diag" => sdiag::main(args).await,
+        "report" => sreport::main(args).await,
+        "stat" => sstat::main(args).await,
+        "bcast" => sbcast::main(args).await,
+        "attach" => sattach::main(args).await,
         _ => {
             output::complain(&format!("{name}: error: '{name}' is not available from this Spur release yet"));
             1

@@ -28,6 +28,7 @@
 //! plugin, never the controller's store, server or web stack; the compiler
 //! holds that wall (`cargo tree -p spur-agent` shows no sqlx and no axum).
 
+pub mod bcast;
 pub mod cgroup;
 pub mod exec;
 pub mod facts;
@@ -40,6 +41,7 @@ pub mod state;
 pub mod stepd;
 pub mod task_env;
 pub mod tasks;
+pub mod usage;
 
 use exec::Executor;
 use link::AgentChannel;
@@ -176,6 +178,23 @@ enum Sent {
     Broken(String),
 }
 
+/// sstat: samples the job's step tasks here and answers the controller's request.
+async fn report_use(tasks: tasks::StepTasks, s: pb::SampleSteps, link: link::Link) {
+    let (job, step, node) = (s.job_id, s.step_id, s.node.clone());
+    let sampled =
+        tokio::task::spawn_blocking(move || tasks.sample(job, step, &node)).await.unwrap_or_default();
+    let r = pb::UseReport {
+        agent_id: link.agent_id.clone(),
+        agent_key: link.agent_key.clone(),
+        request_id: s.request_id,
+        tasks: sampled,
+        node: s.node,
+    };
+    if let Err(e) = link.client.clone().report_use(r).await {
+        tracing::warn!(job, error = %e.message(), "cannot send the step use sstat asked for");
+    }
+}
+
 async fn send_report(client: &mut AgentClient<AgentChannel>, reg: &Registered, e: &Ended) -> Sent {
     match client.report_job(report(Some(reg), e)).await {
         Ok(_) => Sent::Taken,
@@ -242,6 +261,8 @@ async fn session(
         Err(s) => return End::Retry(s.message().to_string()),
     };
     // What steps and step nodes' reports reach the controller by.
+    // sbcast's copies in progress; a new session starts with none (the controller's wait ends).
+    let copies = bcast::Copies::default();
     let link = link::Link {
         client: client.clone(),
         agent_id: reg.agent_id.clone(),
@@ -294,6 +315,13 @@ async fn session(
                 Ok(Some(pb::AgentCommand { cmd: Some(pb::agent_command::Cmd::SignalStep(s)) })) => {
                     let wait = Duration::from_secs(u64::from(s.kill_wait_secs));
                     exec.tasks.signal(s.job_id, s.step_id, s.signal, wait);
+                }
+                // Awaited in order: a copy's pieces are written as they were sent.
+                Ok(Some(pb::AgentCommand { cmd: Some(pb::agent_command::Cmd::BcastFile(b)) })) => {
+                    copies.piece(b, &link).await;
+                }
+                Ok(Some(pb::AgentCommand { cmd: Some(pb::agent_command::Cmd::SampleSteps(s)) })) => {
+                    tokio::spawn(report_use(exec.tasks.clone(), s, link.clone()));
                 }
                 Ok(Some(_)) => {}
                 Ok(None) => return End::Retry("the controller closed the command stream".into()),

@@ -42,6 +42,9 @@ const DRAIN: Duration = Duration::from_secs(2);
 pub struct StepFile {
     pub job_id: u64,
     pub step_id: u32,
+    /// The node the tasks are on; empty in a file from before nodes were recorded.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub node: String,
     /// (process group, its leader's start time) of each task.
     pub tasks: Vec<(i32, u64)>,
 }
@@ -56,8 +59,12 @@ impl StepFile {
     }
 }
 
-fn step_path(state: &StateDir, job: u64, step: u32) -> std::path::PathBuf {
-    state.0.join(format!("step-{job}-{step}.json"))
+/// A step's file on one node: one agent may host several of the step's nodes.
+fn step_path(state: &StateDir, job: u64, step: u32, node: &str) -> std::path::PathBuf {
+    match node {
+        "" => state.0.join(format!("step-{job}-{step}.json")),
+        n => state.0.join(format!("step-{job}-{step}-{n}.json")),
+    }
 }
 
 /// Every step file in the state directory.
@@ -74,28 +81,60 @@ pub fn kill_recorded(state: &StateDir) -> Vec<(u64, u32)> {
     let mut out = vec![];
     for f in recorded(state) {
         f.kill();
-        let _ = std::fs::remove_file(step_path(state, f.job_id, f.step_id));
-        out.push((f.job_id, f.step_id));
+        let _ = std::fs::remove_file(step_path(state, f.job_id, f.step_id, &f.node));
+        if !out.contains(&(f.job_id, f.step_id)) {
+            out.push((f.job_id, f.step_id));
+        }
     }
     out
 }
 
-/// Each running step's tasks here, by (job, step): their process groups.
-type Running = HashMap<(u64, u32), Vec<i32>>;
+/// Each running step's tasks here by (job, step, node): (task id, process group).
+/// By node too: an agent hosting several nodes runs a step's tasks on each.
+type Placed = HashMap<(u64, u32, String), Vec<(u32, i32)>>;
 
 #[derive(Clone)]
 pub struct StepTasks {
     state: StateDir,
-    running: Arc<Mutex<Running>>,
+    placed: Arc<Mutex<Placed>>,
 }
 
 impl StepTasks {
     pub fn new(state: StateDir) -> StepTasks {
-        StepTasks { state, running: Arc::default() }
+        StepTasks { state, placed: Arc::default() }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Running> {
-        self.running.lock().unwrap_or_else(|p| p.into_inner())
+    fn placed(&self) -> std::sync::MutexGuard<'_, Placed> {
+        self.placed.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// sstat: the use of each task of job `job`'s step `step` (every step when None) on `node`,
+    /// read from `/proc` now. Blocking: call it off the async threads.
+    pub fn sample(&self, job: u64, step: Option<u32>, node: &str) -> Vec<pb::TaskUse> {
+        let hit: Vec<(_, Vec<(u32, i32)>)> = (self.placed().iter())
+            .filter(|((j, s, n), _)| *j == job && step.is_none_or(|want| want == *s) && n == node)
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        if hit.is_empty() {
+            return vec![];
+        }
+        let (procs, tick) = (super::usage::processes(), super::usage::ticks_per_sec());
+        let mut out = vec![];
+        for ((job_id, step_id, node), tasks) in hit {
+            for (task, pgid) in tasks {
+                let u = super::usage::task_use(&procs, pgid, tick);
+                out.push(pb::TaskUse { job_id, step_id, node: node.clone(), task, ..u });
+            }
+        }
+        out
+    }
+
+    /// The process groups of job `job`'s step `step` here (every step when None), by (job, step, node).
+    fn groups(&self, job: u64, step: Option<u32>) -> Vec<((u64, u32, String), Vec<i32>)> {
+        (self.placed().iter())
+            .filter(|((j, s, _), _)| *j == job && step.is_none_or(|want| want == *s))
+            .map(|(k, v)| (k.clone(), v.iter().map(|t| t.1).collect()))
+            .collect()
     }
 
     /// `signal` to the tasks of step `step` of `job` here (every step of the
@@ -103,10 +142,7 @@ impl StepTasks {
     /// later. False when none runs here.
     pub fn signal(&self, job: u64, step: Option<u32>, signal: i32, kill_wait: Duration) -> bool {
         let Ok(sig) = Signal::try_from(signal) else { return false };
-        let hit: Vec<((u64, u32), Vec<i32>)> = (self.lock().iter())
-            .filter(|((j, s), _)| *j == job && step.is_none_or(|want| want == *s))
-            .map(|(k, v)| (*k, v.clone()))
-            .collect();
+        let hit = self.groups(job, step);
         for (_, groups) in &hit {
             for &g in groups {
                 if sig == Signal::SIGTERM {
@@ -121,7 +157,9 @@ impl StepTasks {
             tokio::spawn(async move {
                 tokio::time::sleep(kill_wait).await;
                 for (key, groups) in hit {
-                    if me.lock().get(&key).is_some_and(|g| *g == groups) {
+                    let now: Option<Vec<i32>> =
+                        me.placed().get(&key).map(|t| t.iter().map(|t| t.1).collect());
+                    if now.is_some_and(|g| g == groups) {
                         for g in &groups {
                             let _ = killpg(Pid::from_raw(*g), Signal::SIGKILL);
                         }
@@ -139,7 +177,6 @@ impl StepTasks {
     }
 
     async fn run(&self, l: pb::LaunchStep, cgroup: Option<JobCgroup>, link: Link) {
-        let key = (l.job_id, l.step_id);
         let (tx, rx) = mpsc::channel::<pb::StepReport>(REPORTS);
         let mut client = link.client.clone();
         let mut call =
@@ -158,7 +195,8 @@ impl StepTasks {
             return;
         }
         let mut waits = vec![];
-        let mut file = StepFile { job_id: l.job_id, step_id: l.step_id, tasks: vec![] };
+        let mut placed = vec![];
+        let mut file = StepFile { job_id: l.job_id, step_id: l.step_id, node: l.node.clone(), tasks: vec![] };
         let mut outputs = Outputs::default();
         let hres = match super::hres::Hres::for_step(&self.state.hres_path(l.job_id, &l.node), &l) {
             Ok(h) => h.map(std::sync::Arc::new),
@@ -175,6 +213,7 @@ impl StepTasks {
                 Ok(child) => {
                     let pgid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
                     file.tasks.push((pgid, start_time(pgid).unwrap_or(0)));
+                    placed.push((task, pgid));
                     let (h, env) = (hres.clone(), step_env(&self.state, &l));
                     let watched = watch(child, pgid, task, tx.clone());
                     waits.push(tokio::spawn(async move {
@@ -197,11 +236,12 @@ impl StepTasks {
                 }
             }
         }
-        let path = step_path(&self.state, l.job_id, l.step_id);
+        let path = step_path(&self.state, l.job_id, l.step_id, &l.node);
         if let Err(e) = write_atomic(&path, &file) {
             tracing::warn!(job = l.job_id, step = l.step_id, error = %e, "cannot record the step's tasks");
         }
-        self.lock().insert(key, file.tasks.iter().map(|t| t.0).collect());
+        let where_ = (l.job_id, l.step_id, l.node.clone());
+        self.placed().insert(where_.clone(), placed);
         drop(tx);
         let all = futures_util::future::join_all(waits);
         tokio::pin!(all);
@@ -223,7 +263,7 @@ impl StepTasks {
                 all.await;
             }
         }
-        self.lock().remove(&key);
+        self.placed().remove(&where_);
         let _ = std::fs::remove_file(path);
     }
 
@@ -412,13 +452,25 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let state = StateDir::open(&dir.path().join("state")).unwrap();
         let mut child = std::process::Command::new("sleep").arg("30").process_group(0).spawn().unwrap();
-        let pgid = child.id() as i32;
-        let f = StepFile { job_id: 4, step_id: 1, tasks: vec![(pgid, start_time(pgid).unwrap())] };
-        write_atomic(&step_path(&state, 4, 1), &f).unwrap();
-        assert_eq!(recorded(&state), [f]);
+        let mut other = std::process::Command::new("sleep").arg("30").process_group(0).spawn().unwrap();
+        let (pgid, pgid2) = (child.id() as i32, other.id() as i32);
+        // An older agent's file (no node), and the same step's file of a second node this agent hosts.
+        let f = StepFile {
+            job_id: 4,
+            step_id: 1,
+            node: String::new(),
+            tasks: vec![(pgid, start_time(pgid).unwrap())],
+        };
+        write_atomic(&step_path(&state, 4, 1, ""), &f).unwrap();
+        let f2 =
+            StepFile { node: "n2".into(), tasks: vec![(pgid2, start_time(pgid2).unwrap())], ..f.clone() };
+        write_atomic(&step_path(&state, 4, 1, "n2"), &f2).unwrap();
+        let mut files = recorded(&state);
+        files.sort_by(|a, b| a.node.cmp(&b.node));
+        assert_eq!(files, [f, f2]);
         assert_eq!(kill_recorded(&state), [(4, 1)]);
-        let status = child.wait().unwrap();
-        assert_eq!(status.signal(), Some(9));
+        assert_eq!(child.wait().unwrap().signal(), Some(9));
+        assert_eq!(other.wait().unwrap().signal(), Some(9));
         assert!(recorded(&state).is_empty());
     }
 

@@ -44,6 +44,9 @@ pub(super) fn scoped_priority<'a>(
     (sc, PriorityFactors::for_job(job, s.qos, s.fair_share, tier, now))
 }
 
+/// A partition, a pool class in it, and a shape.
+pub(super) type WalledKey = (usize, Option<u32>, super::job::Shape);
+
 pub(super) struct Pass<'a> {
     pub snap: &'a Snapshot,
     pub now: i64,
@@ -65,7 +68,7 @@ pub(super) struct Pass<'a> {
     /// Per (partition, pool class, shape): how many nodes in a window now
     /// would take the shape, and the first window: what scans that skip
     /// those nodes say instead. Cleared when a job starts in a window.
-    pub walled_fit: HashMap<(usize, Option<u32>, super::job::Shape), (usize, Option<u16>)>,
+    pub walled_fit: HashMap<WalledKey, (usize, Option<u16>)>,
     pub marks: Marks,
     /// Reservation holders: expected start and partition.
     pub resv: HashMap<JobId, (Option<i64>, &'a str)>,

@@ -38,6 +38,7 @@ pub(crate) mod bounds;
 pub(crate) mod configure;
 pub mod corr;
 pub(crate) mod depend;
+pub mod diag;
 pub(crate) mod effect;
 pub mod ending;
 pub mod env;
@@ -63,6 +64,7 @@ pub(crate) mod stored_reason;
 pub mod test_only;
 pub(crate) mod transition;
 pub mod update;
+pub mod usage;
 
 #[cfg(test)]
 mod tests;
@@ -117,6 +119,12 @@ pub struct JobService {
     pub(crate) last: Mutex<Option<Arc<preempt::LastPass>>>,
     /// Pass counts and durations, for `/metrics`.
     pub(crate) pass_stats: run::PassStats,
+    /// sstat requests waiting for their nodes' answers.
+    pub(crate) samples: steps::stats::Waiting<spur_proto::v1::UseReport>,
+    /// sbcast copies waiting for their nodes' answers.
+    pub(crate) bcasts: steps::stats::Waiting<spur_proto::v1::BcastReport>,
+    /// sdiag's counters, which `sdiag --reset` zeroes.
+    pub diag: diag::Diag,
     /// When each preemptor last had victims evicted (drain timeout).
     pub(crate) evicted_for: Mutex<std::collections::HashMap<u64, i64>>,
     /// Serialises the transitions of each job.
@@ -235,6 +243,9 @@ impl JobService {
             admits: Mutex::new(Default::default()),
             last: Mutex::new(None),
             pass_stats: run::PassStats::default(),
+            diag: diag::Diag::new(now_ms()),
+            samples: Default::default(),
+            bcasts: Default::default(),
             evicted_for: Mutex::new(Default::default()),
             dirty: Notify::new(),
             events: tokio::sync::broadcast::channel(events::BACKLOG).0,

@@ -194,6 +194,9 @@ impl JobService {
         let took_us = u64::try_from(began.elapsed().as_micros()).unwrap_or(u64::MAX);
         drop(snap);
         self.pass_stats.note(took_us);
+        let depth = (plan.starts.len() + plan.pending.len()) as u64;
+        let backfilled = plan.starts.iter().filter(|s| s.backfilled).count() as u64;
+        self.diag.note_pass(took_us, depth, backfilled, now);
         // The pass counted them: no second walk of the queue for the metrics.
         self.pass_stats.note_loans(&plan.idle_fill);
         self.apply_preemption(&plan, now).await;

@@ -141,6 +141,7 @@ impl JobService {
                         let id = new.id;
                         let old = q.install(new);
                         let new = &q.jobs()[&id];
+                        self.diag.note_change(old.as_ref(), new);
                         licences |= old.as_ref().is_some_and(|o| o.licenses_alloc != new.licenses_alloc);
                         self.settle_nodes(old.as_ref(), new);
                         if let Some(run) = old

@@ -3,13 +3,14 @@
 //! Job changes come in the batches of [`crate::jobs::events`].
 
 use super::convert;
-use super::gate::Gate;
+use super::gate::{Gate, Note};
 use super::path::cluster as path;
 use super::streams;
 use crate::accounting::AcctService;
 use crate::jobs::JobService;
 use crate::licenses::LicenseService;
 use crate::nodes::NodeService;
+use crate::store::Action;
 use spur_proto::v1 as pb;
 use spur_proto::v1::cluster_server::Cluster;
 use std::pin::Pin;
@@ -187,5 +188,58 @@ impl Cluster for ClusterApi {
     ) -> Result<Response<pb::ShowConfigResponse>, Status> {
         let config = self.config.clone();
         self.gate.run(path::SHOW_CONFIG, req, |_, _| async move { Ok((config, vec![])) }).await
+    }
+
+    async fn diag(&self, req: Request<pb::DiagRequest>) -> Result<Response<pb::DiagResponse>, Status> {
+        let (jobs, gate) = (self.jobs.clone(), self.gate.clone());
+        self.gate
+            .run(path::DIAG, req, |_, _| async move {
+                Ok((diag_response(&jobs, &gate, crate::store::now_ms()), vec![]))
+            })
+            .await
+    }
+
+    async fn reset_diag(
+        &self,
+        req: Request<pb::ResetDiagRequest>,
+    ) -> Result<Response<pb::ResetDiagResponse>, Status> {
+        let (jobs, gate) = (self.jobs.clone(), self.gate.clone());
+        self.gate
+            .run(path::RESET_DIAG, req, |_, _| async move {
+                jobs.diag.reset(crate::store::now_ms());
+                gate.rpc_stats.reset();
+                let note = Note { action: Action::Update, name: String::new(), info: serde_json::json!({}) };
+                Ok((pb::ResetDiagResponse {}, vec![note]))
+            })
+            .await
+    }
+}
+
+/// sdiag's figures as of `now_ms`: the job side's counters, the queue as it is, the RPCs.
+fn diag_response(jobs: &JobService, gate: &Gate, now_ms: i64) -> pb::DiagResponse {
+    let f = jobs.diag.read();
+    let (pending, running) = jobs.pending_running();
+    pb::DiagResponse {
+        req_time: now_ms / 1000,
+        req_time_start: f.since_ms / 1000,
+        jobs_submitted: f.submitted,
+        jobs_started: f.started,
+        jobs_completed: f.completed,
+        jobs_canceled: f.canceled,
+        jobs_failed: f.failed,
+        job_states_ts: now_ms / 1000,
+        jobs_pending: pending,
+        jobs_running: running,
+        schedule_cycle_last: f.cycle_last,
+        schedule_cycle_max: f.cycle_max,
+        schedule_cycle_counter: f.cycles,
+        schedule_cycle_sum: f.cycle_sum,
+        schedule_cycle_depth: f.depth_sum,
+        schedule_queue_len: f.queue_len,
+        backfill_enabled: jobs.sched.backfill_enabled,
+        bf_backfilled_jobs: f.backfilled_total,
+        bf_last_backfilled_jobs: f.backfilled,
+        bf_when_last_cycle: f.last_pass_ms / 1000,
+        rpcs: gate.rpc_stats.read(),
     }
 }

@@ -293,8 +293,30 @@ impl Targeted for pb::ListTxnRequest {
     }
 }
 impl Targeted for pb::ExplainRequest {}
+impl Targeted for pb::StepStatsRequest {}
+impl Targeted for pb::BcastReport {}
+impl Targeted for pb::AttachRequest {}
+impl Targeted for pb::UseReport {
+    fn bounds(&self) -> Result<(), Error> {
+        cap("tasks", self.tasks.len(), MAX_IDS)
+    }
+}
+impl Targeted for pb::UsageRequest {
+    fn bounds(&self) -> Result<(), Error> {
+        if self.start_ms < 0 || self.end_ms <= self.start_ms {
+            return Err(Error::InvalidArgument(format!(
+                "start/end: the window must start at or after 1970 and end after it starts \
+                 (start_ms={}, end_ms={})",
+                self.start_ms, self.end_ms
+            )));
+        }
+        Ok(())
+    }
+}
 impl Targeted for pb::WatchRequest {}
 impl Targeted for pb::ShowConfigRequest {}
+impl Targeted for pb::DiagRequest {}
+impl Targeted for pb::ResetDiagRequest {}
 impl Targeted for pb::TailTxnRequest {
     fn bounds(&self) -> Result<(), Error> {
         cap_pairs("filter", &self.filter)
@@ -326,6 +348,8 @@ pub struct Gate {
     pub hub: Arc<Hub>,
     /// The long-lived streams each user holds (Watch, TailTxn).
     pub streams: super::streams::Streams,
+    /// Calls and time per RPC, for sdiag.
+    pub rpc_stats: super::rpc_stats::RpcStats,
 }
 
 impl Gate {
@@ -339,6 +363,23 @@ impl Gate {
     /// Runs `core` for the RPC at `path` if the caller's role allows it, and
     /// audits the outcome.
     pub async fn run<Req, Resp, F, Fut>(
+        &self,
+        path: &str,
+        req: Request<Req>,
+        core: F,
+    ) -> Result<Response<Resp>, Status>
+    where
+        Req: Targeted,
+        F: FnOnce(Ctx, Req) -> Fut,
+        Fut: Future<Output = Result<(Resp, Vec<Note>), Error>>,
+    {
+        let began = std::time::Instant::now();
+        let answer = self.run_inner(path, req, core).await;
+        self.rpc_stats.note(path, u64::try_from(began.elapsed().as_micros()).unwrap_or(u64::MAX));
+        answer
+    }
+
+    async fn run_inner<Req, Resp, F, Fut>(
         &self,
         path: &str,
         req: Request<Req>,

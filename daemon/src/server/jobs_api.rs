@@ -287,6 +287,29 @@ impl Jobs for JobsApi {
             .await
     }
 
+    async fn usage(&self, req: Request<pb::UsageRequest>) -> Result<Response<pb::UsageResponse>, Status> {
+        self.gate
+            .run(path::USAGE, req, |_, r| async move {
+                let u = self.jobs.usage(r.start_ms, r.end_ms, crate::store::now_ms(), r.by_size).await?;
+                let sizes = (u.sizes.into_iter().flatten())
+                    .map(|((account, cpus), (cpu_secs, jobs))| pb::UsageSize {
+                        account,
+                        cpus,
+                        cpu_secs,
+                        jobs,
+                    })
+                    .collect();
+                let rows = u
+                    .rows
+                    .into_iter()
+                    .map(|((account, user), cpu_secs)| pb::UsageRow { account, user, cpu_secs })
+                    .collect();
+                let cluster_cpus = self.jobs.nodes.nodes().iter().map(|n| u64::from(n.cpus)).sum();
+                Ok((pb::UsageResponse { rows, cluster_cpus, truncated: u.truncated, sizes }, vec![]))
+            })
+            .await
+    }
+
     async fn explain(&self, req: Request<pb::ExplainRequest>) -> Result<Response<pb::Explanation>, Status> {
         self.gate
             .run(path::EXPLAIN, req, |_, r| async move {

@@ -4,6 +4,7 @@
 //!
 //! - [`path`]: every RPC path spelled once, for the handlers and [`rpc`].
 //! - [`rpc`]: every RPC classified once (read / mutation / internal, role, target).
+//! - [`rpc_stats`]: calls and time per RPC, for sdiag.
 //! - [`layer`]: authentication and `audit_rpc` logging in front of every RPC.
 //! - [`gate`]: role checks and txn rows, around every handler.
 //! - [`convert`]: domain records to proto messages, in one place.
@@ -36,6 +37,7 @@ mod packed;
 pub mod path;
 pub(crate) mod resv_api;
 pub mod rpc;
+pub mod rpc_stats;
 mod session;
 mod show_config;
 mod steps_api;

@@ -274,6 +274,27 @@ impl Agent for AgentApi {
             .await
     }
 
+    async fn report_use(&self, req: Request<pb::UseReport>) -> Result<Response<pb::UseAck>, Status> {
+        self.gate
+            .run(agent::REPORT_USE, req, |_, r| async move {
+                // Only the agent hosting the node may answer for it.
+                let nodes = self.nodes.agent_nodes(&r.agent_id, &r.agent_key)?;
+                self.jobs.use_reported(&nodes, r)?;
+                Ok((pb::UseAck {}, vec![]))
+            })
+            .await
+    }
+
+    async fn report_bcast(&self, req: Request<pb::BcastReport>) -> Result<Response<pb::UseAck>, Status> {
+        self.gate
+            .run(agent::REPORT_BCAST, req, |_, r| async move {
+                let nodes = self.nodes.agent_nodes(&r.agent_id, &r.agent_key)?;
+                self.jobs.bcast_reported(&nodes, r)?;
+                Ok((pb::UseAck {}, vec![]))
+            })
+            .await
+    }
+
     async fn report_job(&self, req: Request<pb::JobReport>) -> Result<Response<pb::JobReportAck>, Status> {
         self.gate
             .run(agent::REPORT_JOB, req, |_, r| async move {

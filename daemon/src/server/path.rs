@@ -63,6 +63,8 @@ service!(nodes = "spur.v1.Nodes" {
 service!(cluster = "spur.v1.Cluster" {
     WATCH = "Watch",
     SHOW_CONFIG = "ShowConfig",
+    DIAG = "Diag",
+    RESET_DIAG = "ResetDiag",
 });
 
 service!(licenses = "spur.v1.Licenses" {
@@ -77,6 +79,7 @@ service!(jobs = "spur.v1.Jobs" {
     STREAM_JOBS = "StreamJobs",
     LIST_SHARES = "ListShares",
     EXPLAIN = "Explain",
+    USAGE = "Usage",
     CANCEL = "Cancel",
     UPDATE_JOB = "UpdateJob",
 });
@@ -87,11 +90,16 @@ service!(agent = "spur.v1.Agent" {
     COMMANDS = "Commands",
     REPORT_JOB = "ReportJob",
     STEP_IO = "StepIo",
+    REPORT_USE = "ReportUse",
+    REPORT_BCAST = "ReportBcast",
 });
 
 service!(steps = "spur.v1.Steps" {
     RUN_STEP = "RunStep",
     SIGNAL_STEPS = "SignalSteps",
+    STEP_STATS = "StepStats",
+    BCAST = "Bcast",
+    ATTACH = "Attach",
 });
 
 service!(

@@ -43,7 +43,7 @@ impl Class {
 }
 
 /// Mutations whose target is permanently blank (filter those with Entity=).
-pub const UNNAMED_TARGETS: &[&str] = &[nodes::RECONFIGURE];
+pub const UNNAMED_TARGETS: &[&str] = &[nodes::RECONFIGURE, cluster::RESET_DIAG];
 
 use Class::*;
 use spur_vocab::names::AdminLevel::{Administrator as Admin, None as Anyone, Operator};
@@ -90,6 +90,9 @@ pub const RPCS: &[(&str, Class)] = &[
         Mutate { entity: "reservation", role: Operator, target: "name", in_txn: false },
     ),
     (reservations::LIST_RESERVATIONS, Read(Anyone)),
+    (cluster::DIAG, Read(Anyone)),
+    // Zeroes sdiag's counters; changes no stored state, so its row is its one write.
+    (cluster::RESET_DIAG, Mutate { entity: "diag", role: Admin, target: "", in_txn: false }),
     (licenses::SHOW_LICENSES, Read(Anyone)),
     (licenses::UPDATE_HRES, Mutate { entity: "hres", role: Admin, target: "hres_name", in_txn: false }),
     // Anyone may submit and manage their own jobs; the jobs core checks
@@ -101,6 +104,8 @@ pub const RPCS: &[(&str, Class)] = &[
     (jobs::STREAM_JOBS, Read(Anyone)),
     (jobs::LIST_SHARES, Read(Anyone)),
     (jobs::EXPLAIN, Read(Anyone)),
+    // sreport: sums per account and user, as Slurm shows anyone without PrivateData.
+    (jobs::USAGE, Read(Anyone)),
     (jobs::CANCEL, Mutate { entity: "job", role: Anyone, target: "ids", in_txn: false }),
     (jobs::UPDATE_JOB, Mutate { entity: "job", role: Anyone, target: "id", in_txn: false }),
     (agent::REGISTER, Internal),
@@ -108,8 +113,17 @@ pub const RPCS: &[(&str, Class)] = &[
     (agent::COMMANDS, Internal),
     (agent::REPORT_JOB, Internal),
     (agent::STEP_IO, Internal),
+    (agent::REPORT_USE, Internal),
+    (agent::REPORT_BCAST, Internal),
     // The steps core checks the caller owns the job (or is an Operator).
     (steps::RUN_STEP, Unaudited(Anyone)),
+    // sstat: the steps core checks the caller owns the job (or is an Operator).
+    (steps::STEP_STATS, Read(Anyone)),
+    // sbcast writes on the job's nodes as the job's user and changes no record, as a step's
+    // tasks do: unaudited, like RunStep; the steps core checks the caller owns the job.
+    (steps::BCAST, Unaudited(Anyone)),
+    // sattach: the steps core checks the caller owns the job (or is an Operator).
+    (steps::ATTACH, Read(Anyone)),
     (steps::SIGNAL_STEPS, Mutate { entity: "job", role: Anyone, target: "steps", in_txn: false }),
     (health::CHECK, Internal),
     (health::WATCH, Internal),
@@ -128,6 +142,8 @@ pub const UNAUTHENTICATED: &[&str] = &[
     agent::COMMANDS,
     agent::REPORT_JOB,
     agent::STEP_IO,
+    agent::REPORT_USE,
+    agent::REPORT_BCAST,
 ];
 
 pub fn classify(path: &str) -> Option<Class> {

@@ -37,6 +37,7 @@ pub const MAX_ENV_BYTES: usize = 2 << 20;
 
 /// The step comes inside the stream: `bounds` checks it once read.
 impl Targeted for Streaming<pb::StepInput> {}
+impl Targeted for Streaming<pb::BcastChunk> {}
 
 /// Refuses a step request past the limits, before any per-task work (the
 /// task count's own cap is the layout's, with the job in hand).
@@ -85,6 +86,58 @@ fn step_ref(raw: &str) -> Result<(u64, u32), Error> {
 #[tonic::async_trait]
 impl Steps for StepsApi {
     type RunStepStream = StepEvents;
+    type AttachStream = StepEvents;
+
+    async fn attach(&self, req: Request<pb::AttachRequest>) -> Result<Response<StepEvents>, Status> {
+        let streams = self.gate.streams.clone();
+        self.gate
+            .run(path::ATTACH, req, |ctx, r| async move {
+                let slot = streams.open(&ctx.caller.user)?;
+                let mut rx = self.jobs.attach(ctx.role, &ctx.caller, r.job_id, r.step_id)?;
+                let (tx, out) = tokio::sync::mpsc::channel(crate::jobs::steps::live::RELAY_QUEUE);
+                // The slot is held while the caller reads; a caller that stops reading is dropped.
+                tokio::spawn(async move {
+                    loop {
+                        tokio::select! {
+                            _ = tx.closed() => break,
+                            e = rx.recv() => {
+                                let Some(Ok(e)) = e else { break };
+                                if !super::streams::send(&tx, e).await {
+                                    break;
+                                }
+                            }
+                        }
+                    }
+                    drop(slot);
+                });
+                Ok((Box::pin(tokio_stream::wrappers::ReceiverStream::new(out)) as StepEvents, vec![]))
+            })
+            .await
+    }
+
+    async fn bcast(
+        &self,
+        req: Request<Streaming<pb::BcastChunk>>,
+    ) -> Result<Response<pb::BcastResponse>, Status> {
+        self.gate
+            .run(path::BCAST, req, |ctx, mut chunks| async move {
+                let first = chunks.message().await.map_err(|s| Error::invalid("bcast", s.message()))?;
+                let first = first.ok_or_else(|| Error::invalid("bcast", "the stream names no file"))?;
+                Ok((self.jobs.bcast(ctx.role, &ctx.caller, first, chunks).await?, vec![]))
+            })
+            .await
+    }
+
+    async fn step_stats(
+        &self,
+        req: Request<pb::StepStatsRequest>,
+    ) -> Result<Response<pb::StepStatsResponse>, Status> {
+        self.gate
+            .run(path::STEP_STATS, req, |ctx, r| async move {
+                Ok((self.jobs.step_stats(ctx.role, &ctx.caller, r.job_id, r.step_id).await?, vec![]))
+            })
+            .await
+    }
 
     async fn run_step(&self, req: Request<Streaming<pb::StepInput>>) -> Result<Response<StepEvents>, Status> {
         self.gate

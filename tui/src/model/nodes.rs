@@ -186,6 +186,14 @@ pub fn detail(nodes: &[Node], key: &str, jobs: Option<&JobSet>) -> Option<Detail
     Some(Detail { title: format!("Node {}", n.name), crumb: n.name.clone(), fields, body: Vec::new() })
 }
 
+/// The next reservation window on the node not yet begun: its name and start.
+fn next_window(n: &Node) -> String {
+    match n.next_reservation.as_str() {
+        "" => String::new(),
+        name => format!("{name} from {}", spur_vocab::txn::format_time(n.next_reservation_ms)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -234,13 +242,5 @@ mod tests {
         assert_eq!(lent("n2", Some(&set)), "⇄ 2 (frank, QOS ifteam)");
         assert_eq!(lent("n1", Some(&set)), "no");
         assert_eq!(lent("n2", None), "no", "no jobs read yet");
-    }
-}
-
-/// The next reservation window on the node not yet begun: its name and start.
-fn next_window(n: &Node) -> String {
-    match n.next_reservation.as_str() {
-        "" => String::new(),
-        name => format!("{name} from {}", spur_vocab::txn::format_time(n.next_reservation_ms)),
     }
 }

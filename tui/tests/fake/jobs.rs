@@ -43,6 +43,9 @@ impl Jobs for Fake {
         Err(Status::unimplemented("not in this fake"))
     }
 
+    async fn usage(&self, _: Request<UsageRequest>) -> Result<Response<UsageResponse>, Status> {
+        Err(Status::unimplemented("not in this fake"))
+    }
     async fn list_shares(&self, _: Request<ListRequest>) -> Result<Response<ListSharesResponse>, Status> {
         Err(Status::unimplemented("not in this fake"))
     }

@@ -28,9 +28,13 @@ pub const RELAY_QUEUE: usize = 64;
 
 /// Where a step's events go: srun's answer stream.
 pub type Relay = mpsc::Sender<Result<pb::StepEvent, tonic::Status>>;
+/// sattach streams one step may have at once.
+pub const MAX_WATCHERS: usize = 8;
 
 struct LiveStep {
     relay: Relay,
+    /// sattach's streams: each gets the output srun gets, or is dropped when it falls behind.
+    watchers: Vec<Relay>,
     done: Option<oneshot::Sender<pb::StepEnded>>,
     /// Tasks not yet ended, per node.
     left: HashMap<String, u32>,
@@ -124,6 +128,7 @@ impl Live {
         let left = shape.nodes.iter().cloned().zip(shape.tasks.iter().copied()).collect();
         let s = LiveStep {
             relay,
+            watchers: vec![],
             done,
             left,
             ends: vec![],
@@ -138,6 +143,34 @@ impl Live {
     /// Forgets a step whose start was not recorded.
     pub fn remove(&self, job: u64, step: u32) {
         self.lock().remove(&(job, step));
+    }
+
+    /// A new sattach stream of the step: None when it is not live here, or has
+    /// [`MAX_WATCHERS`] already. `first` is its first event.
+    pub fn watch(
+        &self,
+        job: u64,
+        step: u32,
+        first: pb::StepEvent,
+    ) -> Result<mpsc::Receiver<Result<pb::StepEvent, tonic::Status>>, String> {
+        let mut steps = self.lock();
+        let s = steps.get_mut(&(job, step)).ok_or_else(|| format!("step {job}.{step} is not running"))?;
+        s.watchers.retain(|w| !w.is_closed());
+        if s.watchers.len() >= MAX_WATCHERS {
+            return Err(format!("step {job}.{step} has {MAX_WATCHERS} sattach streams already"));
+        }
+        let (tx, rx) = mpsc::channel(RELAY_QUEUE);
+        let _ = tx.try_send(Ok(first));
+        s.watchers.push(tx);
+        Ok(rx)
+    }
+
+    /// Hands an event to the step's sattach streams without waiting: one whose
+    /// queue is full is dropped (it ends), so a slow sattach never slows srun.
+    pub fn tell_watchers(&self, job: u64, step: u32, e: &pb::step_event::Event) {
+        if let Some(s) = self.lock().get_mut(&(job, step)) {
+            s.watchers.retain(|w| w.try_send(Ok(pb::StepEvent { event: Some(e.clone()) })).is_ok());
+        }
     }
 
     pub fn relay(&self, job: u64, step: u32) -> Option<Relay> {
@@ -207,6 +240,10 @@ impl Live {
             _ => String::new(),
         };
         let ended = pb::StepEnded { state: spur_proto::states::state_wire(state), exit_code, message };
+        for w in &s.watchers {
+            let _ =
+                w.try_send(Ok(pb::StepEvent { event: Some(pb::step_event::Event::Ended(ended.clone())) }));
+        }
         if let Some(done) = s.done.take() {
             let _ = done.send(ended);
         }
@@ -348,6 +385,31 @@ mod tests {
         // A requeue forgets the step: its nodes are still told.
         new.forget_steps();
         assert_eq!(follow(&live, Some(&old), &new, 30).len(), 2);
+    }
+
+    #[test]
+    fn a_watcher_gets_the_output_and_the_end_and_a_full_one_is_dropped() {
+        let live = Live::default();
+        let (relay, _srun) = mpsc::channel(RELAY_QUEUE);
+        live.open((1, 0), relay, None, &shape(), false);
+        let started = pb::StepEvent::default();
+        let mut w = live.watch(1, 0, started.clone()).unwrap();
+        let out =
+            pb::step_event::Event::Output(pb::TaskOutput { task: 0, stdout: b"hi".to_vec(), stderr: vec![] });
+        live.tell_watchers(1, 0, &out);
+        assert_eq!(w.try_recv().unwrap().unwrap(), started);
+        assert_eq!(w.try_recv().unwrap().unwrap().event, Some(out.clone()));
+        // A watcher that does not read is dropped once its queue is full; srun's relay is untouched.
+        let slow = live.watch(1, 0, started.clone()).unwrap();
+        for _ in 0..=RELAY_QUEUE {
+            live.tell_watchers(1, 0, &out);
+            let _ = w.try_recv();
+        }
+        drop(slow);
+        live.finish(1, 0, JobState::Completed);
+        let last = std::iter::from_fn(|| w.try_recv().ok()).last().unwrap().unwrap();
+        assert!(matches!(last.event, Some(pb::step_event::Event::Ended(_))), "{last:?}");
+        assert!(live.watch(1, 0, started).unwrap_err().contains("not running"));
     }
 
     #[test]

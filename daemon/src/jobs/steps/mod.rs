@@ -11,6 +11,9 @@
 //! - [`live`]: what only memory holds: each running step's srun stream, the
 //!   tasks still out, and the sruns attached to the allocations they made.
 //! - [`service`]: srun's RunStep and the agents' StepIo, driven end to end.
+//! - [`attach`]: sattach: another reader of a running step's output.
+//! - [`bcast`]: sbcast: a file streamed on to each node of a running job, written as its user.
+//! - [`stats`]: sstat: the running steps' use, sampled by their nodes' agents on request.
 //!
 //! An allocation srun made (`srun CMD` outside a job: [`StepLog::allocation`])
 //! has no batch script: the controller starts it and launches nothing; it
@@ -18,10 +21,13 @@
 //! (an srun killed before it attached, a controller restart) when no srun
 //! has been attached to it for [`live::DETACHED_GRACE`].
 
+pub mod attach;
+pub mod bcast;
 pub mod env;
 pub mod layout;
 pub mod live;
 pub mod service;
+pub mod stats;
 pub mod transit;
 
 use spur_vocab::JobState;

@@ -99,6 +99,7 @@ impl JobService {
             step_id: step,
             nodes: shape.nodes.clone(),
             ntasks: shape.ntasks(),
+            tasks_per_node: shape.tasks.clone(),
         };
         let _ = tx.send(event(pb::step_event::Event::Started(started))).await;
         let mut open = true;
@@ -329,7 +330,8 @@ impl JobService {
     async fn on_report(&self, job: u64, step: u32, node: &str, m: pb::StepReport) {
         let relay = self.live.relay(job, step);
         let relay = &relay;
-        let say = |e| async move {
+        let say = |e: pb::step_event::Event| async move {
+            self.live.tell_watchers(job, step, &e);
             if let Some(r) = relay {
                 // srun may be gone: its step is being cancelled, the output has nowhere to go.
                 let _ = r.send(event(e)).await;
