@@ -62,7 +62,7 @@ fn a_maintenance_window_keeps_long_jobs_off_and_lets_its_own_in() {
 
 #[test]
 fn bad_reservations_are_refused_naming_the_key() {
-    let e = Cluster::two_nodes(|t| t, &[]);
+    let e = Cluster::two_nodes(|t| t.set("licenses", "matlab", 4), &[]);
     let cases: &[(&[&str], &str)] = &[
         (
             &["create", "reservation", "StartTime=now", "Duration=5", "Nodes=node09", "Users=root"],
@@ -95,8 +95,23 @@ fn bad_reservations_are_refused_naming_the_key() {
     }
     e.ok(
         "scontrol",
-        "create reservation ReservationName=a StartTime=now Duration=5 Nodes=node01 Users=alice",
+        "create reservation ReservationName=a StartTime=now Duration=5 Nodes=node01 Users=alice Licenses=matlab:3",
     );
+    let lic = e.ok("scontrol", "show license matlab");
+    assert!(lic.contains("Total=4 Used=0 Free=1 Reserved=3"), "{lic}");
+    let over = e.fails(
+        "scontrol",
+        &[
+            "create",
+            "reservation",
+            "StartTime=now",
+            "Duration=5",
+            "Nodes=node02",
+            "Users=x",
+            "Licenses=matlab:2",
+        ],
+    );
+    assert!(over.contains("Licenses: matlab:2 asked; 4 configured, 3 held"), "{over}");
     let clash = e.fails(
         "scontrol",
         &[

@@ -32,7 +32,8 @@ impl Licenses for LicensesApi {
     ) -> Result<Response<pb::ShowLicensesResponse>, Status> {
         self.gate
             .run(path::SHOW_LICENSES, req, |_, r| async move {
-                let licenses = self.licenses.show(&r.name, &self.jobs.license_holders());
+                let mut licenses = self.licenses.show(&r.name, &self.jobs.license_holders());
+                reserved(&mut licenses, &self.jobs.resvs.list(), crate::store::now_ms());
                 Ok((pb::ShowLicensesResponse { licenses }, vec![]))
             })
             .await
@@ -59,5 +60,16 @@ impl Licenses for LicensesApi {
                 Ok((pb::UpdateHresResponse { changes }, vec![note]))
             })
             .await
+    }
+}
+
+/// `Reserved=`: what reservations in their window hold of each plain license.
+fn reserved(licenses: &mut [pb::License], resvs: &[crate::sched::model::Resv], now: i64) {
+    for l in licenses.iter_mut().filter(|l| l.layer_name.is_empty()) {
+        l.reserved = (resvs.iter().filter(|r| r.active(now)))
+            .flat_map(|r| r.licenses.iter().filter(|(n, _)| *n == l.name).map(|(_, c)| u64::from(*c)))
+            .sum();
+        // Held for the reservation's jobs: not free to anyone else.
+        l.free = l.free.saturating_sub(l.reserved);
     }
 }
