@@ -75,6 +75,7 @@ pub mod args;
 pub mod audit;
 pub mod cluster;
 pub mod columns;
+pub mod family;
 pub mod fields;
 pub mod fmt;
 pub mod getopt;
@@ -87,6 +88,7 @@ pub mod nodefmt;
 pub mod output;
 pub mod sacct;
 pub mod sacctmgr;
+pub mod salloc;
 pub mod sbatch;
 pub mod scancel;
 pub mod scontrol;
@@ -113,6 +115,7 @@ pub const PERSONALITIES: &[(&str, &str)] = &[
     ("sacct", "acct"),
     ("sshare", "share"),
     ("srun", "run"),
+    ("salloc", "alloc"),
 ];
 
 const SPUR_USAGE: &str = "\
@@ -127,6 +130,7 @@ usage: spur SUBCOMMAND [args...]
   prio ...              the same as sprio
   share ...             the same as sshare
   run ...               the same as srun
+  alloc ...             the same as salloc
   audit tail [Key=value ...] [-P] [--after ID]   print txn rows as they commit
   token user --name N [--admin-level L] [--ttl 24h]   mint a user JWT from the key in spur.conf
   token create [--ttl 24h] | token list | token revoke ID   node admission tokens
@@ -173,6 +177,7 @@ async fn subcommand(sub: &str, name: &str, args: &[String]) -> i32 {
         "prio" => sprio::main(args).await,
         "share" => sshare::main(args).await,
         "run" => srun::main(args).await,
+        "alloc" => salloc::main(args).await,
         _ => {
             output::complain(&format!("{name}: error: '{name}' is not available from this Spur release yet"));
             1

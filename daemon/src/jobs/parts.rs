@@ -65,6 +65,10 @@ pub struct StepLog {
     /// An allocation srun made: no batch script (sacct shows no `.batch`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub allocation: bool,
+    /// An allocation `salloc --no-shell` made: nobody holds it, so the
+    /// watch over unheld allocations leaves it to scancel or its time limit.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub detached: bool,
     /// The next step's id.
     pub next: u32,
     /// In id order.

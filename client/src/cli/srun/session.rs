@@ -45,7 +45,7 @@ pub async fn run(a: &Args, env: &[(String, String)]) -> Result<i32, String> {
     let (job, release) = match a.jobid {
         Some(id) => (id, false),
         None => {
-            let req = pb::SubmitRequest { spec: Some(allocation(a, env, &cwd)?) };
+            let req = pb::SubmitRequest { spec: Some(allocation(a, env, &cwd, chrono::Local::now())?) };
             let r = c
                 .jobs
                 .submit(req)
@@ -154,7 +154,7 @@ impl Ctx<'_> {
                         say(self.a, &format!("srun: Job allocation {} has been revoked", self.job));
                         return Ok(1);
                     }
-                    if last_int.is_some_and(|t| t.elapsed() < Duration::from_secs(1)) {
+                    if self.a.quit_on_interrupt || last_int.is_some_and(|t| t.elapsed() < Duration::from_secs(1)) {
                         say(self.a, "srun: cancelling the step");
                         send(pb::step_input::Input::Cancel(true)).await
                     } else {

@@ -1,0 +1,209 @@
+//! The options sbatch, srun and salloc share (one family in Slurm's man
+//! pages): declared once here for any command whose state holds a
+//! `JobSpec` ([`Request`]), and joined into each command's own table with
+//! [`getopt::join`](super::getopt::join). Those Spur has no mechanism for are
+//! accepted with one warning saying why ([`Opt::noted`]); the manual's
+//! command pages list the same reasons.
+
+use super::getopt::{Opt, check, ignored, ignored_switch, maybe, switch, value};
+use super::submit_opts::{
+    check_mail_type, check_mail_user, check_signal, count, hosts, parse_gpu_count, parse_gres, parse_mem,
+};
+use crate::vocab::TimeLimit;
+use crate::vocab::constraint::Constraint;
+use crate::vocab::depend::Dependency;
+use spur_proto::v1 as pb;
+use std::marker::PhantomData;
+
+/// A command whose options build a job request.
+pub trait Request: 'static {
+    fn spec(&mut self) -> &mut pb::JobSpec;
+    /// `--begin`/`--deadline` as given; read against the clock when submitting.
+    fn begin(&mut self, v: String);
+    fn deadline(&mut self, v: String);
+}
+
+/// Why the shared options without a mechanism in Spur have no effect.
+pub mod why {
+    pub const ENERGY: &str = "Spur does not sample energy, network or file-system counters";
+    pub const BURST: &str = "burst buffers are not part of Spur";
+    pub const FEDERATION: &str = "Spur's controller is one cluster (no federation)";
+    pub const CONTAINER: &str = "containers are not part of Spur; run the container tool in the job";
+    pub const LAYOUT: &str =
+        "nodes are scheduled by their CPU count, not their socket, core or thread layout";
+    pub const BIND: &str = "tasks are not bound to CPUs, memory or GPUs";
+    pub const FREQ: &str = "CPU and GPU frequencies are not set by Spur";
+    pub const BOOT: &str = "Spur does not boot or reboot nodes";
+    pub const FEATURES: &str = "nodes are chosen by --constraint only";
+    pub const MCS: &str = "MCS labels are not part of Spur";
+    pub const NETWORK: &str = "network and switch topology are not part of Spur's placement";
+    pub const PROFILE: &str = "Spur does not profile jobs";
+    pub const RESV: &str = "there are no reservations in Spur yet";
+    pub const PORTS: &str = "Spur does not reserve communication ports";
+    pub const GRES: &str = "Spur schedules GPUs per node, per task or per job only";
+    pub const TMP: &str = "nodes do not report temporary disk space to Spur";
+    pub const SHARE: &str = "Spur allocates whole CPUs; nodes are shared only as CPUs and memory allow";
+    pub const NO_KILL: &str = "a job whose node fails is ended (or requeued)";
+    pub const OOM: &str = "the kernel's OOM killer ends the task it picks; steps go on";
+    pub const STEPMGR: &str = "steps are managed by the controller";
+    pub const MINCPUS: &str =
+        "nodes are chosen by the CPUs the tasks need (--ntasks-per-node x --cpus-per-task)";
+    pub const EXTRA: &str = "node extras are not part of Spur's placement";
+    pub const SPREAD: &str = "nodes are chosen by Spur's node order";
+    pub const GPU_CPU: &str =
+        "memory and CPUs are requested per node, task or CPU (--mem, --mem-per-cpu, -c)";
+    pub const TASKS_PER: &str = "tasks are placed per node (--ntasks-per-node) only";
+    pub const OVERCOMMIT: &str = "a job gets the CPUs its tasks ask for";
+}
+
+/// The family's table, for a command whose state is `T`.
+pub struct Family<T>(PhantomData<T>);
+
+impl<T: Request> Family<T> {
+    pub const OPTS: &'static [Opt<T>] = &[
+        value("J/job-name", |s, v| s.spec().name = v),
+        value("A/account", |s, v| s.spec().account = v),
+        value("p/partition", |s, v| s.spec().partition = v),
+        value("q/qos", |s, v| s.spec().qos = v),
+        check("N/nodes", |s, v| count("nodes", &v).map(|n| s.spec().num_nodes = n)),
+        check("n/ntasks", |s, v| count("ntasks", &v).map(|n| s.spec().ntasks = n)),
+        check("c/cpus-per-task", |s, v| count("cpus-per-task", &v).map(|n| s.spec().cpus_per_task = n)),
+        check("-/ntasks-per-node", |s, v| count("ntasks-per-node", &v).map(|n| s.spec().ntasks_per_node = n)),
+        check("-/mem", |s, v| parse_mem("mem", &v).map(|m| s.spec().mem_mb = m)),
+        check("-/mem-per-cpu", |s, v| parse_mem("mem-per-cpu", &v).map(|m| s.spec().mem_per_cpu_mb = m)),
+        check("-/gres", |s, v| parse_gres(&v).map(|g| s.spec().gpus_per_node = g)),
+        check("-/gpus-per-node", |s, v| {
+            parse_gpu_count("gpus-per-node", &v).map(|g| s.spec().gpus_per_node = g)
+        }),
+        check("G/gpus", |s, v| parse_gpu_count("gpus", &v).map(|g| s.spec().gpus_total = g)),
+        check("-/gpus-per-task", |s, v| {
+            parse_gpu_count("gpus-per-task", &v).map(|g| s.spec().gpus_per_task = g)
+        }),
+        check("t/time", |s, v| {
+            let t = TimeLimit::parse_request(&v).map_err(|e| format!("--time: {e}"))?;
+            s.spec().time_limit_minutes = t.minutes();
+            Ok(())
+        }),
+        check("-/time-min", |s, v| {
+            TimeLimit::parse_request(&v)
+                .map(|t| s.spec().time_min_minutes = t.minutes())
+                .map_err(|e| format!("--time-min: {e}"))
+        }),
+        check("w/nodelist", |s, v| hosts("nodelist", &v).map(|h| s.spec().nodelist = h)),
+        check("x/exclude", |s, v| hosts("exclude", &v).map(|h| s.spec().exclude = h)),
+        check("F/nodefile", |s, v| nodefile(&v).map(|h| s.spec().nodelist = h)),
+        // `=user|mcs|topo` narrow what is shared; Spur's exclusive is the whole node.
+        maybe("-/exclusive", |s, _| {
+            s.spec().exclusive = true;
+            Ok(())
+        }),
+        check("C/constraint", |s, v| {
+            Constraint::parse(&v)
+                .map(|c| s.spec().constraint = c.to_string())
+                .map_err(|e| format!("--constraint: {e}"))
+        }),
+        check("d/dependency", |s, v| {
+            Dependency::parse(&v)
+                .map(|d| s.spec().dependency = d.to_string())
+                .map_err(|e| format!("--dependency: {e}"))
+        }),
+        check("-/mail-type", |s, v| check_mail_type(&v).map(|m| s.spec().mail_type = m)),
+        check("-/mail-user", |s, v| check_mail_user(&v).map(|m| s.spec().mail_user = m)),
+        check("-/signal", |s, v| check_signal(&v).map(|g| s.spec().signal = g)),
+        value("b/begin", |s, v| s.begin(v)),
+        value("-/deadline", |s, v| s.deadline(v)),
+        maybe("-/nice", nice),
+        value("-/wckey", |s, v| s.spec().wckey = v),
+        check("-/priority", priority),
+        check("L/licenses", |s, v| {
+            crate::vocab::licenses::parse_request(&v).map_err(|e| format!("--licenses: {e}"))?;
+            s.spec().licenses = v;
+            Ok(())
+        }),
+        switch("H/hold", |s| s.spec().hold = true),
+        value("-/comment", |s, v| s.spec().comment = v),
+        // Accepted with a warning: no mechanism in Spur.
+        ignored("-/acctg-freq", why::ENERGY),
+        ignored("-/bb", why::BURST),
+        ignored("-/bbf", why::BURST),
+        ignored("-/cluster-constraint", why::FEDERATION),
+        ignored("-/container", why::CONTAINER),
+        ignored("-/container-id", why::CONTAINER),
+        ignored_switch("-/contiguous", why::NETWORK),
+        ignored("S/core-spec", why::LAYOUT),
+        ignored("-/cores-per-socket", why::LAYOUT),
+        ignored("-/cpu-freq", why::FREQ),
+        ignored("-/cpus-per-gpu", why::GPU_CPU),
+        ignored("-/delay-boot", why::BOOT),
+        ignored("m/distribution", why::BIND),
+        ignored("-/extra", why::EXTRA),
+        ignored("B/extra-node-info", why::LAYOUT),
+        ignored("-/gpu-bind", why::BIND),
+        ignored("-/gpu-freq", why::FREQ),
+        ignored("-/gpus-per-socket", why::GRES),
+        ignored("-/gres-flags", why::GRES),
+        ignored("-/hint", why::BIND),
+        ignored("-/mcs-label", why::MCS),
+        ignored("-/mem-bind", why::BIND),
+        ignored("-/mem-per-gpu", why::GPU_CPU),
+        ignored("-/mincpus", why::MINCPUS),
+        ignored("-/network", why::NETWORK),
+        maybe("k/no-kill", |_, _| Ok(())).noted(why::NO_KILL),
+        ignored("-/ntasks-per-core", why::TASKS_PER),
+        ignored("-/ntasks-per-gpu", why::TASKS_PER),
+        ignored("-/ntasks-per-socket", why::TASKS_PER),
+        maybe("-/oom-kill-step", |_, _| Ok(())).noted(why::OOM),
+        ignored_switch("s/oversubscribe", why::SHARE),
+        ignored("-/prefer", why::FEATURES),
+        ignored("-/profile", why::PROFILE),
+        ignored_switch("-/reboot", why::BOOT),
+        ignored("-/reservation", why::RESV),
+        maybe("-/resv-ports", |_, _| Ok(())).noted(why::PORTS),
+        ignored("-/segment", why::NETWORK),
+        ignored("-/sockets-per-node", why::LAYOUT),
+        ignored_switch("-/spread-job", why::SPREAD),
+        ignored_switch("-/stepmgr", why::STEPMGR),
+        ignored("-/switches", why::NETWORK),
+        ignored("-/thread-spec", why::LAYOUT),
+        ignored("-/threads-per-core", why::LAYOUT),
+        ignored("-/tmp", why::TMP),
+        ignored("-/tres-bind", why::BIND),
+        ignored("-/tres-per-task", why::GRES),
+        ignored_switch("-/use-min-nodes", why::SPREAD),
+    ];
+}
+
+/// `--nice[=adjustment]`: Slurm's default adjustment is 100.
+fn nice<T: Request>(s: &mut T, v: Option<String>) -> Result<(), String> {
+    let t = v.as_deref().map(str::trim).filter(|t| !t.is_empty()).unwrap_or("100");
+    match t.parse::<i32>() {
+        Ok(n) if (-2_147_483_645..=2_147_483_645).contains(&n) => s.spec().nice = n,
+        _ => return Err(format!("--nice: '{}' is not a whole number", v.unwrap_or_default())),
+    }
+    Ok(())
+}
+
+fn priority<T: Request>(s: &mut T, v: String) -> Result<(), String> {
+    match v.trim().parse::<i64>() {
+        Ok(p) if p >= 0 => s.spec().priority = Some(p),
+        _ => return Err(format!("--priority: '{v}' is not a whole number of zero or more")),
+    }
+    Ok(())
+}
+
+/// `-F/--nodefile`: a file of host names (blanks, commas or lines apart),
+/// read as `--nodelist` would be given.
+fn nodefile(path: &str) -> Result<String, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("--nodefile: cannot read '{path}': {e}"))?;
+    let names: Vec<&str> =
+        text.split(|c: char| c == ',' || c.is_whitespace()).filter(|s| !s.is_empty()).collect();
+    if names.is_empty() {
+        return Err(format!("--nodefile: '{path}' names no nodes"));
+    }
+    hosts("nodefile", &names.join(","))
+}
+
+/// `--version`: Spur's, and the Slurm release whose options it takes.
+pub fn version() -> String {
+    format!("spur {} (slurm 25.05 options)\n", env!("CARGO_PKG_VERSION"))
+}
