@@ -10,6 +10,7 @@
 //! - [`output`]: the tasks' output on srun's stdout/stderr (`-l` labels) or in `-o/-e` files.
 //! - [`session`]: the step's stream: events in, Ctrl-C and other signals out.
 
+pub mod multiprog;
 pub mod output;
 pub mod session;
 
@@ -93,10 +94,7 @@ const OWN: &[Opt<Args>] = &[
     maybe("I/immediate", |_, _| Ok(())).noted(IMMEDIATE),
     ignored("i/input", "the tasks' standard input is /dev/null"),
     ignored("-/msg-timeout", TIMEOUTS),
-    ignored_switch(
-        "-/multi-prog",
-        "per-task programs are not supported yet: run a wrapper that reads SLURM_PROCID",
-    ),
+    switch("-/multi-prog", |a| a.multi_prog = true),
     ignored_switch("Z/no-allocate", "steps run only inside an allocation"),
     maybe("-/propagate", |_, _| Ok(())).noted(super::sbatch::PROPAGATE),
     ignored_switch("-/pty", "task output is relayed through the controller, not a terminal"),
@@ -151,6 +149,8 @@ pub struct Args {
     pub jobid: Option<u64>,
     pub quiet: bool,
     pub quit_on_interrupt: bool,
+    /// `--multi-prog`: the command is a file mapping task ids to programs.
+    pub multi_prog: bool,
     pub help: bool,
     pub version: bool,
     pub mpi_list: bool,
@@ -266,7 +266,12 @@ pub fn step(
     let vars = export(a.export.as_deref().unwrap_or(""), env)?;
     let path = env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.as_str());
     let mut argv = a.argv.clone();
-    if let Some(p) = argv.first_mut() {
+    if a.multi_prog {
+        let file = argv.first().cloned().unwrap_or_default();
+        let text = std::fs::read_to_string(cwd.join(&file))
+            .map_err(|e| format!("--multi-prog: cannot read '{file}': {e}"))?;
+        argv = multiprog::argv(&file, &text, a.spec.ntasks)?;
+    } else if let Some(p) = argv.first_mut() {
         *p = resolve(p, path, cwd);
     }
     let wd = workdir(a, cwd);

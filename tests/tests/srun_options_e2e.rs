@@ -1,0 +1,27 @@
+//! srun's options with the real binaries: `--multi-prog` runs each task's
+//! line of its file, and an option Spur has no mechanism for warns once and
+//! runs the step.
+
+use spur_tests::cluster::Cluster;
+use spur_tests::proc::{links_dir, run_with};
+
+#[test]
+fn multi_prog_runs_each_task_s_line_and_noted_options_warn_once() {
+    let e = Cluster::two_nodes(|t| t, &[]);
+    let dir = e.dir.path().display().to_string();
+    // Read where srun runs (an absolute name here), not where -D sends the tasks.
+    let conf = e.dir.path().join("mp.conf");
+    std::fs::write(&conf, "0 echo first\n1-3 sh -c 'echo task=%t offset=%o'\n").unwrap();
+    let conf = conf.display().to_string();
+    let path = format!("{}:{}", links_dir().display(), std::env::var("PATH").unwrap_or_default());
+    let args = ["-D", &dir, "-N2", "-n4", "--cpu-bind=cores", "--cpu-bind=none", "--multi-prog", &conf];
+    let out = run_with("srun", &e.c.url, &args, &[("PATH", &path)]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let warned =
+        "srun: warning: --cpu-bind has no effect on Spur: tasks are not bound to CPUs, memory or GPUs";
+    assert_eq!(err.lines().filter(|l| l.contains("warning")).collect::<Vec<_>>(), [warned], "{err}");
+    let mut lines: Vec<String> = String::from_utf8_lossy(&out.stdout).lines().map(String::from).collect();
+    lines.sort();
+    assert_eq!(lines, ["first", "task=1 offset=0", "task=2 offset=1", "task=3 offset=2"]);
+}
