@@ -3,7 +3,8 @@
 //! `tests/slurm/extract_options.py`) is accepted by the command's table with
 //! a plausible value, under its long name and its short letter: either it
 //! takes effect (no warning), or it prints exactly one warning saying why it
-//! has no effect on Spur, or it is refused with a reason (a short list).
+//! has no effect on Spur (and the command's page of the manual names it),
+//! or it is refused with a reason (a short list).
 //! Parse only: no controller.
 
 use spur_client::cli::getopt::Probe;
@@ -93,6 +94,8 @@ fn every_option_of_slurm_s_man_pages_is_accepted() {
     let mut failures = vec![];
     for &(cmd, want_done, want_warned, want_refused) in COUNTS {
         let (mut done, mut warned, mut refused) = (0, 0, 0);
+        let page = format!("{}/../docs/src/commands/{cmd}.md", env!("CARGO_MANIFEST_DIR"));
+        let page = std::fs::read_to_string(&page).unwrap_or_else(|e| panic!("{page}: {e}"));
         for (long, short) in options(cmd) {
             let value = plausible(&long, &nodefile);
             let as_long = given(cmd, &format!("--{long}"), &value, true);
@@ -107,6 +110,10 @@ fn every_option_of_slurm_s_man_pages_is_accepted() {
                     [] => done += 1,
                     [w] if w.starts_with(&format!("{cmd}: warning: --{long} has no effect on Spur: ")) => {
                         warned += 1;
+                        // The command's page of the manual says why, too.
+                        if !page.contains(&format!("`--{long}`")) {
+                            failures.push(format!("docs/src/commands/{cmd}.md does not name `--{long}`"));
+                        }
                     }
                     ws => failures.push(format!("{cmd} --{long}: warnings {ws:?}")),
                 },

@@ -75,17 +75,12 @@ const OWN: &[Opt<State>] = &[
     switch("-/usage", |s| s.help = true),
     value("-/controller", |s, v| s.sub.controller = Some(v)),
     ignored("-/batch", why::FEATURES),
-    maybe("-/get-user-env", |_, _| Ok(())).noted(GET_USER_ENV),
+    maybe("-/get-user-env", |_, _| Ok(())).noted(why::GET_USER_ENV),
     ignored("i/input", "a batch script's standard input is /dev/null"),
     switch("O/overcommit", |_| {}).noted(why::OVERCOMMIT),
-    maybe("-/propagate", |_, _| Ok(())).noted(PROPAGATE),
+    maybe("-/propagate", |_, _| Ok(())).noted(why::PROPAGATE),
     ignored("-/wait-all-nodes", why::BOOT),
 ];
-
-/// Why `--get-user-env` and `--propagate` have no effect (srun's `--propagate` too).
-pub const GET_USER_ENV: &str =
-    "the job gets the environment sbatch exports (--export), not a login environment loaded on the node";
-pub const PROPAGATE: &str = "tasks run with the node agent's resource limits";
 
 /// Parses sbatch's options only (no script, command or controller): what
 /// they set and the warnings they print.

@@ -49,7 +49,7 @@ const OWN: &[Opt<Args>] = &[
     maybe("I/immediate", |_, _| Ok(()))
         .noted("the allocation waits in the queue until it starts (Ctrl-C gives up)"),
     maybe("K/kill-command", |_, _| Ok(())).noted("the command is killed (SIGKILL) when the allocation ends"),
-    maybe("-/x11", |_, _| Ok(())).noted(crate::cli::srun::X11),
+    maybe("-/x11", |_, _| Ok(())).noted(why::X11),
     ignored("-/wait-all-nodes", why::BOOT),
 ];
 

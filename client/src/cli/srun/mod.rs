@@ -34,6 +34,8 @@ usage: srun [OPTIONS] COMMAND [ARGS...]
   -J, --job-name=NAME      the step's name (outside an allocation: the job's too)
   -O, --overcommit         more tasks x CPUs than the job has on a node
   -D, --chdir=DIR          --jobid=ID   -Q, --quiet
+  --multi-prog FILE        each task runs its line of FILE (RANKS PROGRAM ARGS; %t, %o)
+  --mpi=none|list          Spur starts tasks without PMI
 Outside an allocation also: -p PARTITION -A ACCOUNT -q QOS -t TIME -x LIST --exclusive.
 srun exits with the highest exit code of its tasks (128+N for one killed by signal N).
 Ctrl-C sends SIGINT to the tasks; a second one within a second cancels the step.";
@@ -96,7 +98,7 @@ const OWN: &[Opt<Args>] = &[
     ignored("-/msg-timeout", TIMEOUTS),
     switch("-/multi-prog", |a| a.multi_prog = true),
     ignored_switch("Z/no-allocate", "steps run only inside an allocation"),
-    maybe("-/propagate", |_, _| Ok(())).noted(super::sbatch::PROPAGATE),
+    maybe("-/propagate", |_, _| Ok(())).noted(why::PROPAGATE),
     ignored_switch("-/pty", "task output is relayed through the controller, not a terminal"),
     ignored("r/relative", "a step's nodes are chosen from the job's in order (-w names them)"),
     maybe("-/send-libs", |_, _| Ok(())).noted(BCAST),
@@ -106,7 +108,7 @@ const OWN: &[Opt<Args>] = &[
     ignored("-/treewidth", TIMEOUTS),
     ignored("W/wait", "the step ends when all its tasks have ended (use -K to end it at the first failure)"),
     ignored_switch("-/wait-for-children", "a task ends when its process ends"),
-    maybe("-/x11", |_, _| Ok(())).noted(X11),
+    maybe("-/x11", |_, _| Ok(())).noted(why::X11),
     ignored("-/open-mode", "srun truncates its output files"),
 ];
 
@@ -114,8 +116,6 @@ const BCAST: &str = "files are not copied to the nodes; the program must be on a
 const PROLOGS: &str = "srun runs no prolog or epilog of its own; the node's HRES prologs still run";
 const IMMEDIATE: &str = "an allocation waits in the queue until it can start (Ctrl-C gives up)";
 const TIMEOUTS: &str = "srun talks to the controller only, over one stream";
-/// X11 forwarding is salloc's concern too.
-pub const X11: &str = "X11 forwarding is not part of Spur";
 
 /// `--mpi`: Spur starts tasks with no MPI plugin; `list` names what it has.
 fn mpi(a: &mut Args, v: String) -> Result<(), String> {
