@@ -46,12 +46,8 @@ pub mod why {
     pub const NO_KILL: &str = "a job whose node fails is ended (or requeued)";
     pub const OOM: &str = "the kernel's OOM killer ends the task it picks; steps go on";
     pub const STEPMGR: &str = "steps are managed by the controller";
-    pub const MINCPUS: &str =
-        "nodes are chosen by the CPUs the tasks need (--ntasks-per-node x --cpus-per-task)";
     pub const EXTRA: &str = "node extras are not part of Spur's placement";
     pub const SPREAD: &str = "nodes are chosen by Spur's node order";
-    pub const GPU_CPU: &str =
-        "memory and CPUs are requested per node, task or CPU (--mem, --mem-per-cpu, -c)";
     pub const TASKS_PER: &str = "tasks are placed per node (--ntasks-per-node) only";
     pub const OVERCOMMIT: &str = "a job gets the CPUs its tasks ask for";
     pub const X11: &str = "X11 forwarding is not part of Spur";
@@ -137,7 +133,7 @@ impl<T: Request> Family<T> {
         ignored("S/core-spec", why::LAYOUT),
         ignored("-/cores-per-socket", why::LAYOUT),
         ignored("-/cpu-freq", why::FREQ),
-        ignored("-/cpus-per-gpu", why::GPU_CPU),
+        check("-/cpus-per-gpu", |s, v| count("cpus-per-gpu", &v).map(|n| s.spec().cpus_per_gpu = n)),
         ignored("-/delay-boot", why::BOOT),
         ignored("m/distribution", why::BIND),
         ignored("-/extra", why::EXTRA),
@@ -149,8 +145,8 @@ impl<T: Request> Family<T> {
         ignored("-/hint", why::BIND),
         ignored("-/mcs-label", why::MCS),
         ignored("-/mem-bind", why::BIND),
-        ignored("-/mem-per-gpu", why::GPU_CPU),
-        ignored("-/mincpus", why::MINCPUS),
+        check("-/mem-per-gpu", |s, v| parse_mem("mem-per-gpu", &v).map(|m| s.spec().mem_per_gpu_mb = m)),
+        check("-/mincpus", |s, v| count("mincpus", &v).map(|n| s.spec().mincpus = n)),
         ignored("-/network", why::NETWORK),
         maybe("k/no-kill", |_, _| Ok(())).noted(why::NO_KILL),
         ignored("-/ntasks-per-core", why::TASKS_PER),
@@ -161,7 +157,8 @@ impl<T: Request> Family<T> {
         ignored("-/prefer", why::FEATURES),
         ignored("-/profile", why::PROFILE),
         ignored_switch("-/reboot", why::BOOT),
-        ignored("-/reservation", why::RESV),
+        // Stored and shown as given, with its warning.
+        value("-/reservation", |s: &mut T, v| s.spec().reservation = v).noted(why::RESV),
         maybe("-/resv-ports", |_, _| Ok(())).noted(why::PORTS),
         ignored("-/segment", why::NETWORK),
         ignored("-/sockets-per-node", why::LAYOUT),

@@ -2,8 +2,9 @@
 //! `-C`, `--begin`, ...), kept apart from [`JobRecord`]'s core fields so
 //! a job without them costs one empty pointer: a queue of 100,000 plain jobs
 //! holds no more than before (issue 15). Also how the per-node asks of
-//! `--ntasks-per-node`, `--mem-per-cpu`, `--gpus` and `--gpus-per-task`
-//! resolve into the record's tasks, nodes, memory and GPUs per node.
+//! `--ntasks-per-node`, `--mem-per-cpu`, `--gpus`, `--gpus-per-task`,
+//! `--cpus-per-gpu`, `--mincpus` and `--mem-per-gpu` resolve into the
+//! record's tasks, nodes, CPUs per task, memory and GPUs per node.
 
 pub use super::parts::Extras;
 use super::record::JobRecord;
@@ -50,6 +51,10 @@ impl Extras {
             kill_on_invalid_dep: s.kill_on_invalid_dep,
             signalled_run_ms: 0,
             annotations: annotations(&s.annotations)?,
+            mem_per_gpu_mb: s.mem_per_gpu_mb,
+            cpus_per_gpu: s.cpus_per_gpu,
+            mincpus: s.mincpus,
+            reservation: s.reservation.trim().to_string(),
         };
         Ok((x != Extras::default()).then(|| Box::new(x)))
     }
@@ -112,15 +117,6 @@ pub fn resolve_shape(rec: &mut JobRecord, s: &pb::JobSpec) -> Result<()> {
         }
     }
     let tasks_per_node = rec.ntasks.max(rec.num_nodes).div_ceil(rec.num_nodes.max(1));
-    if s.mem_per_cpu_mb > 0 {
-        if s.mem_mb > 0 {
-            return Err(Error::invalid("mem_per_cpu", "--mem and --mem-per-cpu are mutually exclusive"));
-        }
-        let cpus = u64::from(tasks_per_node) * u64::from(rec.cpus_per_task.max(1));
-        rec.mem_mb = s.mem_per_cpu_mb.checked_mul(cpus).ok_or_else(|| {
-            Error::invalid("mem_per_cpu", format!("{} MB × {cpus} CPUs per node overflows", s.mem_per_cpu_mb))
-        })?;
-    }
     let per_node = [
         (s.gpus_total > 0).then(|| u64::from(s.gpus_total).div_ceil(u64::from(rec.num_nodes.max(1)))),
         (s.gpus_per_task > 0).then(|| u64::from(s.gpus_per_task) * u64::from(tasks_per_node)),
@@ -137,6 +133,52 @@ pub fn resolve_shape(rec: &mut JobRecord, s: &pb::JobSpec) -> Result<()> {
         }
         [Some(g), None] | [None, Some(g)] => rec.gpus = g,
         [None, None] => {}
+    }
+    let no_gpus = |flag: &str| {
+        Error::invalid(flag, format!("--{flag} needs GPUs (--gpus, --gpus-per-node, --gres=gpu:N)"))
+    };
+    if s.cpus_per_gpu > 0 {
+        if s.cpus_per_task > 0 {
+            return Err(Error::invalid(
+                "cpus_per_gpu",
+                "--cpus-per-gpu and --cpus-per-task are mutually exclusive",
+            ));
+        }
+        if rec.gpus == 0 {
+            return Err(no_gpus("cpus-per-gpu"));
+        }
+        let cpus = u64::from(s.cpus_per_gpu) * rec.gpus;
+        rec.cpus_per_task = u32::try_from(cpus.div_ceil(u64::from(tasks_per_node.max(1))))
+            .map_err(|_| Error::invalid("cpus_per_gpu", format!("{cpus} CPUs per node is out of range")))?;
+    }
+    // Slurm's pn_min_cpus: each node's share grows to it through CPUs per task.
+    if s.mincpus > 0 && u64::from(tasks_per_node) * u64::from(rec.cpus_per_task) < u64::from(s.mincpus) {
+        rec.cpus_per_task = s.mincpus.div_ceil(tasks_per_node.max(1));
+    }
+    let exclusive_mem =
+        |flag: &str| Error::invalid(flag, "--mem, --mem-per-cpu and --mem-per-gpu are mutually exclusive");
+    if s.mem_per_cpu_mb > 0 {
+        if s.mem_mb > 0 || s.mem_per_gpu_mb > 0 {
+            return Err(exclusive_mem("mem_per_cpu"));
+        }
+        let cpus = u64::from(tasks_per_node) * u64::from(rec.cpus_per_task.max(1));
+        rec.mem_mb = s.mem_per_cpu_mb.checked_mul(cpus).ok_or_else(|| {
+            Error::invalid("mem_per_cpu", format!("{} MB × {cpus} CPUs per node overflows", s.mem_per_cpu_mb))
+        })?;
+    }
+    if s.mem_per_gpu_mb > 0 {
+        if s.mem_mb > 0 {
+            return Err(exclusive_mem("mem_per_gpu"));
+        }
+        if rec.gpus == 0 {
+            return Err(no_gpus("mem-per-gpu"));
+        }
+        rec.mem_mb = s.mem_per_gpu_mb.checked_mul(rec.gpus).ok_or_else(|| {
+            Error::invalid(
+                "mem_per_gpu",
+                format!("{} MB × {} GPUs per node overflows", s.mem_per_gpu_mb, rec.gpus),
+            )
+        })?;
     }
     Ok(())
 }
@@ -170,6 +212,42 @@ mod tests {
         assert_eq!(resolved(s).unwrap().gpus, 2);
         let s = pb::JobSpec { ntasks: 2, gpus_per_task: 2, ..Default::default() };
         assert_eq!(resolved(s).unwrap().gpus, 4);
+    }
+
+    #[test]
+    fn per_gpu_asks_and_mincpus_resolve_into_cpus_and_memory_per_node() {
+        let s = pb::JobSpec {
+            ntasks: 2,
+            gpus_per_node: 2,
+            cpus_per_gpu: 3,
+            mem_per_gpu_mb: 1000,
+            ..Default::default()
+        };
+        let r = resolved(s).unwrap();
+        assert_eq!(
+            (r.cpus_per_task, r.mem_mb, r.gpus),
+            (3, 2000, 2),
+            "6 CPUs over 2 tasks; 2 GPUs x 1000 MB"
+        );
+        let s = pb::JobSpec { num_nodes: 2, gpus_total: 4, mem_per_gpu_mb: 10, ..Default::default() };
+        assert_eq!(resolved(s).unwrap().mem_mb, 20);
+        let s = pb::JobSpec { ntasks: 3, mincpus: 8, ..Default::default() };
+        assert_eq!(resolved(s).unwrap().cpus_per_task, 3, "3 tasks x 3 CPUs reach 8");
+        let s = pb::JobSpec { ntasks: 2, cpus_per_task: 4, mincpus: 4, ..Default::default() };
+        assert_eq!(resolved(s).unwrap().cpus_per_task, 4, "already at least --mincpus");
+        let e = |s| resolved(s).unwrap_err().to_string();
+        assert!(
+            e(pb::JobSpec { mem_per_gpu_mb: 1, ..Default::default() }).contains("--mem-per-gpu needs GPUs")
+        );
+        assert!(
+            e(pb::JobSpec { cpus_per_gpu: 1, ..Default::default() }).contains("--cpus-per-gpu needs GPUs")
+        );
+        let s = pb::JobSpec { gpus_per_node: 1, cpus_per_gpu: 1, cpus_per_task: 1, ..Default::default() };
+        assert!(e(s).contains("--cpus-per-gpu and --cpus-per-task"));
+        let s = pb::JobSpec { gpus_per_node: 1, mem_per_gpu_mb: 1, mem_per_cpu_mb: 1, ..Default::default() };
+        assert!(e(s).contains("mutually exclusive"));
+        let s = pb::JobSpec { reservation: " maint ".into(), ..Default::default() };
+        assert_eq!(Extras::from_spec(&s).unwrap().unwrap().reservation, "maint");
     }
 
     #[test]

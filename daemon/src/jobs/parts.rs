@@ -35,6 +35,13 @@ pub struct Extras {
     pub kill_on_invalid_dep: bool,
     /// `--annotation KEY=VALUE`, in order: provisioner definitions match them.
     pub annotations: Vec<(String, String)>,
+    /// `--mem-per-gpu` (MB), `--cpus-per-gpu`, `--mincpus` as asked; the
+    /// record's memory and CPUs per task are resolved from them at submit.
+    pub mem_per_gpu_mb: u64,
+    pub cpus_per_gpu: u32,
+    pub mincpus: u32,
+    /// `--reservation`, as given (Spur has no reservations yet).
+    pub reservation: String,
 }
 
 /// What a record of an array knows of it.

@@ -330,6 +330,10 @@ fn extras_spec(x: Option<&crate::jobs::extras::Extras>) -> pb::JobSpec {
         dependency: x.dependency.clone(),
         kill_on_invalid_dep: x.kill_on_invalid_dep,
         annotations: x.annotations.iter().map(|(k, v)| pb::KeyValue::new(k, v)).collect(),
+        mem_per_gpu_mb: x.mem_per_gpu_mb,
+        cpus_per_gpu: x.cpus_per_gpu,
+        mincpus: x.mincpus,
+        reservation: x.reservation.clone(),
         ..pb::JobSpec::default()
     }
 }

@@ -1,0 +1,40 @@
+//! sbatch's options from the whole man page with the real binaries:
+//! `--mincpus` raising a job's CPUs, `--export-file` reaching the job's
+//! environment, and `--reservation` stored with one warning.
+
+use spur_tests::cluster::Cluster;
+use spur_tests::proc::run;
+
+#[test]
+fn mincpus_export_file_and_a_noted_reservation() {
+    let e = Cluster::two_nodes(|t| t, &[]);
+    let dir = e.dir.path().display().to_string();
+    let vars = e.dir.path().join("vars");
+    std::fs::write(&vars, "FROM_FILE=yes it is\nOTHER=2\n").unwrap();
+    let vars = vars.display().to_string();
+    let args = [
+        "--parsable",
+        "-D",
+        &dir,
+        "-n1",
+        "--mincpus=2",
+        "--reservation=maint",
+        "--export-file",
+        &vars,
+        "-o",
+        "env.out",
+        "--wrap=echo \"$FROM_FILE/$OTHER\"",
+    ];
+    let out = run("sbatch", &e.c.url, &args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(
+        err,
+        "sbatch: warning: --reservation has no effect on Spur: there are no reservations in Spur yet\n"
+    );
+    let id: u64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    e.wait_field(id, "%T", "COMPLETED");
+    assert_eq!(e.field(id, "%C"), "2", "one task, raised to --mincpus");
+    let got = std::fs::read_to_string(e.dir.path().join("env.out")).unwrap();
+    assert_eq!(got, "yes it is/2\n");
+}
