@@ -38,3 +38,26 @@ fn mincpus_export_file_and_a_noted_reservation() {
     let got = std::fs::read_to_string(e.dir.path().join("env.out")).unwrap();
     assert_eq!(got, "yes it is/2\n");
 }
+
+#[test]
+fn propagate_sets_the_submitter_s_soft_limits_on_the_job() {
+    let e = Cluster::two_nodes(|t| t, &[]);
+    let dir = e.dir.path().display().to_string();
+    let sbatch = spur_tests::proc::links_dir().join("sbatch").display().to_string();
+    // The submitter's shell lowers its own limit; the job sees it, and not the unnamed one.
+    let line = format!(
+        "ulimit -S -n 777 && ulimit -S -c 0 && exec {sbatch} --parsable -D {dir} --propagate=NOFILE \
+         -o limits.out --wrap='echo $(ulimit -S -n) $SLURM_RLIMIT_NOFILE ${{SLURM_RLIMIT_CORE:-none}}'"
+    );
+    let out = std::process::Command::new("sh")
+        .args(["-c", &line])
+        .env("SPUR_CONTROLLER_ADDR", &e.c.url)
+        .env_remove("SPUR_TOKEN")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let id: u64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    e.wait_field(id, "%T", "COMPLETED");
+    let got = std::fs::read_to_string(e.dir.path().join("limits.out")).unwrap();
+    assert_eq!(got, "777 777 none\n");
+}

@@ -78,7 +78,10 @@ const OWN: &[Opt<State>] = &[
     maybe("-/get-user-env", |_, _| Ok(())).noted(why::GET_USER_ENV),
     ignored("i/input", "a batch script's standard input is /dev/null"),
     switch("O/overcommit", |_| {}).noted(why::OVERCOMMIT),
-    maybe("-/propagate", |_, _| Ok(())).noted(why::PROPAGATE),
+    maybe("-/propagate", |s, v| {
+        s.sub.propagate = Some(v.unwrap_or_default());
+        Ok(())
+    }),
     ignored("-/wait-all-nodes", why::BOOT),
 ];
 
@@ -139,6 +142,8 @@ pub struct Submission {
     pub export_file: Option<String>,
     /// One line for each option given that has no effect on Spur.
     pub warnings: Vec<String>,
+    /// `--propagate[=...]` as given (empty: ALL).
+    pub propagate: Option<String>,
 }
 
 impl Submission {
@@ -157,6 +162,13 @@ impl Submission {
         if !chosen.trim().is_empty() {
             vars.retain(|(k, _)| k != "SLURM_EXPORT_ENV");
             vars.push(("SLURM_EXPORT_ENV".into(), chosen.trim().to_string()));
+        }
+        if let Some(p) = &self.propagate {
+            let limits = std::fs::read_to_string("/proc/self/limits").unwrap_or_default();
+            for (k, v) in super::submit_opts::propagate(Some(p), &limits)? {
+                vars.retain(|(ok, _)| *ok != k);
+                vars.push((k, v));
+            }
         }
         self.spec.env = vars.into_iter().map(|(key, value)| pb::KeyValue { key, value }).collect();
         let when = |flag, v: &Option<String>| v.as_deref().map(|v| parse_when(flag, v, now)).transpose();

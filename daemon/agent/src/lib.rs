@@ -34,6 +34,7 @@ pub mod facts;
 pub mod facts_file;
 pub mod hres;
 pub mod link;
+pub mod rlimits;
 pub mod runas;
 pub mod script;
 pub mod state;

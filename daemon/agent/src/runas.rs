@@ -3,7 +3,7 @@
 //! slurmstepd forks before it execs a task. Spawned with the job's
 //! environment and a spec in `SPUR_EXEC_SPEC`, it joins the job's cgroup
 //! while it is still root, drops to the user (initgroups, setgid, setuid),
-//! and only then opens the job's `-i/-o/-e` files, changes to its working
+//! sets the soft limits `--propagate` sent (`rlimits`), and only then opens the job's `-i/-o/-e` files, changes to its working
 //! directory and execs the program, so nothing of the user's is touched as
 //! root. A failure before the exec is one line on its stderr (`spurd:
 //! error: ...`) and exit 1; the supervisor reads it as the job's reason.
@@ -145,6 +145,9 @@ fn main() -> i32 {
     {
         return fail(&format!("cannot become {} (uid {}): {e}", u.name, u.uid));
     }
+    // --propagate: as the user, so a soft limit never passes the hard one.
+    // One that cannot be set leaves the node's: a line here would read as a failed start.
+    let _ = crate::rlimits::apply(&crate::rlimits::asked(std::env::vars()));
     let mut cmd = Command::new(program);
     cmd.args(args).env_remove(SPEC_ENV);
     if let Some(u) = &spec.user {

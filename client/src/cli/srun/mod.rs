@@ -98,7 +98,10 @@ const OWN: &[Opt<Args>] = &[
     ignored("-/msg-timeout", TIMEOUTS),
     switch("-/multi-prog", |a| a.multi_prog = true),
     ignored_switch("Z/no-allocate", "steps run only inside an allocation"),
-    maybe("-/propagate", |_, _| Ok(())).noted(why::PROPAGATE),
+    maybe("-/propagate", |a, v| {
+        a.propagate = Some(v.unwrap_or_default());
+        Ok(())
+    }),
     ignored_switch("-/pty", "task output is relayed through the controller, not a terminal"),
     ignored("r/relative", "a step's nodes are chosen from the job's in order (-w names them)"),
     maybe("-/send-libs", |_, _| Ok(())).noted(BCAST),
@@ -149,6 +152,8 @@ pub struct Args {
     pub jobid: Option<u64>,
     pub quiet: bool,
     pub quit_on_interrupt: bool,
+    /// `--propagate[=...]` as given (empty: ALL).
+    pub propagate: Option<String>,
     /// `--multi-prog`: the command is a file mapping task ids to programs.
     pub multi_prog: bool,
     pub help: bool,
@@ -263,7 +268,14 @@ pub fn step(
     job_id: u64,
     release: bool,
 ) -> Result<pb::StepRequest, String> {
-    let vars = export(a.export.as_deref().unwrap_or(""), env)?;
+    let mut vars = export(a.export.as_deref().unwrap_or(""), env)?;
+    if let Some(p) = &a.propagate {
+        let limits = std::fs::read_to_string("/proc/self/limits").unwrap_or_default();
+        for (k, v) in super::submit_opts::propagate(Some(p), &limits)? {
+            vars.retain(|(ok, _)| *ok != k);
+            vars.push((k, v));
+        }
+    }
     let path = env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.as_str());
     let mut argv = a.argv.clone();
     if a.multi_prog {
