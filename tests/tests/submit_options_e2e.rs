@@ -61,3 +61,25 @@ fn propagate_sets_the_submitter_s_soft_limits_on_the_job() {
     let got = std::fs::read_to_string(e.dir.path().join("limits.out")).unwrap();
     assert_eq!(got, "777 777 none\n");
 }
+
+#[test]
+fn get_user_env_loads_the_login_environment_under_the_job_s() {
+    let e = Cluster::two_nodes(|t| t, &[]);
+    let dir = e.dir.path().display().to_string();
+    // The job's HOME is the submitter's (exported); its login profile sets two variables.
+    let home = e.dir.path().join("home");
+    std::fs::create_dir(&home).unwrap();
+    std::fs::write(home.join(".profile"), "export FROM_LOGIN=yes\nexport KEPT=login\n").unwrap();
+    std::fs::write(home.join(".bash_profile"), ". ~/.profile\n").unwrap();
+    let home = home.display().to_string();
+    let args =
+        ["--parsable", "-D", &dir, "--get-user-env", "-o", "login.out", "--wrap=echo $FROM_LOGIN/$KEPT"];
+    let out =
+        spur_tests::proc::run_with("sbatch", &e.c.url, &args, &[("HOME", &home), ("KEPT", "submitter")]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.stderr.is_empty(), "no warning: {}", String::from_utf8_lossy(&out.stderr));
+    let id: u64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    e.wait_field(id, "%T", "COMPLETED");
+    let got = std::fs::read_to_string(e.dir.path().join("login.out")).unwrap();
+    assert_eq!(got, "yes/submitter\n", "the login's variables fill in; sbatch's win");
+}

@@ -51,8 +51,6 @@ pub mod why {
     pub const TASKS_PER: &str = "tasks are placed per node (--ntasks-per-node) only";
     pub const OVERCOMMIT: &str = "a job gets the CPUs its tasks ask for";
     pub const X11: &str = "X11 forwarding is not part of Spur";
-    pub const GET_USER_ENV: &str =
-        "the job gets the environment sbatch exports (--export), not a login environment loaded on the node";
 }
 
 /// The family's table, for a command whose state is `T`.

@@ -75,7 +75,11 @@ const OWN: &[Opt<State>] = &[
     switch("-/usage", |s| s.help = true),
     value("-/controller", |s, v| s.sub.controller = Some(v)),
     ignored("-/batch", why::FEATURES),
-    maybe("-/get-user-env", |_, _| Ok(())).noted(why::GET_USER_ENV),
+    // `[=timeout][S|L]`: the node's login shell answers within Slurm's default 8 s.
+    maybe("-/get-user-env", |s, _| {
+        s.sub.get_user_env = true;
+        Ok(())
+    }),
     ignored("i/input", "a batch script's standard input is /dev/null"),
     switch("O/overcommit", |_| {}).noted(why::OVERCOMMIT),
     maybe("-/propagate", |s, v| {
@@ -144,6 +148,8 @@ pub struct Submission {
     pub warnings: Vec<String>,
     /// `--propagate[=...]` as given (empty: ALL).
     pub propagate: Option<String>,
+    /// `--get-user-env`: the node loads the user's login environment under the job's.
+    pub get_user_env: bool,
 }
 
 impl Submission {
@@ -162,6 +168,10 @@ impl Submission {
         if !chosen.trim().is_empty() {
             vars.retain(|(k, _)| k != "SLURM_EXPORT_ENV");
             vars.push(("SLURM_EXPORT_ENV".into(), chosen.trim().to_string()));
+        }
+        if self.get_user_env {
+            vars.retain(|(k, _)| k != "SLURM_GET_USER_ENV");
+            vars.push(("SLURM_GET_USER_ENV".into(), "1".into()));
         }
         if let Some(p) = &self.propagate {
             let limits = std::fs::read_to_string("/proc/self/limits").unwrap_or_default();

@@ -41,6 +41,7 @@ pub mod state;
 pub mod stepd;
 pub mod task_env;
 pub mod tasks;
+pub mod userenv;
 
 use exec::Executor;
 use link::AgentChannel;

@@ -150,6 +150,9 @@ fn main() -> i32 {
     let _ = crate::rlimits::apply(&crate::rlimits::asked(std::env::vars()));
     let mut cmd = Command::new(program);
     cmd.args(args).env_remove(SPEC_ENV);
+    if std::env::var(crate::userenv::ASK).as_deref() == Ok("1") {
+        login_env(&spec, &mut cmd);
+    }
     if let Some(u) = &spec.user {
         cmd.env("HOME", &u.home).env("USER", &u.name).env("LOGNAME", &u.name).env("SHELL", &u.shell);
     }
@@ -161,6 +164,23 @@ fn main() -> i32 {
     // Its descriptors may be the job's files by now: this line is in its stderr.
     eprintln!("spurd: error: execve(): {program}: {e}");
     e.raw_os_error().unwrap_or(1)
+}
+
+/// `--get-user-env`: the login environment fills in what the job's lacks.
+/// One that cannot be loaded leaves the job's as it is (a line here would
+/// read as a failed start).
+fn login_env(spec: &ExecSpec, cmd: &mut Command) {
+    let own = || {
+        let me = nix::unistd::User::from_uid(nix::unistd::getuid()).ok().flatten();
+        me.map(|u| u.shell.display().to_string())
+    };
+    let shell = spec.user.as_ref().map(|u| u.shell.clone()).or_else(own).unwrap_or_else(|| "/bin/sh".into());
+    let home = spec.user.as_ref().map(|u| u.home.as_str());
+    if let Ok(vars) = crate::userenv::login_env(&shell, home, crate::userenv::TIMEOUT) {
+        for (k, v) in vars.into_iter().filter(|(k, _)| std::env::var_os(k).is_none()) {
+            cmd.env(k, v);
+        }
+    }
 }
 
 /// The job's files, opened as whoever this process is now; its working directory checked.
