@@ -152,6 +152,8 @@ fn main() -> i32 {
     cmd.args(args).env_remove(SPEC_ENV);
     if std::env::var(crate::userenv::ASK).as_deref() == Ok("1") {
         login_env(&spec, &mut cmd);
+        // Once, for the batch script: its sruns' tasks do not load it again.
+        cmd.env_remove(crate::userenv::ASK);
     }
     if let Some(u) = &spec.user {
         cmd.env("HOME", &u.home).env("USER", &u.name).env("LOGNAME", &u.name).env("SHELL", &u.shell);
