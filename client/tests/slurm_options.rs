@@ -16,7 +16,7 @@ const REFUSED: &[(&str, &str, &str)] = &[("srun", "het-group", "heterogeneous jo
 /// (command, implemented, accepted with a warning, refused): the closing
 /// table's numbers; a change to a command's options changes them here.
 const COUNTS: &[(&str, usize, usize, usize)] =
-    &[("sbatch", 61, 48, 0), ("srun", 58, 69, 1), ("salloc", 44, 51, 0)];
+    &[("sbatch", 61, 48, 0), ("srun", 59, 68, 1), ("salloc", 44, 51, 0)];
 
 fn options(cmd: &str) -> Vec<(String, Option<char>)> {
     let path = format!("{}/tests/slurm/{cmd}.options", env!("CARGO_MANIFEST_DIR"));
@@ -57,7 +57,7 @@ fn plausible(long: &str, nodefile: &str) -> String {
         "mpi" => "none".into(),
         "export" => "ALL".into(),
         "distribution" => "block".into(),
-        "cpu-bind" => "cores".into(),
+        "cpu-bind" => "map_cpu:0".into(),
         _ => "1".into(),
     }
 }

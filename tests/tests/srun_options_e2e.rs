@@ -14,14 +14,39 @@ fn multi_prog_runs_each_task_s_line_and_noted_options_warn_once() {
     std::fs::write(&conf, "0 echo first\n1-3 sh -c 'echo task=%t offset=%o'\n").unwrap();
     let conf = conf.display().to_string();
     let path = format!("{}:{}", links_dir().display(), std::env::var("PATH").unwrap_or_default());
-    let args = ["-D", &dir, "-N2", "-n4", "--cpu-bind=cores", "--cpu-bind=none", "--multi-prog", &conf];
+    let args = ["-D", &dir, "-N2", "-n4", "--cpu-freq=high", "--cpu-freq=low", "--multi-prog", &conf];
     let out = run_with("srun", &e.c.url, &args, &[("PATH", &path)]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     let warned =
-        "srun: warning: --cpu-bind has no effect on Spur: tasks are not bound to CPUs, memory or GPUs";
+        "srun: warning: --cpu-freq has no effect on Spur: CPU and GPU frequencies are not set by Spur";
     assert_eq!(err.lines().filter(|l| l.contains("warning")).collect::<Vec<_>>(), [warned], "{err}");
     let mut lines: Vec<String> = String::from_utf8_lossy(&out.stdout).lines().map(String::from).collect();
     lines.sort();
     assert_eq!(lines, ["first", "task=1 offset=0", "task=2 offset=1", "task=3 offset=2"]);
+}
+
+#[test]
+fn cpu_bind_map_cpu_binds_each_task_and_other_kinds_warn() {
+    let e = Cluster::two_nodes(|t| t, &[]);
+    let dir = e.dir.path().display().to_string();
+    let show = "echo $SLURM_LOCALID $(grep Cpus_allowed_list /proc/self/status | cut -f2)";
+    let args = ["-D", &dir, "-N1", "-n2", "--cpu-bind=map_cpu:1,0", "sh", "-c", show];
+    let out = run_with("srun", &e.c.url, &args, &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut lines: Vec<String> = String::from_utf8_lossy(&out.stdout).lines().map(String::from).collect();
+    lines.sort();
+    assert_eq!(lines, ["0 1", "1 0"]);
+    let out = run_with("srun", &e.c.url, &["-D", &dir, "--cpu-bind=cores", "true"], &[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.starts_with("srun: warning: --cpu-bind=cores has no effect on Spur: tasks are bound only"),
+        "{err}"
+    );
+    // A CPU the node does not have fails the task, saying so.
+    let out = run_with("srun", &e.c.url, &["-D", &dir, "--cpu-bind=map_cpu:1000", "true"], &[]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--cpu-bind: cannot bind to CPUs [1000]"), "{err}");
 }

@@ -29,6 +29,7 @@
 //! holds that wall (`cargo tree -p spur-agent` shows no sqlx and no axum).
 
 pub mod cgroup;
+pub mod cpubind;
 pub mod exec;
 pub mod facts;
 pub mod facts_file;

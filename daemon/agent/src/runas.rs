@@ -148,6 +148,10 @@ fn main() -> i32 {
     // --propagate: as the user, so a soft limit never passes the hard one.
     // One that cannot be set leaves the node's: a line here would read as a failed start.
     let _ = crate::rlimits::apply(&crate::rlimits::asked(std::env::vars()));
+    // srun's --cpu-bind=map_cpu:|mask_cpu: (a step's task); a binding that cannot be made fails the task.
+    if let Err(e) = crate::cpubind::from_env() {
+        return fail(&e);
+    }
     let mut cmd = Command::new(program);
     cmd.args(args).env_remove(SPEC_ENV);
     if std::env::var(crate::userenv::ASK).as_deref() == Ok("1") {

@@ -87,7 +87,11 @@ const OWN: &[Opt<Args>] = &[
     maybe("-/bcast", |_, _| Ok(())).noted(BCAST),
     ignored("-/bcast-exclude", BCAST),
     maybe("-/compress", |_, _| Ok(())).noted(BCAST),
-    ignored("-/cpu-bind", why::BIND),
+    check("-/cpu-bind", |a, v| {
+        spur_vocab::cpubind::cpus(&v, 0)?;
+        a.cpu_bind = Some(v.trim().to_string());
+        Ok(())
+    }),
     ignored("-/epilog", PROLOGS),
     ignored("-/prolog", PROLOGS),
     ignored("-/task-epilog", PROLOGS),
@@ -154,6 +158,8 @@ pub struct Args {
     pub quit_on_interrupt: bool,
     /// `--propagate[=...]` as given (empty: ALL).
     pub propagate: Option<String>,
+    /// `--cpu-bind` as given: `map_cpu:`/`mask_cpu:` bind the tasks; others warn.
+    pub cpu_bind: Option<String>,
     /// `--multi-prog`: the command is a file mapping task ids to programs.
     pub multi_prog: bool,
     pub help: bool,
@@ -208,6 +214,11 @@ pub fn parse(argv: &[String], env: &[(String, String)]) -> Result<Args, String> 
         }
     }
     a.warnings = super::getopt::warnings("srun", noted);
+    if let Some(b) = a.cpu_bind.as_deref().filter(|b| !binds(b)) {
+        a.warnings.push(format!(
+            "srun: warning: --cpu-bind={b} has no effect on Spur: tasks are bound only with map_cpu or mask_cpu"
+        ));
+    }
     if a.help || a.version || a.mpi_list {
         return Ok(a);
     }
@@ -215,6 +226,12 @@ pub fn parse(argv: &[String], env: &[(String, String)]) -> Result<Args, String> 
         return Err("no command given (srun [OPTIONS] COMMAND [ARGS...])".into());
     }
     Ok(a)
+}
+
+/// A `--cpu-bind` Spur acts on: map_cpu, mask_cpu, or none.
+fn binds(b: &str) -> bool {
+    let kind = b.rsplit(',').next().unwrap_or(b);
+    ["none", "no"].contains(&kind) || matches!(spur_vocab::cpubind::cpus(b, 0), Ok(Some(_)))
 }
 
 /// The directory the step runs in.
@@ -275,6 +292,11 @@ pub fn step(
             vars.retain(|(ok, _)| *ok != k);
             vars.push((k, v));
         }
+    }
+    if let Some(b) = a.cpu_bind.as_deref().filter(|b| matches!(spur_vocab::cpubind::cpus(b, 0), Ok(Some(_))))
+    {
+        vars.retain(|(k, _)| !k.starts_with(spur_vocab::cpubind::BIND_ENV));
+        vars.push((spur_vocab::cpubind::BIND_ENV.into(), b.to_string()));
     }
     let path = env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.as_str());
     let mut argv = a.argv.clone();
