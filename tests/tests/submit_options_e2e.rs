@@ -83,3 +83,15 @@ fn get_user_env_loads_the_login_environment_under_the_job_s() {
     let got = std::fs::read_to_string(e.dir.path().join("login.out")).unwrap();
     assert_eq!(got, "yes/submitter\n", "the login's variables fill in; sbatch's win");
 }
+
+#[test]
+fn tmp_and_layout_asks_are_checked_against_the_nodes_facts() {
+    let e = Cluster::two_nodes(|t| t, &[]);
+    // This host's /tmp and CPUs: a small ask fits and runs.
+    let id = e.sbatch(&["--tmp=1M", "--threads-per-core=1", "--cores-per-socket=1", "--wrap=true"]);
+    e.wait_field(id, "%T", "COMPLETED");
+    let err = e.fails("sbatch", &["--tmp=1000000T", "--wrap=true"]);
+    assert!(err.contains("with --tmp=1048576000000 MB and partition") && err.contains("has 0 such"), "{err}");
+    let err = e.fails("sbatch", &["--sockets-per-node=4096", "--wrap=true"]);
+    assert!(err.contains("with --sockets-per-node=4096 and partition"), "{err}");
+}

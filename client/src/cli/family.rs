@@ -41,7 +41,6 @@ pub mod why {
     pub const RESV: &str = "there are no reservations in Spur yet";
     pub const PORTS: &str = "Spur does not reserve communication ports";
     pub const GRES: &str = "Spur schedules GPUs per node, per task or per job only";
-    pub const TMP: &str = "nodes do not report temporary disk space to Spur";
     pub const SHARE: &str = "Spur allocates whole CPUs; nodes are shared only as CPUs and memory allow";
     pub const NO_KILL: &str = "a job whose node fails is ended (or requeued)";
     pub const OOM: &str = "the kernel's OOM killer ends the task it picks; steps go on";
@@ -128,7 +127,9 @@ impl<T: Request> Family<T> {
         ignored("-/container-id", why::CONTAINER),
         ignored_switch("-/contiguous", why::NETWORK),
         ignored("S/core-spec", why::LAYOUT),
-        ignored("-/cores-per-socket", why::LAYOUT),
+        check("-/cores-per-socket", |s, v| {
+            count("cores-per-socket", &v).map(|n| s.spec().cores_per_socket = n)
+        }),
         ignored("-/cpu-freq", why::FREQ),
         check("-/cpus-per-gpu", |s, v| count("cpus-per-gpu", &v).map(|n| s.spec().cpus_per_gpu = n)),
         ignored("-/delay-boot", why::BOOT),
@@ -158,13 +159,17 @@ impl<T: Request> Family<T> {
         value("-/reservation", |s: &mut T, v| s.spec().reservation = v).noted(why::RESV),
         maybe("-/resv-ports", |_, _| Ok(())).noted(why::PORTS),
         ignored("-/segment", why::NETWORK),
-        ignored("-/sockets-per-node", why::LAYOUT),
+        check("-/sockets-per-node", |s, v| {
+            count("sockets-per-node", &v).map(|n| s.spec().sockets_per_node = n)
+        }),
         ignored_switch("-/spread-job", why::SPREAD),
         ignored_switch("-/stepmgr", why::STEPMGR),
         ignored("-/switches", why::NETWORK),
         ignored("-/thread-spec", why::LAYOUT),
-        ignored("-/threads-per-core", why::LAYOUT),
-        ignored("-/tmp", why::TMP),
+        check("-/threads-per-core", |s, v| {
+            count("threads-per-core", &v).map(|n| s.spec().threads_per_core = n)
+        }),
+        check("-/tmp", |s, v| parse_mem("tmp", &v).map(|m| s.spec().tmp_mb = m)),
         ignored("-/tres-bind", why::BIND),
         ignored("-/tres-per-task", why::GRES),
         ignored_switch("-/use-min-nodes", why::SPREAD),

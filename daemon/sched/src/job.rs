@@ -59,6 +59,8 @@ pub struct Job {
     pub exclusive: bool,
     /// `-C`: only nodes with these features.
     pub constraint: Constraint,
+    /// `--tmp` and the layout options: only nodes whose facts meet them.
+    pub needs: crate::model::NodeNeeds,
     /// `--dependency`, evaluated when the snapshot was taken.
     pub dep: DepGate,
     /// The record of a job array's pending tasks: how many it holds (each

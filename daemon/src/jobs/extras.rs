@@ -55,6 +55,10 @@ impl Extras {
             cpus_per_gpu: s.cpus_per_gpu,
             mincpus: s.mincpus,
             reservation: s.reservation.trim().to_string(),
+            tmp_mb: s.tmp_mb,
+            sockets_per_node: s.sockets_per_node,
+            cores_per_socket: s.cores_per_socket,
+            threads_per_core: s.threads_per_core,
         };
         Ok((x != Extras::default()).then(|| Box::new(x)))
     }
@@ -66,6 +70,16 @@ impl Extras {
 
     pub fn dependency(&self) -> Dependency {
         Dependency::parse(&self.dependency).unwrap_or_default()
+    }
+
+    /// What a node's facts must have for the job.
+    pub fn needs(&self) -> spur_sched::model::NodeNeeds {
+        spur_sched::model::NodeNeeds {
+            tmp_mb: self.tmp_mb,
+            sockets: self.sockets_per_node,
+            cores_per_socket: self.cores_per_socket,
+            threads_per_core: self.threads_per_core,
+        }
     }
 
     pub fn constraint(&self) -> Constraint {

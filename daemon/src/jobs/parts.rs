@@ -42,6 +42,12 @@ pub struct Extras {
     pub mincpus: u32,
     /// `--reservation`, as given (Spur has no reservations yet).
     pub reservation: String,
+    /// `--tmp` (MB), `--sockets-per-node`, `--cores-per-socket`,
+    /// `--threads-per-core`: what a node's facts must have.
+    pub tmp_mb: u64,
+    pub sockets_per_node: u32,
+    pub cores_per_socket: u32,
+    pub threads_per_core: u32,
 }
 
 /// What a record of an array knows of it.

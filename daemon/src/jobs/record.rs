@@ -212,6 +212,7 @@ impl JobRecord {
             exclude: self.exclude.clone(),
             exclusive: self.exclusive,
             constraint: self.extra.as_ref().map(|x| x.constraint()).unwrap_or_default(),
+            needs: self.extra.as_ref().map(|x| x.needs()).unwrap_or_default(),
             // Evaluated against the queue where the snapshot is taken.
             dep: sched::depend::DepGate::Clear,
             // Its running tasks are counted where the snapshot is taken.

@@ -334,6 +334,10 @@ fn extras_spec(x: Option<&crate::jobs::extras::Extras>) -> pb::JobSpec {
         cpus_per_gpu: x.cpus_per_gpu,
         mincpus: x.mincpus,
         reservation: x.reservation.clone(),
+        tmp_mb: x.tmp_mb,
+        sockets_per_node: x.sockets_per_node,
+        cores_per_socket: x.cores_per_socket,
+        threads_per_core: x.threads_per_core,
         ..pb::JobSpec::default()
     }
 }
