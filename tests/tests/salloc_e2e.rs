@@ -80,3 +80,36 @@ fn salloc_no_shell_leaves_the_allocation_running_until_scancel() {
     e.ok("scancel", &id.to_string());
     e.wait_field(id, "%T", "CANCELLED");
 }
+
+#[test]
+fn immediate_gives_up_an_allocation_that_pends_and_cancels_it() {
+    let e = Cluster::two_nodes(|t| t, &[]);
+    let busy = e.sbatch(&["-N2", "--exclusive", "--wrap=sleep 600"]);
+    e.wait_field(busy, "%T", "RUNNING");
+    let dir = e.dir.path().display().to_string();
+    let srun = run_with("srun", &e.c.url, &["-D", &dir, "-I", "-N1", "true"], &[]);
+    assert_eq!(srun.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&srun.stderr);
+    assert!(
+        err.contains(
+            "srun: error: Unable to allocate resources: the job did not start within 1 second (--immediate)"
+        ),
+        "{err}"
+    );
+    for args in [&["--no-shell", "-I", "-N1"][..], &["--immediate=2", "-N1", "true"][..]] {
+        let out = salloc(&e, args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("salloc: error: Unable to allocate resources: the job did not start within"),
+            "{err}"
+        );
+    }
+    // The three allocations given up are cancelled, not left pending.
+    let rows = wait_for("the allocations cancelled", || {
+        let rows = e.ok("sacct", "-n -P -a -X -o JobID,State");
+        (rows.lines().filter(|l| l.ends_with("|CANCELLED")).count() == 3).then_some(rows)
+    });
+    assert!(rows.contains(&format!("{busy}|RUNNING")), "{rows}");
+    e.ok("scancel", &busy.to_string());
+}

@@ -176,6 +176,25 @@ impl<T: Request> Family<T> {
     ];
 }
 
+/// srun's and salloc's `-I/--immediate[=secs]`: how long the allocation may
+/// pend before it is given up (1 second when no value is given, as Slurm).
+pub fn immediate(v: Option<String>) -> Result<u64, String> {
+    match v.as_deref().map(str::trim) {
+        None | Some("") => Ok(1),
+        Some(t) => t
+            .parse::<u64>()
+            .ok()
+            .filter(|n| *n > 0)
+            .ok_or_else(|| format!("--immediate: '{t}' is not a positive number of seconds")),
+    }
+}
+
+/// The error when `--immediate`'s time passed with the allocation still pending.
+pub fn not_immediate(secs: u64) -> String {
+    let s = if secs == 1 { "" } else { "s" };
+    format!("Unable to allocate resources: the job did not start within {secs} second{s} (--immediate)")
+}
+
 /// `--nice[=adjustment]`: Slurm's default adjustment is 100.
 fn nice<T: Request>(s: &mut T, v: Option<String>) -> Result<(), String> {
     let t = v.as_deref().map(str::trim).filter(|t| !t.is_empty()).unwrap_or("100");

@@ -33,11 +33,15 @@ pub async fn hold(a: &Args, c: &mut Clients, job: u64, cwd: &Path) -> Result<i32
     };
     let mut int = signal(SignalKind::interrupt()).map_err(|e| format!("cannot watch signals: {e}"))?;
     // Wait for the start; Ctrl-C gives the allocation up (dropping the stream cancels it).
+    // -I: from the first "pending", the allocation may wait this long.
+    let mut give_up: Option<tokio::time::Instant> = None;
     let nodes = loop {
+        let deadline = give_up.unwrap_or_else(tokio::time::Instant::now);
         tokio::select! {
             ev = events.message() => match ev {
                 Ok(Some(pb::StepEvent { event: Some(pb::step_event::Event::Pending(_)) })) => {
                     say(a, &format!("salloc: job {job} queued and waiting for resources"));
+                    give_up = a.immediate.map(|n| tokio::time::Instant::now() + std::time::Duration::from_secs(n));
                 }
                 Ok(Some(pb::StepEvent { event: Some(pb::step_event::Event::Started(s)) })) => break s.nodes,
                 Ok(Some(pb::StepEvent { event: Some(pb::step_event::Event::Ended(e)) })) => {
@@ -47,6 +51,11 @@ pub async fn hold(a: &Args, c: &mut Clients, job: u64, cwd: &Path) -> Result<i32
                 Ok(None) => return Err(format!("job {job}: the controller closed the allocation's stream")),
                 Err(s) => return Err(format!("Job allocation {job} failed: {}", status(s))),
             },
+            _ = tokio::time::sleep_until(deadline), if give_up.is_some() => {
+                drop(tx);
+                let _ = c.jobs.cancel(pb::CancelRequest { ids: vec![job], ..Default::default() }).await;
+                return Err(crate::cli::family::not_immediate(a.immediate.unwrap_or(1)));
+            }
             _ = int.recv() => {
                 drop(tx);
                 let _ = c.jobs.cancel(pb::CancelRequest { ids: vec![job], ..Default::default() }).await;

@@ -46,8 +46,7 @@ const OWN: &[Opt<Args>] = &[
     switch("-/bell", |_| {}).noted("salloc does not ring the terminal bell"),
     ignored("M/clusters", why::FEDERATION),
     switch("O/overcommit", |_| {}).noted(why::OVERCOMMIT),
-    maybe("I/immediate", |_, _| Ok(()))
-        .noted("the allocation waits in the queue until it starts (Ctrl-C gives up)"),
+    maybe("I/immediate", |a, v| crate::cli::family::immediate(v).map(|n| a.immediate = Some(n))),
     maybe("K/kill-command", |_, _| Ok(())).noted("the command is killed (SIGKILL) when the allocation ends"),
     maybe("-/x11", |_, _| Ok(())).noted(why::X11),
     ignored("-/wait-all-nodes", why::BOOT),
@@ -65,6 +64,8 @@ pub struct Args {
     pub help: bool,
     pub version: bool,
     pub controller: Option<String>,
+    /// `-I`: seconds the allocation may pend before salloc gives up.
+    pub immediate: Option<u64>,
     /// The command and its arguments (empty: the shell).
     pub argv: Vec<String>,
     pub warnings: Vec<String>,
@@ -234,7 +235,9 @@ async fn detached(a: &Args, c: &mut Clients, job: u64) -> Result<i32, String> {
     let mut int = signal(SignalKind::interrupt()).map_err(|e| format!("cannot watch signals: {e}"))?;
     let mut pause = Duration::from_millis(100);
     let mut told = false;
+    let started = tokio::time::Instant::now();
     loop {
+        let waited = started.elapsed();
         let filter = [("id", job.to_string()), ("view", "brief".to_string())];
         let filter = filter.into_iter().map(|(k, value)| pb::KeyValue { key: k.into(), value }).collect();
         let resp = c.jobs.list_jobs(pb::ListRequest { filter }).await.map_err(status)?.into_inner();
@@ -247,6 +250,10 @@ async fn detached(a: &Args, c: &mut Clients, job: u64) -> Result<i32, String> {
                 if !told {
                     told = true;
                     say(a, &format!("salloc: job {job} queued and waiting for resources"));
+                }
+                if let Some(secs) = a.immediate.filter(|n| waited >= Duration::from_secs(*n)) {
+                    let _ = c.jobs.cancel(pb::CancelRequest { ids: vec![job], ..Default::default() }).await;
+                    return Err(crate::cli::family::not_immediate(secs));
                 }
             }
             Some(s) => return Err(format!("job {job} ended before it started ({})", s.as_str())),

@@ -97,7 +97,7 @@ const OWN: &[Opt<Args>] = &[
     ignored("-/task-epilog", PROLOGS),
     ignored("-/task-prolog", PROLOGS),
     ignored_switch("-/external-launcher", "steps are launched by Spur's node agents only"),
-    maybe("I/immediate", |_, _| Ok(())).noted(IMMEDIATE),
+    maybe("I/immediate", |a, v| super::family::immediate(v).map(|n| a.immediate = Some(n))),
     ignored("i/input", "the tasks' standard input is /dev/null"),
     ignored("-/msg-timeout", TIMEOUTS),
     switch("-/multi-prog", |a| a.multi_prog = true),
@@ -121,7 +121,6 @@ const OWN: &[Opt<Args>] = &[
 
 const BCAST: &str = "files are not copied to the nodes; the program must be on a shared file system";
 const PROLOGS: &str = "srun runs no prolog or epilog of its own; the node's HRES prologs still run";
-const IMMEDIATE: &str = "an allocation waits in the queue until it can start (Ctrl-C gives up)";
 const TIMEOUTS: &str = "srun talks to the controller only, over one stream";
 
 /// `--mpi`: Spur starts tasks with no MPI plugin; `list` names what it has.
@@ -158,6 +157,8 @@ pub struct Args {
     pub quit_on_interrupt: bool,
     /// `--propagate[=...]` as given (empty: ALL).
     pub propagate: Option<String>,
+    /// `-I`: seconds the allocation srun makes may pend before srun gives up.
+    pub immediate: Option<u64>,
     /// `--cpu-bind` as given: `map_cpu:`/`mask_cpu:` bind the tasks; others warn.
     pub cpu_bind: Option<String>,
     /// `--multi-prog`: the command is a file mapping task ids to programs.

@@ -125,11 +125,14 @@ impl Ctx<'_> {
         let mut usr2 = signal_of(SignalKind::user_defined2())?;
         let mut sink: Option<Sink> = None;
         let mut last_int: Option<Instant> = None;
+        // -I: from the first "pending", the allocation srun made may wait this long.
+        let mut give_up: Option<tokio::time::Instant> = None;
         let send = |i: pb::step_input::Input| {
             let tx = tx.clone();
             async move { tx.send(pb::StepInput { input: Some(i) }).await.is_ok() }
         };
         loop {
+            let deadline = give_up.unwrap_or_else(tokio::time::Instant::now);
             let forwarded = tokio::select! {
                 ev = events.message() => {
                     let e = match ev {
@@ -141,10 +144,17 @@ impl Ctx<'_> {
                         }
                         Err(s) => return Err(format!("job {}: lost the step's stream: {}", self.job, status(s))),
                     };
+                    if matches!(e, pb::step_event::Event::Pending(_)) && self.release && give_up.is_none() {
+                        give_up = self.a.immediate.map(|n| tokio::time::Instant::now() + Duration::from_secs(n));
+                    }
                     if let Some(code) = self.event(e, &mut sink)? {
                         return Ok(code);
                     }
                     continue;
+                }
+                _ = tokio::time::sleep_until(deadline), if give_up.is_some() && sink.is_none() => {
+                    revoke(c, self.job).await;
+                    return Err(crate::cli::family::not_immediate(self.a.immediate.unwrap_or(1)));
                 }
                 _ = int.recv() => {
                     if sink.is_none() {
