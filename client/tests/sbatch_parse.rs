@@ -2,7 +2,11 @@
 //! command line, `--wrap`, defaults (name, workdir, output path), and errors
 //! that name the offending argument. Scripts come from a fake reader.
 
-use spur_client::cli::sbatch::{Prepared, Submission, accepted, directives, expected_start, prepare};
+use spur_client::cli::sbatch::{Prepared, Submission, accepted, directives, prepare};
+
+fn expected_start(r: &spur_proto::v1::TestSubmitResponse) -> String {
+    spur_client::cli::family::expected_start("sbatch", r)
+}
 use spur_client::cli::submit_opts::parse_gres;
 use spur_proto::v1 as pb;
 

@@ -50,3 +50,22 @@ fn cpu_bind_map_cpu_binds_each_task_and_other_kinds_warn() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--cpu-bind: cannot bind to CPUs [1000]"), "{err}");
 }
+
+#[test]
+fn test_only_submits_nothing_and_wait_ends_the_rest_after_the_first_task() {
+    let e = Cluster::two_nodes(|t| t, &[]);
+    let dir = e.dir.path().display().to_string();
+    let out = run_with("srun", &e.c.url, &["-D", &dir, "--test-only", "-N2", "true"], &[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.starts_with("srun: Job ") && err.contains(" processors on nodes node[01-02] in partition "),
+        "{err}"
+    );
+    assert_eq!(e.ok("sacct", "-n -P -a -o JobID"), "", "nothing was submitted");
+    let task = "if [ $SLURM_PROCID = 0 ]; then exit 0; fi; exec sleep 600";
+    let out = run_with("srun", &e.c.url, &["-D", &dir, "-W", "1", "-n2", "sh", "-c", task], &[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("srun: First task exited 1s ago; terminating the step (--wait)"), "{err}");
+}

@@ -189,6 +189,15 @@ pub fn immediate(v: Option<String>) -> Result<u64, String> {
     }
 }
 
+/// sbatch's and salloc's `--wait-all-nodes=0|1`: Spur's nodes are ready
+/// when they are allocated (it boots none), so both values start the job then.
+pub fn wait_all_nodes(v: &str) -> Result<(), String> {
+    match v.trim() {
+        "0" | "1" => Ok(()),
+        _ => Err(format!("--wait-all-nodes: '{v}' is not 0 or 1")),
+    }
+}
+
 /// The error when `--immediate`'s time passed with the allocation still pending.
 pub fn not_immediate(secs: u64) -> String {
     let s = if secs == 1 { "" } else { "s" };
@@ -223,6 +232,20 @@ fn nodefile(path: &str) -> Result<String, String> {
         return Err(format!("--nodefile: '{path}' names no nodes"));
     }
     hosts("nodefile", &names.join(","))
+}
+
+/// `--test-only`'s line (sbatch's, srun's), in Slurm's words; it goes to stderr, as Slurm's does.
+pub fn expected_start(cmd: &str, r: &pb::TestSubmitResponse) -> String {
+    let when = if r.start_ms > 0 { crate::vocab::txn::format_time(r.start_ms) } else { "Unknown".into() };
+    let on = if r.nodes.is_empty() {
+        String::new()
+    } else {
+        format!(" on nodes {}", crate::vocab::hostlist::compress(&r.nodes))
+    };
+    format!(
+        "{cmd}: Job {} to start at {when} using {} processors{on} in partition {}",
+        r.job_id, r.cpus, r.partition
+    )
 }
 
 /// `--version`: Spur's, and the Slurm release whose options it takes.

@@ -86,7 +86,7 @@ const OWN: &[Opt<State>] = &[
         s.sub.propagate = Some(v.unwrap_or_default());
         Ok(())
     }),
-    ignored("-/wait-all-nodes", why::BOOT),
+    check("-/wait-all-nodes", |_, v| super::family::wait_all_nodes(&v)),
 ];
 
 /// Parses sbatch's options only (no script, command or controller): what
@@ -371,20 +371,6 @@ pub fn accepted(id: u64, parsable: bool, cluster: Option<&str>) -> String {
     }
 }
 
-/// `--test-only`'s line, in Slurm's words (it goes to stderr, as Slurm's does).
-pub fn expected_start(r: &pb::TestSubmitResponse) -> String {
-    let when = if r.start_ms > 0 { crate::vocab::txn::format_time(r.start_ms) } else { "Unknown".into() };
-    let on = if r.nodes.is_empty() {
-        String::new()
-    } else {
-        format!(" on nodes {}", crate::vocab::hostlist::compress(&r.nodes))
-    };
-    format!(
-        "sbatch: Job {} to start at {when} using {} processors{on} in partition {}",
-        r.job_id, r.cpus, r.partition
-    )
-}
-
 async fn run(argv: &[String]) -> Result<(String, Option<i32>), String> {
     let cwd = std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
     if version_asked(argv)? {
@@ -407,7 +393,7 @@ async fn run(argv: &[String]) -> Result<(String, Option<i32>), String> {
     if sub.test_only {
         let resp =
             c.jobs.test_submit(req).await.map_err(|e| format!("Job submission failed: {}", status(e)))?;
-        super::output::complain(&expected_start(&resp.into_inner()));
+        super::output::complain(&super::family::expected_start("sbatch", &resp.into_inner()));
         return Ok((String::new(), None));
     }
     // Slurm's wording; the controller's message carries the reason code and its facts.

@@ -7,7 +7,7 @@
 //! the allocation; while the command runs it is the command's (salloc
 //! ignores it, as Slurm's does).
 
-use super::{Args, job_env, say};
+use super::{Args, granted, job_env, say};
 use crate::cli::fmt::status;
 use crate::conn::Clients;
 use spur_proto::v1 as pb;
@@ -64,7 +64,7 @@ pub async fn hold(a: &Args, c: &mut Clients, job: u64, cwd: &Path) -> Result<i32
             }
         }
     };
-    say(a, &format!("salloc: Granted job allocation {job}"));
+    granted(a, job);
     let cluster = match c.session.who_am_i(pb::WhoAmIRequest {}).await {
         Ok(w) => w.into_inner().cluster_name,
         Err(_) => String::new(),

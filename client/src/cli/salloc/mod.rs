@@ -12,7 +12,7 @@ pub mod hold;
 
 use crate::cli::family::{Family, Request, why};
 use crate::cli::fmt::status;
-use crate::cli::getopt::{Arg, Mode, Opt, Spec, ignored, join, maybe, switch, value};
+use crate::cli::getopt::{Arg, Mode, Opt, Spec, check, ignored, join, maybe, switch, value};
 use crate::conn::{self, Clients, Identity};
 use spur_proto::v1 as pb;
 use std::path::Path;
@@ -43,13 +43,13 @@ const OWN: &[Opt<Args>] = &[
     value("-/controller", |a, v| a.controller = Some(v)),
     // Spur's salloc does not ring the bell, which is what --no-bell asks.
     switch("-/no-bell", |_| {}),
-    switch("-/bell", |_| {}).noted("salloc does not ring the terminal bell"),
+    switch("-/bell", |a| a.bell = true),
     ignored("M/clusters", why::FEDERATION),
     switch("O/overcommit", |_| {}).noted(why::OVERCOMMIT),
     maybe("I/immediate", |a, v| crate::cli::family::immediate(v).map(|n| a.immediate = Some(n))),
     maybe("K/kill-command", |_, _| Ok(())).noted("the command is killed (SIGKILL) when the allocation ends"),
     maybe("-/x11", |_, _| Ok(())).noted(why::X11),
-    ignored("-/wait-all-nodes", why::BOOT),
+    check("-/wait-all-nodes", |_, v| crate::cli::family::wait_all_nodes(&v)),
 ];
 
 /// salloc's command line.
@@ -64,6 +64,8 @@ pub struct Args {
     pub help: bool,
     pub version: bool,
     pub controller: Option<String>,
+    /// `--bell`: ring the terminal's bell when the allocation is granted.
+    pub bell: bool,
     /// `-I`: seconds the allocation may pend before salloc gives up.
     pub immediate: Option<u64>,
     /// The command and its arguments (empty: the shell).
@@ -178,6 +180,15 @@ pub fn job_env(
     v
 }
 
+/// `salloc: Granted job allocation N`, with the bell when `--bell` asks.
+fn granted(a: &Args, job: u64) {
+    if a.bell {
+        use std::io::Write;
+        let _ = std::io::stderr().write_all(b"\x07");
+    }
+    say(a, &format!("salloc: Granted job allocation {job}"));
+}
+
 fn say(a: &Args, line: &str) {
     if !a.quiet {
         crate::cli::output::complain(line);
@@ -243,7 +254,7 @@ async fn detached(a: &Args, c: &mut Clients, job: u64) -> Result<i32, String> {
         let resp = c.jobs.list_jobs(pb::ListRequest { filter }).await.map_err(status)?.into_inner();
         match resp.jobs.iter().find(|j| j.id == job).map(|j| j.job_state()) {
             Some(crate::vocab::JobState::Running) => {
-                say(a, &format!("salloc: Granted job allocation {job}"));
+                granted(a, job);
                 return Ok(0);
             }
             Some(s) if s.is_active() => {

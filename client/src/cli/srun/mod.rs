@@ -110,10 +110,14 @@ const OWN: &[Opt<Args>] = &[
     ignored("r/relative", "a step's nodes are chosen from the job's in order (-w names them)"),
     maybe("-/send-libs", |_, _| Ok(())).noted(BCAST),
     ignored("-/slurmd-debug", "the node agent's log level is set where it runs"),
-    ignored_switch("-/test-only", "srun runs the step; use sbatch --test-only to ask when a job would start"),
+    switch("-/test-only", |a| a.test_only = true),
     ignored("T/threads", TIMEOUTS),
     ignored("-/treewidth", TIMEOUTS),
-    ignored("W/wait", "the step ends when all its tasks have ended (use -K to end it at the first failure)"),
+    check("W/wait", |a, v| {
+        let n = v.trim().parse::<u64>().map_err(|_| format!("--wait: '{v}' is not a number of seconds"))?;
+        a.wait = (n > 0).then_some(n);
+        Ok(())
+    }),
     ignored_switch("-/wait-for-children", "a task ends when its process ends"),
     maybe("-/x11", |_, _| Ok(())).noted(why::X11),
     ignored("-/open-mode", "srun truncates its output files"),
@@ -157,6 +161,10 @@ pub struct Args {
     pub quit_on_interrupt: bool,
     /// `--propagate[=...]` as given (empty: ALL).
     pub propagate: Option<String>,
+    /// `--test-only`: when and where the allocation would start; nothing runs.
+    pub test_only: bool,
+    /// `-W`: seconds after the first task ends before the rest are ended (0: never).
+    pub wait: Option<u64>,
     /// `-I`: seconds the allocation srun makes may pend before srun gives up.
     pub immediate: Option<u64>,
     /// `--cpu-bind` as given: `map_cpu:`/`mask_cpu:` bind the tasks; others warn.
@@ -221,6 +229,10 @@ pub fn parse(argv: &[String], env: &[(String, String)]) -> Result<Args, String> 
         ));
     }
     if a.help || a.version || a.mpi_list {
+        return Ok(a);
+    }
+    if a.test_only && a.argv.is_empty() {
+        // Slurm's srun --test-only needs no command: nothing is run.
         return Ok(a);
     }
     if a.argv.is_empty() {

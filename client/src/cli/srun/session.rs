@@ -42,6 +42,17 @@ pub async fn run(a: &Args, env: &[(String, String)]) -> Result<i32, String> {
     let cwd = std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
     let me = Identity::local();
     let mut c = conn::connect_flag(a.controller.as_deref(), me.clone()).await?;
+    if a.test_only {
+        // Slurm's: an estimate for a new allocation of this shape, even inside a job.
+        let req = pb::SubmitRequest { spec: Some(allocation(a, env, &cwd, chrono::Local::now())?) };
+        let r = c
+            .jobs
+            .test_submit(req)
+            .await
+            .map_err(|e| format!("Unable to allocate resources: {}", status(e)))?;
+        crate::cli::output::complain(&crate::cli::family::expected_start("srun", &r.into_inner()));
+        return Ok(0);
+    }
     let (job, release) = match a.jobid {
         Some(id) => (id, false),
         None => {
@@ -127,6 +138,8 @@ impl Ctx<'_> {
         let mut last_int: Option<Instant> = None;
         // -I: from the first "pending", the allocation srun made may wait this long.
         let mut give_up: Option<tokio::time::Instant> = None;
+        // -W: from the first task's end, the rest may run this long.
+        let (mut wait_end, mut waited): (Option<tokio::time::Instant>, bool) = (None, false);
         let send = |i: pb::step_input::Input| {
             let tx = tx.clone();
             async move { tx.send(pb::StepInput { input: Some(i) }).await.is_ok() }
@@ -147,10 +160,20 @@ impl Ctx<'_> {
                     if matches!(e, pb::step_event::Event::Pending(_)) && self.release && give_up.is_none() {
                         give_up = self.a.immediate.map(|n| tokio::time::Instant::now() + Duration::from_secs(n));
                     }
+                    if matches!(e, pb::step_event::Event::TaskEnded(_)) && !waited {
+                        waited = true;
+                        wait_end = self.a.wait.map(|n| tokio::time::Instant::now() + Duration::from_secs(n));
+                    }
                     if let Some(code) = self.event(e, &mut sink)? {
                         return Ok(code);
                     }
                     continue;
+                }
+                _ = tokio::time::sleep_until(wait_end.unwrap_or_else(tokio::time::Instant::now)), if wait_end.is_some() => {
+                    let n = self.a.wait.unwrap_or(0);
+                    say(self.a, &format!("srun: First task exited {n}s ago; terminating the step (--wait)"));
+                    wait_end = None;
+                    send(pb::step_input::Input::Cancel(true)).await
                 }
                 _ = tokio::time::sleep_until(deadline), if give_up.is_some() && sink.is_none() => {
                     revoke(c, self.job).await;
