@@ -69,3 +69,31 @@ fn test_only_submits_nothing_and_wait_ends_the_rest_after_the_first_task() {
     assert!(!out.status.success(), "{err}");
     assert!(err.contains("srun: First task exited 1s ago; terminating the step (--wait)"), "{err}");
 }
+
+#[test]
+fn prolog_epilog_relative_and_clusters() {
+    let e = Cluster::two_nodes(|t| t, &[]);
+    let dir = e.dir.path().display().to_string();
+    let log = e.dir.path().join("log");
+    let script = |name: &str| {
+        let p = e.dir.path().join(name);
+        std::fs::write(&p, format!("#!/bin/sh\necho {name} \"$@\" >> {}\n", log.display())).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        p.display().to_string()
+    };
+    let (pro, epi) = (script("pro"), script("epi"));
+    let args = ["-D", &dir, "--prolog", &pro, "--epilog", &epi, "echo", "step"];
+    let out = run_with("srun", &e.c.url, &args, &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "step\n");
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "pro echo step\nepi echo step\n");
+    // -r: the step starts at the job's second node (salloc gives srun the job's nodes).
+    let path = format!("{}:{}", links_dir().display(), std::env::var("PATH").unwrap_or_default());
+    let args = ["-D", &dir, "-N2", "srun", "-r", "1", "sh", "-c", "echo $SLURMD_NODENAME"];
+    let out = run_with("salloc", &e.c.url, &args, &[("PATH", &path)]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "node02\n");
+    let err = e.fails("srun", &["-M", "elsewhere", "true"]);
+    assert!(err.contains("--clusters: 'elsewhere' is not a cluster this controller runs"), "{err}");
+}

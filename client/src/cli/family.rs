@@ -21,6 +21,8 @@ pub trait Request: 'static {
     /// `--begin`/`--deadline` as given; read against the clock when submitting.
     fn begin(&mut self, v: String);
     fn deadline(&mut self, v: String);
+    /// `-M`: the clusters named, checked against the controller's before submitting.
+    fn clusters(&mut self, names: Vec<String>);
 }
 
 /// Why the shared options without a mechanism in Spur have no effect.
@@ -118,6 +120,7 @@ impl<T: Request> Family<T> {
         }),
         switch("H/hold", |s| s.spec().hold = true),
         value("-/comment", |s, v| s.spec().comment = v),
+        check("M/clusters", |s, v| super::cluster::parse_list(&v).map(|n| s.clusters(n))),
         // Accepted with a warning: no mechanism in Spur.
         ignored("-/acctg-freq", why::ENERGY),
         ignored("-/bb", why::BURST),

@@ -62,7 +62,6 @@ const OWN: &[Opt<State>] = &[
     value("e/error", |s, v| s.sub.spec.stderr_path = v),
     check("-/annotation", annotate),
     switch("-/parsable", |s| s.sub.parsable = true),
-    check("M/clusters", |s, v| cluster::parse_list(&v).map(|n| s.sub.clusters = n)),
     value("D/chdir", |s, v| s.chdir = Some(v)),
     value("-/wrap", |s, v| s.wrap = Some(v)),
     // Spur reads no `#PBS` lines, which is what the option asks.
@@ -210,6 +209,9 @@ impl Request for State {
     }
     fn deadline(&mut self, v: String) {
         self.sub.deadline = Some(v);
+    }
+    fn clusters(&mut self, names: Vec<String>) {
+        self.sub.clusters = names;
     }
 }
 

@@ -12,7 +12,7 @@ pub mod hold;
 
 use crate::cli::family::{Family, Request, why};
 use crate::cli::fmt::status;
-use crate::cli::getopt::{Arg, Mode, Opt, Spec, check, ignored, join, maybe, switch, value};
+use crate::cli::getopt::{Arg, Mode, Opt, Spec, check, join, maybe, switch, value};
 use crate::conn::{self, Clients, Identity};
 use spur_proto::v1 as pb;
 use std::path::Path;
@@ -44,7 +44,6 @@ const OWN: &[Opt<Args>] = &[
     // Spur's salloc does not ring the bell, which is what --no-bell asks.
     switch("-/no-bell", |_| {}),
     switch("-/bell", |a| a.bell = true),
-    ignored("M/clusters", why::FEDERATION),
     switch("O/overcommit", |_| {}).noted(why::OVERCOMMIT),
     maybe("I/immediate", |a, v| crate::cli::family::immediate(v).map(|n| a.immediate = Some(n))),
     maybe("K/kill-command", |_, _| Ok(())).noted("the command is killed (SIGKILL) when the allocation ends"),
@@ -64,6 +63,8 @@ pub struct Args {
     pub help: bool,
     pub version: bool,
     pub controller: Option<String>,
+    /// `-M`: checked against the controller's cluster before anything is submitted.
+    pub clusters: Vec<String>,
     /// `--bell`: ring the terminal's bell when the allocation is granted.
     pub bell: bool,
     /// `-I`: seconds the allocation may pend before salloc gives up.
@@ -82,6 +83,9 @@ impl Request for Args {
     }
     fn deadline(&mut self, v: String) {
         self.deadline = Some(v);
+    }
+    fn clusters(&mut self, names: Vec<String>) {
+        self.clusters = names;
     }
 }
 
@@ -224,6 +228,7 @@ async fn run(a: &Args) -> Result<i32, String> {
         .collect();
     let cwd = std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
     let mut c = conn::connect_flag(a.controller.as_deref(), Identity::local()).await?;
+    crate::cli::cluster::resolve(&mut c, &a.clusters).await?;
     let spec = allocation(a, &env, &cwd, chrono::Local::now())?;
     let req = pb::SubmitRequest { spec: Some(spec) };
     let job = c

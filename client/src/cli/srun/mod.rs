@@ -83,7 +83,6 @@ const OWN: &[Opt<Args>] = &[
     switch("h/help", |a| a.help = true),
     switch("-/usage", |a| a.help = true),
     value("-/controller", |a, v| a.controller = Some(v)),
-    ignored("M/clusters", why::FEDERATION),
     maybe("-/bcast", |_, _| Ok(())).noted(BCAST),
     ignored("-/bcast-exclude", BCAST),
     maybe("-/compress", |_, _| Ok(())).noted(BCAST),
@@ -92,8 +91,8 @@ const OWN: &[Opt<Args>] = &[
         a.cpu_bind = Some(v.trim().to_string());
         Ok(())
     }),
-    ignored("-/epilog", PROLOGS),
-    ignored("-/prolog", PROLOGS),
+    value("-/epilog", |a, v| a.epilog = Some(v).filter(|v| v != "none")),
+    value("-/prolog", |a, v| a.prolog = Some(v).filter(|v| v != "none")),
     ignored("-/task-epilog", PROLOGS),
     ignored("-/task-prolog", PROLOGS),
     ignored_switch("-/external-launcher", "steps are launched by Spur's node agents only"),
@@ -107,7 +106,11 @@ const OWN: &[Opt<Args>] = &[
         Ok(())
     }),
     ignored_switch("-/pty", "task output is relayed through the controller, not a terminal"),
-    ignored("r/relative", "a step's nodes are chosen from the job's in order (-w names them)"),
+    check("r/relative", |a, v| {
+        let n = v.trim().parse::<u32>().map_err(|_| format!("--relative: '{v}' is not a node index"))?;
+        a.relative = Some(n);
+        Ok(())
+    }),
     maybe("-/send-libs", |_, _| Ok(())).noted(BCAST),
     ignored("-/slurmd-debug", "the node agent's log level is set where it runs"),
     switch("-/test-only", |a| a.test_only = true),
@@ -124,7 +127,8 @@ const OWN: &[Opt<Args>] = &[
 ];
 
 const BCAST: &str = "files are not copied to the nodes; the program must be on a shared file system";
-const PROLOGS: &str = "srun runs no prolog or epilog of its own; the node's HRES prologs still run";
+const PROLOGS: &str =
+    "tasks run no prolog or epilog of srun's; srun's own --prolog and --epilog run where srun runs";
 const TIMEOUTS: &str = "srun talks to the controller only, over one stream";
 
 /// `--mpi`: Spur starts tasks with no MPI plugin; `list` names what it has.
@@ -161,6 +165,11 @@ pub struct Args {
     pub quit_on_interrupt: bool,
     /// `--propagate[=...]` as given (empty: ALL).
     pub propagate: Option<String>,
+    /// `--prolog`/`--epilog`: run by srun, where it runs, before and after the step.
+    pub prolog: Option<String>,
+    pub epilog: Option<String>,
+    /// `-r`: the step's nodes start at this node of the job's.
+    pub relative: Option<u32>,
     /// `--test-only`: when and where the allocation would start; nothing runs.
     pub test_only: bool,
     /// `-W`: seconds after the first task ends before the rest are ended (0: never).
@@ -175,6 +184,8 @@ pub struct Args {
     pub version: bool,
     pub mpi_list: bool,
     pub controller: Option<String>,
+    /// `-M`: checked against the controller's cluster before anything is submitted.
+    pub clusters: Vec<String>,
     /// The command and its arguments.
     pub argv: Vec<String>,
     /// One line for each option given that has no effect on Spur.
@@ -190,6 +201,9 @@ impl Request for Args {
     }
     fn deadline(&mut self, v: String) {
         self.deadline = Some(v);
+    }
+    fn clusters(&mut self, names: Vec<String>) {
+        self.clusters = names;
     }
 }
 
@@ -239,6 +253,27 @@ pub fn parse(argv: &[String], env: &[(String, String)]) -> Result<Args, String> 
         return Err("no command given (srun [OPTIONS] COMMAND [ARGS...])".into());
     }
     Ok(a)
+}
+
+/// `-r N`: the step's nodes are the job's from its node N on (`-N` of them,
+/// else one), read from `SLURM_JOB_NODELIST`; with `-w` or `-x`, or outside
+/// a job, it is refused, as Slurm's.
+fn relative(a: &Args, r: u32, env: &[(String, String)]) -> Result<String, String> {
+    if !a.spec.nodelist.is_empty() || !a.spec.exclude.is_empty() {
+        return Err("--relative cannot be given with --nodelist or --exclude".into());
+    }
+    let list = env.iter().find(|(k, _)| k == "SLURM_JOB_NODELIST").map(|(_, v)| v.as_str()).unwrap_or("");
+    if a.jobid.is_none() || list.is_empty() {
+        return Err("--relative needs a job allocation (SLURM_JOB_ID and SLURM_JOB_NODELIST)".into());
+    }
+    let nodes = crate::vocab::hostlist::expand(list).map_err(|e| format!("SLURM_JOB_NODELIST: {e}"))?;
+    let from = r as usize;
+    if from >= nodes.len() {
+        return Err(format!("--relative={r}: the job has {} node(s), numbered from 0", nodes.len()));
+    }
+    let want = a.spec.num_nodes.max(1) as usize;
+    let to = (from + want).min(nodes.len());
+    Ok(crate::vocab::hostlist::compress(&nodes[from..to]))
 }
 
 /// A `--cpu-bind` Spur acts on: map_cpu, mask_cpu, or none.
@@ -321,6 +356,10 @@ pub fn step(
     } else if let Some(p) = argv.first_mut() {
         *p = resolve(p, path, cwd);
     }
+    let nodelist = match a.relative {
+        Some(r) => relative(a, r, env)?,
+        None => a.spec.nodelist.clone(),
+    };
     let wd = workdir(a, cwd);
     let node_side = |p: &str| if on_nodes(p) { absolute(p, &wd) } else { String::new() };
     Ok(pb::StepRequest {
@@ -331,7 +370,7 @@ pub fn step(
         ntasks_per_node: a.spec.ntasks_per_node,
         cpus_per_task: a.spec.cpus_per_task,
         mem_mb: a.spec.mem_mb,
-        nodelist: a.spec.nodelist.clone(),
+        nodelist,
         argv,
         env: vars.into_iter().map(|(key, value)| pb::KeyValue { key, value }).collect(),
         workdir: wd.clone(),
@@ -462,5 +501,16 @@ mod tests {
             (2, "hi", true, Some(false))
         );
         assert_eq!(name(&parse(&v(&["/bin/hostname"]), &[]).unwrap()), "hostname");
+        // -r: from the job's node N, -N of them.
+        let job = kv(&[("SLURM_JOB_ID", "7"), ("SLURM_JOB_NODELIST", "n[1-4]")]);
+        let rel = |args: &[&str]| {
+            step(&parse(&v(args), &job).unwrap(), &job, dir.path(), 7, false).map(|r| r.nodelist)
+        };
+        assert_eq!(rel(&["-r", "1", "-N2", "true"]).unwrap(), "n[2-3]");
+        assert_eq!(rel(&["-r3", "-N2", "true"]).unwrap(), "n4", "as many as there are");
+        assert!(rel(&["-r", "4", "true"]).unwrap_err().contains("the job has 4 node(s)"));
+        assert!(
+            rel(&["-r", "0", "-w", "n1", "true"]).unwrap_err().contains("cannot be given with --nodelist")
+        );
     }
 }

@@ -42,6 +42,7 @@ pub async fn run(a: &Args, env: &[(String, String)]) -> Result<i32, String> {
     let cwd = std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
     let me = Identity::local();
     let mut c = conn::connect_flag(a.controller.as_deref(), me.clone()).await?;
+    crate::cli::cluster::resolve(&mut c, &a.clusters).await?;
     if a.test_only {
         // Slurm's: an estimate for a new allocation of this shape, even inside a job.
         let req = pb::SubmitRequest { spec: Some(allocation(a, env, &cwd, chrono::Local::now())?) };
@@ -65,7 +66,25 @@ pub async fn run(a: &Args, env: &[(String, String)]) -> Result<i32, String> {
             (r.into_inner().job_id, true)
         }
     };
-    let req = step(a, env, &cwd, job, release)?;
+    let req = match step(a, env, &cwd, job, release) {
+        Ok(r) => r,
+        Err(e) => {
+            if release {
+                revoke(&mut c, job).await;
+            }
+            return Err(e);
+        }
+    };
+    if let Some(p) = &a.prolog {
+        // Slurm's: the prolog gets the step's command line; a failure runs no step.
+        let code = local(p, &a.argv).await?;
+        if code != 0 {
+            if release {
+                revoke(&mut c, job).await;
+            }
+            return Err(format!("--prolog: '{p}' exited with code {code}; the step was not run"));
+        }
+    }
     let (tx, rx) = mpsc::channel(8);
     let first = pb::StepInput { input: Some(pb::step_input::Input::Step(req)) };
     tx.send(first).await.map_err(|_| "cannot send the step".to_string())?;
@@ -79,7 +98,24 @@ pub async fn run(a: &Args, env: &[(String, String)]) -> Result<i32, String> {
         }
     };
     let ctx = Ctx { a, user: me.user, job, release, workdir: workdir(a, &cwd) };
-    ctx.drive(&mut c, tx, events).await
+    let ended = ctx.drive(&mut c, tx, events).await;
+    if let Some(p) = &a.epilog {
+        // Its code changes nothing: the step has ended.
+        let _ = local(p, &a.argv).await;
+    }
+    ended
+}
+
+/// Runs srun's `--prolog`/`--epilog` here with the step's command line; its exit code.
+async fn local(prog: &str, argv: &[String]) -> Result<i32, String> {
+    use std::os::unix::process::ExitStatusExt;
+    let st = tokio::process::Command::new(prog)
+        .args(argv)
+        .stdin(std::process::Stdio::null())
+        .status()
+        .await
+        .map_err(|e| format!("cannot run '{prog}': {e}"))?;
+    Ok(st.code().unwrap_or_else(|| 128 + st.signal().unwrap_or(0)))
 }
 
 /// Cancels the allocation srun made (the controller would, once the stream is gone).
