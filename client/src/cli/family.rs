@@ -138,7 +138,7 @@ impl<T: Request> Family<T> {
         ignored("-/delay-boot", why::BOOT),
         ignored("m/distribution", why::BIND),
         ignored("-/extra", why::EXTRA),
-        ignored("B/extra-node-info", why::LAYOUT),
+        check("B/extra-node-info", extra_node_info),
         ignored("-/gpu-bind", why::BIND),
         ignored("-/gpu-freq", why::FREQ),
         ignored("-/gpus-per-socket", why::GRES),
@@ -174,8 +174,9 @@ impl<T: Request> Family<T> {
         }),
         check("-/tmp", |s, v| parse_mem("tmp", &v).map(|m| s.spec().tmp_mb = m)),
         ignored("-/tres-bind", why::BIND),
-        ignored("-/tres-per-task", why::GRES),
-        ignored_switch("-/use-min-nodes", why::SPREAD),
+        check("-/tres-per-task", tres_per_task),
+        // Spur takes one node count (no ranges), so the job gets the fewest there are.
+        switch("-/use-min-nodes", |_| {}),
     ];
 }
 
@@ -205,6 +206,46 @@ pub fn wait_all_nodes(v: &str) -> Result<(), String> {
 pub fn not_immediate(secs: u64) -> String {
     let s = if secs == 1 { "" } else { "s" };
     format!("Unable to allocate resources: the job did not start within {secs} second{s} (--immediate)")
+}
+
+/// `-B/--extra-node-info=S[:C[:T]]`: at least S sockets, C cores per socket
+/// and T threads per core (`*` leaves one free), as the three options set them.
+fn extra_node_info<T: Request>(s: &mut T, v: String) -> Result<(), String> {
+    let parts: Vec<&str> = v.trim().split(':').collect();
+    if parts.len() > 3 || parts.iter().any(|p| p.is_empty()) {
+        return Err(format!("--extra-node-info: '{v}' is not SOCKETS[:CORES[:THREADS]]"));
+    }
+    let n = |p: &str| match p {
+        "*" => Ok(0),
+        p => count("extra-node-info", p),
+    };
+    let spec = s.spec();
+    let fields = [&mut spec.sockets_per_node, &mut spec.cores_per_socket, &mut spec.threads_per_core];
+    for (field, part) in fields.into_iter().zip(parts) {
+        *field = n(part)?;
+    }
+    Ok(())
+}
+
+/// `--tres-per-task=cpu=N,gres/gpu=N` (also `gres/gpu:N`, `gpu:N`): CPUs and
+/// GPUs per task, as `-c` and `--gpus-per-task`; other TRES are refused by name.
+fn tres_per_task<T: Request>(s: &mut T, v: String) -> Result<(), String> {
+    for item in v.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+        let (name, n) = item
+            .rsplit_once(['=', ':'])
+            .ok_or_else(|| format!("--tres-per-task: '{item}' is not TRES=COUNT"))?;
+        let n = count("tres-per-task", n)?;
+        match name.trim_start_matches("gres/") {
+            "cpu" => s.spec().cpus_per_task = n,
+            "gpu" => s.spec().gpus_per_task = n,
+            other => {
+                return Err(format!(
+                    "--tres-per-task: '{other}' is not a TRES Spur schedules per task (cpu, gres/gpu)"
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `--nice[=adjustment]`: Slurm's default adjustment is 100.
@@ -254,4 +295,42 @@ pub fn expected_start(cmd: &str, r: &pb::TestSubmitResponse) -> String {
 /// `--version`: Spur's, and the Slurm release whose options it takes.
 pub fn version() -> String {
     format!("spur {} (slurm 25.05 options)\n", env!("CARGO_PKG_VERSION"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::getopt::{Mode, Spec};
+
+    #[derive(Default)]
+    struct R(pb::JobSpec);
+
+    impl Request for R {
+        fn spec(&mut self) -> &mut pb::JobSpec {
+            &mut self.0
+        }
+        fn begin(&mut self, _: String) {}
+        fn deadline(&mut self, _: String) {}
+        fn clusters(&mut self, _: Vec<String>) {}
+    }
+
+    fn parse(args: &[&str]) -> Result<pb::JobSpec, String> {
+        let spec = Spec { opts: Family::<R>::OPTS, mode: Mode::Anywhere, noun: "option" };
+        let mut r = R::default();
+        spec.parse(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>(), &mut r)?;
+        Ok(r.0)
+    }
+
+    #[test]
+    fn extra_node_info_and_tres_per_task_set_the_options_they_stand_for() {
+        let s = parse(&["-B", "2:*:1"]).unwrap();
+        assert_eq!((s.sockets_per_node, s.cores_per_socket, s.threads_per_core), (2, 0, 1));
+        assert!(parse(&["-B", "1:2:3:4"]).unwrap_err().contains("SOCKETS[:CORES[:THREADS]]"));
+        assert!(parse(&["-B", "x"]).unwrap_err().starts_with("--extra-node-info: 'x'"));
+        let s = parse(&["--tres-per-task=cpu=4,gres/gpu:2"]).unwrap();
+        assert_eq!((s.cpus_per_task, s.gpus_per_task), (4, 2));
+        assert!(parse(&["--tres-per-task=license/x=1"]).unwrap_err().contains("'license/x' is not a TRES"));
+        let s = parse(&["--nice", "--exclusive=user"]).unwrap();
+        assert_eq!((s.nice, s.exclusive), (100, true), "optional values left out");
+    }
 }
