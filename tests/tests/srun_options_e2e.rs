@@ -88,6 +88,18 @@ fn prolog_epilog_relative_and_clusters() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(String::from_utf8_lossy(&out.stdout), "step\n");
     assert_eq!(std::fs::read_to_string(&log).unwrap(), "pro echo step\nepi echo step\n");
+    // --task-prolog on the nodes: its `export` lines reach each task.
+    let tp = e.dir.path().join("tp");
+    std::fs::write(&tp, "#!/bin/sh\necho \"export FROM_TP=t$SLURM_PROCID\"\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&tp, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let tp = tp.display().to_string();
+    let args = ["-D", &dir, "-n2", "--task-prolog", &tp, "sh", "-c", "echo $FROM_TP"];
+    let out = run_with("srun", &e.c.url, &args, &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut lines: Vec<String> = String::from_utf8_lossy(&out.stdout).lines().map(String::from).collect();
+    lines.sort();
+    assert_eq!(lines, ["t0", "t1"]);
     // -r: the step starts at the job's second node (salloc gives srun the job's nodes).
     let path = format!("{}:{}", links_dir().display(), std::env::var("PATH").unwrap_or_default());
     let args = ["-D", &dir, "-N2", "srun", "-r", "1", "sh", "-c", "echo $SLURMD_NODENAME"];

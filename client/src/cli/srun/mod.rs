@@ -93,8 +93,8 @@ const OWN: &[Opt<Args>] = &[
     }),
     value("-/epilog", |a, v| a.epilog = Some(v).filter(|v| v != "none")),
     value("-/prolog", |a, v| a.prolog = Some(v).filter(|v| v != "none")),
-    ignored("-/task-epilog", PROLOGS),
-    ignored("-/task-prolog", PROLOGS),
+    value("-/task-epilog", |a, v| a.task_epilog = Some(v)),
+    value("-/task-prolog", |a, v| a.task_prolog = Some(v)),
     ignored_switch("-/external-launcher", "steps are launched by Spur's node agents only"),
     maybe("I/immediate", |a, v| super::family::immediate(v).map(|n| a.immediate = Some(n))),
     ignored("i/input", "the tasks' standard input is /dev/null"),
@@ -127,8 +127,6 @@ const OWN: &[Opt<Args>] = &[
 ];
 
 const BCAST: &str = "files are not copied to the nodes; the program must be on a shared file system";
-const PROLOGS: &str =
-    "tasks run no prolog or epilog of srun's; srun's own --prolog and --epilog run where srun runs";
 const TIMEOUTS: &str = "srun talks to the controller only, over one stream";
 
 /// `--mpi`: Spur starts tasks with no MPI plugin; `list` names what it has.
@@ -168,6 +166,9 @@ pub struct Args {
     /// `--prolog`/`--epilog`: run by srun, where it runs, before and after the step.
     pub prolog: Option<String>,
     pub epilog: Option<String>,
+    /// `--task-prolog`/`--task-epilog`: run on the node around each task.
+    pub task_prolog: Option<String>,
+    pub task_epilog: Option<String>,
     /// `-r`: the step's nodes start at this node of the job's.
     pub relative: Option<u32>,
     /// `--test-only`: when and where the allocation would start; nothing runs.
@@ -356,6 +357,7 @@ pub fn step(
     } else if let Some(p) = argv.first_mut() {
         *p = resolve(p, path, cwd);
     }
+    let argv = multiprog::around(a.task_prolog.as_deref(), a.task_epilog.as_deref(), argv);
     let nodelist = match a.relative {
         Some(r) => relative(a, r, env)?,
         None => a.spec.nodelist.clone(),

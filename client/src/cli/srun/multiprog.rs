@@ -3,7 +3,8 @@
 //! list of ids and ranges (`0,2-3`) or `*` for the rest; `%t` is the task's
 //! id and `%o` its offset in the line's ranks; `#` starts a comment. The
 //! step's program becomes `/bin/sh -c` with a `case` on `SLURM_PROCID`, so
-//! the agents run it as any step.
+//! the agents run it as any step. `--task-prolog`/`--task-epilog` wrap the
+//! step's program the same way ([`around`]).
 
 /// The step's argv for configuration `text` (named `file` in messages);
 /// `ntasks` (0: not known here) must each have a line.
@@ -110,6 +111,33 @@ fn subst(word: &str, id: &str, offset: &str) -> String {
     word.replace("%t", id).replace("%o", offset)
 }
 
+/// `--task-prolog`/`--task-epilog`: `argv` run by `/bin/sh` between them on
+/// the node, as Slurm's slurmstepd runs them around each task: the prolog's
+/// `export NAME=value`, `unset NAME` and `print TEXT` lines set the task's
+/// environment or print; the epilog runs after the task, whose code stays.
+pub fn around(prolog: Option<&str>, epilog: Option<&str>, argv: Vec<String>) -> Vec<String> {
+    if prolog.is_none() && epilog.is_none() {
+        return argv;
+    }
+    let mut script = String::new();
+    if let Some(p) = prolog {
+        script.push_str(&format!(
+            "out=$({})\nwhile IFS= read -r l; do case $l in\n\
+             'export '*) export \"${{l#export }}\";;\n'unset '*) unset \"${{l#unset }}\";;\n\
+             'print '*) printf '%s\\n' \"${{l#print }}\";;\nesac; done <<SPUR_PROLOG\n$out\nSPUR_PROLOG\n",
+            quote(p)
+        ));
+    }
+    script.push_str("\"$@\"; rc=$?\n");
+    if let Some(e) = epilog {
+        script.push_str(&format!("{}\n", quote(e)));
+    }
+    script.push_str("exit $rc\n");
+    let mut out = vec!["/bin/sh".to_string(), "-c".into(), script, "srun-task".into()];
+    out.extend(argv);
+    out
+}
+
 /// A word for sh, in single quotes.
 fn quote(w: &str) -> String {
     format!("'{}'", w.replace('\'', "'\\''"))
@@ -146,6 +174,30 @@ mod tests {
 
     fn argv_or(f: &str, t: &str, n: u32) -> Vec<String> {
         argv(f, t, n).unwrap()
+    }
+
+    #[test]
+    fn a_task_prolog_sets_the_task_s_environment_and_the_epilog_keeps_its_code() {
+        let dir = tempfile::tempdir().unwrap();
+        let pro = dir.path().join("pro");
+        std::fs::write(
+            &pro,
+            "#!/bin/sh\necho 'export GREETING=hello there'\necho 'print from the prolog'\necho junk\n",
+        )
+        .unwrap();
+        let epi = dir.path().join("epi");
+        std::fs::write(&epi, "#!/bin/sh\necho epilog >&2\nexit 9\n").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        for p in [&pro, &epi] {
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        let task = vec!["sh".to_string(), "-c".into(), "echo \"$GREETING\"; exit 3".into()];
+        let argv = around(Some(&pro.display().to_string()), Some(&epi.display().to_string()), task.clone());
+        let out = std::process::Command::new(&argv[0]).args(&argv[1..]).output().unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "from the prolog\nhello there\n");
+        assert_eq!(String::from_utf8_lossy(&out.stderr), "epilog\n");
+        assert_eq!(out.status.code(), Some(3), "the task's code, not the epilog's");
+        assert_eq!(around(None, None, task.clone()), task);
     }
 
     #[test]
