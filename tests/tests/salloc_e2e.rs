@@ -120,7 +120,7 @@ fn scancel_of_a_salloc_allocation_revokes_it_and_ends_the_command() {
     let dir = e.dir.path().display().to_string();
     let id_file = e.dir.path().join("id");
     let cmd = format!("echo $SLURM_JOB_ID > {}; exec sleep 600", id_file.display());
-    let mut child = spur_tests::proc::client("salloc", &e.c.url, &["-D", &dir, "-N1", "sh", "-c", &cmd], &[])
+    let child = spur_tests::proc::client("salloc", &e.c.url, &["-D", &dir, "-N1", "sh", "-c", &cmd], &[])
         .stdin(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()

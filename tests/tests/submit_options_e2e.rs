@@ -95,3 +95,21 @@ fn tmp_and_layout_asks_are_checked_against_the_nodes_facts() {
     let err = e.fails("sbatch", &["--sockets-per-node=4096", "--wrap=true"]);
     assert!(err.contains("with --sockets-per-node=4096 and partition"), "{err}");
 }
+
+#[test]
+fn overcommit_allocates_one_task_s_cpus_a_node_and_its_sruns_overcommit_too() {
+    let e = Cluster::two_nodes(|t| t, &[]);
+    let dir = e.dir.path().display().to_string();
+    let path =
+        format!("{}:{}", spur_tests::proc::links_dir().display(), std::env::var("PATH").unwrap_or_default());
+    let script = "--wrap=srun -n8 true; echo rc=$? $SLURM_OVERCOMMIT";
+    // The nodes have 4 CPUs: 8 tasks on one node fit only with -O.
+    let refused = e.fails("sbatch", &["-D", &dir, "-N1", "-n8", script]);
+    assert!(refused.contains("per node"), "{refused}");
+    let args = ["--parsable", "-D", &dir, "-N1", "-n8", "-O", "-o", "oc.out", script];
+    let out = spur_tests::proc::run_with("sbatch", &e.c.url, &args, &[("PATH", &path)]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let id: u64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    e.wait_field(id, "%T", "COMPLETED");
+    assert_eq!(std::fs::read_to_string(e.dir.path().join("oc.out")).unwrap(), "rc=0 1\n");
+}

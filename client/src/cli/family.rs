@@ -50,7 +50,6 @@ pub mod why {
     pub const EXTRA: &str = "node extras are not part of Spur's placement";
     pub const SPREAD: &str = "nodes are chosen by Spur's node order";
     pub const TASKS_PER: &str = "tasks are placed per node (--ntasks-per-node) only";
-    pub const OVERCOMMIT: &str = "a job gets the CPUs its tasks ask for";
     pub const X11: &str = "X11 forwarding is not part of Spur";
 }
 

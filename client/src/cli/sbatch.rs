@@ -80,7 +80,7 @@ const OWN: &[Opt<State>] = &[
         Ok(())
     }),
     ignored("i/input", "a batch script's standard input is /dev/null"),
-    switch("O/overcommit", |_| {}).noted(why::OVERCOMMIT),
+    switch("O/overcommit", |s| s.sub.spec.overcommit = true),
     maybe("-/propagate", |s, v| {
         s.sub.propagate = Some(v.unwrap_or_default());
         Ok(())
@@ -167,6 +167,11 @@ impl Submission {
         if !chosen.trim().is_empty() {
             vars.retain(|(k, _)| k != "SLURM_EXPORT_ENV");
             vars.push(("SLURM_EXPORT_ENV".into(), chosen.trim().to_string()));
+        }
+        if self.spec.overcommit {
+            // Slurm's output variable; srun in the job reads it as -O.
+            vars.retain(|(k, _)| k != "SLURM_OVERCOMMIT");
+            vars.push(("SLURM_OVERCOMMIT".into(), "1".into()));
         }
         if self.get_user_env {
             vars.retain(|(k, _)| k != "SLURM_GET_USER_ENV");

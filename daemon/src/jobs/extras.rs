@@ -59,6 +59,7 @@ impl Extras {
             sockets_per_node: s.sockets_per_node,
             cores_per_socket: s.cores_per_socket,
             threads_per_core: s.threads_per_core,
+            overcommit: s.overcommit,
         };
         Ok((x != Extras::default()).then(|| Box::new(x)))
     }
@@ -175,7 +176,9 @@ pub fn resolve_shape(rec: &mut JobRecord, s: &pb::JobSpec) -> Result<()> {
         if s.mem_mb > 0 || s.mem_per_gpu_mb > 0 {
             return Err(exclusive_mem("mem_per_cpu"));
         }
-        let cpus = u64::from(tasks_per_node) * u64::from(rec.cpus_per_task.max(1));
+        // With -O a node is allocated one task's CPUs.
+        let cpu_tasks = if s.overcommit { 1 } else { tasks_per_node };
+        let cpus = u64::from(cpu_tasks) * u64::from(rec.cpus_per_task.max(1));
         rec.mem_mb = s.mem_per_cpu_mb.checked_mul(cpus).ok_or_else(|| {
             Error::invalid("mem_per_cpu", format!("{} MB × {cpus} CPUs per node overflows", s.mem_per_cpu_mb))
         })?;

@@ -48,6 +48,8 @@ pub struct Extras {
     pub sockets_per_node: u32,
     pub cores_per_socket: u32,
     pub threads_per_core: u32,
+    /// `-O`: CPUs per task once per node, whatever the tasks there.
+    pub overcommit: bool,
 }
 
 /// What a record of an array knows of it.

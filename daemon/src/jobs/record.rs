@@ -213,6 +213,7 @@ impl JobRecord {
             exclusive: self.exclusive,
             constraint: self.extra.as_ref().map(|x| x.constraint()).unwrap_or_default(),
             needs: self.extra.as_ref().map(|x| x.needs()).unwrap_or_default(),
+            overcommit: self.extra.as_ref().is_some_and(|x| x.overcommit),
             // Evaluated against the queue where the snapshot is taken.
             dep: sched::depend::DepGate::Clear,
             // Its running tasks are counted where the snapshot is taken.

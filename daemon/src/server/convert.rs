@@ -338,6 +338,7 @@ fn extras_spec(x: Option<&crate::jobs::extras::Extras>) -> pb::JobSpec {
         sockets_per_node: x.sockets_per_node,
         cores_per_socket: x.cores_per_socket,
         threads_per_core: x.threads_per_core,
+        overcommit: x.overcommit,
         ..pb::JobSpec::default()
     }
 }

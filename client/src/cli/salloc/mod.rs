@@ -44,7 +44,7 @@ const OWN: &[Opt<Args>] = &[
     // Spur's salloc does not ring the bell, which is what --no-bell asks.
     switch("-/no-bell", |_| {}),
     switch("-/bell", |a| a.bell = true),
-    switch("O/overcommit", |_| {}).noted(why::OVERCOMMIT),
+    switch("O/overcommit", |a| a.spec.overcommit = true),
     maybe("I/immediate", |a, v| crate::cli::family::immediate(v).map(|n| a.immediate = Some(n))),
     maybe("K/kill-command", |_, _| Ok(())).noted("the command is killed (SIGKILL) when the allocation ends"),
     maybe("-/x11", |_, _| Ok(())).noted(why::X11),
@@ -177,6 +177,9 @@ pub fn job_env(
     num("SLURM_NTASKS_PER_NODE", s.ntasks_per_node.into());
     num("SLURM_MEM_PER_NODE", s.mem_mb);
     num("SLURM_MEM_PER_CPU", s.mem_per_cpu_mb);
+    if s.overcommit {
+        v.push(("SLURM_OVERCOMMIT".into(), "1".into()));
+    }
     if let Some(u) = url {
         // srun inside the allocation talks to the same controller.
         v.push((spur_proto::wire::CONTROLLER_ENV.into(), u.to_string()));

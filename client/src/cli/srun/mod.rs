@@ -224,6 +224,7 @@ pub fn parse(argv: &[String], env: &[(String, String)]) -> Result<Args, String> 
     a.spec.cpus_per_task = num("SLURM_CPUS_PER_TASK");
     a.spec.ntasks_per_node = num("SLURM_NTASKS_PER_NODE");
     a.label = get("SLURM_LABELIO").is_some_and(|v| v == "1");
+    a.overcommit = get("SLURM_OVERCOMMIT").is_some_and(|v| v == "1");
     a.kill_on_bad_exit = get("SLURM_KILL_BAD_EXIT").map(|v| v == "1");
     a.export = get("SRUN_EXPORT_ENV").or_else(|| get("SLURM_EXPORT_ENV"));
     a.jobid = get("SLURM_JOB_ID").and_then(|v| v.parse().ok());
@@ -409,6 +410,7 @@ pub fn allocation(
         workdir: workdir(a, cwd),
         env: vars.into_iter().map(|(key, value)| pb::KeyValue { key, value }).collect(),
         allocation: true,
+        overcommit: a.overcommit,
         begin_ms: begin_ms.unwrap_or(0),
         deadline_ms: deadline_ms.unwrap_or(0),
         ..a.spec.clone()

@@ -129,3 +129,12 @@ fn tmp_and_layout_asks_no_node_meets_are_refused_naming_the_option() {
     let Err(Refusal::Unavailable(u)) = check(&layout, "batch", nodes()) else { panic!("refused") };
     assert!(u.to_string().contains("with --sockets-per-node=2 and partition 'batch' has 0 such"), "{u}");
 }
+
+#[test]
+fn overcommit_asks_one_task_s_cpus_a_node() {
+    let many = Job { ntasks: 32, cpus_per_task: 2, ..job(1, "alice") };
+    assert!(matches!(unavailable(&many), Unavailable::PerNode { dim: Dim::Cpus, asked: 64, .. }));
+    let over = Job { overcommit: true, ..many };
+    assert_eq!(verdict(&over), Ok(()));
+    assert_eq!((over.shape().cpus, over.tres()[0]), (2, 2), "one task's CPUs, counted as allocated");
+}
