@@ -140,7 +140,9 @@ impl<T: Request> Family<T> {
         check("B/extra-node-info", extra_node_info),
         ignored("-/gpu-bind", why::BIND),
         ignored("-/gpu-freq", why::FREQ),
-        ignored("-/gpus-per-socket", why::GRES),
+        check("-/gpus-per-socket", |s, v| {
+            parse_gpu_count("gpus-per-socket", &v).map(|g| s.spec().gpus_per_socket = g)
+        }),
         ignored("-/gres-flags", why::GRES),
         ignored("-/hint", why::BIND),
         ignored("-/mcs-label", why::MCS),
@@ -150,7 +152,7 @@ impl<T: Request> Family<T> {
         ignored("-/network", why::NETWORK),
         maybe("k/no-kill", |_, _| Ok(())).noted(why::NO_KILL),
         ignored("-/ntasks-per-core", why::TASKS_PER),
-        ignored("-/ntasks-per-gpu", why::TASKS_PER),
+        check("-/ntasks-per-gpu", |s, v| count("ntasks-per-gpu", &v).map(|n| s.spec().ntasks_per_gpu = n)),
         ignored("-/ntasks-per-socket", why::TASKS_PER),
         maybe("-/oom-kill-step", |_, _| Ok(())).noted(why::OOM),
         ignored_switch("s/oversubscribe", why::SHARE),

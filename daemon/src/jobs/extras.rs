@@ -60,6 +60,8 @@ impl Extras {
             cores_per_socket: s.cores_per_socket,
             threads_per_core: s.threads_per_core,
             overcommit: s.overcommit,
+            ntasks_per_gpu: s.ntasks_per_gpu,
+            gpus_per_socket: s.gpus_per_socket,
         };
         Ok((x != Extras::default()).then(|| Box::new(x)))
     }
@@ -131,6 +133,7 @@ pub fn resolve_shape(rec: &mut JobRecord, s: &pb::JobSpec) -> Result<()> {
             _ => {}
         }
     }
+    per_gpu_tasks(rec, s)?;
     let tasks_per_node = rec.ntasks.max(rec.num_nodes).div_ceil(rec.num_nodes.max(1));
     let per_node = [
         (s.gpus_total > 0).then(|| u64::from(s.gpus_total).div_ceil(u64::from(rec.num_nodes.max(1)))),
@@ -200,6 +203,55 @@ pub fn resolve_shape(rec: &mut JobRecord, s: &pb::JobSpec) -> Result<()> {
     Ok(())
 }
 
+/// `--gpus-per-socket` (GPUs per node from `--sockets-per-node`) and
+/// `--ntasks-per-gpu` (tasks from the GPUs, or with `-n` and no GPUs asked,
+/// GPUs from the tasks), as Slurm resolves them; before the GPUs per node.
+fn per_gpu_tasks(rec: &mut JobRecord, s: &pb::JobSpec) -> Result<()> {
+    let nodes = u64::from(rec.num_nodes.max(1));
+    if s.gpus_per_socket > 0 {
+        if s.sockets_per_node == 0 {
+            return Err(Error::invalid("gpus_per_socket", "--gpus-per-socket needs --sockets-per-node"));
+        }
+        if s.gpus_per_node > 0 || s.gpus_total > 0 || s.gpus_per_task > 0 {
+            return Err(Error::invalid(
+                "gpus_per_socket",
+                "--gpus-per-socket and --gpus, --gpus-per-node, --gpus-per-task or --gres are mutually exclusive",
+            ));
+        }
+        rec.gpus = u64::from(s.gpus_per_socket) * u64::from(s.sockets_per_node);
+    }
+    let n = u64::from(s.ntasks_per_gpu);
+    if n == 0 {
+        return Ok(());
+    }
+    if s.gpus_per_task > 0 {
+        return Err(Error::invalid(
+            "ntasks_per_gpu",
+            "--ntasks-per-gpu and --gpus-per-task are mutually exclusive",
+        ));
+    }
+    let total = match (s.gpus_total, rec.gpus) {
+        (0, 0) => None,
+        (0, per_node) => Some(per_node * nodes),
+        (t, _) => Some(u64::from(t)),
+    };
+    let too_many =
+        || Error::invalid("ntasks_per_gpu", "--ntasks-per-gpu makes more tasks than a job may have");
+    match (total, s.ntasks) {
+        (Some(g), 0) => rec.ntasks = u32::try_from(g.saturating_mul(n)).map_err(|_| too_many())?,
+        (None, t) if t > 0 => rec.gpus = u64::from(t).div_ceil(n).div_ceil(nodes),
+        (None, _) => {
+            return Err(Error::invalid(
+                "ntasks_per_gpu",
+                "--ntasks-per-gpu needs -n or GPUs (--gpus, --gres)",
+            ));
+        }
+        // Both given: as asked.
+        (Some(_), _) => {}
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -265,6 +317,26 @@ mod tests {
         assert!(e(s).contains("mutually exclusive"));
         let s = pb::JobSpec { reservation: " maint ".into(), ..Default::default() };
         assert_eq!(Extras::from_spec(&s).unwrap().unwrap().reservation, "maint");
+    }
+
+    #[test]
+    fn ntasks_per_gpu_and_gpus_per_socket_resolve_tasks_and_gpus() {
+        let s = pb::JobSpec { num_nodes: 2, gpus_per_node: 2, ntasks_per_gpu: 3, ..Default::default() };
+        assert_eq!(resolved(s).unwrap().ntasks, 12, "4 GPUs x 3");
+        let s = pb::JobSpec { gpus_total: 3, ntasks_per_gpu: 2, ..Default::default() };
+        assert_eq!(resolved(s).unwrap().ntasks, 6);
+        let s = pb::JobSpec { ntasks: 8, ntasks_per_gpu: 4, ..Default::default() };
+        assert_eq!(resolved(s).unwrap().gpus, 2, "8 tasks / 4 a GPU");
+        let s = pb::JobSpec { sockets_per_node: 2, gpus_per_socket: 4, ..Default::default() };
+        assert_eq!(resolved(s).unwrap().gpus, 8);
+        let e = |s| resolved(s).unwrap_err().to_string();
+        assert!(
+            e(pb::JobSpec { gpus_per_socket: 1, ..Default::default() }).contains("needs --sockets-per-node")
+        );
+        assert!(
+            e(pb::JobSpec { ntasks_per_gpu: 1, ntasks: 0, ..Default::default() })
+                .contains("needs -n or GPUs")
+        );
     }
 
     #[test]

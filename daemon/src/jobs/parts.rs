@@ -50,6 +50,9 @@ pub struct Extras {
     pub threads_per_core: u32,
     /// `-O`: CPUs per task once per node, whatever the tasks there.
     pub overcommit: bool,
+    /// `--ntasks-per-gpu`, `--gpus-per-socket` as asked (resolved at submit).
+    pub ntasks_per_gpu: u32,
+    pub gpus_per_socket: u32,
 }
 
 /// What a record of an array knows of it.

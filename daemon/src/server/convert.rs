@@ -339,6 +339,8 @@ fn extras_spec(x: Option<&crate::jobs::extras::Extras>) -> pb::JobSpec {
         cores_per_socket: x.cores_per_socket,
         threads_per_core: x.threads_per_core,
         overcommit: x.overcommit,
+        ntasks_per_gpu: x.ntasks_per_gpu,
+        gpus_per_socket: x.gpus_per_socket,
         ..pb::JobSpec::default()
     }
 }
