@@ -115,23 +115,25 @@ fn immediate_gives_up_an_allocation_that_pends_and_cancels_it() {
 }
 
 #[test]
-fn scancel_of_a_salloc_allocation_revokes_it_and_ends_the_command() {
+fn scancel_of_a_salloc_allocation_revokes_it_and_k_signals_the_command() {
     let e = Cluster::two_nodes(|t| t, &[]);
     let dir = e.dir.path().display().to_string();
     let id_file = e.dir.path().join("id");
     let cmd = format!("echo $SLURM_JOB_ID > {}; exec sleep 600", id_file.display());
-    let child = spur_tests::proc::client("salloc", &e.c.url, &["-D", &dir, "-N1", "sh", "-c", &cmd], &[])
-        .stdin(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child =
+        spur_tests::proc::client("salloc", &e.c.url, &["-D", &dir, "-N1", "-K", "sh", "-c", &cmd], &[])
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
     let id = wait_for("the command running in the allocation", || {
         std::fs::read_to_string(&id_file).ok().and_then(|s| s.trim().parse::<u64>().ok())
     });
     e.ok("scancel", &id.to_string());
     let out = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
+    // -K: the command gets SIGTERM; salloc exits with its code.
+    assert_eq!(out.status.code(), Some(143), "{err}");
     assert!(err.contains(&format!("salloc: Job allocation {id} has been revoked.")), "{err}");
     e.wait_field(id, "%T", "CANCELLED");
 }

@@ -3,7 +3,8 @@
 //! job's nodes; salloc runs the command with the job's variables, and when
 //! it exits sends its code up (the allocation ends COMPLETED or FAILED with
 //! it). scancel or the time limit ending the allocation comes down as the
-//! stream's end: the command is killed. Ctrl-C while waiting gives up
+//! stream's end: salloc says it was revoked, sends `-K`'s signal to the
+//! command if asked, and waits for it, as Slurm's does. Ctrl-C while waiting gives up
 //! the allocation; while the command runs it is the command's (salloc
 //! ignores it, as Slurm's does).
 
@@ -88,6 +89,7 @@ pub async fn hold(a: &Args, c: &mut Clients, job: u64, cwd: &Path) -> Result<i32
             return Err(format!("cannot run '{}': {e} (job allocation {job} is relinquished)", argv[0]));
         }
     };
+    let mut revoked = false;
     let code = loop {
         tokio::select! {
             st = child.wait() => {
@@ -95,12 +97,17 @@ pub async fn hold(a: &Args, c: &mut Clients, job: u64, cwd: &Path) -> Result<i32
                 let st = st.map_err(|e| format!("cannot wait for '{}': {e}", argv[0]))?;
                 break st.code().unwrap_or_else(|| 128 + st.signal().unwrap_or(0));
             }
-            ev = events.message() => match ev {
+            ev = events.message(), if !revoked => match ev {
                 Ok(Some(pb::StepEvent { event: Some(pb::step_event::Event::Ended(_)) })) | Ok(None) | Err(_) => {
+                    // Slurm's: the command is told only with -K; salloc waits for it either way.
                     say(a, &format!("salloc: Job allocation {job} has been revoked."));
-                    let _ = child.start_kill();
-                    let _ = child.wait().await;
-                    return Ok(1);
+                    revoked = true;
+                    if let (Some(sig), Some(pid)) = (a.kill_command, child.id()) {
+                        let pid = nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap_or(i32::MAX));
+                        if let Ok(sig) = nix::sys::signal::Signal::try_from(sig) {
+                            let _ = nix::sys::signal::kill(pid, sig);
+                        }
+                    }
                 }
                 Ok(Some(_)) => {}
             },
@@ -108,6 +115,9 @@ pub async fn hold(a: &Args, c: &mut Clients, job: u64, cwd: &Path) -> Result<i32
             _ = int.recv() => {}
         }
     };
+    if revoked {
+        return Ok(code);
+    }
     say(a, &format!("salloc: Relinquishing job allocation {job}"));
     if tx.send(input(pb::step_input::Input::Relinquish(code))).await.is_ok() {
         // The controller ends the job with the code, then says so.

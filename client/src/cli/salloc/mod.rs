@@ -46,7 +46,12 @@ const OWN: &[Opt<Args>] = &[
     switch("-/bell", |a| a.bell = true),
     switch("O/overcommit", |a| a.spec.overcommit = true),
     maybe("I/immediate", |a, v| crate::cli::family::immediate(v).map(|n| a.immediate = Some(n))),
-    maybe("K/kill-command", |_, _| Ok(())).noted("the command is killed (SIGKILL) when the allocation ends"),
+    maybe("K/kill-command", |a, v| {
+        let sig = v.as_deref().map(str::trim).filter(|v| !v.is_empty()).unwrap_or("TERM");
+        let n = spur_vocab::signal::parse_signal(sig).map_err(|e| format!("--kill-command: {e}"))?;
+        a.kill_command = Some(n);
+        Ok(())
+    }),
     maybe("-/x11", |_, _| Ok(())).noted(why::X11),
     check("-/wait-all-nodes", |_, v| crate::cli::family::wait_all_nodes(&v)),
 ];
@@ -65,6 +70,8 @@ pub struct Args {
     pub controller: Option<String>,
     /// `-M`: checked against the controller's cluster before anything is submitted.
     pub clusters: Vec<String>,
+    /// `-K[SIGNAL]`: sent to the command when the allocation is revoked (SIGTERM by default).
+    pub kill_command: Option<i32>,
     /// `--bell`: ring the terminal's bell when the allocation is granted.
     pub bell: bool,
     /// `-I`: seconds the allocation may pend before salloc gives up.
