@@ -150,12 +150,17 @@ impl<T: Request> Family<T> {
         check("-/mem-per-gpu", |s, v| parse_mem("mem-per-gpu", &v).map(|m| s.spec().mem_per_gpu_mb = m)),
         check("-/mincpus", |s, v| count("mincpus", &v).map(|n| s.spec().mincpus = n)),
         ignored("-/network", why::NETWORK),
-        maybe("k/no-kill", |_, _| Ok(())).noted(why::NO_KILL),
+        // Stored and shown as asked, with the warning.
+        maybe("k/no-kill", |s: &mut T, v| {
+            s.spec().no_kill = !v.is_some_and(|v| v.trim().eq_ignore_ascii_case("off"));
+            Ok(())
+        })
+        .noted(why::NO_KILL),
         ignored("-/ntasks-per-core", why::TASKS_PER),
         check("-/ntasks-per-gpu", |s, v| count("ntasks-per-gpu", &v).map(|n| s.spec().ntasks_per_gpu = n)),
         ignored("-/ntasks-per-socket", why::TASKS_PER),
         maybe("-/oom-kill-step", |_, _| Ok(())).noted(why::OOM),
-        ignored_switch("s/oversubscribe", why::SHARE),
+        switch("s/oversubscribe", |s: &mut T| s.spec().oversubscribe = true).noted(why::SHARE),
         ignored("-/prefer", why::FEATURES),
         ignored("-/profile", why::PROFILE),
         ignored_switch("-/reboot", why::BOOT),
@@ -333,5 +338,12 @@ mod tests {
         assert!(parse(&["--tres-per-task=license/x=1"]).unwrap_err().contains("'license/x' is not a TRES"));
         let s = parse(&["--nice", "--exclusive=user"]).unwrap();
         assert_eq!((s.nice, s.exclusive), (100, true), "optional values left out");
+        let s = parse(&["-s", "-k", "--reservation=maint"]).unwrap();
+        assert_eq!(
+            (s.oversubscribe, s.no_kill, s.reservation.as_str()),
+            (true, true, "maint"),
+            "stored with a warning"
+        );
+        assert!(!parse(&["--no-kill=off"]).unwrap().no_kill);
     }
 }

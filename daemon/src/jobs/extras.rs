@@ -62,6 +62,8 @@ impl Extras {
             overcommit: s.overcommit,
             ntasks_per_gpu: s.ntasks_per_gpu,
             gpus_per_socket: s.gpus_per_socket,
+            oversubscribe: s.oversubscribe,
+            no_kill: s.no_kill,
         };
         Ok((x != Extras::default()).then(|| Box::new(x)))
     }
@@ -315,8 +317,13 @@ mod tests {
         assert!(e(s).contains("--cpus-per-gpu and --cpus-per-task"));
         let s = pb::JobSpec { gpus_per_node: 1, mem_per_gpu_mb: 1, mem_per_cpu_mb: 1, ..Default::default() };
         assert!(e(s).contains("mutually exclusive"));
-        let s = pb::JobSpec { reservation: " maint ".into(), ..Default::default() };
-        assert_eq!(Extras::from_spec(&s).unwrap().unwrap().reservation, "maint");
+        let s = pb::JobSpec { reservation: " maint ".into(), oversubscribe: true, ..Default::default() };
+        let x = Extras::from_spec(&s).unwrap().unwrap();
+        assert_eq!(
+            (x.reservation.as_str(), x.oversubscribe, x.no_kill),
+            ("maint", true, false),
+            "stored as asked"
+        );
     }
 
     #[test]

@@ -53,6 +53,9 @@ pub struct Extras {
     /// `--ntasks-per-gpu`, `--gpus-per-socket` as asked (resolved at submit).
     pub ntasks_per_gpu: u32,
     pub gpus_per_socket: u32,
+    /// `-s`, `-k` as asked (no effect; shown with the request).
+    pub oversubscribe: bool,
+    pub no_kill: bool,
 }
 
 /// What a record of an array knows of it.

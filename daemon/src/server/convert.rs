@@ -341,6 +341,8 @@ fn extras_spec(x: Option<&crate::jobs::extras::Extras>) -> pb::JobSpec {
         overcommit: x.overcommit,
         ntasks_per_gpu: x.ntasks_per_gpu,
         gpus_per_socket: x.gpus_per_socket,
+        oversubscribe: x.oversubscribe,
+        no_kill: x.no_kill,
         ..pb::JobSpec::default()
     }
 }
