@@ -33,7 +33,8 @@ usage: sbatch [OPTIONS] SCRIPT | sbatch [OPTIONS] --wrap=\"COMMAND\" | sbatch [O
   -M, --clusters=NAME,...  this controller's cluster (or all); the reply names it; others are errors
   --test-only              check the job and say when and where it would start; submit nothing
   --uid=USER --gid=GROUP   run the job as this user / group (a name or number; Operators and up)
-#SBATCH lines at the top of the script set defaults; the command line overrides them.";
+#SBATCH lines at the top of the script set defaults; the command line overrides them.
+Every option of Slurm's sbatch is accepted; one Spur has no mechanism for prints one warning.";
 
 /// sbatch's options, one line each; the command line and `#SBATCH` lines both
 /// read them. Options stop at the script name (getopt's `+`).

@@ -39,7 +39,8 @@ usage: srun [OPTIONS] COMMAND [ARGS...]
   --mpi=none|list          Spur starts tasks without PMI
 Outside an allocation also: -p PARTITION -A ACCOUNT -q QOS -t TIME -x LIST --exclusive.
 srun exits with the highest exit code of its tasks (128+N for one killed by signal N).
-Ctrl-C sends SIGINT to the tasks; a second one within a second cancels the step.";
+Ctrl-C sends SIGINT to the tasks; a second one within a second cancels the step.
+Every option of Slurm's srun is accepted; one Spur has no mechanism for prints one warning.";
 
 static OPTIONS: Spec<Args> = Spec { opts: OPTS, mode: Mode::Leading, noun: "option" };
 const OPTS: &[Opt<Args>] = &join::<Args, { OWN.len() + Family::<Args>::OPTS.len() }>(OWN, Family::OPTS);
