@@ -93,7 +93,41 @@ pub const fn join<T, const N: usize>(a: &[Opt<T>], b: &[Opt<T>]) -> [Opt<T>; N] 
         out[i] = if i < a.len() { a[i] } else { b[i - a.len()] };
         i += 1;
     }
+    // A name in both tables would leave the second unreachable: refused when the tables are built.
+    let mut i = 0;
+    while i < N {
+        let mut j = i + 1;
+        while j < N {
+            assert!(
+                !clash(out[i].names.as_bytes(), out[j].names.as_bytes()),
+                "join: a flag is declared twice"
+            );
+            j += 1;
+        }
+        i += 1;
+    }
     out
+}
+
+/// Whether two `"s/long"` names share their long name or their short letter (`-` is none).
+const fn clash(a: &[u8], b: &[u8]) -> bool {
+    if a.len() < 2 || b.len() < 2 {
+        return false;
+    }
+    if a[0] == b[0] && a[0] != b'-' {
+        return true;
+    }
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 2;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
 }
 
 /// The warning lines for the noted flags given, once each, in order:
@@ -466,6 +500,7 @@ mod tests {
         const A1: &[Opt<A>] = &[switch("h/noheader", |_| {})];
         const B1: &[Opt<A>] = &[ignored_switch("-/x11", "no"), switch("-/json", |_| {})];
         const J: [Opt<A>; 3] = join(A1, B1);
+        assert!(clash(b"h/noheader", b"-/noheader") && clash(b"h/a", b"h/b") && !clash(b"-/a", b"-/b"));
         let names: Vec<&str> = J.iter().map(Opt::long).collect();
         assert_eq!(names, ["noheader", "x11", "json"]);
         assert_eq!(J[1].note, Some("no"));
