@@ -49,7 +49,6 @@ pub mod why {
     pub const STEPMGR: &str = "steps are managed by the controller";
     pub const EXTRA: &str = "node extras are not part of Spur's placement";
     pub const SPREAD: &str = "nodes are chosen by Spur's node order";
-    pub const TASKS_PER: &str = "tasks are placed per node (--ntasks-per-node) only";
     pub const X11: &str = "X11 forwarding is not part of Spur";
 }
 
@@ -156,9 +155,11 @@ impl<T: Request> Family<T> {
             Ok(())
         })
         .noted(why::NO_KILL),
-        ignored("-/ntasks-per-core", why::TASKS_PER),
+        check("-/ntasks-per-core", |s, v| count("ntasks-per-core", &v).map(|n| s.spec().ntasks_per_core = n)),
         check("-/ntasks-per-gpu", |s, v| count("ntasks-per-gpu", &v).map(|n| s.spec().ntasks_per_gpu = n)),
-        ignored("-/ntasks-per-socket", why::TASKS_PER),
+        check("-/ntasks-per-socket", |s, v| {
+            count("ntasks-per-socket", &v).map(|n| s.spec().ntasks_per_socket = n)
+        }),
         maybe("-/oom-kill-step", |_, _| Ok(())).noted(why::OOM),
         switch("s/oversubscribe", |s: &mut T| s.spec().oversubscribe = true).noted(why::SHARE),
         ignored("-/prefer", why::FEATURES),

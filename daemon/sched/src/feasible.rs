@@ -120,13 +120,19 @@ impl fmt::Display for Unavailable {
             Unavailable::Named { node } => {
                 write!(f, "node '{node}' (--nodelist) is too small for what the job asks per node")
             }
-            Unavailable::Layout { partition, option, asked, largest, nodes, has } => write!(
-                f,
-                "the job asks for {nodes} node{} with {option}={asked}{} and partition '{partition}' \
-                 has {has} such (the most a node there reports is {largest})",
-                plural(u64::from(*nodes)),
-                if *option == "--tmp" { " MB" } else { "" },
-            ),
+            Unavailable::Layout { partition, option, asked, largest, nodes, has } => {
+                let what = match (option.starts_with("--"), *option == "--tmp") {
+                    (true, true) => format!("{option}={asked} MB"),
+                    (true, false) => format!("{option}={asked}"),
+                    (false, _) => format!("{asked} {option}"),
+                };
+                write!(
+                    f,
+                    "the job asks for {nodes} node{} with {what} and partition '{partition}' has {has} \
+                     such (the most a node there reports is {largest})",
+                    plural(u64::from(*nodes)),
+                )
+            }
             Unavailable::Features { partition, constraint, asked, has } => write!(
                 f,
                 "the job asks for {asked} node{} with features '{constraint}' (-C) and partition \
@@ -181,7 +187,7 @@ pub fn check<'a>(
     {
         let largest = (candidates.iter())
             .filter_map(|n| job.needs.asks().find(|(_, o, _)| *o == option).map(|(fact, _, _)| (n, fact)))
-            .filter_map(|(n, fact)| n.facts.and_then(|f| f.get(fact)).and_then(|v| v.trim().parse().ok()))
+            .filter_map(|(n, fact)| n.facts.map(|f| f.number(fact)))
             .max()
             .unwrap_or(0);
         return unavailable(Unavailable::Layout {

@@ -64,6 +64,8 @@ impl Extras {
             gpus_per_socket: s.gpus_per_socket,
             oversubscribe: s.oversubscribe,
             no_kill: s.no_kill,
+            ntasks_per_core: s.ntasks_per_core,
+            ntasks_per_socket: s.ntasks_per_socket,
         };
         Ok((x != Extras::default()).then(|| Box::new(x)))
     }
@@ -77,13 +79,16 @@ impl Extras {
         Dependency::parse(&self.dependency).unwrap_or_default()
     }
 
-    /// What a node's facts must have for the job.
-    pub fn needs(&self) -> spur_sched::model::NodeNeeds {
+    /// What a node's facts must have for the job, which runs `tasks_per_node` tasks a node.
+    pub fn needs(&self, tasks_per_node: u32) -> spur_sched::model::NodeNeeds {
+        let at_most = |per: u32| if per == 0 { 0 } else { tasks_per_node.div_ceil(per) };
         spur_sched::model::NodeNeeds {
             tmp_mb: self.tmp_mb,
             sockets: self.sockets_per_node,
             cores_per_socket: self.cores_per_socket,
             threads_per_core: self.threads_per_core,
+            cores: at_most(self.ntasks_per_core),
+            task_sockets: at_most(self.ntasks_per_socket),
         }
     }
 
@@ -324,6 +329,9 @@ mod tests {
             ("maint", true, false),
             "stored as asked"
         );
+        let s = pb::JobSpec { ntasks_per_core: 2, ntasks_per_socket: 4, ..Default::default() };
+        let needs = Extras::from_spec(&s).unwrap().unwrap().needs(9);
+        assert_eq!((needs.cores, needs.task_sockets), (5, 3), "9 tasks: 2 a core, 4 a socket");
     }
 
     #[test]

@@ -56,6 +56,9 @@ pub struct Extras {
     /// `-s`, `-k` as asked (no effect; shown with the request).
     pub oversubscribe: bool,
     pub no_kill: bool,
+    /// `--ntasks-per-core`, `--ntasks-per-socket`: the most tasks a core or socket runs.
+    pub ntasks_per_core: u32,
+    pub ntasks_per_socket: u32,
 }
 
 /// What a record of an array knows of it.

@@ -343,6 +343,8 @@ fn extras_spec(x: Option<&crate::jobs::extras::Extras>) -> pb::JobSpec {
         gpus_per_socket: x.gpus_per_socket,
         oversubscribe: x.oversubscribe,
         no_kill: x.no_kill,
+        ntasks_per_core: x.ntasks_per_core,
+        ntasks_per_socket: x.ntasks_per_socket,
         ..pb::JobSpec::default()
     }
 }

@@ -35,6 +35,12 @@ impl HostFacts {
     pub fn get(&self, key: &str) -> Option<&str> {
         self.values.get(key).map(String::as_str)
     }
+
+    /// A numeric fact (0 when absent or not a number); [`CORES`] is derived.
+    pub fn number(&self, key: &str) -> u64 {
+        let n = |k: &str| self.get(k).and_then(|v| v.trim().parse::<u64>().ok()).unwrap_or(0);
+        if key == CORES { n(SOCKETS).saturating_mul(n(CORES_PER_SOCKET)) } else { n(key) }
+    }
 }
 
 /// The facts of a node's layout and scratch disk that a job's
@@ -44,6 +50,8 @@ pub const TMP_DISK_MB: &str = "node.tmp_disk_mb";
 pub const SOCKETS: &str = "node.sockets";
 pub const CORES_PER_SOCKET: &str = "node.cores_per_socket";
 pub const THREADS_PER_CORE: &str = "node.threads_per_core";
+/// Not reported: sockets × cores per socket, which `--ntasks-per-core` needs.
+pub const CORES: &str = "node.cores";
 
 /// What a job needs of a node beyond CPUs, memory and GPUs: at least this
 /// much of each fact (0: not asked). A node without the fact has none.
@@ -53,6 +61,10 @@ pub struct NodeNeeds {
     pub sockets: u32,
     pub cores_per_socket: u32,
     pub threads_per_core: u32,
+    /// Cores in all (sockets × cores per socket) and sockets that the tasks
+    /// a node runs need under `--ntasks-per-core` and `--ntasks-per-socket`.
+    pub cores: u32,
+    pub task_sockets: u32,
 }
 
 impl NodeNeeds {
@@ -60,13 +72,16 @@ impl NodeNeeds {
         *self == NodeNeeds::default()
     }
 
-    /// Each need with its fact and option: (fact, option, asked).
+    /// Each need with its fact and what asked it: (fact, option, asked); an
+    /// option's own value reads `--opt=N`, a derived one `N cores (--opt)`.
     pub fn asks(&self) -> impl Iterator<Item = (&'static str, &'static str, u64)> {
         [
             (TMP_DISK_MB, "--tmp", self.tmp_mb),
             (SOCKETS, "--sockets-per-node", u64::from(self.sockets)),
             (CORES_PER_SOCKET, "--cores-per-socket", u64::from(self.cores_per_socket)),
             (THREADS_PER_CORE, "--threads-per-core", u64::from(self.threads_per_core)),
+            (CORES, "cores (--ntasks-per-core)", u64::from(self.cores)),
+            (SOCKETS, "sockets (--ntasks-per-socket)", u64::from(self.task_sockets)),
         ]
         .into_iter()
         .filter(|(_, _, n)| *n > 0)
@@ -75,7 +90,7 @@ impl NodeNeeds {
     /// The first need `facts` do not meet: (option, asked, the node's value).
     pub fn unmet(&self, facts: Option<&HostFacts>) -> Option<(&'static str, u64, u64)> {
         self.asks().find_map(|(fact, opt, asked)| {
-            let has = facts.and_then(|f| f.get(fact)).and_then(|v| v.trim().parse::<u64>().ok()).unwrap_or(0);
+            let has = facts.map_or(0, |f| f.number(fact));
             (has < asked).then_some((opt, asked, has))
         })
     }

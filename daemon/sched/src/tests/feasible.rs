@@ -128,6 +128,25 @@ fn tmp_and_layout_asks_no_node_meets_are_refused_naming_the_option() {
     let layout = Job { needs: NodeNeeds { sockets: 2, ..NodeNeeds::default() }, ..job(3, "alice") };
     let Err(Refusal::Unavailable(u)) = check(&layout, "batch", nodes()) else { panic!("refused") };
     assert!(u.to_string().contains("with --sockets-per-node=2 and partition 'batch' has 0 such"), "{u}");
+    let layout = |s: &str, c: &str| HostFacts {
+        values: [
+            (crate::model::SOCKETS.to_string(), s.to_string()),
+            (crate::model::CORES_PER_SOCKET.into(), c.into()),
+        ]
+        .into(),
+        modaliases: vec![],
+    };
+    let (two_by_four, one_by_two) = (layout("2", "4"), layout("1", "2"));
+    let nodes = || vec![n("n1", Some(&two_by_four)), n("n2", Some(&one_by_two))];
+    let cores = Job { needs: NodeNeeds { cores: 8, ..NodeNeeds::default() }, ..job(4, "alice") };
+    assert_eq!(check(&cores, "batch", nodes()), Ok(()), "n1 has 2 x 4 cores");
+    let Err(Refusal::Unavailable(u)) = check(&Job { num_nodes: 2, ..cores }, "batch", nodes()) else {
+        panic!()
+    };
+    assert!(
+        u.to_string().contains("with 8 cores (--ntasks-per-core) and partition 'batch' has 1 such"),
+        "{u}"
+    );
 }
 
 #[test]
