@@ -36,7 +36,7 @@ impl HostFacts {
         self.values.get(key).map(String::as_str)
     }
 
-    /// A numeric fact (0 when absent or not a number); [`CORES`] is derived.
+    /// A numeric fact (0 when absent or not a number); `node.cores` is derived (sockets × cores per socket).
     pub fn number(&self, key: &str) -> u64 {
         let n = |k: &str| self.get(k).and_then(|v| v.trim().parse::<u64>().ok()).unwrap_or(0);
         if key == CORES { n(SOCKETS).saturating_mul(n(CORES_PER_SOCKET)) } else { n(key) }
