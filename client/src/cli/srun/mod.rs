@@ -77,8 +77,7 @@ const OWN: &[Opt<Args>] = &[
     // A step gets the CPUs its tasks ask, and may share the job's CPUs with other steps.
     switch("-/exact", |_| {}),
     switch("-/overlap", |_| {}),
-    // srun reads SLURM_NTASKS and its kin as defaults only; the command line wins.
-    switch("E/preserve-env", |_| {}),
+    ignored_switch("E/preserve-env", "tasks get the SLURM_NTASKS and SLURM_NNODES of their step"),
     switch("Q/quiet", |a| a.quiet = true),
     switch("v/verbose", |_| {}),
     switch("V/version", |a| a.version = true),
