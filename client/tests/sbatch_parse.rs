@@ -2,7 +2,11 @@
 //! command line, `--wrap`, defaults (name, workdir, output path), and errors
 //! that name the offending argument. Scripts come from a fake reader.
 
-use spur_client::cli::sbatch::{Prepared, Submission, accepted, directives, expected_start, prepare};
+use spur_client::cli::sbatch::{Prepared, Submission, accepted, directives, prepare};
+
+fn expected_start(r: &spur_proto::v1::TestSubmitResponse) -> String {
+    spur_client::cli::family::expected_start("sbatch", r)
+}
 use spur_client::cli::submit_opts::parse_gres;
 use spur_proto::v1 as pb;
 
@@ -162,7 +166,9 @@ fn bad_values_are_named() {
     assert!(err(&["-w", "n[3-1]", "script.sh"]).contains("--nodelist"));
     assert!(err(&["--priority=-1", "script.sh"]).contains("--priority: '-1'"));
     assert!(err(&["-L", "lic:0", "script.sh"]).contains("'lic:0'"));
-    assert!(err(&["--exclusive=user", "script.sh"]).contains("takes no value"));
+    // Slurm's `--exclusive=user|mcs|topo`: Spur's exclusive is the whole node.
+    assert!(submit(&["--exclusive=user", "script.sh"]).unwrap().spec.exclusive);
+    assert!(err(&["--parsable=1", "script.sh"]).contains("takes no value"));
     assert!(err(&["--time"]).contains("needs a value"));
     assert!(err(&["missing.sh"]).contains("'missing.sh'"));
     assert!(err(&["bad.sh"]).contains("#!"));

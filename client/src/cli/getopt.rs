@@ -14,37 +14,165 @@
 //! The table is read in three [`Mode`]s: flags anywhere (most commands), flags
 //! until the first word (sbatch, so a script's own arguments stay its own),
 //! and flags among `Key=value` words (sacctmgr). Errors name the flag.
+//!
+//! A flag Slurm knows but Spur has no mechanism for is declared with
+//! [`Opt::noted`]: it is accepted (and may still store its value), and the
+//! command prints one warning naming why it has no effect ([`warnings`]).
+//! Tables shared by several commands are joined with [`join`].
 
 /// What a flag does when given: `Switch` takes no value; `Value` takes one;
-/// `Check` takes one and may refuse it with a message.
+/// `Check` takes one and may refuse it with a message; `Maybe` takes one
+/// only when attached (getopt's optional argument: `--opt=v`, `-ov`).
 pub enum Set<T: 'static> {
     Switch(fn(&mut T)),
     Value(fn(&mut T, String)),
     Check(fn(&mut T, String) -> Result<(), String>),
+    Maybe(fn(&mut T, Option<String>) -> Result<(), String>),
 }
 
-/// One flag: `names` is `"J/job-name"` (`-J`, `--job-name`) or `"-/json"` (long only).
+/// One flag: `names` is `"J/job-name"` (`-J`, `--job-name`) or `"-/json"`
+/// (long only); `note` is why it has no effect on Spur, for a flag that is
+/// only accepted.
 pub struct Opt<T: 'static> {
     pub names: &'static str,
     pub set: Set<T>,
+    pub note: Option<&'static str>,
 }
+
+// Tables are copied when joined; a derive would ask for `T: Copy`.
+impl<T> Clone for Set<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for Set<T> {}
+impl<T> Clone for Opt<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for Opt<T> {}
 
 /// A flag without a value.
 pub const fn switch<T>(names: &'static str, f: fn(&mut T)) -> Opt<T> {
-    Opt { names, set: Set::Switch(f) }
+    Opt { names, set: Set::Switch(f), note: None }
 }
 
 /// A flag with a value.
 pub const fn value<T>(names: &'static str, f: fn(&mut T, String)) -> Opt<T> {
-    Opt { names, set: Set::Value(f) }
+    Opt { names, set: Set::Value(f), note: None }
 }
 
 /// A flag with a value that is checked as it is applied.
 pub const fn check<T>(names: &'static str, f: fn(&mut T, String) -> Result<(), String>) -> Opt<T> {
-    Opt { names, set: Set::Check(f) }
+    Opt { names, set: Set::Check(f), note: None }
+}
+
+/// A flag whose value is optional and must be attached (`--exclusive[=user]`).
+pub const fn maybe<T>(names: &'static str, f: fn(&mut T, Option<String>) -> Result<(), String>) -> Opt<T> {
+    Opt { names, set: Set::Maybe(f), note: None }
+}
+
+/// A flag accepted with its value (any) and a warning: nothing is kept.
+pub const fn ignored<T>(names: &'static str, why: &'static str) -> Opt<T> {
+    value(names, |_, _| {}).noted(why)
+}
+
+/// A flag without a value accepted with a warning.
+pub const fn ignored_switch<T>(names: &'static str, why: &'static str) -> Opt<T> {
+    switch(names, |_| {}).noted(why)
+}
+
+/// `a` then `b` as one table (`N` is their lengths' sum), so commands of
+/// one family declare their shared flags once.
+pub const fn join<T, const N: usize>(a: &[Opt<T>], b: &[Opt<T>]) -> [Opt<T>; N] {
+    assert!(a.len() + b.len() == N, "join: N must be the sum of the tables' lengths");
+    let mut out = [if a.is_empty() { b[0] } else { a[0] }; N];
+    let mut i = 0;
+    while i < N {
+        out[i] = if i < a.len() { a[i] } else { b[i - a.len()] };
+        i += 1;
+    }
+    // A name in both tables would leave the second unreachable: refused when the tables are built.
+    let mut i = 0;
+    while i < N {
+        let mut j = i + 1;
+        while j < N {
+            assert!(
+                !clash(out[i].names.as_bytes(), out[j].names.as_bytes()),
+                "join: a flag is declared twice"
+            );
+            j += 1;
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Whether two `"s/long"` names share their long name or their short letter (`-` is none).
+const fn clash(a: &[u8], b: &[u8]) -> bool {
+    if a.len() < 2 || b.len() < 2 {
+        return false;
+    }
+    if a[0] == b[0] && a[0] != b'-' {
+        return true;
+    }
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 2;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// The warning lines for the noted flags given, once each, in order:
+/// `sbatch: warning: --bb has no effect on Spur: burst buffers are not part of Spur`.
+pub fn warnings<'a, T: 'static>(cmd: &str, given: impl IntoIterator<Item = &'a Opt<T>>) -> Vec<String> {
+    let mut out: Vec<String> = vec![];
+    for o in given {
+        if let Some(why) = o.note {
+            let line = format!("{cmd}: warning: --{} has no effect on Spur: {why}", o.long());
+            if !out.contains(&line) {
+                out.push(line);
+            }
+        }
+    }
+    out
+}
+
+/// What parsing a command line did, without running the command: the long
+/// names applied, in order, and the warnings of the noted ones (for the
+/// tests that check every option Slurm's man pages list).
+#[derive(Debug, Default, PartialEq)]
+pub struct Probe {
+    pub applied: Vec<&'static str>,
+    pub warnings: Vec<String>,
+}
+
+/// Parses `args` with `spec` onto a fresh `T`, applying every flag.
+pub fn probe<T: Default>(spec: &Spec<T>, cmd: &str, args: &[String]) -> Result<Probe, String> {
+    let mut into = T::default();
+    let mut given = vec![];
+    for item in spec.items(args).collect::<Result<Vec<_>, _>>()? {
+        if let Arg::Flag(o, v) = item {
+            o.apply(&mut into, v)?;
+            given.push(o);
+        }
+    }
+    Ok(Probe { applied: given.iter().map(|o| o.long()).collect(), warnings: warnings(cmd, given) })
 }
 
 impl<T> Opt<T> {
+    /// The flag is accepted with one warning saying `why` it has no effect.
+    pub const fn noted(self, why: &'static str) -> Self {
+        Opt { note: Some(why), ..self }
+    }
+
     pub fn short(&self) -> Option<char> {
         self.names.split_once('/').and_then(|(s, _)| s.chars().next()).filter(|c| *c != '-')
     }
@@ -54,7 +182,7 @@ impl<T> Opt<T> {
     }
 
     fn takes_value(&self) -> bool {
-        !matches!(self.set, Set::Switch(_))
+        matches!(self.set, Set::Value(_) | Set::Check(_))
     }
 
     /// Applies the flag to the command's arguments.
@@ -63,6 +191,7 @@ impl<T> Opt<T> {
             Set::Switch(f) => f(into),
             Set::Value(f) => f(into, v.unwrap_or_default()),
             Set::Check(f) => f(into, v.unwrap_or_default())?,
+            Set::Maybe(f) => f(into, v)?,
         }
         Ok(())
     }
@@ -177,6 +306,7 @@ impl<'a, T> Items<'a, T> {
             Err(e) => return Some(Err(e)),
         };
         let v = match (o.takes_value(), inline) {
+            (_, Some(v)) if matches!(o.set, Set::Maybe(_)) => Some(v),
             (true, Some(v)) => Some(v),
             (true, None) => match self.value(format!("--{}", o.long())) {
                 Ok(v) => Some(v),
@@ -202,6 +332,10 @@ impl<'a, T> Items<'a, T> {
             });
         };
         let next = at + c.len_utf8();
+        if matches!(o.set, Set::Maybe(_)) {
+            // An optional value is the rest of the word, if any (`-K0`).
+            return Ok(Arg::Flag(o, (next < tok.len()).then(|| tok[next..].to_string())));
+        }
         if !o.takes_value() {
             if next < tok.len() {
                 self.bundle = Some((tok, next));
@@ -278,6 +412,11 @@ mod tests {
         switch("-/noconvert", |a| note(a, "noconvert")),
         switch("n/noheader", |a| note(a, "noheader")),
         check("u/user", user),
+        maybe("K/keep", |a, v| {
+            note(a, &format!("keep={v:?}"));
+            Ok(())
+        }),
+        ignored("-/bb", "burst buffers are not part of Spur"),
     ];
     static ANYWHERE: Spec<A> = Spec { opts: OPTS, mode: Mode::Anywhere, noun: "flag" };
     static LEADING: Spec<A> = Spec { opts: OPTS, mode: Mode::Leading, noun: "option" };
@@ -340,6 +479,31 @@ mod tests {
         assert_eq!(words, ["show", "-x", "--bogus", "--nohead", "a=b", "--"]);
         assert_eq!(run(&AMONG, &["-nx"]).unwrap_err(), "unrecognised flag '-x' in '-nx'");
         assert_eq!(run(&AMONG, &["--nodes=n1"]).unwrap().0, ["nodes=n1"]);
+    }
+
+    #[test]
+    fn optional_values_are_attached_or_absent() {
+        let (seen, words) = run(&LEADING, &["-K", "-K0", "--keep", "--keep=1", "x"]).unwrap();
+        assert_eq!(seen, ["keep=None", "keep=Some(\"0\")", "keep=None", "keep=Some(\"1\")"]);
+        assert_eq!(words, ["x"], "a bare optional flag never takes the next word");
+    }
+
+    #[test]
+    fn noted_flags_are_accepted_and_warned_once() {
+        let args = v(&["--bb=x", "-h", "--bb", "y"]);
+        let items: Vec<Arg<A>> = ANYWHERE.items(&args).collect::<Result<_, _>>().unwrap();
+        let given = items.iter().filter_map(|i| if let Arg::Flag(o, _) = i { Some(*o) } else { None });
+        assert_eq!(
+            warnings("sbatch", given),
+            ["sbatch: warning: --bb has no effect on Spur: burst buffers are not part of Spur"]
+        );
+        const A1: &[Opt<A>] = &[switch("h/noheader", |_| {})];
+        const B1: &[Opt<A>] = &[ignored_switch("-/x11", "no"), switch("-/json", |_| {})];
+        const J: [Opt<A>; 3] = join(A1, B1);
+        assert!(clash(b"h/noheader", b"-/noheader") && clash(b"h/a", b"h/b") && !clash(b"-/a", b"-/b"));
+        let names: Vec<&str> = J.iter().map(Opt::long).collect();
+        assert_eq!(names, ["noheader", "x11", "json"]);
+        assert_eq!(J[1].note, Some("no"));
     }
 
     #[test]

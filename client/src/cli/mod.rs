@@ -80,6 +80,7 @@ pub mod args;
 pub mod audit;
 pub mod cluster;
 pub mod columns;
+pub mod family;
 pub mod fields;
 pub mod fmt;
 pub mod getopt;
@@ -92,6 +93,7 @@ pub mod nodefmt;
 pub mod output;
 pub mod sacct;
 pub mod sacctmgr;
+pub mod salloc;
 pub mod sattach;
 pub mod sbatch;
 pub mod sbcast;
@@ -128,6 +130,7 @@ pub const PERSONALITIES: &[(&str, &str)] = &[
     ("sstat", "stat"),
     ("sbcast", "bcast"),
     ("sattach", "attach"),
+    ("salloc", "alloc"),
 ];
 
 const SPUR_USAGE: &str = "\
@@ -147,6 +150,7 @@ usage: spur SUBCOMMAND [args...]
   stat ...              the same as sstat
   bcast ...             the same as sbcast
   attach ...            the same as sattach
+  alloc ...             the same as salloc
   audit tail [Key=value ...] [-P] [--after ID]   print txn rows as they commit
   token user --name N [--admin-level L] [--ttl 24h]   mint a user JWT from the key in spur.conf
   token create [--ttl 24h] | token list | token revoke ID   node admission tokens
@@ -198,6 +202,7 @@ async fn subcommand(sub: &str, name: &str, args: &[String]) -> i32 {
         "stat" => sstat::main(args).await,
         "bcast" => sbcast::main(args).await,
         "attach" => sattach::main(args).await,
+        "alloc" => salloc::main(args).await,
         _ => {
             output::complain(&format!("{name}: error: '{name}' is not available from this Spur release yet"));
             1

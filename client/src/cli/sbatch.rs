@@ -6,18 +6,13 @@
 //! it overrides them.
 
 use super::cluster;
+use super::family::{Family, Request, why};
 use super::fmt::status;
-use super::getopt::{Arg, Mode, Opt, Spec, check, switch, value};
+use super::getopt::{Arg, Mode, Opt, Spec, check, ignored, join, maybe, switch, value};
 pub use super::submit_opts::directives;
-use super::submit_opts::{
-    annotation, check_mail_type, check_mail_user, check_script, check_signal, count, export, hosts,
-    open_mode, parse_gpu_count, parse_gres, parse_mem, parse_when, yes_no,
-};
+use super::submit_opts::{annotation, check_script, export, open_mode, parse_when, yes_no};
 use crate::conn::{self, Identity};
-use crate::vocab::TimeLimit;
 use crate::vocab::array::ArraySpec;
-use crate::vocab::constraint::Constraint;
-use crate::vocab::depend::Dependency;
 use chrono::{DateTime, Local};
 use spur_proto::v1 as pb;
 use std::io::{IsTerminal, Read};
@@ -38,40 +33,15 @@ usage: sbatch [OPTIONS] SCRIPT | sbatch [OPTIONS] --wrap=\"COMMAND\" | sbatch [O
   -M, --clusters=NAME,...  this controller's cluster (or all); the reply names it; others are errors
   --test-only              check the job and say when and where it would start; submit nothing
   --uid=USER --gid=GROUP   run the job as this user / group (a name or number; Operators and up)
-#SBATCH lines at the top of the script set defaults; the command line overrides them.";
+#SBATCH lines at the top of the script set defaults; the command line overrides them.
+Every option of Slurm's sbatch is accepted; one Spur has no mechanism for prints one warning.";
 
 /// sbatch's options, one line each; the command line and `#SBATCH` lines both
 /// read them. Options stop at the script name (getopt's `+`).
 static OPTIONS: Spec<State> = Spec { opts: OPTS, mode: Mode::Leading, noun: "option" };
-const OPTS: &[Opt<State>] = &[
-    value("J/job-name", |s, v| s.sub.spec.name = v),
-    value("A/account", |s, v| s.sub.spec.account = v),
-    value("p/partition", |s, v| s.sub.spec.partition = v),
-    value("q/qos", |s, v| s.sub.spec.qos = v),
-    check("N/nodes", |s, v| count("nodes", &v).map(|n| s.sub.spec.num_nodes = n)),
-    check("n/ntasks", |s, v| count("ntasks", &v).map(|n| s.sub.spec.ntasks = n)),
-    check("c/cpus-per-task", |s, v| count("cpus-per-task", &v).map(|n| s.sub.spec.cpus_per_task = n)),
-    check("-/ntasks-per-node", |s, v| count("ntasks-per-node", &v).map(|n| s.sub.spec.ntasks_per_node = n)),
-    check("-/mem", |s, v| parse_mem("mem", &v).map(|m| s.sub.spec.mem_mb = m)),
-    check("-/mem-per-cpu", |s, v| parse_mem("mem-per-cpu", &v).map(|m| s.sub.spec.mem_per_cpu_mb = m)),
-    check("-/gres", |s, v| parse_gres(&v).map(|g| s.sub.spec.gpus_per_node = g)),
-    check("-/gpus-per-node", |s, v| {
-        parse_gpu_count("gpus-per-node", &v).map(|g| s.sub.spec.gpus_per_node = g)
-    }),
-    check("G/gpus", |s, v| parse_gpu_count("gpus", &v).map(|g| s.sub.spec.gpus_total = g)),
-    check("-/gpus-per-task", |s, v| {
-        parse_gpu_count("gpus-per-task", &v).map(|g| s.sub.spec.gpus_per_task = g)
-    }),
-    check("C/constraint", |s, v| {
-        Constraint::parse(&v)
-            .map(|c| s.sub.spec.constraint = c.to_string())
-            .map_err(|e| format!("--constraint: {e}"))
-    }),
-    check("d/dependency", |s, v| {
-        Dependency::parse(&v)
-            .map(|d| s.sub.spec.dependency = d.to_string())
-            .map_err(|e| format!("--dependency: {e}"))
-    }),
+const OPTS: &[Opt<State>] = &join::<State, { OWN.len() + Family::<State>::OPTS.len() }>(OWN, Family::OPTS);
+/// sbatch's own options; the family's ([`Family`]) are srun's and salloc's too.
+const OWN: &[Opt<State>] = &[
     check("a/array", |s, v| {
         ArraySpec::parse(&v, u64::MAX)
             .map(|_| s.sub.spec.array = v.trim().to_string())
@@ -81,46 +51,49 @@ const OPTS: &[Opt<State>] = &[
         yes_no("kill-on-invalid-dep", &v).map(|b| s.sub.spec.kill_on_invalid_dep = b)
     }),
     value("-/export", |s, v| s.sub.export = Some(v)),
-    check("-/mail-type", |s, v| check_mail_type(&v).map(|m| s.sub.spec.mail_type = m)),
-    check("-/mail-user", |s, v| check_mail_user(&v).map(|m| s.sub.spec.mail_user = m)),
-    check("-/signal", |s, v| check_signal(&v).map(|g| s.sub.spec.signal = g)),
-    value("b/begin", |s, v| s.sub.begin = Some(v)),
-    value("-/deadline", |s, v| s.sub.deadline = Some(v)),
-    check("-/time-min", |s, v| {
-        TimeLimit::parse_request(&v)
-            .map(|t| s.sub.spec.time_min_minutes = t.minutes())
-            .map_err(|e| format!("--time-min: {e}"))
-    }),
-    check("-/nice", nice),
+    value("-/export-file", |s, v| s.sub.export_file = Some(v)),
     check("-/open-mode", |s, v| open_mode(&v).map(|m| s.sub.spec.open_mode = m)),
-    value("-/wckey", |s, v| s.sub.spec.wckey = v),
-    value("-/reservation", |s, v| s.sub.spec.reservation = v),
     switch("W/wait", |s| s.sub.wait = true),
     switch("-/test-only", |s| s.sub.test_only = true),
     check("-/uid", |s, v| as_who("uid", "user", &v).map(|u| s.sub.spec.as_user = u)),
     check("-/gid", |s, v| as_who("gid", "group", &v).map(|g| s.sub.spec.as_group = g)),
-    check("t/time", time),
-    check("w/nodelist", |s, v| hosts("nodelist", &v).map(|h| s.sub.spec.nodelist = h)),
-    check("x/exclude", |s, v| hosts("exclude", &v).map(|h| s.sub.spec.exclude = h)),
-    check("-/priority", priority),
-    switch("-/exclusive", |s| s.sub.spec.exclusive = true),
-    check("L/licenses", licenses),
-    switch("H/hold", |s| s.sub.spec.hold = true),
     switch("-/requeue", |s| s.sub.spec.requeue = Some(true)),
     switch("-/no-requeue", |s| s.sub.spec.requeue = Some(false)),
     value("o/output", |s, v| s.sub.spec.stdout_path = v),
     value("e/error", |s, v| s.sub.spec.stderr_path = v),
-    value("-/comment", |s, v| s.sub.spec.comment = v),
     check("-/annotation", annotate),
     switch("-/parsable", |s| s.sub.parsable = true),
-    check("M/clusters", |s, v| cluster::parse_list(&v).map(|n| s.sub.clusters = n)),
     value("D/chdir", |s, v| s.chdir = Some(v)),
     value("-/wrap", |s, v| s.wrap = Some(v)),
+    // Spur reads no `#PBS` lines, which is what the option asks.
+    switch("-/ignore-pbs", |_| {}),
     switch("Q/quiet", |_| {}),
+    switch("v/verbose", |_| {}),
+    // Answered before the script is read (`version_asked`).
+    switch("V/version", |_| {}),
     switch("h/help", |s| s.help = true),
     switch("-/usage", |s| s.help = true),
     value("-/controller", |s, v| s.sub.controller = Some(v)),
+    ignored("-/batch", why::FEATURES),
+    // `[=timeout][S|L]`: the node's login shell answers within Slurm's default 8 s.
+    maybe("-/get-user-env", |s, _| {
+        s.sub.get_user_env = true;
+        Ok(())
+    }),
+    ignored("i/input", "a batch script's standard input is /dev/null"),
+    switch("O/overcommit", |s| s.sub.spec.overcommit = true),
+    maybe("-/propagate", |s, v| {
+        s.sub.propagate = Some(v.unwrap_or_default());
+        Ok(())
+    }),
+    check("-/wait-all-nodes", |_, v| super::family::wait_all_nodes(&v)),
 ];
+
+/// Parses sbatch's options only (no script, command or controller): what
+/// they set and the warnings they print.
+pub fn probe(args: &[String]) -> Result<crate::cli::getopt::Probe, String> {
+    crate::cli::getopt::probe(&OPTIONS, "sbatch", args)
+}
 
 /// Options that make no sense inside a script.
 const COMMAND_LINE_ONLY: &[&str] = &["wrap", "controller", "help", "usage"];
@@ -145,6 +118,7 @@ fn apply(st: &mut State, opts: &Parsed) -> Result<(), String> {
     for item in opts {
         if let Arg::Flag(o, v) = item {
             o.apply(st, v.clone())?;
+            st.noted.push(o);
         }
     }
     Ok(())
@@ -167,6 +141,15 @@ pub struct Submission {
     pub deadline: Option<String>,
     /// `-M`: the clusters named; checked against the controller's before submitting.
     pub clusters: Vec<String>,
+    /// `--export-file`: a file (or an open descriptor's number) of `NAME=value`
+    /// lines, added to the exported environment.
+    pub export_file: Option<String>,
+    /// One line for each option given that has no effect on Spur.
+    pub warnings: Vec<String>,
+    /// `--propagate[=...]` as given (empty: ALL).
+    pub propagate: Option<String>,
+    /// `--get-user-env`: the node loads the user's login environment under the job's.
+    pub get_user_env: bool,
 }
 
 impl Submission {
@@ -176,9 +159,31 @@ impl Submission {
     pub fn resolve(&mut self, env: &[(String, String)], now: DateTime<Local>) -> Result<(), String> {
         let chosen = self.export.clone().unwrap_or_default();
         let mut vars = export(&chosen, env)?;
+        if let Some(f) = &self.export_file {
+            for (k, v) in export_file(f)? {
+                vars.retain(|(ok, _)| *ok != k);
+                vars.push((k, v));
+            }
+        }
         if !chosen.trim().is_empty() {
             vars.retain(|(k, _)| k != "SLURM_EXPORT_ENV");
             vars.push(("SLURM_EXPORT_ENV".into(), chosen.trim().to_string()));
+        }
+        if self.spec.overcommit {
+            // Slurm's output variable; srun in the job reads it as -O.
+            vars.retain(|(k, _)| k != "SLURM_OVERCOMMIT");
+            vars.push(("SLURM_OVERCOMMIT".into(), "1".into()));
+        }
+        if self.get_user_env {
+            vars.retain(|(k, _)| k != "SLURM_GET_USER_ENV");
+            vars.push(("SLURM_GET_USER_ENV".into(), "1".into()));
+        }
+        if let Some(p) = &self.propagate {
+            let limits = std::fs::read_to_string("/proc/self/limits").unwrap_or_default();
+            for (k, v) in super::submit_opts::propagate(Some(p), &limits)? {
+                vars.retain(|(ok, _)| *ok != k);
+                vars.push((k, v));
+            }
         }
         self.spec.env = vars.into_iter().map(|(key, value)| pb::KeyValue { key, value }).collect();
         let when = |flag, v: &Option<String>| v.as_deref().map(|v| parse_when(flag, v, now)).transpose();
@@ -188,15 +193,32 @@ impl Submission {
     }
 }
 
-#[derive(Debug, Default)]
+#[derive(Default)]
 struct State {
     sub: Submission,
     chdir: Option<String>,
     wrap: Option<String>,
     help: bool,
+    /// The flags given with no effect on Spur, for their warnings.
+    noted: Vec<&'static Opt<State>>,
     /// Annotations before this index came from `#SBATCH` lines: the command
     /// line may override their values, but one source may not repeat a key.
     layer: usize,
+}
+
+impl Request for State {
+    fn spec(&mut self) -> &mut pb::JobSpec {
+        &mut self.sub.spec
+    }
+    fn begin(&mut self, v: String) {
+        self.sub.begin = Some(v);
+    }
+    fn deadline(&mut self, v: String) {
+        self.sub.deadline = Some(v);
+    }
+    fn clusters(&mut self, names: Vec<String>) {
+        self.sub.clusters = names;
+    }
 }
 
 /// `--annotation KEY=VALUE`, kept in the order given.
@@ -211,32 +233,6 @@ fn annotate(st: &mut State, v: String) -> Result<(), String> {
     Ok(())
 }
 
-/// Slurm reads 0, UNLIMITED and INFINITE as no limit. The request has no
-/// "unlimited" of its own, so they leave the limit to the controller's defaults.
-fn time(st: &mut State, v: String) -> Result<(), String> {
-    st.sub.spec.time_limit_minutes =
-        TimeLimit::parse_request(&v).map_err(|e| format!("--time: {e}"))?.minutes();
-    Ok(())
-}
-
-fn priority(st: &mut State, v: String) -> Result<(), String> {
-    match v.trim().parse::<i64>() {
-        Ok(p) if p >= 0 => st.sub.spec.priority = Some(p),
-        _ => return Err(format!("--priority: '{v}' is not a whole number of zero or more")),
-    }
-    Ok(())
-}
-
-fn nice(st: &mut State, v: String) -> Result<(), String> {
-    // Slurm's default adjustment when the value is left out is 100.
-    let t = if v.trim().is_empty() { "100" } else { v.trim() };
-    match t.parse::<i32>() {
-        Ok(n) if (-2_147_483_645..=2_147_483_645).contains(&n) => st.sub.spec.nice = n,
-        _ => return Err(format!("--nice: '{v}' is not a whole number")),
-    }
-    Ok(())
-}
-
 /// `--uid`/`--gid`: a name or a number, sent as given. Whether the caller
 /// may submit as them (Operator and up, Slurm's root) and whether they exist
 /// is the controller's to decide, where the user database is the one jobs run under.
@@ -245,12 +241,6 @@ fn as_who(flag: &str, what: &str, v: &str) -> Result<String, String> {
         "" => Err(format!("--{flag}: needs a {what} name or number")),
         t => Ok(t.to_string()),
     }
-}
-
-fn licenses(st: &mut State, v: String) -> Result<(), String> {
-    crate::vocab::licenses::parse_request(&v).map_err(|e| format!("--licenses: {e}"))?;
-    st.sub.spec.licenses = v;
-    Ok(())
 }
 
 /// What `prepare` produced.
@@ -307,12 +297,14 @@ pub fn prepare(
                     return Err(at(format!("--{} is only accepted on the command line", o.long())));
                 }
                 o.apply(&mut st, v).map_err(at)?;
+                st.noted.push(o);
             }
         }
     }
     st.layer = st.sub.spec.annotations.len();
     apply(&mut st, &cli)?;
     let mut sub = st.sub;
+    sub.warnings = super::getopt::warnings("sbatch", st.noted.iter().copied());
     let s = &mut sub.spec;
     let workdir = st.chdir.as_deref().map_or_else(|| cwd.to_path_buf(), |d| cwd.join(d));
     s.workdir = workdir.to_string_lossy().into_owned();
@@ -330,6 +322,32 @@ pub fn prepare(
     }
     s.script = script;
     Ok(Prepared::Submit(Box::new(sub)))
+}
+
+/// `--export-file`: `NAME=value` items, one a line or NUL apart, from a
+/// file or (a number) an open descriptor, as Slurm reads them.
+pub fn export_file(f: &str) -> Result<Vec<(String, String)>, String> {
+    let path = match f.trim().parse::<u32>() {
+        Ok(fd) => format!("/dev/fd/{fd}"),
+        Err(_) => f.to_string(),
+    };
+    let text = std::fs::read(&path).map_err(|e| format!("--export-file: cannot read '{f}': {e}"))?;
+    let text = String::from_utf8_lossy(&text);
+    let mut out = vec![];
+    for item in text.split(['\0', '\n']).filter(|l| !l.trim().is_empty()) {
+        match item.split_once('=') {
+            Some((k, v)) if !k.is_empty() && !k.contains(char::is_whitespace) => {
+                out.push((k.to_string(), v.to_string()));
+            }
+            _ => return Err(format!("--export-file: '{item}' in '{f}' is not NAME=value")),
+        }
+    }
+    Ok(out)
+}
+
+/// `-V/--version` on the command line: sbatch prints its version and submits nothing.
+fn version_asked(argv: &[String]) -> Result<bool, String> {
+    Ok(getopt(argv)?.0.iter().any(|a| matches!(a, Arg::Flag(o, _) if o.long() == "version")))
 }
 
 /// Reads the script as the `spur` binary does: a file, or stdin when it is not a terminal.
@@ -361,26 +379,18 @@ pub fn accepted(id: u64, parsable: bool, cluster: Option<&str>) -> String {
     }
 }
 
-/// `--test-only`'s line, in Slurm's words (it goes to stderr, as Slurm's does).
-pub fn expected_start(r: &pb::TestSubmitResponse) -> String {
-    let when = if r.start_ms > 0 { crate::vocab::txn::format_time(r.start_ms) } else { "Unknown".into() };
-    let on = if r.nodes.is_empty() {
-        String::new()
-    } else {
-        format!(" on nodes {}", crate::vocab::hostlist::compress(&r.nodes))
-    };
-    format!(
-        "sbatch: Job {} to start at {when} using {} processors{on} in partition {}",
-        r.job_id, r.cpus, r.partition
-    )
-}
-
 async fn run(argv: &[String]) -> Result<(String, Option<i32>), String> {
     let cwd = std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
+    if version_asked(argv)? {
+        return Ok((super::family::version(), None));
+    }
     let mut sub = match prepare(argv, &cwd, read_script)? {
         Prepared::Help => return Ok((format!("{USAGE}\n"), None)),
         Prepared::Submit(s) => s,
     };
+    for w in &sub.warnings {
+        super::output::complain(w);
+    }
     let env: Vec<(String, String)> = std::env::vars_os()
         .map(|(k, v)| (k.to_string_lossy().into_owned(), v.to_string_lossy().into_owned()))
         .collect();
@@ -391,7 +401,7 @@ async fn run(argv: &[String]) -> Result<(String, Option<i32>), String> {
     if sub.test_only {
         let resp =
             c.jobs.test_submit(req).await.map_err(|e| format!("Job submission failed: {}", status(e)))?;
-        super::output::complain(&expected_start(&resp.into_inner()));
+        super::output::complain(&super::family::expected_start("sbatch", &resp.into_inner()));
         return Ok((String::new(), None));
     }
     // Slurm's wording; the controller's message carries the reason code and its facts.

@@ -257,6 +257,55 @@ pub fn parse_when(flag: &str, raw: &str, now: DateTime<Local>) -> Result<i64, St
     crate::vocab::time::parse_when(raw, now, Lean::Future).map_err(|e| format!("--{flag}: {e}"))
 }
 
+/// Slurm's `--propagate` names and the rows of `/proc/self/limits` they read.
+const RLIMITS: &[(&str, &str)] = &[
+    ("AS", "Max address space"),
+    ("CORE", "Max core file size"),
+    ("CPU", "Max cpu time"),
+    ("DATA", "Max data size"),
+    ("FSIZE", "Max file size"),
+    ("MEMLOCK", "Max locked memory"),
+    ("NOFILE", "Max open files"),
+    ("NPROC", "Max processes"),
+    ("RSS", "Max resident set"),
+    ("STACK", "Max stack size"),
+];
+
+/// `--propagate[=ALL|NONE|NAME,...]`: the submitter's soft limits as
+/// `SLURM_RLIMIT_NAME=value` (a number, or `unlimited`), as Slurm's
+/// variables carry them; the node sets them on the job's tasks. `limits` is
+/// the text of `/proc/self/limits`.
+pub fn propagate(spec: Option<&str>, limits: &str) -> Result<Vec<(String, String)>, String> {
+    let spec = spec.map(str::trim).filter(|s| !s.is_empty()).unwrap_or("ALL");
+    let mut names: Vec<&str> = vec![];
+    for item in spec.split(',').map(str::trim) {
+        match item.to_ascii_uppercase().as_str() {
+            "ALL" => names.extend(RLIMITS.iter().map(|(n, _)| *n)),
+            "NONE" => {}
+            up => match RLIMITS.iter().find(|(n, _)| *n == up) {
+                Some((n, _)) => names.push(n),
+                None => {
+                    let known: Vec<&str> = RLIMITS.iter().map(|(n, _)| *n).collect();
+                    return Err(format!(
+                        "--propagate: '{item}' is not a limit (ALL, NONE, {})",
+                        known.join(", ")
+                    ));
+                }
+            },
+        }
+    }
+    let mut out = vec![];
+    for (name, row) in RLIMITS.iter().filter(|(n, _)| names.contains(n)) {
+        let soft = limits
+            .lines()
+            .find_map(|l| l.strip_prefix(row))
+            .and_then(|rest| rest.split_whitespace().next())
+            .ok_or_else(|| format!("--propagate: cannot read the {name} limit from /proc/self/limits"))?;
+        out.push((format!("SLURM_RLIMIT_{name}"), soft.to_string()));
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -275,6 +324,20 @@ mod tests {
         for v in ["", "G", "1.5G", "1X", "1GBB", "-1"] {
             assert!(parse_mem("mem", v).unwrap_err().starts_with("--mem: "), "{v}");
         }
+    }
+
+    #[test]
+    fn propagate_reads_the_soft_limits_it_names() {
+        let limits = "Limit  Soft Limit  Hard Limit  Units\nMax cpu time  unlimited  unlimited  seconds\n\
+            Max open files  777  20000  files\nMax core file size  0  unlimited  bytes\n";
+        assert_eq!(
+            propagate(Some("nofile,CORE"), limits).unwrap(),
+            kv(&[("SLURM_RLIMIT_CORE", "0"), ("SLURM_RLIMIT_NOFILE", "777")])
+        );
+        assert!(propagate(Some("NONE"), limits).unwrap().is_empty());
+        assert!(propagate(Some("CPU"), limits).unwrap() == kv(&[("SLURM_RLIMIT_CPU", "unlimited")]));
+        assert!(propagate(Some("FOO"), limits).unwrap_err().starts_with("--propagate: 'FOO' is not a limit"));
+        assert!(propagate(None, limits).unwrap_err().contains("cannot read the AS limit"));
     }
 
     #[test]

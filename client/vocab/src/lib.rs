@@ -33,6 +33,8 @@
 mod array_impl;
 #[path = "constraint.rs"]
 mod constraint_impl;
+#[path = "cpubind.rs"]
+mod cpubind_impl;
 #[path = "depend.rs"]
 mod depend_impl;
 #[path = "fname.rs"]
@@ -84,6 +86,11 @@ pub mod array {
 /// `-C/--constraint` node feature expressions.
 pub mod constraint {
     pub use crate::constraint_impl::Constraint;
+}
+
+/// `srun --cpu-bind=map_cpu:|mask_cpu:`: the CPUs of each task.
+pub mod cpubind {
+    pub use crate::cpubind_impl::{BIND_ENV, cpus};
 }
 
 /// `--dependency` expressions: parsed, printed, their kinds.

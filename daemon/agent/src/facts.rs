@@ -5,6 +5,7 @@
 //! a condition can tell "unknown" from "blank".
 
 use spur_proto::v1 as pb;
+use spur_sched::model::{CORES_PER_SOCKET, SOCKETS, THREADS_PER_CORE, TMP_DISK_MB};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -21,8 +22,12 @@ const UNAME: [&str; 6] = [
 /// Every fact spurd collects, and so every key a facts file may set: the
 /// names in the three tables, so a new fact is one line of one of them.
 pub fn keys() -> impl Iterator<Item = &'static str> {
-    UNAME.into_iter().chain(OS_RELEASE.iter().chain(&CPUINFO).map(|(_, fact)| *fact))
+    (UNAME.into_iter().chain(OS_RELEASE.iter().chain(&CPUINFO).map(|(_, fact)| *fact))).chain(LAYOUT)
 }
+
+/// The node's layout and scratch disk, which `--tmp`, `--sockets-per-node`,
+/// `--cores-per-socket` and `--threads-per-core` are checked against.
+const LAYOUT: [&str; 4] = [TMP_DISK_MB, SOCKETS, CORES_PER_SOCKET, THREADS_PER_CORE];
 
 /// os-release's variables that are facts, and their names as facts.
 const OS_RELEASE: [(&str, &str); 6] = [
@@ -52,7 +57,14 @@ pub fn collect() -> pb::HostFacts {
         .or_else(|_| std::fs::read_to_string("/usr/lib/os-release"))
         .unwrap_or_default();
     values.extend(parse_os_release(&os));
-    values.extend(parse_cpuinfo(&std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default()));
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    values.extend(parse_cpuinfo(&cpuinfo));
+    values.extend(parse_layout(&cpuinfo));
+    // Slurm's TmpFS default: the size of /tmp's file system.
+    if let Ok(st) = nix::sys::statvfs::statvfs("/tmp") {
+        let bytes = st.blocks().saturating_mul(st.fragment_size());
+        values.insert(TMP_DISK_MB.into(), (bytes >> 20).to_string());
+    }
     pb::HostFacts {
         values: values.into_iter().collect(),
         modaliases: modaliases(Path::new("/sys/bus/pci/devices")),
@@ -149,6 +161,35 @@ pub fn parse_cpuinfo(text: &str) -> BTreeMap<String, String> {
     out
 }
 
+/// Sockets (distinct `physical id`s), cores per socket (`cpu cores`) and
+/// threads per core (`siblings` / `cpu cores`); left out where the file
+/// does not say (aarch64, containers that hide them).
+pub fn parse_layout(text: &str) -> BTreeMap<String, String> {
+    let mut ids: Vec<&str> = vec![];
+    let (mut cores, mut siblings) = (None, None);
+    for line in text.lines() {
+        let Some((field, value)) = line.split_once(':') else { continue };
+        let value = value.trim();
+        match field.trim() {
+            "physical id" if !ids.contains(&value) => ids.push(value),
+            "cpu cores" if cores.is_none() => cores = value.parse::<u64>().ok().filter(|n| *n > 0),
+            "siblings" if siblings.is_none() => siblings = value.parse::<u64>().ok().filter(|n| *n > 0),
+            _ => {}
+        }
+    }
+    let mut out = BTreeMap::new();
+    if !ids.is_empty() {
+        out.insert(SOCKETS.to_string(), ids.len().to_string());
+    }
+    if let Some(c) = cores {
+        out.insert(CORES_PER_SOCKET.to_string(), c.to_string());
+        if let Some(s) = siblings {
+            out.insert(THREADS_PER_CORE.to_string(), (s / c).max(1).to_string());
+        }
+    }
+    out
+}
+
 fn number(text: &str) -> Option<u64> {
     match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
         Some(hex) => u64::from_str_radix(hex, 16).ok(),
@@ -211,6 +252,19 @@ ID_LIKE="rhel \"fedora\"\\x"
         assert_eq!(get(&f, "cpuinfo.microcode"), Some("167776721"));
         assert_eq!(get(&f, "cpuinfo.cpu_cores"), Some("64"), "the first block only");
         assert_eq!(get(&parse_cpuinfo("microcode : 0xf0\n"), "cpuinfo.microcode"), Some("240"));
+    }
+
+    #[test]
+    fn the_layout_counts_sockets_cores_and_threads() {
+        let cpu = |id: u32, phys: u32| {
+            format!("processor\t: {id}\nphysical id\t: {phys}\nsiblings\t: 4\ncpu cores\t: 2\n\n")
+        };
+        let text: String = (0..8).map(|i| cpu(i, i / 4)).collect();
+        let f = parse_layout(&text);
+        assert_eq!(get(&f, SOCKETS), Some("2"));
+        assert_eq!(get(&f, CORES_PER_SOCKET), Some("2"));
+        assert_eq!(get(&f, THREADS_PER_CORE), Some("2"));
+        assert!(parse_layout("processor\t: 0\nBogoMIPS\t: 50.00\n").is_empty(), "aarch64 says none");
     }
 
     #[test]

@@ -30,11 +30,13 @@
 
 pub mod bcast;
 pub mod cgroup;
+pub mod cpubind;
 pub mod exec;
 pub mod facts;
 pub mod facts_file;
 pub mod hres;
 pub mod link;
+pub mod rlimits;
 pub mod runas;
 pub mod script;
 pub mod state;
@@ -42,6 +44,7 @@ pub mod stepd;
 pub mod task_env;
 pub mod tasks;
 pub mod usage;
+pub mod userenv;
 
 use exec::Executor;
 use link::AgentChannel;

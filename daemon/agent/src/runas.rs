@@ -3,7 +3,7 @@
 //! slurmstepd forks before it execs a task. Spawned with the job's
 //! environment and a spec in `SPUR_EXEC_SPEC`, it joins the job's cgroup
 //! while it is still root, drops to the user (initgroups, setgid, setuid),
-//! and only then opens the job's `-i/-o/-e` files, changes to its working
+//! sets the soft limits `--propagate` sent (`rlimits`), and only then opens the job's `-i/-o/-e` files, changes to its working
 //! directory and execs the program, so nothing of the user's is touched as
 //! root. A failure before the exec is one line on its stderr (`spurd:
 //! error: ...`) and exit 1; the supervisor reads it as the job's reason.
@@ -145,8 +145,20 @@ fn main() -> i32 {
     {
         return fail(&format!("cannot become {} (uid {}): {e}", u.name, u.uid));
     }
+    // --propagate: as the user, so a soft limit never passes the hard one.
+    // One that cannot be set leaves the node's: a line here would read as a failed start.
+    let _ = crate::rlimits::apply(&crate::rlimits::asked(std::env::vars()));
+    // srun's --cpu-bind=map_cpu:|mask_cpu: (a step's task); a binding that cannot be made fails the task.
+    if let Err(e) = crate::cpubind::from_env() {
+        return fail(&e);
+    }
     let mut cmd = Command::new(program);
     cmd.args(args).env_remove(SPEC_ENV);
+    if std::env::var(crate::userenv::ASK).as_deref() == Ok("1") {
+        login_env(&spec, &mut cmd);
+        // Once, for the batch script: its sruns' tasks do not load it again.
+        cmd.env_remove(crate::userenv::ASK);
+    }
     if let Some(u) = &spec.user {
         cmd.env("HOME", &u.home).env("USER", &u.name).env("LOGNAME", &u.name).env("SHELL", &u.shell);
     }
@@ -158,6 +170,23 @@ fn main() -> i32 {
     // Its descriptors may be the job's files by now: this line is in its stderr.
     eprintln!("spurd: error: execve(): {program}: {e}");
     e.raw_os_error().unwrap_or(1)
+}
+
+/// `--get-user-env`: the login environment fills in what the job's lacks.
+/// One that cannot be loaded leaves the job's as it is (a line here would
+/// read as a failed start).
+fn login_env(spec: &ExecSpec, cmd: &mut Command) {
+    let own = || {
+        let me = nix::unistd::User::from_uid(nix::unistd::getuid()).ok().flatten();
+        me.map(|u| u.shell.display().to_string())
+    };
+    let shell = spec.user.as_ref().map(|u| u.shell.clone()).or_else(own).unwrap_or_else(|| "/bin/sh".into());
+    let home = spec.user.as_ref().map(|u| u.home.as_str());
+    if let Ok(vars) = crate::userenv::login_env(&shell, home, crate::userenv::TIMEOUT) {
+        for (k, v) in vars.into_iter().filter(|(k, _)| std::env::var_os(k).is_none()) {
+            cmd.env(k, v);
+        }
+    }
 }
 
 /// The job's files, opened as whoever this process is now; its working directory checked.

@@ -21,6 +21,8 @@ pub struct Capacity<'a> {
     pub mem_mb: u64,
     pub gpus: u64,
     pub features: &'a [String],
+    /// What its agent reported of it (None before it registered).
+    pub facts: Option<&'a crate::model::HostFacts>,
 }
 
 impl<'a> Capacity<'a> {
@@ -29,7 +31,8 @@ impl<'a> Capacity<'a> {
             .filter(|(name, _)| name == "gpu" || name.starts_with("gpu:"))
             .map(|(_, c)| *c)
             .fold(0u64, u64::saturating_add);
-        Capacity { name: &n.name, cpus: n.cpus, mem_mb: n.memory_mb, gpus, features: &n.features }
+        let facts = n.facts.as_deref();
+        Capacity { name: &n.name, cpus: n.cpus, mem_mb: n.memory_mb, gpus, features: &n.features, facts }
     }
 }
 
@@ -87,6 +90,9 @@ pub enum Unavailable {
     Named { node: String },
     /// Fewer nodes have the `-C` features than the job needs.
     Features { partition: String, constraint: String, asked: u32, has: usize },
+    /// Fewer nodes meet `--tmp` or the layout options than the job needs;
+    /// `option` is the first one its best node lacks, and that node's value.
+    Layout { partition: String, option: &'static str, asked: u64, largest: u64, nodes: u32, has: usize },
 }
 
 impl fmt::Display for Unavailable {
@@ -113,6 +119,19 @@ impl fmt::Display for Unavailable {
             ),
             Unavailable::Named { node } => {
                 write!(f, "node '{node}' (--nodelist) is too small for what the job asks per node")
+            }
+            Unavailable::Layout { partition, option, asked, largest, nodes, has } => {
+                let what = match (option.starts_with("--"), *option == "--tmp") {
+                    (true, true) => format!("{option}={asked} MB"),
+                    (true, false) => format!("{option}={asked}"),
+                    (false, _) => format!("{asked} {option}"),
+                };
+                write!(
+                    f,
+                    "the job asks for {nodes} node{} with {what} and partition '{partition}' has {has} \
+                     such (the most a node there reports is {largest})",
+                    plural(u64::from(*nodes)),
+                )
             }
             Unavailable::Features { partition, constraint, asked, has } => write!(
                 f,
@@ -162,6 +181,25 @@ pub fn check<'a>(
     }
     let candidates: Vec<Capacity<'a>> =
         candidates.into_iter().filter(|n| job.constraint.holds(n.features)).collect();
+    let fitting = candidates.iter().filter(|n| job.needs.fits(n.facts)).count();
+    if fitting < shape.nodes as usize
+        && let Some((option, asked, _)) = candidates.iter().find_map(|n| job.needs.unmet(n.facts))
+    {
+        let largest = (candidates.iter())
+            .filter_map(|n| job.needs.asks().find(|(_, o, _)| *o == option).map(|(fact, _, _)| (n, fact)))
+            .filter_map(|(n, fact)| n.facts.map(|f| f.number(fact)))
+            .max()
+            .unwrap_or(0);
+        return unavailable(Unavailable::Layout {
+            partition: part(),
+            option,
+            asked,
+            largest,
+            nodes: shape.nodes,
+            has: fitting,
+        });
+    }
+    let candidates: Vec<Capacity<'a>> = candidates.into_iter().filter(|n| job.needs.fits(n.facts)).collect();
     let asks = [(Dim::Cpus, u64::from(shape.cpus)), (Dim::Memory, shape.mem_mb), (Dim::Gpus, shape.gpus)];
     let has = |n: &Capacity, dim| match dim {
         Dim::Cpus => u64::from(n.cpus),

@@ -59,6 +59,11 @@ pub struct Job {
     pub exclusive: bool,
     /// `-C`: only nodes with these features.
     pub constraint: Constraint,
+    /// `--tmp` and the layout options: only nodes whose facts meet them.
+    pub needs: crate::model::NodeNeeds,
+    /// `-O`: allocated CPUs per task once per node, as one task there would be
+    /// (Slurm's overcommit; not with `--exclusive`, which takes the node anyway).
+    pub overcommit: bool,
     /// `--dependency`, evaluated when the snapshot was taken.
     pub dep: DepGate,
     /// The record of a job array's pending tasks: how many it holds (each
@@ -152,7 +157,7 @@ impl Job {
     /// What one node must offer: tasks spread evenly, rounded up.
     pub fn shape(&self) -> Shape {
         let nodes = self.nodes();
-        let tasks_per_node = self.tasks().div_ceil(nodes);
+        let tasks_per_node = if self.overcommit { 1 } else { self.tasks().div_ceil(nodes) };
         Shape {
             nodes,
             cpus: tasks_per_node.saturating_mul(self.cpus_per_task.max(1)),
@@ -164,10 +169,13 @@ impl Job {
     }
 
     /// The job's TRES ask, indexed by [`Dim`]: CPUs are tasks × cpus-per-task
-    /// (what was asked, as Slurm's limits count it), memory and GPUs per node × nodes.
+    /// (what was asked, as Slurm's limits count it; with `-O`, nodes ×
+    /// cpus-per-task), memory and GPUs per node × nodes.
     pub fn tres(&self) -> Tres {
         let n = u64::from(self.nodes());
-        let cpus = u64::from(self.tasks()) * u64::from(self.cpus_per_task.max(1));
+        // With -O the CPUs allocated are what is counted, as Slurm counts them.
+        let tasks = if self.overcommit { self.nodes() } else { self.tasks() };
+        let cpus = u64::from(tasks) * u64::from(self.cpus_per_task.max(1));
         [cpus, self.mem_mb.saturating_mul(n), self.gpus.saturating_mul(n), n]
     }
 

@@ -190,6 +190,8 @@ pub struct SchedNode {
     pub features: Vec<String>,
     /// The provisioner definitions whose condition holds for it (indexes into `Snapshot::provision`).
     pub definitions: Vec<u16>,
+    /// What its agent reported of it, for `--tmp` and the layout options (shared, not copied).
+    pub facts: Option<std::sync::Arc<model::HostFacts>>,
 }
 
 impl SchedNode {
@@ -208,6 +210,7 @@ impl SchedNode {
             schedulable: true,
             features: vec![],
             definitions: vec![],
+            facts: None,
         }
     }
 
@@ -230,6 +233,7 @@ impl SchedNode {
             schedulable: up,
             features: n.features.clone(),
             definitions: vec![],
+            facts: n.facts.clone(),
         }
     }
 }

@@ -467,6 +467,11 @@ impl<'a> Pass<'a> {
             excluded
                 .extend(lacking.filter(|&i| !job.constraint.holds(&self.snap.nodes[i as usize].features)));
         }
+        if !job.needs.is_empty() {
+            let lacking = self.parts[pi].nodes.order.iter().copied();
+            excluded
+                .extend(lacking.filter(|&i| !job.needs.fits(self.snap.nodes[i as usize].facts.as_deref())));
+        }
         excluded.sort_unstable();
         excluded.dedup();
         if !job.licenses.is_empty() {

@@ -2,8 +2,9 @@
 //! `-C`, `--begin`, ...), kept apart from [`JobRecord`]'s core fields so
 //! a job without them costs one empty pointer: a queue of 100,000 plain jobs
 //! holds no more than before (issue 15). Also how the per-node asks of
-//! `--ntasks-per-node`, `--mem-per-cpu`, `--gpus` and `--gpus-per-task`
-//! resolve into the record's tasks, nodes, memory and GPUs per node.
+//! `--ntasks-per-node`, `--mem-per-cpu`, `--gpus`, `--gpus-per-task`,
+//! `--cpus-per-gpu`, `--mincpus` and `--mem-per-gpu` resolve into the
+//! record's tasks, nodes, CPUs per task, memory and GPUs per node.
 
 pub use super::parts::Extras;
 use super::record::JobRecord;
@@ -50,7 +51,21 @@ impl Extras {
             kill_on_invalid_dep: s.kill_on_invalid_dep,
             signalled_run_ms: 0,
             annotations: annotations(&s.annotations)?,
+            mem_per_gpu_mb: s.mem_per_gpu_mb,
+            cpus_per_gpu: s.cpus_per_gpu,
+            mincpus: s.mincpus,
             reservation: reservation(&s.reservation)?,
+            tmp_mb: s.tmp_mb,
+            sockets_per_node: s.sockets_per_node,
+            cores_per_socket: s.cores_per_socket,
+            threads_per_core: s.threads_per_core,
+            overcommit: s.overcommit,
+            ntasks_per_gpu: s.ntasks_per_gpu,
+            gpus_per_socket: s.gpus_per_socket,
+            oversubscribe: s.oversubscribe,
+            no_kill: s.no_kill,
+            ntasks_per_core: s.ntasks_per_core,
+            ntasks_per_socket: s.ntasks_per_socket,
         };
         Ok((x != Extras::default()).then(|| Box::new(x)))
     }
@@ -62,6 +77,19 @@ impl Extras {
 
     pub fn dependency(&self) -> Dependency {
         Dependency::parse(&self.dependency).unwrap_or_default()
+    }
+
+    /// What a node's facts must have for the job, which runs `tasks_per_node` tasks a node.
+    pub fn needs(&self, tasks_per_node: u32) -> spur_sched::model::NodeNeeds {
+        let at_most = |per: u32| if per == 0 { 0 } else { tasks_per_node.div_ceil(per) };
+        spur_sched::model::NodeNeeds {
+            tmp_mb: self.tmp_mb,
+            sockets: self.sockets_per_node,
+            cores_per_socket: self.cores_per_socket,
+            threads_per_core: self.threads_per_core,
+            cores: at_most(self.ntasks_per_core),
+            task_sockets: at_most(self.ntasks_per_socket),
+        }
     }
 
     pub fn constraint(&self) -> Constraint {
@@ -121,16 +149,8 @@ pub fn resolve_shape(rec: &mut JobRecord, s: &pb::JobSpec) -> Result<()> {
             _ => {}
         }
     }
+    per_gpu_tasks(rec, s)?;
     let tasks_per_node = rec.ntasks.max(rec.num_nodes).div_ceil(rec.num_nodes.max(1));
-    if s.mem_per_cpu_mb > 0 {
-        if s.mem_mb > 0 {
-            return Err(Error::invalid("mem_per_cpu", "--mem and --mem-per-cpu are mutually exclusive"));
-        }
-        let cpus = u64::from(tasks_per_node) * u64::from(rec.cpus_per_task.max(1));
-        rec.mem_mb = s.mem_per_cpu_mb.checked_mul(cpus).ok_or_else(|| {
-            Error::invalid("mem_per_cpu", format!("{} MB × {cpus} CPUs per node overflows", s.mem_per_cpu_mb))
-        })?;
-    }
     let per_node = [
         (s.gpus_total > 0).then(|| u64::from(s.gpus_total).div_ceil(u64::from(rec.num_nodes.max(1)))),
         (s.gpus_per_task > 0).then(|| u64::from(s.gpus_per_task) * u64::from(tasks_per_node)),
@@ -147,6 +167,103 @@ pub fn resolve_shape(rec: &mut JobRecord, s: &pb::JobSpec) -> Result<()> {
         }
         [Some(g), None] | [None, Some(g)] => rec.gpus = g,
         [None, None] => {}
+    }
+    let no_gpus = |flag: &str| {
+        Error::invalid(flag, format!("--{flag} needs GPUs (--gpus, --gpus-per-node, --gres=gpu:N)"))
+    };
+    if s.cpus_per_gpu > 0 {
+        if s.cpus_per_task > 0 {
+            return Err(Error::invalid(
+                "cpus_per_gpu",
+                "--cpus-per-gpu and --cpus-per-task are mutually exclusive",
+            ));
+        }
+        if rec.gpus == 0 {
+            return Err(no_gpus("cpus-per-gpu"));
+        }
+        let cpus = u64::from(s.cpus_per_gpu) * rec.gpus;
+        rec.cpus_per_task = u32::try_from(cpus.div_ceil(u64::from(tasks_per_node.max(1))))
+            .map_err(|_| Error::invalid("cpus_per_gpu", format!("{cpus} CPUs per node is out of range")))?;
+    }
+    // Slurm's pn_min_cpus: each node's share grows to it through CPUs per task.
+    if s.mincpus > 0 && u64::from(tasks_per_node) * u64::from(rec.cpus_per_task) < u64::from(s.mincpus) {
+        rec.cpus_per_task = s.mincpus.div_ceil(tasks_per_node.max(1));
+    }
+    let exclusive_mem =
+        |flag: &str| Error::invalid(flag, "--mem, --mem-per-cpu and --mem-per-gpu are mutually exclusive");
+    if s.mem_per_cpu_mb > 0 {
+        if s.mem_mb > 0 || s.mem_per_gpu_mb > 0 {
+            return Err(exclusive_mem("mem_per_cpu"));
+        }
+        // With -O a node is allocated one task's CPUs.
+        let cpu_tasks = if s.overcommit { 1 } else { tasks_per_node };
+        let cpus = u64::from(cpu_tasks) * u64::from(rec.cpus_per_task.max(1));
+        rec.mem_mb = s.mem_per_cpu_mb.checked_mul(cpus).ok_or_else(|| {
+            Error::invalid("mem_per_cpu", format!("{} MB × {cpus} CPUs per node overflows", s.mem_per_cpu_mb))
+        })?;
+    }
+    if s.mem_per_gpu_mb > 0 {
+        if s.mem_mb > 0 {
+            return Err(exclusive_mem("mem_per_gpu"));
+        }
+        if rec.gpus == 0 {
+            return Err(no_gpus("mem-per-gpu"));
+        }
+        rec.mem_mb = s.mem_per_gpu_mb.checked_mul(rec.gpus).ok_or_else(|| {
+            Error::invalid(
+                "mem_per_gpu",
+                format!("{} MB × {} GPUs per node overflows", s.mem_per_gpu_mb, rec.gpus),
+            )
+        })?;
+    }
+    Ok(())
+}
+
+/// `--gpus-per-socket` (GPUs per node from `--sockets-per-node`) and
+/// `--ntasks-per-gpu` (tasks from the GPUs, or with `-n` and no GPUs asked,
+/// GPUs from the tasks), as Slurm resolves them; before the GPUs per node.
+fn per_gpu_tasks(rec: &mut JobRecord, s: &pb::JobSpec) -> Result<()> {
+    let nodes = u64::from(rec.num_nodes.max(1));
+    if s.gpus_per_socket > 0 {
+        if s.sockets_per_node == 0 {
+            return Err(Error::invalid("gpus_per_socket", "--gpus-per-socket needs --sockets-per-node"));
+        }
+        if s.gpus_per_node > 0 || s.gpus_total > 0 || s.gpus_per_task > 0 {
+            return Err(Error::invalid(
+                "gpus_per_socket",
+                "--gpus-per-socket and --gpus, --gpus-per-node, --gpus-per-task or --gres are mutually exclusive",
+            ));
+        }
+        rec.gpus = u64::from(s.gpus_per_socket) * u64::from(s.sockets_per_node);
+    }
+    let n = u64::from(s.ntasks_per_gpu);
+    if n == 0 {
+        return Ok(());
+    }
+    if s.gpus_per_task > 0 {
+        return Err(Error::invalid(
+            "ntasks_per_gpu",
+            "--ntasks-per-gpu and --gpus-per-task are mutually exclusive",
+        ));
+    }
+    let total = match (s.gpus_total, rec.gpus) {
+        (0, 0) => None,
+        (0, per_node) => Some(per_node * nodes),
+        (t, _) => Some(u64::from(t)),
+    };
+    let too_many =
+        || Error::invalid("ntasks_per_gpu", "--ntasks-per-gpu makes more tasks than a job may have");
+    match (total, s.ntasks) {
+        (Some(g), 0) => rec.ntasks = u32::try_from(g.saturating_mul(n)).map_err(|_| too_many())?,
+        (None, t) if t > 0 => rec.gpus = u64::from(t).div_ceil(n).div_ceil(nodes),
+        (None, _) => {
+            return Err(Error::invalid(
+                "ntasks_per_gpu",
+                "--ntasks-per-gpu needs -n or GPUs (--gpus, --gres)",
+            ));
+        }
+        // Both given: as asked.
+        (Some(_), _) => {}
     }
     Ok(())
 }
@@ -180,6 +297,70 @@ mod tests {
         assert_eq!(resolved(s).unwrap().gpus, 2);
         let s = pb::JobSpec { ntasks: 2, gpus_per_task: 2, ..Default::default() };
         assert_eq!(resolved(s).unwrap().gpus, 4);
+    }
+
+    #[test]
+    fn per_gpu_asks_and_mincpus_resolve_into_cpus_and_memory_per_node() {
+        let s = pb::JobSpec {
+            ntasks: 2,
+            gpus_per_node: 2,
+            cpus_per_gpu: 3,
+            mem_per_gpu_mb: 1000,
+            ..Default::default()
+        };
+        let r = resolved(s).unwrap();
+        assert_eq!(
+            (r.cpus_per_task, r.mem_mb, r.gpus),
+            (3, 2000, 2),
+            "6 CPUs over 2 tasks; 2 GPUs x 1000 MB"
+        );
+        let s = pb::JobSpec { num_nodes: 2, gpus_total: 4, mem_per_gpu_mb: 10, ..Default::default() };
+        assert_eq!(resolved(s).unwrap().mem_mb, 20);
+        let s = pb::JobSpec { ntasks: 3, mincpus: 8, ..Default::default() };
+        assert_eq!(resolved(s).unwrap().cpus_per_task, 3, "3 tasks x 3 CPUs reach 8");
+        let s = pb::JobSpec { ntasks: 2, cpus_per_task: 4, mincpus: 4, ..Default::default() };
+        assert_eq!(resolved(s).unwrap().cpus_per_task, 4, "already at least --mincpus");
+        let e = |s| resolved(s).unwrap_err().to_string();
+        assert!(
+            e(pb::JobSpec { mem_per_gpu_mb: 1, ..Default::default() }).contains("--mem-per-gpu needs GPUs")
+        );
+        assert!(
+            e(pb::JobSpec { cpus_per_gpu: 1, ..Default::default() }).contains("--cpus-per-gpu needs GPUs")
+        );
+        let s = pb::JobSpec { gpus_per_node: 1, cpus_per_gpu: 1, cpus_per_task: 1, ..Default::default() };
+        assert!(e(s).contains("--cpus-per-gpu and --cpus-per-task"));
+        let s = pb::JobSpec { gpus_per_node: 1, mem_per_gpu_mb: 1, mem_per_cpu_mb: 1, ..Default::default() };
+        assert!(e(s).contains("mutually exclusive"));
+        let s = pb::JobSpec { reservation: " maint ".into(), oversubscribe: true, ..Default::default() };
+        let x = Extras::from_spec(&s).unwrap().unwrap();
+        assert_eq!(
+            (x.reservation.as_str(), x.oversubscribe, x.no_kill),
+            ("maint", true, false),
+            "stored as asked"
+        );
+        let s = pb::JobSpec { ntasks_per_core: 2, ntasks_per_socket: 4, ..Default::default() };
+        let needs = Extras::from_spec(&s).unwrap().unwrap().needs(9);
+        assert_eq!((needs.cores, needs.task_sockets), (5, 3), "9 tasks: 2 a core, 4 a socket");
+    }
+
+    #[test]
+    fn ntasks_per_gpu_and_gpus_per_socket_resolve_tasks_and_gpus() {
+        let s = pb::JobSpec { num_nodes: 2, gpus_per_node: 2, ntasks_per_gpu: 3, ..Default::default() };
+        assert_eq!(resolved(s).unwrap().ntasks, 12, "4 GPUs x 3");
+        let s = pb::JobSpec { gpus_total: 3, ntasks_per_gpu: 2, ..Default::default() };
+        assert_eq!(resolved(s).unwrap().ntasks, 6);
+        let s = pb::JobSpec { ntasks: 8, ntasks_per_gpu: 4, ..Default::default() };
+        assert_eq!(resolved(s).unwrap().gpus, 2, "8 tasks / 4 a GPU");
+        let s = pb::JobSpec { sockets_per_node: 2, gpus_per_socket: 4, ..Default::default() };
+        assert_eq!(resolved(s).unwrap().gpus, 8);
+        let e = |s| resolved(s).unwrap_err().to_string();
+        assert!(
+            e(pb::JobSpec { gpus_per_socket: 1, ..Default::default() }).contains("needs --sockets-per-node")
+        );
+        assert!(
+            e(pb::JobSpec { ntasks_per_gpu: 1, ntasks: 0, ..Default::default() })
+                .contains("needs -n or GPUs")
+        );
     }
 
     #[test]

@@ -35,9 +35,31 @@ pub struct Extras {
     pub kill_on_invalid_dep: bool,
     /// `--annotation KEY=VALUE`, in order: provisioner definitions match them.
     pub annotations: Vec<(String, String)>,
-    /// `--reservation`: the admin reservation the job runs in.
+    /// `--mem-per-gpu` (MB), `--cpus-per-gpu`, `--mincpus` as asked; the
+    /// record's memory and CPUs per task are resolved from them at submit.
+    pub mem_per_gpu_mb: u64,
+    pub cpus_per_gpu: u32,
+    pub mincpus: u32,
+    /// `--reservation`: the admin reservation the job runs in (checked at submit).
     #[serde(skip_serializing_if = "String::is_empty")]
     pub reservation: String,
+    /// `--tmp` (MB), `--sockets-per-node`, `--cores-per-socket`,
+    /// `--threads-per-core`: what a node's facts must have.
+    pub tmp_mb: u64,
+    pub sockets_per_node: u32,
+    pub cores_per_socket: u32,
+    pub threads_per_core: u32,
+    /// `-O`: CPUs per task once per node, whatever the tasks there.
+    pub overcommit: bool,
+    /// `--ntasks-per-gpu`, `--gpus-per-socket` as asked (resolved at submit).
+    pub ntasks_per_gpu: u32,
+    pub gpus_per_socket: u32,
+    /// `-s`, `-k` as asked (no effect; shown with the request).
+    pub oversubscribe: bool,
+    pub no_kill: bool,
+    /// `--ntasks-per-core`, `--ntasks-per-socket`: the most tasks a core or socket runs.
+    pub ntasks_per_core: u32,
+    pub ntasks_per_socket: u32,
 }
 
 /// What a record of an array knows of it.
@@ -68,6 +90,10 @@ pub struct StepLog {
     /// An allocation srun made: no batch script (sacct shows no `.batch`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub allocation: bool,
+    /// An allocation `salloc --no-shell` made: nobody holds it, so the
+    /// watch over unheld allocations leaves it to scancel or its time limit.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub detached: bool,
     /// The next step's id.
     pub next: u32,
     /// In id order.

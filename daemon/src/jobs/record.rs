@@ -212,6 +212,10 @@ impl JobRecord {
             exclude: self.exclude.clone(),
             exclusive: self.exclusive,
             constraint: self.extra.as_ref().map(|x| x.constraint()).unwrap_or_default(),
+            needs: (self.extra.as_ref())
+                .map(|x| x.needs(self.ntasks.max(self.num_nodes).div_ceil(self.num_nodes.max(1))))
+                .unwrap_or_default(),
+            overcommit: self.extra.as_ref().is_some_and(|x| x.overcommit),
             // Evaluated against the queue where the snapshot is taken.
             dep: sched::depend::DepGate::Clear,
             // Its running tasks are counted where the snapshot is taken.

@@ -353,7 +353,21 @@ fn extras_spec(x: Option<&crate::jobs::extras::Extras>) -> pb::JobSpec {
         dependency: x.dependency.clone(),
         kill_on_invalid_dep: x.kill_on_invalid_dep,
         annotations: x.annotations.iter().map(|(k, v)| pb::KeyValue::new(k, v)).collect(),
+        mem_per_gpu_mb: x.mem_per_gpu_mb,
+        cpus_per_gpu: x.cpus_per_gpu,
+        mincpus: x.mincpus,
         reservation: x.reservation.clone(),
+        tmp_mb: x.tmp_mb,
+        sockets_per_node: x.sockets_per_node,
+        cores_per_socket: x.cores_per_socket,
+        threads_per_core: x.threads_per_core,
+        overcommit: x.overcommit,
+        ntasks_per_gpu: x.ntasks_per_gpu,
+        gpus_per_socket: x.gpus_per_socket,
+        oversubscribe: x.oversubscribe,
+        no_kill: x.no_kill,
+        ntasks_per_core: x.ntasks_per_core,
+        ntasks_per_socket: x.ntasks_per_socket,
         ..pb::JobSpec::default()
     }
 }

@@ -9,14 +9,15 @@
 //! - this file: the options, and the request they make (pure).
 //! - [`output`]: the tasks' output on srun's stdout/stderr (`-l` labels) or in `-o/-e` files.
 //! - [`session`]: the step's stream: events in, Ctrl-C and other signals out.
+//! - [`multiprog`]: `--multi-prog`'s file, and `--task-prolog`/`--task-epilog`'s wrapper.
 
+pub mod multiprog;
 pub mod output;
 pub mod session;
 
-use super::getopt::{Mode, Opt, Spec, check, switch, value};
-use super::submit_opts::{export, parse_mem};
-use crate::vocab::TimeLimit;
-use crate::vocab::hostlist;
+use super::family::{Family, Request, why};
+use super::getopt::{Arg, Mode, Opt, Spec, check, ignored, ignored_switch, join, maybe, switch, value};
+use super::submit_opts::export;
 use spur_proto::v1 as pb;
 use std::path::Path;
 
@@ -34,28 +35,30 @@ usage: srun [OPTIONS] COMMAND [ARGS...]
   -J, --job-name=NAME      the step's name (outside an allocation: the job's too)
   -O, --overcommit         more tasks x CPUs than the job has on a node
   -D, --chdir=DIR          --jobid=ID   -Q, --quiet
+  --multi-prog FILE        each task runs its line of FILE (RANKS PROGRAM ARGS; %t, %o)
+  --mpi=none|list          Spur starts tasks without PMI
 Outside an allocation also: -p PARTITION -A ACCOUNT -q QOS -t TIME -x LIST --exclusive.
 srun exits with the highest exit code of its tasks (128+N for one killed by signal N).
-Ctrl-C sends SIGINT to the tasks; a second one within a second cancels the step.";
+Ctrl-C sends SIGINT to the tasks; a second one within a second cancels the step.
+Every option of Slurm's srun is accepted; one Spur has no mechanism for prints one warning.";
 
 static OPTIONS: Spec<Args> = Spec { opts: OPTS, mode: Mode::Leading, noun: "option" };
-const OPTS: &[Opt<Args>] = &[
-    check("n/ntasks", |a, v| count("ntasks", &v).map(|n| a.ntasks = Some(n))),
-    check("N/nodes", |a, v| count("nodes", &v).map(|n| a.nodes = Some(n))),
-    check("-/ntasks-per-node", |a, v| count("ntasks-per-node", &v).map(|n| a.ntasks_per_node = Some(n))),
-    check("c/cpus-per-task", |a, v| count("cpus-per-task", &v).map(|n| a.cpus_per_task = Some(n))),
-    check("-/mem", |a, v| parse_mem("mem", &v).map(|m| a.mem_mb = Some(m))),
-    check("w/nodelist", |a, v| hosts("nodelist", &v).map(|h| a.nodelist = h)),
-    check("x/exclude", |a, v| hosts("exclude", &v).map(|h| a.exclude = h)),
+const OPTS: &[Opt<Args>] = &join::<Args, { OWN.len() + Family::<Args>::OPTS.len() }>(OWN, Family::OPTS);
+/// srun's own options; the family's ([`Family`]) are sbatch's and salloc's too.
+const OWN: &[Opt<Args>] = &[
     switch("l/label", |a| a.label = true),
     value("o/output", |a, v| a.output = v),
     value("e/error", |a, v| a.error = v),
     switch("u/unbuffered", |_| {}),
     value("-/export", |a, v| a.export = Some(v)),
-    switch("K/kill-on-bad-exit", |a| a.kill_on_bad_exit = Some(true)),
-    // `-K0`/`--kill-on-bad-exit=0`, rewritten before parsing (the value is optional).
-    switch("-/no-kill-on-bad-exit", |a| a.kill_on_bad_exit = Some(false)),
-    value("J/job-name", |a, v| a.name = v),
+    maybe("K/kill-on-bad-exit", |a, v| {
+        a.kill_on_bad_exit = Some(match v.as_deref().map(str::trim) {
+            None | Some("1") => true,
+            Some("0") => false,
+            Some(o) => return Err(format!("--kill-on-bad-exit: '{o}' is not 0 or 1")),
+        });
+        Ok(())
+    }),
     switch("O/overcommit", |a| a.overcommit = true),
     value("D/chdir", |a, v| a.chdir = Some(v)),
     check("-/jobid", |a, v| {
@@ -64,81 +67,152 @@ const OPTS: &[Opt<Args>] = &[
             .map(|id| a.jobid = Some(id))
             .map_err(|_| format!("--jobid: '{v}' is not a job id"))
     }),
-    value("p/partition", |a, v| a.partition = v),
-    value("A/account", |a, v| a.account = v),
-    value("q/qos", |a, v| a.qos = v),
-    check("t/time", |a, v| {
-        TimeLimit::parse_request(&v).map(|t| a.time = t.minutes()).map_err(|e| format!("--time: {e}"))
+    check("-/mpi", mpi),
+    check("-/het-group", |_, v| {
+        Err(format!("--het-group={v}: heterogeneous jobs are not supported by Spur"))
     }),
-    switch("-/exclusive", |a| a.exclusive = true),
+    // A single Ctrl-C already sends SIGINT to the tasks, which is what -X asks.
+    switch("X/disable-status", |_| {}),
+    switch("-/quit-on-interrupt", |a| a.quit_on_interrupt = true),
+    // A step gets the CPUs its tasks ask, and may share the job's CPUs with other steps.
+    switch("-/exact", |_| {}),
+    switch("-/overlap", |_| {}),
+    ignored_switch("E/preserve-env", "tasks get the SLURM_NTASKS and SLURM_NNODES of their step"),
     switch("Q/quiet", |a| a.quiet = true),
     switch("v/verbose", |_| {}),
+    switch("V/version", |a| a.version = true),
     switch("h/help", |a| a.help = true),
     switch("-/usage", |a| a.help = true),
     value("-/controller", |a, v| a.controller = Some(v)),
+    maybe("-/bcast", |_, _| Ok(())).noted(BCAST),
+    ignored("-/bcast-exclude", BCAST),
+    maybe("-/compress", |_, _| Ok(())).noted(BCAST),
+    check("-/cpu-bind", |a, v| {
+        spur_vocab::cpubind::cpus(&v, 0)?;
+        a.cpu_bind = Some(v.trim().to_string());
+        Ok(())
+    }),
+    value("-/epilog", |a, v| a.epilog = Some(v).filter(|v| v != "none")),
+    value("-/prolog", |a, v| a.prolog = Some(v).filter(|v| v != "none")),
+    value("-/task-epilog", |a, v| a.task_epilog = Some(v)),
+    value("-/task-prolog", |a, v| a.task_prolog = Some(v)),
+    ignored_switch("-/external-launcher", "steps are launched by Spur's node agents only"),
+    maybe("I/immediate", |a, v| super::family::immediate(v).map(|n| a.immediate = Some(n))),
+    ignored("i/input", "the tasks' standard input is /dev/null"),
+    ignored("-/msg-timeout", TIMEOUTS),
+    switch("-/multi-prog", |a| a.multi_prog = true),
+    ignored_switch("Z/no-allocate", "steps run only inside an allocation"),
+    maybe("-/propagate", |a, v| {
+        a.propagate = Some(v.unwrap_or_default());
+        Ok(())
+    }),
+    ignored_switch("-/pty", "task output is relayed through the controller, not a terminal"),
+    check("r/relative", |a, v| {
+        let n = v.trim().parse::<u32>().map_err(|_| format!("--relative: '{v}' is not a node index"))?;
+        a.relative = Some(n);
+        Ok(())
+    }),
+    maybe("-/send-libs", |_, _| Ok(())).noted(BCAST),
+    ignored("-/slurmd-debug", "the node agent's log level is set where it runs"),
+    switch("-/test-only", |a| a.test_only = true),
+    ignored("T/threads", TIMEOUTS),
+    ignored("-/treewidth", TIMEOUTS),
+    check("W/wait", |a, v| {
+        let n = v.trim().parse::<u64>().map_err(|_| format!("--wait: '{v}' is not a number of seconds"))?;
+        a.wait = (n > 0).then_some(n);
+        Ok(())
+    }),
+    ignored_switch("-/wait-for-children", "a task ends when its process ends"),
+    maybe("-/x11", |_, _| Ok(())).noted(why::X11),
+    ignored("-/open-mode", "srun truncates its output files"),
 ];
 
-/// srun's command line, and the defaults its environment gave.
-#[derive(Debug, Clone, Default, PartialEq)]
+const BCAST: &str = "files are not copied to the nodes; the program must be on a shared file system";
+const TIMEOUTS: &str = "srun talks to the controller only, over one stream";
+
+/// `--mpi`: Spur starts tasks with no MPI plugin; `list` names what it has.
+fn mpi(a: &mut Args, v: String) -> Result<(), String> {
+    match v.trim() {
+        "list" => a.mpi_list = true,
+        "none" => {}
+        other => {
+            return Err(format!(
+                "--mpi={other}: Spur supports only --mpi=none (tasks get SLURM_PROCID, SLURM_NTASKS and \
+                 SLURM_NODEID; an MPI built for PMI2 or PMIx cannot start its ranks)"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// srun's command line, and the defaults its environment gave. The job's
+/// shape and request are in `spec` (0 or empty: not given).
+#[derive(Default)]
 pub struct Args {
-    pub ntasks: Option<u32>,
-    pub nodes: Option<u32>,
-    pub ntasks_per_node: Option<u32>,
-    pub cpus_per_task: Option<u32>,
-    pub mem_mb: Option<u64>,
-    pub nodelist: String,
-    pub exclude: String,
+    pub spec: pb::JobSpec,
+    pub begin: Option<String>,
+    pub deadline: Option<String>,
     pub label: bool,
     pub output: String,
     pub error: String,
     pub export: Option<String>,
     pub kill_on_bad_exit: Option<bool>,
-    pub name: String,
     pub overcommit: bool,
     pub chdir: Option<String>,
     pub jobid: Option<u64>,
-    pub partition: String,
-    pub account: String,
-    pub qos: String,
-    pub time: Option<u64>,
-    pub exclusive: bool,
     pub quiet: bool,
+    pub quit_on_interrupt: bool,
+    /// `--propagate[=...]` as given (empty: ALL).
+    pub propagate: Option<String>,
+    /// `--prolog`/`--epilog`: run by srun, where it runs, before and after the step.
+    pub prolog: Option<String>,
+    pub epilog: Option<String>,
+    /// `--task-prolog`/`--task-epilog`: run on the node around each task.
+    pub task_prolog: Option<String>,
+    pub task_epilog: Option<String>,
+    /// `-r`: the step's nodes start at this node of the job's.
+    pub relative: Option<u32>,
+    /// `--test-only`: when and where the allocation would start; nothing runs.
+    pub test_only: bool,
+    /// `-W`: seconds after the first task ends before the rest are ended (0: never).
+    pub wait: Option<u64>,
+    /// `-I`: seconds the allocation srun makes may pend before srun gives up.
+    pub immediate: Option<u64>,
+    /// `--cpu-bind` as given: `map_cpu:`/`mask_cpu:` bind the tasks; others warn.
+    pub cpu_bind: Option<String>,
+    /// `--multi-prog`: the command is a file mapping task ids to programs.
+    pub multi_prog: bool,
     pub help: bool,
+    pub version: bool,
+    pub mpi_list: bool,
     pub controller: Option<String>,
+    /// `-M`: checked against the controller's cluster before anything is submitted.
+    pub clusters: Vec<String>,
     /// The command and its arguments.
     pub argv: Vec<String>,
+    /// One line for each option given that has no effect on Spur.
+    pub warnings: Vec<String>,
 }
 
-fn count(name: &str, v: &str) -> Result<u32, String> {
-    match v.trim().parse::<u32>() {
-        Ok(n) if n > 0 => Ok(n),
-        _ => Err(format!("--{name}: '{v}' is not a positive whole number")),
+impl Request for Args {
+    fn spec(&mut self) -> &mut pb::JobSpec {
+        &mut self.spec
+    }
+    fn begin(&mut self, v: String) {
+        self.begin = Some(v);
+    }
+    fn deadline(&mut self, v: String) {
+        self.deadline = Some(v);
+    }
+    fn clusters(&mut self, names: Vec<String>) {
+        self.clusters = names;
     }
 }
 
-fn hosts(flag: &str, v: &str) -> Result<String, String> {
-    hostlist::count(v).map(|_| v.to_string()).map_err(|e| format!("--{flag}: {e}"))
-}
-
-/// `-K0`, `-K1`, `--kill-on-bad-exit=N`: an optional value getopt's table cannot hold.
-fn optional_values(argv: &[String]) -> Vec<String> {
-    let mut out = vec![];
-    let mut words = false;
-    for a in argv {
-        if words || !a.starts_with('-') || a == "--" {
-            words = words || !a.starts_with('-') || a == "--";
-            out.push(a.clone());
-            continue;
-        }
-        let v =
-            a.strip_prefix("--kill-on-bad-exit=").or_else(|| a.strip_prefix("-K").filter(|r| !r.is_empty()));
-        out.push(match v {
-            Some("0") => "--no-kill-on-bad-exit".into(),
-            Some(_) => "--kill-on-bad-exit".into(),
-            None => a.clone(),
-        });
-    }
-    out
+/// Parses srun's options only (no script, command or controller): what
+/// they set and the warnings they print.
+pub fn probe(args: &[String]) -> Result<crate::cli::getopt::Probe, String> {
+    crate::cli::getopt::probe(&OPTIONS, "srun", args)
 }
 
 /// Parses srun's arguments over the defaults of `env` (srun's INPUT
@@ -146,22 +220,69 @@ fn optional_values(argv: &[String]) -> Vec<String> {
 pub fn parse(argv: &[String], env: &[(String, String)]) -> Result<Args, String> {
     let get = |k: &str| env.iter().find(|(key, _)| key == k).map(|(_, v)| v.trim().to_string());
     let mut a = Args::default();
-    let num = |k: &str| get(k).and_then(|v| v.parse::<u32>().ok()).filter(|n| *n > 0);
-    a.ntasks = num("SLURM_NTASKS").or_else(|| num("SLURM_NPROCS"));
-    a.cpus_per_task = num("SLURM_CPUS_PER_TASK");
-    a.ntasks_per_node = num("SLURM_NTASKS_PER_NODE");
+    let num = |k: &str| get(k).and_then(|v| v.parse::<u32>().ok()).filter(|n| *n > 0).unwrap_or(0);
+    a.spec.ntasks = Some(num("SLURM_NTASKS")).filter(|n| *n > 0).unwrap_or_else(|| num("SLURM_NPROCS"));
+    a.spec.cpus_per_task = num("SLURM_CPUS_PER_TASK");
+    a.spec.ntasks_per_node = num("SLURM_NTASKS_PER_NODE");
     a.label = get("SLURM_LABELIO").is_some_and(|v| v == "1");
+    a.overcommit = get("SLURM_OVERCOMMIT").is_some_and(|v| v == "1");
     a.kill_on_bad_exit = get("SLURM_KILL_BAD_EXIT").map(|v| v == "1");
     a.export = get("SRUN_EXPORT_ENV").or_else(|| get("SLURM_EXPORT_ENV"));
     a.jobid = get("SLURM_JOB_ID").and_then(|v| v.parse().ok());
-    a.argv = OPTIONS.parse(&optional_values(argv), &mut a)?;
-    if a.help {
+    let mut noted = vec![];
+    for item in OPTIONS.items(argv).collect::<Result<Vec<_>, _>>()? {
+        match item {
+            Arg::Flag(o, v) => {
+                o.apply(&mut a, v)?;
+                noted.push(o);
+            }
+            Arg::Word(w) => a.argv.push(w),
+        }
+    }
+    a.warnings = super::getopt::warnings("srun", noted);
+    if let Some(b) = a.cpu_bind.as_deref().filter(|b| !binds(b)) {
+        a.warnings.push(format!(
+            "srun: warning: --cpu-bind={b} has no effect on Spur: tasks are bound only with map_cpu or mask_cpu"
+        ));
+    }
+    if a.help || a.version || a.mpi_list {
+        return Ok(a);
+    }
+    if a.test_only && a.argv.is_empty() {
+        // Slurm's srun --test-only needs no command: nothing is run.
         return Ok(a);
     }
     if a.argv.is_empty() {
         return Err("no command given (srun [OPTIONS] COMMAND [ARGS...])".into());
     }
     Ok(a)
+}
+
+/// `-r N`: the step's nodes are the job's from its node N on (`-N` of them,
+/// else one), read from `SLURM_JOB_NODELIST`; with `-w` or `-x`, or outside
+/// a job, it is refused, as Slurm's.
+fn relative(a: &Args, r: u32, env: &[(String, String)]) -> Result<String, String> {
+    if !a.spec.nodelist.is_empty() || !a.spec.exclude.is_empty() {
+        return Err("--relative cannot be given with --nodelist or --exclude".into());
+    }
+    let list = env.iter().find(|(k, _)| k == "SLURM_JOB_NODELIST").map(|(_, v)| v.as_str()).unwrap_or("");
+    if a.jobid.is_none() || list.is_empty() {
+        return Err("--relative needs a job allocation (SLURM_JOB_ID and SLURM_JOB_NODELIST)".into());
+    }
+    let nodes = crate::vocab::hostlist::expand(list).map_err(|e| format!("SLURM_JOB_NODELIST: {e}"))?;
+    let from = r as usize;
+    if from >= nodes.len() {
+        return Err(format!("--relative={r}: the job has {} node(s), numbered from 0", nodes.len()));
+    }
+    let want = a.spec.num_nodes.max(1) as usize;
+    let to = (from + want).min(nodes.len());
+    Ok(crate::vocab::hostlist::compress(&nodes[from..to]))
+}
+
+/// A `--cpu-bind` Spur acts on: map_cpu, mask_cpu, or none.
+fn binds(b: &str) -> bool {
+    let kind = b.rsplit(',').next().unwrap_or(b);
+    ["none", "no"].contains(&kind) || matches!(spur_vocab::cpubind::cpus(b, 0), Ok(Some(_)))
 }
 
 /// The directory the step runs in.
@@ -200,8 +321,8 @@ pub fn resolve(prog: &str, path: Option<&str>, cwd: &Path) -> String {
 
 /// The step's name: `-J`, else its program's.
 pub fn name(a: &Args) -> String {
-    if !a.name.is_empty() {
-        return a.name.clone();
+    if !a.spec.name.is_empty() {
+        return a.spec.name.clone();
     }
     let prog = a.argv.first().map_or("", String::as_str);
     Path::new(prog).file_name().map_or(prog.to_string(), |n| n.to_string_lossy().into_owned())
@@ -215,23 +336,45 @@ pub fn step(
     job_id: u64,
     release: bool,
 ) -> Result<pb::StepRequest, String> {
-    let vars = export(a.export.as_deref().unwrap_or(""), env)?;
+    let mut vars = export(a.export.as_deref().unwrap_or(""), env)?;
+    if let Some(p) = &a.propagate {
+        let limits = std::fs::read_to_string("/proc/self/limits").unwrap_or_default();
+        for (k, v) in super::submit_opts::propagate(Some(p), &limits)? {
+            vars.retain(|(ok, _)| *ok != k);
+            vars.push((k, v));
+        }
+    }
+    if let Some(b) = a.cpu_bind.as_deref().filter(|b| matches!(spur_vocab::cpubind::cpus(b, 0), Ok(Some(_))))
+    {
+        vars.retain(|(k, _)| !k.starts_with(spur_vocab::cpubind::BIND_ENV));
+        vars.push((spur_vocab::cpubind::BIND_ENV.into(), b.to_string()));
+    }
     let path = env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.as_str());
     let mut argv = a.argv.clone();
-    if let Some(p) = argv.first_mut() {
+    if a.multi_prog {
+        let file = argv.first().cloned().unwrap_or_default();
+        let text = std::fs::read_to_string(cwd.join(&file))
+            .map_err(|e| format!("--multi-prog: cannot read '{file}': {e}"))?;
+        argv = multiprog::argv(&file, &text, a.spec.ntasks)?;
+    } else if let Some(p) = argv.first_mut() {
         *p = resolve(p, path, cwd);
     }
+    let argv = multiprog::around(a.task_prolog.as_deref(), a.task_epilog.as_deref(), argv);
+    let nodelist = match a.relative {
+        Some(r) => relative(a, r, env)?,
+        None => a.spec.nodelist.clone(),
+    };
     let wd = workdir(a, cwd);
     let node_side = |p: &str| if on_nodes(p) { absolute(p, &wd) } else { String::new() };
     Ok(pb::StepRequest {
         job_id,
-        name: if a.name.is_empty() { String::new() } else { a.name.clone() },
-        ntasks: a.ntasks.unwrap_or(0),
-        nodes: a.nodes.unwrap_or(0),
-        ntasks_per_node: a.ntasks_per_node.unwrap_or(0),
-        cpus_per_task: a.cpus_per_task.unwrap_or(0),
-        mem_mb: a.mem_mb.unwrap_or(0),
-        nodelist: a.nodelist.clone(),
+        name: a.spec.name.clone(),
+        ntasks: a.spec.ntasks,
+        nodes: a.spec.num_nodes,
+        ntasks_per_node: a.spec.ntasks_per_node,
+        cpus_per_task: a.spec.cpus_per_task,
+        mem_mb: a.spec.mem_mb,
+        nodelist,
         argv,
         env: vars.into_iter().map(|(key, value)| pb::KeyValue { key, value }).collect(),
         workdir: wd.clone(),
@@ -241,6 +384,7 @@ pub fn step(
         kill_on_bad_exit: a.kill_on_bad_exit.unwrap_or(false),
         release,
         overcommit: a.overcommit,
+        hold: false,
     })
 }
 
@@ -248,28 +392,29 @@ fn absolute(p: &str, wd: &str) -> String {
     if p.starts_with('/') { p.to_string() } else { format!("{wd}/{p}") }
 }
 
-/// The allocation srun makes outside a job: no script, the shape asked, never requeued.
-pub fn allocation(a: &Args, env: &[(String, String)], cwd: &Path) -> Result<pb::JobSpec, String> {
+/// The allocation srun makes outside a job: no script, the request asked,
+/// never requeued; `now` reads `--begin` and `--deadline`.
+pub fn allocation(
+    a: &Args,
+    env: &[(String, String)],
+    cwd: &Path,
+    now: chrono::DateTime<chrono::Local>,
+) -> Result<pb::JobSpec, String> {
+    let when = |flag, v: &Option<String>| {
+        v.as_deref().map(|v| super::submit_opts::parse_when(flag, v, now)).transpose()
+    };
+    let (begin_ms, deadline_ms) = (when("begin", &a.begin)?, when("deadline", &a.deadline)?);
     let vars = export(a.export.as_deref().unwrap_or(""), env)?;
     Ok(pb::JobSpec {
         name: name(a),
-        account: a.account.clone(),
-        partition: a.partition.clone(),
-        qos: a.qos.clone(),
-        num_nodes: a.nodes.unwrap_or(0),
-        ntasks: a.ntasks.unwrap_or(0),
-        cpus_per_task: a.cpus_per_task.unwrap_or(0),
-        mem_mb: a.mem_mb.unwrap_or(0),
-        ntasks_per_node: a.ntasks_per_node.unwrap_or(0),
-        time_limit_minutes: a.time,
-        nodelist: a.nodelist.clone(),
-        exclude: a.exclude.clone(),
-        exclusive: a.exclusive,
         requeue: Some(false),
         workdir: workdir(a, cwd),
         env: vars.into_iter().map(|(key, value)| pb::KeyValue { key, value }).collect(),
         allocation: true,
-        ..Default::default()
+        overcommit: a.overcommit,
+        begin_ms: begin_ms.unwrap_or(0),
+        deadline_ms: deadline_ms.unwrap_or(0),
+        ..a.spec.clone()
     })
 }
 
@@ -280,12 +425,17 @@ pub async fn main(argv: &[String]) -> i32 {
         .collect();
     let a = match parse(argv, &env) {
         Ok(a) if a.help => return super::output::emit("srun", &format!("{USAGE}\n")),
+        Ok(a) if a.version => return super::output::emit("srun", &super::family::version()),
+        Ok(a) if a.mpi_list => return super::output::emit("srun", "MPI plugin types are...\n\tnone\n"),
         Ok(a) => a,
         Err(e) => {
             super::output::complain(&format!("srun: error: {e}"));
             return 1;
         }
     };
+    for w in &a.warnings {
+        super::output::complain(w);
+    }
     match session::run(&a, &env).await {
         Ok(code) => code,
         Err(e) => {
@@ -296,63 +446,4 @@ pub async fn main(argv: &[String]) -> i32 {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn v(s: &[&str]) -> Vec<String> {
-        s.iter().map(|s| s.to_string()).collect()
-    }
-
-    fn kv(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
-    }
-
-    #[test]
-    fn options_stop_at_the_command_and_the_environment_gives_defaults() {
-        let env = kv(&[("SLURM_JOB_ID", "12"), ("SLURM_NTASKS", "4"), ("SLURM_CPUS_PER_TASK", "2")]);
-        let a = parse(&v(&["-l", "hostname", "-n", "2"]), &env).unwrap();
-        assert_eq!((a.jobid, a.ntasks, a.cpus_per_task, a.label), (Some(12), Some(4), Some(2), true));
-        assert_eq!(a.argv, ["hostname", "-n", "2"]);
-        let a = parse(&v(&["-n2", "-c", "1", "-K", "--", "sh", "-c", "x"]), &env).unwrap();
-        assert_eq!((a.ntasks, a.cpus_per_task, a.kill_on_bad_exit), (Some(2), Some(1), Some(true)));
-        assert_eq!(a.argv, ["sh", "-c", "x"]);
-        assert_eq!(parse(&v(&["-K0", "true"]), &[]).unwrap().kill_on_bad_exit, Some(false));
-        assert_eq!(parse(&v(&["--kill-on-bad-exit=1", "true"]), &[]).unwrap().kill_on_bad_exit, Some(true));
-        assert_eq!(parse(&v(&["true", "-K0"]), &[]).unwrap().argv, ["true", "-K0"], "the command's own");
-        let e = |args: &[&str]| parse(&v(args), &[]).unwrap_err();
-        assert_eq!(e(&["-n", "x", "true"]), "--ntasks: 'x' is not a positive whole number");
-        assert_eq!(e(&["--bogus", "true"]), "unrecognised option '--bogus'");
-        assert!(e(&["-n", "2"]).starts_with("no command given"));
-        assert!(e(&["--mem=lots", "true"]).starts_with("--mem: "));
-        assert!(parse(&v(&["--help"]), &[]).unwrap().help);
-    }
-
-    #[test]
-    fn the_step_request_carries_the_shape_the_environment_and_node_side_files() {
-        let dir = tempfile::tempdir().unwrap();
-        let bin = dir.path().join("bin");
-        std::fs::create_dir(&bin).unwrap();
-        let prog = bin.join("tool");
-        std::fs::write(&prog, "#!/bin/sh\n").unwrap();
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let env = kv(&[("PATH", &bin.display().to_string()), ("HOME", "/h"), ("SLURM_JOB_ID", "7")]);
-        let a = parse(&v(&["-n", "3", "-o", "out-%t.txt", "--export=NONE", "tool", "x"]), &env).unwrap();
-        let r = step(&a, &env, dir.path(), 7, false).unwrap();
-        assert_eq!((r.job_id, r.ntasks, r.nodes), (7, 3, 0));
-        assert_eq!(r.argv, [prog.display().to_string(), "x".to_string()]);
-        assert_eq!(r.stdout_path, format!("{}/out-%t.txt", dir.path().display()));
-        assert!(r.env.iter().all(|kv| kv.key.starts_with("SLURM_")), "--export=NONE");
-        let a = parse(&v(&["-o", "all-%j.txt", "nosuch"]), &env).unwrap();
-        let r = step(&a, &env, dir.path(), 7, true).unwrap();
-        assert_eq!((r.stdout_path.as_str(), r.argv[0].as_str(), r.release), ("", "nosuch", true));
-        assert!(on_nodes("%N.log") && on_nodes("x-%3t") && !on_nodes("%j-%s.out") && !on_nodes("100%%"));
-        let spec =
-            allocation(&parse(&v(&["-N2", "-J", "hi", "hostname"]), &[]).unwrap(), &env, dir.path()).unwrap();
-        assert_eq!(
-            (spec.num_nodes, spec.name.as_str(), spec.allocation, spec.requeue),
-            (2, "hi", true, Some(false))
-        );
-        assert_eq!(name(&parse(&v(&["/bin/hostname"]), &[]).unwrap()), "hostname");
-    }
-}
+mod tests;

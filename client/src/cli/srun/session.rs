@@ -42,10 +42,22 @@ pub async fn run(a: &Args, env: &[(String, String)]) -> Result<i32, String> {
     let cwd = std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
     let me = Identity::local();
     let mut c = conn::connect_flag(a.controller.as_deref(), me.clone()).await?;
+    crate::cli::cluster::resolve(&mut c, &a.clusters).await?;
+    if a.test_only {
+        // Slurm's: an estimate for a new allocation of this shape, even inside a job.
+        let req = pb::SubmitRequest { spec: Some(allocation(a, env, &cwd, chrono::Local::now())?) };
+        let r = c
+            .jobs
+            .test_submit(req)
+            .await
+            .map_err(|e| format!("Unable to allocate resources: {}", status(e)))?;
+        crate::cli::output::complain(&crate::cli::family::expected_start("srun", &r.into_inner()));
+        return Ok(0);
+    }
     let (job, release) = match a.jobid {
         Some(id) => (id, false),
         None => {
-            let req = pb::SubmitRequest { spec: Some(allocation(a, env, &cwd)?) };
+            let req = pb::SubmitRequest { spec: Some(allocation(a, env, &cwd, chrono::Local::now())?) };
             let r = c
                 .jobs
                 .submit(req)
@@ -54,7 +66,25 @@ pub async fn run(a: &Args, env: &[(String, String)]) -> Result<i32, String> {
             (r.into_inner().job_id, true)
         }
     };
-    let req = step(a, env, &cwd, job, release)?;
+    let req = match step(a, env, &cwd, job, release) {
+        Ok(r) => r,
+        Err(e) => {
+            if release {
+                revoke(&mut c, job).await;
+            }
+            return Err(e);
+        }
+    };
+    if let Some(p) = &a.prolog {
+        // Slurm's: the prolog gets the step's command line; a failure runs no step.
+        let code = local(p, &a.argv).await?;
+        if code != 0 {
+            if release {
+                revoke(&mut c, job).await;
+            }
+            return Err(format!("--prolog: '{p}' exited with code {code}; the step was not run"));
+        }
+    }
     let (tx, rx) = mpsc::channel(8);
     let first = pb::StepInput { input: Some(pb::step_input::Input::Step(req)) };
     tx.send(first).await.map_err(|_| "cannot send the step".to_string())?;
@@ -68,7 +98,24 @@ pub async fn run(a: &Args, env: &[(String, String)]) -> Result<i32, String> {
         }
     };
     let ctx = Ctx { a, user: me.user, job, release, workdir: workdir(a, &cwd) };
-    ctx.drive(&mut c, tx, events).await
+    let ended = ctx.drive(&mut c, tx, events).await;
+    if let Some(p) = &a.epilog {
+        // Its code changes nothing: the step has ended.
+        let _ = local(p, &a.argv).await;
+    }
+    ended
+}
+
+/// Runs srun's `--prolog`/`--epilog` here with the step's command line; its exit code.
+async fn local(prog: &str, argv: &[String]) -> Result<i32, String> {
+    use std::os::unix::process::ExitStatusExt;
+    let st = tokio::process::Command::new(prog)
+        .args(argv)
+        .stdin(std::process::Stdio::null())
+        .status()
+        .await
+        .map_err(|e| format!("cannot run '{prog}': {e}"))?;
+    Ok(st.code().unwrap_or_else(|| 128 + st.signal().unwrap_or(0)))
 }
 
 /// Cancels the allocation srun made (the controller would, once the stream is gone).
@@ -125,11 +172,16 @@ impl Ctx<'_> {
         let mut usr2 = signal_of(SignalKind::user_defined2())?;
         let mut sink: Option<Sink> = None;
         let mut last_int: Option<Instant> = None;
+        // -I: from the first "pending", the allocation srun made may wait this long.
+        let mut give_up: Option<tokio::time::Instant> = None;
+        // -W: from the first task's end, the rest may run this long.
+        let (mut wait_end, mut waited): (Option<tokio::time::Instant>, bool) = (None, false);
         let send = |i: pb::step_input::Input| {
             let tx = tx.clone();
             async move { tx.send(pb::StepInput { input: Some(i) }).await.is_ok() }
         };
         loop {
+            let deadline = give_up.unwrap_or_else(tokio::time::Instant::now);
             let forwarded = tokio::select! {
                 ev = events.message() => {
                     let e = match ev {
@@ -141,10 +193,27 @@ impl Ctx<'_> {
                         }
                         Err(s) => return Err(format!("job {}: lost the step's stream: {}", self.job, status(s))),
                     };
+                    if matches!(e, pb::step_event::Event::Pending(_)) && self.release && give_up.is_none() {
+                        give_up = self.a.immediate.map(|n| tokio::time::Instant::now() + Duration::from_secs(n));
+                    }
+                    if matches!(e, pb::step_event::Event::TaskEnded(_)) && !waited {
+                        waited = true;
+                        wait_end = self.a.wait.map(|n| tokio::time::Instant::now() + Duration::from_secs(n));
+                    }
                     if let Some(code) = self.event(e, &mut sink)? {
                         return Ok(code);
                     }
                     continue;
+                }
+                _ = tokio::time::sleep_until(wait_end.unwrap_or_else(tokio::time::Instant::now)), if wait_end.is_some() => {
+                    let n = self.a.wait.unwrap_or(0);
+                    say(self.a, &format!("srun: First task exited {n}s ago; terminating the step (--wait)"));
+                    wait_end = None;
+                    send(pb::step_input::Input::Cancel(true)).await
+                }
+                _ = tokio::time::sleep_until(deadline), if give_up.is_some() && sink.is_none() => {
+                    revoke(c, self.job).await;
+                    return Err(crate::cli::family::not_immediate(self.a.immediate.unwrap_or(1)));
                 }
                 _ = int.recv() => {
                     if sink.is_none() {
@@ -154,7 +223,7 @@ impl Ctx<'_> {
                         say(self.a, &format!("srun: Job allocation {} has been revoked", self.job));
                         return Ok(1);
                     }
-                    if last_int.is_some_and(|t| t.elapsed() < Duration::from_secs(1)) {
+                    if self.a.quit_on_interrupt || last_int.is_some_and(|t| t.elapsed() < Duration::from_secs(1)) {
                         say(self.a, "srun: cancelling the step");
                         send(pb::step_input::Input::Cancel(true)).await
                     } else {

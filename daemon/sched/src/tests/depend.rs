@@ -119,6 +119,34 @@ fn constraints_keep_jobs_on_nodes_with_their_features() {
 }
 
 #[test]
+fn tmp_and_layout_needs_keep_jobs_on_nodes_whose_facts_meet_them() {
+    use crate::model::{HostFacts, NodeNeeds, THREADS_PER_CORE, TMP_DISK_MB};
+    let facts = |tmp: &str, tpc: &str| {
+        let values = [(TMP_DISK_MB, tmp), (THREADS_PER_CORE, tpc)];
+        Some(std::sync::Arc::new(HostFacts {
+            values: values.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            modaliases: vec![],
+        }))
+    };
+    // n1 reports nothing; n2 a small disk and 2 threads a core; n3 a large disk and 1.
+    let fx = Fx::new(3, 4, 0, 0).with(|f| {
+        f.snap.nodes[1].facts = facts("100", "2");
+        f.snap.nodes[2].facts = facts("5000", "1");
+    });
+    let needs = |tmp_mb, threads_per_core| NodeNeeds { tmp_mb, threads_per_core, ..NodeNeeds::default() };
+    let fx = fx
+        .job(crate::Job { needs: needs(1000, 0), ..job(1, "alice") })
+        .job(crate::Job { needs: needs(0, 2), ..job(2, "alice") })
+        .job(crate::Job { needs: needs(10_000, 0), ..job(3, "alice") });
+    let plan = fx.plan();
+    let on = |id| plan.starts.iter().find(|s| s.job == id).map(|s| s.nodes.clone());
+    assert_eq!(on(1), Some(vec!["n3".to_string()]));
+    assert_eq!(on(2), Some(vec!["n2".to_string()]));
+    assert_eq!(on(3), None, "no node has the disk");
+    assert!(needs(0, 0).fits(None) && !needs(1, 0).fits(None), "a node without the fact has none");
+}
+
+#[test]
 fn an_array_starts_its_tasks_in_one_pass_up_to_its_limit() {
     use crate::job::ArrayAsk;
     let array = |pending, throttle, running| Some(ArrayAsk { pending, throttle, running });

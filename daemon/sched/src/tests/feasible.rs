@@ -8,7 +8,7 @@ use crate::feasible::{Capacity, Dim, Refusal, Unavailable, check};
 
 /// `batch`: n1, n2 with 8 CPUs, 16 GB, no GPU; g1 with 16 CPUs, 64 GB, 4 GPUs.
 fn nodes() -> Vec<Capacity<'static>> {
-    let n = |name, cpus, mem_mb, gpus| Capacity { name, cpus, mem_mb, gpus, features: &[] };
+    let n = |name, cpus, mem_mb, gpus| Capacity { name, cpus, mem_mb, gpus, features: &[], facts: None };
     vec![n("n1", 8, 16_384, 0), n("n2", 8, 16_384, 0), n("g1", 16, 65_536, 4)]
 }
 
@@ -105,4 +105,55 @@ fn counts_that_overflow_and_limits_past_the_largest_are_refused() {
 fn a_partition_without_nodes_refuses_everything() {
     let e = check(&job(1, "alice"), "empty", []).unwrap_err();
     assert_eq!(e, Refusal::Unavailable(Unavailable::Nodes { partition: "empty".into(), asked: 1, has: 0 }));
+}
+
+#[test]
+fn tmp_and_layout_asks_no_node_meets_are_refused_naming_the_option() {
+    use crate::model::{HostFacts, NodeNeeds, TMP_DISK_MB};
+    let big =
+        HostFacts { values: [(TMP_DISK_MB.to_string(), "2048".to_string())].into(), modaliases: vec![] };
+    let small =
+        HostFacts { values: [(TMP_DISK_MB.to_string(), "512".to_string())].into(), modaliases: vec![] };
+    let n = |name, facts| Capacity { name, cpus: 8, mem_mb: 1024, gpus: 0, features: &[], facts };
+    let nodes = || vec![n("n1", Some(&big)), n("n2", Some(&small)), n("n3", None)];
+    let needs = NodeNeeds { tmp_mb: 1024, ..NodeNeeds::default() };
+    assert_eq!(check(&Job { needs, ..job(1, "alice") }, "batch", nodes()), Ok(()));
+    let two = Job { needs, num_nodes: 2, ..job(2, "alice") };
+    let Err(Refusal::Unavailable(u)) = check(&two, "batch", nodes()) else { panic!("refused") };
+    assert_eq!(
+        u.to_string(),
+        "the job asks for 2 nodes with --tmp=1024 MB and partition 'batch' has 1 such \
+         (the most a node there reports is 2048)"
+    );
+    let layout = Job { needs: NodeNeeds { sockets: 2, ..NodeNeeds::default() }, ..job(3, "alice") };
+    let Err(Refusal::Unavailable(u)) = check(&layout, "batch", nodes()) else { panic!("refused") };
+    assert!(u.to_string().contains("with --sockets-per-node=2 and partition 'batch' has 0 such"), "{u}");
+    let layout = |s: &str, c: &str| HostFacts {
+        values: [
+            (crate::model::SOCKETS.to_string(), s.to_string()),
+            (crate::model::CORES_PER_SOCKET.into(), c.into()),
+        ]
+        .into(),
+        modaliases: vec![],
+    };
+    let (two_by_four, one_by_two) = (layout("2", "4"), layout("1", "2"));
+    let nodes = || vec![n("n1", Some(&two_by_four)), n("n2", Some(&one_by_two))];
+    let cores = Job { needs: NodeNeeds { cores: 8, ..NodeNeeds::default() }, ..job(4, "alice") };
+    assert_eq!(check(&cores, "batch", nodes()), Ok(()), "n1 has 2 x 4 cores");
+    let Err(Refusal::Unavailable(u)) = check(&Job { num_nodes: 2, ..cores }, "batch", nodes()) else {
+        panic!()
+    };
+    assert!(
+        u.to_string().contains("with 8 cores (--ntasks-per-core) and partition 'batch' has 1 such"),
+        "{u}"
+    );
+}
+
+#[test]
+fn overcommit_asks_one_task_s_cpus_a_node() {
+    let many = Job { ntasks: 32, cpus_per_task: 2, ..job(1, "alice") };
+    assert!(matches!(unavailable(&many), Unavailable::PerNode { dim: Dim::Cpus, asked: 64, .. }));
+    let over = Job { overcommit: true, ..many };
+    assert_eq!(verdict(&over), Ok(()));
+    assert_eq!((over.shape().cpus, over.tres()[0]), (2, 2), "one task's CPUs, counted as allocated");
 }

@@ -46,6 +46,11 @@ impl super::record::JobRecord {
         self.steps.as_ref().is_some_and(|s| s.allocation)
     }
 
+    /// An allocation no srun or salloc holds (`salloc --no-shell`).
+    pub fn is_detached(&self) -> bool {
+        self.steps.as_ref().is_some_and(|s| s.allocation && s.detached)
+    }
+
     /// The step `id`, if the job has it.
     pub fn step(&self, id: u32) -> Option<&StepRecord> {
         self.steps.as_ref().and_then(|s| s.get(id))
@@ -88,7 +93,8 @@ impl super::record::JobRecord {
 /// (Slurm does not requeue an interactive allocation).
 pub fn mark_allocation(rec: &mut super::record::JobRecord, spec: &spur_proto::v1::JobSpec) {
     if spec.allocation {
-        rec.steps = Some(Box::new(StepLog { allocation: true, ..StepLog::default() }));
+        let detached = spec.detached;
+        rec.steps = Some(Box::new(StepLog { allocation: true, detached, ..StepLog::default() }));
         rec.requeue = false;
         rec.script.clear();
     }
@@ -107,6 +113,7 @@ mod tests {
     fn a_job_s_end_closes_its_running_steps() {
         let log = StepLog {
             allocation: false,
+            detached: false,
             next: 2,
             list: vec![step(0, JobState::Completed), step(1, JobState::Running)],
         };
@@ -123,8 +130,26 @@ mod tests {
     }
 
     #[test]
+    fn a_no_shell_allocation_is_detached_and_stays_so_when_stored() {
+        use spur_proto::v1::JobSpec;
+        let mut j = JobRecord { requeue: true, script: "x".into(), ..JobRecord::default() };
+        mark_allocation(&mut j, &JobSpec { allocation: true, detached: true, ..JobSpec::default() });
+        assert!(j.is_allocation() && j.is_detached() && !j.requeue && j.script.is_empty());
+        let back: JobRecord = serde_json::from_str(&serde_json::to_string(&j).unwrap()).unwrap();
+        assert!(back.is_detached());
+        let mut held = JobRecord::default();
+        mark_allocation(&mut held, &JobSpec { allocation: true, ..JobSpec::default() });
+        assert!(held.is_allocation() && !held.is_detached(), "srun's and salloc's held allocations");
+    }
+
+    #[test]
     fn steps_round_trip_and_old_rows_have_none() {
-        let log = StepLog { allocation: true, next: 1, list: vec![step(0, JobState::Running)] };
+        let log = StepLog {
+            allocation: true,
+            next: 1,
+            list: vec![step(0, JobState::Running)],
+            ..StepLog::default()
+        };
         let j = JobRecord { id: 3, steps: Some(Box::new(log)), ..JobRecord::default() };
         let text = serde_json::to_string(&j).unwrap();
         let back = JobRecord::from_stored("3", &text).unwrap();

@@ -50,6 +50,12 @@ impl JobService {
             let q = self.lock();
             let j = q.get(req.job_id)?;
             crate::jobs::queue::owns(role, &caller, j)?;
+            if req.hold && !req.release {
+                return Err(Error::invalid(
+                    "hold",
+                    "only the stream that made the allocation holds it (release)",
+                ));
+            }
             if req.release && !j.is_allocation() {
                 return Err(Error::invalid(
                     "release",
@@ -82,6 +88,9 @@ impl JobService {
                     return self.cancel_allocation(job).await;
                 }
             }
+        }
+        if req.hold {
+            return self.hold(job, inbound, tx).await;
         }
         let (done, mut ended) = oneshot::channel();
         let (step, shape) = match self.start_step(role, &caller, &req, tx.clone(), done).await {
@@ -131,6 +140,57 @@ impl JobService {
                     Some(Err(_)) => return self.srun_gone(job, step, req.release).await,
                 },
                 _ = tx.closed() => return self.srun_gone(job, step, req.release).await,
+            }
+        }
+    }
+
+    /// salloc's hold: the allocation has started; it lives until salloc
+    /// relinquishes it with its command's code, or goes away (then it is cancelled).
+    async fn hold(&self, job: u64, mut inbound: Inbound, tx: Relay) {
+        let mut nodes = vec![];
+        self.visit(Some(&[job]), |j| nodes = j.nodes.clone());
+        let started = pb::StepStarted { job_id: job, step_id: 0, nodes, ntasks: 0, tasks_per_node: vec![] };
+        if tx.send(event(pb::step_event::Event::Started(started))).await.is_err() {
+            return self.cancel_allocation(job).await;
+        }
+        let mut batches = self.subscribe();
+        let mut open = true;
+        loop {
+            let mut state = None;
+            self.visit(Some(&[job]), |j| state = Some(j.state));
+            // scancel or the time limit ended it: salloc hears how.
+            if let Some(s) =
+                state.filter(|s| !s.is_active()).or(state.is_none().then_some(JobState::Cancelled))
+            {
+                let end = pb::StepEnded {
+                    state: spur_proto::states::state_wire(s),
+                    exit_code: 1,
+                    message: format!("job {job} ended ({})", s.as_str()),
+                };
+                let _ = tx.send(event(pb::step_event::Event::Ended(end))).await;
+                return;
+            }
+            tokio::select! {
+                _ = batches.recv() => {}
+                // A missed batch costs a second at most.
+                _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+                msg = inbound.next(), if open => match msg {
+                    Some(Ok(pb::StepInput { input: Some(pb::step_input::Input::Relinquish(code)) })) => {
+                        self.release(job, code).await;
+                        let state = if code == 0 { JobState::Completed } else { JobState::Failed };
+                        let end = pb::StepEnded {
+                            state: spur_proto::states::state_wire(state),
+                            exit_code: code,
+                            message: String::new(),
+                        };
+                        let _ = tx.send(event(pb::step_event::Event::Ended(end))).await;
+                        return;
+                    }
+                    Some(Ok(_)) => {}
+                    None => open = false,
+                    Some(Err(_)) => return self.cancel_allocation(job).await,
+                },
+                _ = tx.closed() => return self.cancel_allocation(job).await,
             }
         }
     }
@@ -401,8 +461,9 @@ impl JobService {
             let mut tick = tokio::time::interval(WATCH_EVERY);
             loop {
                 tick.tick().await;
-                let active: Vec<u64> =
-                    me.select(None, |j| (j.is_active() && j.is_allocation()).then_some(j.id));
+                let active: Vec<u64> = me.select(None, |j| {
+                    (j.is_active() && j.is_allocation() && !j.is_detached()).then_some(j.id)
+                });
                 for job in me.live.unheld(std::time::Instant::now(), &active) {
                     tracing::warn!(job, "no srun is attached to the allocation it made; cancelling it");
                     me.cancel_allocation(job).await;

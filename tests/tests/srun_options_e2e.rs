@@ -1,0 +1,111 @@
+//! srun's options with the real binaries: `--multi-prog` runs each task's
+//! line of its file, and an option Spur has no mechanism for warns once and
+//! runs the step.
+
+use spur_tests::cluster::Cluster;
+use spur_tests::proc::{links_dir, run_with};
+
+#[test]
+fn multi_prog_runs_each_task_s_line_and_noted_options_warn_once() {
+    let e = Cluster::two_nodes(|t| t, &[]);
+    let dir = e.dir.path().display().to_string();
+    // Read where srun runs (an absolute name here), not where -D sends the tasks.
+    let conf = e.dir.path().join("mp.conf");
+    std::fs::write(&conf, "0 echo first\n1-3 sh -c 'echo task=%t offset=%o'\n").unwrap();
+    let conf = conf.display().to_string();
+    let path = format!("{}:{}", links_dir().display(), std::env::var("PATH").unwrap_or_default());
+    let args = ["-D", &dir, "-N2", "-n4", "--cpu-freq=high", "--cpu-freq=low", "--multi-prog", &conf];
+    let out = run_with("srun", &e.c.url, &args, &[("PATH", &path)]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let warned =
+        "srun: warning: --cpu-freq has no effect on Spur: CPU and GPU frequencies are not set by Spur";
+    assert_eq!(err.lines().filter(|l| l.contains("warning")).collect::<Vec<_>>(), [warned], "{err}");
+    let mut lines: Vec<String> = String::from_utf8_lossy(&out.stdout).lines().map(String::from).collect();
+    lines.sort();
+    assert_eq!(lines, ["first", "task=1 offset=0", "task=2 offset=1", "task=3 offset=2"]);
+}
+
+#[test]
+fn cpu_bind_map_cpu_binds_each_task_and_other_kinds_warn() {
+    let e = Cluster::two_nodes(|t| t, &[]);
+    let dir = e.dir.path().display().to_string();
+    let show = "echo $SLURM_LOCALID $(grep Cpus_allowed_list /proc/self/status | cut -f2)";
+    let args = ["-D", &dir, "-N1", "-n2", "--cpu-bind=map_cpu:1,0", "sh", "-c", show];
+    let out = run_with("srun", &e.c.url, &args, &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut lines: Vec<String> = String::from_utf8_lossy(&out.stdout).lines().map(String::from).collect();
+    lines.sort();
+    assert_eq!(lines, ["0 1", "1 0"]);
+    let out = run_with("srun", &e.c.url, &["-D", &dir, "--cpu-bind=cores", "true"], &[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.starts_with("srun: warning: --cpu-bind=cores has no effect on Spur: tasks are bound only"),
+        "{err}"
+    );
+    // A CPU the node does not have fails the task, saying so.
+    let out = run_with("srun", &e.c.url, &["-D", &dir, "--cpu-bind=map_cpu:1000", "true"], &[]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--cpu-bind: cannot bind to CPUs [1000]"), "{err}");
+}
+
+#[test]
+fn test_only_submits_nothing_and_wait_ends_the_rest_after_the_first_task() {
+    let e = Cluster::two_nodes(|t| t, &[]);
+    let dir = e.dir.path().display().to_string();
+    let out = run_with("srun", &e.c.url, &["-D", &dir, "--test-only", "-N2", "true"], &[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.starts_with("srun: Job ") && err.contains(" processors on nodes node[01-02] in partition "),
+        "{err}"
+    );
+    assert_eq!(e.ok("sacct", "-n -P -a -o JobID"), "", "nothing was submitted");
+    let task = "if [ $SLURM_PROCID = 0 ]; then exit 0; fi; exec sleep 600";
+    let out = run_with("srun", &e.c.url, &["-D", &dir, "-W", "1", "-n2", "sh", "-c", task], &[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("srun: First task exited 1s ago; terminating the step (--wait)"), "{err}");
+}
+
+#[test]
+fn prolog_epilog_relative_and_clusters() {
+    let e = Cluster::two_nodes(|t| t, &[]);
+    let dir = e.dir.path().display().to_string();
+    let log = e.dir.path().join("log");
+    let script = |name: &str| {
+        let p = e.dir.path().join(name);
+        std::fs::write(&p, format!("#!/bin/sh\necho {name} \"$@\" >> {}\n", log.display())).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        p.display().to_string()
+    };
+    let (pro, epi) = (script("pro"), script("epi"));
+    let args = ["-D", &dir, "--prolog", &pro, "--epilog", &epi, "echo", "step"];
+    let out = run_with("srun", &e.c.url, &args, &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "step\n");
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "pro echo step\nepi echo step\n");
+    // --task-prolog on the nodes: its `export` lines reach each task.
+    let tp = e.dir.path().join("tp");
+    std::fs::write(&tp, "#!/bin/sh\necho \"export FROM_TP=t$SLURM_PROCID\"\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&tp, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let tp = tp.display().to_string();
+    let args = ["-D", &dir, "-n2", "--task-prolog", &tp, "sh", "-c", "echo $FROM_TP"];
+    let out = run_with("srun", &e.c.url, &args, &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut lines: Vec<String> = String::from_utf8_lossy(&out.stdout).lines().map(String::from).collect();
+    lines.sort();
+    assert_eq!(lines, ["t0", "t1"]);
+    // -r: the step starts at the job's second node (salloc gives srun the job's nodes).
+    let path = format!("{}:{}", links_dir().display(), std::env::var("PATH").unwrap_or_default());
+    let args = ["-D", &dir, "-N2", "srun", "-r", "1", "sh", "-c", "echo $SLURMD_NODENAME"];
+    let out = run_with("salloc", &e.c.url, &args, &[("PATH", &path)]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "node02\n");
+    let err = e.fails("srun", &["-M", "elsewhere", "true"]);
+    assert!(err.contains("--clusters: 'elsewhere' is not a cluster this controller runs"), "{err}");
+}

@@ -1,0 +1,111 @@
+//! sbatch's options from the whole man page with the real binaries:
+//! `--mincpus` raising a job's CPUs, `--export-file` reaching the job's
+//! environment (`--reservation` is reservations_e2e.rs's).
+
+use spur_tests::cluster::Cluster;
+use spur_tests::proc::run;
+
+#[test]
+fn mincpus_and_export_file() {
+    let e = Cluster::two_nodes(|t| t, &[]);
+    let dir = e.dir.path().display().to_string();
+    let vars = e.dir.path().join("vars");
+    std::fs::write(&vars, "FROM_FILE=yes it is\nOTHER=2\n").unwrap();
+    let vars = vars.display().to_string();
+    let args = [
+        "--parsable",
+        "-D",
+        &dir,
+        "-n1",
+        "--mincpus=2",
+        "--export-file",
+        &vars,
+        "-o",
+        "env.out",
+        "--wrap=echo \"$FROM_FILE/$OTHER\"",
+    ];
+    let out = run("sbatch", &e.c.url, &args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(err, "", "every option here takes effect");
+    let id: u64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    e.wait_field(id, "%T", "COMPLETED");
+    assert_eq!(e.field(id, "%C"), "2", "one task, raised to --mincpus");
+    let got = std::fs::read_to_string(e.dir.path().join("env.out")).unwrap();
+    assert_eq!(got, "yes it is/2\n");
+}
+
+#[test]
+fn propagate_sets_the_submitter_s_soft_limits_on_the_job() {
+    let e = Cluster::two_nodes(|t| t, &[]);
+    let dir = e.dir.path().display().to_string();
+    let sbatch = spur_tests::proc::links_dir().join("sbatch").display().to_string();
+    // The submitter's shell lowers its own limit; the job sees it, and not the unnamed one.
+    let line = format!(
+        "ulimit -S -n 777 && ulimit -S -c 0 && exec {sbatch} --parsable -D {dir} --propagate=NOFILE \
+         -o limits.out --wrap='echo $(ulimit -S -n) $SLURM_RLIMIT_NOFILE ${{SLURM_RLIMIT_CORE:-none}}'"
+    );
+    let out = std::process::Command::new("sh")
+        .args(["-c", &line])
+        .env("SPUR_CONTROLLER_ADDR", &e.c.url)
+        .env_remove("SPUR_TOKEN")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let id: u64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    e.wait_field(id, "%T", "COMPLETED");
+    let got = std::fs::read_to_string(e.dir.path().join("limits.out")).unwrap();
+    assert_eq!(got, "777 777 none\n");
+}
+
+#[test]
+fn get_user_env_loads_the_login_environment_under_the_job_s() {
+    let e = Cluster::two_nodes(|t| t, &[]);
+    let dir = e.dir.path().display().to_string();
+    // The job's HOME is the submitter's (exported); its login profile sets two variables.
+    let home = e.dir.path().join("home");
+    std::fs::create_dir(&home).unwrap();
+    std::fs::write(home.join(".profile"), "export FROM_LOGIN=yes\nexport KEPT=login\n").unwrap();
+    std::fs::write(home.join(".bash_profile"), ". ~/.profile\n").unwrap();
+    let home = home.display().to_string();
+    let args =
+        ["--parsable", "-D", &dir, "--get-user-env", "-o", "login.out", "--wrap=echo $FROM_LOGIN/$KEPT"];
+    let out =
+        spur_tests::proc::run_with("sbatch", &e.c.url, &args, &[("HOME", &home), ("KEPT", "submitter")]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.stderr.is_empty(), "no warning: {}", String::from_utf8_lossy(&out.stderr));
+    let id: u64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    e.wait_field(id, "%T", "COMPLETED");
+    let got = std::fs::read_to_string(e.dir.path().join("login.out")).unwrap();
+    assert_eq!(got, "yes/submitter\n", "the login's variables fill in; sbatch's win");
+}
+
+#[test]
+fn tmp_and_layout_asks_are_checked_against_the_nodes_facts() {
+    let e = Cluster::two_nodes(|t| t, &[]);
+    // This host's /tmp and CPUs: a small ask fits and runs.
+    let id = e.sbatch(&["--tmp=1M", "--threads-per-core=1", "--cores-per-socket=1", "--wrap=true"]);
+    e.wait_field(id, "%T", "COMPLETED");
+    let err = e.fails("sbatch", &["--tmp=1000000T", "--wrap=true"]);
+    assert!(err.contains("with --tmp=1048576000000 MB and partition") && err.contains("has 0 such"), "{err}");
+    let err = e.fails("sbatch", &["--sockets-per-node=4096", "--wrap=true"]);
+    assert!(err.contains("with --sockets-per-node=4096 and partition"), "{err}");
+}
+
+#[test]
+fn overcommit_allocates_one_task_s_cpus_a_node_and_its_sruns_overcommit_too() {
+    let e = Cluster::two_nodes(|t| t, &[]);
+    let dir = e.dir.path().display().to_string();
+    let path =
+        format!("{}:{}", spur_tests::proc::links_dir().display(), std::env::var("PATH").unwrap_or_default());
+    let script = "--wrap=srun -n8 true; echo rc=$? $SLURM_OVERCOMMIT";
+    // The nodes have 4 CPUs: 8 tasks on one node fit only with -O.
+    let refused = e.fails("sbatch", &["-D", &dir, "-N1", "-n8", script]);
+    assert!(refused.contains("per node"), "{refused}");
+    let args = ["--parsable", "-D", &dir, "-N1", "-n8", "-O", "-o", "oc.out", script];
+    let out = spur_tests::proc::run_with("sbatch", &e.c.url, &args, &[("PATH", &path)]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let id: u64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    e.wait_field(id, "%T", "COMPLETED");
+    assert_eq!(std::fs::read_to_string(e.dir.path().join("oc.out")).unwrap(), "rc=0 1\n");
+}
