@@ -1,7 +1,9 @@
 //! The Python libraries that drive Slurm, from PyPI and unchanged, against a
 //! real spurctld and spurd: submitit (a function's result, `map_array`,
-//! cancel) and parsl (a SlurmProvider block with srun-launched
-//! HighThroughputExecutor workers). Each leaves no process behind.
+//! cancel), parsl (a SlurmProvider block with srun-launched
+//! HighThroughputExecutor workers), simple_slurm (a script on sbatch's stdin,
+//! `squeue --me` as CSV, srun, scancel) and dask-jobqueue (a SLURMCluster's
+//! worker job computing, then closed). Each leaves no process behind.
 //!
 //! The libraries live in a virtualenv named by `SPUR_TEST_VENV` (`.ci/run`
 //! makes it). Without it the tests are skipped with a note, except under CI.
@@ -97,4 +99,31 @@ fn parsl_slurm_provider_runs_apps_on_srun_workers() {
     assert!(rows.contains(&format!("{}|CANCELLED", block[1])), "{rows}");
     let run_dir = run_dir.display().to_string();
     wait_for("no worker left", || (!pgrep(&format!("process_worker_pool.*{run_dir}"))).then_some(()));
+}
+
+#[test]
+fn simple_slurm_sbatch_squeue_srun_and_scancel() {
+    let Some(python) = venv_python("simple_slurm") else { return };
+    let e = start();
+    let folder = e.dir.path().join("simple");
+    let out = run_script(&e, &python, "simple_slurm_check.py", &[folder.to_str().unwrap(), "batch"]);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines, ["sbatch True", "srun 0", "squeue long R", "scancel ok"], "{out}");
+    let rows = all_ended(&e);
+    assert_eq!(rows.lines().filter(|l| l.ends_with("|COMPLETED")).count(), 2, "{rows}");
+    assert_eq!(rows.lines().filter(|l| l.contains("|CANCELLED")).count(), 1, "{rows}");
+}
+
+#[test]
+fn dask_jobqueue_slurm_cluster_computes_on_its_worker_job() {
+    let Some(python) = venv_python("dask_jobqueue") else { return };
+    let e = start();
+    let folder = e.dir.path().join("dask");
+    let out = run_script(&e, &python, "dask_jobqueue_check.py", &[folder.to_str().unwrap(), "batch"]);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines, ["script True", "squares [0, 1, 4, 9]", "jobs 1", "closed"], "{out}");
+    // close() scancels the worker's job: it ends, and the worker with it.
+    let rows = all_ended(&e);
+    assert!(rows.lines().any(|l| l.contains("|CANCELLED")), "{rows}");
+    wait_for("no dask worker left", || (!pgrep("distributed.cli.dask_worker")).then_some(()));
 }

@@ -107,11 +107,12 @@ async fn watch(
     if !streams::send(&tx, nodes_event(&nodes, &jobs, None)).await {
         return;
     }
-    if !streams::send(&tx, resv_event(&jobs)).await {
-        return;
-    }
     // Empty: says job changes follow, numbered after this one.
     if !streams::send(&tx, jobs_event(&jobs, &[], jobs.seq())).await {
+        return;
+    }
+    // Then the reservations, whole (a watcher that knows no reservations skips it).
+    if !streams::send(&tx, resv_event(&jobs)).await {
         return;
     }
     loop {
