@@ -109,3 +109,22 @@ fn overcommit_allocates_one_task_s_cpus_a_node_and_its_sruns_overcommit_too() {
     e.wait_field(id, "%T", "COMPLETED");
     assert_eq!(std::fs::read_to_string(e.dir.path().join("oc.out")).unwrap(), "rc=0 1\n");
 }
+
+#[test]
+fn input_is_the_batch_script_s_standard_input() {
+    let e = Cluster::two_nodes(|t| t, &[]);
+    std::fs::write(e.dir.path().join("in.txt"), "fed through stdin\n").unwrap();
+    let id = e.sbatch(&["--input=in.txt", "-o", "cat.out", "--wrap", "cat"]);
+    e.wait_field(id, "%T", "COMPLETED");
+    let got = std::fs::read_to_string(e.dir.path().join("cat.out")).unwrap();
+    assert_eq!(got, "fed through stdin\n");
+    // Without --input the script reads nothing (/dev/null), as before.
+    let plain = e.sbatch(&["-o", "plain.out", "--wrap", "cat; echo end"]);
+    e.wait_field(plain, "%T", "COMPLETED");
+    assert_eq!(std::fs::read_to_string(e.dir.path().join("plain.out")).unwrap(), "end\n");
+    // A file that is not there fails the launch, and says which.
+    let missing = e.sbatch(&["-i", "nosuch-%j.txt", "--wrap", "cat"]);
+    e.wait_field(missing, "%T", "FAILED");
+    let shown = e.ok("scontrol", &format!("show job {missing}"));
+    assert!(shown.contains(&format!("nosuch-{missing}.txt")), "{shown}");
+}

@@ -80,7 +80,7 @@ const OWN: &[Opt<State>] = &[
         s.sub.get_user_env = true;
         Ok(())
     }),
-    ignored("i/input", "a batch script's standard input is /dev/null"),
+    value("i/input", |s, v| s.sub.spec.input = v),
     switch("O/overcommit", |s| s.sub.spec.overcommit = true),
     maybe("-/propagate", |s, v| {
         s.sub.propagate = Some(v.unwrap_or_default());

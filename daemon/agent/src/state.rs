@@ -127,6 +127,9 @@ pub struct LaunchFile {
     pub user: String,
     #[serde(default)]
     pub run_id: String,
+    /// `--input`: the script's standard input; empty: /dev/null.
+    #[serde(default)]
+    pub stdin_path: String,
 }
 
 impl From<&pb::Launch> for LaunchFile {
@@ -145,6 +148,7 @@ impl From<&pb::Launch> for LaunchFile {
             gid: l.gid,
             user: l.user.clone(),
             run_id: l.run_id.clone(),
+            stdin_path: l.stdin_path.clone(),
         }
     }
 }

@@ -193,7 +193,8 @@ impl Job<'_> {
         let spec = ExecSpec {
             user: self.run_as.cloned(),
             cgroup_procs: cgroup.as_ref().map(JobCgroup::procs_file),
-            stdin: Some("/dev/null".into()),
+            // --input, opened after the drop as the job's user; else nothing to read.
+            stdin: Some(if l.stdin_path.is_empty() { "/dev/null".into() } else { l.stdin_path.clone() }),
             stdout: Some(Output { path: l.stdout_path.clone(), append: l.append_output }),
             stderr: Some(Output { path: self.err_path().to_string(), append: l.append_output }),
             workdir: l.workdir.clone(),

@@ -66,6 +66,7 @@ impl Extras {
             no_kill: s.no_kill,
             ntasks_per_core: s.ntasks_per_core,
             ntasks_per_socket: s.ntasks_per_socket,
+            input: s.input.trim().to_string(),
         };
         Ok((x != Extras::default()).then(|| Box::new(x)))
     }

@@ -105,6 +105,9 @@ pub(crate) fn launch(j: &JobRecord) -> pb::AgentCommand {
         if p.starts_with('/') || j.workdir.is_empty() { p } else { format!("{}/{p}", j.workdir) }
     };
     let stdout = path(&j.stdout_path);
+    // --input: the same patterns and directory as the output's; none is /dev/null.
+    let stdin =
+        j.extra.as_ref().map(|x| x.input.as_str()).filter(|i| !i.is_empty()).map(path).unwrap_or_default();
     let stderr = if j.stderr_path.is_empty() { stdout.clone() } else { path(&j.stderr_path) };
     pb::AgentCommand {
         cmd: Some(pb::agent_command::Cmd::Launch(pb::Launch {
@@ -121,6 +124,7 @@ pub(crate) fn launch(j: &JobRecord) -> pb::AgentCommand {
             gid: j.gid,
             user: j.user.clone(),
             run_id: j.run_id.clone(),
+            stdin_path: stdin,
         })),
     }
 }

@@ -60,6 +60,9 @@ pub struct Extras {
     /// `--ntasks-per-core`, `--ntasks-per-socket`: the most tasks a core or socket runs.
     pub ntasks_per_core: u32,
     pub ntasks_per_socket: u32,
+    /// `-i/--input`: the batch script's standard input, a path pattern as given.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub input: String,
 }
 
 /// What a record of an array knows of it.

@@ -368,6 +368,7 @@ fn extras_spec(x: Option<&crate::jobs::extras::Extras>) -> pb::JobSpec {
         no_kill: x.no_kill,
         ntasks_per_core: x.ntasks_per_core,
         ntasks_per_socket: x.ntasks_per_socket,
+        input: x.input.clone(),
         ..pb::JobSpec::default()
     }
 }
