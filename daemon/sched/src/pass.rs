@@ -178,6 +178,7 @@ impl<'a> Pass<'a> {
         }
         Pass {
             walled_fit: HashMap::new(),
+            member_fail: HashMap::new(),
             windows,
             snap,
             now,
@@ -231,7 +232,7 @@ impl<'a> Pass<'a> {
     }
 
     pub(super) fn try_job(&mut self, job: &'a Job, sc: u32, part: Option<u32>) -> Result<Picked, Reason> {
-        self.checks(job, sc as usize, part)?;
+        let member = self.checks(job, sc as usize, part)?;
         let Some(p) = part else {
             return Err(Reason::new(
                 C::PartitionConfig,
@@ -242,7 +243,7 @@ impl<'a> Pass<'a> {
         // no more of them than it has room for, and placement tries again.
         let (mut keep_off, mut tries) = (vec![], 0);
         loop {
-            let picked = self.place(job, sc as usize, p as usize, &keep_off)?;
+            let picked = self.place(job, sc as usize, p as usize, &keep_off, member)?;
             match self.licenses.fit(job, &picked) {
                 Ok(lic) => return Ok((picked, lic)),
                 Err(r) if tries == HRES_TRIES || !self.licenses.narrow(job, &picked, &mut keep_off) => {
@@ -254,7 +255,8 @@ impl<'a> Pass<'a> {
     }
 
     /// Everything short of placement, in the order a reader expects the blocker named.
-    fn checks(&self, job: &Job, sc: usize, part: Option<u32>) -> Result<(), Reason> {
+    /// Also the reservation the job runs in, once it may (looked up once a job).
+    fn checks(&self, job: &Job, sc: usize, part: Option<u32>) -> Result<Option<u16>, Reason> {
         if let Some(a) = job.array.filter(|a| a.startable(0) == 0) {
             return Err(throttled(a, 0));
         }
@@ -345,7 +347,8 @@ impl<'a> Pass<'a> {
             self.scopes.groups[g as usize].check(&ask).map_or(Ok(()), Err)?;
         }
         self.licenses.check(job)?;
-        self.held_licenses(job, member)
+        self.held_licenses(job, member)?;
+        Ok(member)
     }
 
     /// The reservation a job asks for, once it may run there: refused
@@ -430,7 +433,14 @@ impl<'a> Pass<'a> {
         Ok(())
     }
 
-    fn place(&mut self, job: &'a Job, sc: usize, pi: usize, keep_off: &[u32]) -> Result<Vec<u32>, Reason> {
+    fn place(
+        &mut self,
+        job: &'a Job,
+        sc: usize,
+        pi: usize,
+        keep_off: &[u32],
+        member: Option<u16>,
+    ) -> Result<Vec<u32>, Reason> {
         let backfill = self.snap.config.backfill_enabled;
         let p: &'a Partition = self.parts[pi].p;
         let pname = p.name.as_str();
@@ -491,8 +501,13 @@ impl<'a> Pass<'a> {
                 self.scopes.groups[g as usize].node_allowance().filter(|a| *a < need as u64).map(|a| (g, a))
             })
             .collect();
-        let member = self.member_of(job)?;
         let simple = required.is_empty() && tight.is_empty() && !self.held && member.is_none();
+        // A reservation's jobs of one shape: once one found no room in it, the rest find none (room only shrinks).
+        if let Some(r) =
+            member.and_then(|k| self.member_fail.get(&(k, shape))).filter(|_| required.is_empty())
+        {
+            return Err(r.clone());
+        }
         if simple && let Some(by) = self.failures(pi, class).recall(&shape, end_ms) {
             return Err(match by {
                 Blocker::NoRoom => Reason::new(C::Resources, self.no_room_facts(pi, &shape, None)),
@@ -577,10 +592,14 @@ impl<'a> Pass<'a> {
             };
             self.failures(pi, class).remember(shape, end_ms, by);
         }
-        Err(match only_reserved {
+        let reason = match only_reserved {
             true => self.reserved_reason(pick.reserved_by),
             false => self.no_room(job, pi, class, &shape, &required, &excluded),
-        })
+        };
+        if let Some(k) = member.filter(|_| required.is_empty() && excluded.is_empty()) {
+            self.member_fail.insert((k, shape), reason.clone());
+        }
+        Err(reason)
     }
 
     /// The groups' occupied nodes in this partition, those shared by most tight groups first.

@@ -69,6 +69,8 @@ pub(super) struct Pass<'a> {
     /// would take the shape, and the first window: what scans that skip
     /// those nodes say instead. Cleared when a job starts in a window.
     pub walled_fit: HashMap<WalledKey, (usize, Option<u16>)>,
+    /// A reservation's jobs that found no room in it this pass, by shape, and why.
+    pub member_fail: HashMap<(u16, super::job::Shape), crate::reason::Reason>,
     pub marks: Marks,
     /// Reservation holders: expected start and partition.
     pub resv: HashMap<JobId, (Option<i64>, &'a str)>,
