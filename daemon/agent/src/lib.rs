@@ -40,8 +40,10 @@ pub mod rlimits;
 pub mod runas;
 pub mod script;
 pub mod state;
+pub mod stdin;
 pub mod stepd;
 pub mod task_env;
+pub mod task_files;
 pub mod tasks;
 pub mod usage;
 pub mod userenv;
@@ -322,6 +324,10 @@ async fn session(
                 // Awaited in order: a copy's pieces are written as they were sent.
                 Ok(Some(pb::AgentCommand { cmd: Some(pb::agent_command::Cmd::BcastFile(b)) })) => {
                     copies.piece(b, &link).await;
+                }
+                // Awaited in order: a piece of srun's stdin waits for room in its step's queue.
+                Ok(Some(pb::AgentCommand { cmd: Some(pb::agent_command::Cmd::StepStdin(s)) })) => {
+                    exec.tasks.feeds.piece(s).await;
                 }
                 Ok(Some(pb::AgentCommand { cmd: Some(pb::agent_command::Cmd::SampleSteps(s)) })) => {
                     tokio::spawn(report_use(exec.tasks.clone(), s, link.clone()));

@@ -13,15 +13,17 @@
 
 use super::cgroup::JobCgroup;
 use super::link::Link;
-use super::runas::{ExecSpec, Output, RunAs};
+use super::runas::{ExecSpec, RunAs};
 use super::state::{StateDir, alive, start_time, write_atomic};
+use super::stdin::Feeds;
+use super::task_files::Outputs;
 use crate::task_env::task_env;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use serde::{Deserialize, Serialize};
 use spur_hres_lua::node::PREP_ENV;
 use spur_proto::v1 as pb;
-use spur_vocab::jobs::{PathVars, StepVars, expand_step_path};
+use spur_vocab::jobs::{PathVars, StepVars};
 use std::collections::HashMap;
 use std::os::unix::process::ExitStatusExt;
 use std::process::Stdio;
@@ -97,11 +99,13 @@ type Placed = HashMap<(u64, u32, String), Vec<(u32, i32)>>;
 pub struct StepTasks {
     state: StateDir,
     placed: Arc<Mutex<Placed>>,
+    /// srun's stdin for the steps here that take it.
+    pub feeds: Feeds,
 }
 
 impl StepTasks {
     pub fn new(state: StateDir) -> StepTasks {
-        StepTasks { state, placed: Arc::default() }
+        StepTasks { state, placed: Arc::default(), feeds: Feeds::default() }
     }
 
     fn placed(&self) -> std::sync::MutexGuard<'_, Placed> {
@@ -173,10 +177,19 @@ impl StepTasks {
     /// Starts the tasks of `l` and relays them until they end.
     pub fn launch(&self, l: pb::LaunchStep, cgroup: Option<JobCgroup>, link: Link) {
         let me = self.clone();
-        tokio::spawn(async move { me.run(l, cgroup, link).await });
+        // Opened now: srun's first piece may be the next command.
+        let feed =
+            (!l.stdin_tasks.is_empty()).then(|| self.feeds.open((l.job_id, l.step_id, l.node.clone())));
+        tokio::spawn(async move { me.run(l, cgroup, link, feed).await });
     }
 
-    async fn run(&self, l: pb::LaunchStep, cgroup: Option<JobCgroup>, link: Link) {
+    async fn run(
+        &self,
+        l: pb::LaunchStep,
+        cgroup: Option<JobCgroup>,
+        link: Link,
+        feed: Option<mpsc::Receiver<Vec<u8>>>,
+    ) {
         let (tx, rx) = mpsc::channel::<pb::StepReport>(REPORTS);
         let mut client = link.client.clone();
         let mut call =
@@ -198,6 +211,7 @@ impl StepTasks {
         let mut placed = vec![];
         let mut file = StepFile { job_id: l.job_id, step_id: l.step_id, node: l.node.clone(), tasks: vec![] };
         let mut outputs = Outputs::default();
+        let mut pipes = vec![];
         let hres = match super::hres::Hres::for_step(&self.state.hres_path(l.job_id, &l.node), &l) {
             Ok(h) => h.map(std::sync::Arc::new),
             Err(f) => {
@@ -210,7 +224,8 @@ impl StepTasks {
         for (local, &task) in l.tasks.iter().enumerate().filter(|_| !hres_failed) {
             let local = u32::try_from(local).unwrap_or(u32::MAX);
             match self.spawn(&l, local, task, cgroup.as_ref(), &mut outputs, hres.as_deref()) {
-                Ok(child) => {
+                Ok(mut child) => {
+                    pipes.extend(child.stdin.take());
                     let pgid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
                     file.tasks.push((pgid, start_time(pgid).unwrap_or(0)));
                     placed.push((task, pgid));
@@ -242,6 +257,9 @@ impl StepTasks {
         }
         let where_ = (l.job_id, l.step_id, l.node.clone());
         self.placed().insert(where_.clone(), placed);
+        if let Some(feed) = feed {
+            tokio::spawn(super::stdin::write(feed, pipes));
+        }
         drop(tx);
         let all = futures_util::future::join_all(waits);
         tokio::pin!(all);
@@ -264,6 +282,7 @@ impl StepTasks {
             }
         }
         self.placed().remove(&where_);
+        self.feeds.close(&where_);
         let _ = std::fs::remove_file(path);
     }
 
@@ -323,7 +342,9 @@ impl StepTasks {
         let mut std_cmd = spec.command(step_env(&self.state, l), false).map_err(fail)?;
         std_cmd.envs(task_env(l.node_index, &l.node, local, task, &l.tasks));
         let mut cmd = tokio::process::Command::from(std_cmd);
-        cmd.stdin(Stdio::null())
+        // srun's stdin feeds the tasks LaunchStep names (through the trampoline, which keeps it).
+        let stdin = if l.stdin_tasks.contains(&task) { Stdio::piped() } else { Stdio::null() };
+        cmd.stdin(stdin)
             .stdout(piped(stdout, out_named))
             // The trampoline's own errors reach srun through it when the task's stderr is a file.
             .stderr(piped(stderr, false))
@@ -350,53 +371,6 @@ async fn fail_all(l: &pb::LaunchStep, tx: &mpsc::Sender<pb::StepReport>, message
         let _ = tx.send(pb::StepReport { task, stderr, ..Default::default() }).await;
         let exit = Some(pb::TaskExit { exit_code: 1, signal: 0 });
         let _ = tx.send(pb::StepReport { task, exit, ..Default::default() }).await;
-    }
-}
-
-/// The files of one node's tasks: each distinct path emptied once, then
-/// opened for appending by every task writing to it.
-#[derive(Default)]
-struct Outputs(Vec<String>);
-
-impl Outputs {
-    /// The file `pattern` names for one task; None: the stream.
-    fn path(pattern: &str, vars: &PathVars, at: &StepVars, workdir: &str) -> Option<String> {
-        if pattern.is_empty() {
-            return None;
-        }
-        let path = expand_step_path(pattern, vars, at);
-        Some(if !path.starts_with('/') && !workdir.is_empty() { format!("{workdir}/{path}") } else { path })
-    }
-
-    /// For the trampoline of a task running as another user: the first task
-    /// naming a file empties it, the others append (they start after it).
-    fn spec(&mut self, pattern: &str, vars: &PathVars, at: &StepVars, workdir: &str) -> Option<Output> {
-        let path = Self::path(pattern, vars, at, workdir)?;
-        let append = self.0.contains(&path);
-        if !append {
-            self.0.push(path.clone());
-        }
-        Some(Output { path, append })
-    }
-
-    /// The file `pattern` names for one task (None: the stream), its directories made.
-    fn open(
-        &mut self,
-        pattern: &str,
-        vars: &PathVars,
-        at: &StepVars,
-        workdir: &str,
-    ) -> Result<Option<std::fs::File>, (String, i32)> {
-        let Some(path) = Self::path(pattern, vars, at, workdir) else { return Ok(None) };
-        let fail = |e: std::io::Error| (format!("spurd: error: cannot open {path}: {e}\n"), 1);
-        if let Some(dir) = std::path::Path::new(&path).parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(fail)?;
-        }
-        if !self.0.contains(&path) {
-            std::fs::File::create(&path).map_err(fail)?;
-            self.0.push(path.clone());
-        }
-        std::fs::OpenOptions::new().append(true).open(&path).map(Some).map_err(fail)
     }
 }
 

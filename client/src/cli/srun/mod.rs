@@ -11,6 +11,7 @@
 //! - [`session`]: the step's stream: events in, Ctrl-C and other signals out.
 //! - [`multiprog`]: `--multi-prog`'s file, and `--task-prolog`/`--task-epilog`'s wrapper.
 
+pub mod input;
 pub mod multiprog;
 pub mod output;
 pub mod session;
@@ -98,7 +99,7 @@ const OWN: &[Opt<Args>] = &[
     value("-/task-prolog", |a, v| a.task_prolog = Some(v)),
     ignored_switch("-/external-launcher", "steps are launched by Spur's node agents only"),
     maybe("I/immediate", |a, v| super::family::immediate(v).map(|n| a.immediate = Some(n))),
-    ignored("i/input", "the tasks' standard input is /dev/null"),
+    check("i/input", |a, v| input::parse(&v).map(|i| a.input = i)),
     ignored("-/msg-timeout", TIMEOUTS),
     switch("-/multi-prog", |a| a.multi_prog = true),
     ignored_switch("Z/no-allocate", "steps run only inside an allocation"),
@@ -155,6 +156,8 @@ pub struct Args {
     pub label: bool,
     pub output: String,
     pub error: String,
+    /// `-i/--input`: which tasks srun's stdin (or a file) feeds.
+    pub input: input::Input,
     pub export: Option<String>,
     pub kill_on_bad_exit: Option<bool>,
     pub overcommit: bool,
@@ -385,6 +388,7 @@ pub fn step(
         release,
         overcommit: a.overcommit,
         hold: false,
+        input: a.input.tasks.clone(),
     })
 }
 

@@ -4,7 +4,8 @@
 //! events come down: queued, started, output, task ends, the step's end.
 //! srun's signals go up the same stream: Ctrl-C sends SIGINT to the tasks,
 //! a second within a second cancels the step; SIGTERM, SIGHUP, SIGQUIT,
-//! SIGUSR1 and SIGUSR2 are forwarded as they come.
+//! SIGUSR1 and SIGUSR2 are forwarded as they come. So is srun's stdin, once
+//! the step has started (see [`super::input`]).
 
 use super::output::{self, Dest, Sink};
 use super::{Args, allocation, step, workdir};
@@ -157,6 +158,13 @@ impl Ctx<'_> {
         Ok(Sink::new(out.unwrap_or(Dest::Stdout), err.unwrap_or(Dest::Stderr), self.a.label, ntasks))
     }
 
+    /// srun's stdin (or `--input`'s file) to the tasks, once the step has started.
+    fn feed(&self, step: u32, tx: &mpsc::Sender<pb::StepInput>) -> Result<(), String> {
+        let name = super::name(self.a);
+        let vars = PathVars { job_id: self.job, user: &self.user, name: &name, node: "", array: None };
+        self.a.input.start(&vars, step, &self.workdir, tx)
+    }
+
     async fn drive(
         &self,
         c: &mut Clients,
@@ -199,6 +207,9 @@ impl Ctx<'_> {
                     if matches!(e, pb::step_event::Event::TaskEnded(_)) && !waited {
                         waited = true;
                         wait_end = self.a.wait.map(|n| tokio::time::Instant::now() + Duration::from_secs(n));
+                    }
+                    if let pb::step_event::Event::Started(s) = &e {
+                        self.feed(s.step_id, &tx)?;
                     }
                     if let Some(code) = self.event(e, &mut sink)? {
                         return Ok(code);

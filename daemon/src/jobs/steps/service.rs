@@ -6,6 +6,7 @@
 
 use super::layout::Shape;
 use super::live::{Next, RELAY_QUEUE, Relay, signal_step};
+use super::stdin::{Feed, MAX_STDIN_CHUNK, piece};
 use crate::accounting::Caller;
 use crate::auth::Role;
 use crate::error::{Error, Result};
@@ -111,6 +112,9 @@ impl JobService {
             tasks_per_node: shape.tasks.clone(),
         };
         let _ = tx.send(event(pb::step_event::Event::Started(started))).await;
+        // Known valid: the step started with it.
+        let feed = Feed::parse(&req.input, shape.ntasks()).unwrap_or(Feed::None);
+        let stdin_nodes = feed.nodes(&shape);
         let mut open = true;
         loop {
             tokio::select! {
@@ -133,6 +137,17 @@ impl JobService {
                     }
                     Some(Ok(pb::StepInput { input: Some(pb::step_input::Input::Cancel(true)) })) => {
                         self.cancel_step(job, step).await;
+                    }
+                    Some(Ok(pb::StepInput { input: Some(pb::step_input::Input::Stdin(data)) })) => {
+                        if data.len() > MAX_STDIN_CHUNK {
+                            let why = format!("stdin: a piece of {} bytes; at most {MAX_STDIN_CHUNK}", data.len());
+                            let _ = tx.send(Err(Status::invalid_argument(why))).await;
+                            return self.srun_gone(job, step, req.release).await;
+                        }
+                        self.stdin(job, step, &stdin_nodes, data, false).await;
+                    }
+                    Some(Ok(pb::StepInput { input: Some(pb::step_input::Input::StdinEof(true)) })) => {
+                        self.stdin(job, step, &stdin_nodes, vec![], true).await;
                     }
                     Some(Ok(_)) => {}
                     // srun has nothing more to say; it still listens.
@@ -302,6 +317,16 @@ impl JobService {
                 .collect(),
         );
         let _ = self.apply(fx, Held::none(), |_| {}).await;
+    }
+
+    /// A piece of srun's stdin (or its end) to the agents of `nodes`, awaited:
+    /// srun's stream is read no faster than their command queues take it.
+    async fn stdin(&self, job: u64, step: u32, nodes: &[String], data: Vec<u8>, eof: bool) {
+        for node in nodes {
+            if let Err(e) = self.link.send(node, piece(job, step, node, data.clone(), eof)).await {
+                tracing::debug!(job, step, node, error = %e, "srun's stdin not delivered");
+            }
+        }
     }
 
     /// srun's Ctrl-C, scancel --signal: the signal to the step's tasks.
