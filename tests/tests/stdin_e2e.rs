@@ -3,7 +3,8 @@
 //! `--input=none` gives /dev/null (the step ends with srun's stdin still
 //! open); `--input=all` and a task id choose the tasks; a file srun reads
 //! goes to every task; megabytes go through `cat` and back whole (the
-//! relay is bounded and does not deadlock).
+//! relay is bounded and does not deadlock). `--pty` runs task 0 on a
+//! terminal and gives srun's back as it found it.
 
 use spur_tests::cluster::Cluster;
 use spur_tests::proc::{client, wait_for};
@@ -93,4 +94,85 @@ fn input_none_ends_at_once_with_srun_s_stdin_still_open() {
     let mut err = String::new();
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
     assert!(status.success(), "{err}");
+}
+
+#[test]
+fn pty_runs_task_0_on_a_terminal_and_restores_srun_s() {
+    // srun needs a terminal of its own: script(1) gives it one.
+    let script = std::process::Command::new("script").arg("--version").output();
+    if !std::path::Path::new("/dev/ptmx").exists() || script.is_err() {
+        eprintln!("no /dev/ptmx or no script(1) here: skipped");
+        return;
+    }
+    let e = start();
+    let srun = spur_tests::proc::links_dir().join("srun").display().to_string();
+    let dir = e.dir.path().display().to_string();
+    // The terminal's settings before and after: srun's raw mode is undone.
+    let line = format!(
+        "stty -g; {srun} -D {dir} --pty -n2 sh -c 'tty; echo task=$SLURM_PROCID'; echo code=$?; stty -g"
+    );
+    let mut child = std::process::Command::new("script")
+        .args(["-qfec", &line, "/dev/null"])
+        .env("SPUR_CONTROLLER_ADDR", &e.c.url)
+        .env_remove("SPUR_TOKEN")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("script");
+    // Held open: at the end of its input script would type an end-of-file of its own.
+    let _held = child.stdin.take();
+    let out = child.wait_with_output().expect("script's output");
+    let all = text(&out.stdout);
+    let lines: Vec<&str> = all.lines().map(|l| l.trim_end_matches('\r')).collect();
+    assert!(lines.iter().any(|l| l.starts_with("/dev/pts/")), "task 0's tty names a pty: {all}");
+    assert!(lines.contains(&"task=0") && !lines.contains(&"task=1"), "only task 0's output: {all}");
+    assert!(lines.contains(&"code=0"), "{all}");
+    let settings: Vec<&&str> = lines.iter().filter(|l| l.contains(':') && !l.contains(' ')).collect();
+    assert_eq!(settings.len(), 2, "{all}");
+    assert_eq!(settings[0], settings[1], "srun's terminal restored: {all}");
+}
+
+#[test]
+fn pty_keys_reach_task_0_and_end_of_file_ends_it() {
+    if !std::path::Path::new("/dev/ptmx").exists()
+        || std::process::Command::new("script").arg("-V").output().is_err()
+    {
+        eprintln!("no /dev/ptmx or no script(1) here: skipped");
+        return;
+    }
+    let e = start();
+    let srun = spur_tests::proc::links_dir().join("srun").display().to_string();
+    let dir = e.dir.path().display().to_string();
+    let line = format!(
+        "{srun} -D {dir} --pty sh -c 'echo ready; read x; echo got=$x; cat; echo cat-ended'; echo code=$?"
+    );
+    let mut child = std::process::Command::new("script")
+        .args(["-qfec", &line, "/dev/null"])
+        .env("SPUR_CONTROLLER_ADDR", &e.c.url)
+        .env_remove("SPUR_TOKEN")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("script");
+    let mut keys = child.stdin.take().unwrap();
+    let mut screen = child.stdout.take().unwrap();
+    // Typed once the task runs, so srun's terminal is raw by then (keys
+    // typed before would be its own line editing's, not the task's).
+    let mut all = Vec::new();
+    let mut byte = [0u8; 1];
+    while !String::from_utf8_lossy(&all).contains("ready\r\n") {
+        let n = std::io::Read::read(&mut screen, &mut byte).unwrap();
+        assert!(n == 1, "script ended early: {}", text(&all));
+        all.push(byte[0]);
+    }
+    // A line, then ^D: the task's terminal reads it as the end of cat's input.
+    keys.write_all(b"hello\n").unwrap();
+    keys.write_all(&[4]).unwrap();
+    std::io::Read::read_to_end(&mut screen, &mut all).unwrap();
+    let _ = child.wait();
+    let all = text(&all);
+    let lines: Vec<&str> = all.lines().map(|l| l.trim_end_matches('\r')).collect();
+    assert!(lines.contains(&"got=hello"), "{all}");
+    assert!(lines.contains(&"cat-ended") && lines.contains(&"code=0"), "{all}");
+    drop(keys);
 }

@@ -36,6 +36,7 @@ pub mod facts;
 pub mod facts_file;
 pub mod hres;
 pub mod link;
+pub mod pty;
 pub mod rlimits;
 pub mod runas;
 pub mod script;

@@ -11,6 +11,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use tokio::fs::File;
 use tokio::io::AsyncWriteExt;
 use tokio::process::ChildStdin;
 use tokio::sync::mpsc;
@@ -59,10 +60,12 @@ impl Feeds {
     }
 }
 
-/// Writes the feed's pieces to each pipe in order until the feed closes. A
-/// pipe whose task has gone (or closed its stdin) is dropped; the feed is
-/// still read, so the agent's commands never wait on it.
-pub async fn write(mut rx: mpsc::Receiver<Vec<u8>>, mut pipes: Vec<ChildStdin>) {
+/// Writes the feed's pieces to each pipe (and `--pty`'s terminal) in order
+/// until the feed closes. A pipe whose task has gone (or closed its stdin)
+/// is dropped; the feed is still read, so the agent's commands never wait on
+/// it. At the end the pipes close; the terminal gets its end-of-file
+/// character (^D), as a terminal's reader sees the end of its input.
+pub async fn write(mut rx: mpsc::Receiver<Vec<u8>>, mut pipes: Vec<ChildStdin>, mut tty: Option<File>) {
     while let Some(data) = rx.recv().await {
         let mut kept = Vec::with_capacity(pipes.len());
         for mut p in pipes {
@@ -71,8 +74,21 @@ pub async fn write(mut rx: mpsc::Receiver<Vec<u8>>, mut pipes: Vec<ChildStdin>) 
             }
         }
         pipes = kept;
+        if let Some(t) = tty.as_mut()
+            && (t.write_all(&data).await.is_err() || t.flush().await.is_err())
+        {
+            tty = None;
+        }
+    }
+    drop(pipes);
+    if let Some(mut t) = tty {
+        let _ = t.write_all(&[EOF_CHAR]).await;
+        let _ = t.flush().await;
     }
 }
+
+/// A terminal's VEOF (^D).
+const EOF_CHAR: u8 = 4;
 
 #[cfg(test)]
 mod tests {
@@ -92,7 +108,7 @@ mod tests {
             .spawn()
             .expect("cat");
         let pipe = child.stdin.take().unwrap();
-        let writer = tokio::spawn(write(rx, vec![pipe]));
+        let writer = tokio::spawn(write(rx, vec![pipe], None));
         let piece = |data: &[u8], eof| StepStdin {
             job_id: 7,
             step_id: 0,

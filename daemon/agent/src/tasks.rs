@@ -212,6 +212,7 @@ impl StepTasks {
         let mut file = StepFile { job_id: l.job_id, step_id: l.step_id, node: l.node.clone(), tasks: vec![] };
         let mut outputs = Outputs::default();
         let mut pipes = vec![];
+        let mut tty = None;
         let hres = match super::hres::Hres::for_step(&self.state.hres_path(l.job_id, &l.node), &l) {
             Ok(h) => h.map(std::sync::Arc::new),
             Err(f) => {
@@ -224,13 +225,19 @@ impl StepTasks {
         for (local, &task) in l.tasks.iter().enumerate().filter(|_| !hres_failed) {
             let local = u32::try_from(local).unwrap_or(u32::MAX);
             match self.spawn(&l, local, task, cgroup.as_ref(), &mut outputs, hres.as_deref()) {
-                Ok(mut child) => {
+                Ok((mut child, master)) => {
                     pipes.extend(child.stdin.take());
+                    // --pty: the master is read for the task's output and written with srun's stdin.
+                    let master = master.and_then(|m| Some((m.try_clone().ok()?, m)));
+                    let out = master.map(|(r, w)| {
+                        tty = Some(tokio::fs::File::from_std(std::fs::File::from(w)));
+                        tokio::fs::File::from_std(std::fs::File::from(r))
+                    });
                     let pgid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
                     file.tasks.push((pgid, start_time(pgid).unwrap_or(0)));
                     placed.push((task, pgid));
                     let (h, env) = (hres.clone(), step_env(&self.state, &l));
-                    let watched = watch(child, pgid, task, tx.clone());
+                    let watched = watch(child, pgid, task, tx.clone(), out);
                     waits.push(tokio::spawn(async move {
                         watched.await;
                         // The task epilog, once the task exited; failures are logged.
@@ -258,7 +265,7 @@ impl StepTasks {
         let where_ = (l.job_id, l.step_id, l.node.clone());
         self.placed().insert(where_.clone(), placed);
         if let Some(feed) = feed {
-            tokio::spawn(super::stdin::write(feed, pipes));
+            tokio::spawn(super::stdin::write(feed, pipes, tty));
         }
         drop(tx);
         let all = futures_util::future::join_all(waits);
@@ -286,8 +293,9 @@ impl StepTasks {
         let _ = std::fs::remove_file(path);
     }
 
-    /// Starts task `task` (the `local`th here); an error is what its stderr
-    /// says and its exit code (the errno, as Slurm's exec failure).
+    /// Starts task `task` (the `local`th here), and with `--pty` for task 0
+    /// the terminal's master; an error is what its stderr says and its exit
+    /// code (the errno, as Slurm's exec failure).
     fn spawn(
         &self,
         l: &pb::LaunchStep,
@@ -296,7 +304,7 @@ impl StepTasks {
         cgroup: Option<&JobCgroup>,
         outputs: &mut Outputs,
         hres: Option<&super::hres::Hres>,
-    ) -> Result<tokio::process::Child, (String, i32)> {
+    ) -> Result<(tokio::process::Child, Option<std::os::fd::OwnedFd>), (String, i32)> {
         let prog = l.argv.first().cloned().unwrap_or_default();
         let argv = match hres {
             // The task prolog as root first; the user task prolog runs in the task's process.
@@ -338,20 +346,37 @@ impl StepTasks {
             (None, false) => Stdio::piped(),
         };
         let out_named = spec.stdout.is_some();
+        let pty = if l.pty && task == 0 {
+            Some(super::pty::open(l.pty_rows, l.pty_cols).map_err(fail)?)
+        } else {
+            None
+        };
+        spec.tty = pty.as_ref().map(|p| p.path.clone());
         spec.user = run_as;
         let mut std_cmd = spec.command(step_env(&self.state, l), false).map_err(fail)?;
         std_cmd.envs(task_env(l.node_index, &l.node, local, task, &l.tasks));
         let mut cmd = tokio::process::Command::from(std_cmd);
-        // srun's stdin feeds the tasks LaunchStep names (through the trampoline, which keeps it).
-        let stdin = if l.stdin_tasks.contains(&task) { Stdio::piped() } else { Stdio::null() };
-        cmd.stdin(stdin)
-            .stdout(piped(stdout, out_named))
-            // The trampoline's own errors reach srun through it when the task's stderr is a file.
-            .stderr(piped(stderr, false))
-            .process_group(0)
-            .kill_on_drop(false);
-        cmd.spawn()
-            .map_err(|e| (format!("spurd: error: execve(): {prog}: {e}\n"), e.raw_os_error().unwrap_or(1)))
+        cmd.kill_on_drop(false);
+        match &pty {
+            // The terminal is all three; the trampoline's setsid makes its process group.
+            Some(p) => {
+                let io = || p.slave.try_clone().map(Stdio::from).map_err(|e| fail(format!("pty: {e}")));
+                cmd.stdin(io()?).stdout(io()?).stderr(io()?);
+            }
+            None => {
+                // srun's stdin feeds the tasks LaunchStep names (through the trampoline, which keeps it).
+                let stdin = if l.stdin_tasks.contains(&task) { Stdio::piped() } else { Stdio::null() };
+                cmd.stdin(stdin)
+                    .stdout(piped(stdout, out_named))
+                    // The trampoline's own errors reach srun through it when the task's stderr is a file.
+                    .stderr(piped(stderr, false))
+                    .process_group(0);
+            }
+        }
+        let child = cmd
+            .spawn()
+            .map_err(|e| (format!("spurd: error: execve(): {prog}: {e}\n"), e.raw_os_error().unwrap_or(1)))?;
+        Ok((child, pty.map(|p| p.master)))
     }
 }
 
@@ -376,8 +401,19 @@ async fn fail_all(l: &pb::LaunchStep, tx: &mpsc::Sender<pb::StepReport>, message
 
 /// Relays a task's output until it ends, then its end. What the task left
 /// running in its process group goes with it.
-async fn watch(mut child: tokio::process::Child, pgid: i32, task: u32, tx: mpsc::Sender<pb::StepReport>) {
-    let out = child.stdout.take().map(|r| tokio::spawn(relay(r, task, false, tx.clone())));
+/// `tty`: the master of `--pty`'s terminal, the task's output.
+async fn watch(
+    mut child: tokio::process::Child,
+    pgid: i32,
+    task: u32,
+    tx: mpsc::Sender<pb::StepReport>,
+    tty: Option<tokio::fs::File>,
+) {
+    let out = match (child.stdout.take(), tty) {
+        (Some(r), _) => Some(tokio::spawn(relay(r, task, false, tx.clone()))),
+        (None, Some(t)) => Some(tokio::spawn(relay(t, task, false, tx.clone()))),
+        (None, None) => None,
+    };
     let err = child.stderr.take().map(|r| tokio::spawn(relay(r, task, true, tx.clone())));
     let status = child.wait().await;
     if pgid > 0 {

@@ -8,12 +8,13 @@
 //!
 //! The reading is a thread of its own, bounded by the step's stream: a piece
 //! waits until the stream takes it, so srun stops reading when the tasks do.
-//! The end of the input closes the tasks' stdin.
+//! The end of the input closes the tasks' stdin. With `--pty` srun's stdin
+//! goes to task 0, on its terminal, and srun's own terminal is raw meanwhile.
 
 use super::on_nodes;
 use crate::vocab::jobs::{PathVars, StepVars, expand_step_path};
 use spur_proto::v1 as pb;
-use std::io::Read;
+use std::io::{IsTerminal, Read};
 use tokio::sync::mpsc;
 
 /// The largest piece of input one message carries (the controller's limit).
@@ -43,6 +44,34 @@ pub fn parse(v: &str) -> Result<Input, String> {
             "--input: '{f}': %t, %n and %N are not supported (srun reads one file and sends it to every task)"
         )),
         f => Ok(Input { tasks: "all".into(), file: Some(f.into()) }),
+    }
+}
+
+/// srun's terminal size as (rows, cols); (0, 0) when stdin is no terminal.
+pub fn window() -> (u32, u32) {
+    if !std::io::stdin().is_terminal() {
+        return (0, 0);
+    }
+    crossterm::terminal::size().map_or((0, 0), |(cols, rows)| (u32::from(rows), u32::from(cols)))
+}
+
+/// `--pty`: srun's terminal in raw mode (keys go to the task as typed, Ctrl-C
+/// too) while it lives; restored when it is dropped, on every way out of
+/// the step's loop. None when stdin is no terminal.
+pub struct Raw(());
+
+impl Raw {
+    pub fn enter() -> Option<Raw> {
+        if !std::io::stdin().is_terminal() {
+            return None;
+        }
+        crossterm::terminal::enable_raw_mode().ok().map(|()| Raw(()))
+    }
+}
+
+impl Drop for Raw {
+    fn drop(&mut self) {
+        let _ = crossterm::terminal::disable_raw_mode();
     }
 }
 

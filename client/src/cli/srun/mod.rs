@@ -107,7 +107,7 @@ const OWN: &[Opt<Args>] = &[
         a.propagate = Some(v.unwrap_or_default());
         Ok(())
     }),
-    ignored_switch("-/pty", "task output is relayed through the controller, not a terminal"),
+    switch("-/pty", |a| a.pty = true),
     check("r/relative", |a, v| {
         let n = v.trim().parse::<u32>().map_err(|_| format!("--relative: '{v}' is not a node index"))?;
         a.relative = Some(n);
@@ -158,6 +158,8 @@ pub struct Args {
     pub error: String,
     /// `-i/--input`: which tasks srun's stdin (or a file) feeds.
     pub input: input::Input,
+    /// `--pty`: task 0 on a terminal; srun's own is raw while attached.
+    pub pty: bool,
     pub export: Option<String>,
     pub kill_on_bad_exit: Option<bool>,
     pub overcommit: bool,
@@ -369,6 +371,7 @@ pub fn step(
     };
     let wd = workdir(a, cwd);
     let node_side = |p: &str| if on_nodes(p) { absolute(p, &wd) } else { String::new() };
+    let size = if a.pty { input::window() } else { (0, 0) };
     Ok(pb::StepRequest {
         job_id,
         name: a.spec.name.clone(),
@@ -388,7 +391,11 @@ pub fn step(
         release,
         overcommit: a.overcommit,
         hold: false,
-        input: a.input.tasks.clone(),
+        // --pty: srun's stdin goes to task 0, its terminal's size once.
+        input: if a.pty { String::new() } else { a.input.tasks.clone() },
+        pty: a.pty,
+        pty_rows: size.0,
+        pty_cols: size.1,
     })
 }
 

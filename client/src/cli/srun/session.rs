@@ -179,6 +179,8 @@ impl Ctx<'_> {
         let mut usr1 = signal_of(SignalKind::user_defined1())?;
         let mut usr2 = signal_of(SignalKind::user_defined2())?;
         let mut sink: Option<Sink> = None;
+        // --pty: the terminal is raw from the step's start until this returns.
+        let mut _raw: Option<super::input::Raw> = None;
         let mut last_int: Option<Instant> = None;
         // -I: from the first "pending", the allocation srun made may wait this long.
         let mut give_up: Option<tokio::time::Instant> = None;
@@ -209,6 +211,9 @@ impl Ctx<'_> {
                         wait_end = self.a.wait.map(|n| tokio::time::Instant::now() + Duration::from_secs(n));
                     }
                     if let pb::step_event::Event::Started(s) = &e {
+                        if self.a.pty {
+                            _raw = super::input::Raw::enter();
+                        }
                         self.feed(s.step_id, &tx)?;
                     }
                     if let Some(code) = self.event(e, &mut sink)? {
@@ -266,6 +271,8 @@ impl Ctx<'_> {
                 }
                 *sink = Some(self.sink(s.step_id, s.ntasks)?);
             }
+            // --pty: the other tasks' output is discarded, as Slurm's.
+            Event::Output(o) if self.a.pty && o.task != 0 => {}
             Event::Output(o) => {
                 if let Some(s) = sink.as_mut() {
                     s.write(o.task, false, &o.stdout);

@@ -83,6 +83,9 @@ fn launch(
         uid: j.uid,
         gid: j.gid,
         stdin_tasks: s.task_ids(i).filter(|&t| feed.takes(t)).collect(),
+        pty: req.pty && s.task_ids(i).contains(&0),
+        pty_rows: req.pty_rows,
+        pty_cols: req.pty_cols,
     });
     Effect::Command { job: j.id, node, cmd: pb::AgentCommand { cmd: Some(cmd) } }
 }
@@ -228,7 +231,7 @@ mod tests {
     }
 
     #[test]
-    fn the_launches_name_the_tasks_srun_s_stdin_feeds() {
+    fn the_launches_name_the_tasks_srun_s_stdin_feeds_and_task_0_s_pty() {
         let q = queue();
         let stdin_tasks = |input: &str| {
             let r = pb::StepRequest { input: input.into(), ..req(4) };
@@ -244,6 +247,18 @@ mod tests {
                 .collect::<Vec<Vec<u32>>>()
         };
         let none: Vec<u32> = vec![];
+        let r = pb::StepRequest { pty: true, pty_rows: 40, pty_cols: 100, ..req(4) };
+        let (fx, _, _) = q.step_start(Role::None, &alice(), &r, 100).unwrap();
+        let ptys: Vec<(bool, u32, u32)> = (fx.0.iter())
+            .filter_map(|e| match e {
+                Effect::Command {
+                    cmd: pb::AgentCommand { cmd: Some(pb::agent_command::Cmd::LaunchStep(l)) },
+                    ..
+                } => Some((l.pty, l.pty_rows, l.pty_cols)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(ptys, [(true, 40, 100), (false, 40, 100)], "--pty: task 0's node only");
         assert_eq!(stdin_tasks(""), [vec![0], none.clone()], "task 0, as Slurm's srun");
         assert_eq!(stdin_tasks("3"), [none.clone(), vec![3]]);
         assert_eq!(stdin_tasks("all"), [vec![0, 1], vec![2, 3]]);
