@@ -132,20 +132,20 @@ fn pty_runs_task_0_on_a_terminal_and_restores_srun_s() {
     assert_eq!(settings[0], settings[1], "srun's terminal restored: {all}");
 }
 
-#[test]
-fn pty_keys_reach_task_0_and_end_of_file_ends_it() {
+/// Runs `task` with `srun --pty` under script(1); once it prints "ready"
+/// (srun's terminal is raw by then) types `keys`; the screen. None: no
+/// pseudo-terminals here.
+fn typed(task: &str, keys: &[u8]) -> Option<String> {
     if !std::path::Path::new("/dev/ptmx").exists()
         || std::process::Command::new("script").arg("-V").output().is_err()
     {
         eprintln!("no /dev/ptmx or no script(1) here: skipped");
-        return;
+        return None;
     }
     let e = start();
     let srun = spur_tests::proc::links_dir().join("srun").display().to_string();
     let dir = e.dir.path().display().to_string();
-    let line = format!(
-        "{srun} -D {dir} --pty sh -c 'echo ready; read x; echo got=$x; cat; echo cat-ended'; echo code=$?"
-    );
+    let line = format!("{srun} -D {dir} --pty sh -c '{task}'; echo code=$?");
     let mut child = std::process::Command::new("script")
         .args(["-qfec", &line, "/dev/null"])
         .env("SPUR_CONTROLLER_ADDR", &e.c.url)
@@ -154,10 +154,9 @@ fn pty_keys_reach_task_0_and_end_of_file_ends_it() {
         .stdout(Stdio::piped())
         .spawn()
         .expect("script");
-    let mut keys = child.stdin.take().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
     let mut screen = child.stdout.take().unwrap();
-    // Typed once the task runs, so srun's terminal is raw by then (keys
-    // typed before would be its own line editing's, not the task's).
+    // Keys typed before srun's terminal is raw would be its line editing's, not the task's.
     let mut all = Vec::new();
     let mut byte = [0u8; 1];
     while !String::from_utf8_lossy(&all).contains("ready\r\n") {
@@ -165,14 +164,33 @@ fn pty_keys_reach_task_0_and_end_of_file_ends_it() {
         assert!(n == 1, "script ended early: {}", text(&all));
         all.push(byte[0]);
     }
-    // A line, then ^D: the task's terminal reads it as the end of cat's input.
-    keys.write_all(b"hello\n").unwrap();
-    keys.write_all(&[4]).unwrap();
+    stdin.write_all(keys).unwrap();
     std::io::Read::read_to_end(&mut screen, &mut all).unwrap();
     let _ = child.wait();
-    let all = text(&all);
-    let lines: Vec<&str> = all.lines().map(|l| l.trim_end_matches('\r')).collect();
-    assert!(lines.contains(&"got=hello"), "{all}");
-    assert!(lines.contains(&"cat-ended") && lines.contains(&"code=0"), "{all}");
-    drop(keys);
+    drop(stdin);
+    Some(text(&all))
+}
+
+fn lines(screen: &str) -> Vec<&str> {
+    screen.lines().map(|l| l.trim_end_matches('\r')).collect()
+}
+
+#[test]
+fn pty_keys_reach_task_0_and_end_of_file_ends_it() {
+    // A line, then ^D: the task's terminal reads it as the end of cat's input.
+    let task = "echo ready; read x; echo got=$x; cat; echo cat-ended";
+    let Some(all) = typed(task, b"hello\n\x04") else { return };
+    let l = lines(&all);
+    assert!(l.contains(&"got=hello"), "{all}");
+    assert!(l.contains(&"cat-ended") && l.contains(&"code=0"), "{all}");
+}
+
+#[test]
+fn pty_ctrl_c_interrupts_task_0_as_its_terminal_s() {
+    // ^C is a byte in srun's raw terminal; the task's terminal makes it SIGINT.
+    let task = "trap \"echo caught; exit 3\" INT; echo ready; while :; do sleep 1; done";
+    let Some(all) = typed(task, b"\x03") else { return };
+    let l = lines(&all);
+    // The terminal echoes the key as ^C before the trap's line.
+    assert!(l.iter().any(|x| x.ends_with("caught")) && l.contains(&"code=3"), "{all}");
 }
