@@ -1,8 +1,15 @@
-//! Where a step's tasks here write their output when `-o/-e` patterns name
-//! files on the nodes (those with %t, %n or %N).
+//! Where a step's tasks here write their output: the files `-o/-e`
+//! patterns name on the nodes (those with %t, %n or %N), or the step's
+//! stream to the controller, in reports of at most [`CHUNK`].
 
 use super::runas::Output;
+use spur_proto::v1 as pb;
 use spur_vocab::jobs::{PathVars, StepVars, expand_step_path};
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::sync::mpsc;
+
+/// The most output one report carries.
+const CHUNK: usize = 16 << 10;
 
 /// The files of one node's tasks: each distinct path emptied once, then
 /// opened for appending by every task writing to it.
@@ -48,5 +55,25 @@ impl Outputs {
             self.0.push(path.clone());
         }
         std::fs::OpenOptions::new().append(true).open(&path).map(Some).map_err(fail)
+    }
+}
+
+/// A task's stdout (or stderr) to the step's stream until it closes.
+pub async fn relay(mut r: impl AsyncRead + Unpin, task: u32, stderr: bool, tx: mpsc::Sender<pb::StepReport>) {
+    let mut buf = vec![0u8; CHUNK];
+    loop {
+        let n = match r.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => n,
+        };
+        let data = buf[..n].to_vec();
+        let report = if stderr {
+            pb::StepReport { task, stderr: data, ..Default::default() }
+        } else {
+            pb::StepReport { task, stdout: data, ..Default::default() }
+        };
+        if tx.send(report).await.is_err() {
+            return;
+        }
     }
 }

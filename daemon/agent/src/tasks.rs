@@ -16,7 +16,7 @@ use super::link::Link;
 use super::runas::{ExecSpec, RunAs};
 use super::state::{StateDir, alive, start_time, write_atomic};
 use super::stdin::Feeds;
-use super::task_files::Outputs;
+use super::task_files::{Outputs, relay};
 use crate::task_env::task_env;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
@@ -29,13 +29,10 @@ use std::os::unix::process::ExitStatusExt;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::mpsc;
 
 /// Reports queued for the controller before a task's output waits.
 const REPORTS: usize = 16;
-/// The most output one report carries.
-const CHUNK: usize = 16 << 10;
 /// How long a task's output may trail its end (a process that left its group holds the pipe).
 const DRAIN: Duration = Duration::from_secs(2);
 
@@ -431,25 +428,6 @@ async fn watch(
     };
     let exit = Some(pb::TaskExit { exit_code, signal });
     let _ = tx.send(pb::StepReport { task, exit, ..Default::default() }).await;
-}
-
-async fn relay(mut r: impl AsyncRead + Unpin, task: u32, stderr: bool, tx: mpsc::Sender<pb::StepReport>) {
-    let mut buf = vec![0u8; CHUNK];
-    loop {
-        let n = match r.read(&mut buf).await {
-            Ok(0) | Err(_) => return,
-            Ok(n) => n,
-        };
-        let data = buf[..n].to_vec();
-        let report = if stderr {
-            pb::StepReport { task, stderr: data, ..Default::default() }
-        } else {
-            pb::StepReport { task, stdout: data, ..Default::default() }
-        };
-        if tx.send(report).await.is_err() {
-            return;
-        }
-    }
 }
 
 #[cfg(test)]
