@@ -4,7 +4,8 @@
 //! open); `--input=all` and a task id choose the tasks; a file srun reads
 //! goes to every task; megabytes go through `cat` and back whole (the
 //! relay is bounded and does not deadlock). `--pty` runs task 0 on a
-//! terminal and gives srun's back as it found it.
+//! terminal and gives srun's back as it found it. A task that never reads
+//! its stdin holds srun (credits), not its agent's other commands.
 
 use spur_tests::cluster::Cluster;
 use spur_tests::proc::{client, wait_for};
@@ -94,6 +95,68 @@ fn input_none_ends_at_once_with_srun_s_stdin_still_open() {
     let mut err = String::new();
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
     assert!(status.success(), "{err}");
+}
+
+/// A number from a /proc file of `pid`: the field after `key` (VmRSS:, wchar:).
+fn proc_number(pid: u32, file: &str, key: &str) -> u64 {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/{file}")).unwrap_or_default();
+    let line = text.lines().find(|l| l.starts_with(key));
+    line.and_then(|l| l.split_whitespace().nth(1)?.parse().ok()).unwrap_or(0)
+}
+
+/// A child killed when dropped: a failed test leaves no srun or yes behind.
+struct Reaped(Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn gone(pid: u32) -> bool {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status.is_empty() || status.lines().any(|l| l.starts_with("State:") && l.contains('Z'))
+}
+
+#[test]
+fn a_task_that_never_reads_its_stdin_holds_srun_not_its_node_s_other_commands() {
+    let e = start();
+    let other = e.sbatch(&["-w", "node01", "--wrap", "echo $$ > other.pid; exec sleep 300"]);
+    let pid_file = e.dir.path().join("other.pid");
+    let other_pid: u32 =
+        wait_for("the other job's pid", || std::fs::read_to_string(&pid_file).ok()?.trim().parse().ok());
+    // `yes | srun -N1 sleep 300`: the task never reads; sleep outlasts the deadline, so only scancel ends it.
+    let mut yes = Reaped(std::process::Command::new("yes").stdout(Stdio::piped()).spawn().expect("yes"));
+    let dir = e.dir.path().display().to_string();
+    let args = ["-D", &dir, "-N1", "-w", "node01", "sleep", "300"];
+    let srun = client("srun", &e.c.url, &args, &[])
+        .stdin(Stdio::from(yes.0.stdout.take().unwrap()))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("srun");
+    let mut srun = Reaped(srun);
+    let yes_pid = yes.0.id();
+    let step_job: u64 = wait_for("srun's job", || {
+        let ids = e.ok("squeue", "-h -t R -o %i");
+        ids.lines().filter_map(|l| l.trim().parse().ok()).find(|&id| id != other)
+    });
+    // Past the agent's window and the task's pipe: without credits the agent's command stream stalls here.
+    wait_for("yes to fill the pipeline", || (proc_number(yes_pid, "io", "wchar:") > 3 << 20).then_some(()));
+    let rss = |pid: u32| proc_number(pid, "status", "VmRSS:");
+    let (ctl_before, agent_before) = (rss(e.c.pid()), rss(e.agent_pid()));
+    e.ok("scancel", &other.to_string());
+    wait_for("the other job's task to end", || gone(other_pid).then_some(()));
+    e.ok("scancel", &format!("{step_job}.0"));
+    let status = wait_for("srun to end with its cancelled step", || srun.0.try_wait().unwrap());
+    assert!(!status.success());
+    // srun was held: yes wrote a bounded amount, and neither daemon buffered it.
+    let written = proc_number(yes_pid, "io", "wchar:");
+    assert!(written < 64 << 20, "yes wrote {written} bytes: srun was not held");
+    let (ctl, agent) = (rss(e.c.pid()), rss(e.agent_pid()));
+    assert!(ctl < ctl_before + (32 << 10), "spurctld's RSS {ctl_before} -> {ctl} KiB");
+    assert!(agent < agent_before + (32 << 10), "spurd's RSS {agent_before} -> {agent} KiB");
 }
 
 #[test]

@@ -326,9 +326,9 @@ async fn session(
                 Ok(Some(pb::AgentCommand { cmd: Some(pb::agent_command::Cmd::BcastFile(b)) })) => {
                     copies.piece(b, &link).await;
                 }
-                // Awaited in order: a piece of srun's stdin waits for room in its step's queue.
+                // Never awaited: the controller's credits keep a step's queue from filling.
                 Ok(Some(pb::AgentCommand { cmd: Some(pb::agent_command::Cmd::StepStdin(s)) })) => {
-                    exec.tasks.feeds.piece(s).await;
+                    exec.tasks.feeds.piece(s);
                 }
                 Ok(Some(pb::AgentCommand { cmd: Some(pb::agent_command::Cmd::SampleSteps(s)) })) => {
                     tokio::spawn(report_use(exec.tasks.clone(), s, link.clone()));

@@ -204,6 +204,7 @@ impl StepTasks {
         if tx.send(head).await.is_err() {
             return;
         }
+        self.feeds.attach(&(l.job_id, l.step_id, l.node.clone()), tx.downgrade());
         let mut waits = vec![];
         let mut placed = vec![];
         let mut file = StepFile { job_id: l.job_id, step_id: l.step_id, node: l.node.clone(), tasks: vec![] };
@@ -262,7 +263,7 @@ impl StepTasks {
         let where_ = (l.job_id, l.step_id, l.node.clone());
         self.placed().insert(where_.clone(), placed);
         if let Some(feed) = feed {
-            tokio::spawn(super::stdin::write(feed, pipes, tty));
+            tokio::spawn(super::stdin::write(feed, pipes, tty, tx.downgrade()));
         }
         drop(tx);
         let all = futures_util::future::join_all(waits);

@@ -6,7 +6,7 @@
 
 use super::layout::Shape;
 use super::live::{Next, RELAY_QUEUE, Relay, signal_step};
-use super::stdin::{Feed, MAX_STDIN_CHUNK, piece};
+use super::stdin::{Feed, MAX_STDIN_CHUNK};
 use crate::accounting::Caller;
 use crate::auth::Role;
 use crate::error::{Error, Result};
@@ -114,10 +114,14 @@ impl JobService {
         let _ = tx.send(event(pb::step_event::Event::Started(started))).await;
         // Known valid: the step started with it.
         let feed = Feed::parse(&req.input, shape.ntasks()).unwrap_or(Feed::None);
-        let stdin_nodes = feed.nodes(&shape);
+        let stdin = self.live.credits.open((job, step), &feed.nodes(&shape));
+        let window = &stdin.window;
         let mut open = true;
         loop {
+            // No room on a node: srun's stream is not read (HTTP/2 holds srun) until a credit comes.
+            let room = window.room();
             tokio::select! {
+                _ = window.more.notified(), if open && !room => {}
                 end = &mut ended => {
                     let end = end.unwrap_or_else(|_| pb::StepEnded {
                         state: spur_proto::states::state_wire(JobState::Cancelled),
@@ -131,7 +135,7 @@ impl JobService {
                     }
                     return;
                 }
-                msg = inbound.next(), if open => match msg {
+                msg = inbound.next(), if open && room => match msg {
                     Some(Ok(pb::StepInput { input: Some(pb::step_input::Input::Signal(sig)) })) => {
                         self.signal_live(job, step, sig, 0).await;
                     }
@@ -144,10 +148,10 @@ impl JobService {
                             let _ = tx.send(Err(Status::invalid_argument(why))).await;
                             return self.srun_gone(job, step, req.release).await;
                         }
-                        self.stdin(job, step, &stdin_nodes, data, false).await;
+                        self.stdin((job, step), window, data, false).await;
                     }
                     Some(Ok(pb::StepInput { input: Some(pb::step_input::Input::StdinEof(true)) })) => {
-                        self.stdin(job, step, &stdin_nodes, vec![], true).await;
+                        self.stdin((job, step), window, vec![], true).await;
                     }
                     Some(Ok(_)) => {}
                     // srun has nothing more to say; it still listens.
@@ -319,16 +323,6 @@ impl JobService {
         let _ = self.apply(fx, Held::none(), |_| {}).await;
     }
 
-    /// A piece of srun's stdin (or its end) to the agents of `nodes`, awaited:
-    /// srun's stream is read no faster than their command queues take it.
-    async fn stdin(&self, job: u64, step: u32, nodes: &[String], data: Vec<u8>, eof: bool) {
-        for node in nodes {
-            if let Err(e) = self.link.send(node, piece(job, step, node, data.clone(), eof)).await {
-                tracing::debug!(job, step, node, error = %e, "srun's stdin not delivered");
-            }
-        }
-    }
-
     /// srun's Ctrl-C, scancel --signal: the signal to the step's tasks.
     async fn signal_live(&self, job: u64, step: u32, signal: i32, kill_wait: u32) -> bool {
         match self.live.nodes_left(job, step) {
@@ -422,6 +416,9 @@ impl JobService {
                 let _ = r.send(event(e)).await;
             }
         };
+        if m.stdin_written > 0 {
+            self.live.credits.written((job, step), node, m.stdin_written);
+        }
         if !m.stdout.is_empty() || !m.stderr.is_empty() {
             let out = pb::TaskOutput { task: m.task, stdout: m.stdout, stderr: m.stderr };
             say(pb::step_event::Event::Output(out)).await;
