@@ -126,10 +126,11 @@ fn a_task_that_never_reads_its_stdin_holds_srun_not_its_node_s_other_commands() 
     let pid_file = e.dir.path().join("other.pid");
     let other_pid: u32 =
         wait_for("the other job's pid", || std::fs::read_to_string(&pid_file).ok()?.trim().parse().ok());
-    // `yes | srun -N1 sleep 300`: the task never reads; sleep outlasts the deadline, so only scancel ends it.
+    // `yes | srun -N1 sleep 100`: the task never reads; sleep outlasts the deadline, so only scancel ends
+    // it. Without credits the first scancel hangs (the agent's commands wait) until the sleep ends.
     let mut yes = Reaped(std::process::Command::new("yes").stdout(Stdio::piped()).spawn().expect("yes"));
     let dir = e.dir.path().display().to_string();
-    let args = ["-D", &dir, "-N1", "-w", "node01", "sleep", "300"];
+    let args = ["-D", &dir, "-N1", "-w", "node01", "sleep", "100"];
     let srun = client("srun", &e.c.url, &args, &[])
         .stdin(Stdio::from(yes.0.stdout.take().unwrap()))
         .stdout(Stdio::null())
