@@ -56,6 +56,11 @@ impl Cluster {
         }
     }
 
+    /// The agent's process id (0 once it is gone).
+    pub fn agent_pid(&self) -> u32 {
+        self.agent.as_ref().map_or(0, Agent::pid)
+    }
+
     /// A command line split on whitespace; it must succeed.
     pub fn ok(&self, personality: &str, line: &str) -> String {
         ok(personality, &self.c.url, &line.split_whitespace().collect::<Vec<_>>())

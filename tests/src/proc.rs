@@ -330,6 +330,10 @@ impl Agent {
         &self.state_dir
     }
 
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Kills the agent alone, as `kill -9` would: its jobs run on.
     pub fn kill_agent_only(mut self) {
         let _ = self.child.kill();

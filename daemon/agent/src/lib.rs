@@ -36,12 +36,15 @@ pub mod facts;
 pub mod facts_file;
 pub mod hres;
 pub mod link;
+pub mod pty;
 pub mod rlimits;
 pub mod runas;
 pub mod script;
 pub mod state;
+pub mod stdin;
 pub mod stepd;
 pub mod task_env;
+pub mod task_files;
 pub mod tasks;
 pub mod usage;
 pub mod userenv;
@@ -322,6 +325,10 @@ async fn session(
                 // Awaited in order: a copy's pieces are written as they were sent.
                 Ok(Some(pb::AgentCommand { cmd: Some(pb::agent_command::Cmd::BcastFile(b)) })) => {
                     copies.piece(b, &link).await;
+                }
+                // Never awaited: the controller's credits keep a step's queue from filling.
+                Ok(Some(pb::AgentCommand { cmd: Some(pb::agent_command::Cmd::StepStdin(s)) })) => {
+                    exec.tasks.feeds.piece(s);
                 }
                 Ok(Some(pb::AgentCommand { cmd: Some(pb::agent_command::Cmd::SampleSteps(s)) })) => {
                     tokio::spawn(report_use(exec.tasks.clone(), s, link.clone()));

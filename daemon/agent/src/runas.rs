@@ -94,6 +94,10 @@ pub struct ExecSpec {
     pub cgroup_procs: Option<PathBuf>,
     /// None keeps the descriptor the trampoline was given.
     pub stdin: Option<String>,
+    /// srun --pty: the terminal (its stdin, stdout and stderr already) that
+    /// becomes its session's controlling terminal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tty: Option<String>,
     pub stdout: Option<Output>,
     pub stderr: Option<Output>,
     pub workdir: String,
@@ -136,6 +140,11 @@ fn main() -> i32 {
         Err(e) => return fail(&format!("bad exec spec: {e}")),
     };
     let Some((program, args)) = spec.argv.split_first() else { return fail("nothing to run") };
+    if let Some(t) = &spec.tty
+        && let Err(e) = crate::pty::take(t)
+    {
+        return fail(&e);
+    }
     if let Some(procs) = &spec.cgroup_procs {
         // Where the write fails the job runs without one, as where the host has none.
         let _ = std::fs::write(procs, "0");

@@ -199,6 +199,7 @@ impl Job<'_> {
             stderr: Some(Output { path: self.err_path().to_string(), append: l.append_output }),
             workdir: l.workdir.clone(),
             argv: script.argv.iter().map(|a| a.to_string_lossy().into_owned()).collect(),
+            tty: None,
         };
         let mut cmd = spec.command(env.iter().cloned(), true)?;
         // The trampoline's stderr says why it could not exec; it closes at the exec.

@@ -13,27 +13,26 @@
 
 use super::cgroup::JobCgroup;
 use super::link::Link;
-use super::runas::{ExecSpec, Output, RunAs};
+use super::runas::{ExecSpec, RunAs};
 use super::state::{StateDir, alive, start_time, write_atomic};
+use super::stdin::Feeds;
+use super::task_files::{Outputs, relay};
 use crate::task_env::task_env;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use serde::{Deserialize, Serialize};
 use spur_hres_lua::node::PREP_ENV;
 use spur_proto::v1 as pb;
-use spur_vocab::jobs::{PathVars, StepVars, expand_step_path};
+use spur_vocab::jobs::{PathVars, StepVars};
 use std::collections::HashMap;
 use std::os::unix::process::ExitStatusExt;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::mpsc;
 
 /// Reports queued for the controller before a task's output waits.
 const REPORTS: usize = 16;
-/// The most output one report carries.
-const CHUNK: usize = 16 << 10;
 /// How long a task's output may trail its end (a process that left its group holds the pipe).
 const DRAIN: Duration = Duration::from_secs(2);
 
@@ -97,11 +96,13 @@ type Placed = HashMap<(u64, u32, String), Vec<(u32, i32)>>;
 pub struct StepTasks {
     state: StateDir,
     placed: Arc<Mutex<Placed>>,
+    /// srun's stdin for the steps here that take it.
+    pub feeds: Feeds,
 }
 
 impl StepTasks {
     pub fn new(state: StateDir) -> StepTasks {
-        StepTasks { state, placed: Arc::default() }
+        StepTasks { state, placed: Arc::default(), feeds: Feeds::default() }
     }
 
     fn placed(&self) -> std::sync::MutexGuard<'_, Placed> {
@@ -173,10 +174,19 @@ impl StepTasks {
     /// Starts the tasks of `l` and relays them until they end.
     pub fn launch(&self, l: pb::LaunchStep, cgroup: Option<JobCgroup>, link: Link) {
         let me = self.clone();
-        tokio::spawn(async move { me.run(l, cgroup, link).await });
+        // Opened now: srun's first piece may be the next command.
+        let feed =
+            (!l.stdin_tasks.is_empty()).then(|| self.feeds.open((l.job_id, l.step_id, l.node.clone())));
+        tokio::spawn(async move { me.run(l, cgroup, link, feed).await });
     }
 
-    async fn run(&self, l: pb::LaunchStep, cgroup: Option<JobCgroup>, link: Link) {
+    async fn run(
+        &self,
+        l: pb::LaunchStep,
+        cgroup: Option<JobCgroup>,
+        link: Link,
+        feed: Option<mpsc::Receiver<Vec<u8>>>,
+    ) {
         let (tx, rx) = mpsc::channel::<pb::StepReport>(REPORTS);
         let mut client = link.client.clone();
         let mut call =
@@ -194,10 +204,13 @@ impl StepTasks {
         if tx.send(head).await.is_err() {
             return;
         }
+        self.feeds.attach(&(l.job_id, l.step_id, l.node.clone()), tx.downgrade());
         let mut waits = vec![];
         let mut placed = vec![];
         let mut file = StepFile { job_id: l.job_id, step_id: l.step_id, node: l.node.clone(), tasks: vec![] };
         let mut outputs = Outputs::default();
+        let mut pipes = vec![];
+        let mut tty = None;
         let hres = match super::hres::Hres::for_step(&self.state.hres_path(l.job_id, &l.node), &l) {
             Ok(h) => h.map(std::sync::Arc::new),
             Err(f) => {
@@ -210,12 +223,19 @@ impl StepTasks {
         for (local, &task) in l.tasks.iter().enumerate().filter(|_| !hres_failed) {
             let local = u32::try_from(local).unwrap_or(u32::MAX);
             match self.spawn(&l, local, task, cgroup.as_ref(), &mut outputs, hres.as_deref()) {
-                Ok(child) => {
+                Ok((mut child, master)) => {
+                    pipes.extend(child.stdin.take());
+                    // --pty: the master is read for the task's output and written with srun's stdin.
+                    let master = master.and_then(|m| Some((m.try_clone().ok()?, m)));
+                    let out = master.map(|(r, w)| {
+                        tty = Some(tokio::fs::File::from_std(std::fs::File::from(w)));
+                        tokio::fs::File::from_std(std::fs::File::from(r))
+                    });
                     let pgid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
                     file.tasks.push((pgid, start_time(pgid).unwrap_or(0)));
                     placed.push((task, pgid));
                     let (h, env) = (hres.clone(), step_env(&self.state, &l));
-                    let watched = watch(child, pgid, task, tx.clone());
+                    let watched = watch(child, pgid, task, tx.clone(), out);
                     waits.push(tokio::spawn(async move {
                         watched.await;
                         // The task epilog, once the task exited; failures are logged.
@@ -242,6 +262,9 @@ impl StepTasks {
         }
         let where_ = (l.job_id, l.step_id, l.node.clone());
         self.placed().insert(where_.clone(), placed);
+        if let Some(feed) = feed {
+            tokio::spawn(super::stdin::write(feed, pipes, tty, tx.downgrade()));
+        }
         drop(tx);
         let all = futures_util::future::join_all(waits);
         tokio::pin!(all);
@@ -264,11 +287,13 @@ impl StepTasks {
             }
         }
         self.placed().remove(&where_);
+        self.feeds.close(&where_);
         let _ = std::fs::remove_file(path);
     }
 
-    /// Starts task `task` (the `local`th here); an error is what its stderr
-    /// says and its exit code (the errno, as Slurm's exec failure).
+    /// Starts task `task` (the `local`th here), and with `--pty` for task 0
+    /// the terminal's master; an error is what its stderr says and its exit
+    /// code (the errno, as Slurm's exec failure).
     fn spawn(
         &self,
         l: &pb::LaunchStep,
@@ -277,7 +302,7 @@ impl StepTasks {
         cgroup: Option<&JobCgroup>,
         outputs: &mut Outputs,
         hres: Option<&super::hres::Hres>,
-    ) -> Result<tokio::process::Child, (String, i32)> {
+    ) -> Result<(tokio::process::Child, Option<std::os::fd::OwnedFd>), (String, i32)> {
         let prog = l.argv.first().cloned().unwrap_or_default();
         let argv = match hres {
             // The task prolog as root first; the user task prolog runs in the task's process.
@@ -319,18 +344,37 @@ impl StepTasks {
             (None, false) => Stdio::piped(),
         };
         let out_named = spec.stdout.is_some();
+        let pty = if l.pty && task == 0 {
+            Some(super::pty::open(l.pty_rows, l.pty_cols).map_err(fail)?)
+        } else {
+            None
+        };
+        spec.tty = pty.as_ref().map(|p| p.path.clone());
         spec.user = run_as;
         let mut std_cmd = spec.command(step_env(&self.state, l), false).map_err(fail)?;
         std_cmd.envs(task_env(l.node_index, &l.node, local, task, &l.tasks));
         let mut cmd = tokio::process::Command::from(std_cmd);
-        cmd.stdin(Stdio::null())
-            .stdout(piped(stdout, out_named))
-            // The trampoline's own errors reach srun through it when the task's stderr is a file.
-            .stderr(piped(stderr, false))
-            .process_group(0)
-            .kill_on_drop(false);
-        cmd.spawn()
-            .map_err(|e| (format!("spurd: error: execve(): {prog}: {e}\n"), e.raw_os_error().unwrap_or(1)))
+        cmd.kill_on_drop(false);
+        match &pty {
+            // The terminal is all three; the trampoline's setsid makes its process group.
+            Some(p) => {
+                let io = || p.slave.try_clone().map(Stdio::from).map_err(|e| fail(format!("pty: {e}")));
+                cmd.stdin(io()?).stdout(io()?).stderr(io()?);
+            }
+            None => {
+                // srun's stdin feeds the tasks LaunchStep names (through the trampoline, which keeps it).
+                let stdin = if l.stdin_tasks.contains(&task) { Stdio::piped() } else { Stdio::null() };
+                cmd.stdin(stdin)
+                    .stdout(piped(stdout, out_named))
+                    // The trampoline's own errors reach srun through it when the task's stderr is a file.
+                    .stderr(piped(stderr, false))
+                    .process_group(0);
+            }
+        }
+        let child = cmd
+            .spawn()
+            .map_err(|e| (format!("spurd: error: execve(): {prog}: {e}\n"), e.raw_os_error().unwrap_or(1)))?;
+        Ok((child, pty.map(|p| p.master)))
     }
 }
 
@@ -353,57 +397,21 @@ async fn fail_all(l: &pb::LaunchStep, tx: &mpsc::Sender<pb::StepReport>, message
     }
 }
 
-/// The files of one node's tasks: each distinct path emptied once, then
-/// opened for appending by every task writing to it.
-#[derive(Default)]
-struct Outputs(Vec<String>);
-
-impl Outputs {
-    /// The file `pattern` names for one task; None: the stream.
-    fn path(pattern: &str, vars: &PathVars, at: &StepVars, workdir: &str) -> Option<String> {
-        if pattern.is_empty() {
-            return None;
-        }
-        let path = expand_step_path(pattern, vars, at);
-        Some(if !path.starts_with('/') && !workdir.is_empty() { format!("{workdir}/{path}") } else { path })
-    }
-
-    /// For the trampoline of a task running as another user: the first task
-    /// naming a file empties it, the others append (they start after it).
-    fn spec(&mut self, pattern: &str, vars: &PathVars, at: &StepVars, workdir: &str) -> Option<Output> {
-        let path = Self::path(pattern, vars, at, workdir)?;
-        let append = self.0.contains(&path);
-        if !append {
-            self.0.push(path.clone());
-        }
-        Some(Output { path, append })
-    }
-
-    /// The file `pattern` names for one task (None: the stream), its directories made.
-    fn open(
-        &mut self,
-        pattern: &str,
-        vars: &PathVars,
-        at: &StepVars,
-        workdir: &str,
-    ) -> Result<Option<std::fs::File>, (String, i32)> {
-        let Some(path) = Self::path(pattern, vars, at, workdir) else { return Ok(None) };
-        let fail = |e: std::io::Error| (format!("spurd: error: cannot open {path}: {e}\n"), 1);
-        if let Some(dir) = std::path::Path::new(&path).parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(fail)?;
-        }
-        if !self.0.contains(&path) {
-            std::fs::File::create(&path).map_err(fail)?;
-            self.0.push(path.clone());
-        }
-        std::fs::OpenOptions::new().append(true).open(&path).map(Some).map_err(fail)
-    }
-}
-
 /// Relays a task's output until it ends, then its end. What the task left
 /// running in its process group goes with it.
-async fn watch(mut child: tokio::process::Child, pgid: i32, task: u32, tx: mpsc::Sender<pb::StepReport>) {
-    let out = child.stdout.take().map(|r| tokio::spawn(relay(r, task, false, tx.clone())));
+/// `tty`: the master of `--pty`'s terminal, the task's output.
+async fn watch(
+    mut child: tokio::process::Child,
+    pgid: i32,
+    task: u32,
+    tx: mpsc::Sender<pb::StepReport>,
+    tty: Option<tokio::fs::File>,
+) {
+    let out = match (child.stdout.take(), tty) {
+        (Some(r), _) => Some(tokio::spawn(relay(r, task, false, tx.clone()))),
+        (None, Some(t)) => Some(tokio::spawn(relay(t, task, false, tx.clone()))),
+        (None, None) => None,
+    };
     let err = child.stderr.take().map(|r| tokio::spawn(relay(r, task, true, tx.clone())));
     let status = child.wait().await;
     if pgid > 0 {
@@ -421,25 +429,6 @@ async fn watch(mut child: tokio::process::Child, pgid: i32, task: u32, tx: mpsc:
     };
     let exit = Some(pb::TaskExit { exit_code, signal });
     let _ = tx.send(pb::StepReport { task, exit, ..Default::default() }).await;
-}
-
-async fn relay(mut r: impl AsyncRead + Unpin, task: u32, stderr: bool, tx: mpsc::Sender<pb::StepReport>) {
-    let mut buf = vec![0u8; CHUNK];
-    loop {
-        let n = match r.read(&mut buf).await {
-            Ok(0) | Err(_) => return,
-            Ok(n) => n,
-        };
-        let data = buf[..n].to_vec();
-        let report = if stderr {
-            pb::StepReport { task, stderr: data, ..Default::default() }
-        } else {
-            pb::StepReport { task, stdout: data, ..Default::default() }
-        };
-        if tx.send(report).await.is_err() {
-            return;
-        }
-    }
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@
 //! - [`session`]: the step's stream: events in, Ctrl-C and other signals out.
 //! - [`multiprog`]: `--multi-prog`'s file, and `--task-prolog`/`--task-epilog`'s wrapper.
 
+pub mod input;
 pub mod multiprog;
 pub mod output;
 pub mod session;
@@ -98,7 +99,7 @@ const OWN: &[Opt<Args>] = &[
     value("-/task-prolog", |a, v| a.task_prolog = Some(v)),
     ignored_switch("-/external-launcher", "steps are launched by Spur's node agents only"),
     maybe("I/immediate", |a, v| super::family::immediate(v).map(|n| a.immediate = Some(n))),
-    ignored("i/input", "the tasks' standard input is /dev/null"),
+    check("i/input", |a, v| input::parse(&v).map(|i| a.input = i)),
     ignored("-/msg-timeout", TIMEOUTS),
     switch("-/multi-prog", |a| a.multi_prog = true),
     ignored_switch("Z/no-allocate", "steps run only inside an allocation"),
@@ -106,7 +107,7 @@ const OWN: &[Opt<Args>] = &[
         a.propagate = Some(v.unwrap_or_default());
         Ok(())
     }),
-    ignored_switch("-/pty", "task output is relayed through the controller, not a terminal"),
+    switch("-/pty", |a| a.pty = true),
     check("r/relative", |a, v| {
         let n = v.trim().parse::<u32>().map_err(|_| format!("--relative: '{v}' is not a node index"))?;
         a.relative = Some(n);
@@ -155,6 +156,10 @@ pub struct Args {
     pub label: bool,
     pub output: String,
     pub error: String,
+    /// `-i/--input`: which tasks srun's stdin (or a file) feeds.
+    pub input: input::Input,
+    /// `--pty`: task 0 on a terminal; srun's own is raw while attached.
+    pub pty: bool,
     pub export: Option<String>,
     pub kill_on_bad_exit: Option<bool>,
     pub overcommit: bool,
@@ -366,6 +371,7 @@ pub fn step(
     };
     let wd = workdir(a, cwd);
     let node_side = |p: &str| if on_nodes(p) { absolute(p, &wd) } else { String::new() };
+    let size = if a.pty { input::window() } else { (0, 0) };
     Ok(pb::StepRequest {
         job_id,
         name: a.spec.name.clone(),
@@ -385,6 +391,11 @@ pub fn step(
         release,
         overcommit: a.overcommit,
         hold: false,
+        // --pty: srun's stdin goes to task 0, its terminal's size once.
+        input: if a.pty { String::new() } else { a.input.tasks.clone() },
+        pty: a.pty,
+        pty_rows: size.0,
+        pty_cols: size.1,
     })
 }
 

@@ -4,7 +4,8 @@
 //! events come down: queued, started, output, task ends, the step's end.
 //! srun's signals go up the same stream: Ctrl-C sends SIGINT to the tasks,
 //! a second within a second cancels the step; SIGTERM, SIGHUP, SIGQUIT,
-//! SIGUSR1 and SIGUSR2 are forwarded as they come.
+//! SIGUSR1 and SIGUSR2 are forwarded as they come. So is srun's stdin, once
+//! the step has started (see [`super::input`]).
 
 use super::output::{self, Dest, Sink};
 use super::{Args, allocation, step, workdir};
@@ -157,6 +158,13 @@ impl Ctx<'_> {
         Ok(Sink::new(out.unwrap_or(Dest::Stdout), err.unwrap_or(Dest::Stderr), self.a.label, ntasks))
     }
 
+    /// srun's stdin (or `--input`'s file) to the tasks, once the step has started.
+    fn feed(&self, step: u32, tx: &mpsc::Sender<pb::StepInput>) -> Result<(), String> {
+        let name = super::name(self.a);
+        let vars = PathVars { job_id: self.job, user: &self.user, name: &name, node: "", array: None };
+        self.a.input.start(&vars, step, &self.workdir, tx)
+    }
+
     async fn drive(
         &self,
         c: &mut Clients,
@@ -171,6 +179,8 @@ impl Ctx<'_> {
         let mut usr1 = signal_of(SignalKind::user_defined1())?;
         let mut usr2 = signal_of(SignalKind::user_defined2())?;
         let mut sink: Option<Sink> = None;
+        // --pty: the terminal is raw from the step's start until this returns.
+        let mut _raw: Option<super::input::Raw> = None;
         let mut last_int: Option<Instant> = None;
         // -I: from the first "pending", the allocation srun made may wait this long.
         let mut give_up: Option<tokio::time::Instant> = None;
@@ -199,6 +209,12 @@ impl Ctx<'_> {
                     if matches!(e, pb::step_event::Event::TaskEnded(_)) && !waited {
                         waited = true;
                         wait_end = self.a.wait.map(|n| tokio::time::Instant::now() + Duration::from_secs(n));
+                    }
+                    if let pb::step_event::Event::Started(s) = &e {
+                        if self.a.pty {
+                            _raw = super::input::Raw::enter();
+                        }
+                        self.feed(s.step_id, &tx)?;
                     }
                     if let Some(code) = self.event(e, &mut sink)? {
                         return Ok(code);
@@ -255,6 +271,8 @@ impl Ctx<'_> {
                 }
                 *sink = Some(self.sink(s.step_id, s.ntasks)?);
             }
+            // --pty: the other tasks' output is discarded, as Slurm's.
+            Event::Output(o) if self.a.pty && o.task != 0 => {}
             Event::Output(o) => {
                 if let Some(s) = sink.as_mut() {
                     s.write(o.task, false, &o.stdout);

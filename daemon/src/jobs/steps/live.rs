@@ -86,6 +86,8 @@ pub enum Next {
 pub struct Live {
     steps: Mutex<HashMap<(u64, u32), LiveStep>>,
     holders: Arc<Mutex<HashMap<u64, Holders>>>,
+    /// The windows of srun's stdin, credited from the agents' StepIo.
+    pub credits: super::stdin::Credits,
 }
 
 /// The sruns attached to an allocation one of them made.

@@ -28,6 +28,7 @@ pub mod layout;
 pub mod live;
 pub mod service;
 pub mod stats;
+pub mod stdin;
 pub mod transit;
 
 use spur_vocab::JobState;

@@ -6,6 +6,7 @@
 
 use super::layout::Shape;
 use super::live::{Next, RELAY_QUEUE, Relay, signal_step};
+use super::stdin::{Feed, MAX_STDIN_CHUNK};
 use crate::accounting::Caller;
 use crate::auth::Role;
 use crate::error::{Error, Result};
@@ -111,9 +112,16 @@ impl JobService {
             tasks_per_node: shape.tasks.clone(),
         };
         let _ = tx.send(event(pb::step_event::Event::Started(started))).await;
+        // Known valid: the step started with it.
+        let feed = Feed::parse(&req.input, shape.ntasks()).unwrap_or(Feed::None);
+        let stdin = self.live.credits.open((job, step), &feed.nodes(&shape));
+        let window = &stdin.window;
         let mut open = true;
         loop {
+            // No room on a node: srun's stream is not read (HTTP/2 holds srun) until a credit comes.
+            let room = window.room();
             tokio::select! {
+                _ = window.more.notified(), if open && !room => {}
                 end = &mut ended => {
                     let end = end.unwrap_or_else(|_| pb::StepEnded {
                         state: spur_proto::states::state_wire(JobState::Cancelled),
@@ -127,12 +135,23 @@ impl JobService {
                     }
                     return;
                 }
-                msg = inbound.next(), if open => match msg {
+                msg = inbound.next(), if open && room => match msg {
                     Some(Ok(pb::StepInput { input: Some(pb::step_input::Input::Signal(sig)) })) => {
                         self.signal_live(job, step, sig, 0).await;
                     }
                     Some(Ok(pb::StepInput { input: Some(pb::step_input::Input::Cancel(true)) })) => {
                         self.cancel_step(job, step).await;
+                    }
+                    Some(Ok(pb::StepInput { input: Some(pb::step_input::Input::Stdin(data)) })) => {
+                        if data.len() > MAX_STDIN_CHUNK {
+                            let why = format!("stdin: a piece of {} bytes; at most {MAX_STDIN_CHUNK}", data.len());
+                            let _ = tx.send(Err(Status::invalid_argument(why))).await;
+                            return self.srun_gone(job, step, req.release).await;
+                        }
+                        self.stdin((job, step), window, data, false).await;
+                    }
+                    Some(Ok(pb::StepInput { input: Some(pb::step_input::Input::StdinEof(true)) })) => {
+                        self.stdin((job, step), window, vec![], true).await;
                     }
                     Some(Ok(_)) => {}
                     // srun has nothing more to say; it still listens.
@@ -397,6 +416,9 @@ impl JobService {
                 let _ = r.send(event(e)).await;
             }
         };
+        if m.stdin_written > 0 {
+            self.live.credits.written((job, step), node, m.stdin_written);
+        }
         if !m.stdout.is_empty() || !m.stderr.is_empty() {
             let out = pb::TaskOutput { task: m.task, stdout: m.stdout, stderr: m.stderr };
             say(pb::step_event::Event::Output(out)).await;

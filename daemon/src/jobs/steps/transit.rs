@@ -4,6 +4,7 @@
 
 use super::env::step_env;
 use super::layout::{self, Shape};
+use super::stdin::Feed;
 use super::{MAX_STEPS, StepLog, StepRecord};
 use crate::accounting::Caller;
 use crate::auth::Role;
@@ -62,6 +63,7 @@ fn launch(
     i: usize,
     req: &pb::StepRequest,
     env: &[pb::KeyValue],
+    feed: Feed,
 ) -> Effect {
     let node = s.nodes[i].clone();
     let cmd = pb::agent_command::Cmd::LaunchStep(pb::LaunchStep {
@@ -80,6 +82,10 @@ fn launch(
         hres_prep: j.hres_prep_json(),
         uid: j.uid,
         gid: j.gid,
+        stdin_tasks: s.task_ids(i).filter(|&t| feed.takes(t)).collect(),
+        pty: req.pty && s.task_ids(i).contains(&0),
+        pty_rows: req.pty_rows,
+        pty_cols: req.pty_cols,
     });
     Effect::Command { job: j.id, node, cmd: pb::AgentCommand { cmd: Some(cmd) } }
 }
@@ -100,6 +106,7 @@ impl Queue {
             return Err(Error::invalid("argv", "no program to run"));
         }
         let shape = layout::shape(j, req)?;
+        let feed = Feed::parse(&req.input, shape.ntasks())?;
         let mut n = j.clone();
         let log = n.steps.get_or_insert_with(|| Box::new(StepLog::default()));
         let id = log.next;
@@ -124,7 +131,7 @@ impl Queue {
         let mut fx = Effects::default();
         fx.persist(n);
         for i in 0..shape.nodes.len() {
-            fx.push(launch(j, id, &shape, i, req, &env));
+            fx.push(launch(j, id, &shape, i, req, &env, feed));
         }
         Ok((fx, id, shape))
     }
@@ -221,6 +228,44 @@ mod tests {
         assert_eq!((s.state, s.exit_code, s.end_ms), (JobState::Failed, 3, 300));
         q.jobs_mut().insert(7, done.persisted()[0].clone());
         assert!(q.step_end(7, 0, JobState::Completed, (0, 0), 400).is_empty(), "an ended step keeps its end");
+    }
+
+    #[test]
+    fn the_launches_name_the_tasks_srun_s_stdin_feeds_and_task_0_s_pty() {
+        let q = queue();
+        let stdin_tasks = |input: &str| {
+            let r = pb::StepRequest { input: input.into(), ..req(4) };
+            let (fx, _, _) = q.step_start(Role::None, &alice(), &r, 100).unwrap();
+            (fx.0.iter())
+                .filter_map(|e| match e {
+                    Effect::Command {
+                        cmd: pb::AgentCommand { cmd: Some(pb::agent_command::Cmd::LaunchStep(l)) },
+                        ..
+                    } => Some(l.stdin_tasks.clone()),
+                    _ => None,
+                })
+                .collect::<Vec<Vec<u32>>>()
+        };
+        let none: Vec<u32> = vec![];
+        let r = pb::StepRequest { pty: true, pty_rows: 40, pty_cols: 100, ..req(4) };
+        let (fx, _, _) = q.step_start(Role::None, &alice(), &r, 100).unwrap();
+        let ptys: Vec<(bool, u32, u32)> = (fx.0.iter())
+            .filter_map(|e| match e {
+                Effect::Command {
+                    cmd: pb::AgentCommand { cmd: Some(pb::agent_command::Cmd::LaunchStep(l)) },
+                    ..
+                } => Some((l.pty, l.pty_rows, l.pty_cols)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(ptys, [(true, 40, 100), (false, 40, 100)], "--pty: task 0's node only");
+        assert_eq!(stdin_tasks(""), [vec![0], none.clone()], "task 0, as Slurm's srun");
+        assert_eq!(stdin_tasks("3"), [none.clone(), vec![3]]);
+        assert_eq!(stdin_tasks("all"), [vec![0, 1], vec![2, 3]]);
+        assert_eq!(stdin_tasks("none"), [none.clone(), none]);
+        let r = pb::StepRequest { input: "4".into(), ..req(4) };
+        let e = q.step_start(Role::None, &alice(), &r, 100).unwrap_err().to_string();
+        assert!(e.contains("input"), "{e}");
     }
 
     #[test]
