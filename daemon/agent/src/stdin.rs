@@ -45,7 +45,7 @@ impl Feeds {
     }
 
     /// Opens the feed of a step's tasks here, before its launch returns, so
-    /// no piece finds it missing; the receiver goes to [`write`].
+    /// no piece finds it missing; the receiver goes to [`write()`].
     pub fn open(&self, key: Key) -> mpsc::Receiver<Vec<u8>> {
         let (tx, rx) = mpsc::channel(WINDOW);
         self.map().insert(key, Feed { tx, reports: None });

@@ -1,6 +1,6 @@
 //! Where a step's tasks here write their output: the files `-o/-e`
 //! patterns name on the nodes (those with %t, %n or %N), or the step's
-//! stream to the controller, in reports of at most [`CHUNK`].
+//! stream to the controller, in reports of at most 16 KiB (`CHUNK`).
 
 use super::runas::Output;
 use spur_proto::v1 as pb;
