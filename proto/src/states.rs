@@ -116,6 +116,13 @@ impl pb::Job {
     }
 }
 
+impl pb::Reservation {
+    /// Its window's length in whole seconds, as scontrol's `Duration=` and sinfo -T print it.
+    pub fn duration_secs(&self) -> u64 {
+        u64::try_from(self.end_ms.saturating_sub(self.start_ms) / 1000).unwrap_or(0)
+    }
+}
+
 impl pb::Node {
     /// The node's state in parts, for Slurm's spellings (`sinfo`, `scontrol
     /// show node`, the console): busy as sinfo decides it (DRAINING rather

@@ -25,6 +25,28 @@ pub trait Request: 'static {
     fn clusters(&mut self, names: Vec<String>);
 }
 
+/// [`Request`] for a command's arguments that keep the request in fields of
+/// their own: `spec`, `begin`, `deadline` and `clusters` (srun's and salloc's).
+macro_rules! request_in_fields {
+    ($t:ty) => {
+        impl $crate::cli::family::Request for $t {
+            fn spec(&mut self) -> &mut spur_proto::v1::JobSpec {
+                &mut self.spec
+            }
+            fn begin(&mut self, v: String) {
+                self.begin = Some(v);
+            }
+            fn deadline(&mut self, v: String) {
+                self.deadline = Some(v);
+            }
+            fn clusters(&mut self, names: Vec<String>) {
+                self.clusters = names;
+            }
+        }
+    };
+}
+pub(crate) use request_in_fields;
+
 /// Why the shared options without a mechanism in Spur have no effect.
 pub mod why {
     pub const ENERGY: &str = "Spur does not sample energy, network or file-system counters";

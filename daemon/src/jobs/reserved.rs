@@ -17,7 +17,8 @@ impl JobService {
     pub fn resv_cluster(&self, now: i64) -> Cluster {
         let mut busy: HashMap<String, i64> = HashMap::new();
         for j in self.lock().jobs().values().filter(|j| j.is_placed()) {
-            let end = j.sched_job().end_ms(j.start_ms).max(now);
+            // The record's own deadline (suspended time excluded), not a scheduler copy of the job.
+            let end = j.deadline_ms().unwrap_or(i64::MAX).max(now);
             for n in &j.nodes {
                 let e = busy.entry(n.clone()).or_insert(end);
                 *e = (*e).max(end);

@@ -93,7 +93,7 @@ pub fn detail(all: &[Reservation], key: &str) -> Option<Detail> {
     let r = all.iter().find(|r| r.name == key)?;
     let f = |label: &str, value: String| (label.to_string(), value);
     let none = |s: &str| if s.is_empty() { "(none)".to_string() } else { s.to_string() };
-    let secs = u64::try_from((r.end_ms - r.start_ms) / 1000).unwrap_or(0);
+    let secs = r.duration_secs();
     let fields = vec![
         f("Reservation", r.name.clone()),
         f("State", format!("{} ({})", state_word(r), r.state)),

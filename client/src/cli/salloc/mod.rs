@@ -10,7 +10,7 @@
 
 pub mod hold;
 
-use crate::cli::family::{Family, Request, why};
+use crate::cli::family::{Family, why};
 use crate::cli::fmt::status;
 use crate::cli::getopt::{Arg, Mode, Opt, Spec, check, join, maybe, switch, value};
 use crate::conn::{self, Clients, Identity};
@@ -81,20 +81,7 @@ pub struct Args {
     pub warnings: Vec<String>,
 }
 
-impl Request for Args {
-    fn spec(&mut self) -> &mut pb::JobSpec {
-        &mut self.spec
-    }
-    fn begin(&mut self, v: String) {
-        self.begin = Some(v);
-    }
-    fn deadline(&mut self, v: String) {
-        self.deadline = Some(v);
-    }
-    fn clusters(&mut self, names: Vec<String>) {
-        self.clusters = names;
-    }
-}
+crate::cli::family::request_in_fields!(Args);
 
 /// Parses salloc's options only (no script, command or controller): what
 /// they set and the warnings they print.

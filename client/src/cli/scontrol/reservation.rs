@@ -18,14 +18,15 @@ fn check(words: &[String]) -> Result<ResvRequest, String> {
     ResvRequest::parse(words, chrono::Local::now())
 }
 
+/// Whether a `Key` (of `Key=value`) names a reservation.
+fn is_name_key(k: &str) -> bool {
+    let k = k.trim_end_matches(['+', '-']);
+    k.eq_ignore_ascii_case("reservationname") || k.eq_ignore_ascii_case("reservation")
+}
+
 /// Whether `update ARGS` names a reservation.
 pub fn names_reservation(args: &[String]) -> bool {
-    args.iter().any(|w| {
-        w.split_once('=').is_some_and(|(k, _)| {
-            let k = k.trim_end_matches(['+', '-']).to_ascii_lowercase();
-            k == "reservationname" || k == "reservation"
-        })
-    })
+    args.iter().any(|w| w.split_once('=').is_some_and(|(k, _)| is_name_key(k)))
 }
 
 /// `create reservation ...` (the entity word already taken).
@@ -50,10 +51,7 @@ pub fn parse_update(args: &[String]) -> Result<Command, String> {
 /// `delete ReservationName=NAME` (or `delete reservation NAME`).
 pub fn parse_delete(args: &[String]) -> Result<Command, String> {
     let name = match args {
-        [w] => w
-            .split_once('=')
-            .filter(|(k, _)| names_reservation(&[format!("{k}=")]))
-            .map(|(_, v)| v.to_string()),
+        [w] => w.split_once('=').filter(|(k, _)| is_name_key(k)).map(|(_, v)| v.to_string()),
         [e, n] if e.to_ascii_lowercase().starts_with("res") => Some(n.clone()),
         _ => None,
     };
@@ -65,7 +63,7 @@ pub fn parse_delete(args: &[String]) -> Result<Command, String> {
 
 /// One reservation as `scontrol show reservation` prints it.
 pub fn resv_record(r: &pb::Reservation, oneliner: bool) -> String {
-    let secs = u64::try_from((r.end_ms - r.start_ms) / 1000).unwrap_or(0);
+    let secs = r.duration_secs();
     let lines = vec![
         format!(
             "ReservationName={} StartTime={} EndTime={} Duration={}",

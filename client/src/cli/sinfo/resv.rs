@@ -18,7 +18,7 @@ pub fn table(all: &[pb::Reservation], noheader: bool) -> String {
         ));
     }
     for r in all {
-        let secs = u64::try_from((r.end_ms - r.start_ms) / 1000).unwrap_or(0);
+        let secs = r.duration_secs();
         out.push_str(&format!(
             "{:<w$}  {:>8}  {:>19}  {:>19}  {:>11}  {}\n",
             r.name,

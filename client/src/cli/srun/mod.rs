@@ -16,7 +16,7 @@ pub mod multiprog;
 pub mod output;
 pub mod session;
 
-use super::family::{Family, Request, why};
+use super::family::{Family, why};
 use super::getopt::{Arg, Mode, Opt, Spec, check, ignored, ignored_switch, join, maybe, switch, value};
 use super::submit_opts::export;
 use spur_proto::v1 as pb;
@@ -199,20 +199,7 @@ pub struct Args {
     pub warnings: Vec<String>,
 }
 
-impl Request for Args {
-    fn spec(&mut self) -> &mut pb::JobSpec {
-        &mut self.spec
-    }
-    fn begin(&mut self, v: String) {
-        self.begin = Some(v);
-    }
-    fn deadline(&mut self, v: String) {
-        self.deadline = Some(v);
-    }
-    fn clusters(&mut self, names: Vec<String>) {
-        self.clusters = names;
-    }
-}
+crate::cli::family::request_in_fields!(Args);
 
 /// Parses srun's options only (no script, command or controller): what
 /// they set and the warnings they print.
