@@ -108,7 +108,22 @@ pub async fn connect_flag(flag: Option<&str>, identity: Identity) -> Result<Clie
     connect(&resolve_controller(flag), identity).await.map_err(|e| e.to_string())
 }
 
-pub async fn connect(url: &str, identity: Identity) -> Result<Clients, ConnectError> {
+/// Connects to the first of the controllers `urls` lists (comma-separated)
+/// that answers, in order; the error names the last one tried.
+pub async fn connect(urls: &str, identity: Identity) -> Result<Clients, ConnectError> {
+    let list = spur_proto::wire::controllers(urls);
+    let mut last = ConnectError::BadUrl(urls.to_string(), "no controller address".into());
+    for url in &list {
+        match connect_one(url, identity.clone()).await {
+            Ok(c) => return Ok(c),
+            Err(e @ ConnectError::BadUrl(..)) => return Err(e),
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
+}
+
+async fn connect_one(url: &str, identity: Identity) -> Result<Clients, ConnectError> {
     let endpoint = Endpoint::from_shared(url.to_string())
         .map_err(|e| ConnectError::BadUrl(url.to_string(), e.to_string()))?
         .connect_timeout(std::time::Duration::from_secs(5))
@@ -154,5 +169,6 @@ mod tests {
     fn flag_wins_and_scheme_is_added() {
         assert_eq!(resolve_controller(Some("h:1")), "http://h:1");
         assert_eq!(resolve_controller(Some("https://h:1")), "https://h:1");
+        assert_eq!(resolve_controller(Some("a:1, b:2,,https://c:3")), "http://a:1,http://b:2,https://c:3");
     }
 }

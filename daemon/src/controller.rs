@@ -84,6 +84,28 @@ pub async fn bind(listen: &str) -> anyhow::Result<std::net::TcpListener> {
     Ok(l.into_std()?)
 }
 
+/// Takes the one-controller lock of an SQLite store: several controllers
+/// share only a PostgreSQL database (`ha`), and two on one SQLite file
+/// would each schedule the same queue. The lock is the file's own `flock`,
+/// released when the process ends, however it ends.
+pub fn lock_sqlite(path: &std::path::Path) -> anyhow::Result<nix::fcntl::Flock<std::fs::File>> {
+    use nix::fcntl::{Flock, FlockArg};
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map_err(|e| anyhow::anyhow!("accounting store sqlite://{}: {e}", path.display()))?;
+    Flock::lock(file, FlockArg::LockExclusiveNonblock).map_err(|(_, e)| {
+        anyhow::anyhow!(
+            "accounting store sqlite://{} is in use by another spurctld ({e}): one controller per SQLite \
+             file; several controllers (high availability) need a postgresql:// database_url",
+            path.display()
+        )
+    })
+}
+
 /// Binds `listen` (a `host:port`; port 0 picks one) and starts serving.
 pub async fn start(cfg: Config, listen: &str) -> anyhow::Result<Running> {
     start_on(cfg, bind(listen).await?).await
@@ -160,7 +182,11 @@ pub async fn start_with(
             .map_err(|e| anyhow::anyhow!("metrics.listen_addr '{}': {e}", cfg.metrics.listen_addr))?;
         metrics_addr = Some(l.local_addr()?);
         let j = jobs.clone();
-        tasks.push(audit::metrics::spawn(l, hub.clone(), Arc::new(move || j.pass_stats.render())));
+        tasks.push(audit::metrics::spawn(
+            l,
+            hub.clone(),
+            Arc::new(move || j.pass_stats.render() + &crate::ha::render_metrics()),
+        ));
     }
     Ok(Running { addr, metrics_addr, acct, hub, nodes, jobs, stop: Some(stop), served, tasks })
 }

@@ -24,6 +24,7 @@
 //! - [`server`]: tonic services: decode -> identify -> call the core -> map errors.
 //! - [`controller`]: wiring a configured controller onto a listener, and shutdown;
 //!   [`controller::waiting`]: answering Unavailable while the database cannot be opened.
+//! - [`ha`]: several controllers on one PostgreSQL: the leader lease, followers that forward.
 //! - [`demo`]: an in-process controller with a seeded demo cluster, for `spur-console --demo`.
 //! - [`error`]: the daemon's error type and its mapping to gRPC status codes.
 
@@ -35,6 +36,7 @@ pub mod config;
 pub mod controller;
 pub mod demo;
 pub mod error;
+pub mod ha;
 pub mod jobs;
 pub mod licenses;
 pub mod nodes;

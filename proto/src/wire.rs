@@ -24,19 +24,41 @@ pub const UID_HEADER: &str = "x-spur-uid";
 pub const MUNGE_HEADER: &str = "x-spur-munge";
 /// Why the client sent no credential (munged down, say), for the refusal to name.
 pub const MUNGE_ERROR_HEADER: &str = "x-spur-munge-error";
+/// A request a follower forwards to the leader carries the caller it
+/// authenticated, sealed in a MUNGE credential of the controllers' own uid
+/// (auth plugin `munge`; `daemon/src/auth/handoff.rs`).
+pub const FORWARD_MUNGE_HEADER: &str = "x-spur-forward-munge";
+/// Marks a request a follower forwarded (plugins other than `munge`, whose
+/// credentials the leader verifies again): Info says `"forwarded": true`.
+pub const FORWARDED_HEADER: &str = "x-spur-forwarded";
+/// The health service name only the leader serves (`SERVING` there,
+/// `NOT_SERVING` on a follower), so a load balancer can find the leader.
+pub const LEADER_SERVICE: &str = "spur.v1.Leader";
 /// The munged socket clients and agents encode with (default: munged's own).
 pub const MUNGE_SOCKET_ENV: &str = "SPUR_MUNGE_SOCKET";
 /// `none` stops a client from attaching MUNGE credentials (the default,
 /// `auto`, attaches one whenever munged's socket is there).
 pub const AUTH_ENV: &str = "SPUR_AUTH";
 
-/// `--controller URL`, else `SPUR_CONTROLLER_ADDR`, else `http://127.0.0.1:6817`.
+/// `--controller URL[,URL...]`, else `SPUR_CONTROLLER_ADDR`, else
+/// `http://127.0.0.1:6817`: the list, each address with its scheme.
 pub fn resolve_controller(flag: Option<&str>) -> String {
     let raw = flag
         .map(str::to_string)
         .or_else(|| std::env::var(CONTROLLER_ENV).ok().filter(|s| !s.is_empty()))
         .unwrap_or_else(|| DEFAULT_CONTROLLER.to_string());
-    if raw.contains("://") { raw } else { format!("http://{raw}") }
+    controllers(&raw).join(",")
+}
+
+/// The controllers a comma-separated address list names, in the order a
+/// client tries them (high availability: any of them answers, a follower
+/// forwarding to the leader), each with a scheme (`http://` when none).
+pub fn controllers(list: &str) -> Vec<String> {
+    list.split(',')
+        .map(str::trim)
+        .filter(|a| !a.is_empty())
+        .map(|a| if a.contains("://") { a.to_string() } else { format!("http://{a}") })
+        .collect()
 }
 
 /// The local login name: `$USER`, `$LOGNAME`, else /etc/passwd's name of the real uid.

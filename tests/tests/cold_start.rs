@@ -53,9 +53,14 @@ async fn the_waiting_server_refuses_then_hands_its_socket_to_the_controller() {
     let (waiting_tx, waiting_rx) = tokio::sync::oneshot::channel();
     let opener_url = url.clone();
     let opener = tokio::spawn(async move {
-        let (store, waited) = waiting::open_store(&opener_url, &listener, move || {
-            let _ = waiting_tx.send(());
-        })
+        let (store, waited) = waiting::open_store(
+            &opener_url,
+            &listener,
+            move || {
+                let _ = waiting_tx.send(());
+            },
+            None,
+        )
         .await
         .unwrap();
         (store, waited, listener)

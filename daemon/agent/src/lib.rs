@@ -136,15 +136,28 @@ pub async fn run(opts: AgentOpts) -> anyhow::Result<()> {
     }
 }
 
-async fn connect(url: &str) -> Result<AgentClient<AgentChannel>, String> {
-    let ch = Endpoint::from_shared(url.to_string())
-        .map_err(|e| format!("bad controller URL '{url}': {e}"))?
-        .connect_timeout(Duration::from_secs(5))
-        .tcp_nodelay(true)
-        .connect()
-        .await
-        .map_err(|e| e.to_string())?;
-    Ok(AgentClient::with_interceptor(ch, Credentials::local()))
+/// The first of the controllers `urls` lists that answers, in order (a
+/// follower forwards to the leader, so any will do).
+async fn connect(urls: &str) -> Result<AgentClient<AgentChannel>, String> {
+    let mut last = format!("no controller address in '{urls}'");
+    for url in spur_proto::wire::controllers(urls) {
+        let ch = Endpoint::from_shared(url.clone())
+            .map_err(|e| format!("bad controller URL '{url}': {e}"))?
+            .connect_timeout(Duration::from_secs(5))
+            .tcp_nodelay(true)
+            // A controller stopped (not dead) keeps the socket open: the
+            // pings find it, so the agent moves on to another.
+            .http2_keep_alive_interval(Duration::from_secs(5))
+            .keep_alive_timeout(Duration::from_secs(5))
+            .keep_alive_while_idle(true)
+            .connect()
+            .await;
+        match ch {
+            Ok(ch) => return Ok(AgentClient::with_interceptor(ch, Credentials::local())),
+            Err(e) => last = format!("{url}: {e}"),
+        }
+    }
+    Err(last)
 }
 
 /// The registration a session holds: who we are to the controller.

@@ -41,10 +41,13 @@ pub struct Caller {
     /// The caller's role, as the RPC gate established it (None before):
     /// what bounds the admin levels it may grant.
     pub role: spur_vocab::names::AdminLevel,
+    /// The request came through another controller (`ha/forward.rs`).
+    pub forwarded: bool,
 }
 
 impl Caller {
-    fn head(&self) -> TxnHead {
+    /// The head of a txn row of this caller's request.
+    pub fn head(&self) -> TxnHead {
         TxnHead {
             time_ms: store::now_ms(),
             actor: self.user.clone(),
@@ -52,6 +55,7 @@ impl Caller {
             verified: self.verified,
             peer: self.peer.clone(),
             source: "api".into(),
+            forwarded: self.forwarded,
         }
     }
 }

@@ -13,7 +13,7 @@
 
 use crate::accounting::Caller;
 use crate::error::Result;
-use crate::store::{Action, Store, TxnHead, TxnRow, now_ms, with_ids};
+use crate::store::{Action, Store, TxnRow, with_ids};
 use serde_json::{Value, json};
 use std::future::Future;
 use std::sync::Mutex;
@@ -49,21 +49,15 @@ pub fn info(params: &Value, extra: Value) -> Value {
 
 /// One txn row of a request by `caller`.
 pub fn row(caller: &Caller, entity: &str, name: &str, action: Action, outcome: &str, info: Value) -> TxnRow {
+    let head = caller.head();
     TxnRow {
         id: 0,
-        head: TxnHead {
-            time_ms: now_ms(),
-            actor: caller.user.clone(),
-            actor_uid: caller.uid.map(i64::from),
-            verified: caller.verified,
-            peer: caller.peer.clone(),
-            source: "api".into(),
-        },
+        info: head.info_of(info),
+        head,
         action: action.as_str().into(),
         entity: entity.into(),
         name: name.into(),
         outcome: outcome.into(),
-        info: info.to_string(),
     }
 }
 

@@ -1,6 +1,7 @@
 //! Who is calling, and what they may do.
 //!
 //! - `mod.rs`: [`Authenticator`]: a request's headers to a [`Caller`], or the refusal.
+//! - `handoff.rs`: the caller a follower hands to the leader with a forwarded request.
 //! - `munge.rs`: the `munge` plugin: a credential decoded by munged, the name from the user database.
 //! - `tests.rs`: the plugins' and roles' unit tests.
 //!
@@ -14,6 +15,7 @@
 //! user's `adminlevel` (and a verified token's claim), checked in one place:
 //! the RPC gate, against the classification table.
 
+mod handoff;
 mod munge;
 
 use crate::accounting::{Caller, Catalog};

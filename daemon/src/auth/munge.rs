@@ -27,7 +27,11 @@ impl Decoder {
     /// Who encoded `cred`, or why it is refused. munged keeps a replay
     /// cache, so this is called once per request.
     pub fn decode(&self, cred: &str) -> Result<Decoded, AuthError> {
-        self.0.decode(cred).map_err(|e| {
+        self.0.decode(cred).map_err(|e| self.refusal(e))
+    }
+
+    fn refusal(&self, e: spur_munge::MungeError) -> AuthError {
+        {
             let what = match e.kind {
                 Kind::Replayed => "replayed",
                 Kind::Expired => "expired",
@@ -38,7 +42,18 @@ impl Decoder {
                 Kind::NoLibrary | Kind::Other => "not decoded",
             };
             AuthError::Munge(format!("{what}: {}", e.message))
-        })
+        }
+    }
+
+    /// A new credential of this process carrying `payload` (a caller handed to the leader).
+    pub fn encode_with(&self, payload: &[u8]) -> Result<String, AuthError> {
+        self.0.encode_with(payload).map_err(|e| AuthError::Munge(format!("encoding failed: {}", e.message)))
+    }
+
+    /// [`Decoder::decode`], with the payload.
+    pub fn decode_with(&self, cred: &str) -> Result<(Decoded, Vec<u8>), AuthError> {
+        let (who, payload) = self.0.decode_with(cred).map_err(|e| self.refusal(e))?;
+        Ok((who, payload))
     }
 
     /// The caller a credential names: uid and gid as munged vouches, the

@@ -4,6 +4,8 @@ use clap::Parser;
 use spur_daemon::auth::Authenticator;
 use spur_daemon::config::Config;
 use spur_daemon::controller::{self, waiting};
+use spur_daemon::ha;
+use spur_daemon::store::fence::Fence;
 use std::path::PathBuf;
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
@@ -42,33 +44,70 @@ async fn run(args: Args) -> anyhow::Result<()> {
     let listener = controller::bind(&listen).await?;
     let addr = listener.local_addr()?;
     let url = cfg.database_url();
-    let (running, waited) = if url.is_empty() {
-        (controller::start_on(cfg, listener).await?, false)
+    let mut printed = false;
+    if spur_daemon::store::is_postgres(&url) {
+        return run_ha(cfg, listener, signals).await;
+    }
+    let mut _lock = None;
+    let running = if url.is_empty() {
+        controller::start_on(cfg, listener).await?
     } else {
-        // Tests and scripts read this line to learn the port when listening on port 0.
-        let listening = || println!("spurctld listening on {addr}");
         let (store, waited) = tokio::select! {
-            r = waiting::open_store(&url, &listener, listening) => r?,
+            r = waiting::open_store(&url, &listener, || println!("spurctld listening on {addr}"), None) => r?,
             r = signals.recv() => {
                 r?;
                 tracing::info!("shutting down while waiting for the accounting database");
                 return Ok(());
             }
         };
-        (controller::start_with(cfg, Some(store), listener).await?, waited)
+        // Held until the process ends: a second controller on the file is refused.
+        if let Some(path) = url.strip_prefix("sqlite://") {
+            _lock = Some(controller::lock_sqlite(std::path::Path::new(path))?);
+        }
+        if waited {
+            tracing::info!(%addr, "accounting database reachable; serving");
+            printed = true;
+        }
+        controller::start_with(cfg, Some(store), listener).await?
     };
     if let Some(m) = running.metrics_addr() {
         println!("spurctld metrics on http://{m}/metrics");
     }
-    if waited {
-        tracing::info!(%addr, "accounting database reachable; serving");
-    } else {
+    if !printed {
         println!("spurctld listening on {addr}");
         tracing::info!(%addr, "serving");
     }
     signals.recv().await?;
     tracing::info!("shutting down");
     running.shutdown().await
+}
+
+/// A controller on PostgreSQL: one of any number sharing the database,
+/// leading or following (`spur_daemon::ha`).
+async fn run_ha(cfg: Config, listener: std::net::TcpListener, mut signals: Signals) -> anyhow::Result<()> {
+    let addr = listener.local_addr()?;
+    let url = cfg.database_url();
+    // Tests and scripts read this line to learn the port when listening on port 0.
+    let listening = || println!("spurctld listening on {addr}");
+    let fence = std::sync::Arc::new(Fence::default());
+    let (store, waited) = tokio::select! {
+        r = waiting::open_store(&url, &listener, listening, Some(fence.clone())) => r?,
+        r = signals.recv() => {
+            r?;
+            tracing::info!("shutting down while waiting for the accounting database");
+            return Ok(());
+        }
+    };
+    if waited {
+        tracing::info!(%addr, "accounting database reachable");
+    } else {
+        println!("spurctld listening on {addr}");
+    }
+    let shutdown = Box::pin(async move {
+        let _ = signals.recv().await;
+        tracing::info!("shutting down");
+    });
+    ha::run(cfg, listener, (store, fence), shutdown).await
 }
 
 /// SIGTERM and SIGINT, registered once for the life of the process.

@@ -86,6 +86,18 @@ pub struct ControllerConfig {
     /// Unset: `provisioners.yaml` beside it, when present.
     #[serde(default)]
     pub provisioners_file: Option<PathBuf>,
+    /// How long the leader's lease lasts unrenewed (PostgreSQL only): a
+    /// standby takes over within this of the leader's death or stall.
+    #[serde(default = "default_lease")]
+    pub leader_lease_secs: u32,
+    /// The `host:port` other controllers forward to and clients are shown;
+    /// empty: the address the controller listens on.
+    #[serde(default)]
+    pub advertise_addr: String,
+}
+
+fn default_lease() -> u32 {
+    10
 }
 
 fn default_heartbeat() -> u32 {
@@ -240,6 +252,8 @@ impl Default for ControllerConfig {
             heartbeat_interval_secs: default_heartbeat(),
             node_timeout_secs: default_node_timeout(),
             provisioners_file: None,
+            leader_lease_secs: default_lease(),
+            advertise_addr: String::new(),
         }
     }
 }
@@ -371,6 +385,9 @@ impl Config {
             return Err(
                 "key 'controller.node_timeout_secs': must be longer than heartbeat_interval_secs".into()
             );
+        }
+        if !(2..=3600).contains(&self.controller.leader_lease_secs) {
+            return Err("key 'controller.leader_lease_secs': must be from 2 to 3600".into());
         }
         cluster::validate(&self.nodes, &self.partitions)?;
         for name in self.licenses.keys() {

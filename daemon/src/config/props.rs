@@ -16,6 +16,8 @@ const TEMPLATE: &[(&str, &str, &str)] = &[
     ("[controller]", "heartbeat_interval_secs", "5"),
     ("[controller]", "node_timeout_secs", "30"),
     ("[controller]", "provisioners_file", "\"provisioners.yaml\""),
+    ("[controller]", "leader_lease_secs", "10"),
+    ("[controller]", "advertise_addr", "\"ctl1:6817\""),
     ("[accounting]", "database_url", "\"sqlite://spur.db\""),
     ("[accounting]", "default_qos", "\"normal\""),
     ("[accounting]", "require_qos", "false"),

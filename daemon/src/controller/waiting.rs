@@ -7,6 +7,7 @@
 //! opens, the caller starts the real controller on the same socket, so the
 //! port never closes.
 
+use crate::store::fence::Fence;
 use crate::store::{self, Store};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
@@ -44,8 +45,9 @@ pub async fn open_store(
     url: &str,
     listener: &std::net::TcpListener,
     on_waiting: impl FnOnce(),
+    fence: Option<Arc<Fence>>,
 ) -> anyhow::Result<(Arc<dyn Store>, bool)> {
-    let error = match store::open(url).await {
+    let error = match store::open_fenced(url, fence.clone()).await {
         Ok(s) => return Ok((s, false)),
         Err(e) => e,
     };
@@ -58,7 +60,7 @@ pub async fn open_store(
     on_waiting();
     loop {
         tokio::time::sleep(delay).await;
-        match store::open(url).await {
+        match store::open_fenced(url, fence.clone()).await {
             Ok(s) => {
                 server.stop().await;
                 tracing::info!(database = %db, attempts = attempt + 1, "accounting database reachable");
@@ -147,14 +149,25 @@ impl<B> tower::Service<http::Request<B>> for Refusal {
     }
 }
 
-/// The waiting server on a clone of the caller's listening socket.
-struct Waiting {
+/// A stand-in server on a clone of the caller's listening socket: the
+/// refusals here, a follower's forwarding (`ha/forward.rs`).
+pub(crate) struct Waiting {
     stop: Option<oneshot::Sender<()>>,
     served: JoinHandle<()>,
 }
 
 impl Waiting {
-    fn start(listener: &std::net::TcpListener, refusal: Refusal) -> anyhow::Result<Waiting> {
+    pub(crate) fn start<S, R>(listener: &std::net::TcpListener, refusal: S) -> anyhow::Result<Waiting>
+    where
+        S: tower::Service<http::Request<tonic::body::Body>, Response = http::Response<R>>
+            + Clone
+            + Send
+            + 'static,
+        S::Future: Send + 'static,
+        S::Error: Into<Box<dyn std::error::Error + Send + Sync>> + Send,
+        R: http_body::Body<Data = bytes::Bytes> + Send + 'static,
+        R::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
         let clone =
             listener.try_clone().map_err(|e| anyhow::anyhow!("cannot share the listening socket: {e}"))?;
         clone.set_nonblocking(true)?;
@@ -165,8 +178,10 @@ impl Waiting {
             let shutdown = async {
                 let _ = stopped.await;
             };
-            let r =
-                tonic::transport::Server::builder().serve_with_incoming_shutdown(refusal, incoming, shutdown);
+            let r = tonic::transport::Server::builder()
+                .initial_stream_window_size(Some(spur_proto::wire::WINDOW))
+                .initial_connection_window_size(Some(spur_proto::wire::WINDOW))
+                .serve_with_incoming_shutdown(refusal, incoming, shutdown);
             if let Err(e) = r.await {
                 tracing::error!(error = %e, "the waiting server stopped");
             }
@@ -176,7 +191,7 @@ impl Waiting {
 
     /// Stops accepting (the caller's socket stays open, so new connections
     /// queue for the controller) and lets open connections close.
-    async fn stop(mut self) {
+    pub(crate) async fn stop(mut self) {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }

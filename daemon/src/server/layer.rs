@@ -70,7 +70,17 @@ where
         let agent = rpc::UNAUTHENTICATED.contains(&path.as_str());
         let auth = self.auth.clone();
         let establish = move |headers: &http::HeaderMap, peer: String| {
-            if agent { auth.authenticate_agent(headers, peer) } else { auth.authenticate(headers, peer) }
+            // A follower's hop: the caller it established, sealed (ha/forward.rs).
+            if let Some(handed) = auth.unseal(headers, &peer) {
+                return handed;
+            }
+            let mut caller = if agent {
+                auth.authenticate_agent(headers, peer)
+            } else {
+                auth.authenticate(headers, peer)
+            }?;
+            caller.forwarded = auth.marked_forwarded(headers);
+            Ok(caller)
         };
         // The clone is ready only after poll_ready on self; swap so the ready one is used.
         let clone = self.inner.clone();

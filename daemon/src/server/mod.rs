@@ -27,7 +27,7 @@ mod filter;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod gate;
-mod identity;
+pub(crate) mod identity;
 mod jobs_api;
 pub mod layer;
 mod licenses_api;
@@ -84,6 +84,10 @@ pub async fn routes(
         .build_v1()?;
     let (health_reporter, health) = tonic_health::server::health_reporter();
     health_reporter.set_serving::<AccountingServer<accounting::AccountingApi>>().await;
+    // Only a leader serves; a follower answers NOT_SERVING for it (ha/forward.rs).
+    health_reporter
+        .set_service_status(spur_proto::wire::LEADER_SERVICE, tonic_health::ServingStatus::Serving)
+        .await;
     let cluster = cfg.cluster_name.clone();
     let g = || gate.clone();
     let routes = Routes::new(limited!(health))

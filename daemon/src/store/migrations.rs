@@ -26,7 +26,7 @@ macro_rules! migration {
     };
 }
 
-pub const MIGRATIONS: &[Migration] = &[migration!("0001_initial")];
+pub const MIGRATIONS: &[Migration] = &[migration!("0001_initial"), migration!("0002_leader")];
 
 /// The statements of one migration's SQL, in order.
 pub fn statements(sql: &str) -> impl Iterator<Item = &str> {

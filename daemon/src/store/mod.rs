@@ -10,6 +10,7 @@
 //! order at open with the version recorded (`migrations`).
 
 mod batch;
+pub mod fence;
 mod guard;
 mod migrations;
 mod postgres;
@@ -62,6 +63,22 @@ pub struct TxnHead {
     pub verified: bool,
     pub peer: String,
     pub source: String,
+    /// The request reached this controller through another (a follower's
+    /// hop, `ha/forward.rs`): Info says so, and Peer is that controller.
+    pub forwarded: bool,
+}
+
+impl TxnHead {
+    /// A row's Info as stored: `info`, with `"forwarded": true` when the
+    /// request came through another controller.
+    pub fn info_of(&self, mut info: Value) -> String {
+        if self.forwarded
+            && let Value::Object(m) = &mut info
+        {
+            m.insert("forwarded".into(), Value::Bool(true));
+        }
+        info.to_string()
+    }
 }
 
 #[derive(Debug, Clone, Default)]
@@ -222,10 +239,20 @@ pub trait Store: Send + Sync {
 
 /// Opens the store a `database_url` names, running migrations.
 pub async fn open(url: &str) -> Result<Arc<dyn Store>> {
+    open_fenced(url, None).await
+}
+
+/// Whether `url` names a PostgreSQL database (the one back-end several controllers share).
+pub fn is_postgres(url: &str) -> bool {
+    url.starts_with("postgres://") || url.starts_with("postgresql://")
+}
+
+/// [`open`], for a leader: every write checks `fence` (PostgreSQL only).
+pub async fn open_fenced(url: &str, fence: Option<Arc<fence::Fence>>) -> Result<Arc<dyn Store>> {
     let inner: Box<dyn Store> = if let Some(path) = url.strip_prefix("sqlite://") {
         Box::new(SqliteStore::open(path).await?)
-    } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-        Box::new(PgStore::open(url).await?)
+    } else if is_postgres(url) {
+        Box::new(PgStore::open_fenced(url, fence).await?)
     } else {
         return Err(Error::InvalidArgument(format!("database_url: unsupported '{}'", redact(url))));
     };

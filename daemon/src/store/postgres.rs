@@ -1,11 +1,15 @@
 //! The production store: PostgreSQL, which several controllers can share.
 //! A mutation takes a transaction-scoped advisory lock on its record, so
 //! concurrent writers (even for a record that does not exist yet) serialize.
+//! A leader's store is fenced (`fence.rs`): each write transaction first
+//! checks that the leader's epoch is still the store's.
 
+use super::fence::{self, Fence};
 use super::sql::store_common;
 use crate::error::Result;
 use sqlx::Connection;
 use sqlx::postgres::{PgConnection, PgPool, PgPoolOptions};
+use std::sync::Arc;
 use std::time::Duration;
 
 store_common!(sqlx::Postgres, sqlx::postgres::PgRow);
@@ -15,10 +19,22 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 pub struct PgStore {
     pool: PgPool,
+    /// None: writes are unconditional (one controller's tools and tests).
+    fence: Option<Arc<Fence>>,
 }
+
+/// How long a transaction may sit idle before PostgreSQL ends it: a leader
+/// stopped mid-write must not hold the lease row's share lock (which a
+/// takeover waits for) longer than a lease.
+const IDLE_IN_TRANSACTION: &str = "10s";
 
 impl PgStore {
     pub async fn open(url: &str) -> Result<Self> {
+        Self::open_fenced(url, None).await
+    }
+
+    /// Opens the store; with a fence, every write checks it first.
+    pub async fn open_fenced(url: &str, fence: Option<Arc<Fence>>) -> Result<Self> {
         // One direct connection first: a pool retries a refused connection
         // until its acquire timeout and then reports only "timed out", while
         // spurctld, waiting for the database, should say why within a moment.
@@ -27,12 +43,14 @@ impl PgStore {
                 crate::error::Error::Unavailable(format!("no answer within {}s", CONNECT_TIMEOUT.as_secs()))
             })??;
         let _ = probe.close().await;
+        let opts: sqlx::postgres::PgConnectOptions = url.parse()?;
+        let opts = opts.options([("idle_in_transaction_session_timeout", IDLE_IN_TRANSACTION)]);
         let pool = PgPoolOptions::new()
             .max_connections(8)
             // Short: a write waiting for a connection to a database that went
             // away should fail fast (Unavailable), not hold its caller.
             .acquire_timeout(Duration::from_secs(3))
-            .connect(url)
+            .connect_with(opts)
             .await?;
         // Two controllers starting at once must not both run the migrations.
         let mut conn = pool.acquire().await?;
@@ -40,7 +58,17 @@ impl PgStore {
         let migrated = migrate(&pool, |m| m.postgres).await;
         sqlx::query("SELECT pg_advisory_unlock(6817)").execute(&mut *conn).await?;
         migrated?;
-        Ok(PgStore { pool })
+        Ok(PgStore { pool, fence })
+    }
+
+    /// A write transaction, its fence checked.
+    async fn begin(&self) -> Result<sqlx::Transaction<'static, sqlx::Postgres>> {
+        let mut tx = self.pool.begin().await?;
+        if let Some(f) = &self.fence {
+            let stored: Option<i64> = sqlx::query_scalar(fence::READ_EPOCH).fetch_optional(&mut *tx).await?;
+            f.check(stored)?;
+        }
+        Ok(tx)
     }
 }
 
@@ -69,7 +97,7 @@ impl super::Store for PgStore {
         f: super::Mutator,
         head: TxnHead,
     ) -> Result<(Written, TxnRow)> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin().await?;
         sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))")
             .bind(format!("{kind}:{name}"))
             .execute(&mut *tx)
@@ -80,7 +108,10 @@ impl super::Store for PgStore {
     }
 
     async fn insert_txns(&self, rows: &[TxnRow]) -> Result<Vec<i64>> {
-        insert_txns_in(&self.pool, rows).await
+        let mut tx = self.begin().await?;
+        let ids = insert_txns_tx(&mut tx, rows).await?;
+        tx.commit().await?;
+        Ok(ids)
     }
 
     async fn list_txn(&self, q: &crate::store::TxnQuery) -> Result<Vec<TxnRow>> {
@@ -88,7 +119,10 @@ impl super::Store for PgStore {
     }
 
     async fn delete_txn_before(&self, ms: i64) -> Result<u64> {
-        delete_txn_before_in(&self.pool, ms).await
+        let mut tx = self.begin().await?;
+        let n = sqlx::query(sql::DELETE_TXN_BEFORE).bind(ms).execute(&mut *tx).await?.rows_affected();
+        tx.commit().await?;
+        Ok(n)
     }
 
     async fn commit_raw(
@@ -97,7 +131,10 @@ impl super::Store for PgStore {
         docs: &[(String, Option<String>)],
         rows: &[TxnRow],
     ) -> Result<Vec<i64>> {
-        put_in(&self.pool, kind, docs, rows).await
+        let mut tx = self.begin().await?;
+        let ids = put_tx(&mut tx, kind, docs, rows).await?;
+        tx.commit().await?;
+        Ok(ids)
     }
 
     async fn close(&self) {

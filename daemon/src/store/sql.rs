@@ -158,12 +158,12 @@ macro_rules! store_common {
             }
             let row = TxnRow {
                 id: 0,
+                info: head.info_of(written.info.clone()),
                 head,
                 action: written.action.as_str().into(),
                 entity: kind.into(),
                 name: name.into(),
                 outcome: "success".into(),
-                info: written.info.to_string(),
             }
             .clipped();
             let id = insert_txn_in(&mut **tx, &row).await?;
@@ -259,6 +259,7 @@ macro_rules! store_common {
                             verified: r.try_get(4)?,
                             peer: r.try_get(5)?,
                             source: r.try_get(11)?,
+                            forwarded: false,
                         },
                         action: r.try_get(6)?,
                         entity: r.try_get(7)?,
@@ -277,22 +278,35 @@ macro_rules! store_common {
             Ok((out, last))
         }
 
+        // SQLite writes through the pool forms; PostgreSQL opens the
+        // transaction itself to check its fence first (fence.rs).
+        #[allow(dead_code)]
         async fn delete_txn_before_in(pool: &sqlx::Pool<$db>, ms: i64) -> crate::error::Result<u64> {
             Ok(sqlx::query(sql::DELETE_TXN_BEFORE).bind(ms).execute(pool).await?.rows_affected())
         }
 
+        #[allow(dead_code)]
         async fn insert_txns_in(pool: &sqlx::Pool<$db>, rows: &[TxnRow]) -> crate::error::Result<Vec<i64>> {
             let mut tx = pool.begin().await?;
+            let ids = insert_txns_tx(&mut tx, rows).await?;
+            tx.commit().await?;
+            Ok(ids)
+        }
+
+        async fn insert_txns_tx(
+            tx: &mut sqlx::Transaction<'_, $db>,
+            rows: &[TxnRow],
+        ) -> crate::error::Result<Vec<i64>> {
             let mut ids = Vec::with_capacity(rows.len());
             for r in rows {
-                ids.push(insert_txn_in(&mut *tx, r).await?);
+                ids.push(insert_txn_in(&mut **tx, r).await?);
             }
-            tx.commit().await?;
             Ok(ids)
         }
 
         /// Writes (or deletes) several documents of one kind, and the txn
         /// rows recording them, in one transaction; returns the rows' ids.
+        #[allow(dead_code)]
         async fn put_in(
             pool: &sqlx::Pool<$db>,
             kind: &str,
@@ -300,10 +314,19 @@ macro_rules! store_common {
             rows: &[TxnRow],
         ) -> crate::error::Result<Vec<i64>> {
             let mut tx = pool.begin().await?;
-            let mut ids = Vec::with_capacity(rows.len());
-            for r in rows {
-                ids.push(insert_txn_in(&mut *tx, r).await?);
-            }
+            let ids = put_tx(&mut tx, kind, docs, rows).await?;
+            tx.commit().await?;
+            Ok(ids)
+        }
+
+        /// [`put_in`]'s statements, inside `tx`.
+        async fn put_tx(
+            tx: &mut sqlx::Transaction<'_, $db>,
+            kind: &str,
+            docs: &[(String, Option<String>)],
+            rows: &[TxnRow],
+        ) -> crate::error::Result<Vec<i64>> {
+            let ids = insert_txns_tx(tx, rows).await?;
             for (name, doc) in docs {
                 match doc {
                     Some(d) => {
@@ -311,13 +334,12 @@ macro_rules! store_common {
                             .bind(kind)
                             .bind(name)
                             .bind(d.as_str())
-                            .execute(&mut *tx)
+                            .execute(&mut **tx)
                             .await?
                     }
-                    None => sqlx::query(sql::DELETE_ONE).bind(kind).bind(name).execute(&mut *tx).await?,
+                    None => sqlx::query(sql::DELETE_ONE).bind(kind).bind(name).execute(&mut **tx).await?,
                 };
             }
-            tx.commit().await?;
             Ok(ids)
         }
 

@@ -11,8 +11,8 @@
 //! and run on a machine without MUNGE (the demo, a laptop) and only the
 //! `munge` auth plugin needs it, as Slurm loads its auth plugins.
 //! This is the workspace's one crate with `unsafe` code; it is small on
-//! purpose: four C calls, no payload (so nothing of MUNGE's to free but the
-//! credential), a context per call (libmunge contexts are not shared between
+//! purpose: four C calls, a payload only where a caller asks for one (an
+//! identity forwarded between controllers), a context per call (libmunge contexts are not shared between
 //! threads).
 
 #[cfg(any(test, feature = "test-daemon"))]
@@ -25,6 +25,10 @@ use std::path::{Path, PathBuf};
 /// Longest credential taken for decoding. A credential with an empty payload
 /// is about 120 bytes; anything this long is not one of ours.
 pub const MAX_CREDENTIAL: usize = 4096;
+
+/// Longest payload sealed into a credential: an identity handed between
+/// controllers, a few hundred bytes.
+pub const MAX_PAYLOAD: usize = 1024;
 
 /// The socket libmunge uses when told nothing (munged's default).
 pub const DEFAULT_SOCKET: &str = "/run/munge/munge.socket.2";
@@ -104,11 +108,27 @@ impl Munge {
 
     /// A new credential for the calling process's uid and gid, with no payload.
     pub fn encode(&self) -> Result<String, MungeError> {
+        self.encode_with(&[])
+    }
+
+    /// A new credential for the calling process's uid and gid carrying
+    /// `payload` (at most [`MAX_PAYLOAD`] bytes), which munged seals with
+    /// the credential: a decoder learns both, or neither.
+    pub fn encode_with(&self, payload: &[u8]) -> Result<String, MungeError> {
+        if payload.len() > MAX_PAYLOAD {
+            return Err(MungeError::new(
+                Kind::Other,
+                format!("a payload of {} bytes is longer than {MAX_PAYLOAD}", payload.len()),
+            ));
+        }
+        let len = libc::c_int::try_from(payload.len()).unwrap_or(0);
         let ctx = self.context()?;
         let mut cred: *mut libc::c_char = std::ptr::null_mut();
-        // SAFETY: `ctx` is a live context; a null buffer with length 0 is
-        // libmunge's empty payload; `cred` receives a malloc'd string or stays null.
-        let err = unsafe { (self.lib.encode)(&mut cred, ctx.0, std::ptr::null(), 0) };
+        let buf = if payload.is_empty() { std::ptr::null() } else { payload.as_ptr().cast() };
+        // SAFETY: `ctx` is a live context; `buf` is null with length 0 (no
+        // payload) or points at `len` readable bytes that outlive the call;
+        // `cred` receives a malloc'd string or stays null.
+        let err = unsafe { (self.lib.encode)(&mut cred, ctx.0, buf, len) };
         if err != 0 {
             if !cred.is_null() {
                 // SAFETY: allocated by libmunge with malloc, not yet freed.
@@ -130,6 +150,16 @@ impl Munge {
     /// key, not a credential). A credential decodes once: a second decode is
     /// [`Kind::Replayed`].
     pub fn decode(&self, cred: &str) -> Result<Decoded, MungeError> {
+        self.decode_inner(cred, false).map(|(d, _)| d)
+    }
+
+    /// [`Munge::decode`], with the payload the credential carries (empty
+    /// when it has none).
+    pub fn decode_with(&self, cred: &str) -> Result<(Decoded, Vec<u8>), MungeError> {
+        self.decode_inner(cred, true)
+    }
+
+    fn decode_inner(&self, cred: &str, want_payload: bool) -> Result<(Decoded, Vec<u8>), MungeError> {
         if cred.len() > MAX_CREDENTIAL {
             return Err(MungeError::new(
                 Kind::Invalid,
@@ -140,22 +170,32 @@ impl Munge {
             CString::new(cred).map_err(|_| MungeError::new(Kind::Invalid, "a credential with a NUL byte"))?;
         let ctx = self.context()?;
         let (mut uid, mut gid): (libc::uid_t, libc::gid_t) = (0, 0);
-        // SAFETY: `c` is NUL-terminated and outlives the call; null `buf` and
-        // `len` ask for no payload, so libmunge allocates nothing for us to free.
-        let err = unsafe {
-            (self.lib.decode)(
-                c.as_ptr(),
-                ctx.0,
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-                &mut uid,
-                &mut gid,
-            )
+        let mut buf: *mut libc::c_void = std::ptr::null_mut();
+        let mut len: libc::c_int = 0;
+        let (buf_out, len_out) = if want_payload {
+            (&mut buf as *mut *mut libc::c_void, &mut len as *mut libc::c_int)
+        } else {
+            (std::ptr::null_mut(), std::ptr::null_mut())
+        };
+        // SAFETY: `c` is NUL-terminated and outlives the call; null `buf_out`
+        // and `len_out` ask for no payload, so libmunge allocates nothing;
+        // otherwise `buf` receives a malloc'd copy of the payload (or null)
+        // and `len` its length.
+        let err = unsafe { (self.lib.decode)(c.as_ptr(), ctx.0, buf_out, len_out, &mut uid, &mut gid) };
+        let payload = if buf.is_null() {
+            Vec::new()
+        } else {
+            let n = usize::try_from(len).unwrap_or(0);
+            // SAFETY: libmunge allocated `n` bytes at `buf` for us.
+            let bytes = unsafe { std::slice::from_raw_parts(buf.cast::<u8>(), n) }.to_vec();
+            // SAFETY: allocated by libmunge with malloc, not yet freed; freed once.
+            unsafe { libc::free(buf) };
+            bytes
         };
         if err != 0 {
             return Err(self.error(err, &ctx));
         }
-        Ok(Decoded { uid, gid })
+        Ok((Decoded { uid, gid }, payload))
     }
 
     fn context(&self) -> Result<Ctx<'_>, MungeError> {

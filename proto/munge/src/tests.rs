@@ -45,3 +45,17 @@ fn another_key_garbage_and_a_missing_daemon_are_refused_by_kind() {
     let e = gone.encode().unwrap_err();
     assert_eq!(e.kind, Kind::Socket, "{e}");
 }
+
+#[test]
+fn a_payload_is_sealed_with_its_credential_and_capped() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(d) = munged(dir.path()) else { return };
+    let m = Munge::load(Some(&d.socket())).unwrap();
+    let cred = m.encode_with(br#"{"user":"alice","uid":1002}"#).unwrap();
+    let (_, payload) = m.decode_with(&cred).unwrap();
+    assert_eq!(payload, br#"{"user":"alice","uid":1002}"#);
+    let (_, none) = m.decode_with(&m.encode().unwrap()).unwrap();
+    assert!(none.is_empty());
+    let long = m.encode_with(&[b'x'; MAX_PAYLOAD + 1]).unwrap_err();
+    assert!(long.message.contains("longer than 1024"), "{long}");
+}

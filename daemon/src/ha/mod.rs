@@ -1,0 +1,295 @@
+//! Several controllers on one PostgreSQL database: one leads, the others
+//! forward. PostgreSQL is already the store they share, so it is also what
+//! coordinates them; there is no consensus protocol of Spur's own.
+//!
+//! - `lease.rs`: the leader lease (a row with an epoch, expiring unless renewed).
+//! - `forward.rs`: a follower's server, forwarding every RPC to the leader.
+//! - `mod.rs`: the loop a controller runs: follow and campaign, lead, step down.
+//!
+//! Leading means running the whole controller of `controller.rs` (queue,
+//! scheduler, timers, the agents' streams) over a store fenced with the
+//! epoch (`store/fence.rs`), so a leader that lost the lease cannot land a
+//! write. Stepping down drops that controller whole and follows again: the
+//! next term loads everything from the store, as a restart does.
+
+pub mod forward;
+pub mod lease;
+
+use crate::auth::Authenticator;
+use crate::config::Config;
+use crate::controller::{self, waiting::Waiting};
+use crate::store::{self, Store, fence::Fence};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+use tokio::sync::watch;
+
+/// This process's part in the cluster of controllers, for /metrics.
+pub struct HaStats {
+    /// Whether this process runs [`run`] (PostgreSQL); else it is the one controller.
+    pub active: AtomicBool,
+    pub leader: AtomicBool,
+    pub epoch: AtomicI64,
+    pub takeovers: AtomicU64,
+    pub forwarded: AtomicU64,
+    pub step_downs: AtomicU64,
+}
+
+/// One controller per process.
+pub static HA: HaStats = HaStats {
+    active: AtomicBool::new(false),
+    leader: AtomicBool::new(false),
+    epoch: AtomicI64::new(0),
+    takeovers: AtomicU64::new(0),
+    forwarded: AtomicU64::new(0),
+    step_downs: AtomicU64::new(0),
+};
+
+/// The HA lines of /metrics (Prometheus text).
+pub fn render_metrics() -> String {
+    let g = |v: u64| v.to_string();
+    let leads = !HA.active.load(Ordering::Relaxed) || HA.leader.load(Ordering::Relaxed);
+    let lines = [
+        ("spur_leader", "gauge", "1 while this controller leads", g(u64::from(leads))),
+        (
+            "spur_leader_epoch",
+            "gauge",
+            "the epoch of the lease this controller holds or last saw",
+            HA.epoch.load(Ordering::Relaxed).to_string(),
+        ),
+        (
+            "spur_takeovers_total",
+            "counter",
+            "times this controller took the lease",
+            g(HA.takeovers.load(Ordering::Relaxed)),
+        ),
+        (
+            "spur_step_downs_total",
+            "counter",
+            "times this controller lost the lease and stepped down",
+            g(HA.step_downs.load(Ordering::Relaxed)),
+        ),
+        (
+            "spur_forwarded_requests_total",
+            "counter",
+            "requests this controller forwarded to the leader",
+            g(HA.forwarded.load(Ordering::Relaxed)),
+        ),
+    ];
+    lines
+        .iter()
+        .map(|(name, kind, help, v)| format!("# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {v}\n"))
+        .collect()
+}
+
+/// A stop request (SIGTERM, SIGINT), polled across the phases.
+pub type Shutdown = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// The `host:port` others reach this controller at.
+pub fn advertised(cfg: &Config, bound: std::net::SocketAddr) -> String {
+    if !cfg.controller.advertise_addr.is_empty() {
+        return cfg.controller.advertise_addr.clone();
+    }
+    if bound.ip().is_unspecified() {
+        let host = nix::unistd::gethostname().ok().and_then(|h| h.into_string().ok()).unwrap_or_default();
+        return format!("{host}:{}", bound.port());
+    }
+    bound.to_string()
+}
+
+/// Runs a controller of a cluster of controllers until `shutdown`: follow
+/// (forwarding) while another leads, take the lease when it is free, lead
+/// until it is lost or the process stops. `first` is the store the start-up
+/// opened (waiting for the database if it had to), fenced by `fence`.
+pub async fn run(
+    cfg: Config,
+    listener: std::net::TcpListener,
+    first: (Arc<dyn Store>, Arc<Fence>),
+    mut shutdown: Shutdown,
+) -> anyhow::Result<()> {
+    let url = cfg.database_url();
+    let addr = advertised(&cfg, listener.local_addr()?);
+    let holder = format!("{addr}/{}/{}", std::process::id(), store::now_ms());
+    let secs = cfg.controller.leader_lease_secs;
+    let lease_time = Duration::from_secs(u64::from(secs));
+    let mut lease = lease::Lease::new(&url, holder.clone(), addr.clone(), secs);
+    let auth = Arc::new(Authenticator::from_config(&cfg)?);
+    let mut next = Some(first);
+    HA.active.store(true, Ordering::Relaxed);
+    let mut shown_metrics = false;
+    loop {
+        // Follow, and campaign.
+        let (tx, rx) = watch::channel(None);
+        let fwd = forward::Forwarder::new(
+            auth.clone(),
+            rx,
+            lease_time + Duration::from_secs(2),
+            cfg.logging.audit_rpcs,
+        )
+        .await;
+        let server = Waiting::start(&listener, fwd)?;
+        let metrics = follower_metrics(&cfg).await;
+        let won = campaign(&mut lease, &tx, lease_time, &mut shutdown).await;
+        if let Some(m) = metrics {
+            m.abort();
+            let _ = m.await;
+        }
+        let Some(epoch) = won else {
+            server.stop().await;
+            return Ok(());
+        };
+        // Lead.
+        let (st, fence) = match next.take() {
+            Some(s) => s,
+            None => {
+                let fence = Arc::new(Fence::default());
+                match store::open_fenced(&url, Some(fence.clone())).await {
+                    Ok(s) => (s, fence),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "took the lease but cannot open the store; giving it up");
+                        lease.release(epoch).await;
+                        server.stop().await;
+                        continue;
+                    }
+                }
+            }
+        };
+        fence.start(epoch);
+        HA.epoch.store(epoch, Ordering::Relaxed);
+        HA.takeovers.fetch_add(1, Ordering::Relaxed);
+        let started = Instant::now();
+        let running = controller::start_with(cfg.clone(), Some(st), listener.try_clone()?).await;
+        let running = match running {
+            Ok(r) => r,
+            Err(e) => {
+                lease.release(epoch).await;
+                server.stop().await;
+                return Err(e);
+            }
+        };
+        HA.leader.store(true, Ordering::Relaxed);
+        tracing::info!(epoch, addr, loaded_in = ?started.elapsed(), "leading");
+        if let Some(m) = running.metrics_addr().filter(|_| !shown_metrics) {
+            println!("spurctld metrics on http://{m}/metrics");
+            shown_metrics = true;
+        }
+        // Requests the follower held for a leader go to this one now.
+        let _ = tx.send(Some(addr.clone()));
+        server.stop().await;
+        let stop = lead(&mut lease, epoch, &fence, lease_time, &mut shutdown).await;
+        HA.leader.store(false, Ordering::Relaxed);
+        fence.lose();
+        running.shutdown().await?;
+        if stop {
+            lease.release(epoch).await;
+            return Ok(());
+        }
+        HA.step_downs.fetch_add(1, Ordering::Relaxed);
+        tracing::warn!(epoch, "stepped down: following the new leader");
+    }
+}
+
+/// A follower's /metrics: the HA lines only (the leader's figures are the
+/// leader's to serve). None when metrics are off or the port is taken.
+async fn follower_metrics(cfg: &Config) -> Option<tokio::task::JoinHandle<()>> {
+    if cfg.metrics.listen_addr.is_empty() {
+        return None;
+    }
+    let l = match tokio::net::TcpListener::bind(&cfg.metrics.listen_addr).await {
+        Ok(l) => l,
+        Err(e) => {
+            tracing::warn!(error = %e, addr = %cfg.metrics.listen_addr, "a follower's metrics endpoint cannot listen");
+            return None;
+        }
+    };
+    let text = || async { ([(http::header::CONTENT_TYPE, "text/plain; version=0.0.4")], render_metrics()) };
+    let app = axum::Router::new().route("/metrics", axum::routing::get(text));
+    Some(tokio::spawn(async move {
+        let _ = axum::serve(l, app).await;
+    }))
+}
+
+/// How often a follower tries the lease: soon after a leader's death,
+/// without a query storm.
+fn poll_every(lease_time: Duration) -> Duration {
+    (lease_time / 4).min(Duration::from_millis(500))
+}
+
+/// Tries the lease until it is taken (its epoch) or the process stops
+/// (None), keeping `leader` pointed at whoever holds it.
+async fn campaign(
+    lease: &mut lease::Lease,
+    leader: &watch::Sender<Option<String>>,
+    lease_time: Duration,
+    shutdown: &mut Shutdown,
+) -> Option<i64> {
+    let mut logged = false;
+    loop {
+        match lease.try_take().await {
+            Ok(Some(epoch)) => return Some(epoch),
+            Ok(None) => {}
+            Err(e) if !logged => {
+                tracing::warn!(error = %e, "cannot reach the lease; following whoever leads");
+                logged = true;
+            }
+            Err(_) => {}
+        }
+        match lease.current().await {
+            Ok(l) => {
+                HA.epoch.store(l.epoch, Ordering::Relaxed);
+                let addr = (l.live && l.holder != lease.holder && !l.addr.is_empty()).then_some(l.addr);
+                leader.send_if_modified(|cur| {
+                    let changed = *cur != addr;
+                    if changed {
+                        tracing::info!(leader = ?addr, "the leader changed");
+                        *cur = addr.clone();
+                    }
+                    changed
+                });
+            }
+            Err(_) => {
+                leader.send_if_modified(|cur| cur.take().is_some());
+            }
+        }
+        let _ = lease.seen().await;
+        tokio::select! {
+            _ = tokio::time::sleep(poll_every(lease_time)) => {}
+            _ = shutdown.as_mut() => return None,
+        }
+    }
+}
+
+/// Renews the lease until it is lost (false) or the process stops (true).
+async fn lead(
+    lease: &mut lease::Lease,
+    epoch: i64,
+    fence: &Fence,
+    lease_time: Duration,
+    shutdown: &mut Shutdown,
+) -> bool {
+    let every = lease_time / 3;
+    let mut renewed = Instant::now();
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(every) => {}
+            _ = fence.lost() => return false,
+            _ = shutdown.as_mut() => return true,
+        }
+        match lease.renew(epoch).await {
+            Ok(true) => renewed = Instant::now(),
+            Ok(false) => {
+                tracing::warn!(epoch, "another controller holds the lease");
+                return false;
+            }
+            // Unrenewed for a lease (less a renewal's margin): another may hold it now.
+            Err(e) if renewed.elapsed() + every >= lease_time => {
+                tracing::warn!(epoch, error = %e, "the lease could not be renewed in time");
+                return false;
+            }
+            Err(e) => tracing::warn!(epoch, error = %e, "renewing the lease failed; retrying"),
+        }
+        let _ = lease.seen().await;
+    }
+}
