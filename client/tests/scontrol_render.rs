@@ -72,7 +72,9 @@ fn errors_name_the_problem() {
     assert!(err(&["show", "job", "x"]).contains("'x'"));
     assert!(err(&["uhold", "5"]).contains("uhold is not available"));
     assert!(err(&["suspend", "5"]).contains("job commands"));
-    assert!(err(&["ping"]).contains("ping is not available"));
+    assert!(err(&["version"]).contains("version is not available"));
+    assert_eq!(cmd(&["ping"]), Ok(Command::Ping));
+    assert!(err(&["ping", "now"]).contains("'now'"));
     assert!(err(&["frobnicate"]).contains("'frobnicate'"));
     assert!(err(&["show", "widgets"]).contains("'widgets'"));
     assert!(err(&["show"]).contains("node, partition"));

@@ -116,6 +116,30 @@ impl Controller {
         Controller::spawn(&config, "127.0.0.1:0", Some(&dir.join("spurctld.log")))
     }
 
+    /// Another controller on the same `config` (several on one PostgreSQL
+    /// database), logging to `log`.
+    pub fn start_shared(config: &Path, log: &Path) -> Controller {
+        Controller::spawn(config, "127.0.0.1:0", Some(log))
+    }
+
+    /// Sends `sig` (`STOP`, `CONT`, ...) to the process.
+    pub fn signal(&self, sig: &str) {
+        let _ = Command::new("kill").arg(format!("-{sig}")).arg(self.pid().to_string()).status();
+    }
+
+    /// Kills the process with SIGKILL (nothing of it runs after) and reaps it.
+    pub fn kill_hard(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// The `host:port` it listens on.
+    pub fn addr(&self) -> &str {
+        self.url.trim_start_matches("http://")
+    }
+
     /// What the controller has logged so far (started with [`Controller::start_logged`]).
     pub fn log(&self) -> String {
         self.log.as_ref().map(|p| std::fs::read_to_string(p).unwrap_or_default()).unwrap_or_default()

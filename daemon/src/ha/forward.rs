@@ -131,39 +131,60 @@ impl Inner {
         Ok(resp.map(Body::new))
     }
 
-    /// A channel to the leader, waiting for one to be known.
+    /// A channel to the leader, waiting for one to be known. The connection
+    /// is made before the request is handed over, so a leader that died
+    /// (refused) costs a wait for the next one, not the request.
     async fn channel(&self) -> Result<(String, Channel), Status> {
+        let deadline = tokio::time::Instant::now() + self.wait;
         let mut rx = self.leader.clone();
-        let known = tokio::time::timeout(self.wait, rx.wait_for(Option::is_some)).await;
-        let addr = match known {
-            Ok(Ok(a)) => a.clone().unwrap_or_default(),
-            _ => {
-                return Err(Status::unavailable(format!(
-                    "no leader controller within {}s; a takeover may be under way, retry",
-                    self.wait.as_secs()
-                )));
-            }
+        let none = || {
+            Status::unavailable(format!(
+                "no leader controller within {}s; a takeover may be under way, retry",
+                self.wait.as_secs()
+            ))
         };
-        let mut held = self.channel.lock().map_err(|_| Status::internal("forwarding channel lock"))?;
-        if let Some((a, c)) = held.as_ref()
-            && *a == addr
-        {
-            return Ok((addr, c.clone()));
+        loop {
+            let addr = match tokio::time::timeout_at(deadline, rx.wait_for(Option::is_some)).await {
+                Ok(Ok(a)) => a.clone().unwrap_or_default(),
+                _ => return Err(none()),
+            };
+            if let Some(c) = self.cached(&addr) {
+                return Ok((addr, c));
+            }
+            let endpoint = Endpoint::from_shared(format!("http://{addr}"))
+                .map_err(|e| Status::internal(format!("leader address '{addr}': {e}")))?
+                .connect_timeout(Duration::from_secs(2))
+                .tcp_nodelay(true)
+                // A leader stopped (not dead) keeps its sockets: the pings end
+                // the streams held through it, and their clients reconnect.
+                .http2_keep_alive_interval(Duration::from_secs(2))
+                .keep_alive_timeout(Duration::from_secs(3))
+                .keep_alive_while_idle(true)
+                .initial_stream_window_size(Some(WINDOW))
+                .initial_connection_window_size(Some(WINDOW));
+            match endpoint.connect().await {
+                Ok(c) => {
+                    if let Ok(mut held) = self.channel.lock() {
+                        *held = Some((addr.clone(), c.clone()));
+                    }
+                    return Ok((addr, c));
+                }
+                Err(e) => {
+                    tracing::debug!(leader = %addr, error = %e, "the leader does not answer; waiting for the next");
+                    let moved = rx.wait_for(|a| a.as_deref() != Some(addr.as_str()));
+                    if tokio::time::timeout_at(deadline, moved).await.is_err() {
+                        return Err(Status::unavailable(format!(
+                            "the leader controller at {addr} cannot be reached ({e}); retry"
+                        )));
+                    }
+                }
+            }
         }
-        let c = Endpoint::from_shared(format!("http://{addr}"))
-            .map_err(|e| Status::internal(format!("leader address '{addr}': {e}")))?
-            .connect_timeout(Duration::from_secs(2))
-            .tcp_nodelay(true)
-            // A leader stopped (not dead) keeps its sockets: the pings end
-            // the streams held through it, and their clients reconnect.
-            .http2_keep_alive_interval(Duration::from_secs(2))
-            .keep_alive_timeout(Duration::from_secs(3))
-            .keep_alive_while_idle(true)
-            .initial_stream_window_size(Some(WINDOW))
-            .initial_connection_window_size(Some(WINDOW))
-            .connect_lazy();
-        *held = Some((addr.clone(), c.clone()));
-        Ok((addr, c))
+    }
+
+    fn cached(&self, addr: &str) -> Option<Channel> {
+        let held = self.channel.lock().ok()?;
+        held.as_ref().filter(|(a, _)| a == addr).map(|(_, c)| c.clone())
     }
 
     fn unreachable(&self, addr: &str, e: &dyn std::fmt::Display) -> Status {

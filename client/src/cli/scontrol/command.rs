@@ -77,6 +77,8 @@ pub enum Command {
     ShowSteps(Option<(u64, Option<u32>)>),
     /// `reconfigure` (`reconfigure.rs`).
     Reconfigure,
+    /// `ping` (`ping.rs`): each controller, primary or backup.
+    Ping,
     /// `show reservation [NAME]` (`reservation.rs`).
     ShowReservations(Option<String>),
     /// `create reservation ...`: the name when given, and the words as given.

@@ -32,6 +32,7 @@ pub mod hostlist;
 pub mod job;
 pub mod keys;
 pub mod license;
+pub mod ping;
 pub mod provisioner;
 pub mod reconfigure;
 pub mod reservation;
@@ -65,6 +66,7 @@ usage: scontrol [-o] [-Q] [--json] [--controller URL] COMMAND
   update JobId=ID[,ID] TimeLimit=T Priority=N QOS=Q Partition=P   (or: update job ID ...)
   hold|release|requeue ID[,ID]   hold a pending job, release it, requeue a running one
   reconfigure                    re-read spur.conf on the controller
+  ping                           each controller given (--controller A,B,...): primary (leader), backup, or DOWN
   create reservation StartTime=T (Duration=D|EndTime=T) (Nodes=LIST|NodeCnt=N) (Users=..|Accounts=..)
          [ReservationName=N] [PartitionName=P] [Licenses=L:N] [Flags=MAINT,IGNORE_JOBS,OVERLAP,DAILY,WEEKLY]
   update ReservationName=N [Nodes+=LIST] [Users-=U] [EndTime=T] ...   (Operators and up)
@@ -93,8 +95,19 @@ const OPTS: &[Opt<Flags>] = &[
 
 /// The subcommands and entities, matched by the vocabulary's rule: any
 /// case, any unambiguous prefix (`upd`, `sho part`).
-const COMMANDS: &[&str] =
-    &["show", "update", "reconfigure", "help", "hold", "release", "requeue", "explain", "create", "delete"];
+const COMMANDS: &[&str] = &[
+    "show",
+    "update",
+    "reconfigure",
+    "help",
+    "hold",
+    "release",
+    "requeue",
+    "explain",
+    "create",
+    "delete",
+    "ping",
+];
 const ENTITIES: &[&str] = &[
     "nodes",
     "partitions",
@@ -113,7 +126,7 @@ const ENTITIES: &[&str] = &[
 /// Matched on at least their first three letters.
 const LATER_JOBS: &str =
     "uhold requeuehold suspend resume top notify listpids wait_job listjobs liststeps pidinfo";
-const LATER: &str = "ping version reboot cancel_reboot shutdown takeover setdebug \
+const LATER: &str = "version reboot cancel_reboot shutdown takeover setdebug \
     setdebugflags schedloglevel token write completing errnumstr fsdampeningfactor getaddrs power";
 const SHOW_LATER_JOBS: &str = "";
 const SHOW_LATER: &str = "topology federation burstbuffer assoc_mgr daemons";
@@ -157,6 +170,10 @@ pub fn parse(argv: &[String]) -> Result<(Flags, Command), String> {
             }
         },
         Some("delete") => reservation::parse_delete(rest)?,
+        Some("ping") => match rest.first() {
+            Some(x) => return Err(format!("ping: unexpected argument '{x}'")),
+            None => Command::Ping,
+        },
         Some(_) => Command::Help,
         None => {
             return Err(later(first, LATER_JOBS, LATER, "")
@@ -274,6 +291,7 @@ pub async fn execute(cmd: &Command, f: &Flags, c: &mut Clients) -> Result<Outcom
         Command::CreateReservation { name, words } => reservation::create(name, words, c).await?,
         Command::UpdateReservation { name, words } => reservation::update(name, words, c).await?,
         Command::DeleteReservation(name) => reservation::delete(name, c).await?,
+        Command::Ping => ping::run(f.controller.as_deref()).await?,
         Command::Help | Command::Nothing | Command::ShowHostnames(_) | Command::ShowHostlist { .. } => {
             local(cmd)?.unwrap_or_default()
         }
@@ -290,6 +308,10 @@ async fn run(argv: &[String]) -> Result<Outcome, String> {
     }
     if let Some(stdout) = local(&cmd)? {
         return Ok(Outcome { stdout, warning: None });
+    }
+    // Each controller on its own, not through one connection.
+    if cmd == Command::Ping {
+        return ping::run(flags.controller.as_deref()).await.map(|stdout| Outcome { stdout, warning: None });
     }
     let mut c = conn::connect_flag(flags.controller.as_deref(), Identity::local()).await?;
     execute(&cmd, &flags, &mut c).await
