@@ -37,6 +37,8 @@ pub struct Running {
     served: JoinHandle<Result<(), tonic::transport::Error>>,
     /// Background loops (cache refresh, retention, metrics), aborted on shutdown.
     tasks: Vec<JoinHandle<()>>,
+    /// Cuts the connections still open after the grace period (`server/cut.rs`).
+    cut: tokio_util::sync::CancellationToken,
 }
 
 impl Running {
@@ -62,10 +64,13 @@ impl Running {
             Ok(r) => r?,
             Err(_) => {
                 tracing::info!("closing the streams still open after {SHUTDOWN_GRACE:?}");
+                self.cut.cancel();
                 self.served.abort();
                 Ok(())
             }
         };
+        // Connections' own tasks outlive the server's: none may answer after this.
+        self.cut.cancel();
         if let Some(store) = self.acct.store() {
             store.close().await;
         }
@@ -150,8 +155,8 @@ pub async fn start_with(
     let routes = crate::server::routes(gate, admission, nodes.clone(), jobs.clone(), licenses, &cfg).await?;
     let layer = AuthLayer::new(auth, cfg.logging.audit_rpcs);
     let (stop, stopped) = oneshot::channel::<()>();
-    // Nagle plus delayed ACKs would add ~40 ms to every other response.
-    let incoming = tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
+    let cut = tokio_util::sync::CancellationToken::new();
+    let incoming = crate::server::cut::incoming(listener, cut.clone());
     let served = tokio::spawn(async move {
         tonic::transport::Server::builder()
             .max_concurrent_streams(Some(crate::server::streams::MAX_STREAMS_PER_CONNECTION))
@@ -188,7 +193,7 @@ pub async fn start_with(
             Arc::new(move || j.pass_stats.render() + &crate::ha::render_metrics()),
         ));
     }
-    Ok(Running { addr, metrics_addr, acct, hub, nodes, jobs, stop: Some(stop), served, tasks })
+    Ok(Running { addr, metrics_addr, acct, hub, nodes, jobs, stop: Some(stop), served, tasks, cut })
 }
 
 /// Reloads the catalog so changes made by another controller sharing the

@@ -161,3 +161,61 @@ fn drain_a_node_from_the_console_in_tmux() {
     tmux.keys(&["q"]);
     tmux.wait("the console to quit cleanly", |s| s.contains("console exited: 0"));
 }
+
+/// Two controllers on one PostgreSQL database; the console at 80x24 is
+/// given both and sits on the leader, tailing the audit log. The leader is
+/// killed: the console follows to the new leader, says so in its status
+/// bar, and its tail goes on with the rows written meanwhile (no gap).
+#[test]
+fn the_console_follows_a_failover_and_its_audit_tail_has_no_gap() {
+    use spur_client::cli::scontrol::ping::{Role, ask};
+    let ci = std::env::var_os("CI").is_some();
+    if !has_tmux() || spur_client::conn::Identity::local().uid != Some(0) {
+        assert!(!ci, "CI has tmux and runs as root");
+        eprintln!("note: no tmux or not root; skipping the console failover test");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let Some(db) = rt.block_on(spur_tests::db::fresh_url(spur_tests::db::Backend::Postgres, dir.path()))
+    else {
+        return;
+    };
+    let config = dir.path().join("spur.conf");
+    let cluster = cluster().set("controller", "leader_lease_secs", 3);
+    std::fs::write(&config, conf(&db, &cluster.build())).unwrap();
+    let mut first = Controller::start_shared(&config, &dir.path().join("first.log"));
+    wait_until_blocking("the first controller to lead", || {
+        if rt.block_on(ask(&first.url)) == Role::Primary { Ok(()) } else { Err("not yet".to_string()) }
+    });
+    let second = Controller::start_shared(&config, &dir.path().join("second.log"));
+    let both = format!("{},{}", first.addr(), second.addr());
+    let add = |name: &str| ok("sacctmgr", &both, &["-i", "add", "account", name]);
+
+    let console = bin("spur-console");
+    let command = format!(
+        "env -u SPUR_TOKEN -u SPUR_CONSOLE_CONFIG XDG_CONFIG_HOME={} {} --controller {}; echo \"console exited: $?\"; sleep 600",
+        quote(&dir.path().display().to_string()),
+        quote(&console.display().to_string()),
+        quote(&both),
+    );
+    let tmux = Tmux { socket: dir.path().join("tmux.sock") };
+    tmux.run(&["new-session", "-d", "-s", "console", "-x", "80", "-y", "24", &command]);
+    let on_first = format!("on {} leader", first.addr());
+    tmux.wait("the console on the leader", |s| s.contains("connected") && s.contains(&on_first));
+    tmux.keys(&["7"]);
+    add("before");
+    tmux.wait("the first row in the tail", |s| s.contains("account:before"));
+
+    first.kill_hard();
+    add("during");
+    let on_second = format!("on {} leader ⇄ failover", second.addr());
+    tmux.wait("the console on the new leader, the failover said", |s| s.contains(&on_second));
+    add("after");
+    let screen = tmux.wait("the tail going on without a gap", |s| {
+        ["account:before", "account:during", "account:after"].iter().all(|r| s.contains(r))
+    });
+    assert!(!screen.contains("offline"), "{screen}");
+    tmux.keys(&["q"]);
+    tmux.wait("the console to quit cleanly", |s| s.contains("console exited: 0"));
+}

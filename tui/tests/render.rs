@@ -198,3 +198,27 @@ fn node_states_are_bold_with_a_symbol_and_coloured_unless_mono() {
         assert!(!plain.modifier.contains(Modifier::BOLD));
     }
 }
+
+/// With several controllers the status bar names the one the console is
+/// on and its role first, and counts the failovers it lived through; it
+/// stays within 80 columns.
+#[test]
+fn the_status_bar_names_the_controller_and_counts_failovers() {
+    let mut state = loaded(false, (80, 24));
+    let status = |state: &spur_console::State| {
+        let text = format!("{}", draw(state).backend());
+        text.lines().rev().find(|l| l.contains("connected")).unwrap_or_default().to_string()
+    };
+    assert!(!status(&state).contains("on "), "one controller: as configured\n{}", status(&state));
+    let on = |c: &str, primary| Msg::On { controller: c.into(), primary };
+    dispatch(&mut state, Action::Net(on("http://10.0.0.1:6817", Some(true))));
+    dispatch(&mut state, Action::Net(Msg::Connected));
+    let line = status(&state);
+    assert!(line.contains("on 10.0.0.1:6817 leader") && !line.contains("failover"), "{line}");
+    dispatch(&mut state, Action::Net(on("http://10.0.0.2:6817", Some(true))));
+    dispatch(&mut state, Action::Net(Msg::Connected));
+    let line = status(&state);
+    assert!(line.contains("on 10.0.0.2:6817 leader ⇄ failover 1"), "{line}");
+    dispatch(&mut state, Action::Net(on("http://10.0.0.2:6817", Some(false))));
+    assert!(status(&state).contains("follower ⇄ failover 2"), "{}", status(&state));
+}

@@ -154,6 +154,7 @@ impl<B> tower::Service<http::Request<B>> for Refusal {
 pub(crate) struct Waiting {
     stop: Option<oneshot::Sender<()>>,
     served: JoinHandle<()>,
+    cut: tokio_util::sync::CancellationToken,
 }
 
 impl Waiting {
@@ -171,8 +172,8 @@ impl Waiting {
         let clone =
             listener.try_clone().map_err(|e| anyhow::anyhow!("cannot share the listening socket: {e}"))?;
         clone.set_nonblocking(true)?;
-        let incoming = tonic::transport::server::TcpIncoming::from(tokio::net::TcpListener::from_std(clone)?)
-            .with_nodelay(Some(true));
+        let cut = tokio_util::sync::CancellationToken::new();
+        let incoming = crate::server::cut::incoming(tokio::net::TcpListener::from_std(clone)?, cut.clone());
         let (stop, stopped) = oneshot::channel::<()>();
         let served = tokio::spawn(async move {
             let shutdown = async {
@@ -186,7 +187,7 @@ impl Waiting {
                 tracing::error!(error = %e, "the waiting server stopped");
             }
         });
-        Ok(Waiting { stop: Some(stop), served })
+        Ok(Waiting { stop: Some(stop), served, cut })
     }
 
     /// Stops accepting (the caller's socket stays open, so new connections
@@ -203,6 +204,9 @@ impl Waiting {
 
 impl Drop for Waiting {
     fn drop(&mut self) {
+        // A stream held open (a console's watch through a follower) ends here,
+        // and its client reconnects to whatever serves the socket now.
+        self.cut.cancel();
         self.served.abort();
     }
 }

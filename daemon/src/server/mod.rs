@@ -22,6 +22,7 @@ mod admission_api;
 mod audit_api;
 mod cluster_api;
 pub mod convert;
+pub mod cut;
 mod filter;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]

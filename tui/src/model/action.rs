@@ -244,6 +244,13 @@ pub struct ClusterUpdate {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Msg {
     Connected,
+    /// Sent before [`Msg::Connected`] when the console was given several
+    /// controllers (high availability): the one it reached, and whether it
+    /// is the leader (None: it did not say).
+    On {
+        controller: String,
+        primary: Option<bool>,
+    },
     /// The controller is unreachable; the task retries after `retry_in`.
     Reconnecting {
         attempt: u32,

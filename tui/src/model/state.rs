@@ -86,6 +86,17 @@ pub enum Conn {
     Disconnected,
 }
 
+/// Which of several controllers the console is on (high availability).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OnController {
+    pub controller: String,
+    pub primary: Option<bool>,
+    /// Reconnections since the first connection: each is a failover the
+    /// console lived through (to another controller, or to the same one
+    /// after the leader behind it changed).
+    pub failovers: u32,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Choice {
     Cancel,
@@ -237,6 +248,8 @@ pub struct State {
     pub views: [PaneView; PaneId::ALL.len()],
     pub mode: Mode,
     pub conn: Conn,
+    /// Set when the console was given several controllers.
+    pub on: Option<OnController>,
     pub loading: bool,
     /// The latest feedback line (info or error).
     pub message: Option<Message>,
@@ -281,6 +294,7 @@ impl State {
             views: Default::default(),
             mode: Mode::Normal,
             conn: Conn::Connecting,
+            on: None,
             loading: false,
             message: None,
             last_error: None,

@@ -69,29 +69,50 @@ enum Exit {
 }
 
 async fn run(url: String, identity: Identity, mut rpcs: UnboundedReceiver<Rpc>, msgs: UnboundedSender<Msg>) {
-    let endpoint = match Endpoint::from_shared(url.clone()) {
-        // The timeout bounds each call until its response starts, so streams (health, tail) live on.
-        Ok(e) => e.connect_timeout(Duration::from_secs(3)).timeout(Duration::from_secs(30)).tcp_nodelay(true),
-        Err(e) => {
-            let _ = msgs.send(Msg::Disconnected { error: format!("invalid controller URL {url:?}: {e}") });
-            return refuse_all(rpcs, msgs).await;
+    // Several controllers (high availability): tried in order at each attempt.
+    let urls = spur_proto::wire::controllers(&url);
+    let mut endpoints = Vec::with_capacity(urls.len());
+    for u in &urls {
+        match Endpoint::from_shared(u.clone()) {
+            // The timeout bounds each call until its response starts, so streams (health, tail) live on.
+            Ok(e) => endpoints.push((
+                u.clone(),
+                e.connect_timeout(Duration::from_secs(3)).timeout(Duration::from_secs(30)).tcp_nodelay(true),
+            )),
+            Err(e) => {
+                let _ = msgs.send(Msg::Disconnected { error: format!("invalid controller URL {u:?}: {e}") });
+                return refuse_all(rpcs, msgs).await;
+            }
         }
-    };
+    }
+    if endpoints.is_empty() {
+        let _ = msgs.send(Msg::Disconnected { error: format!("no controller address in {url:?}") });
+        return refuse_all(rpcs, msgs).await;
+    }
+    let several = endpoints.len() > 1;
     let mut delay = FIRST_RETRY;
     let mut attempt = 0u32;
     loop {
-        let error = match endpoint.connect().await {
-            Ok(channel) => {
-                delay = FIRST_RETRY;
-                attempt = 0;
-                // serve() reports Connected once the cluster watch is subscribed.
-                match serve(channel, &identity, &mut rpcs, &msgs).await {
-                    Exit::Closed => return,
-                    Exit::Lost(e) => e,
+        let mut error = String::new();
+        for (u, endpoint) in &endpoints {
+            match endpoint.connect().await {
+                Ok(channel) => {
+                    delay = FIRST_RETRY;
+                    attempt = 0;
+                    if several {
+                        let primary = leads(channel.clone()).await;
+                        let _ = msgs.send(Msg::On { controller: u.clone(), primary });
+                    }
+                    // serve() reports Connected once the cluster watch is subscribed.
+                    match serve(channel, &identity, &mut rpcs, &msgs).await {
+                        Exit::Closed => return,
+                        Exit::Lost(e) => error = e,
+                    }
+                    break;
                 }
+                Err(e) => error = format!("cannot connect to {u}: {}", source_chain(&e)),
             }
-            Err(e) => format!("cannot connect: {}", source_chain(&e)),
-        };
+        }
         attempt += 1;
         if msgs.send(Msg::Reconnecting { attempt, retry_in: delay, error }).is_err() {
             return;
@@ -100,6 +121,17 @@ async fn run(url: String, identity: Identity, mut rpcs: UnboundedReceiver<Rpc>, 
             return;
         }
         delay = (delay * 2).min(MAX_RETRY);
+    }
+}
+
+/// Whether the controller on `channel` leads: it alone serves the
+/// leader-only health name. None when it does not answer.
+async fn leads(channel: Channel) -> Option<bool> {
+    let req = HealthCheckRequest { service: spur_proto::wire::LEADER_SERVICE.into() };
+    let answer = tokio::time::timeout(Duration::from_secs(3), HealthClient::new(channel).check(req)).await;
+    match answer {
+        Ok(Ok(r)) => Some(r.into_inner().status == tonic_health::ServingStatus::Serving as i32),
+        _ => None,
     }
 }
 

@@ -178,6 +178,15 @@ fn on_net(state: &mut State, msg: Msg) -> Vec<Effect> {
             effects.extend(provisioners::stale(state));
             effects
         }
+        Msg::On { controller, primary } => {
+            let on = state.on.get_or_insert_with(Default::default);
+            if !on.controller.is_empty() {
+                on.failovers += 1;
+            }
+            on.controller = controller;
+            on.primary = primary;
+            Vec::new()
+        }
         Msg::Reconnecting { attempt, retry_in, error } => {
             state.conn = Conn::Reconnecting { attempt, retry_in };
             state.relayout();

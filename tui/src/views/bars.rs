@@ -7,7 +7,7 @@ use crate::model::jobs::{RowKey, StateFilter};
 use crate::model::layout;
 use crate::model::pane::{Offered, PaneId};
 use crate::model::session;
-use crate::model::state::{Conn, Mode, Prompt, State};
+use crate::model::state::{Conn, Mode, OnController, Prompt, State};
 use crate::views::table;
 use crate::views::theme::Theme;
 use ratatui::Frame;
@@ -120,6 +120,22 @@ pub fn banner(conn: &Conn, last_error: Option<&str>, theme: Theme, frame: &mut F
     };
     let lines = vec![Line::from(head), Line::from(format!("   {err}"))];
     frame.render_widget(Paragraph::new(lines).style(theme.banner()), area);
+}
+
+/// Which of several controllers the console is on, its role, and the
+/// failovers it lived through (where from is in the log, not here: 80 columns).
+fn on_controller(on: &OnController) -> String {
+    let host = on.controller.split("://").nth(1).unwrap_or(&on.controller);
+    let role = match on.primary {
+        Some(true) => " leader",
+        Some(false) => " follower",
+        None => "",
+    };
+    let mut text = format!("on {host}{role}");
+    if on.failovers > 0 {
+        text.push_str(&format!(" ⇄ failover {}", on.failovers));
+    }
+    text
 }
 
 /// Columns the input keeps beside a hint, so what is typed stays visible.
@@ -255,7 +271,11 @@ pub fn status(state: &State, theme: Theme, frame: &mut Frame, area: Rect) {
         Conn::Reconnecting { .. } => "reconnecting…",
         Conn::Disconnected => "✖ disconnected",
     };
-    let mut text = format!(" {conn} │ {who} │ {mode} │ {}", s.controller);
+    // With several controllers, which one comes first: it is what changes in a failover.
+    let mut text = match &state.on {
+        Some(on) => format!(" {conn} │ {} │ {who} │ {mode}", on_controller(on)),
+        None => format!(" {conn} │ {who} │ {mode} │ {}", s.controller),
+    };
     if let Some(e) = &state.last_error {
         text.push_str(" │ err: ");
         text.push_str(e);
