@@ -89,7 +89,7 @@ async fn run_ha(cfg: Config, listener: std::net::TcpListener, mut signals: Signa
     let url = cfg.database_url();
     // Tests and scripts read this line to learn the port when listening on port 0.
     let listening = || println!("spurctld listening on {addr}");
-    let fence = std::sync::Arc::new(Fence::default());
+    let fence = std::sync::Arc::new(Fence::for_lease(cfg.controller.leader_lease_secs));
     let (store, waited) = tokio::select! {
         r = waiting::open_store(&url, &listener, listening, Some(fence.clone())) => r?,
         r = signals.recv() => {

@@ -144,7 +144,7 @@ pub async fn run(
         let (st, fence) = match next.take() {
             Some(s) => s,
             None => {
-                let fence = Arc::new(Fence::default());
+                let fence = Arc::new(Fence::for_lease(secs));
                 match store::open_fenced(&url, Some(fence.clone())).await {
                     Ok(s) => (s, fence),
                     Err(e) => {

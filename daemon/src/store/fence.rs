@@ -19,11 +19,22 @@ pub struct Fence {
     epoch: AtomicI64,
     lost: AtomicBool,
     on_lost: Notify,
+    /// How long a write transaction of this leader may sit idle before
+    /// PostgreSQL ends it (0: its default, none): a leader stopped inside a
+    /// write holds the lease row's share lock, which a takeover waits for.
+    pub stall_secs: u32,
 }
 
 impl Fence {
     pub fn new(epoch: i64) -> Fence {
         Fence { epoch: AtomicI64::new(epoch), ..Fence::default() }
+    }
+
+    /// A fence for a leader whose lease lasts `lease_secs`: a stalled write
+    /// is ended within half a lease, so a takeover waits at most that long
+    /// for it (and the lease itself runs out first).
+    pub fn for_lease(lease_secs: u32) -> Fence {
+        Fence { stall_secs: (lease_secs / 2).max(1), ..Fence::default() }
     }
 
     /// Begins leading in `epoch` (a fence opened before the lease was taken).

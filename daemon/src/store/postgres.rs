@@ -23,11 +23,6 @@ pub struct PgStore {
     fence: Option<Arc<Fence>>,
 }
 
-/// How long a transaction may sit idle before PostgreSQL ends it: a leader
-/// stopped mid-write must not hold the lease row's share lock (which a
-/// takeover waits for) longer than a lease.
-const IDLE_IN_TRANSACTION: &str = "10s";
-
 impl PgStore {
     pub async fn open(url: &str) -> Result<Self> {
         Self::open_fenced(url, None).await
@@ -43,8 +38,12 @@ impl PgStore {
                 crate::error::Error::Unavailable(format!("no answer within {}s", CONNECT_TIMEOUT.as_secs()))
             })??;
         let _ = probe.close().await;
-        let opts: sqlx::postgres::PgConnectOptions = url.parse()?;
-        let opts = opts.options([("idle_in_transaction_session_timeout", IDLE_IN_TRANSACTION)]);
+        let mut opts: sqlx::postgres::PgConnectOptions = url.parse()?;
+        if let Some(f) = fence.as_ref().filter(|f| f.stall_secs > 0) {
+            // A leader stopped mid-write must not hold the lease row's share
+            // lock (which a takeover waits for) for long: fence.rs.
+            opts = opts.options([("idle_in_transaction_session_timeout", format!("{}s", f.stall_secs))]);
+        }
         let pool = PgPoolOptions::new()
             .max_connections(8)
             // Short: a write waiting for a connection to a database that went
