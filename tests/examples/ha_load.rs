@@ -1,7 +1,8 @@
 //! High availability on PostgreSQL: what forwarding costs, and how long a
 //! takeover takes. Two spurctld on one fresh database (SPUR_TEST_PG_URL);
 //! prints the median submit latency straight to the leader and through the
-//! follower (one request in flight, so the difference is the hop), the
+//! follower (one request in flight, so the difference is the hop), the same
+//! for WhoAmI (no store write, so the hop is not lost in a commit's fsync), the
 //! throughput of 4 clients x 8 in flight both ways, then the takeover time,
 //! median of RUNS, after `kill -9` of the leader and after `SIGSTOP` (the
 //! lease runs out: LEASE seconds).
@@ -36,6 +37,18 @@ async fn latency(url: &str, n: usize) -> anyhow::Result<Duration> {
     for _ in 0..n {
         let t = Instant::now();
         c.jobs.submit(pb::SubmitRequest { spec: Some(spec()) }).await?;
+        took.push(t.elapsed());
+    }
+    Ok(median(took))
+}
+
+/// Median latency of `n` WhoAmI calls (no store write: the hop stands out).
+async fn whoami(url: &str, n: usize) -> anyhow::Result<Duration> {
+    let mut c = client(url).await?;
+    let mut took = Vec::with_capacity(n);
+    for _ in 0..n {
+        let t = Instant::now();
+        c.session.who_am_i(pb::WhoAmIRequest {}).await?;
         took.push(t.elapsed());
     }
     Ok(median(took))
@@ -141,6 +154,13 @@ async fn main() -> anyhow::Result<()> {
         let hop = latency(&follower.url, submits).await?;
         println!(
             "submit latency, median of {submits}: leader {:.3} ms, through the follower {:.3} ms, the hop {:.3} ms",
+            direct.as_secs_f64() * 1e3,
+            hop.as_secs_f64() * 1e3,
+            (hop.as_secs_f64() - direct.as_secs_f64()) * 1e3
+        );
+        let (direct, hop) = (whoami(&leader.url, submits).await?, whoami(&follower.url, submits).await?);
+        println!(
+            "WhoAmI latency, median of {submits}: leader {:.3} ms, through the follower {:.3} ms, the hop {:.3} ms",
             direct.as_secs_f64() * 1e3,
             hop.as_secs_f64() * 1e3,
             (hop.as_secs_f64() - direct.as_secs_f64()) * 1e3

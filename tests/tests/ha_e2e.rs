@@ -241,6 +241,17 @@ async fn a_stopped_leader_lands_no_write_and_rejoins_as_a_follower() {
     assert!(answer.is_err(), "the old leader acknowledged a write: {answer:?}");
     let status = answer.unwrap_err();
     assert!(status.message().contains("no longer the leader"), "{status:?}");
+    // The store itself, not the new leader's memory (loaded before the write would have landed).
+    let pool = sqlx::PgPool::connect(&url).await.unwrap();
+    let landed: i64 = sqlx::query_scalar(
+        "SELECT (SELECT COUNT(*) FROM entities WHERE data LIKE '%from-the-stopped-leader%') \
+         + (SELECT COUNT(*) FROM txn WHERE info LIKE '%from-the-stopped-leader%')",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert_eq!(landed, 0, "a write of the stopped leader reached the store");
+    pool.close().await;
     let names: Vec<String> = jobs(&other.url).await.into_iter().map(|j| j.name).collect();
     assert!(!names.contains(&"from-the-stopped-leader".to_string()), "{names:?}");
     // It rejoins as a follower: a backup, and what it is sent is forwarded.

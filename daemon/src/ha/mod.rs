@@ -293,3 +293,37 @@ async fn lead(
         let _ = lease.seen().await;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_metrics_say_who_leads_and_count_the_hops() {
+        let text = render_metrics();
+        for name in [
+            "spur_leader",
+            "spur_leader_epoch",
+            "spur_takeovers_total",
+            "spur_step_downs_total",
+            "spur_forwarded_requests_total",
+        ] {
+            assert!(text.contains(&format!("# TYPE {name} ")), "{name} in\n{text}");
+        }
+        // A controller that does not run the lease (SQLite, the demo) is the leader.
+        assert!(text.contains("\nspur_leader 1\n"), "{text}");
+        assert_eq!(poll_every(Duration::from_secs(10)), Duration::from_millis(500));
+        assert_eq!(poll_every(Duration::from_secs(1)), Duration::from_millis(250));
+    }
+
+    #[test]
+    fn the_advertised_address_is_the_configured_one_else_a_reachable_name() {
+        let mut cfg = Config::default();
+        let bound: std::net::SocketAddr = "127.0.0.1:7001".parse().unwrap();
+        assert_eq!(advertised(&cfg, bound), "127.0.0.1:7001");
+        let any: std::net::SocketAddr = "0.0.0.0:7001".parse().unwrap();
+        assert!(advertised(&cfg, any).ends_with(":7001") && !advertised(&cfg, any).starts_with("0.0.0.0"));
+        cfg.controller.advertise_addr = "ctl1:6817".into();
+        assert_eq!(advertised(&cfg, any), "ctl1:6817");
+    }
+}
