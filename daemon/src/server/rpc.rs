@@ -146,6 +146,11 @@ pub const UNAUTHENTICATED: &[&str] = &[
     agent::REPORT_BCAST,
 ];
 
+/// Paths answered with no credential at all, under every plugin: health
+/// probes (a load balancer finding the leader by `spur.v1.Leader` has no
+/// MUNGE credential). They say only whether a service is up.
+pub const OPEN: &[&str] = &[health::CHECK, health::WATCH];
+
 pub fn classify(path: &str) -> Option<Class> {
     RPCS.iter().find(|(p, _)| *p == path).map(|(_, c)| *c)
 }
