@@ -263,18 +263,20 @@ pub fn prepare(
     if st.help {
         return Ok(Prepared::Help);
     }
+    // sbatch [options] script [args...]: the words after the script are its $1, $2, ...
+    let (mut script_args, mut command) = (vec![], String::new());
     let (script, default_name) = match (&st.wrap, rest.split_first()) {
-        (Some(_), Some((s, _))) => return Err(format!("a script ('{s}') cannot be given with --wrap")),
+        (Some(_), Some((s, _))) => {
+            return Err(format!("script arguments ('{s}') are not permitted with --wrap"));
+        }
         (Some(cmd), None) => (format!("#!/bin/sh\n{cmd}\n"), "wrap".to_string()),
         (None, Some((path, args))) => {
-            if let Some(a) = args.first() {
-                return Err(format!(
-                    "script arguments are not supported yet ('{a}'); put them in the script or use --wrap"
-                ));
-            }
             let text = read(Some(path))?;
             check_script(&text, &format!("script '{path}'"))?;
             let name = Path::new(path).file_name().map_or(path.clone(), |n| n.to_string_lossy().into_owned());
+            script_args = args.to_vec();
+            // Slurm's Command=: the script's path, made absolute.
+            command = cwd.join(path).to_string_lossy().into_owned();
             (text, name)
         }
         (None, None) => {
@@ -321,6 +323,8 @@ pub fn prepare(
         }
     }
     s.script = script;
+    s.script_args = script_args;
+    s.command = command;
     Ok(Prepared::Submit(Box::new(sub)))
 }
 

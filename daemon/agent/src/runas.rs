@@ -1,7 +1,8 @@
 //! Running a job's program as its user: `spurd __exec`, the last process
 //! between the (root) agent or supervisor and the job's program, as Slurm's
 //! slurmstepd forks before it execs a task. Spawned with the job's
-//! environment and a spec in `SPUR_EXEC_SPEC`, it joins the job's cgroup
+//! environment, a spec in `SPUR_EXEC_SPEC` and the program's command
+//! line as its own arguments (`spurd __exec PROGRAM ARGS...`), it joins the job's cgroup
 //! while it is still root, drops to the user (initgroups, setgid, setuid),
 //! sets the soft limits `--propagate` sent (`rlimits`), and only then opens the job's `-i/-o/-e` files, changes to its working
 //! directory and execs the program, so nothing of the user's is touched as
@@ -101,6 +102,11 @@ pub struct ExecSpec {
     pub stdout: Option<Output>,
     pub stderr: Option<Output>,
     pub workdir: String,
+    /// The program and its arguments: passed as the trampoline's own
+    /// arguments after [`EXEC_ARG`], not in [`SPEC_ENV`], since Linux caps
+    /// one environment string at 128 KiB and a batch script's arguments may
+    /// take up to 1 MiB.
+    #[serde(skip)]
     pub argv: Vec<String>,
 }
 
@@ -115,7 +121,7 @@ impl ExecSpec {
         let me = std::env::current_exe().map_err(|e| format!("cannot find spurd's own binary: {e}"))?;
         let spec = serde_json::to_string(self).map_err(|e| e.to_string())?;
         let mut cmd = Command::new(me);
-        cmd.arg(EXEC_ARG);
+        cmd.arg(EXEC_ARG).args(&self.argv);
         if !inherit {
             cmd.env_clear();
         }
@@ -126,17 +132,21 @@ impl ExecSpec {
 
 /// Runs the trampoline if `args` ask for it; returns its exit code when the exec failed.
 pub fn dispatch(args: &[String]) -> Option<i32> {
-    (args.first().map(String::as_str) == Some(EXEC_ARG)).then(main)
+    match args.split_first() {
+        Some((first, argv)) if first == EXEC_ARG => Some(main(argv)),
+        _ => None,
+    }
 }
 
-fn main() -> i32 {
+/// The trampoline, running `argv` (the program first) as the spec says.
+fn main(argv: &[String]) -> i32 {
     let fail = |msg: &str| {
         eprintln!("spurd: error: {msg}");
         1
     };
     let Some(text) = std::env::var_os(SPEC_ENV) else { return fail("no exec spec") };
-    let spec: ExecSpec = match serde_json::from_str(&text.to_string_lossy()) {
-        Ok(s) => s,
+    let spec = match serde_json::from_str::<ExecSpec>(&text.to_string_lossy()) {
+        Ok(s) => ExecSpec { argv: argv.to_vec(), ..s },
         Err(e) => return fail(&format!("bad exec spec: {e}")),
     };
     let Some((program, args)) = spec.argv.split_first() else { return fail("nothing to run") };

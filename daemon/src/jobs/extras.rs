@@ -67,6 +67,8 @@ impl Extras {
             ntasks_per_core: s.ntasks_per_core,
             ntasks_per_socket: s.ntasks_per_socket,
             input: s.input.trim().to_string(),
+            script_args: script_args(&s.script_args)?,
+            command: command(&s.command)?,
         };
         Ok((x != Extras::default()).then(|| Box::new(x)))
     }
@@ -103,6 +105,44 @@ fn reservation(v: &str) -> Result<String> {
     let v = v.trim();
     if v.len() > 128 || !v.chars().all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c)) {
         return Err(Error::invalid("reservation", format!("'{v}' is not a reservation name")));
+    }
+    Ok(v.to_string())
+}
+
+/// The most script arguments a job may carry, and their total size: a
+/// request's cost stays bounded, and the script's exec (Linux's ARG_MAX is a
+/// quarter of the stack, 2 MiB by default, shared with the environment) can take them.
+pub const MAX_SCRIPT_ARGS: usize = 4096;
+pub const MAX_SCRIPT_ARGS_BYTES: usize = 1 << 20;
+/// One argument's most bytes: Linux's MAX_ARG_STRLEN (128 KiB, its NUL included).
+const MAX_SCRIPT_ARG: usize = 128 * 1024 - 1;
+
+/// sbatch's script arguments, checked: within the bounds above, and no NUL
+/// byte (an exec's arguments are C strings).
+pub fn script_args(args: &[String]) -> Result<Vec<String>> {
+    let bad = |m: String| Error::invalid("script arguments", m);
+    if args.len() > MAX_SCRIPT_ARGS {
+        return Err(bad(format!("{} arguments; at most {MAX_SCRIPT_ARGS}", args.len())));
+    }
+    let total: usize = args.iter().map(|a| a.len() + 1).sum();
+    if total > MAX_SCRIPT_ARGS_BYTES {
+        return Err(bad(format!("{total} bytes in all; at most {MAX_SCRIPT_ARGS_BYTES}")));
+    }
+    for (i, a) in args.iter().enumerate() {
+        if a.len() > MAX_SCRIPT_ARG {
+            return Err(bad(format!("argument {} is {} bytes; at most {MAX_SCRIPT_ARG}", i + 1, a.len())));
+        }
+        if a.contains('\0') {
+            return Err(bad(format!("argument {} holds a NUL byte", i + 1)));
+        }
+    }
+    Ok(args.to_vec())
+}
+
+/// The script's path, as shown (`Command=`): one line, at most a path's length.
+fn command(v: &str) -> Result<String> {
+    if v.len() > 4096 || v.contains(['\n', '\0']) {
+        return Err(Error::invalid("command", "the script's path must be one line of at most 4096 bytes"));
     }
     Ok(v.to_string())
 }
@@ -362,6 +402,28 @@ mod tests {
             e(pb::JobSpec { ntasks_per_gpu: 1, ntasks: 0, ..Default::default() })
                 .contains("needs -n or GPUs")
         );
+    }
+
+    #[test]
+    fn script_arguments_are_kept_in_order_within_their_bounds() {
+        let args = |v: Vec<String>| pb::JobSpec { script_args: v, ..Default::default() };
+        let s = args(vec!["one".into(), "two words".into(), String::new()]);
+        let x = Extras::from_spec(&s).unwrap().unwrap();
+        assert_eq!(x.script_args, ["one", "two words", ""], "as given, empty ones too");
+        let e = |s| Extras::from_spec(&s).unwrap_err().to_string();
+        let many = e(args(vec!["a".into(); MAX_SCRIPT_ARGS + 1]));
+        assert!(many.starts_with("script arguments: 4097 arguments; at most 4096"), "{many}");
+        let big = e(args(vec!["x".repeat(100_000); 11]));
+        assert!(big.starts_with("script arguments: ") && big.contains("bytes in all"), "{big}");
+        let one = e(args(vec!["x".repeat(MAX_SCRIPT_ARG + 1)]));
+        assert!(one.contains("argument 1 is 131072 bytes"), "{one}");
+        assert!(e(args(vec!["ok".into(), "a\0b".into()])).contains("argument 2 holds a NUL"));
+        // A record stored before script arguments existed loads without them.
+        let old: Extras = serde_json::from_str(r#"{"nice":3}"#).unwrap();
+        assert!(old.script_args.is_empty() && old.command.is_empty());
+        let kept = serde_json::to_string(&x).unwrap();
+        assert_eq!(serde_json::from_str::<Extras>(&kept).unwrap(), *x);
+        assert!(!serde_json::to_string(&Extras::default()).unwrap().contains("script_args"));
     }
 
     #[test]

@@ -63,6 +63,12 @@ pub struct Extras {
     /// `-i/--input`: the batch script's standard input, a path pattern as given.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub input: String,
+    /// sbatch's script arguments, the script's `$1`, `$2`, ... ([`super::extras::script_args`]'s bounds).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub script_args: Vec<String>,
+    /// The script's absolute path as sbatch read it (Slurm's `Command=`); empty for `--wrap` and stdin.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub command: String,
 }
 
 /// What a record of an array knows of it.
