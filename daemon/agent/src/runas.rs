@@ -105,8 +105,9 @@ pub struct ExecSpec {
     /// The program and its arguments: passed as the trampoline's own
     /// arguments after [`EXEC_ARG`], not in [`SPEC_ENV`], since Linux caps
     /// one environment string at 128 KiB and a batch script's arguments may
-    /// take up to 1 MiB.
-    #[serde(skip)]
+    /// take up to 1 MiB. Still read from a spec that has it: a supervisor
+    /// started by the spurd before an upgrade spawns this binary so.
+    #[serde(default, skip_serializing)]
     pub argv: Vec<String>,
 }
 
@@ -146,7 +147,8 @@ fn main(argv: &[String]) -> i32 {
     };
     let Some(text) = std::env::var_os(SPEC_ENV) else { return fail("no exec spec") };
     let spec = match serde_json::from_str::<ExecSpec>(&text.to_string_lossy()) {
-        Ok(s) => ExecSpec { argv: argv.to_vec(), ..s },
+        Ok(s) if s.argv.is_empty() => ExecSpec { argv: argv.to_vec(), ..s },
+        Ok(s) => s,
         Err(e) => return fail(&format!("bad exec spec: {e}")),
     };
     let Some((program, args)) = spec.argv.split_first() else { return fail("nothing to run") };
@@ -263,6 +265,23 @@ mod tests {
         } else {
             assert!(e.contains("not root, so it runs only jobs of uid"), "{e}");
         }
+    }
+
+    #[test]
+    fn the_command_line_travels_as_arguments_not_in_the_spec() {
+        let spec = ExecSpec { argv: vec!["/bin/echo".into(), "x".repeat(200_000)], ..Default::default() };
+        let cmd = spec.command(Vec::<(String, String)>::new(), true).unwrap();
+        let args: Vec<_> = cmd.get_args().map(|a| a.to_string_lossy().into_owned()).collect();
+        assert_eq!(args, [EXEC_ARG, "/bin/echo", &"x".repeat(200_000)]);
+        let (_, text) = cmd.get_envs().find(|(k, _)| *k == SPEC_ENV).unwrap();
+        assert!(text.unwrap().len() < 1000, "the spec stays small, whatever the arguments");
+        // A spec written by an older spurd still carries its command line.
+        let old: ExecSpec = serde_json::from_str(
+            r#"{"user":null,"cgroup_procs":null,"stdin":null,
+            "stdout":null,"stderr":null,"workdir":"","argv":["/bin/true"]}"#,
+        )
+        .unwrap();
+        assert_eq!(old.argv, ["/bin/true"]);
     }
 
     #[test]
