@@ -155,7 +155,11 @@ impl<T: Request> Family<T> {
         ignored("-/cpu-freq", why::FREQ),
         check("-/cpus-per-gpu", |s, v| count("cpus-per-gpu", &v).map(|n| s.spec().cpus_per_gpu = n)),
         ignored("-/delay-boot", why::BOOT),
-        ignored("m/distribution", why::BIND),
+        check("m/distribution", |s, v| {
+            let d = crate::vocab::distribution::Distribution::parse(&v)?;
+            s.spec().distribution = d.to_string();
+            Ok(())
+        }),
         ignored("-/extra", why::EXTRA),
         check("B/extra-node-info", extra_node_info),
         ignored("-/gpu-bind", why::BIND),

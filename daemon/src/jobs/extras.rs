@@ -12,6 +12,7 @@ use crate::error::{Error, Result};
 use spur_proto::v1 as pb;
 use spur_vocab::constraint::Constraint;
 use spur_vocab::depend::Dependency;
+use spur_vocab::distribution::Distribution;
 use spur_vocab::mail::check_user;
 use spur_vocab::signal::WarnSignal;
 
@@ -69,6 +70,10 @@ impl Extras {
             input: s.input.trim().to_string(),
             script_args: script_args(&s.script_args)?,
             command: command(&s.command)?,
+            distribution: match s.distribution.trim() {
+                "" => String::new(),
+                d => Distribution::parse(d).map_err(Error::InvalidArgument)?.to_string(),
+            },
         };
         Ok((x != Extras::default()).then(|| Box::new(x)))
     }
@@ -424,6 +429,13 @@ mod tests {
         let kept = serde_json::to_string(&x).unwrap();
         assert_eq!(serde_json::from_str::<Extras>(&kept).unwrap(), *x);
         assert!(!serde_json::to_string(&Extras::default()).unwrap().contains("script_args"));
+    }
+
+    #[test]
+    fn distribution_is_kept_canonical_and_a_bad_one_is_refused_by_name() {
+        let d = |v: &str| Extras::from_spec(&pb::JobSpec { distribution: v.into(), ..Default::default() });
+        assert_eq!(d("Cyclic:*").unwrap().unwrap().distribution, "cyclic:*");
+        assert!(d("round").unwrap_err().to_string().starts_with("--distribution: 'round'"));
     }
 
     #[test]

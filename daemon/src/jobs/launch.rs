@@ -99,6 +99,12 @@ pub(crate) fn launch(j: &JobRecord) -> pb::AgentCommand {
         if x.open_mode == "append" {
             env.push(("SLURM_OPEN_MODE".into(), "a".into()));
         }
+        // -m: the script's sruns lay their tasks out so unless they say otherwise.
+        if let Ok(d) = spur_vocab::distribution::Distribution::parse(&x.distribution)
+            && !x.distribution.is_empty()
+        {
+            env.extend(d.env_vars().into_iter().map(|(k, v)| (k.to_string(), v)));
+        }
     }
     let path = |p: &str| {
         let p = expand_path(if p.is_empty() { "slurm-%j.out" } else { p }, &vars(j));

@@ -69,6 +69,9 @@ pub struct Extras {
     /// The script's absolute path as sbatch read it (Slurm's `Command=`); empty for `--wrap` and stdin.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub command: String,
+    /// `-m/--distribution`, canonical: the batch script's sruns read it from SLURM_DISTRIBUTION.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub distribution: String,
 }
 
 /// What a record of an array knows of it.

@@ -372,6 +372,7 @@ fn extras_spec(x: Option<&crate::jobs::extras::Extras>) -> pb::JobSpec {
         // The script's arguments stay with the job (listings would carry up to 1 MiB a job);
         // Slurm's Command= is the path alone.
         command: x.command.clone(),
+        distribution: x.distribution.clone(),
         ..pb::JobSpec::default()
     }
 }

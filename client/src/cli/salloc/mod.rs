@@ -174,6 +174,11 @@ pub fn job_env(
     if s.overcommit {
         v.push(("SLURM_OVERCOMMIT".into(), "1".into()));
     }
+    if let Ok(d) = crate::vocab::distribution::Distribution::parse(&s.distribution)
+        && !s.distribution.is_empty()
+    {
+        v.extend(d.env_vars().into_iter().map(|(k, val)| (k.to_string(), val)));
+    }
     if let Some(u) = url {
         // srun inside the allocation talks to the same controller.
         v.push((spur_proto::wire::CONTROLLER_ENV.into(), u.to_string()));

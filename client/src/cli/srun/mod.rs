@@ -221,6 +221,7 @@ pub fn parse(argv: &[String], env: &[(String, String)]) -> Result<Args, String> 
     a.kill_on_bad_exit = get("SLURM_KILL_BAD_EXIT").map(|v| v == "1");
     a.export = get("SRUN_EXPORT_ENV").or_else(|| get("SLURM_EXPORT_ENV"));
     a.jobid = get("SLURM_JOB_ID").and_then(|v| v.parse().ok());
+    a.spec.distribution = env_distribution(&get)?;
     let mut noted = vec![];
     for item in OPTIONS.items(argv).collect::<Result<Vec<_>, _>>()? {
         match item {
@@ -232,6 +233,13 @@ pub fn parse(argv: &[String], env: &[(String, String)]) -> Result<Args, String> 
         }
     }
     a.warnings = super::getopt::warnings("srun", noted);
+    // -m arbitrary: the nodes in task order come from SLURM_HOSTFILE, unless -w gives them.
+    if a.spec.distribution == "arbitrary"
+        && a.spec.nodelist.is_empty()
+        && let Some(file) = get("SLURM_HOSTFILE").filter(|f| !f.is_empty())
+    {
+        a.spec.nodelist = hostfile(&file)?;
+    }
     if let Some(b) = a.cpu_bind.as_deref().filter(|b| !binds(b)) {
         a.warnings.push(format!(
             "srun: warning: --cpu-bind={b} has no effect on Spur: tasks are bound only with map_cpu or mask_cpu"
@@ -248,6 +256,30 @@ pub fn parse(argv: &[String], env: &[(String, String)]) -> Result<Args, String> 
         return Err("no command given (srun [OPTIONS] COMMAND [ARGS...])".into());
     }
     Ok(a)
+}
+
+/// srun's `-m` default from its environment (a batch script's or salloc's
+/// `-m`): `SLURM_DISTRIBUTION`, with `SLURM_DIST_PLANESIZE` for `plane`.
+fn env_distribution(get: &impl Fn(&str) -> Option<String>) -> Result<String, String> {
+    let Some(d) = get("SLURM_DISTRIBUTION").filter(|d| !d.is_empty()) else { return Ok(String::new()) };
+    let d = match (d.as_str(), get("SLURM_DIST_PLANESIZE")) {
+        ("plane", Some(n)) => format!("plane={n}"),
+        _ => d,
+    };
+    let parsed = crate::vocab::distribution::Distribution::parse(&d);
+    parsed.map(|d| d.to_string()).map_err(|e| format!("SLURM_DISTRIBUTION: {e}"))
+}
+
+/// SLURM_HOSTFILE: a node per task, one a line or comma separated, sent in order.
+fn hostfile(file: &str) -> Result<String, String> {
+    let text =
+        std::fs::read_to_string(file).map_err(|e| format!("SLURM_HOSTFILE: cannot read '{file}': {e}"))?;
+    // Lines joined by commas: the controller expands each item, brackets and all, in order.
+    let names: Vec<&str> = text.lines().map(str::trim).filter(|n| !n.is_empty()).collect();
+    if names.is_empty() {
+        return Err(format!("SLURM_HOSTFILE: '{file}' names no nodes"));
+    }
+    Ok(names.join(","))
 }
 
 /// `-r N`: the step's nodes are the job's from its node N on (`-N` of them,
@@ -383,6 +415,7 @@ pub fn step(
         pty: a.pty,
         pty_rows: size.0,
         pty_cols: size.1,
+        distribution: a.spec.distribution.clone(),
     })
 }
 
@@ -403,6 +436,22 @@ pub fn allocation(
     };
     let (begin_ms, deadline_ms) = (when("begin", &a.begin)?, when("deadline", &a.deadline)?);
     let vars = export(a.export.as_deref().unwrap_or(""), env)?;
+    let mut spec = a.spec.clone();
+    if spec.distribution == "arbitrary" && !spec.nodelist.is_empty() {
+        // The job holds each listed node once, and a CPU for each task listed;
+        // its step puts task t on the t-th.
+        let listed = crate::vocab::hostlist::expand_in_order(
+            &spec.nodelist,
+            crate::vocab::hostlist::MAX_HOSTS,
+            crate::vocab::hostlist::MAX_NAME_LEN,
+        )
+        .map_err(|e| format!("--nodelist: {e}"))?;
+        let nodes = crate::vocab::hostlist::expand(&spec.nodelist).map_err(|e| format!("--nodelist: {e}"))?;
+        spec.nodelist = crate::vocab::hostlist::compress(&nodes);
+        if spec.ntasks == 0 {
+            spec.ntasks = u32::try_from(listed.len()).unwrap_or(u32::MAX);
+        }
+    }
     Ok(pb::JobSpec {
         name: name(a),
         requeue: Some(false),
@@ -412,7 +461,7 @@ pub fn allocation(
         overcommit: a.overcommit,
         begin_ms: begin_ms.unwrap_or(0),
         deadline_ms: deadline_ms.unwrap_or(0),
-        ..a.spec.clone()
+        ..spec
     })
 }
 
