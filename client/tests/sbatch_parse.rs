@@ -106,6 +106,7 @@ fn wrap_makes_a_shell_script() {
     let err = submit(&["--wrap", "x", "extra"]).unwrap_err();
     assert!(err.contains("script arguments ('extra')") && err.contains("--wrap"), "{err}");
     assert!(submit(&["--wrap=x"]).unwrap().spec.command.is_empty());
+    assert_eq!(submit(&["-v", "-v", "--wrap=x"]).unwrap().verbose, 2, "-v counts, for the options table");
 }
 
 #[test]

@@ -152,3 +152,42 @@ fn distribution_lays_the_tasks_out_cyclic_arbitrary_and_from_sbatch() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--distribution: 'round'"), "{err}");
 }
+
+#[test]
+fn open_mode_append_keeps_srun_s_file_and_verbose_says_where_tasks_go() {
+    let e = Cluster::two_nodes(|t| t, &[]);
+    let dir = e.dir.path().display().to_string();
+    let out_file = e.dir.path().join("log.out");
+    std::fs::write(&out_file, "before\n").unwrap();
+    let args = ["-D", &dir, "-o", "log.out", "--open-mode=append", "echo", "after"];
+    let out = run_with("srun", &e.c.url, &args, &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(std::fs::read_to_string(&out_file).unwrap(), "before\nafter\n");
+    // A batch script's --open-mode=append reaches its sruns (SLURM_OPEN_MODE=a).
+    let out = run_with(
+        "srun",
+        &e.c.url,
+        &["-D", &dir, "-o", "log.out", "echo", "again"],
+        &[("SLURM_OPEN_MODE", "a")],
+    );
+    assert!(out.status.success());
+    assert_eq!(std::fs::read_to_string(&out_file).unwrap(), "before\nafter\nagain\n");
+    // Truncate, the default, empties it first.
+    let out = run_with("srun", &e.c.url, &["-D", &dir, "-o", "log.out", "echo", "only"], &[]);
+    assert!(out.status.success());
+    assert_eq!(std::fs::read_to_string(&out_file).unwrap(), "only\n");
+    let out = run_with("srun", &e.c.url, &["-D", &dir, "-v", "-N2", "-n3", "true"], &[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    for want in [
+        "srun: defined options\n",
+        "srun: nodes               : 2\n",
+        "srun: ntasks              : 3\n",
+        "srun: end of defined options\n",
+        "nodes(2):`node[01-02]', tasks 3\n",
+        "on host node01, 2 tasks\n",
+        "on host node02, 1 tasks\n",
+    ] {
+        assert!(err.contains(want), "{want:?} in {err}");
+    }
+}

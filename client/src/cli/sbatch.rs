@@ -68,7 +68,7 @@ const OWN: &[Opt<State>] = &[
     // Spur reads no `#PBS` lines, which is what the option asks.
     switch("-/ignore-pbs", |_| {}),
     switch("Q/quiet", |_| {}),
-    switch("v/verbose", |_| {}),
+    switch("v/verbose", |s| s.sub.verbose = s.sub.verbose.saturating_add(1)),
     // Answered before the script is read (`version_asked`).
     switch("V/version", |_| {}),
     switch("h/help", |s| s.help = true),
@@ -150,6 +150,8 @@ pub struct Submission {
     pub propagate: Option<String>,
     /// `--get-user-env`: the node loads the user's login environment under the job's.
     pub get_user_env: bool,
+    /// `-v` (repeatable): Slurm's defined-options table on stderr.
+    pub verbose: u8,
 }
 
 impl Submission {
@@ -394,6 +396,11 @@ async fn run(argv: &[String]) -> Result<(String, Option<i32>), String> {
     };
     for w in &sub.warnings {
         super::output::complain(w);
+    }
+    if sub.verbose > 0 {
+        super::family::defined_options("sbatch", &sub.spec, sub.verbose)
+            .iter()
+            .for_each(|l| super::output::complain(l));
     }
     let env: Vec<(String, String)> = std::env::vars_os()
         .map(|(k, v)| (k.to_string_lossy().into_owned(), v.to_string_lossy().into_owned()))

@@ -13,6 +13,7 @@
 
 pub mod input;
 pub mod multiprog;
+mod nodes;
 pub mod output;
 pub mod session;
 
@@ -80,7 +81,7 @@ const OWN: &[Opt<Args>] = &[
     switch("-/overlap", |_| {}),
     ignored_switch("E/preserve-env", "tasks get the SLURM_NTASKS and SLURM_NNODES of their step"),
     switch("Q/quiet", |a| a.quiet = true),
-    switch("v/verbose", |_| {}),
+    switch("v/verbose", |a| a.verbose = a.verbose.saturating_add(1)),
     switch("V/version", |a| a.version = true),
     switch("h/help", |a| a.help = true),
     switch("-/usage", |a| a.help = true),
@@ -125,7 +126,10 @@ const OWN: &[Opt<Args>] = &[
     }),
     ignored_switch("-/wait-for-children", "a task ends when its process ends"),
     maybe("-/x11", |_, _| Ok(())).noted(why::X11),
-    ignored("-/open-mode", "srun truncates its output files"),
+    check("-/open-mode", |a, v| {
+        a.append = super::submit_opts::open_mode(&v)? == "append";
+        Ok(())
+    }),
 ];
 
 const BCAST: &str = "files are not copied to the nodes; the program must be on a shared file system";
@@ -155,6 +159,8 @@ pub struct Args {
     pub deadline: Option<String>,
     pub label: bool,
     pub output: String,
+    /// `--open-mode=append` (or SLURM_OPEN_MODE=a): srun's own -o/-e files are appended to.
+    pub append: bool,
     pub error: String,
     /// `-i/--input`: which tasks srun's stdin (or a file) feeds.
     pub input: input::Input,
@@ -166,6 +172,8 @@ pub struct Args {
     pub chdir: Option<String>,
     pub jobid: Option<u64>,
     pub quiet: bool,
+    /// `-v` (repeatable): Slurm's defined-options table, the job's nodes and each launch, on stderr.
+    pub verbose: u8,
     pub quit_on_interrupt: bool,
     /// `--propagate[=...]` as given (empty: ALL).
     pub propagate: Option<String>,
@@ -221,7 +229,9 @@ pub fn parse(argv: &[String], env: &[(String, String)]) -> Result<Args, String> 
     a.kill_on_bad_exit = get("SLURM_KILL_BAD_EXIT").map(|v| v == "1");
     a.export = get("SRUN_EXPORT_ENV").or_else(|| get("SLURM_EXPORT_ENV"));
     a.jobid = get("SLURM_JOB_ID").and_then(|v| v.parse().ok());
-    a.spec.distribution = env_distribution(&get)?;
+    a.spec.distribution = nodes::env_distribution(&get)?;
+    // A batch script's --open-mode=append reaches its sruns as SLURM_OPEN_MODE=a.
+    a.append = get("SLURM_OPEN_MODE").is_some_and(|m| m == "a" || m == "append");
     let mut noted = vec![];
     for item in OPTIONS.items(argv).collect::<Result<Vec<_>, _>>()? {
         match item {
@@ -238,7 +248,14 @@ pub fn parse(argv: &[String], env: &[(String, String)]) -> Result<Args, String> 
         && a.spec.nodelist.is_empty()
         && let Some(file) = get("SLURM_HOSTFILE").filter(|f| !f.is_empty())
     {
-        a.spec.nodelist = hostfile(&file)?;
+        a.spec.nodelist = nodes::hostfile(&file)?;
+    }
+    if a.append && [&a.output, &a.error].iter().any(|p| on_nodes(p)) {
+        a.warnings.push(
+            "srun: warning: --open-mode=append applies to the files srun writes; \
+             those named with %t, %n or %N are truncated by the nodes"
+                .into(),
+        );
     }
     if let Some(b) = a.cpu_bind.as_deref().filter(|b| !binds(b)) {
         a.warnings.push(format!(
@@ -256,51 +273,6 @@ pub fn parse(argv: &[String], env: &[(String, String)]) -> Result<Args, String> 
         return Err("no command given (srun [OPTIONS] COMMAND [ARGS...])".into());
     }
     Ok(a)
-}
-
-/// srun's `-m` default from its environment (a batch script's or salloc's
-/// `-m`): `SLURM_DISTRIBUTION`, with `SLURM_DIST_PLANESIZE` for `plane`.
-fn env_distribution(get: &impl Fn(&str) -> Option<String>) -> Result<String, String> {
-    let Some(d) = get("SLURM_DISTRIBUTION").filter(|d| !d.is_empty()) else { return Ok(String::new()) };
-    let d = match (d.as_str(), get("SLURM_DIST_PLANESIZE")) {
-        ("plane", Some(n)) => format!("plane={n}"),
-        _ => d,
-    };
-    let parsed = crate::vocab::distribution::Distribution::parse(&d);
-    parsed.map(|d| d.to_string()).map_err(|e| format!("SLURM_DISTRIBUTION: {e}"))
-}
-
-/// SLURM_HOSTFILE: a node per task, one a line or comma separated, sent in order.
-fn hostfile(file: &str) -> Result<String, String> {
-    let text =
-        std::fs::read_to_string(file).map_err(|e| format!("SLURM_HOSTFILE: cannot read '{file}': {e}"))?;
-    // Lines joined by commas: the controller expands each item, brackets and all, in order.
-    let names: Vec<&str> = text.lines().map(str::trim).filter(|n| !n.is_empty()).collect();
-    if names.is_empty() {
-        return Err(format!("SLURM_HOSTFILE: '{file}' names no nodes"));
-    }
-    Ok(names.join(","))
-}
-
-/// `-r N`: the step's nodes are the job's from its node N on (`-N` of them,
-/// else one), read from `SLURM_JOB_NODELIST`; with `-w` or `-x`, or outside
-/// a job, it is refused, as Slurm's.
-fn relative(a: &Args, r: u32, env: &[(String, String)]) -> Result<String, String> {
-    if !a.spec.nodelist.is_empty() || !a.spec.exclude.is_empty() {
-        return Err("--relative cannot be given with --nodelist or --exclude".into());
-    }
-    let list = env.iter().find(|(k, _)| k == "SLURM_JOB_NODELIST").map(|(_, v)| v.as_str()).unwrap_or("");
-    if a.jobid.is_none() || list.is_empty() {
-        return Err("--relative needs a job allocation (SLURM_JOB_ID and SLURM_JOB_NODELIST)".into());
-    }
-    let nodes = crate::vocab::hostlist::expand(list).map_err(|e| format!("SLURM_JOB_NODELIST: {e}"))?;
-    let from = r as usize;
-    if from >= nodes.len() {
-        return Err(format!("--relative={r}: the job has {} node(s), numbered from 0", nodes.len()));
-    }
-    let want = a.spec.num_nodes.max(1) as usize;
-    let to = (from + want).min(nodes.len());
-    Ok(crate::vocab::hostlist::compress(&nodes[from..to]))
 }
 
 /// A `--cpu-bind` Spur acts on: map_cpu, mask_cpu, or none.
@@ -385,7 +357,7 @@ pub fn step(
     }
     let argv = multiprog::around(a.task_prolog.as_deref(), a.task_epilog.as_deref(), argv);
     let nodelist = match a.relative {
-        Some(r) => relative(a, r, env)?,
+        Some(r) => nodes::relative(a, r, env)?,
         None => a.spec.nodelist.clone(),
     };
     let wd = workdir(a, cwd);
@@ -437,21 +409,7 @@ pub fn allocation(
     let (begin_ms, deadline_ms) = (when("begin", &a.begin)?, when("deadline", &a.deadline)?);
     let vars = export(a.export.as_deref().unwrap_or(""), env)?;
     let mut spec = a.spec.clone();
-    if spec.distribution == "arbitrary" && !spec.nodelist.is_empty() {
-        // The job holds each listed node once, and a CPU for each task listed;
-        // its step puts task t on the t-th.
-        let listed = crate::vocab::hostlist::expand_in_order(
-            &spec.nodelist,
-            crate::vocab::hostlist::MAX_HOSTS,
-            crate::vocab::hostlist::MAX_NAME_LEN,
-        )
-        .map_err(|e| format!("--nodelist: {e}"))?;
-        let nodes = crate::vocab::hostlist::expand(&spec.nodelist).map_err(|e| format!("--nodelist: {e}"))?;
-        spec.nodelist = crate::vocab::hostlist::compress(&nodes);
-        if spec.ntasks == 0 {
-            spec.ntasks = u32::try_from(listed.len()).unwrap_or(u32::MAX);
-        }
-    }
+    nodes::arbitrary_job(&mut spec)?;
     Ok(pb::JobSpec {
         name: name(a),
         requeue: Some(false),
@@ -482,6 +440,9 @@ pub async fn main(argv: &[String]) -> i32 {
     };
     for w in &a.warnings {
         super::output::complain(w);
+    }
+    for l in super::family::defined_options("srun", &a.spec, a.verbose).iter().filter(|_| a.verbose > 0) {
+        super::output::complain(l);
     }
     match session::run(&a, &env).await {
         Ok(code) => code,
