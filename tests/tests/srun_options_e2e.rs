@@ -126,6 +126,20 @@ fn distribution_lays_the_tasks_out_cyclic_arbitrary_and_from_sbatch() {
     let args = ["-D", &dir, "-N2", "-n4", "-m", "cyclic", "-l", "sh", "-c", show];
     let out = run_with("srun", &e.c.url, &args, &[]);
     assert_eq!(lines(&out), ["0: 0 0 cyclic", "1: 1 0 cyclic", "2: 0 1 cyclic", "3: 1 1 cyclic"]);
+    let args = ["-D", &dir, "-N2", "-n3", "-m", "cyclic", "-v", "true"];
+    let out = run_with("srun", &e.c.url, &args, &[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("on host node01, 2 tasks: [0,2]\n") && err.contains("node02, 1 tasks: [1]\n"),
+        "{err}"
+    );
+    let args = ["-D", &dir, "-N2", "-n3", "-m", "cyclic", "-v", "true"];
+    let out = run_with("srun", &e.c.url, &args, &[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("on host node01, 2 tasks: [0,2]\n") && err.contains("node02, 1 tasks: [1]\n"),
+        "{err}"
+    );
     // arbitrary: task t on the t-th line of SLURM_HOSTFILE.
     let hosts = e.dir.path().join("hosts");
     std::fs::write(&hosts, "node02\nnode01\nnode02\n").unwrap();
@@ -185,8 +199,8 @@ fn open_mode_append_keeps_srun_s_file_and_verbose_says_where_tasks_go() {
         "srun: ntasks              : 3\n",
         "srun: end of defined options\n",
         "nodes(2):`node[01-02]', tasks 3\n",
-        "on host node01, 2 tasks\n",
-        "on host node02, 1 tasks\n",
+        "on host node01, 2 tasks: [0,1]\n",
+        "on host node02, 1 tasks: [2]\n",
     ] {
         assert!(err.contains(want), "{want:?} in {err}");
     }

@@ -124,6 +124,10 @@ pub struct StepRecord {
     pub nodes: Vec<String>,
     /// Tasks on each of `nodes`, in order (block-wise: tasks 0.. on the first).
     pub tasks: Vec<u32>,
+    /// The task ids on each of `nodes` when `-m` laid them out otherwise than
+    /// block-wise; empty (and not stored) for block.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ids: Vec<Vec<u32>>,
     pub cpus_per_task: u32,
     #[serde(skip_serializing_if = "is_zero")]
     pub mem_mb: u64,

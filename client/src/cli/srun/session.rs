@@ -32,13 +32,20 @@ pub fn task_end(node: &str, task: u32, code: i32, sig: i32) -> String {
     format!("srun: error: {node}: task {task}: {what}")
 }
 
-/// `-v`: where the step's tasks go, in Slurm's words (task counts; the ids follow `-m`).
+/// `-v`: where the step's tasks go, in Slurm's words.
 pub fn verbose(s: &pb::StepStarted) -> Vec<String> {
     let nodes = crate::vocab::hostlist::compress(&s.nodes);
     let mut out =
         vec![format!("srun: jobid {}: nodes({}):`{nodes}', tasks {}", s.job_id, s.nodes.len(), s.ntasks)];
-    for (node, n) in s.nodes.iter().zip(&s.tasks_per_node) {
-        out.push(format!("srun: launching StepId={}.{} on host {node}, {n} tasks", s.job_id, s.step_id));
+    for (node, ids) in s.nodes.iter().zip(crate::cli::sattach::node_ids(s)) {
+        let shown: Vec<String> = ids.iter().map(u32::to_string).collect();
+        out.push(format!(
+            "srun: launching StepId={}.{} on host {node}, {} tasks: [{}]",
+            s.job_id,
+            s.step_id,
+            ids.len(),
+            shown.join(",")
+        ));
     }
     out
 }

@@ -56,6 +56,23 @@ impl Shape {
         Shape { nodes, tasks, ids, cpus_per_task, mem_mb, dist }
     }
 
+    /// The ids on each node when they are not block-wise (what a step record
+    /// and sattach keep); empty for block.
+    pub fn unblocked_ids(&self) -> Vec<Vec<u32>> {
+        let mut next = 0;
+        let block = self.ids.iter().all(|ids| {
+            let run = ids.iter().enumerate().all(|(k, t)| *t == next + k as u32);
+            next += ids.len() as u32;
+            run
+        });
+        if block { vec![] } else { self.ids.clone() }
+    }
+
+    /// The wire form of [`Self::unblocked_ids`].
+    pub fn node_tasks(ids: &[Vec<u32>]) -> Vec<pb::TaskIds> {
+        ids.iter().map(|ids| pb::TaskIds { ids: ids.clone() }).collect()
+    }
+
     /// The step ids of the tasks on node `i`, as the distribution laid them out.
     pub fn task_ids(&self, i: usize) -> &[u32] {
         &self.ids[i]
@@ -311,6 +328,13 @@ mod tests {
         assert_eq!(ids("cyclic", 5), (vec![vec![0, 2, 4], vec![1, 3]], vec![3, 2], "cyclic".into()));
         assert_eq!(ids("plane=2", 5), (vec![vec![0, 1, 4], vec![2, 3]], vec![3, 2], "plane".into()));
         assert_eq!(ids("plane=4", 6).1, [4, 2], "a plane fills a node first");
+        // What a step record and sattach keep: nothing for block, the ids otherwise.
+        let kept = |d: &str| {
+            let r = pb::StepRequest { ntasks: 3, distribution: d.into(), ..Default::default() };
+            shape(&j, &r).unwrap().unblocked_ids()
+        };
+        assert!(kept("block").is_empty() && kept("plane=2").is_empty(), "plane=2 of 3 on 2 nodes is 0,1 | 2");
+        assert_eq!(kept("cyclic"), [vec![0, 2], vec![1]]);
         let e = shape(&j, &pb::StepRequest { distribution: "round".into(), ..Default::default() });
         assert!(e.unwrap_err().to_string().starts_with("--distribution: 'round'"));
         // plane=4 puts 4 tasks on n1, past its 2 CPUs; the busiest node is named.

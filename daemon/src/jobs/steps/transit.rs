@@ -117,6 +117,7 @@ impl Queue {
             state: JobState::Running,
             nodes: shape.nodes.clone(),
             tasks: shape.tasks.clone(),
+            ids: shape.unblocked_ids(),
             cpus_per_task: shape.cpus_per_task,
             mem_mb: shape.mem_mb,
             start_ms: now,
