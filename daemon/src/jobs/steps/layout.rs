@@ -105,7 +105,9 @@ pub fn shape(j: &JobRecord, req: &pb::StepRequest) -> Result<Shape> {
         d => Distribution::parse(d).map_err(Error::InvalidArgument)?,
     };
     let (nodes, ids) = match dist.nodes {
-        NodeDist::Arbitrary => listed(j, req)?,
+        NodeDist::Arbitrary if !req.nodelist.trim().is_empty() => listed(j, req)?,
+        // arbitrary with no list (no SLURM_HOSTFILE, no -w) is block, as the man page says.
+        NodeDist::Arbitrary => spread(j, req, Distribution::default())?,
         _ => spread(j, req, dist)?,
     };
     let shape = Shape::new(nodes, ids, req.cpus_per_task.max(1), req.mem_mb, dist);
@@ -365,7 +367,9 @@ mod tests {
             "{}",
             e(arb("n1", 3))
         );
-        assert!(e(arb("", 0)).contains("0 listed"));
+        // No list: block, as the man page says.
+        let s = shape(&j, &arb("", 4)).unwrap();
+        assert_eq!((s.nodes.len(), s.ids), (3, vec![vec![0, 1], vec![2], vec![3]]));
         assert!(e(arb("n1,n9", 0)).starts_with("--nodelist: n9 is not in job 12's allocation"));
     }
 
