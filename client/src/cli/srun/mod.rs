@@ -244,7 +244,7 @@ pub fn parse(argv: &[String], env: &[(String, String)]) -> Result<Args, String> 
     }
     a.warnings = super::getopt::warnings("srun", noted);
     // -m arbitrary: the nodes in task order come from SLURM_HOSTFILE, unless -w gives them.
-    if a.spec.distribution == "arbitrary"
+    if nodes::arbitrary(&a.spec)
         && a.spec.nodelist.is_empty()
         && let Some(file) = get("SLURM_HOSTFILE").filter(|f| !f.is_empty())
     {
@@ -441,8 +441,10 @@ pub async fn main(argv: &[String]) -> i32 {
     for w in &a.warnings {
         super::output::complain(w);
     }
-    for l in super::family::defined_options("srun", &a.spec, a.verbose).iter().filter(|_| a.verbose > 0) {
-        super::output::complain(l);
+    if a.verbose > 0 {
+        super::family::defined_options("srun", &a.spec, a.verbose)
+            .iter()
+            .for_each(|l| super::output::complain(l));
     }
     match session::run(&a, &env).await {
         Ok(code) => code,

@@ -51,11 +51,17 @@ pub(super) fn relative(a: &Args, r: u32, env: &[(String, String)]) -> Result<Str
     Ok(crate::vocab::hostlist::compress(&nodes[from..to]))
 }
 
+/// Whether `-m` is arbitrary (whatever its other levels).
+pub(super) fn arbitrary(spec: &pb::JobSpec) -> bool {
+    use crate::vocab::distribution::{Distribution, NodeDist};
+    Distribution::parse(&spec.distribution).is_ok_and(|d| d.nodes == NodeDist::Arbitrary)
+}
+
 /// The allocation srun makes for `-m arbitrary`: each listed node once (the
 /// job's nodes), and a task for each entry unless `-n` says; its step then
 /// puts task t on the t-th entry.
 pub(super) fn arbitrary_job(spec: &mut pb::JobSpec) -> Result<(), String> {
-    if spec.distribution != "arbitrary" || spec.nodelist.is_empty() {
+    if !arbitrary(spec) || spec.nodelist.is_empty() {
         return Ok(());
     }
     use crate::vocab::hostlist::{MAX_HOSTS, MAX_NAME_LEN, compress, expand, expand_in_order};
@@ -94,6 +100,13 @@ mod tests {
         };
         arbitrary_job(&mut s).unwrap();
         assert_eq!((s.nodelist.as_str(), s.ntasks), ("n[1-2]", 3));
+        let mut s = pb::JobSpec {
+            distribution: "arbitrary,Pack".into(),
+            nodelist: "n2,n1".into(),
+            ..Default::default()
+        };
+        arbitrary_job(&mut s).unwrap();
+        assert_eq!((s.nodelist.as_str(), s.ntasks), ("n[1-2]", 2), "whatever the other levels");
         let mut s = pb::JobSpec { nodelist: "n2,n1,n2".into(), ..Default::default() };
         arbitrary_job(&mut s).unwrap();
         assert_eq!(s.nodelist, "n2,n1,n2", "only for arbitrary");

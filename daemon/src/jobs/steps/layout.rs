@@ -119,16 +119,13 @@ pub fn shape(j: &JobRecord, req: &pb::StepRequest) -> Result<Shape> {
 fn listed(j: &JobRecord, req: &pb::StepRequest) -> Result<(Vec<String>, Vec<Vec<u32>>)> {
     let alloc = hostlist::compress(&j.nodes);
     let longest = j.nodes.iter().map(String::len).max().unwrap_or(0);
-    let mut list = match req.nodelist.trim() {
-        "" => vec![],
-        l => hostlist::expand_in_order(l, MAX_TASKS as usize, longest)
-            .map_err(|e| Error::invalid("--nodelist", e))?,
-    };
+    let mut list = hostlist::expand_in_order(&req.nodelist, MAX_TASKS as usize, longest)
+        .map_err(|e| Error::invalid("--nodelist", e))?;
     let ntasks = match req.ntasks {
         0 => u32::try_from(list.len()).unwrap_or(u32::MAX),
         n => n,
     };
-    if list.is_empty() || (list.len() as u64) < u64::from(ntasks) {
+    if (list.len() as u64) < u64::from(ntasks) {
         return Err(Error::invalid(
             "--distribution",
             format!(
