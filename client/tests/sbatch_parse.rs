@@ -89,6 +89,7 @@ fn options_stop_at_the_script_name() {
     assert_eq!(s.num_nodes, 1);
     assert_eq!(s.script_args, ["-N", "3", "two words"]);
     assert_eq!(s.command, "/work/script.sh", "Slurm's Command=: the script's path, absolute");
+    assert_eq!(s.submit_line, "sbatch -N1 script.sh -N 3 two words", "Slurm's SubmitLine: the words joined");
     assert_eq!(submit(&["/abs/script.sh"]).unwrap().spec.command, "/abs/script.sh");
     let s = submit_with(&[], "#!/bin/sh\ntrue\n").unwrap().spec;
     assert!(s.script_args.is_empty() && s.command.is_empty(), "a script from stdin has no path");

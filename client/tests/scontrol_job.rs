@@ -128,6 +128,7 @@ fn show_job_uses_slurms_layout_with_the_reason_facts() {
    MinMemoryNode=1000M
    OverSubscribe=OK Licenses=(null) LicensesAlloc=(null)
    Command=(null)
+   SubmitLine=(null)
    WorkDir=/home/bob
    StdErr=/home/bob/slurm-102.out
    StdOut=/home/bob/slurm-102.out
@@ -148,7 +149,10 @@ fn show_job_s_command_is_the_script_s_path_without_its_arguments() {
         s.script_args = vec!["one".into(), "two words".into()];
     }
     let out = job_record(&j, NOW, false);
-    assert!(out.contains("\n   Command=/home/bob/run.sh\n   WorkDir=/home/bob\n"), "{out}");
+    assert!(
+        out.contains("\n   Command=/home/bob/run.sh\n   SubmitLine=(null)\n   WorkDir=/home/bob\n"),
+        "{out}"
+    );
 }
 
 #[test]

@@ -146,6 +146,8 @@ fn script_arguments_reach_the_script_across_a_restart_a_requeue_and_an_array() {
     let shown = e.ok("scontrol", &format!("show job {id}"));
     assert!(shown.contains(&format!("\n   Command={path}\n")), "the path alone, as Slurm's: {shown}");
     assert_eq!(e.field(id, "%o"), path);
+    let line = format!("\n   SubmitLine=sbatch --parsable -D {} -H {path} one two words\n", d.display());
+    assert!(shown.contains(&line), "Slurm's SubmitLine, the words joined: {shown}");
     e.ok("scontrol", &format!("release {id}"));
     let out = d.join(format!("args-job{id}.out"));
     let read = || std::fs::read_to_string(&out).unwrap_or_default();

@@ -70,6 +70,7 @@ impl Extras {
             input: s.input.trim().to_string(),
             script_args: script_args(&s.script_args)?,
             command: command(&s.command)?,
+            submit_line: submit_line(&s.submit_line),
             distribution: match s.distribution.trim() {
                 "" => String::new(),
                 d => Distribution::parse(d).map_err(Error::InvalidArgument)?.to_string(),
@@ -142,6 +143,24 @@ pub fn script_args(args: &[String]) -> Result<Vec<String>> {
         }
     }
     Ok(args.to_vec())
+}
+
+/// The most of a submit line kept: it is shown, never run, and every
+/// listing carries it (script arguments alone may take 1 MiB).
+pub const MAX_SUBMIT_LINE: usize = 4096;
+
+/// The submit line as kept: its first [`MAX_SUBMIT_LINE`] bytes (on a
+/// character boundary, then `...`), on one line.
+fn submit_line(v: &str) -> String {
+    let v = v.replace(['\n', '\r', '\0'], " ");
+    if v.len() <= MAX_SUBMIT_LINE {
+        return v;
+    }
+    let mut end = MAX_SUBMIT_LINE;
+    while !v.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}...", &v[..end])
 }
 
 /// The script's path, as shown (`Command=`): one line, at most a path's length.
@@ -436,6 +455,17 @@ mod tests {
         let d = |v: &str| Extras::from_spec(&pb::JobSpec { distribution: v.into(), ..Default::default() });
         assert_eq!(d("Cyclic:*").unwrap().unwrap().distribution, "cyclic:*");
         assert!(d("round").unwrap_err().to_string().starts_with("--distribution: 'round'"));
+    }
+
+    #[test]
+    fn the_submit_line_is_kept_on_one_line_and_bounded() {
+        let line = |v: String| {
+            let s = pb::JobSpec { submit_line: v, ..Default::default() };
+            Extras::from_spec(&s).unwrap().unwrap().submit_line
+        };
+        assert_eq!(line("sbatch -N2 job.sh 'a\nb'".into()), "sbatch -N2 job.sh 'a b'");
+        let long = line("é".repeat(MAX_SUBMIT_LINE));
+        assert!(long.len() <= MAX_SUBMIT_LINE + 3 && long.ends_with("é..."), "{}", long.len());
     }
 
     #[test]

@@ -72,6 +72,9 @@ pub struct Extras {
     /// `-m/--distribution`, canonical: the batch script's sruns read it from SLURM_DISTRIBUTION.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub distribution: String,
+    /// Slurm's `SubmitLine`: the submitting command line, its first [`super::extras::MAX_SUBMIT_LINE`] bytes.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub submit_line: String,
 }
 
 /// What a record of an array knows of it.

@@ -373,6 +373,7 @@ fn extras_spec(x: Option<&crate::jobs::extras::Extras>) -> pb::JobSpec {
         // Slurm's Command= is the path alone.
         command: x.command.clone(),
         distribution: x.distribution.clone(),
+        submit_line: x.submit_line.clone(),
         ..pb::JobSpec::default()
     }
 }
