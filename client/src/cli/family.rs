@@ -355,6 +355,13 @@ pub fn defined_options(cmd: &str, s: &pb::JobSpec, verbose: u8) -> Vec<String> {
     out
 }
 
+/// [`defined_options`] on stderr, when `-v` was given.
+pub fn say_defined_options(cmd: &str, s: &pb::JobSpec, verbose: u8) {
+    if verbose > 0 {
+        defined_options(cmd, s, verbose).iter().for_each(|l| super::output::complain(l));
+    }
+}
+
 /// `--version`: Spur's, and the Slurm release whose options it takes.
 pub fn version() -> String {
     format!("spur {} (slurm 25.05 options)\n", env!("CARGO_PKG_VERSION"))

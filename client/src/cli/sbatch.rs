@@ -400,11 +400,7 @@ async fn run(argv: &[String]) -> Result<(String, Option<i32>), String> {
     for w in &sub.warnings {
         super::output::complain(w);
     }
-    if sub.verbose > 0 {
-        super::family::defined_options("sbatch", &sub.spec, sub.verbose)
-            .iter()
-            .for_each(|l| super::output::complain(l));
-    }
+    super::family::say_defined_options("sbatch", &sub.spec, sub.verbose);
     let env: Vec<(String, String)> = std::env::vars_os()
         .map(|(k, v)| (k.to_string_lossy().into_owned(), v.to_string_lossy().into_owned()))
         .collect();

@@ -63,7 +63,8 @@ pub struct Extras {
     /// `-i/--input`: the batch script's standard input, a path pattern as given.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub input: String,
-    /// sbatch's script arguments, the script's `$1`, `$2`, ... ([`super::extras::script_args`]'s bounds).
+    /// sbatch's script arguments, the script's `$1`, `$2`, ... ([`super::extras::script_args`]'s bounds);
+    /// sent to the agent only, never in listings (up to 1 MiB a job): `Command=` is the path alone.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub script_args: Vec<String>,
     /// The script's absolute path as sbatch read it (Slurm's `Command=`); empty for `--wrap` and stdin.

@@ -369,8 +369,6 @@ fn extras_spec(x: Option<&crate::jobs::extras::Extras>) -> pb::JobSpec {
         ntasks_per_core: x.ntasks_per_core,
         ntasks_per_socket: x.ntasks_per_socket,
         input: x.input.clone(),
-        // The script's arguments stay with the job (listings would carry up to 1 MiB a job);
-        // Slurm's Command= is the path alone.
         command: x.command.clone(),
         distribution: x.distribution.clone(),
         submit_line: x.submit_line.clone(),

@@ -441,11 +441,7 @@ pub async fn main(argv: &[String]) -> i32 {
     for w in &a.warnings {
         super::output::complain(w);
     }
-    if a.verbose > 0 {
-        super::family::defined_options("srun", &a.spec, a.verbose)
-            .iter()
-            .for_each(|l| super::output::complain(l));
-    }
+    super::family::say_defined_options("srun", &a.spec, a.verbose);
     match session::run(&a, &env).await {
         Ok(code) => code,
         Err(e) => {
