@@ -355,6 +355,11 @@ pub fn defined_options(cmd: &str, s: &pb::JobSpec, verbose: u8) -> Vec<String> {
     out
 }
 
+/// Slurm's SubmitLine: the command's words joined by spaces.
+pub fn submit_line(cmd: &str, argv: &[String]) -> String {
+    std::iter::once(cmd).chain(argv.iter().map(String::as_str)).collect::<Vec<_>>().join(" ")
+}
+
 /// [`defined_options`] on stderr, when `-v` was given.
 pub fn say_defined_options(cmd: &str, s: &pb::JobSpec, verbose: u8) {
     if verbose > 0 {

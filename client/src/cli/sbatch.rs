@@ -327,9 +327,7 @@ pub fn prepare(
     s.script = script;
     s.script_args = script_args;
     s.command = command;
-    // Slurm's SubmitLine: the command's words joined by spaces.
-    s.submit_line =
-        std::iter::once("sbatch").chain(argv.iter().map(String::as_str)).collect::<Vec<_>>().join(" ");
+    s.submit_line = super::family::submit_line("sbatch", argv);
     Ok(Prepared::Submit(Box::new(sub)))
 }
 

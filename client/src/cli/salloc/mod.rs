@@ -103,6 +103,7 @@ pub fn parse(argv: &[String]) -> Result<Args, String> {
         }
     }
     a.warnings = crate::cli::getopt::warnings("salloc", noted);
+    a.spec.submit_line = crate::cli::family::submit_line("salloc", argv);
     if a.no_shell && !a.argv.is_empty() {
         return Err(format!("--no-shell runs no command ('{}')", a.argv[0]));
     }

@@ -243,6 +243,8 @@ pub fn parse(argv: &[String], env: &[(String, String)]) -> Result<Args, String> 
         }
     }
     a.warnings = super::getopt::warnings("srun", noted);
+    // The allocation srun makes shows it; its steps keep none.
+    a.spec.submit_line = super::family::submit_line("srun", argv);
     // -m arbitrary: the nodes in task order come from SLURM_HOSTFILE, unless -w gives them.
     if nodes::arbitrary(&a.spec)
         && a.spec.nodelist.is_empty()
