@@ -27,11 +27,16 @@ fn the_layout_is_slurms() {
         nodes: vec!["node01".into(), "node02".into()],
         ntasks: 3,
         tasks_per_node: vec![2, 1],
+        node_tasks: vec![],
     };
     assert_eq!(
         layout(&s),
         "Job step layout:\n\t3 tasks, 2 nodes (node[01-02])\n\n\tNode 0 (node01), 2 task(s): 0 1\n\tNode 1 (node02), 1 task(s): 2\n"
     );
+    // Laid out by -m cyclic: the ids the controller sends.
+    let ids = |v: &[u32]| pb::TaskIds { ids: v.to_vec() };
+    let s = pb::StepStarted { node_tasks: vec![ids(&[0, 2]), ids(&[1])], ..s };
+    assert!(layout(&s).ends_with("\tNode 0 (node01), 2 task(s): 0 2\n\tNode 1 (node02), 1 task(s): 1\n"));
 }
 
 #[test]

@@ -84,10 +84,15 @@ fn the_command_line_overrides_directives() {
 
 #[test]
 fn options_stop_at_the_script_name() {
-    // `-N 3` after the script is the script's argument, not sbatch's; arguments
-    // have nowhere to go in the request yet, so they are refused by name.
-    let err = submit(&["script.sh", "-N", "3"]).unwrap_err();
-    assert!(err.contains("'-N'"), "{err}");
+    // `-N 3` after the script is the script's arguments ($1, $2), not sbatch's.
+    let s = submit(&["-N1", "script.sh", "-N", "3", "two words"]).unwrap().spec;
+    assert_eq!(s.num_nodes, 1);
+    assert_eq!(s.script_args, ["-N", "3", "two words"]);
+    assert_eq!(s.command, "/work/script.sh", "Slurm's Command=: the script's path, absolute");
+    assert_eq!(s.submit_line, "sbatch -N1 script.sh -N 3 two words", "Slurm's SubmitLine: the words joined");
+    assert_eq!(submit(&["/abs/script.sh"]).unwrap().spec.command, "/abs/script.sh");
+    let s = submit_with(&[], "#!/bin/sh\ntrue\n").unwrap().spec;
+    assert!(s.script_args.is_empty() && s.command.is_empty(), "a script from stdin has no path");
 }
 
 #[test]
@@ -99,7 +104,10 @@ fn wrap_makes_a_shell_script() {
     assert_eq!(s.time_limit_minutes, None);
     assert!(s.hold && sub.parsable);
     assert_eq!(s.requeue, Some(false));
-    assert!(submit(&["--wrap", "x", "script.sh"]).unwrap_err().contains("'script.sh'"));
+    let err = submit(&["--wrap", "x", "extra"]).unwrap_err();
+    assert!(err.contains("script arguments ('extra')") && err.contains("--wrap"), "{err}");
+    assert!(submit(&["--wrap=x"]).unwrap().spec.command.is_empty());
+    assert_eq!(submit(&["-v", "-v", "--wrap=x"]).unwrap().verbose, 2, "-v counts, for the options table");
 }
 
 #[test]

@@ -127,6 +127,8 @@ fn show_job_uses_slurms_layout_with_the_reason_facts() {
    TRES=cpu=8,mem=2000M,node=2,gres/gpu=4
    MinMemoryNode=1000M
    OverSubscribe=OK Licenses=(null) LicensesAlloc=(null)
+   Command=(null)
+   SubmitLine=(null)
    WorkDir=/home/bob
    StdErr=/home/bob/slurm-102.out
    StdOut=/home/bob/slurm-102.out
@@ -137,6 +139,20 @@ fn show_job_uses_slurms_layout_with_the_reason_facts() {
         format_time(NOW - 60_000)
     );
     assert_eq!(out, want);
+}
+
+#[test]
+fn show_job_s_command_is_the_script_s_path_without_its_arguments() {
+    let mut j = pending();
+    if let Some(s) = j.spec.as_mut() {
+        s.command = "/home/bob/run.sh".into();
+        s.script_args = vec!["one".into(), "two words".into()];
+    }
+    let out = job_record(&j, NOW, false);
+    assert!(
+        out.contains("\n   Command=/home/bob/run.sh\n   SubmitLine=(null)\n   WorkDir=/home/bob\n"),
+        "{out}"
+    );
 }
 
 #[test]

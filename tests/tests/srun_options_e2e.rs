@@ -109,3 +109,99 @@ fn prolog_epilog_relative_and_clusters() {
     let err = e.fails("srun", &["-M", "elsewhere", "true"]);
     assert!(err.contains("--clusters: 'elsewhere' is not a cluster this controller runs"), "{err}");
 }
+
+#[test]
+fn distribution_lays_the_tasks_out_cyclic_arbitrary_and_from_sbatch() {
+    let e = Cluster::two_nodes(|t| t, &[]);
+    let dir = e.dir.path().display().to_string();
+    let lines = |out: &std::process::Output| {
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("warning"), "{err}");
+        let mut l: Vec<String> = String::from_utf8_lossy(&out.stdout).lines().map(String::from).collect();
+        l.sort();
+        l
+    };
+    let show = "echo $SLURM_NODEID $SLURM_LOCALID $SLURM_DISTRIBUTION";
+    let args = ["-D", &dir, "-N2", "-n4", "-m", "cyclic", "-l", "sh", "-c", show];
+    let out = run_with("srun", &e.c.url, &args, &[]);
+    assert_eq!(lines(&out), ["0: 0 0 cyclic", "1: 1 0 cyclic", "2: 0 1 cyclic", "3: 1 1 cyclic"]);
+    let args = ["-D", &dir, "-N2", "-n3", "-m", "cyclic", "-v", "true"];
+    let out = run_with("srun", &e.c.url, &args, &[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("on host node01, 2 tasks: [0,2]\n") && err.contains("node02, 1 tasks: [1]\n"),
+        "{err}"
+    );
+    let args = ["-D", &dir, "-N2", "-n3", "-m", "cyclic", "-v", "true"];
+    let out = run_with("srun", &e.c.url, &args, &[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("on host node01, 2 tasks: [0,2]\n") && err.contains("node02, 1 tasks: [1]\n"),
+        "{err}"
+    );
+    // arbitrary: task t on the t-th line of SLURM_HOSTFILE.
+    let hosts = e.dir.path().join("hosts");
+    std::fs::write(&hosts, "node02\nnode01\nnode02\n").unwrap();
+    let hosts = hosts.display().to_string();
+    let args = ["-D", &dir, "-m", "arbitrary", "-l", "printenv", "SLURMD_NODENAME"];
+    let out = run_with("srun", &e.c.url, &args, &[("SLURM_HOSTFILE", &hosts)]);
+    assert_eq!(lines(&out), ["0: node02", "1: node01", "2: node02"]);
+    // sbatch -m: the script's sruns lay their tasks out so.
+    let path = format!("{}:{}", links_dir().display(), std::env::var("PATH").unwrap_or_default());
+    // The job's nodes are chosen as without -m (4 CPUs each here); its srun of 4 tasks goes 3 + 1.
+    let args = ["--parsable", "-D", &dir, "-N2", "-n8", "-m", "plane=3", "-o", "plane.out", "--wrap"];
+    let script = "srun -n4 -l printenv SLURM_NODEID; echo $SLURM_DISTRIBUTION $SLURM_DIST_PLANESIZE";
+    let out = run_with("sbatch", &e.c.url, &[&args[..], &[script]].concat(), &[("PATH", &path)]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let id: u64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    e.wait_field(id, "%T", "COMPLETED");
+    let got = std::fs::read_to_string(e.dir.path().join("plane.out")).unwrap();
+    let mut got: Vec<&str> = got.lines().collect();
+    got.sort();
+    assert_eq!(got, ["0: 0", "1: 0", "2: 0", "3: 1", "plane 3"]);
+    // A bad word is refused, naming the option.
+    let out = run_with("srun", &e.c.url, &["-D", &dir, "-m", "round", "true"], &[]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--distribution: 'round'"), "{err}");
+}
+
+#[test]
+fn open_mode_append_keeps_srun_s_file_and_verbose_says_where_tasks_go() {
+    let e = Cluster::two_nodes(|t| t, &[]);
+    let dir = e.dir.path().display().to_string();
+    let out_file = e.dir.path().join("log.out");
+    std::fs::write(&out_file, "before\n").unwrap();
+    let args = ["-D", &dir, "-o", "log.out", "--open-mode=append", "echo", "after"];
+    let out = run_with("srun", &e.c.url, &args, &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(std::fs::read_to_string(&out_file).unwrap(), "before\nafter\n");
+    // A batch script's --open-mode=append reaches its sruns (SLURM_OPEN_MODE=a).
+    let out = run_with(
+        "srun",
+        &e.c.url,
+        &["-D", &dir, "-o", "log.out", "echo", "again"],
+        &[("SLURM_OPEN_MODE", "a")],
+    );
+    assert!(out.status.success());
+    assert_eq!(std::fs::read_to_string(&out_file).unwrap(), "before\nafter\nagain\n");
+    // Truncate, the default, empties it first.
+    let out = run_with("srun", &e.c.url, &["-D", &dir, "-o", "log.out", "echo", "only"], &[]);
+    assert!(out.status.success());
+    assert_eq!(std::fs::read_to_string(&out_file).unwrap(), "only\n");
+    let out = run_with("srun", &e.c.url, &["-D", &dir, "-v", "-N2", "-n3", "true"], &[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    for want in [
+        "srun: defined options\n",
+        "srun: nodes               : 2\n",
+        "srun: ntasks              : 3\n",
+        "srun: end of defined options\n",
+        "nodes(2):`node[01-02]', tasks 3\n",
+        "on host node01, 2 tasks: [0,1]\n",
+        "on host node02, 1 tasks: [2]\n",
+    ] {
+        assert!(err.contains(want), "{want:?} in {err}");
+    }
+}

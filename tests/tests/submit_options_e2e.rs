@@ -128,3 +128,49 @@ fn input_is_the_batch_script_s_standard_input() {
     let shown = e.ok("scontrol", &format!("show job {missing}"));
     assert!(shown.contains(&format!("nosuch-{missing}.txt")), "{shown}");
 }
+
+#[test]
+fn script_arguments_reach_the_script_across_a_restart_a_requeue_and_an_array() {
+    let mut e = Cluster::two_nodes(|t| t, &[]);
+    let d = e.dir.path().to_path_buf();
+    let script = d.join("args.sh");
+    // The first run of each job waits for its requeue; the second ends.
+    let text = "#!/bin/sh\necho \"$#:$1:$2\" >> \"args-${SLURM_ARRAY_TASK_ID:-job$SLURM_JOB_ID}.out\"\n\
+                [ -e \"ran-$SLURM_JOB_ID\" ] || [ -n \"$SLURM_ARRAY_TASK_ID\" ] || \
+                { touch \"ran-$SLURM_JOB_ID\"; exec sleep 300; }\n";
+    std::fs::write(&script, text).unwrap();
+    let path = script.display().to_string();
+    // Held across a controller restart: the arguments come back from the store.
+    let id = e.sbatch(&["-H", &path, "one", "two words"]);
+    e.c.restart();
+    let shown = e.ok("scontrol", &format!("show job {id}"));
+    assert!(shown.contains(&format!("\n   Command={path}\n")), "the path alone, as Slurm's: {shown}");
+    assert_eq!(e.field(id, "%o"), path);
+    let line = format!("\n   SubmitLine=sbatch --parsable -D {} -H {path} one two words\n", d.display());
+    assert!(shown.contains(&line), "Slurm's SubmitLine, the words joined: {shown}");
+    e.ok("scontrol", &format!("release {id}"));
+    let out = d.join(format!("args-job{id}.out"));
+    let read = || std::fs::read_to_string(&out).unwrap_or_default();
+    spur_tests::proc::wait_for("the first run", || (read() == "2:one:two words\n").then_some(()));
+    e.ok("scontrol", &format!("requeue {id}"));
+    e.wait_field(id, "%T", "COMPLETED");
+    assert_eq!(read(), "2:one:two words\n2:one:two words\n", "the requeued run has them too");
+    // Each task of an array runs with them.
+    let arr = e.sbatch(&["--array=0-1", &path, "-x", "--", "three"]);
+    for t in 0..2 {
+        let done = |t: u32| std::fs::read_to_string(d.join(format!("args-{t}.out"))).unwrap_or_default();
+        spur_tests::proc::wait_for("an array task", || (!done(t).is_empty()).then_some(()));
+        assert_eq!(done(t), "3:-x:--\n", "task {t} of {arr}");
+    }
+    // Arguments past one environment string's 128 KiB reach the script too.
+    let (a, b) = ("a".repeat(100_000), "b".repeat(100_000));
+    e.sbatch(&["--array=5", &path, &a, &b]);
+    let big = d.join("args-5.out");
+    spur_tests::proc::wait_for("the big arguments", || {
+        std::fs::read_to_string(&big).ok().filter(|t| !t.is_empty())
+    });
+    assert!(std::fs::read_to_string(&big).unwrap() == format!("2:{a}:{b}\n"), "200 KB of arguments");
+    // --wrap takes no script arguments, as Slurm's sbatch says.
+    let err = e.fails("sbatch", &["--wrap=true", "extra"]);
+    assert!(err.contains("script arguments ('extra')") && err.contains("--wrap"), "{err}");
+}

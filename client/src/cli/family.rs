@@ -155,7 +155,11 @@ impl<T: Request> Family<T> {
         ignored("-/cpu-freq", why::FREQ),
         check("-/cpus-per-gpu", |s, v| count("cpus-per-gpu", &v).map(|n| s.spec().cpus_per_gpu = n)),
         ignored("-/delay-boot", why::BOOT),
-        ignored("m/distribution", why::BIND),
+        check("m/distribution", |s, v| {
+            let d = crate::vocab::distribution::Distribution::parse(&v)?;
+            s.spec().distribution = d.to_string();
+            Ok(())
+        }),
         ignored("-/extra", why::EXTRA),
         check("B/extra-node-info", extra_node_info),
         ignored("-/gpu-bind", why::BIND),
@@ -320,6 +324,49 @@ pub fn expected_start(cmd: &str, r: &pb::TestSubmitResponse) -> String {
     )
 }
 
+/// `-v/--verbose`'s first lines (sbatch's, srun's), as Slurm prints them to
+/// stderr: the request's options that are set, between its rulers.
+pub fn defined_options(cmd: &str, s: &pb::JobSpec, verbose: u8) -> Vec<String> {
+    let ruler = format!("{cmd}: -------------------- --------------------");
+    let mut out = vec![format!("{cmd}: defined options"), ruler.clone()];
+    let num = |n: u32| (n > 0).then(|| n.to_string());
+    let text = |t: &str| (!t.is_empty()).then(|| t.to_string());
+    let rows = [
+        ("account", text(&s.account)),
+        ("cpus-per-task", num(s.cpus_per_task)),
+        ("distribution", text(&s.distribution)),
+        ("job-name", text(&s.name)),
+        ("nodelist", text(&s.nodelist)),
+        ("nodes", num(s.num_nodes)),
+        ("ntasks", num(s.ntasks)),
+        ("ntasks-per-node", num(s.ntasks_per_node)),
+        ("partition", text(&s.partition)),
+        ("qos", text(&s.qos)),
+        ("time", s.time_limit_minutes.map(crate::vocab::time::format_minutes)),
+        ("verbose", Some(verbose.to_string())),
+    ];
+    for (k, v) in rows {
+        if let Some(v) = v {
+            out.push(format!("{cmd}: {k:<20}: {v}"));
+        }
+    }
+    out.push(ruler);
+    out.push(format!("{cmd}: end of defined options"));
+    out
+}
+
+/// Slurm's SubmitLine: the command's words joined by spaces.
+pub fn submit_line(cmd: &str, argv: &[String]) -> String {
+    std::iter::once(cmd).chain(argv.iter().map(String::as_str)).collect::<Vec<_>>().join(" ")
+}
+
+/// [`defined_options`] on stderr, when `-v` was given.
+pub fn say_defined_options(cmd: &str, s: &pb::JobSpec, verbose: u8) {
+    if verbose > 0 {
+        defined_options(cmd, s, verbose).iter().for_each(|l| super::output::complain(l));
+    }
+}
+
 /// `--version`: Spur's, and the Slurm release whose options it takes.
 pub fn version() -> String {
     format!("spur {} (slurm 25.05 options)\n", env!("CARGO_PKG_VERSION"))
@@ -347,6 +394,29 @@ mod tests {
         let mut r = R::default();
         spec.parse(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>(), &mut r)?;
         Ok(r.0)
+    }
+
+    #[test]
+    fn verbose_lists_the_options_set_as_slurm_does() {
+        let s = pb::JobSpec {
+            num_nodes: 2,
+            partition: "batch".into(),
+            time_limit_minutes: Some(90),
+            ..Default::default()
+        };
+        assert_eq!(
+            defined_options("sbatch", &s, 1),
+            [
+                "sbatch: defined options",
+                "sbatch: -------------------- --------------------",
+                "sbatch: nodes               : 2",
+                "sbatch: partition           : batch",
+                "sbatch: time                : 01:30:00",
+                "sbatch: verbose             : 1",
+                "sbatch: -------------------- --------------------",
+                "sbatch: end of defined options",
+            ]
+        );
     }
 
     #[test]

@@ -327,6 +327,9 @@ pub fn job_record(j: &pb::Job, now_ms: i64, oneliner: bool) -> String {
             null(&spec.licenses),
             null(&j.licenses_alloc)
         ),
+        // The script's path as sbatch read it, without its arguments, as Slurm shows it.
+        format!("Command={}", null(&spec.command)),
+        format!("SubmitLine={}", null(&spec.submit_line)),
         format!("WorkDir={}", null(&spec.workdir)),
     ];
     if !spec.comment.is_empty() {

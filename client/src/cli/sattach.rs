@@ -73,15 +73,27 @@ pub fn step_of(a: &Args) -> Result<(u64, u32), String> {
     Ok((j.parse().map_err(|_| bad())?, s.parse().map_err(|_| bad())?))
 }
 
+/// The task ids on each of a step's nodes: as `-m` laid them out, else block-wise.
+pub fn node_ids(s: &pb::StepStarted) -> Vec<Vec<u32>> {
+    if !s.node_tasks.is_empty() {
+        return s.node_tasks.iter().map(|t| t.ids.clone()).collect();
+    }
+    let mut next = 0u32;
+    let mut out = vec![];
+    for n in &s.tasks_per_node {
+        out.push((next..next + n).collect());
+        next += n;
+    }
+    out
+}
+
 /// Slurm's `--layout` text.
 pub fn layout(s: &pb::StepStarted) -> String {
     let nodes = spur_vocab::hostlist::compress(&s.nodes);
     let mut out = format!("Job step layout:\n\t{} tasks, {} nodes ({nodes})\n\n", s.ntasks, s.nodes.len());
-    let mut next = 0u32;
-    for (i, (node, n)) in s.nodes.iter().zip(&s.tasks_per_node).enumerate() {
-        let ids: Vec<String> = (next..next + n).map(|t| t.to_string()).collect();
-        out += &format!("\tNode {i} ({node}), {n} task(s): {}\n", ids.join(" "));
-        next += n;
+    for (i, (node, ids)) in s.nodes.iter().zip(node_ids(s)).enumerate() {
+        let shown: Vec<String> = ids.iter().map(u32::to_string).collect();
+        out += &format!("\tNode {i} ({node}), {} task(s): {}\n", ids.len(), shown.join(" "));
     }
     out
 }

@@ -68,7 +68,7 @@ const OWN: &[Opt<State>] = &[
     // Spur reads no `#PBS` lines, which is what the option asks.
     switch("-/ignore-pbs", |_| {}),
     switch("Q/quiet", |_| {}),
-    switch("v/verbose", |_| {}),
+    switch("v/verbose", |s| s.sub.verbose = s.sub.verbose.saturating_add(1)),
     // Answered before the script is read (`version_asked`).
     switch("V/version", |_| {}),
     switch("h/help", |s| s.help = true),
@@ -150,6 +150,8 @@ pub struct Submission {
     pub propagate: Option<String>,
     /// `--get-user-env`: the node loads the user's login environment under the job's.
     pub get_user_env: bool,
+    /// `-v` (repeatable): Slurm's defined-options table on stderr.
+    pub verbose: u8,
 }
 
 impl Submission {
@@ -263,18 +265,20 @@ pub fn prepare(
     if st.help {
         return Ok(Prepared::Help);
     }
+    // sbatch [options] script [args...]: the words after the script are its $1, $2, ...
+    let (mut script_args, mut command) = (vec![], String::new());
     let (script, default_name) = match (&st.wrap, rest.split_first()) {
-        (Some(_), Some((s, _))) => return Err(format!("a script ('{s}') cannot be given with --wrap")),
+        (Some(_), Some((s, _))) => {
+            return Err(format!("script arguments ('{s}') are not permitted with --wrap"));
+        }
         (Some(cmd), None) => (format!("#!/bin/sh\n{cmd}\n"), "wrap".to_string()),
         (None, Some((path, args))) => {
-            if let Some(a) = args.first() {
-                return Err(format!(
-                    "script arguments are not supported yet ('{a}'); put them in the script or use --wrap"
-                ));
-            }
             let text = read(Some(path))?;
             check_script(&text, &format!("script '{path}'"))?;
             let name = Path::new(path).file_name().map_or(path.clone(), |n| n.to_string_lossy().into_owned());
+            script_args = args.to_vec();
+            // Slurm's Command=: the script's path, made absolute.
+            command = cwd.join(path).to_string_lossy().into_owned();
             (text, name)
         }
         (None, None) => {
@@ -321,6 +325,9 @@ pub fn prepare(
         }
     }
     s.script = script;
+    s.script_args = script_args;
+    s.command = command;
+    s.submit_line = super::family::submit_line("sbatch", argv);
     Ok(Prepared::Submit(Box::new(sub)))
 }
 
@@ -391,6 +398,7 @@ async fn run(argv: &[String]) -> Result<(String, Option<i32>), String> {
     for w in &sub.warnings {
         super::output::complain(w);
     }
+    super::family::say_defined_options("sbatch", &sub.spec, sub.verbose);
     let env: Vec<(String, String)> = std::env::vars_os()
         .map(|(k, v)| (k.to_string_lossy().into_owned(), v.to_string_lossy().into_owned()))
         .collect();

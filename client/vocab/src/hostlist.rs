@@ -28,6 +28,15 @@ pub fn expand(expr: &str) -> Result<Vec<String>, String> {
 /// could be nodes expands as before, each name then at most 20 digits a
 /// bracket longer than `max_name`.
 pub fn expand_bounded(expr: &str, max: usize, max_name: usize) -> Result<Vec<String>, String> {
+    let mut out = expand_in_order(expr, max, max_name)?;
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|n| seen.insert(n.clone()));
+    Ok(out)
+}
+
+/// [`expand_bounded`] keeping repeats, in order (`n2,n1,n2` is three names):
+/// srun's `-m arbitrary`, a node per task.
+pub fn expand_in_order(expr: &str, max: usize, max_name: usize) -> Result<Vec<String>, String> {
     let parts = parse(expr)?;
     if count_parts(&parts) > max as u64 {
         return Err(format!("hostlist '{}' names more than {max} hosts", shown(expr)));
@@ -43,8 +52,6 @@ pub fn expand_bounded(expr: &str, max: usize, max_name: usize) -> Result<Vec<Str
     for segs in &parts {
         emit(segs, &mut name, &mut out);
     }
-    let mut seen = std::collections::HashSet::new();
-    out.retain(|n| seen.insert(n.clone()));
     Ok(out)
 }
 

@@ -8,6 +8,7 @@
 //!   and a job's id as squeue prints it (`display_id`).
 //! - [`constraint`]: `-C` node feature expressions.
 //! - [`depend`]: `--dependency` expressions.
+//! - [`distribution`]: `-m/--distribution`, and the task layout it makes.
 //! - [`hostlist`]: Slurm hostlist expressions, expand and compress.
 //! - [`jobs`]: job states (names and `%t` codes), hold kinds, partition states,
 //!   sbatch's `-o/-e` filename patterns.
@@ -37,6 +38,8 @@ mod constraint_impl;
 mod cpubind_impl;
 #[path = "depend.rs"]
 mod depend_impl;
+#[path = "distribution.rs"]
+mod distribution_impl;
 #[path = "fname.rs"]
 mod fname_impl;
 #[path = "hostlist.rs"]
@@ -93,6 +96,11 @@ pub mod cpubind {
     pub use crate::cpubind_impl::{BIND_ENV, cpus};
 }
 
+/// `-m/--distribution`: its levels, tasks laid out over nodes, `SLURM_DISTRIBUTION`.
+pub mod distribution {
+    pub use crate::distribution_impl::{CpuDist, Distribution, NodeDist};
+}
+
 /// `--dependency` expressions: parsed, printed, their kinds.
 pub mod depend {
     pub use crate::depend_impl::{DepItem, DepKind, Dependency, MAX_ITEMS};
@@ -100,7 +108,9 @@ pub mod depend {
 
 /// Slurm hostlist expressions: `node[01-04,07]`, both ways.
 pub mod hostlist {
-    pub use crate::hostlist_impl::{MAX_HOSTS, MAX_NAME_LEN, compress, count, expand, expand_bounded};
+    pub use crate::hostlist_impl::{
+        MAX_HOSTS, MAX_NAME_LEN, compress, count, expand, expand_bounded, expand_in_order,
+    };
 }
 
 /// Job states, hold kinds and partition states.

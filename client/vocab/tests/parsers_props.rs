@@ -172,6 +172,23 @@ const DEPS: &[&str] = &[
     "0",
 ];
 const FEATURES: &[&str] = &["gpu", "a", "b", "&", "|", "[", "]", "*", "(", ")", " ", "_", ".", "=", "-"];
+const DISTS: &[&str] = &[
+    "block",
+    "cyclic",
+    "fcyclic",
+    "arbitrary",
+    "plane=",
+    "plane",
+    "*",
+    ":",
+    ",",
+    "Pack",
+    "NoPack",
+    "1",
+    "0",
+    "99999999",
+    " ",
+];
 const LICENSES: &[&str] = &["lic", "a", ":", ",", "[", "]", "=", "name", "x", "|", " ", "0"];
 const TXN: &[&str] = &[
     "create",
@@ -254,6 +271,22 @@ proptest! {
             out.push(i);
         }
         prop_assert_eq!(out, pa);
+    }
+
+    #[test]
+    fn distributions_parse_or_name_the_option_and_print_back(s in input(DISTS)) {
+        match spur_vocab::distribution::Distribution::parse(&s) {
+            Ok(d) => {
+                prop_assert_eq!(spur_vocab::distribution::Distribution::parse(&d.to_string()), Ok(d));
+                let laid = d.layout(17, 3);
+                if let Some(ids) = laid {
+                    let mut all: Vec<u32> = ids.concat();
+                    all.sort_unstable();
+                    prop_assert_eq!(all, (0..17).collect::<Vec<u32>>(), "every task once");
+                }
+            }
+            Err(e) => prop_assert!(e.starts_with("--distribution: "), "{}", e),
+        }
     }
 
     #[test]

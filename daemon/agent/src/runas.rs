@@ -1,7 +1,8 @@
 //! Running a job's program as its user: `spurd __exec`, the last process
 //! between the (root) agent or supervisor and the job's program, as Slurm's
 //! slurmstepd forks before it execs a task. Spawned with the job's
-//! environment and a spec in `SPUR_EXEC_SPEC`, it joins the job's cgroup
+//! environment, a spec in `SPUR_EXEC_SPEC` and the program's command
+//! line as its own arguments (`spurd __exec PROGRAM ARGS...`), it joins the job's cgroup
 //! while it is still root, drops to the user (initgroups, setgid, setuid),
 //! sets the soft limits `--propagate` sent (`rlimits`), and only then opens the job's `-i/-o/-e` files, changes to its working
 //! directory and execs the program, so nothing of the user's is touched as
@@ -101,6 +102,12 @@ pub struct ExecSpec {
     pub stdout: Option<Output>,
     pub stderr: Option<Output>,
     pub workdir: String,
+    /// The program and its arguments: passed as the trampoline's own
+    /// arguments after [`EXEC_ARG`], not in [`SPEC_ENV`], since Linux caps
+    /// one environment string at 128 KiB and a batch script's arguments may
+    /// take up to 1 MiB. Still read from a spec that has it: a supervisor
+    /// started by the spurd before an upgrade spawns this binary so.
+    #[serde(default, skip_serializing)]
     pub argv: Vec<String>,
 }
 
@@ -115,7 +122,7 @@ impl ExecSpec {
         let me = std::env::current_exe().map_err(|e| format!("cannot find spurd's own binary: {e}"))?;
         let spec = serde_json::to_string(self).map_err(|e| e.to_string())?;
         let mut cmd = Command::new(me);
-        cmd.arg(EXEC_ARG);
+        cmd.arg(EXEC_ARG).args(&self.argv);
         if !inherit {
             cmd.env_clear();
         }
@@ -126,16 +133,21 @@ impl ExecSpec {
 
 /// Runs the trampoline if `args` ask for it; returns its exit code when the exec failed.
 pub fn dispatch(args: &[String]) -> Option<i32> {
-    (args.first().map(String::as_str) == Some(EXEC_ARG)).then(main)
+    match args.split_first() {
+        Some((first, argv)) if first == EXEC_ARG => Some(main(argv)),
+        _ => None,
+    }
 }
 
-fn main() -> i32 {
+/// The trampoline, running `argv` (the program first) as the spec says.
+fn main(argv: &[String]) -> i32 {
     let fail = |msg: &str| {
         eprintln!("spurd: error: {msg}");
         1
     };
     let Some(text) = std::env::var_os(SPEC_ENV) else { return fail("no exec spec") };
-    let spec: ExecSpec = match serde_json::from_str(&text.to_string_lossy()) {
+    let spec = match serde_json::from_str::<ExecSpec>(&text.to_string_lossy()) {
+        Ok(s) if s.argv.is_empty() => ExecSpec { argv: argv.to_vec(), ..s },
         Ok(s) => s,
         Err(e) => return fail(&format!("bad exec spec: {e}")),
     };
@@ -253,6 +265,23 @@ mod tests {
         } else {
             assert!(e.contains("not root, so it runs only jobs of uid"), "{e}");
         }
+    }
+
+    #[test]
+    fn the_command_line_travels_as_arguments_not_in_the_spec() {
+        let spec = ExecSpec { argv: vec!["/bin/echo".into(), "x".repeat(200_000)], ..Default::default() };
+        let cmd = spec.command(Vec::<(String, String)>::new(), true).unwrap();
+        let args: Vec<_> = cmd.get_args().map(|a| a.to_string_lossy().into_owned()).collect();
+        assert_eq!(args, [EXEC_ARG, "/bin/echo", &"x".repeat(200_000)]);
+        let (_, text) = cmd.get_envs().find(|(k, _)| *k == SPEC_ENV).unwrap();
+        assert!(text.unwrap().len() < 1000, "the spec stays small, whatever the arguments");
+        // A spec written by an older spurd still carries its command line.
+        let old: ExecSpec = serde_json::from_str(
+            r#"{"user":null,"cgroup_procs":null,"stdin":null,
+            "stdout":null,"stderr":null,"workdir":"","argv":["/bin/true"]}"#,
+        )
+        .unwrap();
+        assert_eq!(old.argv, ["/bin/true"]);
     }
 
     #[test]

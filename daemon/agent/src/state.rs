@@ -130,6 +130,9 @@ pub struct LaunchFile {
     /// `--input`: the script's standard input; empty: /dev/null.
     #[serde(default)]
     pub stdin_path: String,
+    /// sbatch's script arguments, after the script on its command line.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub script_args: Vec<String>,
 }
 
 impl From<&pb::Launch> for LaunchFile {
@@ -149,6 +152,7 @@ impl From<&pb::Launch> for LaunchFile {
             user: l.user.clone(),
             run_id: l.run_id.clone(),
             stdin_path: l.stdin_path.clone(),
+            script_args: l.script_args.clone(),
         }
     }
 }

@@ -184,6 +184,8 @@ impl Job<'_> {
         let file = state.script_path(job_id, owner.is_some());
         let mut script = ScriptFile::write(&file, &l.script, owner)
             .map_err(|e| format!("cannot write the script to {}: {e}", file.display()))?;
+        // sbatch's script arguments follow the script, as $1, $2, ...
+        script.argv.extend(l.script_args.iter().map(Into::into));
         if let Some(h) = hres {
             let argv = script.argv.iter().map(|a| a.to_string_lossy().into_owned()).collect();
             script.argv = h.wrap(0, 0, argv).into_iter().map(Into::into).collect();

@@ -12,6 +12,7 @@ use crate::error::{Error, Result};
 use spur_proto::v1 as pb;
 use spur_vocab::constraint::Constraint;
 use spur_vocab::depend::Dependency;
+use spur_vocab::distribution::Distribution;
 use spur_vocab::mail::check_user;
 use spur_vocab::signal::WarnSignal;
 
@@ -67,6 +68,13 @@ impl Extras {
             ntasks_per_core: s.ntasks_per_core,
             ntasks_per_socket: s.ntasks_per_socket,
             input: s.input.trim().to_string(),
+            script_args: script_args(&s.script_args)?,
+            command: command(&s.command)?,
+            submit_line: submit_line(&s.submit_line),
+            distribution: match s.distribution.trim() {
+                "" => String::new(),
+                d => Distribution::parse(d).map_err(Error::InvalidArgument)?.to_string(),
+            },
         };
         Ok((x != Extras::default()).then(|| Box::new(x)))
     }
@@ -103,6 +111,62 @@ fn reservation(v: &str) -> Result<String> {
     let v = v.trim();
     if v.len() > 128 || !v.chars().all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c)) {
         return Err(Error::invalid("reservation", format!("'{v}' is not a reservation name")));
+    }
+    Ok(v.to_string())
+}
+
+/// The most script arguments a job may carry, and their total size: a
+/// request's cost stays bounded, and the script's exec (Linux's ARG_MAX is a
+/// quarter of the stack, 2 MiB by default, shared with the environment) can take them.
+pub const MAX_SCRIPT_ARGS: usize = 4096;
+pub const MAX_SCRIPT_ARGS_BYTES: usize = 1 << 20;
+/// One argument's most bytes: Linux's MAX_ARG_STRLEN (128 KiB, its NUL included).
+const MAX_SCRIPT_ARG: usize = 128 * 1024 - 1;
+
+/// sbatch's script arguments, checked: within the bounds above, and no NUL
+/// byte (an exec's arguments are C strings).
+pub fn script_args(args: &[String]) -> Result<Vec<String>> {
+    let bad = |m: String| Error::invalid("script arguments", m);
+    if args.len() > MAX_SCRIPT_ARGS {
+        return Err(bad(format!("{} arguments; at most {MAX_SCRIPT_ARGS}", args.len())));
+    }
+    let total: usize = args.iter().map(|a| a.len() + 1).sum();
+    if total > MAX_SCRIPT_ARGS_BYTES {
+        return Err(bad(format!("{total} bytes in all; at most {MAX_SCRIPT_ARGS_BYTES}")));
+    }
+    for (i, a) in args.iter().enumerate() {
+        if a.len() > MAX_SCRIPT_ARG {
+            return Err(bad(format!("argument {} is {} bytes; at most {MAX_SCRIPT_ARG}", i + 1, a.len())));
+        }
+        if a.contains('\0') {
+            return Err(bad(format!("argument {} holds a NUL byte", i + 1)));
+        }
+    }
+    Ok(args.to_vec())
+}
+
+/// The most of a submit line kept: it is shown, never run, and every
+/// listing carries it (script arguments alone may take 1 MiB).
+pub const MAX_SUBMIT_LINE: usize = 4096;
+
+/// The submit line as kept: its first [`MAX_SUBMIT_LINE`] bytes (on a
+/// character boundary, then `...`), on one line.
+fn submit_line(v: &str) -> String {
+    let v = v.replace(['\n', '\r', '\0'], " ");
+    if v.len() <= MAX_SUBMIT_LINE {
+        return v;
+    }
+    let mut end = MAX_SUBMIT_LINE;
+    while !v.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}...", &v[..end])
+}
+
+/// The script's path, as shown (`Command=`): one line, at most a path's length.
+fn command(v: &str) -> Result<String> {
+    if v.len() > 4096 || v.contains(['\n', '\0']) {
+        return Err(Error::invalid("command", "the script's path must be one line of at most 4096 bytes"));
     }
     Ok(v.to_string())
 }
@@ -362,6 +426,46 @@ mod tests {
             e(pb::JobSpec { ntasks_per_gpu: 1, ntasks: 0, ..Default::default() })
                 .contains("needs -n or GPUs")
         );
+    }
+
+    #[test]
+    fn script_arguments_are_kept_in_order_within_their_bounds() {
+        let args = |v: Vec<String>| pb::JobSpec { script_args: v, ..Default::default() };
+        let s = args(vec!["one".into(), "two words".into(), String::new()]);
+        let x = Extras::from_spec(&s).unwrap().unwrap();
+        assert_eq!(x.script_args, ["one", "two words", ""], "as given, empty ones too");
+        let e = |s| Extras::from_spec(&s).unwrap_err().to_string();
+        let many = e(args(vec!["a".into(); MAX_SCRIPT_ARGS + 1]));
+        assert!(many.starts_with("script arguments: 4097 arguments; at most 4096"), "{many}");
+        let big = e(args(vec!["x".repeat(100_000); 11]));
+        assert!(big.starts_with("script arguments: ") && big.contains("bytes in all"), "{big}");
+        let one = e(args(vec!["x".repeat(MAX_SCRIPT_ARG + 1)]));
+        assert!(one.contains("argument 1 is 131072 bytes"), "{one}");
+        assert!(e(args(vec!["ok".into(), "a\0b".into()])).contains("argument 2 holds a NUL"));
+        // A record stored before script arguments existed loads without them.
+        let old: Extras = serde_json::from_str(r#"{"nice":3}"#).unwrap();
+        assert!(old.script_args.is_empty() && old.command.is_empty());
+        let kept = serde_json::to_string(&x).unwrap();
+        assert_eq!(serde_json::from_str::<Extras>(&kept).unwrap(), *x);
+        assert!(!serde_json::to_string(&Extras::default()).unwrap().contains("script_args"));
+    }
+
+    #[test]
+    fn distribution_is_kept_canonical_and_a_bad_one_is_refused_by_name() {
+        let d = |v: &str| Extras::from_spec(&pb::JobSpec { distribution: v.into(), ..Default::default() });
+        assert_eq!(d("Cyclic:*").unwrap().unwrap().distribution, "cyclic:*");
+        assert!(d("round").unwrap_err().to_string().starts_with("--distribution: 'round'"));
+    }
+
+    #[test]
+    fn the_submit_line_is_kept_on_one_line_and_bounded() {
+        let line = |v: String| {
+            let s = pb::JobSpec { submit_line: v, ..Default::default() };
+            Extras::from_spec(&s).unwrap().unwrap().submit_line
+        };
+        assert_eq!(line("sbatch -N2 job.sh 'a\nb'".into()), "sbatch -N2 job.sh 'a b'");
+        let long = line("é".repeat(MAX_SUBMIT_LINE));
+        assert!(long.len() <= MAX_SUBMIT_LINE + 3 && long.ends_with("é..."), "{}", long.len());
     }
 
     #[test]

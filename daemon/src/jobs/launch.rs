@@ -99,6 +99,12 @@ pub(crate) fn launch(j: &JobRecord) -> pb::AgentCommand {
         if x.open_mode == "append" {
             env.push(("SLURM_OPEN_MODE".into(), "a".into()));
         }
+        // -m: the script's sruns lay their tasks out so unless they say otherwise.
+        if let Ok(d) = spur_vocab::distribution::Distribution::parse(&x.distribution)
+            && !x.distribution.is_empty()
+        {
+            env.extend(d.env_vars().into_iter().map(|(k, v)| (k.to_string(), v)));
+        }
     }
     let path = |p: &str| {
         let p = expand_path(if p.is_empty() { "slurm-%j.out" } else { p }, &vars(j));
@@ -125,6 +131,7 @@ pub(crate) fn launch(j: &JobRecord) -> pb::AgentCommand {
             user: j.user.clone(),
             run_id: j.run_id.clone(),
             stdin_path: stdin,
+            script_args: j.extra.as_ref().map(|x| x.script_args.clone()).unwrap_or_default(),
         })),
     }
 }
@@ -155,5 +162,17 @@ mod tests {
         assert_eq!(last("SLURM_JOB_ID").as_deref(), Some("7"));
         assert_eq!(last("PATH").as_deref(), Some("/x"));
         assert!(!l.append_output);
+        assert!(l.script_args.is_empty());
+    }
+
+    #[test]
+    fn the_launch_carries_the_script_s_arguments() {
+        let x = super::super::parts::Extras {
+            script_args: vec!["one".into(), "two words".into()],
+            ..Default::default()
+        };
+        let j = JobRecord { id: 7, extra: Some(Box::new(x)), ..JobRecord::default() };
+        let Some(pb::agent_command::Cmd::Launch(l)) = launch(&j).cmd else { panic!() };
+        assert_eq!(l.script_args, ["one", "two words"]);
     }
 }

@@ -63,6 +63,19 @@ pub struct Extras {
     /// `-i/--input`: the batch script's standard input, a path pattern as given.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub input: String,
+    /// sbatch's script arguments, the script's `$1`, `$2`, ... ([`super::extras::script_args`]'s bounds);
+    /// sent to the agent only, never in listings (up to 1 MiB a job): `Command=` is the path alone.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub script_args: Vec<String>,
+    /// The script's absolute path as sbatch read it (Slurm's `Command=`); empty for `--wrap` and stdin.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub command: String,
+    /// `-m/--distribution`, canonical: the batch script's sruns read it from SLURM_DISTRIBUTION.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub distribution: String,
+    /// Slurm's `SubmitLine`: the submitting command line, its first [`super::extras::MAX_SUBMIT_LINE`] bytes.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub submit_line: String,
 }
 
 /// What a record of an array knows of it.
@@ -115,6 +128,10 @@ pub struct StepRecord {
     pub nodes: Vec<String>,
     /// Tasks on each of `nodes`, in order (block-wise: tasks 0.. on the first).
     pub tasks: Vec<u32>,
+    /// The task ids on each of `nodes` when `-m` laid them out otherwise than
+    /// block-wise; empty (and not stored) for block.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ids: Vec<Vec<u32>>,
     pub cpus_per_task: u32,
     #[serde(skip_serializing_if = "is_zero")]
     pub mem_mb: u64,

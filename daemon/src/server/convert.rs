@@ -369,6 +369,9 @@ fn extras_spec(x: Option<&crate::jobs::extras::Extras>) -> pb::JobSpec {
         ntasks_per_core: x.ntasks_per_core,
         ntasks_per_socket: x.ntasks_per_socket,
         input: x.input.clone(),
+        command: x.command.clone(),
+        distribution: x.distribution.clone(),
+        submit_line: x.submit_line.clone(),
         ..pb::JobSpec::default()
     }
 }

@@ -137,7 +137,8 @@ pub const FIELDS: &[Field] = &[
     f("StdIn", 20, |_, _| "/dev/null".into()),
     f("StdOut", 20, |j, _| jobfmt::expand_path(j, &spec(j).stdout_path)),
     f("Submit", 19, |j, _| jobfmt::time_or(j.submit_ms, "Unknown")),
-    f("SubmitLine", 20, BLANK),
+    // The job's row; Spur keeps no srun line for its steps.
+    f("SubmitLine", 20, |j, _| if j.suffix.is_empty() { spec(j).submit_line.clone() } else { String::new() }),
     f("Suspended", 10, |_, _| "00:00:00".into()),
     f("SystemComment", 15, BLANK),
     f("SystemCPU", 10, |j, _| usage(j, |u| jobfmt::cpu_time(u.sys_cpu_us))),

@@ -103,6 +103,7 @@ pub fn parse(argv: &[String]) -> Result<Args, String> {
         }
     }
     a.warnings = crate::cli::getopt::warnings("salloc", noted);
+    a.spec.submit_line = crate::cli::family::submit_line("salloc", argv);
     if a.no_shell && !a.argv.is_empty() {
         return Err(format!("--no-shell runs no command ('{}')", a.argv[0]));
     }
@@ -173,6 +174,11 @@ pub fn job_env(
     num("SLURM_MEM_PER_CPU", s.mem_per_cpu_mb);
     if s.overcommit {
         v.push(("SLURM_OVERCOMMIT".into(), "1".into()));
+    }
+    if let Ok(d) = crate::vocab::distribution::Distribution::parse(&s.distribution)
+        && !s.distribution.is_empty()
+    {
+        v.extend(d.env_vars().into_iter().map(|(k, val)| (k.to_string(), val)));
     }
     if let Some(u) = url {
         // srun inside the allocation talks to the same controller.

@@ -312,8 +312,8 @@ fn other_cell(code: char, j: &pb::Job, now_ms: i64) -> String {
         'f' => null(&spec.constraint).into(),
         'H' | 'I' | 'J' => "*".into(),
         'z' => "*:*:*".into(),
-        // Spur keeps the script, not the path sbatch read it from.
-        'o' => "(null)".into(),
+        // The script's path as sbatch read it; (null) for --wrap and stdin scripts.
+        'o' => null(&spec.command).into(),
         'O' => "0".into(),
         'v' => null(&spec.reservation).into(),
         'w' => null(&spec.wckey).into(),

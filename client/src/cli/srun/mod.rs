@@ -13,6 +13,7 @@
 
 pub mod input;
 pub mod multiprog;
+mod nodes;
 pub mod output;
 pub mod session;
 
@@ -80,7 +81,7 @@ const OWN: &[Opt<Args>] = &[
     switch("-/overlap", |_| {}),
     ignored_switch("E/preserve-env", "tasks get the SLURM_NTASKS and SLURM_NNODES of their step"),
     switch("Q/quiet", |a| a.quiet = true),
-    switch("v/verbose", |_| {}),
+    switch("v/verbose", |a| a.verbose = a.verbose.saturating_add(1)),
     switch("V/version", |a| a.version = true),
     switch("h/help", |a| a.help = true),
     switch("-/usage", |a| a.help = true),
@@ -125,7 +126,10 @@ const OWN: &[Opt<Args>] = &[
     }),
     ignored_switch("-/wait-for-children", "a task ends when its process ends"),
     maybe("-/x11", |_, _| Ok(())).noted(why::X11),
-    ignored("-/open-mode", "srun truncates its output files"),
+    check("-/open-mode", |a, v| {
+        a.append = super::submit_opts::open_mode(&v)? == "append";
+        Ok(())
+    }),
 ];
 
 const BCAST: &str = "files are not copied to the nodes; the program must be on a shared file system";
@@ -155,6 +159,8 @@ pub struct Args {
     pub deadline: Option<String>,
     pub label: bool,
     pub output: String,
+    /// `--open-mode=append` (or SLURM_OPEN_MODE=a): srun's own -o/-e files are appended to.
+    pub append: bool,
     pub error: String,
     /// `-i/--input`: which tasks srun's stdin (or a file) feeds.
     pub input: input::Input,
@@ -166,6 +172,8 @@ pub struct Args {
     pub chdir: Option<String>,
     pub jobid: Option<u64>,
     pub quiet: bool,
+    /// `-v` (repeatable): Slurm's defined-options table, the job's nodes and each launch, on stderr.
+    pub verbose: u8,
     pub quit_on_interrupt: bool,
     /// `--propagate[=...]` as given (empty: ALL).
     pub propagate: Option<String>,
@@ -221,6 +229,9 @@ pub fn parse(argv: &[String], env: &[(String, String)]) -> Result<Args, String> 
     a.kill_on_bad_exit = get("SLURM_KILL_BAD_EXIT").map(|v| v == "1");
     a.export = get("SRUN_EXPORT_ENV").or_else(|| get("SLURM_EXPORT_ENV"));
     a.jobid = get("SLURM_JOB_ID").and_then(|v| v.parse().ok());
+    a.spec.distribution = nodes::env_distribution(&get)?;
+    // A batch script's --open-mode=append reaches its sruns as SLURM_OPEN_MODE=a.
+    a.append = get("SLURM_OPEN_MODE").is_some_and(|m| m == "a" || m == "append");
     let mut noted = vec![];
     for item in OPTIONS.items(argv).collect::<Result<Vec<_>, _>>()? {
         match item {
@@ -232,6 +243,22 @@ pub fn parse(argv: &[String], env: &[(String, String)]) -> Result<Args, String> 
         }
     }
     a.warnings = super::getopt::warnings("srun", noted);
+    // The allocation srun makes shows it; its steps keep none.
+    a.spec.submit_line = super::family::submit_line("srun", argv);
+    // -m arbitrary: the nodes in task order come from SLURM_HOSTFILE, unless -w gives them.
+    if nodes::arbitrary(&a.spec)
+        && a.spec.nodelist.is_empty()
+        && let Some(file) = get("SLURM_HOSTFILE").filter(|f| !f.is_empty())
+    {
+        a.spec.nodelist = nodes::hostfile(&file)?;
+    }
+    if a.append && [&a.output, &a.error].iter().any(|p| on_nodes(p)) {
+        a.warnings.push(
+            "srun: warning: --open-mode=append applies to the files srun writes; \
+             those named with %t, %n or %N are truncated by the nodes"
+                .into(),
+        );
+    }
     if let Some(b) = a.cpu_bind.as_deref().filter(|b| !binds(b)) {
         a.warnings.push(format!(
             "srun: warning: --cpu-bind={b} has no effect on Spur: tasks are bound only with map_cpu or mask_cpu"
@@ -248,27 +275,6 @@ pub fn parse(argv: &[String], env: &[(String, String)]) -> Result<Args, String> 
         return Err("no command given (srun [OPTIONS] COMMAND [ARGS...])".into());
     }
     Ok(a)
-}
-
-/// `-r N`: the step's nodes are the job's from its node N on (`-N` of them,
-/// else one), read from `SLURM_JOB_NODELIST`; with `-w` or `-x`, or outside
-/// a job, it is refused, as Slurm's.
-fn relative(a: &Args, r: u32, env: &[(String, String)]) -> Result<String, String> {
-    if !a.spec.nodelist.is_empty() || !a.spec.exclude.is_empty() {
-        return Err("--relative cannot be given with --nodelist or --exclude".into());
-    }
-    let list = env.iter().find(|(k, _)| k == "SLURM_JOB_NODELIST").map(|(_, v)| v.as_str()).unwrap_or("");
-    if a.jobid.is_none() || list.is_empty() {
-        return Err("--relative needs a job allocation (SLURM_JOB_ID and SLURM_JOB_NODELIST)".into());
-    }
-    let nodes = crate::vocab::hostlist::expand(list).map_err(|e| format!("SLURM_JOB_NODELIST: {e}"))?;
-    let from = r as usize;
-    if from >= nodes.len() {
-        return Err(format!("--relative={r}: the job has {} node(s), numbered from 0", nodes.len()));
-    }
-    let want = a.spec.num_nodes.max(1) as usize;
-    let to = (from + want).min(nodes.len());
-    Ok(crate::vocab::hostlist::compress(&nodes[from..to]))
 }
 
 /// A `--cpu-bind` Spur acts on: map_cpu, mask_cpu, or none.
@@ -353,7 +359,7 @@ pub fn step(
     }
     let argv = multiprog::around(a.task_prolog.as_deref(), a.task_epilog.as_deref(), argv);
     let nodelist = match a.relative {
-        Some(r) => relative(a, r, env)?,
+        Some(r) => nodes::relative(a, r, env)?,
         None => a.spec.nodelist.clone(),
     };
     let wd = workdir(a, cwd);
@@ -383,6 +389,7 @@ pub fn step(
         pty: a.pty,
         pty_rows: size.0,
         pty_cols: size.1,
+        distribution: a.spec.distribution.clone(),
     })
 }
 
@@ -403,6 +410,8 @@ pub fn allocation(
     };
     let (begin_ms, deadline_ms) = (when("begin", &a.begin)?, when("deadline", &a.deadline)?);
     let vars = export(a.export.as_deref().unwrap_or(""), env)?;
+    let mut spec = a.spec.clone();
+    nodes::arbitrary_job(&mut spec)?;
     Ok(pb::JobSpec {
         name: name(a),
         requeue: Some(false),
@@ -412,7 +421,7 @@ pub fn allocation(
         overcommit: a.overcommit,
         begin_ms: begin_ms.unwrap_or(0),
         deadline_ms: deadline_ms.unwrap_or(0),
-        ..a.spec.clone()
+        ..spec
     })
 }
 
@@ -434,6 +443,7 @@ pub async fn main(argv: &[String]) -> i32 {
     for w in &a.warnings {
         super::output::complain(w);
     }
+    super::family::say_defined_options("srun", &a.spec, a.verbose);
     match session::run(&a, &env).await {
         Ok(code) => code,
         Err(e) => {

@@ -34,8 +34,15 @@ impl Dest {
 }
 
 /// The file (or `none`) a pattern srun writes itself names, for step `step`
-/// of job `vars.job_id`; relative to `workdir`. None: the pattern is empty.
-pub fn open(pattern: &str, vars: &PathVars, step: u32, workdir: &str) -> Result<Option<Dest>, String> {
+/// of job `vars.job_id`; relative to `workdir`; emptied first unless
+/// `append` (`--open-mode=append`). None: the pattern is empty.
+pub fn open(
+    pattern: &str,
+    vars: &PathVars,
+    step: u32,
+    workdir: &str,
+    append: bool,
+) -> Result<Option<Dest>, String> {
     if pattern.is_empty() {
         return Ok(None);
     }
@@ -50,7 +57,12 @@ pub fn open(pattern: &str, vars: &PathVars, step: u32, workdir: &str) -> Result<
     if let Some(dir) = std::path::Path::new(&path).parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     }
-    File::create(&path).map(|f| Some(Dest::File(f))).map_err(|e| format!("cannot open {path}: {e}"))
+    let opened = if append {
+        std::fs::OpenOptions::new().create(true).append(true).open(&path)
+    } else {
+        File::create(&path)
+    };
+    opened.map(|f| Some(Dest::File(f))).map_err(|e| format!("cannot open {path}: {e}"))
 }
 
 /// The tasks' output, as srun writes it.
@@ -125,10 +137,21 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let wd = dir.path().display().to_string();
         let vars = PathVars { job_id: 12, user: "u", name: "x", node: "", array: None };
-        let Some(Dest::File(mut f)) = open("logs/%j.%s.out", &vars, 3, &wd).unwrap() else { panic!() };
-        f.write_all(b"hi").unwrap();
-        assert_eq!(std::fs::read_to_string(dir.path().join("logs/12.3.out")).unwrap(), "hi");
-        assert!(matches!(open("none", &vars, 0, &wd).unwrap(), Some(Dest::Nowhere)));
-        assert!(open("", &vars, 0, &wd).unwrap().is_none());
+        let write = |append: bool, text: &[u8]| {
+            let Some(Dest::File(mut f)) = open("logs/%j.%s.out", &vars, 3, &wd, append).unwrap() else {
+                panic!()
+            };
+            f.write_all(text).unwrap();
+        };
+        let read = || std::fs::read_to_string(dir.path().join("logs/12.3.out")).unwrap();
+        write(false, b"hi");
+        assert_eq!(read(), "hi");
+        // --open-mode=append keeps what is there; truncate (the default) empties it.
+        write(true, b" again");
+        assert_eq!(read(), "hi again");
+        write(false, b"new");
+        assert_eq!(read(), "new");
+        assert!(matches!(open("none", &vars, 0, &wd, false).unwrap(), Some(Dest::Nowhere)));
+        assert!(open("", &vars, 0, &wd, false).unwrap().is_none());
     }
 }

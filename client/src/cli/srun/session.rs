@@ -32,6 +32,24 @@ pub fn task_end(node: &str, task: u32, code: i32, sig: i32) -> String {
     format!("srun: error: {node}: task {task}: {what}")
 }
 
+/// `-v`: where the step's tasks go, in Slurm's words.
+pub fn verbose(s: &pb::StepStarted) -> Vec<String> {
+    let nodes = crate::vocab::hostlist::compress(&s.nodes);
+    let mut out =
+        vec![format!("srun: jobid {}: nodes({}):`{nodes}', tasks {}", s.job_id, s.nodes.len(), s.ntasks)];
+    for (node, ids) in s.nodes.iter().zip(crate::cli::sattach::node_ids(s)) {
+        let shown: Vec<String> = ids.iter().map(u32::to_string).collect();
+        out.push(format!(
+            "srun: launching StepId={}.{} on host {node}, {} tasks: [{}]",
+            s.job_id,
+            s.step_id,
+            ids.len(),
+            shown.join(",")
+        ));
+    }
+    out
+}
+
 fn say(a: &Args, line: &str) {
     if !a.quiet {
         crate::cli::output::complain(line);
@@ -141,7 +159,7 @@ impl Ctx<'_> {
             if super::on_nodes(p) {
                 Ok(Some(Dest::Nowhere))
             } else {
-                output::open(p, &vars, step, &self.workdir)
+                output::open(p, &vars, step, &self.workdir, self.a.append)
             }
         };
         let out = mine(&self.a.output)?;
@@ -268,6 +286,9 @@ impl Ctx<'_> {
             Event::Started(s) => {
                 if self.release {
                     say(self.a, &format!("srun: job {} has been allocated resources", s.job_id));
+                }
+                if self.a.verbose > 0 {
+                    verbose(&s).iter().for_each(|l| crate::cli::output::complain(l));
                 }
                 *sink = Some(self.sink(s.step_id, s.ntasks)?);
             }

@@ -22,6 +22,8 @@ fn options_stop_at_the_command_and_the_environment_gives_defaults() {
     assert_eq!(parse(&v(&["-K0", "true"]), &[]).unwrap().kill_on_bad_exit, Some(false));
     assert_eq!(parse(&v(&["--kill-on-bad-exit=1", "true"]), &[]).unwrap().kill_on_bad_exit, Some(true));
     assert_eq!(parse(&v(&["true", "-K0"]), &[]).unwrap().argv, ["true", "-K0"], "the command's own");
+    let line = parse(&v(&["-n2", "echo", "two words"]), &[]).unwrap().spec.submit_line;
+    assert_eq!(line, "srun -n2 echo two words", "Slurm's SubmitLine, for the allocation srun makes");
     let e = |args: &[&str]| parse(&v(args), &[]).err().unwrap();
     assert_eq!(e(&["-n", "x", "true"]), "--ntasks: 'x' is not a positive whole number");
     assert_eq!(e(&["--bogus", "true"]), "unrecognised option '--bogus'");

@@ -33,6 +33,7 @@ impl JobService {
                 nodes,
                 ntasks: s.tasks.iter().sum(),
                 tasks_per_node,
+                node_tasks: crate::jobs::steps::layout::Shape::node_tasks(&s.ids),
             }
         };
         let first = pb::StepEvent { event: Some(pb::step_event::Event::Started(started)) };

@@ -46,8 +46,8 @@ pub fn step_env(j: &JobRecord, step: u32, s: &Shape, base: &[(String, String)]) 
         ("SLURM_STEP_TASKS_PER_NODE", per_node.clone()),
         ("SLURM_TASKS_PER_NODE", per_node),
         ("SLURM_CPUS_PER_TASK", s.cpus_per_task.to_string()),
-        ("SLURM_DISTRIBUTION", "block".into()),
     ];
+    vars.extend(s.dist.env_vars());
     if s.mem_mb > 0 {
         vars.push(("SLURM_MEM_PER_NODE", s.mem_mb.to_string()));
     }
@@ -80,8 +80,7 @@ mod tests {
             workdir: "/home/alice".into(),
             ..JobRecord::default()
         };
-        let s =
-            Shape { nodes: vec!["n1".into(), "n2".into()], tasks: vec![2, 1], cpus_per_task: 1, mem_mb: 512 };
+        let s = Shape::block(vec!["n1".into(), "n2".into()], &[2, 1], 1, 512);
         let base = vec![
             ("PATH".to_string(), "/bin".to_string()),
             ("SLURM_STEP_ID".to_string(), "7".to_string()),

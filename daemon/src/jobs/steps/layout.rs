@@ -1,13 +1,15 @@
 //! A step's shape inside its job, as srun asks for it: which of the job's
-//! nodes (`-N`, `-w`), how many tasks on each (`-n`, `--ntasks-per-node`,
-//! block-wise as Slurm's default distribution: tasks 0..k on the first
-//! node, the next on the second, the first nodes taking one more when the
-//! count does not divide), and whether the job has the CPUs and memory for
-//! it on each node. Also srun's exit-code rule. Pure; errors name the flag.
+//! nodes (`-N`, `-w`), how many tasks on each and which (`-n`,
+//! `--ntasks-per-node`, `-m/--distribution`: block by default, tasks 0..k
+//! on the first node, the next on the second, the first nodes taking one
+//! more when the count does not divide; cyclic, plane=N, or arbitrary from
+//! a node per task), and whether the job has the CPUs and memory for it on
+//! each node. Also srun's exit-code rule. Pure; errors name the flag.
 
 use crate::error::{Error, Result};
 use crate::jobs::record::JobRecord;
 use spur_proto::v1 as pb;
+use spur_vocab::distribution::{Distribution, NodeDist};
 use spur_vocab::hostlist;
 
 /// The most tasks one step may have in all.
@@ -21,26 +23,64 @@ pub struct Shape {
     pub nodes: Vec<String>,
     /// Tasks per node, in `nodes`' order.
     pub tasks: Vec<u32>,
+    /// The step ids of the tasks on each of `nodes`, in order.
+    pub ids: Vec<Vec<u32>>,
     pub cpus_per_task: u32,
     pub mem_mb: u64,
+    /// `-m`, for SLURM_DISTRIBUTION.
+    pub dist: Distribution,
 }
 
 impl Shape {
-    /// The step ids of the tasks on node `i`: a block after those of the nodes before it.
-    pub fn task_ids(&self, i: usize) -> std::ops::Range<u32> {
-        let first: u32 = self.tasks[..i].iter().sum();
-        first..first + self.tasks[i]
+    /// A block-wise shape of `tasks` per node (Slurm's default distribution).
+    pub fn block(nodes: Vec<String>, tasks: &[u32], cpus_per_task: u32, mem_mb: u64) -> Shape {
+        let mut next = 0;
+        let ids = tasks
+            .iter()
+            .map(|n| {
+                next += n;
+                (next - n..next).collect()
+            })
+            .collect();
+        Shape::new(nodes, ids, cpus_per_task, mem_mb, Distribution::default())
+    }
+
+    fn new(
+        nodes: Vec<String>,
+        ids: Vec<Vec<u32>>,
+        cpus_per_task: u32,
+        mem_mb: u64,
+        dist: Distribution,
+    ) -> Shape {
+        let tasks = ids.iter().map(|t| u32::try_from(t.len()).unwrap_or(u32::MAX)).collect();
+        Shape { nodes, tasks, ids, cpus_per_task, mem_mb, dist }
+    }
+
+    /// The ids on each node when they are not block-wise (what a step record
+    /// and sattach keep); empty for block.
+    pub fn unblocked_ids(&self) -> Vec<Vec<u32>> {
+        let mut next = 0;
+        let block = self.ids.iter().all(|ids| {
+            let run = ids.iter().enumerate().all(|(k, t)| *t == next + k as u32);
+            next += ids.len() as u32;
+            run
+        });
+        if block { vec![] } else { self.ids.clone() }
+    }
+
+    /// The wire form of [`Self::unblocked_ids`].
+    pub fn node_tasks(ids: &[Vec<u32>]) -> Vec<pb::TaskIds> {
+        ids.iter().map(|ids| pb::TaskIds { ids: ids.clone() }).collect()
+    }
+
+    /// The step ids of the tasks on node `i`, as the distribution laid them out.
+    pub fn task_ids(&self, i: usize) -> &[u32] {
+        &self.ids[i]
     }
 
     pub fn ntasks(&self) -> u32 {
         self.tasks.iter().sum()
     }
-}
-
-/// `n` tasks over `nodes` nodes, block-wise: as even as can be, the first nodes one more.
-pub fn block(n: u32, nodes: usize) -> Vec<u32> {
-    let k = u32::try_from(nodes.max(1)).unwrap_or(u32::MAX);
-    (0..k).map(|i| n / k + u32::from(i < n % k)).collect()
 }
 
 /// Slurm's `SLURM_TASKS_PER_NODE` form of per-node counts: `2(x3),1`.
@@ -57,10 +97,64 @@ pub fn tasks_per_node(counts: &[u32]) -> String {
 
 /// The step `req` asks for in the running job `j`.
 pub fn shape(j: &JobRecord, req: &pb::StepRequest) -> Result<Shape> {
-    let alloc = hostlist::compress(&j.nodes);
     if j.nodes.is_empty() {
         return Err(Error::FailedPrecondition(format!("job {} has no nodes", j.id)));
     }
+    let dist = match req.distribution.trim() {
+        "" => Distribution::default(),
+        d => Distribution::parse(d).map_err(Error::InvalidArgument)?,
+    };
+    let (nodes, ids) = match dist.nodes {
+        NodeDist::Arbitrary if !req.nodelist.trim().is_empty() => listed(j, req)?,
+        // arbitrary with no list (no SLURM_HOSTFILE, no -w) is block, as the man page says.
+        NodeDist::Arbitrary => spread(j, req, Distribution::default())?,
+        _ => spread(j, req, dist)?,
+    };
+    let shape = Shape::new(nodes, ids, req.cpus_per_task.max(1), req.mem_mb, dist);
+    fits(j, req, shape)
+}
+
+/// `-m arbitrary`: task `t` on the `t`-th node of `--nodelist` (SLURM_HOSTFILE
+/// or `-w`, in order, repeats included); the nodes in the allocation's order.
+fn listed(j: &JobRecord, req: &pb::StepRequest) -> Result<(Vec<String>, Vec<Vec<u32>>)> {
+    let alloc = hostlist::compress(&j.nodes);
+    let longest = j.nodes.iter().map(String::len).max().unwrap_or(0);
+    let mut list = hostlist::expand_in_order(&req.nodelist, MAX_TASKS as usize, longest)
+        .map_err(|e| Error::invalid("--nodelist", e))?;
+    let ntasks = match req.ntasks {
+        0 => u32::try_from(list.len()).unwrap_or(u32::MAX),
+        n => n,
+    };
+    if (list.len() as u64) < u64::from(ntasks) {
+        return Err(Error::invalid(
+            "--distribution",
+            format!(
+                "arbitrary lays {ntasks} task(s) out on the nodes of SLURM_HOSTFILE or -w in order, one a task; {} listed",
+                list.len()
+            ),
+        ));
+    }
+    list.truncate(ntasks as usize);
+    let at: std::collections::HashMap<&str, usize> =
+        j.nodes.iter().enumerate().map(|(i, n)| (n.as_str(), i)).collect();
+    let mut ids = vec![vec![]; j.nodes.len()];
+    for (t, n) in list.iter().enumerate() {
+        let Some(&i) = at.get(n.as_str()) else {
+            return Err(Error::invalid(
+                "--nodelist",
+                format!("{n} is not in job {}'s allocation ({alloc})", j.id),
+            ));
+        };
+        ids[i].push(u32::try_from(t).unwrap_or(u32::MAX));
+    }
+    let (nodes, ids) = j.nodes.iter().cloned().zip(ids).filter(|(_, t)| !t.is_empty()).unzip();
+    Ok((nodes, ids))
+}
+
+/// block, cyclic, plane: which of the job's nodes (`-N`, `-w`, `-n`,
+/// `--ntasks-per-node`), and the tasks on each as `dist` lays them out.
+fn spread(j: &JobRecord, req: &pb::StepRequest, dist: Distribution) -> Result<(Vec<String>, Vec<Vec<u32>>)> {
+    let alloc = hostlist::compress(&j.nodes);
     let mut nodes: Vec<String> = vec![];
     if !req.nodelist.trim().is_empty() {
         let longest = j.nodes.iter().map(String::len).max().unwrap_or(0);
@@ -130,9 +224,16 @@ pub fn shape(j: &JobRecord, req: &pb::StepRequest) -> Result<Shape> {
     }
     // Fewer tasks than nodes: the step shrinks to the tasks (Slurm's warning says so).
     nodes.truncate(ntasks.max(1) as usize);
-    let tasks = block(ntasks, nodes.len());
-    let cpus_per_task = req.cpus_per_task.max(1);
-    let most = tasks.iter().copied().max().unwrap_or(0);
+    let ids = dist.layout(ntasks, nodes.len()).unwrap_or_default();
+    Ok((nodes, ids))
+}
+
+/// Whether the job has the CPUs and memory for `s` on each of its nodes.
+fn fits(j: &JobRecord, req: &pb::StepRequest, s: Shape) -> Result<Shape> {
+    let cpus_per_task = s.cpus_per_task;
+    let most = s.tasks.iter().copied().max().unwrap_or(0);
+    // The node with the most tasks (not the first with plane=N).
+    let busiest = s.tasks.iter().position(|t| *t == most).map_or("", |i| s.nodes[i].as_str());
     let (job_cpus, job_mem, _) = j.alloc;
     if req.overcommit {
         if most > MAX_TASKS_PER_NODE {
@@ -147,7 +248,7 @@ pub fn shape(j: &JobRecord, req: &pb::StepRequest) -> Result<Shape> {
             format!(
                 "more processors requested than permitted: {most} tasks x {cpus_per_task} CPUs on {}, \
                  where job {} has {job_cpus} (use --overcommit to run them anyway)",
-                nodes[0], j.id
+                busiest, j.id
             ),
         ));
     }
@@ -157,7 +258,7 @@ pub fn shape(j: &JobRecord, req: &pb::StepRequest) -> Result<Shape> {
             format!("{} MB per node asked; job {} has {job_mem} MB per node", req.mem_mb, j.id),
         ));
     }
-    Ok(Shape { nodes, tasks, cpus_per_task, mem_mb: req.mem_mb })
+    Ok(s)
 }
 
 /// srun's exit code: the highest of its tasks' exit codes, a task killed by
@@ -202,15 +303,71 @@ mod tests {
 
     #[test]
     fn tasks_go_block_wise_over_the_step_s_nodes() {
-        assert_eq!(block(4, 2), [2, 2]);
-        assert_eq!(block(5, 2), [3, 2]);
-        assert_eq!(block(7, 3), [3, 2, 2]);
-        assert_eq!(block(1, 1), [1]);
-        let s = Shape { nodes: v(&["a", "b", "c"]), tasks: vec![3, 2, 2], cpus_per_task: 1, mem_mb: 0 };
-        assert_eq!((s.task_ids(0), s.task_ids(1), s.task_ids(2)), (0..3, 3..5, 5..7));
+        let j = job(&["a", "b", "c"], 4);
+        assert_eq!(laid(&j, &ask(7, 0, 0)).1, [3, 2, 2]);
+        assert_eq!(laid(&job(&["a", "b"], 4), &ask(5, 0, 0)).1, [3, 2]);
+        let s = Shape::block(v(&["a", "b", "c"]), &[3, 2, 2], 1, 0);
+        assert_eq!((s.task_ids(0), s.task_ids(1), s.task_ids(2)), (&[0, 1, 2][..], &[3, 4][..], &[5, 6][..]));
         assert_eq!(tasks_per_node(&[3, 2, 2]), "3,2(x2)");
         assert_eq!(tasks_per_node(&[2, 2]), "2(x2)");
         assert_eq!(tasks_per_node(&[1]), "1");
+    }
+
+    #[test]
+    fn the_distribution_lays_the_task_ids_out() {
+        let j = job(&["n1", "n2"], 4);
+        let ids = |d: &str, n: u32| {
+            let s = shape(&j, &pb::StepRequest { ntasks: n, distribution: d.into(), ..Default::default() });
+            let s = s.unwrap();
+            (s.ids.clone(), s.tasks.clone(), s.dist.env_value())
+        };
+        // The man page's five tasks on two nodes.
+        assert_eq!(ids("", 5), (vec![vec![0, 1, 2], vec![3, 4]], vec![3, 2], "block".into()));
+        assert_eq!(ids("block", 5).0, [vec![0, 1, 2], vec![3, 4]]);
+        assert_eq!(ids("cyclic", 5), (vec![vec![0, 2, 4], vec![1, 3]], vec![3, 2], "cyclic".into()));
+        assert_eq!(ids("plane=2", 5), (vec![vec![0, 1, 4], vec![2, 3]], vec![3, 2], "plane".into()));
+        assert_eq!(ids("plane=4", 6).1, [4, 2], "a plane fills a node first");
+        // What a step record and sattach keep: nothing for block, the ids otherwise.
+        let kept = |d: &str| {
+            let r = pb::StepRequest { ntasks: 3, distribution: d.into(), ..Default::default() };
+            shape(&j, &r).unwrap().unblocked_ids()
+        };
+        assert!(kept("block").is_empty() && kept("plane=2").is_empty(), "plane=2 of 3 on 2 nodes is 0,1 | 2");
+        assert_eq!(kept("cyclic"), [vec![0, 2], vec![1]]);
+        let e = shape(&j, &pb::StepRequest { distribution: "round".into(), ..Default::default() });
+        assert!(e.unwrap_err().to_string().starts_with("--distribution: 'round'"));
+        // plane=4 puts 4 tasks on n1, past its 2 CPUs; the busiest node is named.
+        let j2 = job(&["n1", "n2"], 2);
+        let r = pb::StepRequest { ntasks: 4, distribution: "plane=4".into(), ..Default::default() };
+        let e = shape(&j2, &r).unwrap_err().to_string();
+        assert!(e.contains("4 tasks x 1 CPUs on n1"), "{e}");
+    }
+
+    #[test]
+    fn arbitrary_places_task_t_on_the_t_th_listed_node() {
+        let j = job(&["n1", "n2", "n3"], 4);
+        let arb = |list: &str, n: u32| pb::StepRequest {
+            ntasks: n,
+            nodelist: list.into(),
+            distribution: "arbitrary".into(),
+            ..Default::default()
+        };
+        let s = shape(&j, &arb("n3,n1,n1,n3", 0)).unwrap();
+        assert_eq!((s.nodes.clone(), s.ids.clone()), (v(&["n1", "n3"]), vec![vec![1, 2], vec![0, 3]]));
+        assert_eq!(s.tasks, [2, 2]);
+        // Brackets expand in place; -n takes the first entries.
+        let s = shape(&j, &arb("n[2-3],n2", 2)).unwrap();
+        assert_eq!((s.nodes, s.ids), (v(&["n2", "n3"]), vec![vec![0], vec![1]]));
+        let e = |r| shape(&j, &r).unwrap_err().to_string();
+        assert!(
+            e(arb("n1", 3)).starts_with("--distribution: arbitrary lays 3 task(s)"),
+            "{}",
+            e(arb("n1", 3))
+        );
+        // No list: block, as the man page says.
+        let s = shape(&j, &arb("", 4)).unwrap();
+        assert_eq!((s.nodes.len(), s.ids), (3, vec![vec![0, 1], vec![2], vec![3]]));
+        assert!(e(arb("n1,n9", 0)).starts_with("--nodelist: n9 is not in job 12's allocation"));
     }
 
     #[test]

@@ -311,7 +311,7 @@ mod tests {
     use crate::jobs::steps::StepLog;
 
     fn shape() -> Shape {
-        Shape { nodes: vec!["n1".into(), "n2".into()], tasks: vec![2, 1], cpus_per_task: 1, mem_mb: 0 }
+        Shape::block(vec!["n1".into(), "n2".into()], &[2, 1], 1, 0)
     }
 
     fn opened(

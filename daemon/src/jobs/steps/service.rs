@@ -110,6 +110,7 @@ impl JobService {
             nodes: shape.nodes.clone(),
             ntasks: shape.ntasks(),
             tasks_per_node: shape.tasks.clone(),
+            node_tasks: Shape::node_tasks(&shape.unblocked_ids()),
         };
         let _ = tx.send(event(pb::step_event::Event::Started(started))).await;
         // Known valid: the step started with it.
@@ -168,7 +169,7 @@ impl JobService {
     async fn hold(&self, job: u64, mut inbound: Inbound, tx: Relay) {
         let mut nodes = vec![];
         self.visit(Some(&[job]), |j| nodes = j.nodes.clone());
-        let started = pb::StepStarted { job_id: job, step_id: 0, nodes, ntasks: 0, tasks_per_node: vec![] };
+        let started = pb::StepStarted { job_id: job, step_id: 0, nodes, ..Default::default() };
         if tx.send(event(pb::step_event::Event::Started(started))).await.is_err() {
             return self.cancel_allocation(job).await;
         }

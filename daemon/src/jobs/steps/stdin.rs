@@ -146,7 +146,7 @@ impl Feed {
     /// The nodes of `shape` hosting a task this feeds, in order.
     pub fn nodes(self, shape: &Shape) -> Vec<String> {
         (0..shape.nodes.len())
-            .filter(|&i| shape.task_ids(i).any(|t| self.takes(t)))
+            .filter(|&i| shape.task_ids(i).iter().any(|&t| self.takes(t)))
             .map(|i| shape.nodes[i].clone())
             .collect()
     }
