@@ -172,7 +172,14 @@ impl<'a> Pass<'a> {
         let licenses = Counters::new(&snap.licenses, &snap.hres, &node_idx, snap.nodes.len(), holders);
         let members = snap.jobs.iter().filter(|j| !j.is_pending());
         let members = members.filter_map(|j| Some((j.reservation.as_deref()?, j.licenses.as_slice())));
-        let windows = Windows::new(&snap.resvs, &node_idx, snap.nodes.len(), now, members);
+        let mut windows = Windows::new(&snap.resvs, &node_idx, snap.nodes.len(), now, members);
+        if windows.any() && !snap.hres.is_empty() {
+            let members = snap.jobs.iter().filter(|j| !j.is_pending());
+            windows.hold_hres(
+                &snap.hres,
+                members.filter_map(|j| Some((j.reservation.as_deref()?, j.charged.as_slice()))),
+            );
+        }
         for (i, _) in windows.walled(now) {
             nodes[i as usize].walled = true;
         }
@@ -241,6 +248,38 @@ impl<'a> Pass<'a> {
         };
         // Mode 3 sums over the picked nodes: a layer that would overflow takes
         // no more of them than it has room for, and placement tries again.
+        let holds = match self.windows.any() && !job.licenses.is_empty() {
+            true => self.windows.hres_holds(member, self.now, job.end_ms(self.now), &job.licenses),
+            false => vec![],
+        };
+        if holds.is_empty() {
+            return self.place_fit(job, sc, p, member);
+        }
+        // Reservations the job may not use keep their holds of hierarchical
+        // resources from it: charged on the counters while it is tried.
+        holds.iter().for_each(|(_, a)| self.licenses.take(std::slice::from_ref(a)));
+        let tried = self.licenses.check(job).and_then(|()| self.place_fit(job, sc, p, member));
+        holds.iter().for_each(|(_, a)| self.licenses.release(std::slice::from_ref(a)));
+        tried.map_err(|r| {
+            let name = match &r.facts {
+                Facts::Hres { name, .. } if r.code == C::Licenses => name,
+                _ => return r,
+            };
+            let Some((k, a)) = holds.iter().find(|(_, a)| a.name == *name) else { return r };
+            let asks = job.licenses.iter().find(|(n, _)| n == name).map_or(0, |(_, c)| u64::from(*c));
+            let facts = Facts::Held {
+                name: name.clone(),
+                layer: a.layers.first().map(|(l, _)| l.clone()),
+                resv: self.windows.list[*k as usize].name.clone(),
+                held: a.layers.first().map_or(0, |(_, n)| *n),
+                asks,
+            };
+            Reason::new(C::Licenses, facts)
+        })
+    }
+
+    /// Placement, then the licenses on the nodes picked.
+    fn place_fit(&mut self, job: &'a Job, sc: u32, p: u32, member: Option<u16>) -> Result<Picked, Reason> {
         let (mut keep_off, mut tries) = (vec![], 0);
         loop {
             let picked = self.place(job, sc as usize, p as usize, &keep_off, member)?;
@@ -420,14 +459,17 @@ impl<'a> Pass<'a> {
         }
         let end = job.end_ms(self.now);
         for (name, asks) in &job.licenses {
-            let held = self.windows.held_licenses(name, member, self.now, end);
-            let Some(free) = self.licenses.plain_free(name).filter(|_| held > 0) else { continue };
-            let free = free.saturating_sub(held);
-            if free < *asks {
-                return Err(Reason::new(
-                    C::Licenses,
-                    Facts::License { name: name.clone(), free, asks: *asks },
-                ));
+            let (held, Some(k)) = self.windows.held_licenses(name, member, self.now, end) else { continue };
+            let Some(free) = self.licenses.plain_free(name) else { continue };
+            if free.saturating_sub(held) < *asks {
+                let facts = Facts::Held {
+                    name: name.clone(),
+                    layer: None,
+                    resv: self.windows.list[k as usize].name.clone(),
+                    held: u64::from(held),
+                    asks: u64::from(*asks),
+                };
+                return Err(Reason::new(C::Licenses, facts));
             }
         }
         Ok(())
