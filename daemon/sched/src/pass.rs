@@ -184,8 +184,8 @@ impl<'a> Pass<'a> {
             nodes[i as usize].walled = true;
         }
         Pass {
-            walled_fit: HashMap::new(),
-            member_fail: HashMap::new(),
+            walled_fit: Default::default(),
+            member_fail: Default::default(),
             windows,
             snap,
             now,
@@ -622,7 +622,7 @@ impl<'a> Pass<'a> {
         if let Some(k) = pick.window.filter(|_| pick.nodes.len() + pick.reserved + pick.in_window >= need) {
             // Room, but in a window this job may not use: a reservation, not resources, keeps it.
             if simple && excluded.is_empty() {
-                self.failures(pi, class).remember(shape, end_ms, Blocker::Window(k));
+                self.failures(pi, class).remember(shape, end_ms, pick.lo, Blocker::Window(k));
             }
             return Err(self.window_reason(k));
         }
@@ -632,7 +632,7 @@ impl<'a> Pass<'a> {
                 Some(j) => Blocker::Reserved(j),
                 None => Blocker::NoRoom,
             };
-            self.failures(pi, class).remember(shape, end_ms, by);
+            self.failures(pi, class).remember(shape, end_ms, pick.lo, by);
         }
         let reason = match only_reserved {
             true => self.reserved_reason(pick.reserved_by),

@@ -4,6 +4,7 @@
 //! outside every reservation has an empty list, so a cluster without
 //! reservations pays one empty-slice look per node considered.
 
+use crate::fxhash::FxMap;
 use crate::model::{HresResource, Resv};
 use spur_vocab::licenses::LicenseAlloc;
 use spur_vocab::resv::split_layer;
@@ -22,7 +23,7 @@ pub(crate) struct Windows<'a> {
     pub list: &'a [Resv],
     /// By node index: the windows not yet over, earliest first.
     per_node: Vec<Vec<Window>>,
-    by_name: HashMap<&'a str, u16>,
+    by_name: FxMap<&'a str, u16>,
     /// By reservation: each licence it holds out, less what its running jobs use.
     held: Vec<Vec<(&'a str, u32)>>,
     /// By reservation: its nodes' indexes, so a job in it scans only those.
@@ -137,6 +138,12 @@ impl<'a> Windows<'a> {
     pub fn blocks(&self, i: u32, member: Option<u16>, end: i64) -> Option<u16> {
         let l = self.per_node.get(i as usize)?;
         l.iter().find(|w| Some(w.resv) != member && end > w.start).map(|w| w.resv)
+    }
+
+    /// As [`Windows::blocks`], with the start of the window that blocks.
+    pub fn blocks_from(&self, i: u32, member: Option<u16>, end: i64) -> Option<(u16, i64)> {
+        let l = self.per_node.get(i as usize)?;
+        l.iter().find(|w| Some(w.resv) != member && end > w.start).map(|w| (w.resv, w.start))
     }
 
     /// Whether node `i` is in reservation `k`.
