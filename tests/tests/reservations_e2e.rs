@@ -144,3 +144,79 @@ fn bad_reservations_are_refused_naming_the_key() {
     let gone = e.fails("sbatch", &["--reservation=zzz", "--wrap", "true"]);
     assert!(gone.contains("no reservation named 'zzz'"), "{gone}");
 }
+
+/// Two nodes' worth of hierarchical resources: `flat` (Mode 2) and two Mode 3 trees.
+const HRES: &str = r#"---
+- resource: flat
+  mode: MODE_2
+  layers:
+    - layer_name: top
+      nodes: ["node[01-02]"]
+      count: 8
+    - layer_name: low1
+      nodes: ["node01"]
+      count: 4
+- resource: power
+  mode: MODE_3
+  layers:
+    - layer_name: rack1
+      parent_name: row
+      nodes: ["node01"]
+      count: 100
+    - layer_name: rack2
+      parent_name: row
+      nodes: ["node02"]
+      count: 100
+    - layer_name: row
+      count: 150
+- resource: cooling
+  mode: MODE_3
+  layers:
+    - layer_name: c1
+      parent_name: croot
+      nodes: ["node01"]
+      count: 10
+    - layer_name: c2
+      parent_name: croot
+      nodes: ["node02"]
+      count: 10
+    - layer_name: croot
+      count: 20
+"#;
+
+#[test]
+fn a_reservation_holds_a_layer_of_a_hierarchical_resource() {
+    let e = Cluster::two_nodes(|t| t, &[("resources.yaml", HRES)]);
+    let base = ["create", "reservation", "StartTime=now", "Duration=10", "Nodes=node01", "Users=alice"];
+    let unnamed = e.fails("scontrol", &[&base[..], &["Licenses=flat:2"]].concat());
+    assert!(
+        unnamed.contains("Licenses: 'flat' is a hierarchical resource: name the layer held"),
+        "{unnamed}"
+    );
+    let two = e.fails("scontrol", &[&base[..], &["Licenses=power(rack1):10,cooling(c1):1"]].concat());
+    assert!(
+        two.contains("Licenses: a reservation may hold only one Mode 3 resource; it names cooling and power"),
+        "{two}"
+    );
+    // On node02, so root's jobs on node01 meet the hold and not the window.
+    let made = [&base[..], &["ReservationName=h", "Licenses=flat(low1):3,power(rack1):40"]].concat();
+    e.ok("scontrol", &made.join(" ").replace("Nodes=node01", "Nodes=node02"));
+    let flat = e.ok("scontrol", "show license flat");
+    let low1 = flat.split("LicenseName=").find(|s| s.contains("LayerName=low1")).unwrap();
+    assert!(low1.contains("Total=4 Used=0 Free=1 Reserved=3"), "{flat}");
+    let power = e.ok("scontrol", "show license power");
+    let row = power.split("LicenseName=").find(|s| s.contains("LayerName=row ")).unwrap();
+    assert!(row.contains("Reserved=40"), "a Mode 3 hold counts on the layers above: {power}");
+
+    // Root not naming the reservation: kept to what the hold leaves.
+    let held = e.sbatch(&["-L", "flat:2", "-w", "node01", "--wrap", "sleep 300"]);
+    e.wait_field(held, "%r", "Licenses");
+    let shown = e.ok("scontrol", &format!("show job {held}"));
+    assert!(shown.contains("reservation h holds 3 on layer low1"), "{shown}");
+    let fits = e.sbatch(&["-L", "flat:1", "-w", "node01", "--wrap", "sleep 300"]);
+    e.wait_field(fits, "%T", "RUNNING");
+    e.ok("scontrol", "delete ReservationName=h");
+    e.ok("scancel", &fits.to_string());
+    e.wait_field(held, "%T", "RUNNING");
+    e.ok("scancel", &held.to_string());
+}

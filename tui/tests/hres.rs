@@ -95,6 +95,20 @@ fn the_detail_lists_holders() {
 }
 
 #[test]
+fn the_detail_says_what_reservations_hold() {
+    let mut held = licenses();
+    let low1 = held.iter_mut().find(|l| l.name == "flat" && l.layer_name == "low1").unwrap();
+    (low1.reserved, low1.used, low1.free) = (3, 0, 9);
+    let mut state = loaded(false, (80, 24));
+    dispatch(&mut state, Action::Net(Msg::Licenses(held)));
+    let d = state.detail(PaneId::Hres, "flat/low1").unwrap();
+    assert!(d.fields.contains(&("Reserved".into(), "3".into())), "{:?}", d.fields);
+    assert!(d.fields.contains(&("Free".into(), "9".into())), "{:?}", d.fields);
+    let d = state.detail(PaneId::Hres, "flat/top").unwrap();
+    assert!(!d.fields.iter().any(|(k, _)| k == "Reserved"), "nothing held, nothing said");
+}
+
+#[test]
 fn a_licenses_event_rereads_them() {
     let mut state = on_hres((80, 24));
     let up = ClusterUpdate { snapshot: true, ..Default::default() };

@@ -174,6 +174,9 @@ fn t_cycles_the_state_filter_and_slash_matches_row_text() {
     assert_eq!(keys(&state), ["101"]);
     filter(&mut state, "!borrowed");
     assert_eq!(keys(&state).len(), 9);
+    // A job by the reservation it asks for.
+    filter(&mut state, "ml-day");
+    assert_eq!(keys(&state), ["103"]);
     filter(&mut state, "pending");
     assert_eq!(keys(&state), ["103", "104", "105"]);
     // Both filters at once; the breadcrumb says which.

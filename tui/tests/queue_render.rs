@@ -42,12 +42,28 @@ fn the_borrowed_column_shows_only_while_a_job_was_lent_its_nodes() {
         assert!(screen.contains("▶ R ⇄"), "the state carries the mark at any width:\n{screen}");
         assert_eq!(screen.contains("Borrowed"), size.0 == 120, "{screen}");
         // No loan (idle-fill off, the default): no blank column, nothing said hidden.
-        let jobs = common::jobs().into_iter().map(|j| spur_proto::v1::Job { borrowed: false, ..j });
+        // (nor a reservation, whose column would be the one hidden at 80).
+        let jobs = common::jobs().into_iter().map(|mut j| {
+            j.spec.iter_mut().for_each(|s| s.reservation.clear());
+            spur_proto::v1::Job { borrowed: false, ..j }
+        });
         let set = spur_console::JobSet::from_pb(jobs.collect(), common::now());
         dispatch(&mut state, Action::Net(spur_console::Msg::Jobs(std::sync::Arc::new(set))));
         let screen = draw(&state).backend().to_string();
         assert!(!screen.contains("Borrowed") && !screen.contains("⇄"), "{screen}");
         assert!(!screen.contains("cols hidden"), "{screen}");
+    }
+}
+
+#[test]
+fn a_job_asking_for_a_reservation_says_so_at_any_width() {
+    for size in [(80, 24), (120, 40)] {
+        let state = on_queue(false, size, Some(Role::Operator));
+        let screen = draw(&state).backend().to_string();
+        let row = screen.lines().find(|l| l.contains(" 103 ")).unwrap();
+        assert!(row.contains("batch ®"), "the Partition cell carries the mark:\n{screen}");
+        assert_eq!(row.contains("ml-day"), size.0 == 120, "the column, where there is room:\n{screen}");
+        assert_eq!(screen.contains("Reservation"), size.0 == 120, "{screen}");
     }
 }
 

@@ -160,7 +160,7 @@ pub mod reason {
 /// Reservations: flags, and `scontrol create|update reservation`'s words parsed.
 pub mod resv {
     pub use crate::resv_impl::{
-        Access, MAX_VALUE_LEN, NodeEdit, Op, ResvFlags, ResvRequest, render_licenses,
+        Access, MAX_VALUE_LEN, NodeEdit, Op, ResvFlags, ResvRequest, render_licenses, split_layer,
     };
 }
 

@@ -498,10 +498,42 @@ fn node_cnt(v: &str) -> Result<u32, String> {
     }
 }
 
+/// `Licenses=`: `name:N` for a plain license, `name(layer):N` for a
+/// hierarchical resource (Slurm's form: the layer held is always named).
 fn licenses(v: &str) -> Result<Vec<(String, u32)>, String> {
-    let reqs = parse_request(v).map_err(|e| format!("Licenses: {e}"))?;
-    if let Some(r) = reqs.iter().find(|r| !r.args.is_empty()) {
-        return Err(format!("Licenses: '{}' takes no plugin arguments in a reservation", r.name));
+    if v.contains('[') {
+        let plain = parse_request(v).map_err(|e| format!("Licenses: {e}"))?;
+        if let Some(r) = plain.iter().find(|r| !r.args.is_empty()) {
+            return Err(format!("Licenses: '{}' takes no plugin arguments in a reservation", r.name));
+        }
     }
-    Ok(reqs.into_iter().map(|r| (r.name, r.count)).collect())
+    let mut out: Vec<(String, u32)> = vec![];
+    for item in v.split(',').filter(|i| !i.is_empty()) {
+        let (head, count) = match item.split_once(':') {
+            Some((h, c)) => match c.parse::<u32>() {
+                Ok(c) if c > 0 => (h, c),
+                _ => return Err(format!("Licenses: '{item}': count '{c}' is not a whole number above 0")),
+            },
+            None => (item, 1),
+        };
+        let (res, layer) = split_layer(head);
+        let ok = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c));
+        if !ok(res) || layer.is_some_and(|l| !ok(l)) || (layer.is_none() && head.contains(['(', ')'])) {
+            return Err(format!("Licenses: '{item}' is not NAME[:COUNT] or NAME(LAYER)[:COUNT]"));
+        }
+        if out.iter().any(|(n, _)| n == head) {
+            return Err(format!("Licenses: '{head}' is given twice"));
+        }
+        out.push((head.to_string(), count));
+    }
+    Ok(out)
+}
+
+/// A reservation's license name: the resource, and the layer when it holds a
+/// hierarchical resource's (`flat(low2)` is `flat` on layer `low2`).
+pub fn split_layer(name: &str) -> (&str, Option<&str>) {
+    match name.strip_suffix(')').and_then(|n| n.split_once('(')) {
+        Some((res, layer)) => (res, Some(layer)),
+        None => (name, None),
+    }
 }

@@ -52,6 +52,12 @@ fn keys_take_any_case_and_any_unambiguous_prefix() {
     assert_eq!(r.partition.as_deref(), Some("debug"));
     assert_eq!(r.licenses, Some(vec![("matlab".into(), 2), ("foo".into(), 1)]));
     assert!(parse(&["N=x"]).unwrap_err().contains("ambiguous"), "N: Nodes or NodeCnt");
+    // Slurm's form for a hierarchical resource names the layer held.
+    let r = parse(&["Licenses=natural(low1):30,flat(low2):4,flat(low4)"]).unwrap();
+    let want = vec![("natural(low1)".into(), 30), ("flat(low2)".into(), 4), ("flat(low4)".into(), 1)];
+    assert_eq!(r.licenses, Some(want));
+    assert_eq!(spur_vocab::resv::split_layer("flat(low2)"), ("flat", Some("low2")));
+    assert_eq!(spur_vocab::resv::split_layer("matlab"), ("matlab", None));
 }
 
 #[test]
@@ -90,6 +96,10 @@ fn bad_words_are_refused_naming_the_key() {
         ("Colour=red", "'Colour' is not a reservation key"),
         ("StartTime+=now", "only Nodes, Users, Accounts and Flags"),
         ("Licenses=q[mode=fast]", "Licenses"),
+        ("Licenses=flat(:2", "Licenses: 'flat(:2'"),
+        ("Licenses=flat(a)(b):2", "Licenses"),
+        ("Licenses=flat(a):2,flat(a):1", "'flat(a)' is given twice"),
+        ("Licenses=flat:0", "Licenses"),
         ("ReservationName=a b", "ReservationName"),
         ("Users=al ice", "Users"),
         ("plain", "not Key=value"),

@@ -50,6 +50,8 @@ pub mod catalog;
 pub mod depend;
 mod explain;
 pub mod feasible;
+mod fxhash;
+mod held;
 pub mod hres;
 mod idle_fill;
 pub mod idle_fill_explain;

@@ -32,6 +32,10 @@ pub(crate) enum Blocker {
 struct Failure {
     shape: Shape,
     end_ms: i64,
+    /// Every window or reservation start that kept nodes from the job was at
+    /// or before this: a job of the same shape ending after it meets the
+    /// same holes as one ending at `end_ms` (`i64::MIN` when none did).
+    lo: i64,
     by: Blocker,
 }
 
@@ -44,22 +48,26 @@ pub(crate) struct RoomFailures {
 impl RoomFailures {
     /// `NoRoom`: a job asking at least as much has no room either. Otherwise
     /// the same shape, ending no earlier, fits only on a job's reserved nodes
-    /// or in a window (both only grow within a pass, and end times only widen them).
+    /// or in a window (both only grow within a pass, and end times only widen
+    /// them); so does one ending earlier but after every start that kept
+    /// nodes from the first (`lo`), since it meets exactly the same holes.
     pub fn recall(&self, shape: &Shape, end_ms: i64) -> Option<Blocker> {
         if self.list.iter().any(|f| f.by == Blocker::NoRoom && shape.covers(&f.shape)) {
             return Some(Blocker::NoRoom);
         }
-        let f =
-            self.list.iter().find(|f| f.by != Blocker::NoRoom && f.shape == *shape && end_ms >= f.end_ms)?;
+        let f = self.list.iter().find(|f| {
+            f.by != Blocker::NoRoom && f.shape == *shape && (end_ms >= f.end_ms || end_ms > f.lo)
+        })?;
         Some(f.by)
     }
 
-    pub fn remember(&mut self, shape: Shape, end_ms: i64, by: Blocker) {
+    /// `lo`: the latest start that kept nodes from the job (see [`Failure`]).
+    pub fn remember(&mut self, shape: Shape, end_ms: i64, lo: i64, by: Blocker) {
         if by == Blocker::NoRoom {
             // Entries asking at least as much are implied by the new one.
             self.list.retain(|e| e.by != Blocker::NoRoom || !e.shape.covers(&shape));
         }
-        push_bounded(&mut self.list, Failure { shape, end_ms, by });
+        push_bounded(&mut self.list, Failure { shape, end_ms, lo, by });
     }
 }
 
@@ -82,5 +90,23 @@ impl NodeCapFailures {
 
     pub fn remember(&mut self, key: CapKey, shape: Shape, occupied: usize, reason: Reason) {
         push_bounded(self.map.entry(key).or_default(), (shape, occupied, reason));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_window_failure_answers_the_same_shape_ending_after_every_start_that_kept_it_out() {
+        let shape = Shape { nodes: 1, cpus: 4, mem_mb: 0, gpus: 0, exclusive: false, workflow: 0 };
+        let mut m = RoomFailures::default();
+        // Kept out at end 500 by windows starting at 100 and 300.
+        m.remember(shape, 500, 300, Blocker::Window(7));
+        assert_eq!(m.recall(&shape, 900), Some(Blocker::Window(7)), "ending later: the same holes and more");
+        assert_eq!(m.recall(&shape, 301), Some(Blocker::Window(7)), "ending after 300: the same holes");
+        assert_eq!(m.recall(&shape, 300), None, "ending at 300 the later window no longer meets it");
+        let bigger = Shape { cpus: 8, ..shape };
+        assert_eq!(m.recall(&bigger, 900), None, "only the same shape");
     }
 }

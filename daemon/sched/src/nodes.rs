@@ -198,7 +198,7 @@ impl Marks {
 }
 
 /// The nodes picked so far for one job, and those that fit but are reserved.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Pick {
     pub nodes: Vec<u32>,
     pub reserved: usize,
@@ -208,6 +208,10 @@ pub(crate) struct Pick {
     /// Nodes that fit but are in a reservation's window the job may not use, and the first such reservation.
     pub in_window: usize,
     pub window: Option<u16>,
+    /// The latest of the window starts and reservation starts that kept
+    /// nodes from the job: any end after it (and up to the job's) meets the
+    /// same holes, which lets the pass's memory answer shorter jobs too.
+    pub lo: i64,
 }
 
 /// What a job needs from one node and until when.
@@ -224,6 +228,20 @@ pub(crate) struct Want<'a> {
     pub windows: &'a Windows<'a>,
 }
 
+impl Default for Pick {
+    fn default() -> Pick {
+        Pick {
+            nodes: Vec::new(),
+            reserved: 0,
+            reserved_by: None,
+            listed_busy: false,
+            in_window: 0,
+            window: None,
+            lo: i64::MIN,
+        }
+    }
+}
+
 impl Pick {
     fn consider(&mut self, nodes: &[NodeState], i: u32, want: &Want<'_>, marks: &mut Marks) -> bool {
         let n = &nodes[i as usize];
@@ -235,9 +253,10 @@ impl Pick {
         if want.member.is_some_and(|k| !want.windows.holds(i, k)) {
             return false;
         }
-        if let Some(k) = want.windows.blocks(i, want.member, want.end_ms) {
+        if let Some((k, start)) = want.windows.blocks_from(i, want.member, want.end_ms) {
             self.in_window += 1;
             self.window.get_or_insert(k);
+            self.lo = self.lo.max(start);
             return false;
         }
         if want.end_ms <= n.reserved_from {
@@ -246,6 +265,7 @@ impl Pick {
         } else {
             self.reserved += 1;
             self.reserved_by.get_or_insert(n.reserved_by);
+            self.lo = self.lo.max(n.reserved_from);
             false
         }
     }

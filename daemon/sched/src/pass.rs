@@ -172,13 +172,20 @@ impl<'a> Pass<'a> {
         let licenses = Counters::new(&snap.licenses, &snap.hres, &node_idx, snap.nodes.len(), holders);
         let members = snap.jobs.iter().filter(|j| !j.is_pending());
         let members = members.filter_map(|j| Some((j.reservation.as_deref()?, j.licenses.as_slice())));
-        let windows = Windows::new(&snap.resvs, &node_idx, snap.nodes.len(), now, members);
+        let mut windows = Windows::new(&snap.resvs, &node_idx, snap.nodes.len(), now, members);
+        if windows.any() && !snap.hres.is_empty() {
+            let members = snap.jobs.iter().filter(|j| !j.is_pending());
+            windows.hold_hres(
+                &snap.hres,
+                members.filter_map(|j| Some((j.reservation.as_deref()?, j.charged.as_slice()))),
+            );
+        }
         for (i, _) in windows.walled(now) {
             nodes[i as usize].walled = true;
         }
         Pass {
-            walled_fit: HashMap::new(),
-            member_fail: HashMap::new(),
+            walled_fit: Default::default(),
+            member_fail: Default::default(),
             windows,
             snap,
             now,
@@ -239,8 +246,19 @@ impl<'a> Pass<'a> {
                 Facts::UnknownPartition { partition: job.partition.clone() },
             ));
         };
-        // Mode 3 sums over the picked nodes: a layer that would overflow takes
-        // no more of them than it has room for, and placement tries again.
+        self.place_with_holds(job, sc, p, member)
+    }
+
+    /// Placement, then the licenses on the nodes picked. Mode 3 sums over the
+    /// picked nodes: a layer that would overflow takes no more of them than it
+    /// has room for, and placement tries again.
+    pub(super) fn place_fit(
+        &mut self,
+        job: &'a Job,
+        sc: u32,
+        p: u32,
+        member: Option<u16>,
+    ) -> Result<Picked, Reason> {
         let (mut keep_off, mut tries) = (vec![], 0);
         loop {
             let picked = self.place(job, sc as usize, p as usize, &keep_off, member)?;
@@ -413,26 +431,6 @@ impl<'a> Pass<'a> {
         Reason::new(code, self.window_facts(k))
     }
 
-    /// Plain licences the reservations hold out from this job for its run.
-    fn held_licenses(&self, job: &Job, member: Option<u16>) -> Result<(), Reason> {
-        if !self.windows.any() {
-            return Ok(());
-        }
-        let end = job.end_ms(self.now);
-        for (name, asks) in &job.licenses {
-            let held = self.windows.held_licenses(name, member, self.now, end);
-            let Some(free) = self.licenses.plain_free(name).filter(|_| held > 0) else { continue };
-            let free = free.saturating_sub(held);
-            if free < *asks {
-                return Err(Reason::new(
-                    C::Licenses,
-                    Facts::License { name: name.clone(), free, asks: *asks },
-                ));
-            }
-        }
-        Ok(())
-    }
-
     fn place(
         &mut self,
         job: &'a Job,
@@ -580,7 +578,7 @@ impl<'a> Pass<'a> {
         if let Some(k) = pick.window.filter(|_| pick.nodes.len() + pick.reserved + pick.in_window >= need) {
             // Room, but in a window this job may not use: a reservation, not resources, keeps it.
             if simple && excluded.is_empty() {
-                self.failures(pi, class).remember(shape, end_ms, Blocker::Window(k));
+                self.failures(pi, class).remember(shape, end_ms, pick.lo, Blocker::Window(k));
             }
             return Err(self.window_reason(k));
         }
@@ -590,7 +588,7 @@ impl<'a> Pass<'a> {
                 Some(j) => Blocker::Reserved(j),
                 None => Blocker::NoRoom,
             };
-            self.failures(pi, class).remember(shape, end_ms, by);
+            self.failures(pi, class).remember(shape, end_ms, pick.lo, by);
         }
         let reason = match only_reserved {
             true => self.reserved_reason(pick.reserved_by),

@@ -13,6 +13,7 @@ use super::priority::PriorityFactors;
 use super::scope::Scopes;
 use super::screen::Screens;
 use super::windows::Windows;
+use crate::fxhash::FxMap;
 use crate::model::Partition;
 use std::collections::HashMap;
 
@@ -68,9 +69,9 @@ pub(super) struct Pass<'a> {
     /// Per (partition, pool class, shape): how many nodes in a window now
     /// would take the shape, and the first window: what scans that skip
     /// those nodes say instead. Cleared when a job starts in a window.
-    pub walled_fit: HashMap<WalledKey, (usize, Option<u16>)>,
+    pub walled_fit: FxMap<WalledKey, (usize, Option<u16>)>,
     /// A reservation's jobs that found no room in it this pass, by shape, and why.
-    pub member_fail: HashMap<(u16, super::job::Shape), crate::reason::Reason>,
+    pub member_fail: FxMap<(u16, super::job::Shape), crate::reason::Reason>,
     pub marks: Marks,
     /// Reservation holders: expected start and partition.
     pub resv: HashMap<JobId, (Option<i64>, &'a str)>,

@@ -102,17 +102,26 @@ impl<'a> Pass<'a> {
     }
 
     /// The partition's in-service nodes the job could use, in placement order:
-    /// only its named nodes when they are all it asks for.
+    /// only its named nodes when they are all it asks for; never a node a
+    /// reservation window keeps it off (its run would reach the window), and
+    /// for a job in a reservation only that reservation's nodes. So no job is
+    /// evicted from a node its preemptor could not then run on.
     pub(super) fn pool(&self, job: &Job, pi: usize) -> Vec<u32> {
         // Resolved once, not per node of the partition.
         let (excluded, named) = (self.indexes(&job.exclude), self.indexes(&job.nodelist));
         let only_named = !job.nodelist.is_empty() && job.nodes() as usize <= job.nodelist.len();
+        let member = self.member_of(job).ok().flatten();
+        let end = job.end_ms(self.now);
+        let windowed = self.windows.any();
         (self.parts[pi].nodes.order.iter().copied())
             .filter(|i| {
                 self.nodes[*i as usize].up
                     && !excluded.contains(i)
                     && (!only_named || named.contains(i))
                     && self.serves(job, *i)
+                    && (!windowed
+                        || (self.windows.blocks(*i, member, end).is_none()
+                            && member.is_none_or(|k| self.windows.holds(*i, k))))
             })
             .collect()
     }

@@ -147,6 +147,15 @@ pub enum Facts {
         free: u32,
         asks: u32,
     },
+    /// What is left is held by a reservation the job may not use, for its window
+    /// (a hierarchical resource's hold is on `layer`).
+    Held {
+        name: String,
+        layer: Option<String>,
+        resv: String,
+        held: u64,
+        asks: u64,
+    },
     /// A hierarchical resource has too little left: on `layer` when one is to blame.
     Hres {
         name: String,
@@ -363,6 +372,14 @@ impl fmt::Display for Facts {
             Facts::License { name, free, asks } => {
                 write!(f, "license {name} has {free} free; the job asks for {asks}")
             }
+            Facts::Held { name, layer: None, resv, held, asks } => write!(
+                f,
+                "license {name}: reservation {resv} holds {held} for its window; the job asks for {asks}"
+            ),
+            Facts::Held { name, layer: Some(layer), resv, held, asks } => write!(
+                f,
+                "hres {name}: reservation {resv} holds {held} on layer {layer} for its window; the job asks for {asks}"
+            ),
             Facts::Hres { name, layer: Some(layer), free, asks } => {
                 write!(f, "hres {name}: layer {layer} has {free} free; the job needs {asks} there")
             }

@@ -12,8 +12,9 @@
 //! move.
 
 use crate::model::resv::{Resv, UNLIMITED_MS};
+use crate::model::{HresMode, HresResource};
 use spur_vocab::hostlist;
-use spur_vocab::resv::{Access, NodeEdit, Op, ResvFlags, ResvRequest};
+use spur_vocab::resv::{Access, NodeEdit, Op, ResvFlags, ResvRequest, split_layer};
 use spur_vocab::time::TimeLimit;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -37,6 +38,8 @@ pub struct ResvCx<'a> {
     pub others: &'a [Resv],
     /// Configured count of each plain licence.
     pub licenses: &'a BTreeMap<String, u32>,
+    /// The hierarchical resources, whose layers `Licenses=name(layer):N` holds.
+    pub hres: &'a [HresResource],
     /// The name a reservation made without `ReservationName=` takes.
     pub default_name: &'a str,
 }
@@ -274,16 +277,33 @@ fn nodes(r: &mut Resv, req: &ResvRequest, cx: &ResvCx) -> Result<(), ResvError> 
 }
 
 fn check_licenses(r: &Resv, cx: &ResvCx) -> Result<(), ResvError> {
+    let others = || cx.others.iter().filter(|o| o.name != r.name && o.overlaps(r.start_ms, r.end_ms));
+    // The spec's rule: "a job or reservation can request only one Mode 3 resource".
+    let mut mode3: Vec<&str> = (r.licenses.iter().map(|(n, _)| split_layer(n).0))
+        .filter(|n| cx.hres.iter().any(|h| h.name == *n && h.mode == HresMode::Three))
+        .collect();
+    mode3.sort_unstable();
+    mode3.dedup();
+    if mode3.len() > 1 {
+        return err(
+            "Licenses",
+            format!("a reservation may hold only one Mode 3 resource; it names {}", mode3.join(" and ")),
+        );
+    }
     for (name, count) in &r.licenses {
-        let Some(total) = cx.licenses.get(name) else {
+        let (res_name, layer) = split_layer(name);
+        if let Some(res) = cx.hres.iter().find(|h| h.name == res_name) {
+            check_hres(res, layer, *count, &others().collect::<Vec<_>>())?;
+            continue;
+        }
+        let Some(total) = cx.licenses.get(name).filter(|_| layer.is_none()) else {
             return err(
                 "Licenses",
-                format!("'{name}' is not a license of this cluster (reservations hold plain licenses)"),
+                format!("'{name}' is not a license or hierarchical resource of this cluster"),
             );
         };
-        let held: u32 = (cx.others.iter().filter(|o| o.name != r.name && o.overlaps(r.start_ms, r.end_ms)))
-            .flat_map(|o| o.licenses.iter().filter(|(n, _)| n == name).map(|(_, c)| *c))
-            .sum();
+        let held: u32 =
+            others().flat_map(|o| o.licenses.iter().filter(|(n, _)| n == name).map(|(_, c)| *c)).sum();
         if held.saturating_add(*count) > *total {
             return err(
                 "Licenses",
@@ -294,4 +314,66 @@ fn check_licenses(r: &Resv, cx: &ResvCx) -> Result<(), ResvError> {
         }
     }
     Ok(())
+}
+
+/// A hold of `count` on one layer of `res` (and, in Mode 3, on each layer
+/// above it, where usage sums): it must fit what the layer leaves for jobs
+/// less what other reservations in the window hold there.
+fn check_hres(
+    res: &HresResource,
+    layer: Option<&str>,
+    count: u32,
+    others: &[&Resv],
+) -> Result<(), ResvError> {
+    let layers = || res.layers.iter().map(|l| l.name.as_str()).collect::<Vec<_>>().join(", ");
+    let Some(layer) = layer else {
+        return err(
+            "Licenses",
+            format!(
+                "'{}' is a hierarchical resource: name the layer held, as {}(LAYER):N (layers: {})",
+                res.name,
+                res.name,
+                layers()
+            ),
+        );
+    };
+    let Some(at) = res.layer(layer) else {
+        return err("Licenses", format!("'{}' has no layer '{layer}' (layers: {})", res.name, layers()));
+    };
+    let mut held = vec![0u64; res.layers.len()];
+    for (n, c) in others.iter().flat_map(|o| o.licenses.iter()) {
+        if let (rn, Some(l)) = split_layer(n)
+            && rn == res.name
+            && let Some(i) = res.layer(l)
+        {
+            hold_chain(res, i).for_each(|j| held[j] += u64::from(*c));
+        }
+    }
+    for j in hold_chain(res, at) {
+        let Some(total) = res.layers[j].total() else { continue };
+        if held[j] + u64::from(count) > total {
+            return err(
+                "Licenses",
+                format!(
+                    "{}({layer}):{count} asked; layer {} leaves {total} for jobs, {} held by other reservations in the window",
+                    res.name, res.layers[j].name, held[j]
+                ),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The layers a hold on layer `i` takes from: the layer, and in Mode 3 each one above it.
+pub fn hold_chain(res: &HresResource, i: usize) -> impl Iterator<Item = usize> + '_ {
+    let mut at = Some(i);
+    let mut steps = 0;
+    std::iter::from_fn(move || {
+        let cur = at?;
+        steps += 1;
+        at = (res.mode == HresMode::Three && steps <= res.layers.len())
+            .then(|| res.layers[cur].parent.as_deref().and_then(|p| res.layer(p)))
+            .flatten();
+        Some(cur)
+    })
 }

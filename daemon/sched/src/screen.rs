@@ -71,8 +71,14 @@ pub(super) struct Screens<'a> {
 impl<'a> Pass<'a> {
     /// A job whose pool is its whole partition's: with provisioner
     /// definitions a job's pool is its definitions' nodes, so none is.
+    /// So is a job a reservation window would keep off some nodes, or one
+    /// that runs in a reservation (only on its nodes).
     fn plain(&self, job: &Job) -> bool {
-        job.nodelist.is_empty() && job.exclude.is_empty() && self.snap.provision.is_none()
+        job.nodelist.is_empty()
+            && job.exclude.is_empty()
+            && self.snap.provision.is_none()
+            && job.reservation.is_none()
+            && !self.windows.any_before(None, job.end_ms(self.now))
     }
 
     /// The job's pool: its partition's, shared, unless it names or excludes nodes.

@@ -1,10 +1,13 @@
 //! Reservations in a pass: each node's windows (a hole in its timeline for
-//! every job the reservation does not admit), and the plain licences each
+//! every job the reservation does not admit), and the licences each
 //! reservation holds out for its window. Built once per pass; a node
 //! outside every reservation has an empty list, so a cluster without
 //! reservations pays one empty-slice look per node considered.
 
-use crate::model::Resv;
+use crate::fxhash::FxMap;
+use crate::model::{HresResource, Resv};
+use spur_vocab::licenses::LicenseAlloc;
+use spur_vocab::resv::split_layer;
 use std::collections::HashMap;
 
 /// One reservation's window on one node.
@@ -20,11 +23,16 @@ pub(crate) struct Windows<'a> {
     pub list: &'a [Resv],
     /// By node index: the windows not yet over, earliest first.
     per_node: Vec<Vec<Window>>,
-    by_name: HashMap<&'a str, u16>,
+    by_name: FxMap<&'a str, u16>,
     /// By reservation: each licence it holds out, less what its running jobs use.
     held: Vec<Vec<(&'a str, u32)>>,
     /// By reservation: its nodes' indexes, so a job in it scans only those.
     nodes: Vec<Vec<u32>>,
+    /// What reservations hold of hierarchical resources, as charges on the
+    /// layers (Mode 3: the named layer and each above it), less what their
+    /// running jobs were charged there: taken from the counters while a job
+    /// they do not admit is tried.
+    hres: Vec<(u16, LicenseAlloc)>,
 }
 
 /// The running jobs' reservations and licences, to know what each reservation still holds out.
@@ -64,6 +72,62 @@ impl<'a> Windows<'a> {
         w
     }
 
+    /// Turns the reservations' `name(layer):N` holds into charges on `hres`'s
+    /// layers; `members` are the running jobs' reservations and charges.
+    pub fn hold_hres<'j>(
+        &mut self,
+        hres: &[HresResource],
+        members: impl Iterator<Item = (&'j str, &'j [LicenseAlloc])>,
+    ) {
+        let mut used: HashMap<(u16, &str, &str), u64> = HashMap::new();
+        for (resv, charged) in members {
+            let Some(&k) = self.by_name.get(resv) else { continue };
+            for a in charged {
+                for (layer, amount) in &a.layers {
+                    *used.entry((k, a.name.as_str(), layer.as_str())).or_default() += amount;
+                }
+            }
+        }
+        for (k, r) in self.list.iter().enumerate() {
+            // Only reservations not yet over are in `by_name`.
+            if self.by_name.get(r.name.as_str()) != Some(&(k as u16)) {
+                continue;
+            }
+            for (name, count) in &r.licenses {
+                let (rn, Some(layer)) = split_layer(name) else { continue };
+                let Some(res) = hres.iter().find(|h| h.name == rn) else { continue };
+                let Some(at) = res.layer(layer) else { continue };
+                let spent = used.get(&(k as u16, rn, layer)).copied().unwrap_or(0);
+                let left = u64::from(*count).saturating_sub(spent);
+                if left == 0 {
+                    continue;
+                }
+                let layers =
+                    crate::resv::hold_chain(res, at).map(|j| (res.layers[j].name.clone(), left)).collect();
+                self.hres.push((k as u16, LicenseAlloc { name: rn.to_string(), count: *count, layers }));
+            }
+        }
+    }
+
+    /// The hierarchical holds that apply to a job of `member` running from
+    /// now until `end` and asking for `asks`: reservation and charge (a copy:
+    /// the pass charges it while it tries the job).
+    pub fn hres_holds(
+        &self,
+        member: Option<u16>,
+        now: i64,
+        end: i64,
+        asks: &[(String, u32)],
+    ) -> Vec<(u16, LicenseAlloc)> {
+        (self.hres.iter())
+            .filter(|(k, a)| {
+                let r = &self.list[*k as usize];
+                Some(*k) != member && r.overlaps(now, end) && asks.iter().any(|(n, _)| *n == a.name)
+            })
+            .map(|(k, a)| (*k, a.clone()))
+            .collect()
+    }
+
     /// The reservation named, if it has not ended.
     pub fn named(&self, name: &str) -> Option<(u16, &'a Resv)> {
         self.by_name.get(name).map(|&k| (k, &self.list[k as usize]))
@@ -74,6 +138,12 @@ impl<'a> Windows<'a> {
     pub fn blocks(&self, i: u32, member: Option<u16>, end: i64) -> Option<u16> {
         let l = self.per_node.get(i as usize)?;
         l.iter().find(|w| Some(w.resv) != member && end > w.start).map(|w| w.resv)
+    }
+
+    /// As [`Windows::blocks`], with the start of the window that blocks.
+    pub fn blocks_from(&self, i: u32, member: Option<u16>, end: i64) -> Option<(u16, i64)> {
+        let l = self.per_node.get(i as usize)?;
+        l.iter().find(|w| Some(w.resv) != member && end > w.start).map(|w| (w.resv, w.start))
     }
 
     /// Whether node `i` is in reservation `k`.
@@ -96,6 +166,12 @@ impl<'a> Windows<'a> {
     pub fn spans(&self, i: u32, member: Option<u16>) -> impl Iterator<Item = (i64, i64)> + '_ {
         let l = self.per_node.get(i as usize).map_or(&[][..], Vec::as_slice);
         l.iter().filter(move |w| Some(w.resv) != member).map(|w| (w.start, w.end))
+    }
+
+    /// Whether a window not of `member` begins before `end`: one that could
+    /// keep a job of `member` running until `end` off its nodes.
+    pub fn any_before(&self, member: Option<u16>, end: i64) -> bool {
+        self.by_name.values().any(|&k| Some(k) != member && self.list[k as usize].start_ms < end)
     }
 
     /// Whether any node has a window.
@@ -122,13 +198,18 @@ impl<'a> Windows<'a> {
     }
 
     /// How many of licence `name` reservations hold out from a job of
-    /// `member` running from now until `end`.
-    pub fn held_licenses(&self, name: &str, member: Option<u16>, now: i64, end: i64) -> u32 {
-        (self.held.iter().enumerate())
-            .filter(|(k, _)| {
-                Some(*k as u16) != member && self.list[*k].overlaps(now, end) && self.list[*k].end_ms > now
-            })
-            .flat_map(|(_, l)| l.iter().filter(|(n, _)| *n == name).map(|(_, c)| *c))
-            .sum()
+    /// `member` running from now until `end`, and the first that does.
+    pub fn held_licenses(&self, name: &str, member: Option<u16>, now: i64, end: i64) -> (u32, Option<u16>) {
+        let (mut sum, mut first) = (0u32, None);
+        let holding = (self.held.iter().enumerate()).filter(|(k, _)| {
+            Some(*k as u16) != member && self.list[*k].overlaps(now, end) && self.list[*k].end_ms > now
+        });
+        for (k, l) in holding {
+            for (_, c) in l.iter().filter(|(n, c)| *n == name && *c > 0) {
+                sum = sum.saturating_add(*c);
+                first = first.or(Some(k as u16));
+            }
+        }
+        (sum, first)
     }
 }

@@ -39,7 +39,7 @@ impl JobService {
                 }
             })
             .collect();
-        Cluster { nodes, licenses: self.licenses.plain() }
+        Cluster { nodes, licenses: self.licenses.plain(), hres: self.licenses.hres() }
     }
 
     /// A job asking for a reservation: it must exist and admit the job's

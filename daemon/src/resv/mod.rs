@@ -9,7 +9,7 @@
 
 use crate::audit::Hub;
 use crate::error::{Error, Result};
-use crate::sched::model::Resv;
+use crate::sched::model::{HresResource, Resv};
 use crate::sched::resv::{ResvCx, ResvNode, resolve};
 use crate::store::{Action, Store, TxnRow};
 use serde_json::json;
@@ -38,6 +38,7 @@ pub struct ResvService {
 pub struct Cluster {
     pub nodes: Vec<ResvNode>,
     pub licenses: BTreeMap<String, u32>,
+    pub hres: Arc<Vec<HresResource>>,
 }
 
 impl ResvService {
@@ -118,8 +119,14 @@ impl ResvService {
                 "{MAX_RESERVATIONS} reservations exist, the most Spur keeps; delete one first"
             )));
         }
-        let cx =
-            ResvCx { now_ms, nodes: &cluster.nodes, others: &all, licenses: &cluster.licenses, default_name };
+        let cx = ResvCx {
+            now_ms,
+            nodes: &cluster.nodes,
+            others: &all,
+            licenses: &cluster.licenses,
+            hres: &cluster.hres,
+            default_name,
+        };
         let r = resolve(None, &req, &cx).map_err(|e| Error::invalid(e.key, e.message))?;
         let doc = serde_json::to_string(&r).map_err(|e| Error::Store(e.to_string()))?;
         self.persist(&r.name, Action::Create, vec![(r.name.clone(), Some(doc))], json!({ "reservation": r }))
@@ -147,6 +154,7 @@ impl ResvService {
             nodes: &cluster.nodes,
             others: &all,
             licenses: &cluster.licenses,
+            hres: &cluster.hres,
             default_name: &name,
         };
         let r = resolve(Some(old), &req, &cx).map_err(|e| Error::invalid(e.key, e.message))?;

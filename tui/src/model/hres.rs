@@ -216,6 +216,10 @@ pub fn detail(all: &[License], key_: &str) -> Option<Detail> {
     }
     let num = |n: u64| if l.infinite { "infinite".to_string() } else { n.to_string() };
     fields.extend([f("Total", num(l.total)), f("Used", l.used.to_string()), f("Free", num(l.free))]);
+    // What reservations in their window hold (scontrol's Reserved=); Free already excludes it.
+    if l.reserved > 0 {
+        fields.push(f("Reserved", l.reserved.to_string()));
+    }
     let mut body = vec![format!("Held by {} running job(s):", l.holders.len())];
     body.extend(l.holders.iter().map(|h| format!("  job {:<10} {}", h.job_id, h.amount)));
     Some(Detail { title: format!("License {}", key(l)), crumb: key(l), fields, body })

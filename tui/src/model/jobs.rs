@@ -65,7 +65,7 @@ pub struct JobRec {
     pub workdir: Arc<str>,
     pub comment: Box<str>,
     /// `--reservation`: the admin reservation the job runs in ("" for none).
-    pub reservation: Box<str>,
+    pub reservation: Arc<str>,
     /// What `/` matches: every static cell, `borrowed` for a borrowed run,
     /// the job name and the long state.
     pub text: Box<str>,
@@ -121,6 +121,14 @@ impl JobRec {
     /// The State column: [`state_cell`], then [`BORROWED`] for a borrowed
     /// run, so a loan reads without colour and even when the Borrowed
     /// column is hidden on a narrow terminal.
+    /// The partition, marked [`RESV_MARK`] when the job asks for a reservation.
+    pub fn partition_cell(&self) -> String {
+        match self.reservation.is_empty() {
+            true => self.partition.to_string(),
+            false => format!("{} {RESV_MARK}", self.partition),
+        }
+    }
+
     pub fn state_cell(&self) -> String {
         let cell = state_cell(self.state);
         if self.borrowed { format!("{cell} {BORROWED}") } else { cell }
@@ -218,8 +226,13 @@ pub const TIME_COL: usize = 6;
 /// The Borrowed column, and what it says for a borrowed run (blank otherwise).
 pub const BORROWED_COL: usize = 8;
 pub const BORROWED_CELL: &str = "yes";
+/// The Reservation column: the reservation a job asks for (squeue's `%v`).
+pub const RESV_COL: usize = 9;
+/// The mark after the partition of a job that asks for a reservation
+/// (`batch ®`), so a terminal too narrow for the column still tells it.
+pub const RESV_MARK: &str = "®";
 /// squeue's `%R`, the last column: `(Reason)` or the nodes.
-pub const WHERE_COL: usize = 9;
+pub const WHERE_COL: usize = 10;
 
 /// Cached display order for one (filter, sort, state filter).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -347,7 +360,7 @@ fn compact(mut j: pb::Job, strings: &mut Interner) -> JobRec {
         reclaims: j.reclaims,
         workdir: strings.get(&spec.workdir),
         comment: spec.comment.into_boxed_str(),
-        reservation: spec.reservation.into_boxed_str(),
+        reservation: strings.get(&spec.reservation),
         text: Box::default(),
         array,
         steps: j.steps.iter().map(StepLine::from_pb).collect(),
@@ -358,14 +371,15 @@ fn compact(mut j: pb::Job, strings: &mut Interner) -> JobRec {
 /// without building the ten cells (this runs for every job of every read).
 fn measure(r: &JobRec, widths: &mut [u16]) -> Box<str> {
     let (id, state, nodes) = (r.id_cell(), r.state_cell(), r.num_nodes.to_string());
-    let cells: [(usize, &str); 8] = [
+    let cells: [(usize, &str); 9] = [
         (0, &id),
         (1, &r.user),
         (2, &r.account),
         (3, &r.qos),
-        (4, &r.partition),
+        (4, &r.partition_cell()),
         (5, &state),
         (7, &nodes),
+        (RESV_COL, &r.reservation),
         (WHERE_COL, &r.where_),
     ];
     let mut text = String::with_capacity(128);

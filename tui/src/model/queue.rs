@@ -88,6 +88,8 @@ pub const COLUMNS: &[Column] = &[
     col("Nodes", 6, 5, true),
     // Only while the queue holds a borrowed run: without idle-fill it would be blank.
     Column { sparse: true, ..col("Borrowed", 7, 8, false) },
+    // Only while a job asks for a reservation; the Partition cell's `®` says it at any width.
+    Column { sparse: true, ..col("Reservation", 7, 14, false) },
     col("NodeList(Reason)", 1, 30, false),
 ];
 
@@ -112,11 +114,12 @@ pub fn row(r: &JobRec, now_ms: i64) -> Row {
         r.user.to_string(),
         r.account.to_string(),
         r.qos.to_string(),
-        r.partition.to_string(),
+        r.partition_cell(),
         r.state_cell(),
         time_cell(r, now_ms),
         r.num_nodes.to_string(),
         if r.borrowed { BORROWED_CELL } else { "" }.to_string(),
+        r.reservation.to_string(),
         r.where_.to_string(),
     ];
     // Lazy rows are ordered by `sort` on the records, so they carry no sort keys.
@@ -191,6 +194,7 @@ pub fn sort(order: &mut Vec<u32>, set: &JobSet, col: usize, desc: bool) {
         2 => Some(|r| &r.account),
         3 => Some(|r| &r.qos),
         4 => Some(|r| &r.partition),
+        jobs::RESV_COL => Some(|r| &r.reservation),
         WHERE_COL => Some(|r| &r.where_),
         _ => None,
     };

@@ -302,10 +302,18 @@ fn waiting(mut j: spur_proto::v1::Job, reason: &str, detail: &str) -> spur_proto
     j
 }
 
+fn in_reservation(mut j: spur_proto::v1::Job, name: &str) -> spur_proto::v1::Job {
+    if let Some(spec) = j.spec.as_mut() {
+        spec.reservation = name.into();
+    }
+    j
+}
+
 /// Jobs in every state the Queue pane tells apart: running (one for two
 /// days, one on nodes idle-fill lent it), pending for three reasons
 /// (priority, a QOS limit, a user hold), completing, completed, failed,
-/// cancelled and timed out. alice (the console's user) owns 101, 104 and 106.
+/// cancelled and timed out; 103 asks for reservation ml-day. alice (the
+/// console's user) owns 101, 104 and 106.
 pub fn jobs() -> Vec<spur_proto::v1::Job> {
     let mut held = waiting(job(105, "dave", "physics", "normal", "batch", "PENDING"), "JobHeldUser", "");
     held.spec.as_mut().unwrap().hold = true;
@@ -342,10 +350,13 @@ pub fn jobs() -> Vec<spur_proto::v1::Job> {
             "2026-02-27T08:00:00",
             None,
         ),
-        waiting(
-            job(103, "carol", "ml", "", "batch", "PENDING"),
-            "Priority",
-            "2 jobs of higher priority wait for batch",
+        in_reservation(
+            waiting(
+                job(103, "carol", "ml", "", "batch", "PENDING"),
+                "Priority",
+                "2 jobs of higher priority wait for batch",
+            ),
+            "ml-day",
         ),
         waiting(
             job(104, "alice", "ml", "gpu", "gpu", "PENDING"),

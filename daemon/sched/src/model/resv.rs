@@ -67,8 +67,10 @@ impl Resv {
         if user == "root" {
             return true;
         }
-        let by_user = !self.users.is_empty() && self.users().admits(user);
-        let by_account = !self.accounts.is_empty() && account.is_some_and(|a| self.accounts().admits(a));
+        // The lists as they are, not `users()`'s copy: a pass asks this once per job.
+        let by_user = !self.users.is_empty() && self.users.iter().any(|u| u == user) != self.users_deny;
+        let by_account = !self.accounts.is_empty()
+            && account.is_some_and(|a| self.accounts.iter().any(|x| x == a) != self.accounts_deny);
         match (self.users.is_empty(), self.accounts.is_empty()) {
             (false, false) => by_user && by_account,
             (false, true) => by_user,

@@ -129,6 +129,36 @@ fn a_loan_never_takes_a_reservation_s_nodes_nor_holds_one() {
 }
 
 #[test]
+fn a_loan_is_never_placed_on_a_node_an_admin_reservation_holds_even_before_its_window() {
+    // A window on n2 from two hours on: the one-hour loan would end before it,
+    // but lent capacity goes back only on a reclaim, so it keeps off n2.
+    let window = |nodes: &[&str]| crate::model::Resv {
+        name: "later".into(),
+        start_ms: NOW + 120 * MIN,
+        end_ms: NOW + 180 * MIN,
+        nodes: nodes.iter().map(|n| n.to_string()).collect(),
+        partition: String::new(),
+        users: vec!["bob".into()],
+        users_deny: false,
+        accounts: vec![],
+        accounts_deny: false,
+        licenses: vec![],
+        flags: 0,
+    };
+    let resvs = |nodes: &[&str]| std::sync::Arc::new(vec![window(nodes)]);
+    let fx = at_cap(3, true).with(|f| f.snap.resvs = resvs(&["n2"]));
+    let plan = fx.job(team(1)).plan();
+    assert_eq!(outcome(&plan, 1), Ok(vec!["n3".into()]));
+    assert_eq!(borrowed(&plan), [1]);
+    let fx = at_cap(3, true).with(|f| f.snap.resvs = resvs(&["n2", "n3"]));
+    let plan = fx.job(team(1)).plan();
+    assert!(borrowed(&plan).is_empty(), "every idle node is reserved: nothing is lent");
+    // A job with a claim and the same limit runs on n2 before the window.
+    let fx = at_cap(3, true).with(|f| f.snap.resvs = resvs(&["n2", "n3"]));
+    assert_eq!(outcome(&fx.job(other(2)).plan(), 2), Ok(vec!["n2".into()]));
+}
+
+#[test]
 fn a_borrowed_run_counts_in_no_aggregate_so_the_team_s_next_job_is_in_quota() {
     // Job 50 on n1 is borrowed: the team occupies 0/1 nodes of quota, so job 1 starts
     // inside its quota (not borrowed) and job 2 then borrows.

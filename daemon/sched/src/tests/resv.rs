@@ -118,6 +118,13 @@ fn only_a_job_in_an_active_reservation_is_protected_from_a_lower_tier() {
         let v = fx.job(Job { priority: Some(9000), ..timed(1, "alice", 5) }).explained(1);
         let text = format!("{v:?}");
         assert_eq!(text.contains("reservation: Some(\"r\")"), protected, "{text}");
+        // `scontrol explain` names the reservation in the guard's sentence.
+        let guard = v.candidates[0].guards.iter().find(|g| g.name() == "reservation").unwrap().to_string();
+        let want = match protected {
+            true => "guard reservation: in reservation 'r'; pending tier 1 vs running tier 1 → blocks",
+            false => "guard reservation: not in an active reservation → passes",
+        };
+        assert_eq!(guard, want);
     }
 }
 
@@ -141,7 +148,7 @@ fn a_reservation_holds_its_licences_from_everyone_else_for_its_window() {
 }
 
 fn cx<'a>(nodes: &'a [ResvNode], others: &'a [Resv], lic: &'a BTreeMap<String, u32>) -> ResvCx<'a> {
-    ResvCx { now_ms: NOW, nodes, others, licenses: lic, default_name: "root_1" }
+    ResvCx { now_ms: NOW, nodes, others, licenses: lic, hres: &[], default_name: "root_1" }
 }
 
 fn node(name: &str, busy_until: Option<i64>) -> ResvNode {
@@ -226,4 +233,134 @@ fn overlapping_reservations_need_overlap_and_updates_edit_lists() {
     let nobody =
         resolve(None, &req(&["StartTime=now", "Duration=5", "Nodes=n2"]), &cx(&nodes, &others, &lic));
     assert_eq!(nobody.unwrap_err().key, "Users");
+}
+
+/// node[01-32] with the spec's example resources.yaml, and `resvs`.
+fn hres_fx(resvs: Vec<Resv>) -> Fx {
+    let spec = include_str!("../../../../examples/hres/resources.yaml");
+    let mut f = Fx::new(32, 64, 0, 0);
+    for (i, n) in f.snap.nodes.iter_mut().enumerate() {
+        n.name = format!("node{:02}", i + 1);
+    }
+    f.snap.partitions[0].nodes = f.snap.nodes.iter().map(|n| n.name.clone()).collect();
+    f.snap.hres = Arc::new(crate::hres_spec::parse(spec, &BTreeMap::new(), None).unwrap());
+    f.with(|f| f.snap.resvs = Arc::new(resvs))
+}
+
+fn flat_on(id: u64, user: &str, n: u32, hosts: &str, minutes: u64) -> Job {
+    let nodelist = spur_vocab::hostlist::expand(hosts).unwrap();
+    Job {
+        licenses: vec![("flat".into(), n)],
+        num_nodes: nodelist.len() as u32,
+        nodelist,
+        ..timed(id, user, minutes)
+    }
+}
+
+#[test]
+fn a_reservation_holds_a_layer_of_a_hierarchical_resource_from_others_and_for_its_jobs() {
+    // low1 (node[01-08]) has 12; the reservation holds 10 of it for its hour.
+    let mut w = resv("hold", &["node01"], NOW - MIN, NOW + 60 * MIN, ResvFlags::NONE);
+    w.licenses = vec![("flat(low1)".into(), 10)];
+    let member = Job { reservation: Some("hold".into()), ..flat_on(3, "alice", 4, "node01", 30) };
+    let plan = hres_fx(vec![w.clone()])
+        .job(flat_on(1, "bob", 4, "node[02-05]", 30))
+        .job(flat_on(2, "bob", 4, "node[09-12]", 30))
+        .job(member)
+        .plan();
+    let r = plan.reason_of(1).unwrap();
+    assert_eq!(r.code, ReasonCode::Licenses);
+    assert_eq!(
+        r.to_string(),
+        "Licenses: hres flat: reservation hold holds 10 on layer low1 for its window; the job asks for 4"
+    );
+    assert!(plan.start_of(2).is_some(), "low2 is not held");
+    let drawn = plan.start_of(3).expect("a job in the reservation draws on the hold");
+    assert_eq!(spur_vocab::licenses::format_allocs(&drawn.licenses), "flat(top*4,mid1*4,low1*4):4");
+    // Next pass: the member runs with 4 of the hold, so 6 stay held and 2 are free to others.
+    let mut running = run_on(flat_on(3, "alice", 4, "node01", 30), &["node01"], NOW);
+    running.reservation = Some("hold".into());
+    running.charged = drawn.licenses.clone();
+    let plan = hres_fx(vec![w.clone()])
+        .running(running)
+        .job(flat_on(4, "bob", 3, "node[02-04]", 30))
+        .job(flat_on(5, "bob", 2, "node[02-03]", 30))
+        .plan();
+    assert!(plan.reason_of(4).unwrap().to_string().contains("holds 6 on layer low1"), "{plan:?}");
+    assert!(plan.start_of(5).is_some());
+    // A window that has not begun holds only from the jobs that would reach it.
+    w.start_ms = NOW + 60 * MIN;
+    w.end_ms = NOW + 120 * MIN;
+    let plan = hres_fx(vec![w])
+        .job(flat_on(6, "bob", 4, "node[02-05]", 30))
+        .job(flat_on(7, "bob", 4, "node[06-08]", 600))
+        .plan();
+    assert!(plan.start_of(6).is_some(), "ends before the window");
+    assert_eq!(plan.reason_of(7).unwrap().code, ReasonCode::Licenses);
+}
+
+#[test]
+fn a_reservation_names_the_layer_it_holds_and_at_most_one_mode_3_resource() {
+    let spec = include_str!("../../../../examples/hres/resources.yaml");
+    let mut hres = crate::hres_spec::parse(spec, &BTreeMap::new(), None).unwrap();
+    let mut cooling = hres.iter().find(|h| h.name == "power").unwrap().clone();
+    cooling.name = "cooling".into();
+    hres.push(cooling);
+    let nodes = [node("node01", None), node("node09", None)];
+    let lic = BTreeMap::new();
+    let make = |words: &str, others: &[Resv]| {
+        let words = ["StartTime=now", "Duration=60", "Nodes=node01", "Users=alice", words];
+        resolve(None, &req(&words), &ResvCx { hres: &hres, ..cx(&nodes, others, &lic) })
+    };
+    let r = make("Licenses=flat(low1):12,power(rack1):1000", &[]).unwrap();
+    assert_eq!(r.licenses, [("flat(low1)".to_string(), 12), ("power(rack1)".to_string(), 1000)]);
+    let cases = [
+        (
+            "Licenses=power(rack1):10,cooling(rack2):10",
+            "only one Mode 3 resource; it names cooling and power",
+        ),
+        ("Licenses=flat:2", "'flat' is a hierarchical resource: name the layer held, as flat(LAYER):N"),
+        ("Licenses=flat(nope):2", "'flat' has no layer 'nope'"),
+        ("Licenses=flat(low1):13", "layer low1 leaves 12 for jobs"),
+        ("Licenses=matlab(low1):1", "'matlab(low1)' is not a license or hierarchical resource"),
+    ];
+    for (words, want) in cases {
+        let e = make(words, &[]).unwrap_err();
+        assert_eq!(e.key, "Licenses");
+        assert!(e.message.contains(want), "{words}: {}", e.message);
+    }
+    // Mode 3 holds sum upward: rack1 and rack2 fit alone, not together under row1 (52000 left).
+    let other = Resv {
+        name: "o".into(),
+        nodes: vec!["node09".into()],
+        licenses: vec![("power(rack2)".into(), 30000)],
+        ..r.clone()
+    };
+    let e = make("Licenses=power(rack1):30000", &[other]).unwrap_err();
+    assert!(e.message.contains("layer row1 leaves 52000 for jobs, 30000 held"), "{}", e.message);
+}
+
+/// Two full 4-CPU nodes (job 1 at 100 on n1, job 2 at 150 on n2), preemption
+/// on, and `w` on n1: the victim of a job at 1000 of `minutes`.
+fn victim_with_window(w: Option<Resv>, minutes: u64) -> Vec<u64> {
+    let wide = |id, prio| Job { priority: Some(prio), ntasks: 4, requeueable: true, ..timed(id, "bob", 600) };
+    let fx = Fx::new(2, 4, 0, 0)
+        .preempting()
+        .with(|f| f.snap.resvs = Arc::new(w.into_iter().collect()))
+        .running(run_on(wide(1, 100), &["n1"], NOW - 10 * MIN))
+        .running(run_on(wide(2, 150), &["n2"], NOW - 10 * MIN))
+        .job(Job { time_limit: Some(minutes), ..wide(10, 1000) });
+    fx.plan().preemptions.iter().map(|p| p.victim).collect()
+}
+
+#[test]
+fn preemption_never_evicts_from_a_node_a_window_keeps_the_preemptor_off() {
+    assert_eq!(victim_with_window(None, 600), [1], "without a window the lowest goes");
+    let active = resv("w", &["n1"], NOW - MIN, NOW + 60 * MIN, ResvFlags::NONE);
+    assert_eq!(victim_with_window(Some(active.clone()), 30), [2], "n1 is in a window now");
+    let soon = resv("w", &["n1"], NOW + 60 * MIN, NOW + 120 * MIN, ResvFlags::NONE);
+    assert_eq!(victim_with_window(Some(soon.clone()), 600), [2], "its limit crosses the window");
+    assert_eq!(victim_with_window(Some(soon), 30), [1], "it ends before the window begins");
+    let both = Resv { nodes: vec!["n1".into(), "n2".into()], ..active };
+    assert!(victim_with_window(Some(both), 30).is_empty(), "no eviction would let it run");
 }
