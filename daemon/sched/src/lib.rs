@@ -50,7 +50,6 @@ pub mod catalog;
 pub mod depend;
 mod explain;
 pub mod feasible;
-mod fxhash;
 mod held;
 pub mod hres;
 mod idle_fill;

@@ -13,8 +13,8 @@ use super::priority::PriorityFactors;
 use super::scope::Scopes;
 use super::screen::Screens;
 use super::windows::Windows;
-use crate::fxhash::FxMap;
 use crate::model::Partition;
+use rustc_hash::FxHashMap as FxMap;
 use std::collections::HashMap;
 
 pub(super) struct Part<'a> {

@@ -4,8 +4,8 @@
 //! outside every reservation has an empty list, so a cluster without
 //! reservations pays one empty-slice look per node considered.
 
-use crate::fxhash::FxMap;
 use crate::model::{HresResource, Resv};
+use rustc_hash::FxHashMap as FxMap;
 use spur_vocab::licenses::LicenseAlloc;
 use spur_vocab::resv::split_layer;
 use std::collections::HashMap;
