@@ -190,7 +190,18 @@ fn the_console_follows_a_failover_and_its_audit_tail_has_no_gap() {
     });
     let second = Controller::start_shared(&config, &dir.path().join("second.log"));
     let both = format!("{},{}", first.addr(), second.addr());
-    let add = |name: &str| ok("sacctmgr", &both, &["-i", "add", "account", name]);
+    // A request that meets the takeover is refused with "retry" (never half done): retried.
+    let add = |name: &str| {
+        wait_until_blocking(format!("account {name} added"), || {
+            let out = spur_tests::proc::run("sacctmgr", &both, &["-i", "add", "account", name]);
+            let err = String::from_utf8_lossy(&out.stderr).into_owned();
+            match out.status.success() {
+                true => Ok(()),
+                false if err.contains("retry") => Err(err),
+                false => panic!("sacctmgr add account {name}: {err}"),
+            }
+        })
+    };
 
     let console = bin("spur-console");
     let command = format!(

@@ -62,9 +62,19 @@ async fn client(urls: &str) -> Clients {
     conn::connect(urls, Identity::asserted("root", Some(0))).await.unwrap()
 }
 
+/// The queue, asked until a controller answers: a follower that has not yet
+/// seen the takeover refuses with Unavailable ("retry") for a moment.
 async fn jobs(urls: &str) -> Vec<pb::Job> {
-    let mut c = client(urls).await;
-    c.jobs.list_jobs(pb::ListRequest::default()).await.unwrap().into_inner().jobs
+    wait_until("a controller to list the jobs", || async {
+        let mut c =
+            conn::connect(urls, Identity::asserted("root", Some(0))).await.map_err(|e| e.to_string())?;
+        match c.jobs.list_jobs(pb::ListRequest::default()).await {
+            Ok(r) => Ok(r.into_inner().jobs),
+            Err(s) if s.code() == tonic::Code::Unavailable => Err(s.message().to_string()),
+            Err(s) => panic!("list jobs: {s:?}"),
+        }
+    })
+    .await
 }
 
 fn spec(name: &str, script: &str, dir: &Path) -> pb::JobSpec {

@@ -180,7 +180,10 @@ pub async fn run(
         server.stop().await;
         let stop = lead(&mut lease, epoch, &fence, lease_time, &mut shutdown).await;
         HA.leader.store(false, Ordering::Relaxed);
-        fence.lose();
+        if !stop {
+            // Not ours any more: nothing in flight may land (a clean stop lets it finish).
+            fence.lose();
+        }
         running.shutdown().await?;
         if stop {
             lease.release(epoch).await;
