@@ -23,6 +23,7 @@
 //! - [`sshare`]: `sshare` / `spur share`: fair share per account and user.
 //! - [`sdiag`]: `sdiag` / `spur diag`: the controller's scheduling and RPC figures.
 //! - [`sreport`]: `sreport` / `spur report`: CPU time per cluster, account and user over a window.
+//! - [`seff`]: `seff` / `spur eff`: a job's CPU and memory efficiency, as Slurm's contrib prints it.
 //! - [`sstat`]: `sstat` / `spur stat`: what a running step's tasks use now.
 //! - [`sbcast`]: `sbcast` / `spur bcast`: a file copied to a running job's nodes as its user.
 //! - [`sattach`]: `sattach` / `spur attach`: a running step's output, beside its srun.
@@ -100,6 +101,7 @@ pub mod sbcast;
 pub mod scancel;
 pub mod scontrol;
 pub mod sdiag;
+pub mod seff;
 pub mod sinfo;
 pub mod sprio;
 pub mod squeue;
@@ -131,6 +133,7 @@ pub const PERSONALITIES: &[(&str, &str)] = &[
     ("sbcast", "bcast"),
     ("sattach", "attach"),
     ("salloc", "alloc"),
+    ("seff", "eff"),
 ];
 
 const SPUR_USAGE: &str = "\
@@ -151,6 +154,7 @@ usage: spur SUBCOMMAND [args...]
   bcast ...             the same as sbcast
   attach ...            the same as sattach
   alloc ...             the same as salloc
+  eff JOBID             the same as seff
   audit tail [Key=value ...] [-P] [--after ID]   print txn rows as they commit
   token user --name N [--admin-level L] [--ttl 24h]   mint a user JWT from the key in spur.conf
   token create [--ttl 24h] | token list | token revoke ID   node admission tokens
@@ -203,6 +207,7 @@ async fn subcommand(sub: &str, name: &str, args: &[String]) -> i32 {
         "bcast" => sbcast::main(args).await,
         "attach" => sattach::main(args).await,
         "alloc" => salloc::main(args).await,
+        "eff" => seff::main(args).await,
         _ => {
             output::complain(&format!("{name}: error: '{name}' is not available from this Spur release yet"));
             1
