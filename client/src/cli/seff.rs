@@ -77,15 +77,7 @@ pub fn parse(argv: &[String]) -> Result<Args, String> {
 /// The memory the job asked for, as Slurm's ReqMem counts it.
 fn mem_asked(j: &pb::Job) -> MemAsked {
     let Some(s) = j.spec.as_deref() else { return MemAsked::None };
-    if s.mem_per_cpu_mb > 0 {
-        MemAsked::PerCpu(s.mem_per_cpu_mb)
-    } else if s.mem_mb > 0 {
-        MemAsked::PerNode(s.mem_mb)
-    } else if s.mem_per_gpu_mb > 0 && s.gpus_per_node > 0 {
-        MemAsked::PerNode(s.mem_per_gpu_mb.saturating_mul(u64::from(s.gpus_per_node)))
-    } else {
-        MemAsked::None
-    }
+    MemAsked::of(s.mem_mb, s.mem_per_cpu_mb, s.mem_per_gpu_mb, s.gpus_per_node)
 }
 
 /// The job's recorded figures at `now_ms`: its CPU time and peak memory

@@ -21,6 +21,23 @@ pub enum MemAsked {
     PerCpu(u64),
 }
 
+impl MemAsked {
+    /// From a job's request (MiB; 0: not given), as Slurm's ReqMem counts it:
+    /// `--mem-per-cpu` per core, else `--mem` per node, else `--mem-per-gpu`
+    /// times the GPUs on each node.
+    pub fn of(mem_mb: u64, mem_per_cpu_mb: u64, mem_per_gpu_mb: u64, gpus_per_node: u32) -> MemAsked {
+        if mem_per_cpu_mb > 0 {
+            MemAsked::PerCpu(mem_per_cpu_mb)
+        } else if mem_mb > 0 {
+            MemAsked::PerNode(mem_mb)
+        } else if mem_per_gpu_mb > 0 && gpus_per_node > 0 {
+            MemAsked::PerNode(mem_per_gpu_mb.saturating_mul(u64::from(gpus_per_node)))
+        } else {
+            MemAsked::None
+        }
+    }
+}
+
 /// The recorded figures of one job (or one of its steps).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Usage {
@@ -163,6 +180,10 @@ mod tests {
         let per_cpu = Usage { mem: MemAsked::PerCpu(256), ..base };
         assert_eq!(per_cpu.mem_asked_kb(), 4 * 256 * 1024);
         assert!((per_cpu.mem_percent() - 50.0).abs() < 1e-9);
+        assert_eq!(MemAsked::of(100, 50, 0, 0), MemAsked::PerCpu(50));
+        assert_eq!(MemAsked::of(100, 0, 0, 0), MemAsked::PerNode(100));
+        assert_eq!(MemAsked::of(0, 0, 10, 4), MemAsked::PerNode(40));
+        assert_eq!(MemAsked::of(0, 0, 10, 0), MemAsked::None);
     }
 
     #[test]
