@@ -46,6 +46,7 @@
 //!   (shared by `sinfo` and `scontrol show`).
 //! - [`fields`]: Slurm's print_fields layout and `name%width` lists (`sacct`, `sshare`).
 //! - [`columns`]: each sacctmgr show's columns with Slurm's names.
+//! - [`events`]: node history (`sacctmgr show event`), derived from the txn log's node rows.
 //! - [`output`]: human tables, `-p`/`-P` delimited output and JSON; stdout and stderr.
 //! - [`listing`]: a large job listing decoded and printed on every core.
 //!
@@ -81,6 +82,7 @@ pub mod args;
 pub mod audit;
 pub mod cluster;
 pub mod columns;
+pub mod events;
 pub mod family;
 pub mod fields;
 pub mod fmt;
