@@ -299,6 +299,13 @@ fn show_event_lists_who_set_each_state_and_when_it_ended() {
         e.run("sacctmgr", "-n -P show event Nodes=node03 format=State,TimeEnd", &[("SPUR_TOKEN", &olivia)]);
     assert_eq!(out, "DRAIN|Unknown\n");
 
+    let (_, out, _) = e.run("sacctmgr", "show event Nodes=node02 --json", &[("SPUR_TOKEN", &olivia)]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let states: Vec<&str> =
+        v["events"].as_array().unwrap().iter().map(|e| e["state"].as_str().unwrap()).collect();
+    assert_eq!(states, ["DRAIN", "IDLE", "DOWN"], "{v}");
+    assert_eq!(v["events"][2]["time"]["end"], 0, "{v}");
+
     // Bad input: a clear error naming what is wrong.
     let (ok, _, err) = e.run("sacctmgr", "show event Nodes=[", &[("SPUR_TOKEN", &olivia)]);
     assert!(!ok && err.contains("Nodes: '['"), "{err}");

@@ -171,6 +171,24 @@ pub const COLUMNS: &[Column<Event>] = &[
     Column { name: "User", aliases: &[], header: "User", get: |e| e.user.clone() },
 ];
 
+/// `--json`: the events in the data_parser reply others use (`events`,
+/// `meta`, `errors`, `warnings`), times in epoch seconds (`end` 0 while open).
+pub fn json(events: &[Event], cluster: &str) -> String {
+    let records = (events.iter())
+        .map(|e| {
+            serde_json::json!({
+                "cluster": e.cluster,
+                "node": e.node,
+                "time": { "start": e.start_ms / 1000, "end": e.end_ms.map_or(0, |t| t / 1000) },
+                "state": e.state,
+                "reason": e.reason,
+                "user": e.user,
+            })
+        })
+        .collect();
+    super::output::document(&super::jobjson::reply_value("events", records, Some(cluster), vec![]), false)
+}
+
 pub const DEFAULT: &[&str] = &["Cluster", "NodeName", "TimeStart", "TimeEnd", "State", "Reason", "User"];
 
 #[cfg(test)]
@@ -247,6 +265,16 @@ mod tests {
         let f = Filter { start_ms: Some(2_500), end_ms: Some(3_500), ..Filter::default() };
         let ev = derive(&rows(), "c", &f);
         assert_eq!(ev.iter().map(|e| e.start_ms).collect::<Vec<_>>(), [1_000, 2_000, 3_000]);
+    }
+
+    #[test]
+    fn json_is_the_data_parser_reply() {
+        let ev = derive(&rows(), "c", &Filter::default());
+        let v: serde_json::Value = serde_json::from_str(&json(&ev[3..4], "c")).unwrap();
+        assert_eq!(v["events"][0]["state"], "DOWN", "{v}");
+        assert_eq!(v["events"][0]["time"]["start"], 3, "{v}");
+        assert_eq!(v["events"][0]["time"]["end"], 0, "open: {v}");
+        assert_eq!(v["meta"]["slurm"]["cluster"], "c", "{v}");
     }
 
     #[test]

@@ -167,7 +167,11 @@ async fn show(cmd: &Command, c: &mut Clients) -> Result<String, String> {
             let f = events::parse_filter(&cmd.filter, chrono::Local::now())?;
             let rows = list_txn(&mut c.audit, f.txn_query()).await.map_err(status)?;
             let who = c.session.who_am_i(pb::WhoAmIRequest {}).await.map_err(status)?.into_inner();
-            table(cmd, events::COLUMNS, events::DEFAULT, &events::derive(&rows, &who.cluster_name, &f))
+            let found = events::derive(&rows, &who.cluster_name, &f);
+            if cmd.flags.json {
+                return Ok(events::json(&found, &who.cluster_name));
+            }
+            table(cmd, events::COLUMNS, events::DEFAULT, &found)
         }
     }
 }
