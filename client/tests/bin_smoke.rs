@@ -25,7 +25,7 @@ fn install_links_makes_every_personality() {
     let dir = tempfile::tempdir().unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_spur")).arg("install-links").arg(dir.path()).output().unwrap();
     assert!(out.status.success());
-    for name in ["sacctmgr", "scontrol", "squeue", "sinfo", "sbatch", "scancel", "sprio", "sacct"] {
+    for name in ["sacctmgr", "scontrol", "squeue", "sinfo", "sbatch", "scancel", "sprio", "sacct", "seff"] {
         assert!(dir.path().join(name).exists(), "{name}");
     }
 }

@@ -355,3 +355,37 @@ fn sstat_sattach_and_sbcast_refuse_another_users_job() {
     let out = run(&alice, "sstat", &["-j", &id]);
     assert!(String::from_utf8_lossy(&out.stderr).contains(&format!("job {id} has no running step")));
 }
+
+#[test]
+fn seff_reports_a_sleeping_job_near_zero_cpu_with_sacct_s_figures() {
+    let e = Cluster::two_nodes(|t| t, &[]);
+    let id = e.sbatch(&["--mem=100M", "--wrap=sleep 1"]);
+    e.wait_field(id, "%T", "COMPLETED");
+    let out = e.ok("seff", &id.to_string());
+    let line = |label: &str| {
+        let l = out.lines().find(|l| l.starts_with(label)).unwrap_or_else(|| panic!("no {label} in\n{out}"));
+        l[label.len()..].to_string()
+    };
+    assert_eq!(line("Job ID: "), id.to_string(), "{out}");
+    assert_eq!(line("User/Group: ").split('/').next(), Some("root"), "{out}");
+    assert_eq!(line("State: "), "COMPLETED (exit code 0)", "{out}");
+    assert_eq!(line("Cores: "), "1", "{out}");
+    // sleep uses almost no CPU: well under a quarter of one core for a second or more.
+    let cpu: f64 = line("CPU Efficiency: ").split('%').next().unwrap().parse().unwrap();
+    assert!(cpu < 25.0, "{out}");
+    assert_eq!(line("CPU Utilized: "), "00:00:00", "{out}");
+    // The wall-clock time and the memory asked are sacct's.
+    let acct = e.ok("sacct", &format!("-n -P -X -j {id} -o ElapsedRaw,ReqMem,AllocCPUS"));
+    let f: Vec<&str> = acct.trim().split('|').collect();
+    let secs: u64 = f[0].parse().unwrap();
+    assert!(secs >= 1, "{acct}");
+    assert_eq!(line("Job Wall-clock time: "), format!("00:00:{secs:02}"), "{out}");
+    assert_eq!(f[1], "100M", "{acct}");
+    assert!(line("Memory Efficiency: ").ends_with("% of 100.00 MB (100.00 MB/node)"), "{out}");
+    assert_eq!(f[2], "1", "{acct}");
+
+    let err = e.fails("seff", &["999999"]);
+    assert_eq!(err.trim(), "Job not found.");
+    let err = e.fails("seff", &["12x"]);
+    assert!(err.contains("'12x' is not a job id"), "{err}");
+}

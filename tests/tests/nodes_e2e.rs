@@ -238,3 +238,77 @@ fn reconfigure_applies_node_and_partition_changes_and_is_audited() {
     assert!(!ok && err.contains("nodes[0].name"), "{err}");
     assert!(e.ok("sinfo", "-h -o %N -p spare").contains("spare[01-02]"));
 }
+
+#[test]
+fn show_event_lists_who_set_each_state_and_when_it_ended() {
+    let key_dir = tempfile::tempdir().unwrap();
+    let key = key_dir.path().join("jwt.key");
+    std::fs::write(&key, KEY).unwrap();
+    let path = key.display().to_string();
+    let e = start(cluster().set("auth", "plugin", "jwt").set("auth", "jwt_key_file", path.as_str()));
+    let _a = Agent::start(&e.c.url, "node[01-08]", &[]);
+    e.wait_all_up();
+    let mint = |name: &str, level: &str| {
+        let out = std::process::Command::new(spur_tests::proc::bin("spur"))
+            .args(["token", "user", "--name", name, "--admin-level", level, "--key-file"])
+            .arg(&key)
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    };
+    let (boss, carla, olivia) = (mint("boss", "Admin"), mint("carla", "Admin"), mint("olivia", "Operator"));
+    let as_ = |token: &str, line: &str| {
+        let (ok, out, err) = e.run("scontrol", line, &[("SPUR_TOKEN", token)]);
+        assert!(ok, "{line}: {err}");
+        out
+    };
+    as_(&boss, r#"update nodename=node[02-03] state=drain reason="disk replacement""#);
+    as_(&carla, "update nodename=node02 state=resume");
+    as_(&boss, r#"update nodename=node02 state=down reason="PSU failed""#);
+
+    // An Operator reads the history (it is the txn log's node rows).
+    let (ok, out, err) = e.run(
+        "sacctmgr",
+        "show event Nodes=node02 -P format=NodeName,State,Reason,User,TimeStart,TimeEnd",
+        &[("SPUR_TOKEN", &olivia)],
+    );
+    assert!(ok, "{err}");
+    let lines: Vec<Vec<&str>> = out.lines().map(|l| l.split('|').collect()).collect();
+    assert_eq!(lines[0], ["NodeName", "State", "Reason", "User", "TimeStart", "TimeEnd"], "{out}");
+    let rows: Vec<_> = lines[1..].iter().map(|f| (f[0], f[1], f[2], f[3])).collect();
+    assert_eq!(
+        rows,
+        [
+            ("node02", "DRAIN", "disk replacement", "boss"),
+            ("node02", "IDLE", "", "carla"),
+            ("node02", "DOWN", "PSU failed", "boss"),
+        ],
+        "{out}"
+    );
+    // Each event ends when the next begins; the last is open.
+    assert_eq!(lines[1][5], lines[2][4], "{out}");
+    assert_eq!(lines[2][5], lines[3][4], "{out}");
+    assert_eq!(lines[3][5], "Unknown", "{out}");
+    assert!(lines[1][4].len() == 19 && lines[1][4].contains('T'), "{out}");
+
+    // Filters: States= and User=, node03's drain still open; the default columns start with Cluster.
+    let (_, out, _) = e.run("sacctmgr", "-n -P show event States=DOWN User=boss", &[("SPUR_TOKEN", &olivia)]);
+    assert_eq!(out.lines().count(), 1, "{out}");
+    assert!(out.contains("|node02|") && out.ends_with("|DOWN|PSU failed|boss\n"), "{out}");
+    let (_, out, _) =
+        e.run("sacctmgr", "-n -P show event Nodes=node03 format=State,TimeEnd", &[("SPUR_TOKEN", &olivia)]);
+    assert_eq!(out, "DRAIN|Unknown\n");
+
+    let (_, out, _) = e.run("sacctmgr", "show event Nodes=node02 --json", &[("SPUR_TOKEN", &olivia)]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let states: Vec<&str> =
+        v["events"].as_array().unwrap().iter().map(|e| e["state"].as_str().unwrap()).collect();
+    assert_eq!(states, ["DRAIN", "IDLE", "DOWN"], "{v}");
+    assert_eq!(v["events"][2]["time"]["end"], 0, "{v}");
+
+    // Bad input: a clear error naming what is wrong.
+    let (ok, _, err) = e.run("sacctmgr", "show event Nodes=[", &[("SPUR_TOKEN", &olivia)]);
+    assert!(!ok && err.contains("Nodes: '['"), "{err}");
+    let (ok, _, err) = e.run("sacctmgr", "show event Colour=red", &[("SPUR_TOKEN", &olivia)]);
+    assert!(!ok && err.contains("unknown key 'Colour' for show event"), "{err}");
+}

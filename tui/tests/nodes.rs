@@ -220,3 +220,83 @@ fn a_refused_node_write_shows_the_reason_and_asks_the_role_again() {
     dispatch(&mut state, Action::Net(warned));
     assert!(state.message.as_ref().is_some_and(|m| m.error && m.text.contains("warning: state fell back")));
 }
+
+/// node01's history as the txn log has it: drained by boss, resumed by
+/// carla, then down because its agent went silent (the controller's row).
+fn node01_rows() -> Vec<spur_proto::v1::TxnRow> {
+    let row = |id: i64, actor: &str, info: &str| spur_proto::v1::TxnRow {
+        info: info.into(),
+        ..common::txn(id, actor, "update", "node:node01", "success")
+    };
+    vec![
+        row(
+            1,
+            "boss",
+            r#"{"params":{"nodename":"node01","state":"drain","reason":"fan"},"updated":"node01"}"#,
+        ),
+        row(
+            2,
+            "carla",
+            r#"{"params":{"nodename":"node01","state":"resume","reason":""},"updated":"node01"}"#,
+        ),
+        row(3, "spurctld", r#"{"state":"Not responding"}"#),
+    ]
+}
+
+#[test]
+fn a_node_s_detail_reads_and_shows_its_last_events_newest_first() {
+    for size in [(80, 24), (120, 40)] {
+        let mut state = on_nodes(size, Role::Operator);
+        let effects = dispatch(&mut state, Action::Open);
+        let Mode::Detail { key, .. } = &state.mode else { panic!("no detail: {:?}", state.mode) };
+        let node = key.clone();
+        assert_eq!(effects, [Effect::Rpc(Rpc::NodeEvents(node.clone()))]);
+        let body = |state: &spur_console::State| state.detail(PaneId::Nodes, &node).unwrap().body.join("\n");
+        assert!(body(&state).contains("reading…"), "{}", body(&state));
+        // An answer for another node (a detail since closed) is not shown.
+        dispatch(
+            &mut state,
+            Action::Net(Msg::NodeEvents { node: "elsewhere".into(), rows: Ok(node01_rows()) }),
+        );
+        assert!(body(&state).contains("reading…"));
+        let rows = node01_rows().into_iter().map(|mut r| {
+            r.name = node.clone();
+            r.info = r.info.replace("node01", &node);
+            r
+        });
+        dispatch(&mut state, Action::Net(Msg::NodeEvents { node: node.clone(), rows: Ok(rows.collect()) }));
+        let text = body(&state);
+        let at = |line: &str| text.find(line).unwrap_or_else(|| panic!("no {line} in\n{text}"));
+        assert!(
+            at("DOWN  Not responding (by spurctld") < at("IDLE  (by carla")
+                && at("IDLE  (by carla") < at("DRAIN fan (by boss"),
+            "{text}"
+        );
+        // On 24 lines the section is below the fields: scrolled to, as an operator would.
+        if size.1 == 24 {
+            dispatch(&mut state, Action::Scroll(12));
+        }
+        let screen = common::draw(&state).backend().to_string();
+        assert!(screen.contains("Not responding (by spurctld"), "{screen}");
+        insta::assert_snapshot!(format!("node_events_{}x{}", size.0, size.1), common::draw(&state).backend());
+    }
+}
+
+#[test]
+fn a_refused_history_read_says_why() {
+    let mut state = on_nodes((120, 40), Role::Operator);
+    dispatch(&mut state, Action::Open);
+    let Mode::Detail { key, .. } = &state.mode else { panic!() };
+    let node = key.clone();
+    let error = "permission denied: ListTxn needs Operator".to_string();
+    dispatch(&mut state, Action::Net(Msg::NodeEvents { node, rows: Err(error) }));
+    let text = state.detail(PaneId::Nodes, &key_of(&state)).unwrap().body.join("\n");
+    assert!(text.contains("not read: permission denied"), "{text}");
+}
+
+fn key_of(state: &spur_console::State) -> String {
+    match &state.mode {
+        Mode::Detail { key, .. } => key.clone(),
+        other => panic!("no detail: {other:?}"),
+    }
+}

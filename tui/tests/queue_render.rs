@@ -120,3 +120,49 @@ fn a_new_reason_code_is_shown_as_given() {
     let row = text.lines().find(|l| l.contains("  103 ")).unwrap_or_else(|| panic!("{text}"));
     assert!(row.contains("(NoProvisionerDefinition)"), "{text}");
 }
+
+/// The fixed jobs, with recorded use for two that ended: 106 kept its CPU
+/// busy and used half its memory, 107 slept (a second of CPU per core in 42).
+fn measured() -> Vec<spur_proto::v1::Job> {
+    let used = |cpu_s: u64, rss_kb| spur_proto::v1::JobUsage {
+        user_cpu_us: cpu_s * 1_000_000,
+        sys_cpu_us: 0,
+        max_rss_kb: rss_kb,
+    };
+    common::jobs()
+        .into_iter()
+        .map(|mut j| {
+            let cpus = u64::from(j.num_cpus.max(1));
+            if j.id == 106 {
+                j.usage = Some(used(300 * cpus, 50 * 1024 * u64::from(j.num_nodes.max(1))));
+                j.spec.iter_mut().for_each(|s| (s.mem_mb, s.mem_per_cpu_mb) = (100, 0));
+            } else if j.id == 107 {
+                // No memory asked: the column says so with `-`.
+                j.usage = Some(used(cpus, 2048));
+                j.spec.iter_mut().for_each(|s| (s.mem_mb, s.mem_per_cpu_mb, s.mem_per_gpu_mb) = (0, 0, 0));
+            }
+            j
+        })
+        .collect()
+}
+
+#[test]
+fn the_finished_filter_shows_efficiency_and_marks_jobs_under_a_quarter() {
+    for size in [(80, 24), (120, 40)] {
+        let mut state = on_queue(false, size, Some(Role::Operator));
+        let set = spur_console::JobSet::from_pb(measured(), common::now());
+        dispatch(&mut state, Action::Net(spur_console::Msg::Jobs(std::sync::Arc::new(set))));
+        let screen = draw(&state).backend().to_string();
+        assert!(!screen.contains("Eff"), "only the Finished filter has the column:\n{screen}");
+        for _ in 0..3 {
+            dispatch(&mut state, Action::JobStates);
+        }
+        let screen = draw(&state).backend().to_string();
+        let row = |id: &str| screen.lines().find(|l| l.contains(&format!(" {id} "))).unwrap_or_default();
+        assert!(screen.contains("Eff"), "{screen}");
+        assert!(row("106").contains("98%/50%") && !row("106").contains('↓'), "{screen}");
+        assert!(row("107").contains("↓ 2%/-"), "a sleeping job stands out:\n{screen}");
+        let name = format!("queue_finished_eff_{}x{}", size.0, size.1);
+        insta::assert_snapshot!(name, draw(&state).backend());
+    }
+}

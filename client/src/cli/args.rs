@@ -40,6 +40,8 @@ pub enum Target {
     Association,
     Tres,
     Txn,
+    /// Node history (`show event`), derived from the txn log's node rows.
+    Event,
 }
 
 impl Target {
@@ -51,6 +53,7 @@ impl Target {
             Target::Association => "association",
             Target::Tres => "tres",
             Target::Txn => "txn",
+            Target::Event => "event",
         }
     }
 }
@@ -136,6 +139,8 @@ const TARGETS: &[(&str, &str)] = &[
     ("txn", "txn"),
     ("transaction", "txn"),
     ("transactions", "txn"),
+    ("event", "event"),
+    ("events", "event"),
 ];
 
 fn target(tok: &str) -> Result<Option<Target>, ArgError> {
@@ -147,6 +152,7 @@ fn target(tok: &str) -> Result<Option<Target>, ArgError> {
         "user" => Target::User,
         "association" => Target::Association,
         "tres" => Target::Tres,
+        "event" => Target::Event,
         _ => Target::Txn,
     }))
 }
@@ -159,7 +165,6 @@ const LATER_TARGETS: &[&str] = &[
     "cluster",
     "configuration",
     "coordinator",
-    "event",
     "federation",
     "job",
     "problem",
@@ -250,7 +255,7 @@ pub fn parse(args: &[String]) -> Result<Command, ArgError> {
             t = Some(target(&tok)?.ok_or_else(|| {
                 later(&tok, LATER_TARGETS, "entity ").unwrap_or_else(|| {
                     ArgError(format!(
-                        "unknown entity '{tok}' (use account, user, qos, association, tres or txn)"
+                        "unknown entity '{tok}' (use account, user, qos, association, tres, txn or event)"
                     ))
                 })
             })?);
@@ -302,9 +307,11 @@ pub fn parse(args: &[String]) -> Result<Command, ArgError> {
     if verb == Verb::Modify && set.is_empty() && warnings.is_empty() {
         return err("modify needs 'set key=value' (what to change)");
     }
-    if verb != Verb::Show && matches!(target, Target::Tres | Target::Association | Target::Txn) {
+    if verb != Verb::Show
+        && matches!(target, Target::Tres | Target::Association | Target::Txn | Target::Event)
+    {
         return err(format!(
-            "{} cannot be changed with {} (associations come from add user; TRES are built in; txn is the audit log)",
+            "{} cannot be changed with {} (associations come from add user; TRES are built in; txn is the audit log; events are its node rows)",
             target.as_str(),
             match verb {
                 Verb::Add => "add",

@@ -23,6 +23,7 @@
 //! - [`sshare`]: `sshare` / `spur share`: fair share per account and user.
 //! - [`sdiag`]: `sdiag` / `spur diag`: the controller's scheduling and RPC figures.
 //! - [`sreport`]: `sreport` / `spur report`: CPU time per cluster, account and user over a window.
+//! - [`seff`]: `seff` / `spur eff`: a job's CPU and memory efficiency, as Slurm's contrib prints it.
 //! - [`sstat`]: `sstat` / `spur stat`: what a running step's tasks use now.
 //! - [`sbcast`]: `sbcast` / `spur bcast`: a file copied to a running job's nodes as its user.
 //! - [`sattach`]: `sattach` / `spur attach`: a running step's output, beside its srun.
@@ -45,6 +46,7 @@
 //!   (shared by `sinfo` and `scontrol show`).
 //! - [`fields`]: Slurm's print_fields layout and `name%width` lists (`sacct`, `sshare`).
 //! - [`columns`]: each sacctmgr show's columns with Slurm's names.
+//! - [`events`]: node history (`sacctmgr show event`), derived from the txn log's node rows.
 //! - [`output`]: human tables, `-p`/`-P` delimited output and JSON; stdout and stderr.
 //! - [`listing`]: a large job listing decoded and printed on every core.
 //!
@@ -80,6 +82,7 @@ pub mod args;
 pub mod audit;
 pub mod cluster;
 pub mod columns;
+pub mod events;
 pub mod family;
 pub mod fields;
 pub mod fmt;
@@ -100,6 +103,7 @@ pub mod sbcast;
 pub mod scancel;
 pub mod scontrol;
 pub mod sdiag;
+pub mod seff;
 pub mod sinfo;
 pub mod sprio;
 pub mod squeue;
@@ -131,6 +135,7 @@ pub const PERSONALITIES: &[(&str, &str)] = &[
     ("sbcast", "bcast"),
     ("sattach", "attach"),
     ("salloc", "alloc"),
+    ("seff", "eff"),
 ];
 
 const SPUR_USAGE: &str = "\
@@ -151,6 +156,7 @@ usage: spur SUBCOMMAND [args...]
   bcast ...             the same as sbcast
   attach ...            the same as sattach
   alloc ...             the same as salloc
+  eff JOBID             the same as seff
   audit tail [Key=value ...] [-P] [--after ID]   print txn rows as they commit
   token user --name N [--admin-level L] [--ttl 24h]   mint a user JWT from the key in spur.conf
   token create [--ttl 24h] | token list | token revoke ID   node admission tokens
@@ -203,6 +209,7 @@ async fn subcommand(sub: &str, name: &str, args: &[String]) -> i32 {
         "bcast" => sbcast::main(args).await,
         "attach" => sattach::main(args).await,
         "alloc" => salloc::main(args).await,
+        "eff" => seff::main(args).await,
         _ => {
             output::complain(&format!("{name}: error: '{name}' is not available from this Spur release yet"));
             1

@@ -2,6 +2,7 @@
 
 use super::args::{self, Command, Target, Verb};
 use super::columns::{self, AssocRow, Column};
+use super::events;
 use super::fmt::status;
 use super::output;
 use crate::conn::{self, Clients, Identity};
@@ -13,8 +14,9 @@ use std::io::{BufRead, IsTerminal};
 pub const USAGE: &str = "\
 usage: sacctmgr [-n] [-p|-P] [-i] [--json] [--controller URL] VERB ENTITY [key=value ...]
   VERB:   add | modify | delete | show
-  ENTITY: account | user | qos | association | tres | txn (transaction)
+  ENTITY: account | user | qos | association | tres | txn (transaction) | event
   txn filters: Actor= Action= Entity= Name= Outcome= Peer= Start= End= limit=
+  event filters: Nodes= Start= End= States= User= (node history, from the txn log; Operator)
   modify: sacctmgr modify ENTITY [where] key=value ... set key=value ...
   show:   format=Col1,Col2 picks and orders columns
 flags (anywhere on the line):
@@ -160,6 +162,16 @@ async fn show(cmd: &Command, c: &mut Clients) -> Result<String, String> {
         Target::Txn => {
             let rows = list_txn(&mut c.audit, req.filter).await.map_err(status)?;
             table(cmd, columns::TXN, columns::TXN_DEFAULT, &rows)
+        }
+        Target::Event => {
+            let f = events::parse_filter(&cmd.filter, chrono::Local::now())?;
+            let rows = list_txn(&mut c.audit, f.txn_query()).await.map_err(status)?;
+            let who = c.session.who_am_i(pb::WhoAmIRequest {}).await.map_err(status)?.into_inner();
+            let found = events::derive(&rows, &who.cluster_name, &f);
+            if cmd.flags.json {
+                return Ok(events::json(&found, &who.cluster_name));
+            }
+            table(cmd, events::COLUMNS, events::DEFAULT, &found)
         }
     }
 }

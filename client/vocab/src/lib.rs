@@ -8,6 +8,7 @@
 //!   and a job's id as squeue prints it (`display_id`).
 //! - [`constraint`]: `-C` node feature expressions.
 //! - [`depend`]: `--dependency` expressions.
+//! - [`efficiency`]: a job's CPU and memory efficiency as `seff` reckons it.
 //! - [`distribution`]: `-m/--distribution`, and the task layout it makes.
 //! - [`hostlist`]: Slurm hostlist expressions, expand and compress.
 //! - [`jobs`]: job states (names and `%t` codes), hold kinds, partition states,
@@ -40,6 +41,8 @@ mod cpubind_impl;
 mod depend_impl;
 #[path = "distribution.rs"]
 mod distribution_impl;
+#[path = "efficiency.rs"]
+mod efficiency_impl;
 #[path = "fname.rs"]
 mod fname_impl;
 #[path = "hostlist.rs"]
@@ -99,6 +102,11 @@ pub mod cpubind {
 /// `-m/--distribution`: its levels, tasks laid out over nodes, `SLURM_DISTRIBUTION`.
 pub mod distribution {
     pub use crate::distribution_impl::{CpuDist, Distribution, NodeDist};
+}
+
+/// A job's CPU and memory efficiency: used against asked, as `seff` reckons it.
+pub mod efficiency {
+    pub use crate::efficiency_impl::{MemAsked, Usage, WASTEFUL_PERCENT, kbytes_str, time_str};
 }
 
 /// `--dependency` expressions: parsed, printed, their kinds.

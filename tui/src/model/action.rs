@@ -148,6 +148,8 @@ pub enum Rpc {
     FetchLicenses,
     /// Read the provisioner definitions (`Nodes.ListProvisioners`); see `update::provisioners` for when.
     FetchProvisioners,
+    /// Read one node's history (its txn rows), when its detail opens; see `update::nodes`.
+    NodeEvents(String),
 }
 
 /// One subscription to the txn log.
@@ -280,6 +282,11 @@ pub enum Msg {
     Session(Session),
     SessionFailed {
         error: String,
+    },
+    /// The answer to [`Rpc::NodeEvents`]: the node's txn rows, oldest first, or why not.
+    NodeEvents {
+        node: String,
+        rows: Result<Vec<TxnRow>, String>,
     },
     /// Txn rows in id order, batched so a busy log costs one redraw per batch.
     AuditRows {

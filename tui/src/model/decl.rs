@@ -154,7 +154,10 @@ fn build(id: PaneId) -> Pane {
                 hints,
                 (
                     |s, v| s.nodes.list.as_deref().map(|n| nodes::table(n, v, s.loans())),
-                    |s, k| nodes::detail(s.nodes.list.as_deref()?, k, s.queue.jobs.as_deref()),
+                    |s, k| {
+                        let events = s.nodes.events.as_ref();
+                        nodes::detail(s.nodes.list.as_deref()?, k, s.queue.jobs.as_deref(), events)
+                    },
                 ),
             )
         }

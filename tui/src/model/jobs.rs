@@ -16,11 +16,14 @@
 
 mod apply;
 mod arrays;
+mod eff;
 mod loans;
 mod op;
+mod step;
 
 use apply::run_bounds;
 pub use arrays::{ArrayPart, Expanded, Group, Line, Listing, ListingKey, RowKey};
+pub use eff::{Eff, WASTE_MARK};
 pub use loans::{Loans, NO_LOANS};
 pub use op::{JobOp, id_list};
 use spur_proto::v1 as pb;
@@ -29,6 +32,7 @@ use spur_vocab::hostlist;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::{Arc, Mutex};
+pub use step::StepLine;
 
 /// A job as the console keeps it.
 #[derive(Debug, Clone, PartialEq)]
@@ -74,36 +78,9 @@ pub struct JobRec {
     pub array: Option<Box<ArrayPart>>,
     /// The job's steps (srun), for its detail view; empty for most jobs.
     pub steps: Box<[StepLine]>,
-}
-
-/// One step of a job, as the detail view lists it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StepLine {
-    pub id: u32,
-    pub name: Box<str>,
-    pub state: JobState,
-    pub nodes: Box<str>,
-    pub start_ms: i64,
-    pub end_ms: i64,
-}
-
-impl StepLine {
-    fn from_pb(s: &pb::Step) -> StepLine {
-        StepLine {
-            id: s.id,
-            name: s.name.as_str().into(),
-            state: s.job_state(),
-            nodes: hostlist::compress(&s.nodes).into_boxed_str(),
-            start_ms: s.start_ms,
-            end_ms: s.end_ms,
-        }
-    }
-
-    /// Seconds it ran: to its end, or to `now_ms` while it runs.
-    pub fn run_secs(&self, now_ms: i64) -> u64 {
-        let end = if self.end_ms > 0 { self.end_ms } else { now_ms };
-        u64::try_from(end.saturating_sub(self.start_ms) / 1000).unwrap_or(0)
-    }
+    /// What an ended job used of what it asked for (the Eff column); None
+    /// while it has not ended or when its use was not recorded.
+    pub eff: Option<Eff>,
 }
 
 pub use spur_vocab::jobs::Class;
@@ -231,8 +208,10 @@ pub const RESV_COL: usize = 9;
 /// The mark after the partition of a job that asks for a reservation
 /// (`batch ®`), so a terminal too narrow for the column still tells it.
 pub const RESV_MARK: &str = "®";
+/// The Eff column: CPU and memory used of what was asked (the Finished filter's).
+pub const EFF_COL: usize = 10;
 /// squeue's `%R`, the last column: `(Reason)` or the nodes.
-pub const WHERE_COL: usize = 10;
+pub const WHERE_COL: usize = 11;
 
 /// Cached display order for one (filter, sort, state filter).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -325,6 +304,7 @@ impl Interner {
 }
 
 fn compact(mut j: pb::Job, strings: &mut Interner) -> JobRec {
+    let eff = Eff::of(&j);
     let spec = j.spec.take().unwrap_or_default();
     let array = (j.array_job_id != 0).then(|| Box::new(ArrayPart::of(&j)));
     let nodelist = strings.get(&hostlist::compress(&j.nodes));
@@ -364,6 +344,7 @@ fn compact(mut j: pb::Job, strings: &mut Interner) -> JobRec {
         text: Box::default(),
         array,
         steps: j.steps.iter().map(StepLine::from_pb).collect(),
+        eff,
     }
 }
 
@@ -389,6 +370,9 @@ fn measure(r: &JobRec, widths: &mut [u16]) -> Box<str> {
             text.push_str(cell);
             text.push(' ');
         }
+    }
+    if let Some(e) = r.eff {
+        widths[EFF_COL] = widths[EFF_COL].max(crate::model::format::width(&e.cell()));
     }
     if r.borrowed {
         widths[BORROWED_COL] = widths[BORROWED_COL].max(crate::model::format::width(BORROWED_CELL));

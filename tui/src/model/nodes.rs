@@ -10,6 +10,7 @@ use crate::model::table::{
     Alert, Column, Detail, Row, SortKey, TableModel, Target, filter_and_sort, text_key,
 };
 use crate::model::view::PaneView;
+use spur_client::cli::events::{self, Event};
 use spur_proto::v1::Node;
 use spur_vocab::nodestate::NodeState;
 use spur_vocab::txn::format_time;
@@ -132,6 +133,44 @@ fn row(n: &Node, loans: &Loans) -> Row {
 pub struct Nodes {
     /// None until the watch's first snapshot.
     pub list: Option<Vec<Node>>,
+    /// The history of the node whose detail was opened last.
+    pub events: Option<NodeEvents>,
+}
+
+/// How many of a node's newest txn rows its detail reads.
+pub const EVENT_ROWS: usize = 50;
+/// How many events the detail shows, newest first.
+pub const EVENTS_SHOWN: usize = 5;
+
+/// A node's history as `sacctmgr show event` derives it from the txn log.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeEvents {
+    pub node: String,
+    /// None while the read is under way.
+    pub answer: Option<Result<Vec<Event>, String>>,
+}
+
+impl NodeEvents {
+    /// The events of `rows` (oldest first), as the CLI derives them.
+    pub fn derive(rows: &[spur_proto::v1::TxnRow]) -> Vec<Event> {
+        events::derive(rows, "", &events::Filter::default())
+    }
+
+    /// The detail's section: when, state, reason and who, newest first.
+    pub fn lines(&self) -> Vec<String> {
+        let mut out = vec![format!("Events (newest {EVENTS_SHOWN}, as sacctmgr show event)")];
+        match &self.answer {
+            None => out.push("  reading…".into()),
+            Some(Err(e)) => out.push(format!("  not read: {e}")),
+            Some(Ok(ev)) if ev.is_empty() => out.push("  none recorded".into()),
+            Some(Ok(ev)) => out.extend(ev.iter().rev().take(EVENTS_SHOWN).map(|e| {
+                let reason = if e.reason.is_empty() { String::new() } else { format!(" {}", e.reason) };
+                let end = e.end_ms.map_or_else(|| "now".into(), format_time);
+                format!("  {} {:<5}{reason} (by {}, until {end})", format_time(e.start_ms), e.state, e.user)
+            })),
+        }
+        out
+    }
 }
 
 pub fn table(nodes: &[Node], view: &PaneView, loans: &Loans) -> TableModel {
@@ -154,7 +193,12 @@ fn on_loan_to(node: &str, jobs: Option<&JobSet>) -> String {
 }
 
 /// A node's page; `jobs` (when read) name the borrowed runs on it.
-pub fn detail(nodes: &[Node], key: &str, jobs: Option<&JobSet>) -> Option<Detail> {
+pub fn detail(
+    nodes: &[Node],
+    key: &str,
+    jobs: Option<&JobSet>,
+    events: Option<&NodeEvents>,
+) -> Option<Detail> {
     let n = nodes.iter().find(|n| n.name == key)?;
     let f = |label: &str, value: String| (label.to_string(), value);
     let st = state_of(n);
@@ -183,7 +227,8 @@ pub fn detail(nodes: &[Node], key: &str, jobs: Option<&JobSet>) -> Option<Detail
         // chatty), so it would be only as fresh as the node's last change.
         f("Agent host", n.agent_host.clone()),
     ];
-    Some(Detail { title: format!("Node {}", n.name), crumb: n.name.clone(), fields, body: Vec::new() })
+    let body = events.filter(|e| e.node == n.name).map(NodeEvents::lines).unwrap_or_default();
+    Some(Detail { title: format!("Node {}", n.name), crumb: n.name.clone(), fields, body })
 }
 
 /// The next reservation window on the node not yet begun: its name and start.
@@ -236,7 +281,7 @@ mod tests {
         let rows: Vec<Row> = table(&nodes, &PaneView::default(), &set.loans).rows.into_iter().collect();
         assert_eq!((rows[0].cells[1].as_str(), rows[1].cells[1].as_str()), ("  MIXED", "◐ DRAINING ⇄"));
         let lent = |name: &str, jobs| {
-            let fields = detail(&nodes, name, jobs).unwrap().fields;
+            let fields = detail(&nodes, name, jobs, None).unwrap().fields;
             fields.into_iter().find(|(label, _)| label == "On loan to").map(|(_, v)| v).unwrap()
         };
         assert_eq!(lent("n2", Some(&set)), "⇄ 2 (frank, QOS ifteam)");

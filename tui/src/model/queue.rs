@@ -90,6 +90,9 @@ pub const COLUMNS: &[Column] = &[
     Column { sparse: true, ..col("Borrowed", 7, 8, false) },
     // Only while a job asks for a reservation; the Partition cell's `®` says it at any width.
     Column { sparse: true, ..col("Reservation", 7, 14, false) },
+    // Finished jobs' CPU% and Mem% of what they asked (`↓` under a quarter),
+    // as seff reckons them; left out but in the Finished filter.
+    Column { sparse: true, ..col("Eff", 2, 12, true) },
     col("NodeList(Reason)", 1, 30, false),
 ];
 
@@ -120,6 +123,7 @@ pub fn row(r: &JobRec, now_ms: i64) -> Row {
         r.num_nodes.to_string(),
         if r.borrowed { BORROWED_CELL } else { "" }.to_string(),
         r.reservation.to_string(),
+        r.eff.map(|e| e.cell()).unwrap_or_default(),
         r.where_.to_string(),
     ];
     // Lazy rows are ordered by `sort` on the records, so they carry no sort keys.
@@ -211,6 +215,8 @@ pub fn sort(order: &mut Vec<u32>, set: &JobSet, col: usize, desc: bool) {
                     7 => u64::from(r.num_nodes),
                     // Borrowed runs first, as `yes` sorts before blank text.
                     jobs::BORROWED_COL => u64::from(!r.borrowed),
+                    // Least efficient first; jobs without figures last.
+                    jobs::EFF_COL => r.eff.map_or(u64::MAX, |e| e.key()),
                     _ => 0,
                 }
             })
@@ -256,6 +262,10 @@ pub fn table(set: &Arc<JobSet>, view: &PaneView, now_ms: i64) -> TableModel {
     let order = (!plain).then(|| order(set, view));
     let mut widths = set.widths.clone();
     widths[TIME_COL] = format::width(&squeue_secs(set.longest_run(now_ms)));
+    // The Eff column belongs to the Finished filter: elsewhere it is left out as empty.
+    if view.job_states != StateFilter::Finished {
+        widths[jobs::EFF_COL] = 0;
+    }
     if set.has_arrays() {
         return array_rows::table(set, view, order, widths, now_ms);
     }

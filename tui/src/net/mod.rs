@@ -153,7 +153,8 @@ async fn wait(delay: Duration, rpcs: &mut UnboundedReceiver<Rpc>, msgs: &Unbound
                     | Rpc::FetchJobs
                     | Rpc::FetchLicenses
                     | Rpc::FetchProvisioners
-                    | Rpc::Explain(_),
+                    | Rpc::Explain(_)
+                    | Rpc::NodeEvents(_),
                 ) => {}
                 Some(Rpc::Write(op)) => {
                     let _ = msgs.send(Msg::WriteFailed { error: format!("{}: not connected to the controller", op.verb()) });
@@ -377,6 +378,25 @@ async fn serve(
                     let _ = msgs.send(Msg::JobsFailed { error: describe(&s), unsupported });
                 }
             },
+            Rpc::NodeEvents(node) => {
+                let mut audit = audit.clone();
+                let kv = |k: &str, v: &str| spur_proto::v1::KeyValue { key: k.into(), value: v.into() };
+                let filter = vec![
+                    kv("Entity", "node"),
+                    kv("Name", &node),
+                    kv("Outcome", "success"),
+                    kv("limit", &crate::model::nodes::EVENT_ROWS.to_string()),
+                ];
+                match audit.list_txn(spur_proto::v1::ListTxnRequest { filter, before_id: None }).await {
+                    Ok(r) => {
+                        let _ = msgs.send(Msg::NodeEvents { node, rows: Ok(r.into_inner().rows) });
+                    }
+                    Err(s) if gone(&s) => return Exit::Lost(describe(&s)),
+                    Err(s) => {
+                        let _ = msgs.send(Msg::NodeEvents { node, rows: Err(describe(&s)) });
+                    }
+                }
+            }
             Rpc::Explain(job) => {
                 let req = spur_proto::v1::ExplainRequest { job_id: job, candidate_id: None };
                 match jobs.explain(req).await {

@@ -232,6 +232,7 @@ fn on_net(state: &mut State, msg: Msg) -> Vec<Effect> {
             effects
         }
         Msg::Explained { job, answer } => preempt::on_loaded(state, job, answer),
+        Msg::NodeEvents { node, rows } => nodes::on_events(state, node, rows),
         Msg::Licenses(list) => hres::on_loaded(state, list),
         Msg::LicensesFailed => hres::on_failed(state),
         Msg::Provisioners(list) => provisioners::on_loaded(state, list),
@@ -369,6 +370,7 @@ fn normal(state: &mut State, action: Action) -> Vec<Effect> {
             queue::open(state)
         }
         Action::Explain => return preempt::open_selected(state),
+        Action::Open if state.pane == PaneId::Nodes => return nodes::open(state),
         Action::HresToggle => {
             if let Some(op) = hres::start(state) {
                 request_write(state, op);

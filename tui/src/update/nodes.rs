@@ -7,7 +7,8 @@
 //! nodes now), because an incident usually drains several nodes for the
 //! same reason and `sinfo -R` groups nodes by identical text.
 
-use crate::model::action::Action;
+use crate::model::action::{Action, Effect, Rpc};
+use crate::model::nodes::NodeEvents;
 use crate::model::pane::PaneId;
 use crate::model::state::{Mode, ReasonPrompt, State};
 use crate::model::write::{NodeOp, WriteOp};
@@ -119,4 +120,26 @@ fn remember(state: &mut State, reason: String) {
     recent.retain(|r| r != &reason);
     recent.insert(0, reason);
     recent.truncate(REMEMBERED);
+}
+
+/// Enter on a node: its detail, and a read of its history (the newest
+/// [`crate::model::nodes::EVENT_ROWS`] txn rows of it), shown when it answers.
+pub fn open(state: &mut State) -> Vec<Effect> {
+    nav::normal(state, Action::Open);
+    let Mode::Detail { key, .. } = &state.mode else { return Vec::new() };
+    let node = key.clone();
+    state.nodes.events = Some(NodeEvents { node: node.clone(), answer: None });
+    vec![Effect::Rpc(Rpc::NodeEvents(node))]
+}
+
+/// A node's history: kept only while its detail is the one asked for.
+pub fn on_events(
+    state: &mut State,
+    node: String,
+    rows: Result<Vec<spur_proto::v1::TxnRow>, String>,
+) -> Vec<Effect> {
+    if let Some(ev) = state.nodes.events.as_mut().filter(|e| e.node == node) {
+        ev.answer = Some(rows.map(|r| NodeEvents::derive(&r)));
+    }
+    Vec::new()
 }

@@ -90,6 +90,8 @@ pub fn array_row(set: &JobSet, g: &Group, now_ms: i64) -> Row {
         // Loans are per run: opened, the array shows which of its records borrowed.
         String::new(),
         lead.reservation.to_string(),
+        // Efficiency is per record: opened, the array shows each task's.
+        String::new(),
         g.tasks.to_string(),
     ];
     // A failed task marks its array; an array is dimmed only once all of it has ended.
@@ -151,7 +153,7 @@ mod tests {
         let array = &rows[1];
         assert_eq!((array.prefix.as_str(), &array.target), ("▸ ", &Target::Job(7)));
         assert_eq!(array.cells[..2], ["7_*", "ann"]);
-        assert_eq!(array.cells[5..], ["▶ R", "1:30", "1", "", "", "4 tasks: 1 R, 3 PD (Resources)"]);
+        assert_eq!(array.cells[5..], ["▶ R", "1:30", "1", "", "", "", "4 tasks: 1 R, 3 PD (Resources)"]);
         assert_eq!(array.alert, None);
         let t = table(&set, &view, 0);
         assert_eq!(t.total, 2);

@@ -1,0 +1,296 @@
+//! Node history, Slurm's `sacctmgr show event`: who set which state with
+//! which reason, when, and when it ended, derived from the txn log's node
+//! rows. The controller already audits every node state change in the same
+//! commit as the change (an admin's `scontrol update`, and its own: a node
+//! not responding, responding again, a plugin's drain), so the events are a
+//! reading of those rows and no second record is kept that could disagree
+//! with them. An event ends when the next row for its node starts another
+//! (TimeEnd); the newest is open (`Unknown`).
+//!
+//! The read is bounded: the newest [`MAX_LIMIT`] node rows, fetched by
+//! `show txn`'s paging with `Entity=node Outcome=success` (and `Name=` for a
+//! single node) pushed to the store's query. Start= and End= are applied
+//! after the derivation, since an event that began before the window (or
+//! ends after it) needs the rows outside it for its bounds.
+
+use super::columns::Column;
+use crate::vocab::hostlist;
+use crate::vocab::txn::{format_time, parse_time};
+use chrono::{DateTime, Local};
+use spur_proto::v1 as pb;
+
+pub use crate::vocab::txn::MAX_LIMIT;
+
+/// One state a node was in, from `start_ms` to `end_ms` (None: still in it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Event {
+    pub cluster: String,
+    pub node: String,
+    pub start_ms: i64,
+    pub end_ms: Option<i64>,
+    /// Slurm's spelling: DRAIN, DOWN, IDLE (resumed), or the system's words.
+    pub state: String,
+    pub reason: String,
+    pub user: String,
+}
+
+/// `show event`'s filters, checked before any call.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Filter {
+    pub nodes: Vec<String>,
+    pub start_ms: Option<i64>,
+    pub end_ms: Option<i64>,
+    pub states: Vec<String>,
+    pub users: Vec<String>,
+}
+
+const KEYS: &[&str] = &["nodes", "start", "end", "states", "users"];
+
+/// Reads `Nodes= Start= End= States= User=` (any unambiguous prefix, any
+/// case, as sacctmgr reads keys); an unknown key or a bad value names it.
+pub fn parse_filter(pairs: &[(String, String)], now: DateTime<Local>) -> Result<Filter, String> {
+    let mut f = Filter::default();
+    for (k, v) in pairs {
+        let key = match crate::vocab::keyword::resolve(k, KEYS) {
+            Ok(Some(key)) => key,
+            Ok(None) => {
+                return Err(format!(
+                    "unknown key '{k}' for show event (use Nodes=, Start=, End=, States=, User=)"
+                ));
+            }
+            Err(e) => return Err(format!("{k}: {e}")),
+        };
+        match key {
+            "nodes" => f.nodes.extend(hostlist::expand(v).map_err(|e| format!("Nodes: '{v}': {e}"))?),
+            "start" => f.start_ms = Some(parse_time(v, now).map_err(|e| format!("Start: {e}"))?),
+            "end" => f.end_ms = Some(parse_time(v, now).map_err(|e| format!("End: {e}"))?),
+            "states" => f.states.extend(super::kv::list(v).iter().map(|s| s.to_ascii_uppercase())),
+            _ => f.users.extend(super::kv::list(v)),
+        }
+    }
+    Ok(f)
+}
+
+impl Filter {
+    /// The txn query: node rows that changed something, one node's when one is named.
+    pub fn txn_query(&self) -> Vec<pb::KeyValue> {
+        let kv = |k: &str, v: String| pb::KeyValue { key: k.into(), value: v };
+        let mut q = vec![
+            kv("Entity", "node".into()),
+            kv("Outcome", "success".into()),
+            kv("limit", MAX_LIMIT.to_string()),
+        ];
+        if let [one] = self.nodes.as_slice() {
+            q.push(kv("Name", one.clone()));
+        }
+        q
+    }
+
+    fn admits(&self, e: &Event) -> bool {
+        let any = |want: &[String], have: &str| {
+            want.is_empty() || want.iter().any(|w| w.eq_ignore_ascii_case(have))
+        };
+        any(&self.nodes, &e.node)
+            && any(&self.states, &e.state)
+            && any(&self.users, &e.user)
+            && self.end_ms.is_none_or(|end| e.start_ms <= end)
+            && self.start_ms.is_none_or(|start| e.end_ms.is_none_or(|t| t >= start))
+    }
+}
+
+/// What one txn row set: the nodes, the state and its reason.
+fn change(r: &pb::TxnRow) -> Option<(Vec<String>, String, String)> {
+    if r.entity != "node" || r.outcome != "success" || r.action != "update" {
+        return None;
+    }
+    let info: serde_json::Value = serde_json::from_str(&r.info).ok()?;
+    let text = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_string();
+    // An admin's request carries its parameters and the nodes it changed;
+    // the controller's own rows name one node and what happened to it.
+    let (nodes, state, reason) = match info.get("params") {
+        Some(p) => {
+            let updated = text(&info["updated"]);
+            let nodes = hostlist::expand(if updated.is_empty() { &r.name } else { &updated }).ok()?;
+            (nodes, text(&p["state"]), text(&p["reason"]))
+        }
+        None => (vec![r.name.clone()], text(&info["state"]), text(&info["reason"])),
+    };
+    let state = match state.trim().to_ascii_lowercase().as_str() {
+        "drain" => "DRAIN".to_string(),
+        "down" => "DOWN".to_string(),
+        // As the controller reads it: anything else resumes the node.
+        "resume" | "idle" | "undrain" | "responding again" => "IDLE".to_string(),
+        "not responding" => return Some((nodes, "DOWN".into(), "Not responding".into())),
+        _ if info.get("params").is_some() => "IDLE".to_string(),
+        other => other.to_ascii_uppercase(),
+    };
+    Some((nodes, state, reason))
+}
+
+/// The events in `rows` (oldest first), each ended by the next change of its
+/// node, filtered by `f`; newest first per node order of the rows. Pure.
+pub fn derive(rows: &[pb::TxnRow], cluster: &str, f: &Filter) -> Vec<Event> {
+    let mut out: Vec<Event> = vec![];
+    let mut open: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for r in rows {
+        let Some((nodes, state, reason)) = change(r) else { continue };
+        for node in nodes {
+            if let Some(&i) = open.get(&node) {
+                out[i].end_ms = Some(r.time_ms);
+            }
+            open.insert(node.clone(), out.len());
+            let user = r.actor.clone();
+            out.push(Event {
+                cluster: cluster.into(),
+                node,
+                start_ms: r.time_ms,
+                end_ms: None,
+                state: state.clone(),
+                reason: reason.clone(),
+                user,
+            });
+        }
+    }
+    out.retain(|e| f.admits(e));
+    out
+}
+
+/// The columns of `show event`, with Slurm's names.
+pub const COLUMNS: &[Column<Event>] = &[
+    Column { name: "Cluster", aliases: &[], header: "Cluster", get: |e| e.cluster.clone() },
+    Column { name: "NodeName", aliases: &["Nodes"], header: "NodeName", get: |e| e.node.clone() },
+    Column { name: "TimeStart", aliases: &["Start"], header: "TimeStart", get: |e| format_time(e.start_ms) },
+    Column {
+        name: "TimeEnd",
+        aliases: &["End"],
+        header: "TimeEnd",
+        get: |e| e.end_ms.map_or_else(|| "Unknown".into(), format_time),
+    },
+    Column { name: "State", aliases: &["States"], header: "State", get: |e| e.state.clone() },
+    Column { name: "Reason", aliases: &[], header: "Reason", get: |e| e.reason.clone() },
+    Column { name: "User", aliases: &[], header: "User", get: |e| e.user.clone() },
+];
+
+/// `--json`: the events in the data_parser reply others use (`events`,
+/// `meta`, `errors`, `warnings`), times in epoch seconds (`end` 0 while open).
+pub fn json(events: &[Event], cluster: &str) -> String {
+    let records = (events.iter())
+        .map(|e| {
+            serde_json::json!({
+                "cluster": e.cluster,
+                "node": e.node,
+                "time": { "start": e.start_ms / 1000, "end": e.end_ms.map_or(0, |t| t / 1000) },
+                "state": e.state,
+                "reason": e.reason,
+                "user": e.user,
+            })
+        })
+        .collect();
+    super::output::document(&super::jobjson::reply_value("events", records, Some(cluster), vec![]), false)
+}
+
+pub const DEFAULT: &[&str] = &["Cluster", "NodeName", "TimeStart", "TimeEnd", "State", "Reason", "User"];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(id: i64, t: i64, actor: &str, name: &str, info: &str) -> pb::TxnRow {
+        pb::TxnRow {
+            id,
+            time_ms: t,
+            actor: actor.into(),
+            action: "update".into(),
+            entity: "node".into(),
+            name: name.into(),
+            outcome: "success".into(),
+            info: info.into(),
+            ..Default::default()
+        }
+    }
+
+    fn api(id: i64, t: i64, actor: &str, nodes: &str, state: &str, reason: &str) -> pb::TxnRow {
+        let info = serde_json::json!({
+            "params": {"nodename": nodes, "state": state, "reason": reason},
+            "updated": nodes,
+        });
+        row(id, t, actor, nodes, &info.to_string())
+    }
+
+    fn rows() -> Vec<pb::TxnRow> {
+        vec![
+            api(1, 1_000, "alice", "node[01-02]", "drain", "disk"),
+            api(2, 2_000, "bob", "node02", "resume", ""),
+            row(3, 3_000, "spurctld", "node02", r#"{"state":"Not responding"}"#),
+            api(4, 4_000, "alice", "node01", "down", "fan"),
+        ]
+    }
+
+    #[test]
+    fn each_change_is_an_event_ended_by_the_next_on_its_node() {
+        let ev = derive(&rows(), "c", &Filter::default());
+        let view: Vec<_> = ev
+            .iter()
+            .map(|e| {
+                (e.node.as_str(), e.state.as_str(), e.reason.as_str(), e.user.as_str(), e.start_ms, e.end_ms)
+            })
+            .collect();
+        assert_eq!(
+            view,
+            [
+                ("node01", "DRAIN", "disk", "alice", 1_000, Some(4_000)),
+                ("node02", "DRAIN", "disk", "alice", 1_000, Some(2_000)),
+                ("node02", "IDLE", "", "bob", 2_000, Some(3_000)),
+                ("node02", "DOWN", "Not responding", "spurctld", 3_000, None),
+                ("node01", "DOWN", "fan", "alice", 4_000, None),
+            ]
+        );
+    }
+
+    #[test]
+    fn filters_pick_nodes_states_users_and_a_window() {
+        let now = Local::now();
+        let pairs =
+            |v: &[(&str, &str)]| v.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<Vec<_>>();
+        let f = parse_filter(&pairs(&[("Nodes", "node02"), ("states", "drain,down")]), now).unwrap();
+        let ev = derive(&rows(), "c", &f);
+        assert_eq!(ev.iter().map(|e| e.state.as_str()).collect::<Vec<_>>(), ["DRAIN", "DOWN"]);
+        assert_eq!(
+            f.txn_query().iter().find(|kv| kv.key == "Name").map(|kv| kv.value.as_str()),
+            Some("node02")
+        );
+        let f = Filter { users: vec!["bob".into()], ..Filter::default() };
+        assert_eq!(derive(&rows(), "c", &f).len(), 1);
+        // An event overlapping the window is in it; one that ended before it is not.
+        let f = Filter { start_ms: Some(2_500), end_ms: Some(3_500), ..Filter::default() };
+        let ev = derive(&rows(), "c", &f);
+        assert_eq!(ev.iter().map(|e| e.start_ms).collect::<Vec<_>>(), [1_000, 2_000, 3_000]);
+    }
+
+    #[test]
+    fn json_is_the_data_parser_reply() {
+        let ev = derive(&rows(), "c", &Filter::default());
+        let v: serde_json::Value = serde_json::from_str(&json(&ev[3..4], "c")).unwrap();
+        assert_eq!(v["events"][0]["state"], "DOWN", "{v}");
+        assert_eq!(v["events"][0]["time"]["start"], 3, "{v}");
+        assert_eq!(v["events"][0]["time"]["end"], 0, "open: {v}");
+        assert_eq!(v["meta"]["slurm"]["cluster"], "c", "{v}");
+    }
+
+    #[test]
+    fn bad_input_names_the_key() {
+        let now = Local::now();
+        let one = |k: &str, v: &str| parse_filter(&[(k.to_string(), v.to_string())], now).unwrap_err();
+        assert!(one("Nodes", "[").starts_with("Nodes: '['"), "{}", one("Nodes", "["));
+        assert!(one("Bogus", "1").starts_with("unknown key 'Bogus' for show event"));
+        assert!(one("Start", "whenever").starts_with("Start: "));
+    }
+
+    #[test]
+    fn refused_and_unreadable_rows_are_no_events() {
+        let mut denied = api(1, 1_000, "eve", "node01", "drain", "x");
+        denied.outcome = "denied".into();
+        let garbled = row(2, 2_000, "alice", "node01", "not json");
+        assert!(derive(&[denied, garbled], "c", &Filter::default()).is_empty());
+    }
+}
