@@ -76,6 +76,11 @@ impl Executor {
         &self.state
     }
 
+    /// Whether a run of `job` is here now (spur tail follows its output while it is).
+    pub fn runs(&self, job: u64) -> bool {
+        self.lock().contains_key(&job)
+    }
+
     /// The jobs running here, for registration.
     pub fn running(&self) -> Vec<pb::RunningJob> {
         let r = self.lock();
