@@ -88,6 +88,48 @@ fn tail_shows_the_end_and_follows_a_running_job_until_it_ends() {
 }
 
 #[test]
+fn tail_f_follows_a_requeued_job_into_its_next_run() {
+    let e = Cluster::two_nodes(|t| t, &[]);
+    let script = e.dir.path().join("runs.sh");
+    // Each run says which it is (a count kept beside it), then waits for `stop`.
+    std::fs::write(
+        &script,
+        "#!/bin/sh\nn=$(cat count 2>/dev/null || echo 0)\necho $((n + 1)) > count\necho run $n\n\
+         while [ ! -e stop ]; do sleep 0.1; done\n",
+    )
+    .unwrap();
+    let id = e.sbatch(&["--requeue", script.to_str().unwrap()]);
+    e.wait_field(id, "%T", "RUNNING");
+    let sid = id.to_string();
+    let mut child = client("spur", &e.c.url, &["tail", "-f", &sid], &[])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let seen = Arc::new(Mutex::new(Vec::<String>::new()));
+    let reader = {
+        let (seen, out) = (seen.clone(), child.stdout.take().unwrap());
+        std::thread::spawn(move || {
+            for line in BufReader::new(out).lines().map_while(Result::ok) {
+                seen.lock().unwrap().push(line);
+            }
+        })
+    };
+    let has = |l: &str| seen.lock().unwrap().iter().any(|s| s == l);
+    wait_for("the first run's line", || has("run 0").then_some(()));
+    e.ok("scontrol", &format!("requeue {id}"));
+    wait_for("the next run's line, on the same tail", || has("run 1").then_some(()));
+    std::fs::write(e.dir.path().join("stop"), "").unwrap();
+    let status = wait_for("the tail to end with the job", || child.try_wait().unwrap());
+    reader.join().unwrap();
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert!(status.success(), "{status:?}: {err}");
+    assert_eq!(*seen.lock().unwrap(), ["run 0", "run 1"], "{err}");
+    assert!(err.contains(&format!("job {id} ran again: its new output")), "{err}");
+}
+
+#[test]
 fn a_file_another_user_owns_or_a_symlink_in_its_place_is_not_read() {
     let e = Cluster::two_nodes(|t| t, &[]);
     // The job's stdout is a symlink to a file it does not own (made before the job starts):

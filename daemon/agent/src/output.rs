@@ -69,10 +69,10 @@ fn read_at(f: &File, at: u64, len: u64) -> std::io::Result<Vec<u8>> {
 }
 
 /// Reads the file `r` names and sends it to the controller; `running` says
-/// whether the job still runs here. Ends at the file's end when not
+/// whether the job's run (its id) still runs here. Ends at the file's end when not
 /// following or once the job has ended, or when the controller refuses a
 /// piece (nobody reads it any more).
-pub async fn read(r: pb::ReadOutput, running: impl Fn(u64) -> bool, link: Link) {
+pub async fn read(r: pb::ReadOutput, running: impl Fn(u64, &str) -> bool, link: Link) {
     let report = |data: Vec<u8>, eof: bool, error: String, note: String| pb::OutputReport {
         agent_id: link.agent_id.clone(),
         agent_key: link.agent_key.clone(),
@@ -92,7 +92,7 @@ pub async fn read(r: pb::ReadOutput, running: impl Fn(u64) -> bool, link: Link) 
             Err(e)
                 if e.kind() == std::io::ErrorKind::NotFound
                     && r.follow
-                    && (running(r.job_id) || since.elapsed() < OPEN_GRACE) =>
+                    && (running(r.job_id, &r.run_id) || since.elapsed() < OPEN_GRACE) =>
             {
                 tokio::time::sleep(POLL).await;
             }
@@ -123,7 +123,7 @@ pub async fn read(r: pb::ReadOutput, running: impl Fn(u64) -> bool, link: Link) 
     loop {
         // Whether the job runs is asked before the file's length: what it
         // wrote before it ended is read before the end is sent.
-        let alive = r.follow && running(r.job_id);
+        let alive = r.follow && running(r.job_id, &r.run_id);
         let end = len(&f);
         let mut note = String::new();
         if end < at {

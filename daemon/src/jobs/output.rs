@@ -243,6 +243,7 @@ impl JobService {
             lines: if r.lines == 0 { DEFAULT_LINES } else { r.lines },
             from_start,
             follow: r.follow,
+            run_id: t.run_id.clone(),
         };
         let cmd = pb::AgentCommand { cmd: Some(pb::agent_command::Cmd::ReadOutput(cmd)) };
         self.link
