@@ -86,6 +86,7 @@ pub async fn read(r: pb::ReadOutput, running: impl Fn(u64, &str) -> bool, link: 
     let send = |p: pb::OutputReport| async { link.client.clone().report_output(p).await.is_ok() };
     let owner = r.uid.unwrap_or_else(|| nix::unistd::geteuid().as_raw());
     let since = Instant::now();
+    let mut quiet = Instant::now();
     let f = loop {
         match open_checked(&r.path, owner) {
             Ok(f) => break f,
@@ -94,6 +95,13 @@ pub async fn read(r: pb::ReadOutput, running: impl Fn(u64, &str) -> bool, link: 
                     && r.follow
                     && (running(r.job_id, &r.run_id) || since.elapsed() < OPEN_GRACE) =>
             {
+                // The job has not opened it yet (its prologs run): the controller still hears from us.
+                if quiet.elapsed() >= KEEPALIVE {
+                    if !send(report(vec![], false, String::new(), String::new())).await {
+                        return;
+                    }
+                    quiet = Instant::now();
+                }
                 tokio::time::sleep(POLL).await;
             }
             Err(e) => {
@@ -119,7 +127,6 @@ pub async fn read(r: pb::ReadOutput, running: impl Fn(u64, &str) -> bool, link: 
             return;
         }
     }
-    let mut quiet = Instant::now();
     loop {
         // Whether the job runs is asked before the file's length: what it
         // wrote before it ended is read before the end is sent.
