@@ -1,6 +1,6 @@
 //! Real users under `[auth] plugin = "munge"`, with the real binaries: each
 //! user's job runs as that user and writes files they own; no user can
-//! cancel, update or read another's job, whatever name they assert; files a
+//! cancel, update, tail or read another's job, whatever name they assert; files a
 //! user cannot write fail the job and are never made by root; replayed,
 //! foreign, missing and non-root agent credentials are refused and logged.
 //! Needs root, munged, useradd and runuser (as CI has); skipped elsewhere.
@@ -113,9 +113,14 @@ fn each_user_s_job_runs_as_that_user_and_owns_its_files() {
 #[test]
 fn no_user_can_touch_another_s_job_whatever_name_they_assert() {
     let Some(s) = Site::up() else { return };
-    let id = s.submit(ALICE, "slow-%j.out", "sleep 300");
+    let id = s.submit(ALICE, "slow-%j.out", "echo started; sleep 300");
     wait_for("alice's job running", || (s.state(id) == "RUNNING").then_some(()));
     let sid = id.to_string();
+    // Her output is hers to read (the file she owns, read by root's agent for her).
+    wait_for("alice tails her job", || {
+        let out = s.m.run_as(ALICE, &s.c.url, "spur", &["tail", &sid], &[]);
+        (out.status.success() && out.stdout == b"started\n").then_some(())
+    });
     // As bob, and as bob claiming to be alice: the name asserted is not who he is.
     for extra in [vec![], vec![("USER", ALICE), ("LOGNAME", ALICE)]] {
         let owner = format!("job {id} belongs to '{ALICE}'");
@@ -131,6 +136,8 @@ fn no_user_can_touch_another_s_job_whatever_name_they_assert() {
         assert!(e.contains(&owner), "update as bob: {e}");
         let e = s.m.fails_as(BOB, &s.c.url, "scontrol", &["hold", &sid], &extra);
         assert!(e.contains(&owner), "hold as bob: {e}");
+        let e = s.m.fails_as(BOB, &s.c.url, "spur", &["tail", "-f", &sid], &extra);
+        assert!(e.contains(&owner) && e.contains("read its output"), "tail as bob: {e}");
     }
     assert_eq!(s.state(id), "RUNNING");
     // Nothing of the job's is readable by bob on the node: not the state

@@ -28,6 +28,7 @@
 //! - [`sbcast`]: `sbcast` / `spur bcast`: a file copied to a running job's nodes as its user.
 //! - [`sattach`]: `sattach` / `spur attach`: a running step's output, beside its srun.
 //! - [`audit`]: `spur audit tail`.
+//! - [`tail`]: `spur tail JOBID`: a job's stdout or stderr, from its node, live with `-f`.
 //! - [`token`]: `spur token user|create|list|revoke`.
 //!
 //! Shared pieces below the commands:
@@ -113,6 +114,7 @@ pub mod sshare;
 pub mod sstat;
 pub mod stepfmt;
 pub mod submit_opts;
+pub mod tail;
 pub mod token;
 
 use std::path::Path;
@@ -158,6 +160,7 @@ usage: spur SUBCOMMAND [args...]
   alloc ...             the same as salloc
   eff JOBID             the same as seff
   audit tail [Key=value ...] [-P] [--after ID]   print txn rows as they commit
+  tail [-f] [--err] [-n LINES] JOBID   a job's stdout (stderr) from its node; -f follows it
   token user --name N [--admin-level L] [--ttl 24h]   mint a user JWT from the key in spur.conf
   token create [--ttl 24h] | token list | token revoke ID   node admission tokens
   install-links DIR     create sacctmgr, scontrol, squeue, ... links to this binary in DIR
@@ -173,6 +176,7 @@ pub async fn main(argv: Vec<String>) -> i32 {
     match rest.split_first() {
         Some((sub, args)) if sub == "install-links" => install_links(args),
         Some((sub, args)) if sub == "audit" => audit::main(args).await,
+        Some((sub, args)) if sub == "tail" => tail::main(args).await,
         Some((sub, args)) if sub == "token" => token::main(args).await,
         Some((sub, _)) if sub == "-h" || sub == "--help" || sub == "help" => {
             output::emit("spur", &format!("{SPUR_USAGE}\n"))

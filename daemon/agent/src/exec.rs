@@ -76,6 +76,12 @@ impl Executor {
         &self.state
     }
 
+    /// Whether run `run_id` of `job` (any run when empty) is here now
+    /// (spur tail follows its output while it is).
+    pub fn runs(&self, job: u64, run_id: &str) -> bool {
+        self.lock().get(&job).is_some_and(|r| run_id.is_empty() || r.run_id == run_id)
+    }
+
     /// The jobs running here, for registration.
     pub fn running(&self) -> Vec<pb::RunningJob> {
         let r = self.lock();

@@ -19,6 +19,7 @@
 //! - [`facts`]: the host's facts (uname, os-release, cpuinfo, PCI modaliases) for
 //!   provisioner conditions, collected once and sent with every registration.
 //! - [`link`]: the controller as a step's stream and a step node's reports reach it.
+//! - [`output`]: spur tail: a job's output file read as its user may, streamed to the controller.
 //! - [`hres`]: HRES plugins on the node: the job's plugin data, the node functions.
 //! - [`facts_file`]: `--facts FILE`, facts for simulated nodes over the host's.
 //! - [`task_env`]: what each task of a step adds to its environment on its node.
@@ -36,6 +37,7 @@ pub mod facts;
 pub mod facts_file;
 pub mod hres;
 pub mod link;
+pub mod output;
 pub mod pty;
 pub mod rlimits;
 pub mod runas;
@@ -342,6 +344,11 @@ async fn session(
                 // Never awaited: the controller's credits keep a step's queue from filling.
                 Ok(Some(pb::AgentCommand { cmd: Some(pb::agent_command::Cmd::StepStdin(s)) })) => {
                     exec.tasks.feeds.piece(s);
+                }
+                // spur tail: read on its own; its pieces wait for the controller, never the commands.
+                Ok(Some(pb::AgentCommand { cmd: Some(pb::agent_command::Cmd::ReadOutput(r)) })) => {
+                    let ex = exec.clone();
+                    tokio::spawn(output::read(r, move |job, run| ex.runs(job, run), link.clone()));
                 }
                 Ok(Some(pb::AgentCommand { cmd: Some(pb::agent_command::Cmd::SampleSteps(s)) })) => {
                     tokio::spawn(report_use(exec.tasks.clone(), s, link.clone()));

@@ -30,6 +30,7 @@
 //! - `plugin`: HRES plugins in a job's life: pre-runs of starts, holds, arguments checked again, epilog.
 //! - `stored_reason`: a record's reason code as the store spells it, old free-text rows included.
 //! - `link`: where the executor's commands to agents go (the agents, or a test's recording).
+//! - [`output`]: spur tail: a job's stdout or stderr read by its batch node's agent, relayed to the caller.
 //! - [`steps`]: job steps (srun): their records, layout, environment, and the live relays.
 
 pub(crate) mod admit;
@@ -49,6 +50,7 @@ pub(crate) mod launch;
 pub(crate) mod link;
 pub mod mail;
 pub(crate) mod maintain;
+pub mod output;
 pub(crate) mod owner;
 pub mod parts;
 pub(crate) mod plugin;
@@ -123,6 +125,8 @@ pub struct JobService {
     pub(crate) samples: steps::stats::Waiting<spur_proto::v1::UseReport>,
     /// sbcast copies waiting for their nodes' answers.
     pub(crate) bcasts: steps::stats::Waiting<spur_proto::v1::BcastReport>,
+    /// spur tail's open tails and the agents' pieces on their way to them.
+    pub(crate) tails: Arc<output::Tails>,
     /// sdiag's counters, which `sdiag --reset` zeroes.
     pub diag: diag::Diag,
     /// When each preemptor last had victims evicted (drain timeout).
@@ -246,6 +250,7 @@ impl JobService {
             diag: diag::Diag::new(now_ms()),
             samples: Default::default(),
             bcasts: Default::default(),
+            tails: Default::default(),
             evicted_for: Mutex::new(Default::default()),
             dirty: Notify::new(),
             events: tokio::sync::broadcast::channel(events::BACKLOG).0,

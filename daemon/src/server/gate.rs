@@ -296,6 +296,21 @@ impl Targeted for pb::ExplainRequest {}
 impl Targeted for pb::StepStatsRequest {}
 impl Targeted for pb::BcastReport {}
 impl Targeted for pb::AttachRequest {}
+impl Targeted for pb::TailOutputRequest {
+    fn target(&self) -> String {
+        self.job_id.to_string()
+    }
+}
+impl Targeted for pb::OutputReport {
+    fn bounds(&self) -> Result<(), Error> {
+        match self.data.len() {
+            n if n > 64 << 10 => {
+                Err(Error::invalid("data", format!("{n} bytes in one piece; at most 65536")))
+            }
+            _ => Ok(()),
+        }
+    }
+}
 impl Targeted for pb::UseReport {
     fn bounds(&self) -> Result<(), Error> {
         cap("tasks", self.tasks.len(), MAX_IDS)

@@ -285,6 +285,17 @@ impl Agent for AgentApi {
             .await
     }
 
+    async fn report_output(&self, req: Request<pb::OutputReport>) -> Result<Response<pb::UseAck>, Status> {
+        self.gate
+            .run(agent::REPORT_OUTPUT, req, |_, r| async move {
+                // Only the agent hosting the node may answer for it.
+                let nodes = self.nodes.agent_nodes(&r.agent_id, &r.agent_key)?;
+                self.jobs.tails.answer(&nodes, r).await?;
+                Ok((pb::UseAck {}, vec![]))
+            })
+            .await
+    }
+
     async fn report_bcast(&self, req: Request<pb::BcastReport>) -> Result<Response<pb::UseAck>, Status> {
         self.gate
             .run(agent::REPORT_BCAST, req, |_, r| async move {

@@ -92,6 +92,7 @@ service!(agent = "spur.v1.Agent" {
     STEP_IO = "StepIo",
     REPORT_USE = "ReportUse",
     REPORT_BCAST = "ReportBcast",
+    REPORT_OUTPUT = "ReportOutput",
 });
 
 service!(steps = "spur.v1.Steps" {
@@ -100,6 +101,7 @@ service!(steps = "spur.v1.Steps" {
     STEP_STATS = "StepStats",
     BCAST = "Bcast",
     ATTACH = "Attach",
+    TAIL_OUTPUT = "TailOutput",
 });
 
 service!(

@@ -115,6 +115,7 @@ pub const RPCS: &[(&str, Class)] = &[
     (agent::STEP_IO, Internal),
     (agent::REPORT_USE, Internal),
     (agent::REPORT_BCAST, Internal),
+    (agent::REPORT_OUTPUT, Internal),
     // The steps core checks the caller owns the job (or is an Operator).
     (steps::RUN_STEP, Unaudited(Anyone)),
     // sstat: the steps core checks the caller owns the job (or is an Operator).
@@ -124,6 +125,9 @@ pub const RPCS: &[(&str, Class)] = &[
     (steps::BCAST, Unaudited(Anyone)),
     // sattach: the steps core checks the caller owns the job (or is an Operator).
     (steps::ATTACH, Read(Anyone)),
+    // spur tail: the output core checks the caller owns the job (or is an Operator) before
+    // anything is asked of an agent.
+    (steps::TAIL_OUTPUT, Read(Anyone)),
     (steps::SIGNAL_STEPS, Mutate { entity: "job", role: Anyone, target: "steps", in_txn: false }),
     (health::CHECK, Internal),
     (health::WATCH, Internal),
@@ -144,6 +148,7 @@ pub const UNAUTHENTICATED: &[&str] = &[
     agent::STEP_IO,
     agent::REPORT_USE,
     agent::REPORT_BCAST,
+    agent::REPORT_OUTPUT,
 ];
 
 /// Paths answered with no credential at all, under every plugin: health

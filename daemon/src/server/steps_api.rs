@@ -17,6 +17,7 @@ use tokio_stream::Stream;
 use tonic::{Request, Response, Status, Streaming};
 
 type StepEvents = Pin<Box<dyn Stream<Item = Result<pb::StepEvent, Status>> + Send>>;
+type OutputChunks = Pin<Box<dyn Stream<Item = Result<pb::OutputChunk, Status>> + Send>>;
 
 pub struct StepsApi {
     gate: Arc<Gate>,
@@ -87,6 +88,37 @@ fn step_ref(raw: &str) -> Result<(u64, u32), Error> {
 impl Steps for StepsApi {
     type RunStepStream = StepEvents;
     type AttachStream = StepEvents;
+    type TailOutputStream = OutputChunks;
+
+    async fn tail_output(
+        &self,
+        req: Request<pb::TailOutputRequest>,
+    ) -> Result<Response<OutputChunks>, Status> {
+        let streams = self.gate.streams.clone();
+        self.gate
+            .run(path::TAIL_OUTPUT, req, |ctx, r| async move {
+                // The owner check comes first in the core: a refused caller holds no slot.
+                let mut rx = self.jobs.tail_output(ctx.role, &ctx.caller, r)?;
+                let slot = streams.open(&ctx.caller.user)?;
+                let (tx, out) = tokio::sync::mpsc::channel(crate::jobs::output::QUEUE);
+                // The slot is held while the caller reads; a caller that stops reading is dropped.
+                tokio::spawn(async move {
+                    loop {
+                        tokio::select! {
+                            _ = tx.closed() => break,
+                            c = rx.recv() => match c {
+                                Some(Ok(c)) => if !super::streams::send(&tx, c).await { break },
+                                Some(Err(s)) => { let _ = tx.send(Err(s)).await; break }
+                                None => break,
+                            }
+                        }
+                    }
+                    drop(slot);
+                });
+                Ok((Box::pin(tokio_stream::wrappers::ReceiverStream::new(out)) as OutputChunks, vec![]))
+            })
+            .await
+    }
 
     async fn attach(&self, req: Request<pb::AttachRequest>) -> Result<Response<StepEvents>, Status> {
         let streams = self.gate.streams.clone();

@@ -47,6 +47,8 @@ pub enum Action {
     JobStates,
     /// Queue pane: open the Preemption pane on the selected job.
     Explain,
+    /// Queue pane: the selected job's stdout (stderr when true), live.
+    Output(bool),
     /// HRES pane: flip DisableLayer of the selected layer, or DisableHRES on a resource's row.
     HresToggle,
     /// The Reservations pane's `n`: a new reservation, typed as scontrol's words.
@@ -94,7 +96,11 @@ impl Action {
         (self.is_write() && !matches!(self, Action::Request(_)))
             || matches!(
                 self,
-                Action::JobStates | Action::Explain | Action::TogglePause | Action::TxnFilterMode
+                Action::JobStates
+                    | Action::Explain
+                    | Action::Output(_)
+                    | Action::TogglePause
+                    | Action::TxnFilterMode
             )
     }
 
@@ -150,6 +156,19 @@ pub enum Rpc {
     FetchProvisioners,
     /// Read one node's history (its txn rows), when its detail opens; see `update::nodes`.
     NodeEvents(String),
+    /// Stream a job's output (`Steps.TailOutput`, following); replaces any running one.
+    Output(OutputSpec),
+    /// Stop the job output stream.
+    StopOutput,
+}
+
+/// One job output stream.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputSpec {
+    /// Generation: reports carry it back so pieces of a closed view are dropped.
+    pub sub: u64,
+    pub job: u64,
+    pub stderr: bool,
 }
 
 /// One subscription to the txn log.
@@ -335,5 +354,16 @@ pub enum Msg {
     JobsFailed {
         error: String,
         unsupported: bool,
+    },
+    /// A piece of a job's output (`data`), or a line of the stream's own (`note`).
+    Output {
+        sub: u64,
+        data: Vec<u8>,
+        note: String,
+    },
+    /// The output stream ended: the job's end (None) or why not.
+    OutputEnded {
+        sub: u64,
+        error: Option<String>,
     },
 }

@@ -117,6 +117,8 @@ fn build(id: PaneId) -> Pane {
                 hint(Action::Open, "detail", Offered::OffArray),
                 always(Action::SortNext, "sort"),
                 always(Action::Explain, "why"),
+                always(Action::Output(false), "output"),
+                always(Action::Output(true), "stderr"),
             ];
             Pane {
                 not_deleted: Some(("jobs are cancelled, not deleted", Action::JobAction(JobOp::Cancel))),

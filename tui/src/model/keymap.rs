@@ -176,7 +176,8 @@ impl std::error::Error for KeymapError {}
 #[derive(Debug, Clone)]
 pub struct Keymap {
     bindings: Vec<Binding>,
-    lookup: HashMap<KeySpec, usize>,
+    /// A key's bindings: one, or pane-only keys of panes that share none (`O`).
+    lookup: HashMap<KeySpec, Vec<usize>>,
 }
 
 impl Default for Keymap {
@@ -212,7 +213,7 @@ impl Keymap {
     }
 
     fn build(bindings: Vec<Binding>) -> Result<Keymap, KeymapError> {
-        let mut lookup: HashMap<KeySpec, usize> = HashMap::new();
+        let mut lookup: HashMap<KeySpec, Vec<usize>> = HashMap::new();
         for (i, b) in bindings.iter().enumerate() {
             for key in &b.keys {
                 if *key == QUIT_KEY && b.action != Action::Quit {
@@ -222,16 +223,17 @@ impl Keymap {
                         second: b.name.into(),
                     });
                 }
-                if let Some(&j) = lookup.get(key)
-                    && j != i
-                {
+                let held = lookup.entry(*key).or_default();
+                if let Some(&j) = held.iter().find(|&&j| j != i && !apart(&bindings[j].action, &b.action)) {
                     return Err(KeymapError::Conflict {
                         key: key.to_string(),
                         first: bindings[j].name.into(),
                         second: b.name.into(),
                     });
                 }
-                lookup.insert(*key, i);
+                if !held.contains(&i) {
+                    held.push(i);
+                }
             }
         }
         Ok(Keymap { bindings, lookup })
@@ -241,7 +243,17 @@ impl Keymap {
         if key == QUIT_KEY {
             return Some(&Action::Quit);
         }
-        self.lookup.get(&key).map(|&i| &self.bindings[i].action)
+        self.lookup.get(&key).and_then(|held| held.first()).map(|&i| &self.bindings[i].action)
+    }
+
+    /// The action of `key` on `pane`: of a key several panes' own keys share, the one `pane` offers.
+    pub fn action_on(&self, key: KeySpec, pane: PaneId) -> Option<&Action> {
+        let held = self.lookup.get(&key);
+        let mine = held.and_then(|h| h.iter().find(|&&i| pane.offers(&self.bindings[i].action)));
+        match mine {
+            Some(&i) => Some(&self.bindings[i].action),
+            None => self.action_for(key),
+        }
     }
 
     pub fn bindings(&self) -> &[Binding] {
@@ -267,6 +279,12 @@ pub const FIXED_KEYS: &[(&str, &str)] = &[
     ("tab", "command, audit filter: complete; form/dialog: next field/button"),
     ("↑/↓", "drain/down reason: pick a recent reason (tab too)"),
 ];
+
+/// Two pane-only keys no pane offers both of may share a key (`O`: the
+/// HRES pane's toggle, the Queue's stderr).
+fn apart(a: &Action, b: &Action) -> bool {
+    a.pane_only() && b.pane_only() && PaneId::ALL.iter().all(|p| !(p.offers(a) && p.offers(b)))
+}
 
 fn keys(specs: &[&str]) -> Vec<KeySpec> {
     specs.iter().filter_map(|s| KeySpec::parse(s).ok()).collect()
@@ -312,6 +330,8 @@ pub fn default_table() -> Vec<Binding> {
         b("job_requeue", Action::JobAction(JobOp::Requeue), &["Q"], "requeue running jobs"),
         b("job_states", Action::JobStates, &["t"], "cycle all/PD/R/done jobs"),
         b("explain", Action::Explain, &["w"], "why: the job's reason and preemption verdicts"),
+        b("job_output", Action::Output(false), &["o"], "the job's stdout, live"),
+        b("job_stderr", Action::Output(true), &["O"], "the job's stderr, live"),
         b("hres_toggle", Action::HresToggle, &["O"], "HRES: disable/enable layer (resource row: all)"),
         b("resv_new", Action::NewResv, &["n"], "new reservation"),
         b("pause", Action::TogglePause, &["p"], "pause/resume the audit tail"),

@@ -20,6 +20,7 @@
 //! | [`format`](mod@format) | Slurm spellings of wall times, limits, shares, memory; display width |
 //! | [`jobs`] | `ListJobs` compacted for 100,000 jobs: records, state codes, memoised order, arrays folded into lines, `JobOp`, the nodes idle-fill lent (`Loans`) |
 //! | [`tree`] | tree glyphs for the Accounts and HRES panes |
+//! | [`output`] | a job's stdout or stderr, live (`o`/`O` on the Queue): the last lines of the stream, scrolled or following |
 //!
 //! One module per pane, by the pane's name, holds its data and its rows:
 //! [`queue`], [`nodes`] (and the drain/down reason field), [`qos`],
@@ -39,6 +40,7 @@ pub mod jobs;
 pub mod keymap;
 pub mod layout;
 pub mod nodes;
+pub mod output;
 pub mod pane;
 pub mod preempt;
 pub mod provisioners;

@@ -200,6 +200,8 @@ pub enum Mode {
     Reason(Box<ReasonPrompt>),
     /// A reservation typed as `scontrol create|update reservation`'s words.
     Resv(Box<ResvPrompt>),
+    /// A job's output, live (`State::output`), in place of the table.
+    Output,
 }
 
 /// The words of a new reservation, or of a change to `editing`, checked as they are typed.
@@ -281,6 +283,10 @@ pub struct State {
     /// The Provisioners pane's definitions.
     pub provisioners: Provisioners,
     pub resvs: crate::model::reservations::Reservations,
+    /// The job output view (`o`/`O`), while it is open or until another replaces it.
+    pub output: Option<crate::model::output::OutputView>,
+    /// The generation of the last output stream asked for.
+    pub output_seq: u64,
 }
 
 impl State {
@@ -310,6 +316,8 @@ impl State {
             audit: AuditLog::default(),
             provisioners: Provisioners::default(),
             resvs: Default::default(),
+            output: None,
+            output_seq: 0,
         };
         state.relayout();
         state

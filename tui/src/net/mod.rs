@@ -19,6 +19,7 @@
 //! before they are reported.
 
 mod calls;
+mod output;
 mod tail;
 mod watch;
 
@@ -154,8 +155,13 @@ async fn wait(delay: Duration, rpcs: &mut UnboundedReceiver<Rpc>, msgs: &Unbound
                     | Rpc::FetchLicenses
                     | Rpc::FetchProvisioners
                     | Rpc::Explain(_)
-                    | Rpc::NodeEvents(_),
+                    | Rpc::NodeEvents(_)
+                    | Rpc::StopOutput,
                 ) => {}
+                Some(Rpc::Output(spec)) => {
+                    let error = Some("not connected to the controller".to_string());
+                    let _ = msgs.send(Msg::OutputEnded { sub: spec.sub, error });
+                }
                 Some(Rpc::Write(op)) => {
                     let _ = msgs.send(Msg::WriteFailed { error: format!("{}: not connected to the controller", op.verb()) });
                 }
@@ -241,6 +247,7 @@ async fn serve(
     let mut jobs = JobsGrpc::with_interceptor(channel.clone(), icpt.clone())
         .max_decoding_message_size(spur_proto::wire::JOBS_MESSAGE_MAX);
     let audit = AuditClient::with_interceptor(channel.clone(), icpt.clone());
+    let steps = spur_proto::v1::steps_client::StepsClient::with_interceptor(channel.clone(), icpt.clone());
     let mut licenses = LicensesGrpc::with_interceptor(channel.clone(), icpt.clone());
     let mut resvs = ResvGrpc::with_interceptor(channel.clone(), icpt.clone());
     let mut session = SessionClient::with_interceptor(channel.clone(), icpt.clone());
@@ -255,6 +262,8 @@ async fn serve(
         Err(e) => return Exit::Lost(e),
     };
     let mut tail: Option<Tail> = None;
+    // The job output view's stream; dropping it (closed, replaced, the connection lost) stops it.
+    let mut job_output: Option<Task> = None;
     loop {
         // In a block so the futures borrowing `health` and `tail` end before the match.
         let event = {
@@ -315,6 +324,10 @@ async fn serve(
         };
         match rpc {
             Rpc::Tail(spec) => tail = Some(start_tail(&audit, spec, msgs)),
+            Rpc::Output(spec) => {
+                drop(job_output.replace(Task(tokio::spawn(output::run(steps.clone(), spec, msgs.clone())))));
+            }
+            Rpc::StopOutput => drop(job_output.take()),
             Rpc::WhoAmI => match session.who_am_i(WhoAmIRequest {}).await {
                 Ok(r) => {
                     let _ = msgs.send(Msg::Session(Session::from_pb(r.into_inner())));

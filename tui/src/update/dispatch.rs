@@ -14,7 +14,9 @@ use crate::model::state::{Choice, Confirm, Conn, Mode, Prompt, State};
 use crate::model::table::Target;
 use crate::model::write::{NodeOp, WriteOp};
 use crate::update::command::{self, Command};
-use crate::update::{audit, form, hres, live, nav, nodes, preempt, provisioners, queue, reservations};
+use crate::update::{
+    audit, form, hres, live, nav, nodes, output, preempt, provisioners, queue, reservations,
+};
 use tui_input::Input;
 
 pub fn dispatch(state: &mut State, action: Action) -> Vec<Effect> {
@@ -70,6 +72,7 @@ pub fn dispatch(state: &mut State, action: Action) -> Vec<Effect> {
                 nav::help(state, other);
                 Vec::new()
             }
+            Mode::Output => output::key(state, other),
             Mode::Normal | Mode::Detail { .. } => normal(state, other),
         },
     }
@@ -191,6 +194,7 @@ fn on_net(state: &mut State, msg: Msg) -> Vec<Effect> {
             state.conn = Conn::Reconnecting { attempt, retry_in };
             state.relayout();
             live::reset(state);
+            output::lost(state);
             queue::reset(state);
             preempt::reset(state);
             state.last_error = Some(error);
@@ -201,6 +205,7 @@ fn on_net(state: &mut State, msg: Msg) -> Vec<Effect> {
             state.conn = Conn::Disconnected;
             state.relayout();
             live::reset(state);
+            output::lost(state);
             queue::reset(state);
             preempt::reset(state);
             state.loading = false;
@@ -272,6 +277,14 @@ fn on_net(state: &mut State, msg: Msg) -> Vec<Effect> {
             Vec::new()
         }
         Msg::ListLoaded(list) => live::on_list(state, list),
+        Msg::Output { sub, data, note } => {
+            output::on_piece(state, sub, &data, &note);
+            Vec::new()
+        }
+        Msg::OutputEnded { sub, error } => {
+            output::on_ended(state, sub, error);
+            Vec::new()
+        }
         Msg::ListFailed { list, error } => {
             live::on_list_failed(state, list, error);
             Vec::new()
@@ -371,6 +384,7 @@ fn normal(state: &mut State, action: Action) -> Vec<Effect> {
         }
         Action::Explain => return preempt::open_selected(state),
         Action::Open if state.pane == PaneId::Nodes => return nodes::open(state),
+        Action::Output(stderr) => return output::open(state, stderr),
         Action::HresToggle => {
             if let Some(op) = hres::start(state) {
                 request_write(state, op);

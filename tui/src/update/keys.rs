@@ -59,8 +59,10 @@ pub fn action_for_key(state: &State, key: KeyEvent) -> Option<Action> {
             KeyCode::BackTab | KeyCode::Left | KeyCode::Char('h') => Some(Action::FocusPrev),
             _ => None,
         },
-        Mode::Normal | Mode::Detail { .. } | Mode::Help { .. } => {
-            state.settings.keymap.action_for(spec).cloned()
+        // The output view: Esc or q closes it (q does not quit from here); the rest scroll.
+        Mode::Output if matches!(key.code, KeyCode::Esc | KeyCode::Char('q')) => Some(Action::Back),
+        Mode::Normal | Mode::Detail { .. } | Mode::Help { .. } | Mode::Output => {
+            state.settings.keymap.action_on(spec, state.pane).cloned()
         }
     }
 }

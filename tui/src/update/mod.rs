@@ -15,6 +15,7 @@
 //! | [`queue`] | the Queue pane: job re-reads and pushed changes, `t`, cancel / hold / release / requeue |
 //! | [`nodes`] | the Nodes pane: drain / resume / down, the reason field, recent reasons |
 //! | [`hres`] | the HRES pane: the DisableLayer / DisableHRES toggle |
+//! | [`output`] | a job's output, live (`o`/`O` on the Queue): opening, scrolling, closing, its stream's pieces |
 //! | [`preempt`] | the Preemption pane: opening (`w`, `:explain`), re-reads of the explanation |
 //! | [`audit`] | the Audit pane: subscribing the tail, pause, the txn filter, resume after a reconnect |
 //! | [`reservations`] | the Reservations pane: the prompt of `n` (new) and `e` (change), checked as typed
@@ -29,6 +30,7 @@ pub mod keys;
 pub mod live;
 pub mod nav;
 pub mod nodes;
+pub mod output;
 pub mod preempt;
 pub mod provisioners;
 pub mod queue;

@@ -189,6 +189,13 @@ pub fn line(state: &State, theme: Theme, frame: &mut Frame, area: Rect) {
     let line = match &state.message {
         Some(m) if m.error => Line::styled(m.text.clone(), theme.error()),
         Some(m) => Line::styled(m.text.clone(), theme.info()),
+        None if matches!(state.mode, Mode::Output) => {
+            let keys = [("esc/q", "close"), ("↑/↓ pgup/pgdn", "scroll"), ("g/G", "top/follow")];
+            let spans = keys.iter().flat_map(|(k, l)| {
+                [Span::styled(k.to_string(), theme.key()), Span::styled(format!(" {l}  "), theme.dim())]
+            });
+            Line::from(spans.collect::<Vec<_>>())
+        }
         None => hints(state, theme, area.width),
     };
     frame.render_widget(Paragraph::new(line), area);

@@ -4,6 +4,7 @@
 //! screen what it draws. Imports the model, never `update`.
 
 mod bars;
+mod output;
 mod overlay;
 mod table;
 pub mod theme;
@@ -27,6 +28,7 @@ pub fn render(state: &State, frame: &mut Frame) {
         Some(Mode::Detail { key, scroll }) => {
             overlay::detail(state.detail(state.pane, key), theme, frame, a.body, key, *scroll)
         }
+        Some(Mode::Output) => output::draw(state.output.as_ref(), theme, frame, a.body),
         _ => table::pane(state, theme, frame, a.body),
     }
     bars::line(state, theme, frame, a.line);

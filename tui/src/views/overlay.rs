@@ -104,6 +104,11 @@ fn groups(bindings: &[Binding]) -> Vec<Group> {
                 .collect(),
             "cancel/hold/release/requeue",
         ),
+        // One line, so the whole table still fits 80x24.
+        (
+            vec![Action::Explain, Action::Output(false), Action::Output(true)],
+            "job: why / stdout / stderr live",
+        ),
     ];
     all.into_iter()
         .filter_map(|(members, desc): (Vec<Action>, &'static str)| {
