@@ -8,6 +8,7 @@
 //! - [`proc`]: running `spurctld` and the `spur` personalities.
 //! - [`proxy`]: a TCP proxy a test cuts, for database outages.
 //! - [`seed`]: jobs as sbatch leaves them, written straight into a store, for load commands.
+//! - [`tmux`]: a tmux server of the test's own, for the console in a real terminal.
 //! - [`users`]: real users (useradd), a private munged and the CLI run as each user.
 //! - [`wait`]: waiting for an event with the shared deadline ([`wait::wait_until`]).
 
@@ -18,5 +19,6 @@ pub mod inproc;
 pub mod proc;
 pub mod proxy;
 pub mod seed;
+pub mod tmux;
 pub mod users;
 pub mod wait;

@@ -9,58 +9,7 @@
 
 use spur_tests::cluster::Cluster;
 use spur_tests::proc::bin;
-use spur_tests::wait::wait_until_blocking;
-use std::process::{Command, Output, Stdio};
-
-/// A tmux server on its own socket in the test's temp dir; killed on drop.
-struct Tmux {
-    socket: std::path::PathBuf,
-}
-
-impl Tmux {
-    fn run(&self, args: &[&str]) -> Output {
-        let out = Command::new("tmux")
-            .arg("-S")
-            .arg(&self.socket)
-            .args(args)
-            .stdin(Stdio::null())
-            .output()
-            .expect("run tmux");
-        assert!(out.status.success(), "tmux {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-        out
-    }
-
-    fn keys(&self, keys: &[&str]) {
-        let mut args = vec!["send-keys", "-t", "console"];
-        args.extend(keys);
-        self.run(&args);
-    }
-
-    fn screen(&self) -> String {
-        String::from_utf8_lossy(&self.run(&["capture-pane", "-p", "-t", "console"]).stdout).into_owned()
-    }
-
-    fn wait(&self, what: &str, check: impl Fn(&str) -> bool) -> String {
-        wait_until_blocking(what, || {
-            let screen = self.screen();
-            if check(&screen) { Ok(screen) } else { Err(format!("the screen:\n{screen}")) }
-        })
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux").arg("-S").arg(&self.socket).arg("kill-server").output();
-    }
-}
-
-fn has_tmux() -> bool {
-    Command::new("tmux").arg("-V").output().is_ok_and(|o| o.status.success())
-}
-
-fn quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', r"'\''"))
-}
+use spur_tests::tmux::{Tmux, has_tmux, quote};
 
 /// Writes a few lines and a line to stderr, one more once `go` exists, and ends once `stop` exists.
 const SCRIPT: &str = "#!/bin/sh

@@ -8,8 +8,8 @@
 
 use spur_tests::config::ClusterToml;
 use spur_tests::proc::{Agent, Controller, bin, conf, ok};
+use spur_tests::tmux::{Tmux, has_tmux, quote};
 use spur_tests::wait::wait_until_blocking;
-use std::process::{Command, Output, Stdio};
 
 fn cluster() -> ClusterToml {
     ClusterToml::new()
@@ -21,66 +21,6 @@ fn cluster() -> ClusterToml {
 
 /// Fits sinfo -R's 20-column REASON, so the assertion sees it whole.
 const REASON: &str = "bad DIMM (tmux)";
-
-/// A tmux server on its own socket (`-S`, in the test's temp dir, so not
-/// even the socket file outlives the test and the user's sessions are never
-/// touched); killed on drop, so a failing test leaves nothing running.
-struct Tmux {
-    socket: std::path::PathBuf,
-}
-
-impl Tmux {
-    fn run(&self, args: &[&str]) -> Output {
-        let out = Command::new("tmux")
-            .arg("-S")
-            .arg(&self.socket)
-            .args(args)
-            .stdin(Stdio::null())
-            .output()
-            .expect("run tmux");
-        assert!(out.status.success(), "tmux {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-        out
-    }
-
-    /// Named keys (`Enter`, `Tab`) or single characters.
-    fn keys(&self, keys: &[&str]) {
-        let mut args = vec!["send-keys", "-t", "console"];
-        args.extend(keys);
-        self.run(&args);
-    }
-
-    /// Text typed as is (`-l`: no key-name lookup, so "Enter" would be five letters).
-    fn type_text(&self, text: &str) {
-        self.run(&["send-keys", "-t", "console", "-l", text]);
-    }
-
-    fn screen(&self) -> String {
-        String::from_utf8_lossy(&self.run(&["capture-pane", "-p", "-t", "console"]).stdout).into_owned()
-    }
-
-    /// Polls the screen until `check` holds; at the deadline fails showing the last screen.
-    fn wait(&self, what: &str, check: impl Fn(&str) -> bool) -> String {
-        wait_until_blocking(what, || {
-            let screen = self.screen();
-            if check(&screen) { Ok(screen) } else { Err(format!("the screen:\n{screen}")) }
-        })
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux").arg("-S").arg(&self.socket).arg("kill-server").output();
-    }
-}
-
-fn has_tmux() -> bool {
-    Command::new("tmux").arg("-V").output().is_ok_and(|o| o.status.success())
-}
-
-/// Single-quoted for sh.
-fn quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', r"'\''"))
-}
 
 /// The screen line that shows `node`'s row.
 fn row<'a>(screen: &'a str, node: &str) -> &'a str {

@@ -10,7 +10,7 @@
 
 use super::HA;
 use crate::auth::{AuthError, Authenticator};
-use crate::server::identity::normalize_peer;
+use crate::server::identity::peer_of;
 use crate::server::rpc;
 use futures_util::future::BoxFuture;
 use spur_proto::wire::{LEADER_SERVICE, WINDOW};
@@ -23,7 +23,6 @@ use tokio::sync::watch;
 use tonic::Status;
 use tonic::body::Body;
 use tonic::service::Routes;
-use tonic::transport::server::TcpConnectInfo;
 use tonic::transport::{Channel, Endpoint};
 use tower::{Service, ServiceExt};
 
@@ -86,12 +85,7 @@ impl Inner {
         if rpc::classify(&path).is_none() {
             return Err(Status::unimplemented(format!("unknown RPC {path}")));
         }
-        let peer = req
-            .extensions()
-            .get::<TcpConnectInfo>()
-            .and_then(|i| i.remote_addr())
-            .map(normalize_peer)
-            .unwrap_or_default();
+        let peer = peer_of(&req);
         let agent = rpc::UNAUTHENTICATED.contains(&path.as_str());
         let headers = std::mem::take(req.headers_mut());
         let auth = self.auth.clone();

@@ -13,6 +13,15 @@ pub fn normalize_peer(addr: SocketAddr) -> String {
     }
 }
 
+/// The caller's address of a request as a server received it ("" when unknown).
+pub fn peer_of<B>(req: &http::Request<B>) -> String {
+    req.extensions()
+        .get::<tonic::transport::server::TcpConnectInfo>()
+        .and_then(|i| i.remote_addr())
+        .map(normalize_peer)
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

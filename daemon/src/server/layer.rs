@@ -2,13 +2,12 @@
 //! warn and get no txn row; a MUNGE decode runs on a blocking thread), put the [`Caller`](crate::accounting::service::Caller) in the request, refuse paths
 //! that are not classified, and log every RPC on `audit_rpc` when asked.
 
-use super::identity::normalize_peer;
+use super::identity::peer_of;
 use super::rpc;
 use crate::auth::{AuthError, Authenticator};
 use futures_util::future::BoxFuture;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use tonic::transport::server::TcpConnectInfo;
 
 #[derive(Clone)]
 pub struct AuthLayer {
@@ -55,12 +54,7 @@ where
 
     fn call(&mut self, mut req: http::Request<B>) -> Self::Future {
         let path = req.uri().path().to_string();
-        let peer = req
-            .extensions()
-            .get::<TcpConnectInfo>()
-            .and_then(|i| i.remote_addr())
-            .map(normalize_peer)
-            .unwrap_or_default();
+        let peer = peer_of(&req);
         if rpc::classify(&path).is_none() {
             tracing::warn!(path, peer, "refused an RPC that is not classified");
             return Box::pin(async move {

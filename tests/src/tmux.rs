@@ -1,0 +1,64 @@
+//! A tmux server for the console tests in a real terminal: on its own
+//! socket (`-S`, in the test's temp dir, so not even the socket file
+//! outlives the test and the user's sessions are never touched), killed on
+//! drop, so a failing test leaves nothing running.
+
+use crate::wait::wait_until_blocking;
+use std::process::{Command, Output, Stdio};
+
+pub struct Tmux {
+    pub socket: std::path::PathBuf,
+}
+
+impl Tmux {
+    pub fn run(&self, args: &[&str]) -> Output {
+        let out = Command::new("tmux")
+            .arg("-S")
+            .arg(&self.socket)
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run tmux");
+        assert!(out.status.success(), "tmux {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        out
+    }
+
+    /// Named keys (`Enter`, `Tab`) or single characters, to the session `console`.
+    pub fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", "console"];
+        args.extend(keys);
+        self.run(&args);
+    }
+
+    /// Text typed as is (`-l`: no key-name lookup, so "Enter" would be five letters).
+    pub fn type_text(&self, text: &str) {
+        self.run(&["send-keys", "-t", "console", "-l", text]);
+    }
+
+    pub fn screen(&self) -> String {
+        String::from_utf8_lossy(&self.run(&["capture-pane", "-p", "-t", "console"]).stdout).into_owned()
+    }
+
+    /// Polls the screen until `check` holds; at the deadline fails showing the last screen.
+    pub fn wait(&self, what: &str, check: impl Fn(&str) -> bool) -> String {
+        wait_until_blocking(what, || {
+            let screen = self.screen();
+            if check(&screen) { Ok(screen) } else { Err(format!("the screen:\n{screen}")) }
+        })
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux").arg("-S").arg(&self.socket).arg("kill-server").output();
+    }
+}
+
+pub fn has_tmux() -> bool {
+    Command::new("tmux").arg("-V").output().is_ok_and(|o| o.status.success())
+}
+
+/// Single-quoted for sh.
+pub fn quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
