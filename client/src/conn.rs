@@ -108,10 +108,22 @@ pub async fn connect_flag(flag: Option<&str>, identity: Identity) -> Result<Clie
     connect(&resolve_controller(flag), identity).await.map_err(|e| e.to_string())
 }
 
-/// Connects to the first of the controllers `urls` lists (comma-separated)
-/// that answers, in order; the error names the last one tried.
+/// Connects to the leader among the controllers `urls` lists
+/// (comma-separated), else the first that answers, in order; the error names
+/// the last one tried. With several, each is asked whether it leads first
+/// (`scontrol ping`'s question), so a command goes straight to the leader
+/// and never to a follower whose leader is gone.
 pub async fn connect(urls: &str, identity: Identity) -> Result<Clients, ConnectError> {
-    let list = spur_proto::wire::controllers(urls);
+    let mut list = spur_proto::wire::controllers(urls);
+    if list.len() > 1 {
+        for (i, url) in list.iter().enumerate() {
+            if crate::cli::scontrol::ping::ask(url).await == crate::cli::scontrol::ping::Role::Primary {
+                let leader = list.remove(i);
+                list.insert(0, leader);
+                break;
+            }
+        }
+    }
     let mut last = ConnectError::BadUrl(urls.to_string(), "no controller address".into());
     for url in &list {
         match connect_one(url, identity.clone()).await {

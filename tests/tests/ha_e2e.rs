@@ -283,6 +283,16 @@ async fn a_stopped_leader_lands_no_write_and_rejoins_as_a_follower() {
     let row = txn.lines().find(|l| l.contains("through-the-follower")).unwrap_or_else(|| panic!("{txn}"));
     assert!(row.contains("\"forwarded\":true"), "{row}");
     assert!(row.ends_with(old.addr().split(':').next().unwrap()) || row.contains("127.0.0.1"), "{row}");
+    // The CLI given both, the follower first, goes straight to the leader: no hop.
+    let both = format!("{},{}", old.addr(), other.addr());
+    spur_tests::proc::ok("sbatch", &both, &["-J", "straight-to-the-leader", "--wrap", "true"]);
+    let txn = spur_tests::proc::ok(
+        "sacctmgr",
+        &other.url,
+        &["-n", "-P", "show", "txn", "Entity=job", "format=Info"],
+    );
+    let row = txn.lines().find(|l| l.contains("straight-to-the-leader")).unwrap_or_else(|| panic!("{txn}"));
+    assert!(!row.contains("forwarded"), "{row}");
 }
 
 #[tokio::test]
