@@ -44,36 +44,28 @@ async fn run(args: Args) -> anyhow::Result<()> {
     let listener = controller::bind(&listen).await?;
     let addr = listener.local_addr()?;
     let url = cfg.database_url();
-    let mut printed = false;
     if spur_daemon::store::is_postgres(&url) {
         return run_ha(cfg, listener, signals).await;
     }
+    // Held until the process ends: a second controller on the file is refused.
     let mut _lock = None;
-    let running = if url.is_empty() {
-        controller::start_on(cfg, listener).await?
+    let (running, waited) = if url.is_empty() {
+        (controller::start_on(cfg, listener).await?, false)
     } else {
-        let (store, waited) = tokio::select! {
-            r = waiting::open_store(&url, &listener, || println!("spurctld listening on {addr}"), None) => r?,
-            r = signals.recv() => {
-                r?;
-                tracing::info!("shutting down while waiting for the accounting database");
-                return Ok(());
-            }
+        let Some((store, waited)) = open_store(&url, &listener, None, &mut signals).await? else {
+            return Ok(());
         };
-        // Held until the process ends: a second controller on the file is refused.
         if let Some(path) = url.strip_prefix("sqlite://") {
             _lock = Some(controller::lock_sqlite(std::path::Path::new(path))?);
         }
-        if waited {
-            tracing::info!(%addr, "accounting database reachable; serving");
-            printed = true;
-        }
-        controller::start_with(cfg, Some(store), listener).await?
+        (controller::start_with(cfg, Some(store), listener).await?, waited)
     };
     if let Some(m) = running.metrics_addr() {
         println!("spurctld metrics on http://{m}/metrics");
     }
-    if !printed {
+    if waited {
+        tracing::info!(%addr, "accounting database reachable; serving");
+    } else {
         println!("spurctld listening on {addr}");
         tracing::info!(%addr, "serving");
     }
@@ -82,21 +74,36 @@ async fn run(args: Args) -> anyhow::Result<()> {
     running.shutdown().await
 }
 
+/// Opens the store, answering Unavailable on the port while the database
+/// cannot be reached (`waiting`); None when a signal stops the wait. The
+/// address line is printed as soon as the refusals are served.
+async fn open_store(
+    url: &str,
+    listener: &std::net::TcpListener,
+    fence: Option<std::sync::Arc<Fence>>,
+    signals: &mut Signals,
+) -> anyhow::Result<Option<(std::sync::Arc<dyn spur_daemon::store::Store>, bool)>> {
+    let addr = listener.local_addr()?;
+    // Tests and scripts read this line to learn the port when listening on port 0.
+    let listening = || println!("spurctld listening on {addr}");
+    tokio::select! {
+        r = waiting::open_store(url, listener, listening, fence) => Ok(Some(r?)),
+        r = signals.recv() => {
+            r?;
+            tracing::info!("shutting down while waiting for the accounting database");
+            Ok(None)
+        }
+    }
+}
+
 /// A controller on PostgreSQL: one of any number sharing the database,
 /// leading or following (`spur_daemon::ha`).
 async fn run_ha(cfg: Config, listener: std::net::TcpListener, mut signals: Signals) -> anyhow::Result<()> {
     let addr = listener.local_addr()?;
     let url = cfg.database_url();
-    // Tests and scripts read this line to learn the port when listening on port 0.
-    let listening = || println!("spurctld listening on {addr}");
     let fence = std::sync::Arc::new(Fence::for_lease(cfg.controller.leader_lease_secs));
-    let (store, waited) = tokio::select! {
-        r = waiting::open_store(&url, &listener, listening, Some(fence.clone())) => r?,
-        r = signals.recv() => {
-            r?;
-            tracing::info!("shutting down while waiting for the accounting database");
-            return Ok(());
-        }
+    let Some((store, waited)) = open_store(&url, &listener, Some(fence.clone()), &mut signals).await? else {
+        return Ok(());
     };
     if waited {
         tracing::info!(%addr, "accounting database reachable");

@@ -27,10 +27,6 @@ const RENEW: &str = "UPDATE leader SET expires_at = clock_timestamp() + make_int
      pid = pg_backend_pid() WHERE id = 1 AND epoch = $1 RETURNING epoch";
 const RELEASE: &str = "UPDATE leader SET expires_at = '-infinity', pid = 0 WHERE id = 1 AND epoch = $1";
 const CURRENT: &str = "SELECT epoch, holder, addr, expires_at > clock_timestamp() FROM leader WHERE id = 1";
-const SEEN: &str = "INSERT INTO controllers (addr, holder, seen_at) VALUES ($1, $2, clock_timestamp()) \
-     ON CONFLICT (addr) DO UPDATE SET holder = excluded.holder, seen_at = excluded.seen_at";
-const MEMBERS: &str = "SELECT addr, CAST(EXTRACT(EPOCH FROM clock_timestamp() - seen_at) * 1000 AS BIGINT) \
-     FROM controllers ORDER BY addr";
 
 /// Who leads, as the lease row says.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -145,23 +141,6 @@ impl Lease {
             })
         })
         .await
-    }
-
-    /// Records this controller as alive (for `scontrol ping`'s list).
-    pub async fn seen(&mut self) -> Result<()> {
-        let (addr, holder) = (self.addr.clone(), self.holder.clone());
-        self.run(move |c| {
-            Box::pin(async move {
-                sqlx::query(SEEN).bind(addr).bind(holder).execute(&mut *c).await?;
-                Ok(())
-            })
-        })
-        .await
-    }
-
-    /// Every controller that has recorded itself, with how long ago (ms).
-    pub async fn members(&mut self) -> Result<Vec<(String, i64)>> {
-        self.run(|c| Box::pin(async move { Ok(sqlx::query_as(MEMBERS).fetch_all(&mut *c).await?) })).await
     }
 }
 

@@ -256,7 +256,6 @@ async fn campaign(
                 leader.send_if_modified(|cur| cur.take().is_some());
             }
         }
-        let _ = lease.seen().await;
         tokio::select! {
             _ = tokio::time::sleep(poll_every(lease_time)) => {}
             _ = shutdown.as_mut() => return None,
@@ -293,7 +292,6 @@ async fn lead(
             }
             Err(e) => tracing::warn!(epoch, error = %e, "renewing the lease failed; retrying"),
         }
-        let _ = lease.seen().await;
     }
 }
 

@@ -119,7 +119,7 @@ impl super::Store for PgStore {
 
     async fn delete_txn_before(&self, ms: i64) -> Result<u64> {
         let mut tx = self.begin().await?;
-        let n = sqlx::query(sql::DELETE_TXN_BEFORE).bind(ms).execute(&mut *tx).await?.rows_affected();
+        let n = delete_txn_before_tx(&mut tx, ms).await?;
         tx.commit().await?;
         Ok(n)
     }

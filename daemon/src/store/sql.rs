@@ -278,19 +278,11 @@ macro_rules! store_common {
             Ok((out, last))
         }
 
-        // SQLite writes through the pool forms; PostgreSQL opens the
-        // transaction itself to check its fence first (fence.rs).
-        #[allow(dead_code)]
-        async fn delete_txn_before_in(pool: &sqlx::Pool<$db>, ms: i64) -> crate::error::Result<u64> {
-            Ok(sqlx::query(sql::DELETE_TXN_BEFORE).bind(ms).execute(pool).await?.rows_affected())
-        }
-
-        #[allow(dead_code)]
-        async fn insert_txns_in(pool: &sqlx::Pool<$db>, rows: &[TxnRow]) -> crate::error::Result<Vec<i64>> {
-            let mut tx = pool.begin().await?;
-            let ids = insert_txns_tx(&mut tx, rows).await?;
-            tx.commit().await?;
-            Ok(ids)
+        async fn delete_txn_before_tx(
+            tx: &mut sqlx::Transaction<'_, $db>,
+            ms: i64,
+        ) -> crate::error::Result<u64> {
+            Ok(sqlx::query(sql::DELETE_TXN_BEFORE).bind(ms).execute(&mut **tx).await?.rows_affected())
         }
 
         async fn insert_txns_tx(
@@ -306,20 +298,9 @@ macro_rules! store_common {
 
         /// Writes (or deletes) several documents of one kind, and the txn
         /// rows recording them, in one transaction; returns the rows' ids.
-        #[allow(dead_code)]
-        async fn put_in(
-            pool: &sqlx::Pool<$db>,
-            kind: &str,
-            docs: &[(String, Option<String>)],
-            rows: &[TxnRow],
-        ) -> crate::error::Result<Vec<i64>> {
-            let mut tx = pool.begin().await?;
-            let ids = put_tx(&mut tx, kind, docs, rows).await?;
-            tx.commit().await?;
-            Ok(ids)
-        }
-
-        /// [`put_in`]'s statements, inside `tx`.
+        /// Writes (or deletes) several documents of one kind, and the txn
+        /// rows recording them, inside `tx`; returns the rows' ids. Each
+        /// back-end opens the transaction (PostgreSQL's checks its fence).
         async fn put_tx(
             tx: &mut sqlx::Transaction<'_, $db>,
             kind: &str,

@@ -75,7 +75,10 @@ impl super::Store for SqliteStore {
     }
 
     async fn insert_txns(&self, rows: &[TxnRow]) -> Result<Vec<i64>> {
-        insert_txns_in(&self.writer, rows).await
+        let mut tx = self.writer.begin().await?;
+        let ids = insert_txns_tx(&mut tx, rows).await?;
+        tx.commit().await?;
+        Ok(ids)
     }
 
     async fn list_txn(&self, q: &crate::store::TxnQuery) -> Result<Vec<TxnRow>> {
@@ -83,7 +86,10 @@ impl super::Store for SqliteStore {
     }
 
     async fn delete_txn_before(&self, ms: i64) -> Result<u64> {
-        delete_txn_before_in(&self.writer, ms).await
+        let mut tx = self.writer.begin().await?;
+        let n = delete_txn_before_tx(&mut tx, ms).await?;
+        tx.commit().await?;
+        Ok(n)
     }
 
     async fn commit_raw(
@@ -92,7 +98,10 @@ impl super::Store for SqliteStore {
         docs: &[(String, Option<String>)],
         rows: &[TxnRow],
     ) -> Result<Vec<i64>> {
-        put_in(&self.writer, kind, docs, rows).await
+        let mut tx = self.writer.begin().await?;
+        let ids = put_tx(&mut tx, kind, docs, rows).await?;
+        tx.commit().await?;
+        Ok(ids)
     }
 
     async fn close(&self) {
