@@ -5,6 +5,7 @@
 
 use spur_tests::cluster::Cluster;
 use spur_tests::proc::{Controller, client, conf, run_with, wait_for};
+use spur_tests::wait::wait_until_blocking;
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -93,7 +94,6 @@ fn tail_shows_the_end_and_follows_a_running_job_until_it_ends() {
 }
 
 #[test]
-#[ignore = "about one run in ten times out waiting for the next run's line (issue 40's note): run with --ignored"]
 fn tail_f_follows_a_requeued_job_into_its_next_run() {
     let e = Cluster::two_nodes(|t| t, &[]);
     let script = e.dir.path().join("runs.sh");
@@ -121,10 +121,13 @@ fn tail_f_follows_a_requeued_job_into_its_next_run() {
             }
         })
     };
-    let has = |l: &str| seen.lock().unwrap().iter().any(|s| s == l);
-    wait_for("the first run's line", || has("run 0").then_some(()));
+    let has = |l: &str| {
+        let seen = seen.lock().unwrap();
+        seen.iter().any(|s| s == l).then_some(()).ok_or_else(|| format!("the tail printed {seen:?}"))
+    };
+    wait_until_blocking("the first run's line", || has("run 0"));
     e.ok("scontrol", &format!("requeue {id}"));
-    wait_for("the next run's line, on the same tail", || has("run 1").then_some(()));
+    wait_until_blocking("the next run's line, on the same tail", || has("run 1"));
     std::fs::write(e.dir.path().join("stop"), "").unwrap();
     let status = wait_for("the tail to end with the job", || child.try_wait().unwrap());
     reader.join().unwrap();

@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::mpsc;
 
@@ -28,6 +28,9 @@ struct Run {
     cgroup: Option<JobCgroup>,
     /// The controller's id of this run (empty from before run ids).
     run_id: String,
+    /// When this agent started it (the epoch for one it adopted): a file
+    /// last changed before it is still an earlier run's.
+    launched: SystemTime,
 }
 
 impl Run {
@@ -79,7 +82,13 @@ impl Executor {
     /// Whether run `run_id` of `job` (any run when empty) is here now
     /// (spur tail follows its output while it is).
     pub fn runs(&self, job: u64, run_id: &str) -> bool {
-        self.lock().get(&job).is_some_and(|r| run_id.is_empty() || r.run_id == run_id)
+        self.run_start(job, run_id).is_some()
+    }
+
+    /// When run `run_id` of `job` (any run when empty) started here, while it runs.
+    pub fn run_start(&self, job: u64, run_id: &str) -> Option<SystemTime> {
+        let r = self.lock();
+        r.get(&job).filter(|r| run_id.is_empty() || r.run_id == run_id).map(|r| r.launched)
     }
 
     /// The jobs running here, for registration.
@@ -104,7 +113,14 @@ impl Executor {
                 out.ended.push(end);
             } else if state::alive(rec.stepd_pid, rec.stepd_start) {
                 let cgroup = rec.cgroup.as_deref().map(JobCgroup::at);
-                let run = Run { node: rec.node.clone(), pgid: rec.pgid, cgroup, run_id: rec.run_id.clone() };
+                let run_id = rec.run_id.clone();
+                let run = Run {
+                    node: rec.node.clone(),
+                    pgid: rec.pgid,
+                    cgroup,
+                    run_id,
+                    launched: SystemTime::UNIX_EPOCH,
+                };
                 self.lock().insert(id, run);
                 self.watch_adopted(rec, ended.clone());
                 out.adopted.push(id);
@@ -120,6 +136,7 @@ impl Executor {
     /// Starts the job under a supervisor; its end arrives on `ended`.
     pub async fn launch(&self, l: pb::Launch, ended: mpsc::Sender<Ended>) {
         let id = l.job_id;
+        let launched = SystemTime::now();
         let held = self.lock().get(&id).cloned();
         if let Some(old) = held {
             if l.run_id.is_empty() || old.run_id == l.run_id {
@@ -148,7 +165,8 @@ impl Executor {
         // signal that follows finds it; the session goes on meanwhile, and a
         // long prolog never holds up its heartbeats or other commands.
         let run_id = l.run_id.clone();
-        self.lock().insert(id, Run { node: l.node.clone(), pgid: 0, cgroup: None, run_id: run_id.clone() });
+        let run = Run { node: l.node.clone(), pgid: 0, cgroup: None, run_id: run_id.clone(), launched };
+        self.lock().insert(id, run);
         let me = self.clone();
         tokio::spawn(async move { me.supervise(id, run_id, child, ended).await });
     }

@@ -11,7 +11,7 @@ use crate::link::Link;
 use spur_proto::v1 as pb;
 use std::fs::File;
 use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 /// The largest piece sent, and the most of the file's end the first lines come from.
 pub const MAX_CHUNK: usize = 64 << 10;
@@ -68,11 +68,27 @@ fn read_at(f: &File, at: u64, len: u64) -> std::io::Result<Vec<u8>> {
     Ok(buf)
 }
 
-/// Reads the file `r` names and sends it to the controller; `running` says
-/// whether the job's run (its id) still runs here. Ends at the file's end when not
-/// following or once the job has ended, or when the controller refuses a
-/// piece (nobody reads it any more).
-pub async fn read(r: pb::ReadOutput, running: impl Fn(u64, &str) -> bool, link: Link) {
+/// Files' times come from the kernel's coarse clock (a tick, up to 10 ms, behind).
+const COARSE: Duration = Duration::from_millis(15);
+
+/// Whether `f` was last changed before a run that started at `t`: a new run
+/// that truncates (or writes to) its file changes it, so until then it holds
+/// an earlier run's.
+fn older_than(f: &File, t: SystemTime) -> bool {
+    let t = t.checked_sub(COARSE).unwrap_or(SystemTime::UNIX_EPOCH);
+    let changed = f
+        .metadata()
+        .ok()
+        .map(|m| SystemTime::UNIX_EPOCH + Duration::new(m.ctime() as u64, m.ctime_nsec() as u32));
+    changed.is_some_and(|c| c < t)
+}
+
+/// Reads the file `r` names and sends it to the controller; `started` says
+/// when the job's run (its id) started here, while it runs. Ends at the file's
+/// end when not following or once the job has ended, or when the controller
+/// refuses a piece (nobody reads it any more).
+pub async fn read(r: pb::ReadOutput, started: impl Fn(u64, &str) -> Option<SystemTime>, link: Link) {
+    let running = |job: u64, run: &str| started(job, run).is_some();
     let report = |data: Vec<u8>, eof: bool, error: String, note: String| pb::OutputReport {
         agent_id: link.agent_id.clone(),
         agent_key: link.agent_key.clone(),
@@ -115,6 +131,23 @@ pub async fn read(r: pb::ReadOutput, running: impl Fn(u64, &str) -> bool, link: 
             }
         }
     };
+    // A requeued job's next run is read from its start, but the path is the
+    // last run's until the new one opens it: reading before that would take
+    // the old output for the new and miss the new where it is no longer.
+    // (The launch may reach us just after this request: it is waited for too.)
+    let earlier = |f: &File| match started(r.job_id, &r.run_id) {
+        Some(t) => older_than(f, t),
+        None => since.elapsed() < OPEN_GRACE,
+    };
+    while r.from_start && r.follow && earlier(&f) {
+        if quiet.elapsed() >= KEEPALIVE {
+            if !send(report(vec![], false, String::new(), String::new())).await {
+                return;
+            }
+            quiet = Instant::now();
+        }
+        tokio::time::sleep(POLL).await;
+    }
     let len = |f: &File| f.metadata().map(|m| m.len()).unwrap_or(0);
     let mut at = 0;
     if !r.from_start {
@@ -131,7 +164,14 @@ pub async fn read(r: pb::ReadOutput, running: impl Fn(u64, &str) -> bool, link: 
         // Whether the job runs is asked before the file's length: what it
         // wrote before it ended is read before the end is sent.
         let alive = r.follow && running(r.job_id, &r.run_id);
+        // Once this run has ended, a change the job's next run made (here) is
+        // that run's output, which its own read shows: this one ends.
+        let taken = || started(r.job_id, "").is_some_and(|t| !older_than(&f, t));
         let end = len(&f);
+        if r.follow && !alive && (end < at || taken()) {
+            send(report(vec![], true, String::new(), String::new())).await;
+            return;
+        }
         let mut note = String::new();
         if end < at {
             note = format!("{} was truncated; reading it from its start", r.path);
@@ -177,6 +217,20 @@ mod tests {
         assert_eq!(last_lines(b"a\nb\n", 10), b"a\nb\n", "fewer lines than asked: all");
         assert_eq!(last_lines(b"a\nb\n", 0), b"");
         assert_eq!(last_lines(b"", 3), b"");
+    }
+
+    #[test]
+    fn a_file_is_an_earlier_runs_until_changed_after_the_run_started() {
+        let path = std::env::temp_dir().join(format!("spur-output-runs-{}", std::process::id()));
+        std::fs::write(&path, b"run 0\n").unwrap();
+        let f = File::open(&path).unwrap();
+        let later = SystemTime::now() + Duration::from_secs(60);
+        assert!(older_than(&f, later), "written before the run started");
+        assert!(!older_than(&f, SystemTime::UNIX_EPOCH), "an adopted run takes its file as it is");
+        let just_now = SystemTime::now();
+        std::fs::write(&path, b"run 1\n").unwrap();
+        assert!(!older_than(&f, just_now), "truncated by the run: the coarse clock's lag allowed for");
+        std::fs::remove_file(&path).unwrap();
     }
 
     #[test]
