@@ -5,10 +5,15 @@
 //! piece at a time per tail, so its memory should stay flat however fast the
 //! file grows; the client holds nothing.
 //!
-//! `cargo build --release --bins && cargo run --release -p spur-tests --example output_load [-- SECS]`
+//! With `--console`, `spur-console` (in tmux, 200x50) follows the same job's
+//! stdout with `o` meanwhile, and its resident memory is printed too: its
+//! view keeps a bounded ring of lines, so it should stay flat (under 100 MiB).
+//!
+//! `cargo build --release --bins && cargo run --release -p spur-tests --example output_load [-- SECS] [--console]`
 
 use spur_tests::cluster::Cluster;
-use spur_tests::proc::client;
+use spur_tests::proc::{bin, client};
+use spur_tests::tmux::{Tmux, quote};
 use std::io::Read;
 use std::process::Stdio;
 use std::sync::Arc;
@@ -30,7 +35,9 @@ fn rss(pid: u32) -> (u64, u64) {
 }
 
 fn main() {
-    let secs: u64 = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(20);
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let secs: u64 = args.iter().find_map(|s| s.parse().ok()).unwrap_or(20);
+    let with_console = args.iter().any(|a| a == "--console");
     let e = Cluster::two_nodes(|t| t, &[]);
     // 1 MiB of 64-byte lines ten times a second, for `secs` seconds.
     let script = format!(
@@ -42,6 +49,7 @@ fn main() {
     std::fs::write(&path, script).unwrap();
     let id = e.sbatch(&[path.to_str().unwrap()]);
     e.wait_field(id, "%T", "RUNNING");
+    let console = with_console.then(|| follow_in_console(&e, id));
     let mut tail = client("spur", &e.c.url, &["tail", "-f", &id.to_string()], &[])
         .stdout(Stdio::piped())
         .spawn()
@@ -60,16 +68,21 @@ fn main() {
         })
     };
     let started = Instant::now();
-    println!("{:>5} {:>10} {:>14} {:>14}", "secs", "MiB read", "spurctld KiB", "spur tail KiB");
-    let (mut ctl_peak, mut tail_peak) = (0, 0);
+    println!(
+        "{:>5} {:>10} {:>14} {:>14} {:>14}",
+        "secs", "MiB read", "spurctld KiB", "spur tail KiB", "console KiB"
+    );
+    let (mut ctl_peak, mut tail_peak, mut console_peak) = (0, 0, 0);
     while tail.try_wait().unwrap().is_none() {
         std::thread::sleep(Duration::from_secs(1));
         let (ctl, _) = rss(e.c.pid());
         let (cli, cli_hwm) = rss(tail.id());
+        let (con, con_hwm) = console.as_ref().map_or((0, 0), |(_, pid)| rss(*pid));
         ctl_peak = ctl_peak.max(ctl);
         tail_peak = tail_peak.max(cli_hwm);
+        console_peak = console_peak.max(con_hwm);
         let mib = got.load(Ordering::Relaxed) as f64 / (1 << 20) as f64;
-        println!("{:>5} {mib:>10.1} {ctl:>14} {cli:>14}", started.elapsed().as_secs());
+        println!("{:>5} {mib:>10.1} {ctl:>14} {cli:>14} {con:>14}", started.elapsed().as_secs());
     }
     reader.join().unwrap();
     let mib = got.load(Ordering::Relaxed) as f64 / (1 << 20) as f64;
@@ -79,4 +92,40 @@ fn main() {
     println!(
         "peak resident: spurctld {ctl_hwm} KiB (VmHWM; {ctl_peak} sampled while tailing), spur tail {tail_peak} KiB"
     );
+    if let Some((tmux, _)) = console {
+        let screen = tmux.screen();
+        println!(
+            "console peak resident: {console_peak} KiB (VmHWM); its view's title: {:?}",
+            screen.lines().next()
+        );
+        tmux.run(&["kill-server"]);
+    }
+}
+
+/// spur-console in tmux at 200x50, following job `id`'s stdout (`o` on its
+/// Queue row); the tmux and the console's pid (the pane's, through `exec`).
+fn follow_in_console(e: &Cluster, id: u64) -> (Tmux, u32) {
+    let command = format!(
+        "exec env -u SPUR_TOKEN -u SPUR_CONSOLE_CONFIG XDG_CONFIG_HOME={} {} --controller {}",
+        quote(&e.dir.path().display().to_string()),
+        quote(&bin("spur-console").display().to_string()),
+        quote(&e.c.url),
+    );
+    let tmux = Tmux { socket: e.dir.path().join("tmux.sock") };
+    tmux.run(&["new-session", "-d", "-s", "console", "-x", "200", "-y", "50", &command]);
+    let sid = id.to_string();
+    let row = |s: &str| s.lines().any(|l| l.split_whitespace().next() == Some(sid.as_str()));
+    tmux.wait("the running job in the Queue", |s| s.contains("connected") && row(s));
+    // The row may be drawn a frame before it is selectable: `o` again until the view opens.
+    let title = format!("job {id} stdout");
+    tmux.wait("the job's stdout in the view", |s| {
+        let open = s.contains(&title);
+        if !open {
+            tmux.keys(&["o"]);
+        }
+        open
+    });
+    let pid = tmux.run(&["list-panes", "-t", "console", "-F", "#{pane_pid}"]).stdout;
+    let pid = String::from_utf8_lossy(&pid).trim().parse().expect("the console's pid");
+    (tmux, pid)
 }
