@@ -10,7 +10,7 @@ use crate::model::table::{
     Alert, Column, Detail, Row, SortKey, TableModel, Target, filter_and_sort, text_key,
 };
 use crate::model::view::PaneView;
-use spur_client::cli::events::{self, Event};
+use spur_client::events::{self, Event};
 use spur_proto::v1::Node;
 use spur_vocab::nodestate::NodeState;
 use spur_vocab::txn::format_time;
