@@ -274,7 +274,10 @@ fn a_node_s_detail_reads_and_shows_its_last_events_newest_first() {
         );
         // On 24 lines the section is below the fields: scrolled to, as an operator would.
         if size.1 == 24 {
-            dispatch(&mut state, Action::Scroll(12));
+            // ctrl-d (half a page) and two lines down.
+            for a in [Action::HalfPageDown, Action::Down, Action::Down] {
+                dispatch(&mut state, a);
+            }
         }
         let screen = common::draw(&state).backend().to_string();
         assert!(screen.contains("Not responding (by spurctld"), "{screen}");

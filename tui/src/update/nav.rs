@@ -153,6 +153,9 @@ pub fn normal(state: &mut State, action: Action) {
         match action {
             Action::Up => *scroll = scroll.saturating_sub(1),
             Action::Down => *scroll = scroll.saturating_add(1),
+            // A node's events sit below its fields: at 24 rows a page takes you there.
+            Action::PageUp | Action::HalfPageUp => *scroll = scroll.saturating_sub(10),
+            Action::PageDown | Action::HalfPageDown => *scroll = scroll.saturating_add(10),
             Action::Scroll(n) => *scroll = scroll.saturating_add_signed(n.clamp(-100, 100) as i16),
             Action::Top => *scroll = 0,
             Action::Back => state.mode = Mode::Normal,
