@@ -4,7 +4,7 @@
 
 use crate::cli::{self, Cli};
 use crate::config;
-use crate::model::action::{Action, Effect};
+use crate::model::action::{Action, Effect, Msg, Rpc};
 use crate::model::state::{Settings, State, ThemeName};
 use crate::update::dispatch;
 use crate::update::keys;
@@ -19,6 +19,17 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     let config = config::load(cli.config.as_deref())?;
     let mut settings = Settings::new(cli.controller_url());
     settings.identity = Identity::local();
+    settings.local_token = settings.identity.token.clone();
+    settings.contexts.all = config.contexts;
+    if let Some(name) =
+        cli.context.or(config.default_context).filter(|_| cli.controller.is_none() && !cli.demo)
+    {
+        let Some(i) = settings.contexts.find(&name) else {
+            let known = settings.contexts.names().join(", ");
+            anyhow::bail!("--context {name}: no such context in console.toml (known: {known})");
+        };
+        settings.enter_context(i);
+    }
     settings.read_only = cli.read_only;
     settings.mouse = cli.mouse;
     settings.keymap = config.keymap;
@@ -49,9 +60,7 @@ async fn run_demo(_settings: Settings) -> anyhow::Result<()> {
 
 /// The interactive loop against `settings.controller`.
 pub async fn run_console(settings: Settings) -> anyhow::Result<()> {
-    let (rpc_tx, rpc_rx) = mpsc::unbounded_channel();
-    let (msg_tx, mut msg_rx) = mpsc::unbounded_channel();
-    let net = net::spawn(settings.controller.clone(), settings.identity.clone(), rpc_rx, msg_tx);
+    let (mut rpc_tx, mut msg_rx, mut net) = connect(&settings);
     terminal::install_panic_hook();
     let (mut term, guard) = terminal::enter(settings.mouse)?;
     let size = term.size()?;
@@ -85,8 +94,17 @@ pub async fn run_console(settings: Settings) -> anyhow::Result<()> {
             break Ok(());
         }
         for effect in effects {
-            if let Effect::Rpc(rpc) = effect {
-                let _ = rpc_tx.send(rpc);
+            match effect {
+                Effect::Rpc(rpc) => {
+                    let _ = rpc_tx.send(rpc);
+                }
+                // A new context: the old connection's task, streams and unread reports all go.
+                Effect::Connect => {
+                    net.abort();
+                    (rpc_tx, msg_rx, net) = connect(&state.settings);
+                    net_alive = true;
+                }
+                Effect::Quit => {}
             }
         }
     };
@@ -94,4 +112,14 @@ pub async fn run_console(settings: Settings) -> anyhow::Result<()> {
     drop(rpc_tx);
     net.abort();
     result
+}
+
+type Net = (mpsc::UnboundedSender<Rpc>, mpsc::UnboundedReceiver<Msg>, tokio::task::JoinHandle<()>);
+
+/// A network task for `settings.controller`, with its own channels.
+fn connect(settings: &Settings) -> Net {
+    let (rpc_tx, rpc_rx) = mpsc::unbounded_channel();
+    let (msg_tx, msg_rx) = mpsc::unbounded_channel();
+    let net = net::spawn(settings.controller.clone(), settings.identity.clone(), rpc_rx, msg_tx);
+    (rpc_tx, msg_rx, net)
 }

@@ -14,6 +14,9 @@ pub struct Cli {
     /// Start an in-process demo controller with seeded QOS and accounts, in a temp dir.
     #[arg(long, conflicts_with = "controller")]
     pub demo: bool,
+    /// Start on this context of console.toml's [[contexts]] [default: its default_context]
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["controller", "demo"])]
+    pub context: Option<String>,
     /// Refuse every write (edit, delete) in this session.
     #[arg(long)]
     pub read_only: bool,

@@ -133,6 +133,9 @@ impl Action {
 pub enum Effect {
     Quit,
     Rpc(Rpc),
+    /// Drop the connection and its streams and connect to `settings.controller`
+    /// as `settings.identity` (a context switch; the state has started over).
+    Connect,
 }
 
 /// Work for the network task.

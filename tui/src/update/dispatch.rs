@@ -15,7 +15,7 @@ use crate::model::table::Target;
 use crate::model::write::{NodeOp, WriteOp};
 use crate::update::command::{self, Command};
 use crate::update::{
-    audit, form, hres, live, nav, nodes, output, preempt, provisioners, queue, reservations,
+    audit, context, form, hres, live, nav, nodes, output, preempt, provisioners, queue, reservations,
 };
 use tui_input::Input;
 
@@ -85,6 +85,9 @@ fn write_block(state: &State, what: &str, role: Role) -> Option<String> {
     if state.settings.read_only {
         return Some(format!("read-only mode: {what} refused (the console was started with --read-only)"));
     }
+    if let Some(why) = state.settings.contexts.current().and_then(|c| c.write_refusal(what)) {
+        return Some(why);
+    }
     session::refusal(state.session.as_ref(), role).map(|why| format!("{what} refused: {why}"))
 }
 
@@ -107,7 +110,8 @@ fn request_write(state: &mut State, op: WriteOp) {
         Mode::Help { prev, .. } => *prev,
         other => other,
     };
-    state.mode = Mode::Confirm(Box::new(Confirm { op, focus: Choice::Cancel, prev }));
+    let typed = context::typed_name(state);
+    state.mode = Mode::Confirm(Box::new(Confirm { op, focus: Choice::Cancel, prev, typed }));
 }
 
 /// The operator said yes: the only producer of [`Rpc::Write`].
@@ -115,7 +119,7 @@ fn commit(state: &mut State) -> Vec<Effect> {
     let Mode::Confirm(c) = std::mem::take(&mut state.mode) else {
         return Vec::new();
     };
-    if let Some(why) = op_block(state, &c.op) {
+    if let Some(why) = op_block(state, &c.op).or_else(|| context::unconfirmed(state, c.typed.as_ref())) {
         state.error(why);
         return Vec::new();
     }
@@ -144,6 +148,19 @@ fn confirm(state: &mut State, action: Action) -> Vec<Effect> {
     let Mode::Confirm(c) = &mut state.mode else {
         return Vec::new();
     };
+    if let Some(t) = c.typed.as_mut() {
+        return match context::typed_key(t, action) {
+            context::Typed::Commit => commit(state),
+            context::Typed::Cancel => {
+                if let Mode::Confirm(c) = std::mem::take(&mut state.mode) {
+                    state.mode = c.prev;
+                }
+                state.info("cancelled");
+                Vec::new()
+            }
+            context::Typed::Stay => Vec::new(),
+        };
+    }
     match action {
         Action::FocusNext | Action::FocusPrev => {
             c.focus = match c.focus {
@@ -423,6 +440,7 @@ fn run_command(state: &mut State, cmd: Command) -> Vec<Effect> {
         Command::Explain(id) => return preempt::open(state, id),
         Command::Help => state.mode = Mode::Help { scroll: 0, prev: Box::new(Mode::Normal) },
         Command::Quit => return vec![Effect::Quit],
+        Command::Context(name) => return context::command(state, name),
     }
     Vec::new()
 }

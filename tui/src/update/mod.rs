@@ -10,6 +10,7 @@
 //! | [`keys`] | terminal events -> actions, per mode |
 //! | [`nav`] | selection, scrolling, sort, marks, filters, pane switches, keeping selection across re-reads |
 //! | [`command`] | the `:` command line and its completion, the `/` filter prompt |
+//! | [`context`] | `:ctx`: listing and switching clusters; a production context's typed confirmation |
 //! | [`form`] | opening the edit form and its keys |
 //! | [`live`] | `Cluster.Watch` updates: live nodes, coalesced catalog re-reads |
 //! | [`queue`] | the Queue pane: job re-reads and pushed changes, `t`, cancel / hold / release / requeue |
@@ -23,6 +24,7 @@
 
 pub mod audit;
 pub mod command;
+pub mod context;
 pub mod dispatch;
 pub mod form;
 pub mod hres;
