@@ -26,6 +26,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     {
         let Some(i) = settings.contexts.find(&name) else {
             let known = settings.contexts.names().join(", ");
+            if known.is_empty() {
+                anyhow::bail!("--context {name}: console.toml has no [[contexts]]");
+            }
             anyhow::bail!("--context {name}: no such context in console.toml (known: {known})");
         };
         settings.enter_context(i);

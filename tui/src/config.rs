@@ -9,7 +9,7 @@
 //! ```
 //!
 //! and the clusters the console can switch between (`[[contexts]]`, see
-//! [`contexts`]).
+//! `config/contexts.rs`).
 //!
 //! Every mistake is an error at start-up naming the key, so a typo never
 //! silently leaves an action on its default.
