@@ -2,8 +2,9 @@
 //! temp dir and port), a console.toml naming both in a temp
 //! XDG_CONFIG_HOME, and `spur-console` in tmux at 80x24 and 200x50. The
 //! console starts on cluster a and shows its job; `:ctx b` shows cluster
-//! b's job and none of a's; b is a production context, so cancelling its
-//! job asks for its name typed, and only the typed name sends it.
+//! b's job and none of a's; `:queue all` shows both with their Cluster;
+//! b is a production context, so cancelling its job asks for its name
+//! typed, and only the typed name sends it.
 //!
 //! Needs tmux (skipped with a note without it, except in CI).
 
@@ -78,6 +79,20 @@ fn the_console_switches_between_two_clusters_and_guards_the_production_one() {
             s.contains("ctx b PROD") && s.contains("PRODUCTION: b") && !rows_in(s, "bravo").is_empty()
         });
         assert!(rows_in(&screen, "alpha").is_empty(), "a's job shown on b:\n{screen}");
+
+        // Every context's queue in one, with the cluster of each row; then b's own again.
+        tmux.type_text(":queue all");
+        tmux.keys(&["Enter"]);
+        let screen = tmux.wait("the merged Queue with both clusters", |s| {
+            s.contains("all contexts") && !rows_in(s, "alpha").is_empty() && !rows_in(s, "bravo").is_empty()
+        });
+        let header = screen.lines().find(|l| l.contains("Partition")).unwrap_or_default();
+        assert!(header.trim_start().starts_with("Cluster"), "{screen}");
+        assert!(rows_in(&screen, "alpha").iter().all(|l| l.trim_start().starts_with("a ")), "{screen}");
+        assert!(rows_in(&screen, "bravo").iter().all(|l| l.trim_start().starts_with("b ")), "{screen}");
+        tmux.type_text(":queue");
+        tmux.keys(&["Enter"]);
+        tmux.wait("b's own queue again", |s| !s.contains("all contexts") && rows_in(s, "alpha").is_empty());
 
         // Pending jobs only (the first size's cancelled job drops out); the selection is on the first.
         tmux.keys(&["t"]);

@@ -70,6 +70,8 @@ pub async fn run_console(settings: Settings) -> anyhow::Result<()> {
     let mut state = State::new(settings, (size.width, size.height));
     let mut events = EventStream::new();
     let mut net_alive = true;
+    // The merged Queue's connections, one per context, reporting into one channel.
+    let mut remotes = Remotes::default();
     let result = loop {
         if let Err(e) = term.draw(|f| views::render(&state, f)) {
             break Err(e.into());
@@ -80,6 +82,9 @@ pub async fn run_console(settings: Settings) -> anyhow::Result<()> {
                 Some(Err(e)) => break Err(e.into()),
                 None => break Ok(()),
             },
+            Some((ctx, m)) = remotes.rx.recv() => {
+                dispatch(&mut state, Action::Net(Msg::Remote { ctx, msg: Box::new(m) }))
+            }
             msg = msg_rx.recv(), if net_alive => match msg {
                 Some(m) => dispatch(&mut state, Action::Net(m)),
                 None => {
@@ -106,6 +111,15 @@ pub async fn run_console(settings: Settings) -> anyhow::Result<()> {
                     net.abort();
                     (rpc_tx, msg_rx, net) = connect(&state.settings);
                     net_alive = true;
+                    remotes = Remotes::default();
+                }
+                Effect::Merge(open) => {
+                    remotes = if open { Remotes::open(&state.settings) } else { Remotes::default() }
+                }
+                Effect::RpcTo(ctx, rpc) => {
+                    if let Some(tx) = remotes.rpcs.get(ctx) {
+                        let _ = tx.send(rpc);
+                    }
                 }
                 Effect::Quit => {}
             }
@@ -115,6 +129,53 @@ pub async fn run_console(settings: Settings) -> anyhow::Result<()> {
     drop(rpc_tx);
     net.abort();
     result
+}
+
+/// The merged Queue's connections: a network task per context, its
+/// reports tagged with the context's index. Dropping it stops them all, and
+/// reports still queued go with the channel.
+struct Remotes {
+    rpcs: Vec<mpsc::UnboundedSender<Rpc>>,
+    rx: mpsc::UnboundedReceiver<(usize, Msg)>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Default for Remotes {
+    fn default() -> Remotes {
+        let (_, rx) = mpsc::unbounded_channel();
+        Remotes { rpcs: Vec::new(), rx, tasks: Vec::new() }
+    }
+}
+
+impl Remotes {
+    fn open(settings: &Settings) -> Remotes {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let mut remotes = Remotes { rpcs: Vec::new(), rx, tasks: Vec::new() };
+        for i in 0..settings.contexts.all.len() {
+            let mut on = settings.clone();
+            on.enter_context(i);
+            let (rpc_tx, mut msg_rx, net) = connect(&on);
+            let tx = tx.clone();
+            let forward = tokio::spawn(async move {
+                while let Some(m) = msg_rx.recv().await {
+                    if tx.send((i, m)).is_err() {
+                        return;
+                    }
+                }
+            });
+            remotes.rpcs.push(rpc_tx);
+            remotes.tasks.extend([net, forward]);
+        }
+        remotes
+    }
+}
+
+impl Drop for Remotes {
+    fn drop(&mut self) {
+        for t in &self.tasks {
+            t.abort();
+        }
+    }
 }
 
 type Net = (mpsc::UnboundedSender<Rpc>, mpsc::UnboundedReceiver<Msg>, tokio::task::JoinHandle<()>);

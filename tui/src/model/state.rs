@@ -131,6 +131,8 @@ pub struct Confirm {
     pub prev: Mode,
     /// On a production context: the name to type, and what has been typed.
     pub typed: Option<TypedName>,
+    /// The context the write goes to, when not the current one (a row of the merged Queue).
+    pub on: Option<usize>,
 }
 
 /// A production context's confirmation: the write is sent only once the
@@ -323,6 +325,8 @@ pub struct State {
     pub output: Option<crate::model::output::OutputView>,
     /// The generation of the last output stream asked for.
     pub output_seq: u64,
+    /// The merged Queue of every context (`:queue all`) while it is open.
+    pub merged: Option<crate::model::merged::Merged>,
 }
 
 impl State {
@@ -354,6 +358,7 @@ impl State {
             resvs: Default::default(),
             output: None,
             output_seq: 0,
+            merged: None,
         };
         state.relayout();
         state

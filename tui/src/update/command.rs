@@ -18,6 +18,8 @@ pub enum Command {
     Explain(u64),
     Help,
     Quit,
+    /// `:queue all`: the merged Queue of every context.
+    QueueAll,
     /// `:ctx` lists the contexts, `:ctx NAME` switches to one.
     Context(Option<String>),
 }
@@ -46,6 +48,7 @@ pub fn parse(line: &str) -> Result<Command, String> {
     let pane = PaneId::named(name);
     match (name, pane, arg) {
         (_, Some(p), None) => Ok(Command::Pane(p)),
+        (_, Some(PaneId::Queue), Some("all")) => Ok(Command::QueueAll),
         ("explain", _, Some(id)) => {
             id.parse().map(Command::Explain).map_err(|_| format!(":explain: '{id}' is not a job id"))
         }

@@ -5,6 +5,7 @@
 //! every stream of the old one.
 
 use crate::model::action::{Action, Effect};
+use crate::model::context::Context;
 use crate::model::pane::PaneId;
 use crate::model::state::{State, TypedName};
 use crate::update::audit;
@@ -58,16 +59,36 @@ pub fn switch(state: &mut State, i: usize) -> Vec<Effect> {
     vec![Effect::Connect]
 }
 
-/// The typed name a write's confirmation needs on the current context, if it is a production one.
-pub fn typed_name(state: &State) -> Option<TypedName> {
-    let name = state.settings.contexts.production()?;
+/// Context `on`, else the current one.
+pub fn of(state: &State, on: Option<usize>) -> Option<&Context> {
+    let contexts = &state.settings.contexts;
+    match on {
+        Some(i) => contexts.all.get(i),
+        None => contexts.current(),
+    }
+}
+
+/// Whether `on` is another context than the one the console is on.
+pub fn elsewhere(state: &State, on: Option<usize>) -> bool {
+    on.is_some_and(|i| Some(i) != state.settings.contexts.current)
+}
+
+/// The name of context `on` (None: the current one) when it is a production one.
+fn production(state: &State, on: Option<usize>) -> Option<&str> {
+    of(state, on).filter(|c| c.production).map(|c| c.name.as_str())
+}
+
+/// The typed name a write's confirmation needs on context `on` (None: the
+/// current one), if it is a production one.
+pub fn typed_name(state: &State, on: Option<usize>) -> Option<TypedName> {
+    let name = production(state, on)?;
     Some(TypedName { name: name.to_string(), input: Input::default(), hint: None })
 }
 
-/// Why a confirmed write may not be sent: the current context is a
-/// production one and its name was not typed. Checked again at commit.
-pub fn unconfirmed(state: &State, typed: Option<&TypedName>) -> Option<String> {
-    let name = state.settings.contexts.production()?;
+/// Why a confirmed write may not be sent: its context is a production one
+/// and its name was not typed. Checked again at commit.
+pub fn unconfirmed(state: &State, on: Option<usize>, typed: Option<&TypedName>) -> Option<String> {
+    let name = production(state, on)?;
     match typed {
         Some(t) if t.name == name && t.matches() => None,
         _ => Some(format!("context {name} is production: type its name to confirm the write")),

@@ -58,6 +58,9 @@ pub fn breadcrumb(state: &State, theme: Theme, frame: &mut Frame, area: Rect) {
             n if n == model.total => format!("{n} rows"),
             n => format!("{n} of {} rows", model.total),
         });
+        if let (PaneId::Queue, Some(m)) = (state.pane, &state.merged) {
+            parts.push(m.crumb());
+        }
         if state.pane == PaneId::Queue && v.job_states != StateFilter::All {
             parts.push(format!("{} only", v.job_states.label()));
         }
