@@ -65,6 +65,10 @@ fn every_cluster_s_jobs_in_one_table_keyed_by_cluster() {
     assert!(keys.contains(&"lab/101".to_string()) && keys.contains(&"prod/101".to_string()), "{keys:?}");
     let table = state.table(PaneId::Queue).unwrap();
     assert_eq!(table.columns[0].name, "Cluster");
+    // Asked again from another pane: back to the same view, its jobs kept, no new connections.
+    dispatch(&mut state, Action::GoPane(PaneId::Nodes));
+    assert!(command(&mut state, "queue all").is_empty());
+    assert_eq!((state.pane, self::keys(&state).len()), (PaneId::Queue, lab + 2));
     // A watch batch of prod's jobs reads them again, one read at a time.
     let changed = ClusterUpdate { jobs: vec![Default::default()], ..Default::default() };
     let effects = remote(&mut state, 1, Msg::Cluster(changed.clone()));

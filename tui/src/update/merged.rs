@@ -19,12 +19,17 @@ pub fn open(state: &mut State) -> Vec<Effect> {
         state.error(":queue all: no contexts; add [[contexts]] to console.toml");
         return Vec::new();
     }
+    state.info(format!("Queue of every context: {}", names.join(", ")));
+    if state.merged.is_some() {
+        // Open already, its connections up and its jobs read: only go back to it.
+        nav::switch(state, PaneId::Queue);
+        return Vec::new();
+    }
     let parts = names.iter().map(|n| Part { name: n.clone(), ..Part::default() }).collect();
-    let was_open = state.merged.replace(Merged { parts }).is_some();
+    state.merged = Some(Merged { parts });
     forget_marks(state);
     nav::switch(state, PaneId::Queue);
-    state.info(format!("Queue of every context: {}", names.join(", ")));
-    if was_open { Vec::new() } else { vec![Effect::Merge(true)] }
+    vec![Effect::Merge(true)]
 }
 
 /// `:queue` (or a context switch): back to the current context's queue.

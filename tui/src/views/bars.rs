@@ -216,7 +216,10 @@ fn hints(state: &State, theme: Theme, width: u16) -> Line<'static> {
         let label = match h.offered {
             Offered::Always => h.label,
             Offered::Writes(role) if writes_allowed(state, role) => h.label,
-            Offered::Writable if writable(state) => h.label,
+            // The merged Queue's rows are each their own cluster's, under its own rules.
+            Offered::Writable if writable(state) || (state.merged.is_some() && !state.settings.read_only) => {
+                h.label
+            }
             Offered::OnArray if array.is_some() => array.unwrap_or(h.label),
             Offered::OffArray if array.is_none() => h.label,
             _ => continue,
