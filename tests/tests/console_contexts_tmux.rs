@@ -123,3 +123,22 @@ fn the_console_switches_between_two_clusters_and_guards_the_production_one() {
         tmux.wait("the console to quit cleanly", |s| s.contains("console exited: 0"));
     }
 }
+
+/// A context without a controller stops the console before it draws or
+/// connects anywhere, with the context and key named.
+#[test]
+fn a_context_without_a_controller_stops_the_console_at_start() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(home.path().join("spur")).unwrap();
+    let toml = "[[contexts]]\nname = \"prod\"\nproduction = true\n";
+    std::fs::write(home.path().join("spur/console.toml"), toml).unwrap();
+    let out = std::process::Command::new(bin("spur-console"))
+        .env("XDG_CONFIG_HOME", home.path())
+        .env_remove("SPUR_CONSOLE_CONFIG")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("context \"prod\" controllers: at least one controller is required"), "{err}");
+}
