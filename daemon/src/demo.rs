@@ -1,6 +1,9 @@
 //! An in-process controller for `spur-console --demo`: the embedded SQLite
 //! store in a caller-owned directory, seeded with a small cluster's
 //! accounting, licenses, hierarchical resources and reservations so every pane has life.
+//! Its users' ongoing work (submits, cancels, a drain and resume, a staged
+//! preemption) goes through the RPCs a client would use (`live.rs`), so each
+//! makes its audit row.
 
 use crate::accounting::{Caller, SetMode};
 use crate::agent::AgentOpts;
@@ -8,6 +11,8 @@ use crate::config::Config;
 use crate::controller::{self, Running};
 use spur_vocab::keys::Entity;
 use std::path::Path;
+
+mod live;
 
 pub struct Demo {
     running: Running,
@@ -82,6 +87,7 @@ const POOL_JOBS: &[(&str, &str, &str, &str, u64)] = &[
 /// Keeps one of each pool job active.
 fn spawn_pool_jobs(
     jobs: std::sync::Arc<crate::jobs::JobService>,
+    client: live::Client,
     dir: std::path::PathBuf,
 ) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
@@ -103,7 +109,7 @@ fn spawn_pool_jobs(
                     annotations,
                     ..sleeper(name, account, *secs, &dir)
                 };
-                submit_as(&jobs, user, spec).await;
+                client.submit(user, spec).await;
             }
         }
     })
@@ -125,14 +131,6 @@ fn sleeper(name: String, account: &str, secs: u64, dir: &Path) -> spur_proto::v1
     }
 }
 
-/// Submits as `user`; a refusal is only logged, as the demo tries again.
-async fn submit_as(jobs: &crate::jobs::JobService, user: &str, spec: spur_proto::v1::JobSpec) {
-    let caller = Caller { user: user.into(), peer: "demo".into(), ..Caller::default() };
-    if let Err(e) = jobs.submit(crate::auth::Role::Administrator, &caller, spec).await {
-        tracing::debug!(error = %e, user, "demo submit refused");
-    }
-}
-
 /// A demo job: (user, account, qos, nodes, cpus, seconds, licenses).
 type Submit = (&'static str, &'static str, &'static str, u32, u32, u64, &'static str);
 
@@ -151,6 +149,7 @@ const STREAM: &[Submit] = &[
 /// Keeps a trickle of jobs coming so the queue has running and pending work.
 fn spawn_job_stream(
     jobs: std::sync::Arc<crate::jobs::JobService>,
+    client: live::Client,
     dir: std::path::PathBuf,
 ) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
@@ -168,7 +167,7 @@ fn spawn_job_stream(
                 licenses: (*licenses).into(),
                 ..sleeper(format!("demo{i}"), account, *secs, &dir)
             };
-            submit_as(&jobs, user, spec).await;
+            client.submit(user, spec).await;
         }
     })
 }
@@ -184,6 +183,7 @@ const TEAM: (&str, &str, &str, &str, usize) = ("frank", "physics", "ifteam", "gp
 /// Keeps the team's jobs coming, as [`spawn_job_stream`] does the others.
 fn spawn_team(
     jobs: std::sync::Arc<crate::jobs::JobService>,
+    client: live::Client,
     dir: std::path::PathBuf,
 ) -> tokio::task::JoinHandle<()> {
     let (user, account, qos, partition, keep) = TEAM;
@@ -203,7 +203,7 @@ fn spawn_team(
                 // Staggered, so the in-quota and the borrowed run do not end together.
                 ..sleeper(format!("team{i}"), account, 150 + 60 * (i % 3), &dir)
             };
-            submit_as(&jobs, user, spec).await;
+            client.submit(user, spec).await;
         }
     })
 }
@@ -271,9 +271,17 @@ pub async fn start_demo(dir: &Path, stepd: std::path::PathBuf) -> anyhow::Result
         })
         .collect();
     let mut agents: Vec<tokio::task::JoinHandle<()>> = agents;
-    agents.push(spawn_job_stream(running.jobs.clone(), dir.to_path_buf()));
-    agents.push(spawn_team(running.jobs.clone(), dir.to_path_buf()));
-    agents.push(spawn_pool_jobs(running.jobs.clone(), dir.to_path_buf()));
+    // From here on the demo acts as its users would, through the RPCs.
+    let client = live::Client::new(&url)?;
+    let jobs = &running.jobs;
+    let here = dir.to_path_buf();
+    // First, so the burst job finds node03 free before the stream spreads over the nodes.
+    let base = move |name, secs| sleeper(name, "physics", secs, &here);
+    agents.push(live::spawn_preemption(jobs.clone(), client.clone(), base));
+    agents.push(spawn_job_stream(jobs.clone(), client.clone(), dir.to_path_buf()));
+    agents.push(spawn_team(jobs.clone(), client.clone(), dir.to_path_buf()));
+    agents.push(spawn_pool_jobs(jobs.clone(), client.clone(), dir.to_path_buf()));
+    agents.push(live::spawn_activity(jobs.clone(), client));
     Ok(Demo { running, agents, spools })
 }
 

@@ -14,6 +14,11 @@ pub struct Cli {
     /// Start an in-process demo controller with seeded QOS and accounts, in a temp dir.
     #[arg(long, conflicts_with = "controller")]
     pub demo: bool,
+    // The doc is clap's --help text, where `[[contexts]]` is a table, not a link.
+    #[allow(rustdoc::broken_intra_doc_links)]
+    /// Start on this context of console.toml's [[contexts]] [default: its default_context]
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["controller", "demo"])]
+    pub context: Option<String>,
     /// Refuse every write (edit, delete) in this session.
     #[arg(long)]
     pub read_only: bool,

@@ -8,9 +8,15 @@
 //! name = "default"        # or "mono"
 //! ```
 //!
+//! and the clusters the console can switch between (`[[contexts]]`, see
+//! `config/contexts.rs`).
+//!
 //! Every mistake is an error at start-up naming the key, so a typo never
 //! silently leaves an action on its default.
 
+mod contexts;
+
+use crate::model::context::Context;
 use crate::model::keymap::{Keymap, KeymapError};
 use crate::model::state::ThemeName;
 use std::fmt;
@@ -20,6 +26,10 @@ use std::path::{Path, PathBuf};
 pub struct Config {
     pub keymap: Keymap,
     pub theme: ThemeName,
+    /// `[[contexts]]`, in the file's order.
+    pub contexts: Vec<Context>,
+    /// `default_context` (or `current`): the context to start on; it names one of `contexts`.
+    pub default_context: Option<String>,
 }
 
 #[derive(Debug)]
@@ -92,8 +102,22 @@ pub fn parse(text: &str) -> Result<Config, String> {
                     }
                 }
             }
-            other => return Err(format!("unknown key \"{other}\" (known: keys, theme)")),
+            "contexts" => config.contexts = contexts::parse(value)?,
+            "default_context" | "current" => {
+                let name = value.as_str().ok_or_else(|| format!("{section}: expected a context's name"))?;
+                config.default_context = Some(name.to_string());
+            }
+            other => {
+                return Err(format!(
+                    "unknown key \"{other}\" (known: keys, theme, contexts, default_context)"
+                ));
+            }
         }
+    }
+    if let Some(name) = &config.default_context
+        && !config.contexts.iter().any(|c| &c.name == name)
+    {
+        return Err(format!("default_context = \"{name}\": no [[contexts]] has that name"));
     }
     config.keymap = Keymap::with_overrides(&overrides).map_err(|e: KeymapError| e.to_string())?;
     Ok(config)

@@ -133,6 +133,13 @@ impl Action {
 pub enum Effect {
     Quit,
     Rpc(Rpc),
+    /// Drop the connection and its streams and connect to `settings.controller`
+    /// as `settings.identity` (a context switch; the state has started over).
+    Connect,
+    /// Open (true) or close the merged Queue's connections, one per context.
+    Merge(bool),
+    /// Work for context `.0`'s connection of the merged Queue.
+    RpcTo(usize, Rpc),
 }
 
 /// Work for the network task.
@@ -365,5 +372,10 @@ pub enum Msg {
     OutputEnded {
         sub: u64,
         error: Option<String>,
+    },
+    /// A report of context `ctx`'s connection of the merged Queue.
+    Remote {
+        ctx: usize,
+        msg: Box<Msg>,
     },
 }

@@ -130,8 +130,14 @@ fn build(id: PaneId) -> Pane {
                     &["queue", "jobs", "squeue"],
                     hints,
                     (
-                        |s, v| s.queue.jobs.as_ref().map(|j| queue::table(j, v, s.now_ms())),
-                        |s, k| queue::detail(s.queue.jobs.as_deref()?, k, s.now_ms()),
+                        |s, v| match &s.merged {
+                            Some(m) => Some(m.table(v, s.now_ms())),
+                            None => s.queue.jobs.as_ref().map(|j| queue::table(j, v, s.now_ms())),
+                        },
+                        |s, k| match &s.merged {
+                            Some(m) => m.detail(k, s.now_ms()),
+                            None => queue::detail(s.queue.jobs.as_deref()?, k, s.now_ms()),
+                        },
                     ),
                 )
             }

@@ -48,10 +48,20 @@ pub fn split_summary(body: Rect, summary: &[(String, bool)]) -> (Rect, Rect) {
 
 /// Where table rows are drawn on a screen of `size`: the body, minus the
 /// summary and the header line.
-pub fn rows_area(size: (u16, u16), banner: bool, summary: &[(String, bool)]) -> Rect {
-    let body = areas(Rect::new(0, 0, size.0, size.1), banner).body;
+pub fn rows_area(size: (u16, u16), framed: bool, banner: bool, summary: &[(String, bool)]) -> Rect {
+    let body = areas(screen(Rect::new(0, 0, size.0, size.1), framed), banner).body;
     let table = split_summary(body, summary).1;
     Rect { y: table.y.saturating_add(1), height: table.height.saturating_sub(1), ..table }
+}
+
+/// What is left of the terminal for the bars and the body: all of it, or
+/// between the bands a production context draws above and below the
+/// screen (bands, not side borders: 80 columns have none to spare).
+pub fn screen(area: Rect, framed: bool) -> Rect {
+    if !framed || area.height < 3 {
+        return area;
+    }
+    Rect { y: area.y + 1, height: area.height - 2, ..area }
 }
 
 /// A rectangle of at most `w`x`h` centred in `area`.

@@ -12,6 +12,8 @@
 //! | [`pane`] | the panes in tab order (`PaneId`) and the words their declarations use (`Hint`, `Offered`, `Reads`) |
 //! | [`decl`] | each pane declared once (`Pane`: titles, names, keys and hints, edits, reads, the builders of its rows and detail): where a new pane is registered |
 //! | [`view`] | `PaneView` (selection, sort, filter, marks), `Refetch` (where a pane's re-read stands) |
+//! | [`context`] | console.toml's contexts (clusters), the current one, their safety rules |
+//! | [`merged`] | the merged Queue of every context (`:queue all`): its parts per cluster, rows keyed by cluster and job id |
 //! | [`session`] | WhoAmI's user and role; the role rule for writes |
 //! | [`table`] | rows, columns, targets and detail pages: what every pane's table is made of |
 //! | [`layout`] | screen geometry, shared by the views and by paging and clicks |
@@ -31,6 +33,7 @@
 pub mod accounts;
 pub mod action;
 pub mod audit;
+pub mod context;
 pub mod decl;
 pub mod filter;
 pub mod form;
@@ -39,6 +42,7 @@ pub mod hres;
 pub mod jobs;
 pub mod keymap;
 pub mod layout;
+pub mod merged;
 pub mod nodes;
 pub mod output;
 pub mod pane;

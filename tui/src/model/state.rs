@@ -3,6 +3,7 @@
 
 use crate::model::accounts::Accounting;
 use crate::model::audit::AuditLog;
+use crate::model::context::Contexts;
 use crate::model::form::EditForm;
 use crate::model::hres::Hres;
 use crate::model::jobs::{Expanded, Loans, NO_LOANS};
@@ -42,6 +43,11 @@ pub struct Settings {
     pub keymap: Keymap,
     /// Where run times are read from; fixed in tests so snapshots hold still.
     pub clock: Clock,
+    /// console.toml's contexts and the one the console is on (`controller`
+    /// and the identity's token are then that context's).
+    pub contexts: Contexts,
+    /// The local token (`SPUR_TOKEN`, `~/.spur/token`), for a context without a token file.
+    pub local_token: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,7 +76,19 @@ impl Settings {
             theme: ThemeName::Default,
             keymap: Keymap::default(),
             clock: Clock::System,
+            contexts: Contexts::default(),
+            local_token: None,
         }
+    }
+
+    /// Put the console on context `i`: its controllers and its token (else
+    /// the local one). False when there is no such context.
+    pub fn enter_context(&mut self, i: usize) -> bool {
+        let Some(ctx) = self.contexts.all.get(i) else { return false };
+        self.controller = ctx.url();
+        self.identity.token = ctx.token.clone().or_else(|| self.local_token.clone());
+        self.contexts.current = Some(i);
+        true
     }
 }
 
@@ -111,6 +129,26 @@ pub struct Confirm {
     pub focus: Choice,
     /// Where Cancel returns (the edit form keeps its edits).
     pub prev: Mode,
+    /// On a production context: the name to type, and what has been typed.
+    pub typed: Option<TypedName>,
+    /// The context the write goes to, when not the current one (a row of the merged Queue).
+    pub on: Option<usize>,
+}
+
+/// A production context's confirmation: the write is sent only once the
+/// context's name is typed exactly, so a wrong window never gets a yes.
+#[derive(Debug, Clone)]
+pub struct TypedName {
+    pub name: String,
+    pub input: Input,
+    /// Why Enter was refused (the name does not match).
+    pub hint: Option<String>,
+}
+
+impl TypedName {
+    pub fn matches(&self) -> bool {
+        self.input.value() == self.name
+    }
 }
 
 /// A one-line prompt (`:` or `/`).
@@ -287,6 +325,8 @@ pub struct State {
     pub output: Option<crate::model::output::OutputView>,
     /// The generation of the last output stream asked for.
     pub output_seq: u64,
+    /// The merged Queue of every context (`:queue all`) while it is open.
+    pub merged: Option<crate::model::merged::Merged>,
 }
 
 impl State {
@@ -318,6 +358,7 @@ impl State {
             resvs: Default::default(),
             output: None,
             output_seq: 0,
+            merged: None,
         };
         state.relayout();
         state
@@ -328,6 +369,11 @@ impl State {
         matches!(self.conn, Conn::Reconnecting { .. } | Conn::Disconnected)
     }
 
+    /// The screen is framed: the console is on a production context.
+    pub fn framed(&self) -> bool {
+        self.settings.contexts.production().is_some()
+    }
+
     /// The lines shown above the current pane's table (only the Preemption pane has them).
     pub fn summary(&self) -> Vec<(String, bool)> {
         if self.pane == PaneId::Preempt { self.preempt.summary() } else { Vec::new() }
@@ -336,7 +382,7 @@ impl State {
     /// Recompute [`State::rows_area`]; `update` calls it whenever the size,
     /// the connection, the pane or the Preemption summary changes.
     pub fn relayout(&mut self) {
-        self.rows_area = layout::rows_area(self.size, self.shows_banner(), &self.summary());
+        self.rows_area = layout::rows_area(self.size, self.framed(), self.shows_banner(), &self.summary());
     }
 
     /// Rows per page, at least one.

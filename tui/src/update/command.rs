@@ -18,10 +18,14 @@ pub enum Command {
     Explain(u64),
     Help,
     Quit,
+    /// `:queue all`: the merged Queue of every context.
+    QueueAll,
+    /// `:ctx` lists the contexts, `:ctx NAME` switches to one.
+    Context(Option<String>),
 }
 
 /// The commands that are not a pane's name.
-const OTHER_COMMANDS: [&str; 3] = ["explain", "help", "quit"];
+const OTHER_COMMANDS: [&str; 4] = ["ctx", "explain", "help", "quit"];
 
 /// Completable command names, sorted: each pane's name (its declaration's
 /// first) and the others (aliases such as `q` are accepted but not offered).
@@ -44,10 +48,12 @@ pub fn parse(line: &str) -> Result<Command, String> {
     let pane = PaneId::named(name);
     match (name, pane, arg) {
         (_, Some(p), None) => Ok(Command::Pane(p)),
+        (_, Some(PaneId::Queue), Some("all")) => Ok(Command::QueueAll),
         ("explain", _, Some(id)) => {
             id.parse().map(Command::Explain).map_err(|_| format!(":explain: '{id}' is not a job id"))
         }
         ("explain", _, None) => Err("usage: :explain JOBID".into()),
+        ("ctx" | "context", None, arg) => Ok(Command::Context(arg.map(str::to_string))),
         ("q" | "quit" | "q!" | "qa", _, None) => Ok(Command::Quit),
         ("help" | "h", _, None) => Ok(Command::Help),
         (_, Some(_), Some(_)) | ("q" | "quit" | "help", _, Some(_)) => {
@@ -75,7 +81,7 @@ pub fn complete(line: &str) -> Completion {
     let candidates: Vec<&'static str> = commands().into_iter().filter(|c| c.starts_with(trimmed)).collect();
     let line = match candidates.as_slice() {
         [] => line.to_string(),
-        [only] if *only == "explain" => format!("{only} "),
+        [only] if *only == "explain" || *only == "ctx" => format!("{only} "),
         [only] => (*only).to_string(),
         many => common_prefix(many),
     };

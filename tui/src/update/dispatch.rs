@@ -12,10 +12,11 @@ use crate::model::pane::{Offered, PaneId, Reads};
 use crate::model::session::{self, Role};
 use crate::model::state::{Choice, Confirm, Conn, Mode, Prompt, State};
 use crate::model::table::Target;
-use crate::model::write::{NodeOp, WriteOp};
+use crate::model::write::WriteOp;
 use crate::update::command::{self, Command};
 use crate::update::{
-    audit, form, hres, live, nav, nodes, output, preempt, provisioners, queue, reservations,
+    audit, context, delete, form, hres, live, merged, nav, nodes, output, preempt, provisioners, queue,
+    reservations,
 };
 use tui_input::Input;
 
@@ -24,7 +25,10 @@ pub fn dispatch(state: &mut State, action: Action) -> Vec<Effect> {
         // Feedback is about the previous key; the status bar keeps the last error.
         state.message = None;
     }
+    // A job action on the merged Queue is checked against the rows' own cluster instead.
+    let merged_jobs = state.merged.is_some() && matches!(action, Action::JobAction(_));
     if action.is_write()
+        && !merged_jobs
         && let Some(why) = write_block(state, action.verb(), action.role())
     {
         state.error(why);
@@ -82,21 +86,41 @@ pub fn dispatch(state: &mut State, action: Action) -> Vec<Effect> {
 /// on the key, on the request and again on the confirm, so no path around
 /// the dialog writes.
 fn write_block(state: &State, what: &str, role: Role) -> Option<String> {
+    write_block_on(state, None, what, role)
+}
+
+/// [`write_block`] for a write to context `on` (None: the current one). The
+/// session's role is the current context's, so another's is left to its controller.
+fn write_block_on(state: &State, on: Option<usize>, what: &str, role: Role) -> Option<String> {
     if state.settings.read_only {
         return Some(format!("read-only mode: {what} refused (the console was started with --read-only)"));
+    }
+    if let Some(why) = context::of(state, on).and_then(|c| c.write_refusal(what)) {
+        return Some(why);
+    }
+    if context::elsewhere(state, on) {
+        return None;
     }
     session::refusal(state.session.as_ref(), role).map(|why| format!("{what} refused: {why}"))
 }
 
 /// [`write_block`] for a concrete write, plus whose jobs it touches.
-fn op_block(state: &State, op: &WriteOp) -> Option<String> {
+fn op_block(state: &State, on: Option<usize>, op: &WriteOp) -> Option<String> {
+    if context::elsewhere(state, on) {
+        return write_block_on(state, on, op.verb(), op.role());
+    }
     write_block(state, op.verb(), op.role()).or_else(|| queue::refusal(state, op))
 }
 
 /// Open the confirmation dialog for a write. Cancel returns to where the
 /// operator was (an edit form keeps its edits).
 fn request_write(state: &mut State, op: WriteOp) {
-    if let Some(why) = op_block(state, &op) {
+    request_write_on(state, None, op);
+}
+
+/// [`request_write`] to context `on` (None: the current one), under its rules.
+fn request_write_on(state: &mut State, on: Option<usize>, op: WriteOp) {
+    if let Some(why) = op_block(state, on, &op) {
         state.error(why);
         return;
     }
@@ -107,7 +131,8 @@ fn request_write(state: &mut State, op: WriteOp) {
         Mode::Help { prev, .. } => *prev,
         other => other,
     };
-    state.mode = Mode::Confirm(Box::new(Confirm { op, focus: Choice::Cancel, prev }));
+    let typed = context::typed_name(state, on);
+    state.mode = Mode::Confirm(Box::new(Confirm { op, focus: Choice::Cancel, prev, typed, on }));
 }
 
 /// The operator said yes: the only producer of [`Rpc::Write`].
@@ -115,7 +140,8 @@ fn commit(state: &mut State) -> Vec<Effect> {
     let Mode::Confirm(c) = std::mem::take(&mut state.mode) else {
         return Vec::new();
     };
-    if let Some(why) = op_block(state, &c.op) {
+    let unconfirmed = || context::unconfirmed(state, c.on, c.typed.as_ref());
+    if let Some(why) = op_block(state, c.on, &c.op).or_else(unconfirmed) {
         state.error(why);
         return Vec::new();
     }
@@ -131,6 +157,11 @@ fn commit(state: &mut State) -> Vec<Effect> {
     if c.op.consumes_marks() {
         state.view_mut().marks.clear();
     }
+    if let Some(ctx) = c.on {
+        // The merged Queue's row: to its own cluster's connection, whose answer re-reads its jobs.
+        state.info(format!("{}…", c.op.verb()));
+        return vec![Effect::RpcTo(ctx, Rpc::Write(c.op))];
+    }
     if matches!(c.op, WriteOp::UpdateJobs { .. }) {
         // Its answer re-reads the queue.
         state.queue.writes += 1;
@@ -144,6 +175,19 @@ fn confirm(state: &mut State, action: Action) -> Vec<Effect> {
     let Mode::Confirm(c) = &mut state.mode else {
         return Vec::new();
     };
+    if let Some(t) = c.typed.as_mut() {
+        return match context::typed_key(t, action) {
+            context::Typed::Commit => commit(state),
+            context::Typed::Cancel => {
+                if let Mode::Confirm(c) = std::mem::take(&mut state.mode) {
+                    state.mode = c.prev;
+                }
+                state.info("cancelled");
+                Vec::new()
+            }
+            context::Typed::Stay => Vec::new(),
+        };
+    }
     match action {
         Action::FocusNext | Action::FocusPrev => {
             c.focus = match c.focus {
@@ -285,6 +329,7 @@ fn on_net(state: &mut State, msg: Msg) -> Vec<Effect> {
             output::on_ended(state, sub, error);
             Vec::new()
         }
+        Msg::Remote { ctx, msg } => merged::on_remote(state, ctx, *msg),
         Msg::ListFailed { list, error } => {
             live::on_list_failed(state, list, error);
             Vec::new()
@@ -329,7 +374,7 @@ fn elsewhere(state: &State, action: &Action) -> Option<String> {
 }
 
 fn normal(state: &mut State, action: Action) -> Vec<Effect> {
-    if let Some(note) = elsewhere(state, &action) {
+    if let Some(note) = elsewhere(state, &action).or_else(|| merged::refuses(state, &action)) {
         state.info(note);
         return Vec::new();
     }
@@ -372,6 +417,11 @@ fn normal(state: &mut State, action: Action) -> Vec<Effect> {
                 request_write(state, op);
             }
         }
+        Action::JobAction(op) if state.merged.is_some() => {
+            if let Some((ctx, op)) = merged::start(state, op) {
+                request_write_on(state, Some(ctx), op);
+            }
+        }
         Action::JobAction(op) => {
             if let Some(op) = queue::start(state, op) {
                 request_write(state, op);
@@ -411,7 +461,7 @@ fn delete(state: &mut State) {
     } else {
         rows.into_iter().filter(|r| marks.contains(&r.key)).map(|r| r.target).collect()
     };
-    match delete_of(state, targets) {
+    match delete::write_of(state, targets) {
         Ok(op) => request_write(state, op),
         Err(e) => state.error(e),
     }
@@ -419,67 +469,17 @@ fn delete(state: &mut State) {
 
 fn run_command(state: &mut State, cmd: Command) -> Vec<Effect> {
     match cmd {
+        Command::Pane(PaneId::Queue) => {
+            let mut effects = merged::close(state);
+            effects.extend(switch(state, PaneId::Queue));
+            return effects;
+        }
         Command::Pane(p) => return switch(state, p),
+        Command::QueueAll => return merged::open(state),
         Command::Explain(id) => return preempt::open(state, id),
         Command::Help => state.mode = Mode::Help { scroll: 0, prev: Box::new(Mode::Normal) },
         Command::Quit => return vec![Effect::Quit],
+        Command::Context(name) => return context::command(state, name),
     }
     Vec::new()
-}
-
-/// The delete the targets ask for, or why they cannot be deleted (together).
-fn delete_of(state: &State, targets: Vec<Target>) -> Result<WriteOp, String> {
-    if targets.is_empty() {
-        return Err(format!("{}: nothing to delete", state.pane.title()));
-    }
-    let synthetic = |n: &str| {
-        state.accounting.data.as_ref().is_some_and(|d| d.qos.iter().any(|q| q.name == n && q.synthetic))
-    };
-    let (mut qos, mut accounts, mut assocs, mut resvs) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for t in targets {
-        match t {
-            Target::Qos(n) if synthetic(&n) => {
-                return Err(format!("{n} is a placeholder and cannot be deleted"));
-            }
-            Target::Qos(n) => qos.push(n),
-            Target::Account(n) if n == "root" => return Err("the root account cannot be deleted".into()),
-            Target::Account(n) => accounts.push(n),
-            Target::Assoc { user, account, .. } => assocs.push((user, account)),
-            Target::Root => return Err("the root account cannot be deleted".into()),
-            Target::Txn(_) => return Err("txn rows are the audit record; they cannot be deleted".into()),
-            Target::Job(_) => return Err("jobs are cancelled, not deleted".into()),
-            Target::Layer { .. } => {
-                return Err(
-                    "licenses and layers come from spur.conf and resources.yaml; they cannot be deleted"
-                        .into(),
-                );
-            }
-            Target::Provisioner(_) => {
-                return Err(
-                    "provisioner definitions come from provisioners.yaml; they cannot be deleted".into()
-                );
-            }
-            Target::Reservation(n) => resvs.push(n),
-            Target::Node(_) => {
-                let km = &state.settings.keymap;
-                let (drain, down) = (
-                    km.keys_of(&Action::NodeAction(NodeOp::Drain)),
-                    km.keys_of(&Action::NodeAction(NodeOp::Down)),
-                );
-                return Err(format!(
-                    "nodes come from spur.conf and are not deleted; drain ({drain}) or down ({down}) them"
-                ));
-            }
-        }
-    }
-    assocs.dedup();
-    if !resvs.is_empty() {
-        return Ok(WriteOp::DeleteReservations { names: resvs });
-    }
-    match (qos.is_empty(), accounts.is_empty(), assocs.is_empty()) {
-        (false, true, true) => Ok(WriteOp::DeleteQos { names: qos }),
-        (true, false, true) => Ok(WriteOp::DeleteAccount { names: accounts }),
-        (true, true, false) => Ok(WriteOp::DeleteUser { assocs }),
-        _ => Err("mark either accounts or users, not both, to delete them together".into()),
-    }
 }

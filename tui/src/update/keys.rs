@@ -52,6 +52,12 @@ pub fn action_for_key(state: &State, key: KeyEvent) -> Option<Action> {
             KeyCode::BackTab | KeyCode::Up => Some(Action::FocusPrev),
             _ => to_input_request(&Event::Key(key)).map(Action::Input),
         },
+        // A production context's confirmation: the keys type its name.
+        Mode::Confirm(c) if c.typed.is_some() => match key.code {
+            KeyCode::Esc => Some(Action::Back),
+            KeyCode::Enter => Some(Action::Submit),
+            _ => to_input_request(&Event::Key(key)).map(Action::Input),
+        },
         Mode::Confirm(_) => match key.code {
             KeyCode::Esc | KeyCode::Char('n') => Some(Action::Back),
             KeyCode::Enter => Some(Action::Submit),

@@ -8,8 +8,11 @@
 //! | --- | --- |
 //! | [`dispatch`](mod@dispatch) | `dispatch(state, action) -> Vec<Effect>`; the write path, confirmations, network reports |
 //! | [`keys`] | terminal events -> actions, per mode |
+//! | [`merged`] | the merged Queue (`:queue all`): opening, its connections' reports, job actions sent to the row's cluster |
 //! | [`nav`] | selection, scrolling, sort, marks, filters, pane switches, keeping selection across re-reads |
 //! | [`command`] | the `:` command line and its completion, the `/` filter prompt |
+//! | [`context`] | `:ctx`: listing and switching clusters; a production context's typed confirmation |
+//! | [`delete`] | `D`: what deleting the marked rows means, or why they are not deleted |
 //! | [`form`] | opening the edit form and its keys |
 //! | [`live`] | `Cluster.Watch` updates: live nodes, coalesced catalog re-reads |
 //! | [`queue`] | the Queue pane: job re-reads and pushed changes, `t`, cancel / hold / release / requeue |
@@ -23,11 +26,14 @@
 
 pub mod audit;
 pub mod command;
+pub mod context;
+pub mod delete;
 pub mod dispatch;
 pub mod form;
 pub mod hres;
 pub mod keys;
 pub mod live;
+pub mod merged;
 pub mod nav;
 pub mod nodes;
 pub mod output;

@@ -58,6 +58,9 @@ pub fn breadcrumb(state: &State, theme: Theme, frame: &mut Frame, area: Rect) {
             n if n == model.total => format!("{n} rows"),
             n => format!("{n} of {} rows", model.total),
         });
+        if let (PaneId::Queue, Some(m)) = (state.pane, &state.merged) {
+            parts.push(m.crumb());
+        }
         if state.pane == PaneId::Queue && v.job_states != StateFilter::All {
             parts.push(format!("{} only", v.job_states.label()));
         }
@@ -74,7 +77,7 @@ pub fn breadcrumb(state: &State, theme: Theme, frame: &mut Frame, area: Rect) {
         if state.pane == PaneId::Audit {
             parts.extend(audit_crumbs(&state.audit, &state.conn));
         }
-        let body = layout::areas(frame.area(), state.shows_banner()).body;
+        let body = layout::areas(layout::screen(frame.area(), state.framed()), state.shows_banner()).body;
         let (_, hidden) = table::fitted(v, &model, body);
         if hidden > 0 {
             parts.push(format!("{hidden} cols hidden (enter: all)"));
@@ -213,7 +216,10 @@ fn hints(state: &State, theme: Theme, width: u16) -> Line<'static> {
         let label = match h.offered {
             Offered::Always => h.label,
             Offered::Writes(role) if writes_allowed(state, role) => h.label,
-            Offered::Writable if !state.settings.read_only => h.label,
+            // The merged Queue's rows are each their own cluster's, under its own rules.
+            Offered::Writable if writable(state) || (state.merged.is_some() && !state.settings.read_only) => {
+                h.label
+            }
             Offered::OnArray if array.is_some() => array.unwrap_or(h.label),
             Offered::OffArray if array.is_none() => h.label,
             _ => continue,
@@ -249,8 +255,12 @@ fn array_hint(state: &State) -> Option<&'static str> {
     }
 }
 
+fn writable(state: &State) -> bool {
+    !state.settings.read_only && !state.settings.contexts.current().is_some_and(|c| c.read_only)
+}
+
 fn writes_allowed(state: &State, role: session::Role) -> bool {
-    !state.settings.read_only && session::refusal(state.session.as_ref(), role).is_none()
+    writable(state) && session::refusal(state.session.as_ref(), role).is_none()
 }
 
 /// Connection first and the URL last: at 80 columns the URL is what gets cut.
@@ -261,7 +271,9 @@ pub fn status(state: &State, theme: Theme, frame: &mut Frame, area: Rect) {
         return;
     }
     let s = &state.settings;
-    let mode = match (s.read_only, session::write_refusal(state.session.as_ref())) {
+    let ctx = s.contexts.current();
+    let read_only = s.read_only || ctx.is_some_and(|c| c.read_only);
+    let mode = match (read_only, session::write_refusal(state.session.as_ref())) {
         (true, _) => "READ-ONLY".to_string(),
         // The role is shown just before; the full reason comes with each refusal.
         (false, Some(_)) => format!("no writes: needs {}", session::WRITE_ROLE.as_str()),
@@ -279,6 +291,12 @@ pub fn status(state: &State, theme: Theme, frame: &mut Frame, area: Rect) {
         Conn::Disconnected => "✖ disconnected",
     };
     // With several controllers, which one comes first: it is what changes in a failover.
+    // The context right after the connection: on 80 columns it is what must not be cut.
+    let conn = match ctx {
+        Some(c) if c.production => format!("{conn} │ ctx {} PROD", c.name),
+        Some(c) => format!("{conn} │ ctx {}", c.name),
+        None => conn.to_string(),
+    };
     let mut text = match &state.on {
         Some(on) => format!(" {conn} │ {} │ {who} │ {mode}", on_controller(on)),
         None => format!(" {conn} │ {who} │ {mode} │ {}", s.controller),

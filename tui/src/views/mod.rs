@@ -12,12 +12,34 @@ pub mod theme;
 use crate::model::layout;
 use crate::model::state::{Mode, State};
 use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::Span;
+use ratatui::widgets::{Block, BorderType, Borders};
 use theme::Theme;
+
+/// A production context's frame around the screen, titled with its name;
+/// the area inside it (the whole screen on any other context).
+fn framed(state: &State, theme: Theme, frame: &mut Frame) -> Rect {
+    let area = frame.area();
+    let Some(name) = state.settings.contexts.production() else { return area };
+    let inner = layout::screen(area, true);
+    if inner != area {
+        let title = Span::styled(format!(" PRODUCTION: {name} "), theme.production());
+        let block = Block::new()
+            .borders(Borders::TOP | Borders::BOTTOM)
+            .border_type(BorderType::Thick)
+            .border_style(theme.production())
+            .title(title)
+            .title_bottom(Span::styled(format!(" writes on {name} ask for its name "), theme.production()));
+        frame.render_widget(block, area);
+    }
+    inner
+}
 
 /// Draw the whole screen.
 pub fn render(state: &State, frame: &mut Frame) {
     let theme = Theme::new(state.settings.theme);
-    let a = layout::areas(frame.area(), state.shows_banner());
+    let a = layout::areas(framed(state, theme, frame), state.shows_banner());
     bars::tabs(state.pane, theme, frame, a.tabs);
     bars::breadcrumb(state, theme, frame, a.crumb);
     if a.banner.height > 0 {

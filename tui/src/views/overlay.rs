@@ -8,7 +8,7 @@ use crate::model::jobs::JobOp;
 use crate::model::keymap::{Binding, FIXED_KEYS, Keymap};
 use crate::model::layout::centered;
 use crate::model::pane::PaneId;
-use crate::model::state::{Choice, Confirm, ReasonPrompt};
+use crate::model::state::{Choice, Confirm, ReasonPrompt, TypedName};
 use crate::model::table::Detail;
 use crate::model::write::NodeOp;
 use crate::views::theme::Theme;
@@ -162,9 +162,14 @@ pub fn confirm(c: &Confirm, theme: Theme, frame: &mut Frame) {
     let width = screen.width.saturating_sub(4).min(74);
     // Border and padding take four columns.
     let body: Vec<String> = body.iter().flat_map(|l| wrap(l, usize::from(width.saturating_sub(4)))).collect();
-    let height = (body.len() as u16).saturating_add(5);
+    // A typed confirmation has a prompt line more than the buttons.
+    let extra = if c.typed.is_some() { 6 } else { 5 };
+    let height = (body.len() as u16).saturating_add(extra);
     let area = centered(screen, width, height);
     let inner = popup(frame, theme, area, &format!(" {title} "));
+    if let Some(t) = &c.typed {
+        return typed(frame, theme, inner, body, t, c.op.button());
+    }
     let ok = c.op.button();
     let button = |label: &str, choice: Choice| {
         let style = if c.focus == choice { theme.selected() } else { theme.plain() };
@@ -182,6 +187,33 @@ pub fn confirm(c: &Confirm, theme: Theme, frame: &mut Frame) {
     let (head, rest) = lines.split_at(lines.len() - 3);
     frame.render_widget(Paragraph::new(head.to_vec()).wrap(Wrap { trim: false }), body);
     frame.render_widget(Paragraph::new(rest.to_vec()), footer);
+}
+
+/// A production context's confirmation: the body, then the context's name to type.
+fn typed(frame: &mut Frame, theme: Theme, inner: Rect, body: Vec<String>, t: &TypedName, ok: &str) {
+    let [body_area, footer] = Layout::vertical([Constraint::Min(0), Constraint::Length(4)]).areas(inner);
+    let lines: Vec<Line> = body.into_iter().map(Line::from).collect();
+    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), body_area);
+    let width = usize::from(footer.width.saturating_sub(2).max(1));
+    let scroll = t.input.visual_scroll(width);
+    let value: String = t.input.value().chars().skip(scroll).collect();
+    let about = match &t.hint {
+        Some(h) => Line::styled(h.clone(), theme.error()),
+        None => Line::styled(format!("enter {} · esc cancel", ok.to_lowercase()), theme.dim()),
+    };
+    let lines = vec![
+        Line::raw(""),
+        Line::from(vec![
+            Span::styled("Production: type ", theme.production()),
+            Span::styled(t.name.clone(), theme.key()),
+            Span::styled(" to confirm", theme.production()),
+        ]),
+        Line::from(vec![Span::styled("> ", theme.key()), Span::raw(value)]),
+        about,
+    ];
+    frame.render_widget(Paragraph::new(lines), footer);
+    let x = footer.x + 2 + t.input.visual_cursor().saturating_sub(scroll) as u16;
+    frame.set_cursor_position((x.min(footer.right().saturating_sub(1)), footer.y + 2));
 }
 
 /// `focused` is false while a confirmation sits on top (no cursor then).

@@ -97,6 +97,11 @@ impl Theme {
         if self.color { s.fg(Color::Blue) } else { s }
     }
 
+    /// The frame of a production context: BOLD (and the frame and its title) carry it without colour.
+    pub fn production(self) -> Style {
+        self.fg(Color::Red).add_modifier(Modifier::BOLD)
+    }
+
     pub fn border(self) -> Style {
         self.fg(Color::Cyan)
     }
