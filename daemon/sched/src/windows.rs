@@ -23,6 +23,10 @@ pub(crate) struct Windows<'a> {
     pub list: &'a [Resv],
     /// By node index: the windows not yet over, earliest first.
     per_node: Vec<Vec<Window>>,
+    /// By node index: the start and reservation of its earliest window
+    /// (`i64::MAX` when none), so a job in no reservation, which any
+    /// window keeps out, is judged without walking the node's list.
+    first: Vec<(i64, u16)>,
     by_name: FxMap<&'a str, u16>,
     /// By reservation: each licence it holds out, less what its running jobs use.
     held: Vec<Vec<(&'a str, u32)>>,
@@ -60,6 +64,8 @@ impl<'a> Windows<'a> {
             }
         }
         w.per_node.iter_mut().for_each(|l| l.sort_by_key(|x| x.start));
+        w.first =
+            (w.per_node.iter()).map(|l| l.first().map_or((i64::MAX, 0), |x| (x.start, x.resv))).collect();
         w.held = list.iter().map(|r| r.licenses.iter().map(|(n, c)| (n.as_str(), *c)).collect()).collect();
         for (resv, lic) in running {
             let Some(&k) = w.by_name.get(resv) else { continue };
@@ -136,12 +142,16 @@ impl<'a> Windows<'a> {
     /// The window that keeps a job ending at `end` off node `i` (a job in
     /// reservation `member` is not kept off by its own).
     pub fn blocks(&self, i: u32, member: Option<u16>, end: i64) -> Option<u16> {
-        let l = self.per_node.get(i as usize)?;
-        l.iter().find(|w| Some(w.resv) != member && end > w.start).map(|w| w.resv)
+        self.blocks_from(i, member, end).map(|(k, _)| k)
     }
 
     /// As [`Windows::blocks`], with the start of the window that blocks.
     pub fn blocks_from(&self, i: u32, member: Option<u16>, end: i64) -> Option<(u16, i64)> {
+        if member.is_none() {
+            // The earliest window keeps it out if any does.
+            let &(start, k) = self.first.get(i as usize)?;
+            return (end > start).then_some((k, start));
+        }
         let l = self.per_node.get(i as usize)?;
         l.iter().find(|w| Some(w.resv) != member && end > w.start).map(|w| (w.resv, w.start))
     }
