@@ -5,9 +5,11 @@
 //! own pass counters (`run::PassStats`): a Prometheus counter must never go
 //! back to 0, and sdiag's do.
 
+use super::pulse::{Pulse, Sample, Totals};
 use super::record::JobRecord;
 use spur_vocab::JobState;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
 
 /// The counters; [`Diag::read`] copies them out.
 #[derive(Debug)]
@@ -28,6 +30,12 @@ pub struct Diag {
     /// Since the controller started: Slurm keeps this one across a reset.
     backfilled_total: AtomicU64,
     backfilled: AtomicU64,
+    /// Since the controller started, for the history's minute deltas.
+    started_total: AtomicU64,
+    /// RPCs answered since the controller started; the gate counts into it.
+    rpcs_total: Arc<AtomicU64>,
+    /// The last hour, a sample a minute.
+    pulse: Mutex<Pulse>,
 }
 
 /// A copy of the counters at one moment.
@@ -69,7 +77,32 @@ impl Diag {
             last_pass_ms: AtomicI64::new(0),
             backfilled_total: z(),
             backfilled: z(),
+            started_total: z(),
+            rpcs_total: Arc::default(),
+            pulse: Mutex::default(),
         }
+    }
+
+    /// The counter every answered RPC bumps (shared with the gate's per-RPC figures).
+    pub fn rpc_counter(&self) -> Arc<AtomicU64> {
+        self.rpcs_total.clone()
+    }
+
+    /// After a pass at `now_ms`: a sample of the last minute when one is due
+    /// (`queue` counts pending and running jobs, and is called only then).
+    pub fn sample(&self, now_ms: i64, queue: impl FnOnce() -> (u64, u64)) {
+        let totals = Totals {
+            started: self.started_total.load(Relaxed),
+            backfilled: self.backfilled_total.load(Relaxed),
+            rpcs: self.rpcs_total.load(Relaxed),
+        };
+        let last = self.cycle_last.load(Relaxed);
+        self.pulse.lock().unwrap_or_else(|e| e.into_inner()).tick(now_ms, totals, last, queue);
+    }
+
+    /// The last hour's samples, oldest first.
+    pub fn history(&self) -> Vec<Sample> {
+        self.pulse.lock().unwrap_or_else(|e| e.into_inner()).samples().copied().collect()
     }
 
     /// One installed change of a job, from its old record (none: a new job) to its new.
@@ -80,6 +113,7 @@ impl Diag {
         };
         if !old.is_placed() && new.is_placed() {
             self.started.fetch_add(1, Relaxed);
+            self.started_total.fetch_add(1, Relaxed);
         }
         if old.state.is_active() && !new.state.is_active() {
             let counter = match new.state {
