@@ -41,6 +41,7 @@ pub mod keymap;
 pub mod layout;
 pub mod nodes;
 pub mod output;
+pub mod overview;
 pub mod pane;
 pub mod preempt;
 pub mod provisioners;

@@ -15,7 +15,7 @@ use crate::model::table::Target;
 use crate::model::write::{NodeOp, WriteOp};
 use crate::update::command::{self, Command};
 use crate::update::{
-    audit, form, hres, live, nav, nodes, output, preempt, provisioners, queue, reservations,
+    audit, form, hres, live, nav, nodes, output, overview, preempt, provisioners, queue, reservations,
 };
 use tui_input::Input;
 
@@ -234,8 +234,11 @@ fn on_net(state: &mut State, msg: Msg) -> Vec<Effect> {
             // What changed the jobs changed the verdicts too.
             let mut effects = queue::on_loaded(state, set);
             effects.extend(preempt::stale(state));
+            effects.extend(overview::stale(state));
             effects
         }
+        Msg::Diag(diag) => overview::on_loaded(state, diag),
+        Msg::DiagFailed { error, unsupported } => overview::on_failed(state, error, unsupported),
         Msg::Explained { job, answer } => preempt::on_loaded(state, job, answer),
         Msg::NodeEvents { node, rows } => nodes::on_events(state, node, rows),
         Msg::Licenses(list) => hres::on_loaded(state, list),
@@ -270,7 +273,11 @@ fn on_net(state: &mut State, msg: Msg) -> Vec<Effect> {
             audit::on_failed(state, sub, error);
             Vec::new()
         }
-        Msg::Cluster(update) => live::on_update(state, update),
+        Msg::Cluster(update) => {
+            let mut effects = live::on_update(state, update);
+            effects.extend(overview::stale(state));
+            effects
+        }
         Msg::WatchRefused { error } => {
             state.watch_error = Some(error.clone());
             state.error(format!("cluster watch: {error}"));
@@ -314,6 +321,7 @@ fn switch(state: &mut State, pane: PaneId) -> Vec<Effect> {
     match pane.decl().reads {
         Reads::Tail => audit::open(state),
         Reads::Explanation => preempt::stale(state),
+        Reads::Diag => overview::open(state),
         Reads::Shared => Vec::new(),
     }
 }
@@ -325,7 +333,7 @@ fn elsewhere(state: &State, action: &Action) -> Option<String> {
         return None;
     }
     let home = PaneId::home_of(action)?;
-    Some(format!("that key works in the {} pane ({})", home.title(), home.number()))
+    Some(format!("that key works in the {} pane ({})", home.title(), home.key()))
 }
 
 fn normal(state: &mut State, action: Action) -> Vec<Effect> {
@@ -356,6 +364,7 @@ fn normal(state: &mut State, action: Action) -> Vec<Effect> {
             effects.extend(queue::stale(state));
             effects.extend(hres::stale(state));
             effects.extend(provisioners::stale(state));
+            effects.extend(overview::stale(state));
             return effects;
         }
         Action::TogglePause => audit::toggle_pause(state),
@@ -384,6 +393,11 @@ fn normal(state: &mut State, action: Action) -> Vec<Effect> {
         }
         Action::Explain => return preempt::open_selected(state),
         Action::Open if state.pane == PaneId::Nodes => return nodes::open(state),
+        Action::Open if state.pane == PaneId::Overview => {
+            if let Some(queue) = overview::open_reason(state) {
+                return switch(state, queue);
+            }
+        }
         Action::Output(stderr) => return output::open(state, stderr),
         Action::HresToggle => {
             if let Some(op) = hres::start(state) {
@@ -460,6 +474,9 @@ fn delete_of(state: &State, targets: Vec<Target>) -> Result<WriteOp, String> {
                 );
             }
             Target::Reservation(n) => resvs.push(n),
+            Target::Reason(_) => {
+                return Err("pending reasons are the scheduler's; they cannot be deleted".into());
+            }
             Target::Node(_) => {
                 let km = &state.settings.keymap;
                 let (drain, down) = (

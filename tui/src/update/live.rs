@@ -23,6 +23,7 @@ pub fn reset(state: &mut State) {
     state.accounting.refetch = Default::default();
     provisioners::reset(state);
     hres::reset(state);
+    crate::update::overview::reset(state);
 }
 
 /// The watch reported: merge nodes, re-read stale lists.
