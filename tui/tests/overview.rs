@@ -129,6 +129,10 @@ fn enter_on_a_reason_opens_the_queue_filtered_to_its_pending_jobs() {
         state.table(state.pane).unwrap().rows.into_iter().map(|r| r.key).collect()
     };
     assert_eq!(keys(&state), ["Priority", "JobHeldUser", "QOSGrpNodeLimit"]);
+    // A click lands among the sections, not on a table's rows: it selects nothing.
+    let y = state.rows_area.y + 2;
+    dispatch(&mut state, Action::ClickRow(y));
+    assert_eq!(state.view().selected, 0);
     dispatch(&mut state, Action::Down);
     dispatch(&mut state, Action::Down);
     dispatch(&mut state, Action::Open);

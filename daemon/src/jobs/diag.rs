@@ -222,6 +222,28 @@ mod tests {
     }
 
     #[test]
+    fn the_history_samples_starts_backfills_and_rpcs_a_minute_at_a_time_across_a_reset() {
+        let d = Diag::new(0);
+        let rpcs = d.rpc_counter();
+        let (pending, running) = (job(JobState::Pending), job(JobState::Running));
+        d.sample(0, || (0, 0));
+        d.note_change(Some(&pending), &running);
+        d.note_change(Some(&pending), &running);
+        d.note_pass(2_000, 5, 1, 30_000);
+        rpcs.fetch_add(120, Relaxed);
+        // sdiag --reset zeroes sdiag's counters, not the minute's.
+        d.reset(40_000);
+        d.sample(30_000, || panic!("not a minute yet"));
+        d.note_pass(3_000, 5, 0, 60_000);
+        d.sample(60_000, || (3, 2));
+        let h = d.history();
+        assert_eq!(h.len(), 1);
+        assert_eq!((h[0].started, h[0].backfilled, h[0].pending, h[0].running), (2, 1, 3, 2));
+        assert!((h[0].rpcs_per_sec - 2.0).abs() < 1e-9, "{}", h[0].rpcs_per_sec);
+        assert_eq!(h[0].last_pass_us, 3_000, "the pass that took the sample");
+    }
+
+    #[test]
     fn a_reset_zeroes_all_but_the_backfilled_total() {
         let d = Diag::new(0);
         d.note_pass(300, 7, 2, 1_000);

@@ -393,6 +393,8 @@ fn normal(state: &mut State, action: Action) -> Vec<Effect> {
         }
         Action::Explain => return preempt::open_selected(state),
         Action::Open if state.pane == PaneId::Nodes => return nodes::open(state),
+        // Its rows are drawn among other sections, not where a table's would be.
+        Action::ClickRow(_) if state.pane == PaneId::Overview => {}
         Action::Open if state.pane == PaneId::Overview => {
             if let Some(queue) = overview::open_reason(state) {
                 return switch(state, queue);
