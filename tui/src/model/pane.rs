@@ -16,7 +16,7 @@ use crate::model::action::Action;
 use crate::model::session::Role;
 
 /// One top-level pane. The order of [`PaneId::ALL`] is the tab order and
-/// gives the number keys 1..8; a pane added later goes last, so the keys
+/// gives the number keys 1..9, then 0; a pane added later goes last, so the keys
 /// operators know keep their panes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum PaneId {
