@@ -273,11 +273,7 @@ fn on_net(state: &mut State, msg: Msg) -> Vec<Effect> {
             audit::on_failed(state, sub, error);
             Vec::new()
         }
-        Msg::Cluster(update) => {
-            let mut effects = live::on_update(state, update);
-            effects.extend(overview::stale(state));
-            effects
-        }
+        Msg::Cluster(update) => live::on_update(state, update),
         Msg::WatchRefused { error } => {
             state.watch_error = Some(error.clone());
             state.error(format!("cluster watch: {error}"));
@@ -393,8 +389,7 @@ fn normal(state: &mut State, action: Action) -> Vec<Effect> {
         }
         Action::Explain => return preempt::open_selected(state),
         Action::Open if state.pane == PaneId::Nodes => return nodes::open(state),
-        // Its rows are drawn among other sections, not where a table's would be.
-        Action::ClickRow(_) if state.pane == PaneId::Overview => {}
+        Action::ClickRow(_) if state.pane == PaneId::Overview => {} // its rows are not where a table's are
         Action::Open if state.pane == PaneId::Overview => {
             if let Some(queue) = overview::open_reason(state) {
                 return switch(state, queue);

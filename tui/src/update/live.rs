@@ -66,6 +66,8 @@ pub fn on_update(state: &mut State, update: ClusterUpdate) -> Vec<Effect> {
     if licenses && !first {
         effects.extend(hres::stale(state));
     }
+    // The Overview's scheduler figures follow every change while it is shown.
+    effects.extend(crate::update::overview::stale(state));
     effects
 }
 
