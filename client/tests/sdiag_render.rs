@@ -32,6 +32,15 @@ fn answer() -> pb::DiagResponse {
             rpc("Jobs/ListJobs", 28, 9, 900),
             rpc("Cluster/Diag", 24, 1, 50),
         ],
+        history: vec![pb::DiagSample {
+            time: 999_960,
+            last_pass_us: 1_500,
+            jobs_started: 3,
+            bf_backfilled_jobs: 1,
+            rpcs_per_sec: 2.5,
+            jobs_pending: 2,
+            jobs_running: 1,
+        }],
     }
 }
 
@@ -106,6 +115,16 @@ fn json_has_slurms_statistics_keys() {
     assert_eq!(s["rpcs_by_message_type"][0]["average_time"]["number"], 50);
     assert_eq!(v["meta"]["slurm"]["cluster"], "spur");
     assert_eq!(v["errors"], serde_json::json!([]));
+}
+
+#[test]
+fn json_carries_the_last_hour_a_minute_a_line() {
+    let v: serde_json::Value = serde_json::from_str(&to_json(&answer(), None)).unwrap();
+    let h = &v["statistics"]["history"][0];
+    assert_eq!(h["time"]["number"], 999_960);
+    assert_eq!((h["last_pass"].clone(), h["jobs_started"].clone()), (1_500.into(), 3.into()));
+    assert_eq!((h["bf_backfilled_jobs"].clone(), h["rpcs_per_second"].clone()), (1.into(), 2.5.into()));
+    assert_eq!((h["jobs_pending"].clone(), h["jobs_running"].clone()), (2.into(), 1.into()));
 }
 
 #[test]

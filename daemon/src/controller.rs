@@ -149,7 +149,7 @@ pub async fn start_with(
     let listener = TcpListener::from_std(listener)?;
     let addr = listener.local_addr()?;
     let streams = crate::server::streams::Streams::default();
-    let rpc_stats = Default::default();
+    let rpc_stats = crate::server::rpc_stats::RpcStats::counting(jobs.diag.rpc_counter());
     let gate =
         Arc::new(Gate { auth: auth.clone(), acct: acct.clone(), hub: hub.clone(), streams, rpc_stats });
     let routes = crate::server::routes(gate, admission, nodes.clone(), jobs.clone(), licenses, &cfg).await?;

@@ -234,6 +234,14 @@ pub fn to_json(d: &pb::DiagResponse, cluster: Option<&str>) -> String {
                     "average_time": number(mean(r.total_us, r.count)) })
         })
         .collect();
+    // Spur's own: the last hour a minute a line, oldest first (Slurm's sdiag keeps no history).
+    let history: Vec<Value> = (d.history.iter())
+        .map(|h| {
+            json!({ "time": number(h.time), "last_pass": h.last_pass_us, "jobs_started": h.jobs_started,
+                    "bf_backfilled_jobs": h.bf_backfilled_jobs, "rpcs_per_second": h.rpcs_per_sec,
+                    "jobs_pending": h.jobs_pending, "jobs_running": h.jobs_running })
+        })
+        .collect();
     let stats = json!({
         "parts_packed": 1,
         "req_time": number(d.req_time), "req_time_start": number(d.req_time_start),
@@ -249,7 +257,7 @@ pub fn to_json(d: &pb::DiagResponse, cluster: Option<&str>) -> String {
         "bf_backfilled_jobs": d.bf_backfilled_jobs, "bf_last_backfilled_jobs": d.bf_last_backfilled_jobs,
         "bf_backfilled_het_jobs": 0, "bf_cycle_counter": bf, "bf_active": false,
         "bf_when_last_cycle": number(if bf > 0 { d.bf_when_last_cycle } else { 0 }),
-        "rpcs_by_message_type": rpcs, "rpcs_by_user": [],
+        "rpcs_by_message_type": rpcs, "rpcs_by_user": [], "history": history,
     });
     let meta = json!({
         "plugin": { "type": "", "name": "spur", "data_parser": "spur", "accounting_storage": "spur" },

@@ -5,9 +5,11 @@
 //! own pass counters (`run::PassStats`): a Prometheus counter must never go
 //! back to 0, and sdiag's do.
 
+use super::pulse::{Pulse, Sample, Totals};
 use super::record::JobRecord;
 use spur_vocab::JobState;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
 
 /// The counters; [`Diag::read`] copies them out.
 #[derive(Debug)]
@@ -28,6 +30,12 @@ pub struct Diag {
     /// Since the controller started: Slurm keeps this one across a reset.
     backfilled_total: AtomicU64,
     backfilled: AtomicU64,
+    /// Since the controller started, for the history's minute deltas.
+    started_total: AtomicU64,
+    /// RPCs answered since the controller started; the gate counts into it.
+    rpcs_total: Arc<AtomicU64>,
+    /// The last hour, a sample a minute.
+    pulse: Mutex<Pulse>,
 }
 
 /// A copy of the counters at one moment.
@@ -69,7 +77,32 @@ impl Diag {
             last_pass_ms: AtomicI64::new(0),
             backfilled_total: z(),
             backfilled: z(),
+            started_total: z(),
+            rpcs_total: Arc::default(),
+            pulse: Mutex::default(),
         }
+    }
+
+    /// The counter every answered RPC bumps (shared with the gate's per-RPC figures).
+    pub fn rpc_counter(&self) -> Arc<AtomicU64> {
+        self.rpcs_total.clone()
+    }
+
+    /// After a pass at `now_ms`: a sample of the last minute when one is due
+    /// (`queue` counts pending and running jobs, and is called only then).
+    pub fn sample(&self, now_ms: i64, queue: impl FnOnce() -> (u64, u64)) {
+        let totals = Totals {
+            started: self.started_total.load(Relaxed),
+            backfilled: self.backfilled_total.load(Relaxed),
+            rpcs: self.rpcs_total.load(Relaxed),
+        };
+        let last = self.cycle_last.load(Relaxed);
+        self.pulse.lock().unwrap_or_else(|e| e.into_inner()).tick(now_ms, totals, last, queue);
+    }
+
+    /// The last hour's samples, oldest first.
+    pub fn history(&self) -> Vec<Sample> {
+        self.pulse.lock().unwrap_or_else(|e| e.into_inner()).samples().copied().collect()
     }
 
     /// One installed change of a job, from its old record (none: a new job) to its new.
@@ -80,6 +113,7 @@ impl Diag {
         };
         if !old.is_placed() && new.is_placed() {
             self.started.fetch_add(1, Relaxed);
+            self.started_total.fetch_add(1, Relaxed);
         }
         if old.state.is_active() && !new.state.is_active() {
             let counter = match new.state {
@@ -185,6 +219,28 @@ mod tests {
         let f = d.read();
         assert_eq!((f.submitted, f.started, f.completed, f.canceled, f.failed), (1, 1, 1, 1, 2));
         assert_eq!(f.since_ms, 5);
+    }
+
+    #[test]
+    fn the_history_samples_starts_backfills_and_rpcs_a_minute_at_a_time_across_a_reset() {
+        let d = Diag::new(0);
+        let rpcs = d.rpc_counter();
+        let (pending, running) = (job(JobState::Pending), job(JobState::Running));
+        d.sample(0, || (0, 0));
+        d.note_change(Some(&pending), &running);
+        d.note_change(Some(&pending), &running);
+        d.note_pass(2_000, 5, 1, 30_000);
+        rpcs.fetch_add(120, Relaxed);
+        // sdiag --reset zeroes sdiag's counters, not the minute's.
+        d.reset(40_000);
+        d.sample(30_000, || panic!("not a minute yet"));
+        d.note_pass(3_000, 5, 0, 60_000);
+        d.sample(60_000, || (3, 2));
+        let h = d.history();
+        assert_eq!(h.len(), 1);
+        assert_eq!((h[0].started, h[0].backfilled, h[0].pending, h[0].running), (2, 1, 3, 2));
+        assert!((h[0].rpcs_per_sec - 2.0).abs() < 1e-9, "{}", h[0].rpcs_per_sec);
+        assert_eq!(h[0].last_pass_us, 3_000, "the pass that took the sample");
     }
 
     #[test]

@@ -55,6 +55,7 @@ pub(crate) mod owner;
 pub mod parts;
 pub(crate) mod plugin;
 pub mod preempt;
+pub mod pulse;
 pub mod purge;
 pub(crate) mod queue;
 pub mod reconcile;

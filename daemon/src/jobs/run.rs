@@ -197,6 +197,7 @@ impl JobService {
         let depth = (plan.starts.len() + plan.pending.len()) as u64;
         let backfilled = plan.starts.iter().filter(|s| s.backfilled).count() as u64;
         self.diag.note_pass(took_us, depth, backfilled, now);
+        self.diag.sample(now, || self.pending_running());
         // The pass counted them: no second walk of the queue for the metrics.
         self.pass_stats.note_loans(&plan.idle_fill);
         self.apply_preemption(&plan, now).await;

@@ -242,5 +242,18 @@ fn diag_response(jobs: &JobService, gate: &Gate, now_ms: i64) -> pb::DiagRespons
         bf_last_backfilled_jobs: f.backfilled,
         bf_when_last_cycle: f.last_pass_ms / 1000,
         rpcs: gate.rpc_stats.read(),
+        history: jobs.diag.history().iter().map(sample).collect(),
+    }
+}
+
+fn sample(s: &crate::jobs::pulse::Sample) -> pb::DiagSample {
+    pb::DiagSample {
+        time: s.at_ms / 1000,
+        last_pass_us: s.last_pass_us,
+        jobs_started: s.started,
+        bf_backfilled_jobs: s.backfilled,
+        rpcs_per_sec: s.rpcs_per_sec,
+        jobs_pending: s.pending,
+        jobs_running: s.running,
     }
 }

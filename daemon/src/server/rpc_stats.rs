@@ -6,23 +6,33 @@
 
 use super::rpc::{RPCS, method_name};
 use spur_proto::v1 as pb;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 #[derive(Debug)]
 pub struct RpcStats {
     /// `(count, total microseconds)` per RPC, in the order of `RPCS`.
     calls: Box<[(AtomicU64, AtomicU64)]>,
+    /// Every call since the controller started, never reset: the history's
+    /// RPCs per second (`jobs::diag`, which samples it) are its differences.
+    total: Arc<AtomicU64>,
 }
 
 impl Default for RpcStats {
     fn default() -> Self {
-        RpcStats { calls: RPCS.iter().map(|_| (AtomicU64::new(0), AtomicU64::new(0))).collect() }
+        RpcStats::counting(Arc::default())
     }
 }
 
 impl RpcStats {
+    /// Figures that also count every call into `total`.
+    pub fn counting(total: Arc<AtomicU64>) -> Self {
+        RpcStats { calls: RPCS.iter().map(|_| (AtomicU64::new(0), AtomicU64::new(0))).collect(), total }
+    }
+
     /// One call of the RPC at `path` that took `took_us`; a path not in the table is not counted.
     pub fn note(&self, path: &str, took_us: u64) {
+        self.total.fetch_add(1, Relaxed);
         if let Some((count, total)) =
             RPCS.iter().position(|(p, _)| *p == path).and_then(|i| self.calls.get(i))
         {
@@ -81,5 +91,6 @@ mod tests {
         assert_eq!(rows.len(), 2, "{rows:?}");
         s.reset();
         assert!(s.read().is_empty());
+        assert_eq!(s.total.load(Relaxed), 4, "the total counts every call and is never reset");
     }
 }

@@ -167,6 +167,8 @@ pub enum Rpc {
     Output(OutputSpec),
     /// Stop the job output stream.
     StopOutput,
+    /// Read the scheduler's figures (`Cluster.Diag`); see `update::overview` for when.
+    FetchDiag,
 }
 
 /// One job output stream.
@@ -367,6 +369,13 @@ pub enum Msg {
         sub: u64,
         data: Vec<u8>,
         note: String,
+    },
+    /// The answer to [`Rpc::FetchDiag`].
+    Diag(Box<spur_proto::v1::DiagResponse>),
+    /// `unsupported`: the controller has no `Cluster.Diag`, which is not an error.
+    DiagFailed {
+        error: String,
+        unsupported: bool,
     },
     /// The output stream ended: the job's end (None) or why not.
     OutputEnded {

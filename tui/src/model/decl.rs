@@ -21,7 +21,7 @@ use crate::model::state::State;
 use crate::model::table::{Detail, TableModel};
 use crate::model::view::PaneView;
 use crate::model::write::NodeOp;
-use crate::model::{accounts, audit, hres, nodes, preempt, provisioners, qos, queue, reservations};
+use crate::model::{accounts, audit, hres, nodes, overview, preempt, provisioners, qos, queue, reservations};
 use std::sync::LazyLock;
 
 /// A pane, declared once.
@@ -284,5 +284,22 @@ fn build(id: PaneId) -> Pane {
                 )
             }
         }
+        // Its rows are the pending reasons; Enter lists a reason's jobs in the Queue.
+        PaneId::Overview => Pane {
+            reads: Reads::Diag,
+            empty: "no jobs are pending",
+            ..pane(
+                "Overview",
+                "go to Overview",
+                "Over",
+                &["overview", "sdiag", "summary"],
+                vec![
+                    always(Action::Open, "queue"),
+                    always(Action::Refresh, "refresh"),
+                    always(Action::FilterMode, "filter"),
+                ],
+                (|s, v| Some(overview::table(&s.overview.sums, v)), |_, _| None),
+            )
+        },
     }
 }

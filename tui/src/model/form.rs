@@ -77,7 +77,8 @@ pub fn open(data: Option<&Snapshot>, target: &Target) -> Result<EditForm, String
         | Target::Node(_)
         | Target::Layer { .. }
         | Target::Provisioner(_)
-        | Target::Reservation(_) => Err("only QOS, accounts and users are edited here".into()),
+        | Target::Reservation(_)
+        | Target::Reason(_) => Err("only QOS, accounts and users are edited here".into()),
     }
 }
 

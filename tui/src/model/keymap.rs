@@ -339,7 +339,7 @@ pub fn default_table() -> Vec<Binding> {
     ]);
     for pane in PaneId::ALL {
         let name = pane.name();
-        let key = pane.number().to_string();
+        let key = pane.key();
         t.push(b(name, Action::GoPane(pane), &[key.as_str()], pane.goto_desc()));
     }
     t

@@ -45,6 +45,7 @@ pub mod layout;
 pub mod merged;
 pub mod nodes;
 pub mod output;
+pub mod overview;
 pub mod pane;
 pub mod preempt;
 pub mod provisioners;

@@ -321,6 +321,8 @@ pub struct State {
     /// The Provisioners pane's definitions.
     pub provisioners: Provisioners,
     pub resvs: crate::model::reservations::Reservations,
+    /// The Overview pane's sums of the jobs and nodes, and the scheduler's figures.
+    pub overview: crate::model::overview::Overview,
     /// The job output view (`o`/`O`), while it is open or until another replaces it.
     pub output: Option<crate::model::output::OutputView>,
     /// The generation of the last output stream asked for.
@@ -356,6 +358,7 @@ impl State {
             audit: AuditLog::default(),
             provisioners: Provisioners::default(),
             resvs: Default::default(),
+            overview: Default::default(),
             output: None,
             output_seq: 0,
             merged: None,

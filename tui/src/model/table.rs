@@ -59,6 +59,8 @@ pub enum Target {
     Provisioner(String),
     /// An admin reservation, by name: made, edited and deleted from the Reservations pane.
     Reservation(String),
+    /// A pending reason on the Overview pane: Enter lists its jobs in the Queue.
+    Reason(String),
 }
 
 /// Rows that must stand out (drawn BOLD with a symbol, coloured unless mono).

@@ -156,6 +156,7 @@ async fn wait(delay: Duration, rpcs: &mut UnboundedReceiver<Rpc>, msgs: &Unbound
                     | Rpc::FetchProvisioners
                     | Rpc::Explain(_)
                     | Rpc::NodeEvents(_)
+                    | Rpc::FetchDiag
                     | Rpc::StopOutput,
                 ) => {}
                 Some(Rpc::Output(spec)) => {
@@ -257,6 +258,7 @@ async fn serve(
         .await
         .ok()
         .map(tonic::Response::into_inner);
+    let mut diag = ClusterClient::with_interceptor(channel.clone(), icpt.clone());
     let mut watching = match connected(channel, icpt, msgs).await {
         Ok(w) => w,
         Err(e) => return Exit::Lost(e),
@@ -369,6 +371,16 @@ async fn serve(
                     }
                 }
             }
+            Rpc::FetchDiag => match diag.diag(spur_proto::v1::DiagRequest {}).await {
+                Ok(r) => {
+                    let _ = msgs.send(Msg::Diag(Box::new(r.into_inner())));
+                }
+                Err(s) if gone(&s) => return Exit::Lost(describe(&s)),
+                Err(s) => {
+                    let unsupported = s.code() == Code::Unimplemented;
+                    let _ = msgs.send(Msg::DiagFailed { error: describe(&s), unsupported });
+                }
+            },
             Rpc::FetchProvisioners => {
                 match nodes.list_provisioners(spur_proto::v1::ListProvisionersRequest::default()).await {
                     Ok(r) => {

@@ -41,6 +41,9 @@ pub fn write_of(state: &State, targets: Vec<Target>) -> Result<WriteOp, String> 
                 );
             }
             Target::Reservation(n) => resvs.push(n),
+            Target::Reason(_) => {
+                return Err("pending reasons are the scheduler's; they cannot be deleted".into());
+            }
             Target::Node(_) => {
                 let km = &state.settings.keymap;
                 let (drain, down) = (

@@ -15,8 +15,8 @@ use crate::model::table::Target;
 use crate::model::write::WriteOp;
 use crate::update::command::{self, Command};
 use crate::update::{
-    audit, context, delete, form, hres, live, merged, nav, nodes, output, preempt, provisioners, queue,
-    reservations,
+    audit, context, delete, form, hres, live, merged, nav, nodes, output, overview, preempt, provisioners,
+    queue, reservations,
 };
 use tui_input::Input;
 
@@ -278,8 +278,11 @@ fn on_net(state: &mut State, msg: Msg) -> Vec<Effect> {
             // What changed the jobs changed the verdicts too.
             let mut effects = queue::on_loaded(state, set);
             effects.extend(preempt::stale(state));
+            effects.extend(overview::stale(state));
             effects
         }
+        Msg::Diag(diag) => overview::on_loaded(state, diag),
+        Msg::DiagFailed { error, unsupported } => overview::on_failed(state, error, unsupported),
         Msg::Explained { job, answer } => preempt::on_loaded(state, job, answer),
         Msg::NodeEvents { node, rows } => nodes::on_events(state, node, rows),
         Msg::Licenses(list) => hres::on_loaded(state, list),
@@ -359,6 +362,7 @@ fn switch(state: &mut State, pane: PaneId) -> Vec<Effect> {
     match pane.decl().reads {
         Reads::Tail => audit::open(state),
         Reads::Explanation => preempt::stale(state),
+        Reads::Diag => overview::open(state),
         Reads::Shared => Vec::new(),
     }
 }
@@ -370,7 +374,7 @@ fn elsewhere(state: &State, action: &Action) -> Option<String> {
         return None;
     }
     let home = PaneId::home_of(action)?;
-    Some(format!("that key works in the {} pane ({})", home.title(), home.number()))
+    Some(format!("that key works in the {} pane ({})", home.title(), home.key()))
 }
 
 fn normal(state: &mut State, action: Action) -> Vec<Effect> {
@@ -401,6 +405,7 @@ fn normal(state: &mut State, action: Action) -> Vec<Effect> {
             effects.extend(queue::stale(state));
             effects.extend(hres::stale(state));
             effects.extend(provisioners::stale(state));
+            effects.extend(overview::stale(state));
             return effects;
         }
         Action::TogglePause => audit::toggle_pause(state),
@@ -434,6 +439,12 @@ fn normal(state: &mut State, action: Action) -> Vec<Effect> {
         }
         Action::Explain => return preempt::open_selected(state),
         Action::Open if state.pane == PaneId::Nodes => return nodes::open(state),
+        Action::ClickRow(_) if state.pane == PaneId::Overview => {} // its rows are not where a table's are
+        Action::Open if state.pane == PaneId::Overview => {
+            if let Some(queue) = overview::open_reason(state) {
+                return switch(state, queue);
+            }
+        }
         Action::Output(stderr) => return output::open(state, stderr),
         Action::HresToggle => {
             if let Some(op) = hres::start(state) {

@@ -23,6 +23,7 @@ pub fn reset(state: &mut State) {
     state.accounting.refetch = Default::default();
     provisioners::reset(state);
     hres::reset(state);
+    crate::update::overview::reset(state);
 }
 
 /// The watch reported: merge nodes, re-read stale lists.
@@ -65,6 +66,8 @@ pub fn on_update(state: &mut State, update: ClusterUpdate) -> Vec<Effect> {
     if licenses && !first {
         effects.extend(hres::stale(state));
     }
+    // The Overview's scheduler figures follow every change while it is shown.
+    effects.extend(crate::update::overview::stale(state));
     effects
 }
 

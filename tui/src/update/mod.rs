@@ -22,6 +22,7 @@
 //! | [`preempt`] | the Preemption pane: opening (`w`, `:explain`), re-reads of the explanation |
 //! | [`audit`] | the Audit pane: subscribing the tail, pause, the txn filter, resume after a reconnect |
 //! | [`reservations`] | the Reservations pane: the prompt of `n` (new) and `e` (change), checked as typed
+//! | [`overview`] | the Overview pane: its sums on data changes, `Cluster.Diag` re-reads, Enter to the Queue |
 //! | [`provisioners`] | the Provisioners pane: reading the definitions on connect, node changes and `r` |
 
 pub mod audit;
@@ -37,6 +38,7 @@ pub mod merged;
 pub mod nav;
 pub mod nodes;
 pub mod output;
+pub mod overview;
 pub mod preempt;
 pub mod provisioners;
 pub mod queue;

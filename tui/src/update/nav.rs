@@ -102,6 +102,7 @@ pub fn replace_data(state: &mut State, snapshot: Snapshot) {
 pub fn update_data(state: &mut State, change: impl FnOnce(&mut State)) {
     let keys: Vec<Option<String>> = PaneId::ALL.iter().map(|&p| selected_key(state, p)).collect();
     change(state);
+    crate::update::overview::data_changed(state);
     for (pane, key) in PaneId::ALL.into_iter().zip(keys) {
         reselect(state, pane, key);
         prune_marks(state, pane);

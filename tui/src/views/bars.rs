@@ -19,16 +19,28 @@ use ratatui::widgets::Paragraph;
 /// side by side (each label is padded already), so nine panes still fit 80
 /// columns.
 pub fn tabs(current: PaneId, theme: Theme, frame: &mut Frame, area: Rect) {
-    let label = |p: PaneId, title: &str| format!(" {} {title} ", p.number());
-    let full: usize = PaneId::ALL.iter().map(|&p| label(p, p.title()).chars().count() + 1).sum();
-    let short = full > usize::from(area.width);
-    let gap = if short { "" } else { " " };
+    type Title = fn(PaneId) -> &'static str;
+    let label = |p: PaneId, title: Title, pad: bool| {
+        if pad { format!(" {} {} ", p.key(), title(p)) } else { format!("{} {} ", p.key(), title(p)) }
+    };
+    // The first that fits: full titles with gaps, without, short titles,
+    // then short ones without the leading pad, so every number shows at 80 columns.
+    let tiers: [(Title, &str, bool); 4] = [
+        (PaneId::title, " ", true),
+        (PaneId::title, "", true),
+        (PaneId::short_title, "", true),
+        (PaneId::short_title, "", false),
+    ];
+    let width = |&(title, gap, pad): &(Title, &str, bool)| -> usize {
+        PaneId::ALL.iter().map(|&p| label(p, title, pad).chars().count() + gap.len()).sum()
+    };
+    let (title, gap, pad) =
+        tiers.into_iter().find(|t| width(t) <= usize::from(area.width)).unwrap_or(tiers[3]);
     let spans: Vec<Span> = PaneId::ALL
         .iter()
         .flat_map(|&p| {
             let style = if p == current { theme.selected() } else { theme.tab() };
-            let title = if short { p.short_title() } else { p.title() };
-            [Span::styled(label(p, title), style), Span::raw(gap)]
+            [Span::styled(label(p, title, pad), style), Span::raw(gap)]
         })
         .collect();
     frame.render_widget(Paragraph::new(Line::from(spans)), area);

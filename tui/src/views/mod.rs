@@ -6,6 +6,7 @@
 mod bars;
 mod output;
 mod overlay;
+mod overview;
 mod table;
 pub mod theme;
 
@@ -51,6 +52,9 @@ pub fn render(state: &State, frame: &mut Frame) {
             overlay::detail(state.detail(state.pane, key), theme, frame, a.body, key, *scroll)
         }
         Some(Mode::Output) => output::draw(state.output.as_ref(), theme, frame, a.body),
+        _ if state.pane == crate::model::pane::PaneId::Overview => {
+            overview::draw(state, theme, frame, a.body)
+        }
         _ => table::pane(state, theme, frame, a.body),
     }
     bars::line(state, theme, frame, a.line);

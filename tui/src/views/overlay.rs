@@ -44,7 +44,7 @@ pub fn help(keymap: &Keymap, theme: Theme, frame: &mut Frame, scroll: u16) {
     // line instead of seven, so the whole table fits 80x24 without scrolling.
     let default_panes =
         bindings.iter().filter(|b| matches!(b.action, Action::GoPane(_))).all(|b| match b.action {
-            Action::GoPane(p) => keys_text(b) == p.number().to_string(),
+            Action::GoPane(p) => keys_text(b) == p.key(),
             _ => false,
         });
     let groups = groups(bindings);
@@ -53,7 +53,8 @@ pub fn help(keymap: &Keymap, theme: Theme, frame: &mut Frame, scroll: u16) {
         match b.action {
             Action::GoPane(p) if default_panes => {
                 if p == PaneId::ALL[0] {
-                    entries.push(entry(&format!("1..{}", PaneId::ALL.len()), "go to the numbered pane"));
+                    let last = PaneId::ALL[PaneId::ALL.len() - 1].key();
+                    entries.push(entry(&format!("1..{last}"), "go to the numbered pane"));
                 }
             }
             _ => match groups.iter().find(|g| g.members.contains(&b.action)) {
