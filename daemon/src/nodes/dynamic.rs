@@ -327,4 +327,33 @@ mod tests {
         let again = service(&db).await;
         assert!(again.node("d1").is_none() && again.node("d2").is_some());
     }
+
+    /// An agent's registration makes the node, and static definitions'
+    /// conditions judge it from the facts it sent, like any node's.
+    #[tokio::test]
+    async fn a_registered_dynamic_node_is_judged_by_static_definitions() {
+        let dir = tempfile::tempdir().unwrap();
+        let svc = service(&format!("sqlite://{}/spur.db", dir.path().display())).await;
+        let yaml = "definitions:\n- id: dyn\n  provisioner: static\n  \
+            provisionerSpec: {condition: 'hostname() matches \"d[0-9]+\"'}\n";
+        let mut cfg = svc.read().cfg.as_deref().cloned().unwrap();
+        cfg.provision = Some(Arc::new(spur_sched::provision::parse(yaml, 1).unwrap()));
+        svc.reconfigure(&cfg).unwrap();
+        let req = pb::RegisterRequest {
+            nodes: vec!["d7".into()],
+            dynamic: Some(shape("")),
+            facts: Some(pb::HostFacts::default()),
+            ..Default::default()
+        };
+        let ((id, _, _), _) = svc.register_dynamic(&req, 0).await.unwrap();
+        let n = svc.node("d7").unwrap();
+        assert_eq!(
+            (n.definitions.as_slice(), n.agent_id.as_deref()),
+            (&["dyn".to_string()][..], Some(id.as_str()))
+        );
+        assert_eq!(n.dynamic, Some(Dynamic::Norm));
+        let two = pb::RegisterRequest { nodes: vec!["d8".into(), "d9".into()], ..req.clone() };
+        let e = svc.register_dynamic(&two, 0).await.unwrap_err().to_string();
+        assert!(e.contains("exactly one"), "{e}");
+    }
 }
