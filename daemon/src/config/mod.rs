@@ -8,6 +8,7 @@ mod cluster;
 pub mod provision;
 pub mod resources;
 mod scheduler;
+pub mod upstream;
 
 #[cfg(test)]
 mod props;
@@ -51,6 +52,9 @@ pub struct Config {
     /// resources.yaml; relative to this file. Unset: `resources.yaml` beside it, when present.
     #[serde(default)]
     pub resources_file: Option<PathBuf>,
+    /// `[upstream.slurm]`: the cluster `slurm` provisioner definitions borrow nodes from.
+    #[serde(default)]
+    pub upstream: upstream::UpstreamConfig,
     /// The deadlines of HRES plugin callbacks.
     #[serde(default, rename = "hres")]
     pub hres_limits: resources::HresConfig,
@@ -297,6 +301,7 @@ impl Default for Config {
             partitions: vec![],
             licenses: Default::default(),
             resources_file: None,
+            upstream: Default::default(),
             hres_limits: Default::default(),
             hres: vec![],
             provision: None,
@@ -400,6 +405,7 @@ impl Config {
         }
         cluster::validate(&self.nodes, &self.partitions)?;
         cluster::validate_dynamic(&self.controller.dynamic_partitions, &self.partitions)?;
+        self.upstream.validate()?;
         for name in self.licenses.keys() {
             if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c)) {
                 return Err(format!("key 'licenses.{name}': a license name is letters, digits, _ - or ."));
