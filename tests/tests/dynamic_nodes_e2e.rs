@@ -137,6 +137,10 @@ async fn dynamic_agents_are_refused_with_the_reason() {
         assert_eq!(status.code(), Some(1), "{more:?}: {said}");
         said
     };
+    // A token may name as many nodes as may yet exist, longer names than spur.conf's.
+    token(&c, "pilot-node-[001-005]");
+    let e = fails("spur", &c.url, &["token", "create", "--nodes", "pilot-node-[001-006]"]);
+    assert!(e.contains("--nodes") && e.contains("more than 5 hosts"), "{e}");
     // A token bound to another name.
     let said = refused(&["--dynamic", "--nodes", "dyn2", "--cpus", "1", "--memory-mb", "1", "--token", &t]);
     assert!(said.contains("does not admit node dyn2"), "{said}");

@@ -18,7 +18,12 @@ impl LicenseService {
     /// joined none when one of them is unknown or unsuitable (also logged).
     pub async fn join_dynamic(&self, name: &str, pairs: &[HresPair]) -> Option<String> {
         let _writing = self.writes.lock().await;
-        self.dynamic.write().unwrap_or_else(|p| p.into_inner()).insert(name.to_string(), pairs.to_vec());
+        let before =
+            self.dynamic.write().unwrap_or_else(|p| p.into_inner()).insert(name.to_string(), pairs.to_vec());
+        // A re-registration naming the same layers changes nothing (runtime moves are kept).
+        if before.as_deref() == Some(pairs) {
+            return None;
+        }
         {
             let mut known = self.nodes.write().unwrap_or_else(|p| p.into_inner());
             // An empty set is a cluster of no configured nodes: every name is known.
@@ -27,6 +32,10 @@ impl LicenseService {
             }
         }
         let mut all = (*self.hres()).clone();
+        // Other layers than before: the old ones are left first.
+        if before.is_some() {
+            leave(&mut all, name);
+        }
         let refused = join(&mut all, name, pairs).err();
         if let Some(e) = &refused {
             tracing::error!(node = %name, "the dynamic node joins no HRES layer: {e}");

@@ -84,6 +84,12 @@ async fn a_dynamic_node_joins_its_layers_and_their_parents_and_leaves_them_all()
     let restarted = service(dir.path()).await;
     assert!(!nodes_of(&restarted, "natural", "low2").contains(&"dyn1".to_string()));
 
+    // An agent naming other layers than before leaves the old ones.
+    svc.join_dynamic("dyn3", &[pair("natural", "low1")]).await;
+    svc.join_dynamic("dyn3", &[pair("natural", "low2")]).await;
+    assert!(!nodes_of(&svc, "natural", "low1").contains(&"dyn3".to_string()));
+    assert!(nodes_of(&svc, "natural", "low2").contains(&"dyn3".to_string()));
+
     // Unsuitable: a MODE_3 parent, two leaves of one MODE_3 resource, an unknown layer.
     for bad in [
         vec![pair("power", "row1")],

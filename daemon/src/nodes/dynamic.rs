@@ -242,6 +242,21 @@ impl NodeService {
         Ok(())
     }
 
+    /// How many hosts, and how long a name, a token's `--nodes` may name: the
+    /// cluster's nodes, and where dynamic nodes are allowed, as many more
+    /// names as may yet register, of any length a node name may have.
+    pub fn token_bounds(&self) -> (usize, usize) {
+        let (max, configured) = {
+            let c = self.read();
+            let max = c.cfg.as_ref().map_or(0, |cfg| cfg.controller.max_dynamic_nodes as usize);
+            (max, c.nodes.values().filter(|n| n.dynamic.is_none()).count())
+        };
+        match max {
+            0 => (self.count(), self.longest_name()),
+            m => (configured + m, spur_vocab::hostlist::MAX_NAME_LEN),
+        }
+    }
+
     /// Each dynamic node's HRES layers, for the license table's start and reconfigure.
     pub fn dynamic_hres(&self) -> Vec<(String, Vec<HresPair>)> {
         (self.read().dynamic.iter()).map(|(n, d)| (n.clone(), d.hres.clone())).collect()
@@ -311,6 +326,8 @@ mod tests {
         assert_eq!(members(&svc, "all"), ["d1", "d2", "n1"]);
         assert_eq!(members(&svc, "p"), ["n1"]);
         assert_eq!(svc.node("d1").unwrap().partitions, ["gpu", "all"]);
+        // Tokens may name the configured node and as many more, of any name length.
+        assert_eq!(svc.token_bounds(), (1 + 2, spur_vocab::hostlist::MAX_NAME_LEN));
         // A created node waits: the timeout monitor leaves it alone.
         assert!(svc.check_timeouts(i64::MAX).iter().all(|n| n == "n1"));
 
