@@ -143,6 +143,11 @@ pub async fn start_with(
     let admission = Arc::new(Admission::load(cfg.admission.mode, store.clone()).await?);
     let nodes = Arc::new(NodeService::new(&cfg, store.clone(), hub.clone(), admission.clone()).await?);
     let licenses = Arc::new(LicenseService::new(&cfg, store.clone()).await?);
+    for (name, layers) in nodes.dynamic_hres() {
+        if !layers.is_empty() {
+            licenses.join_dynamic(&name, &layers).await;
+        }
+    }
     let jobs = Arc::new(JobService::new(&cfg, store, acct.clone(), nodes.clone(), licenses.clone()).await?);
     // Idempotent; a caller's own listener may still be blocking.
     listener.set_nonblocking(true)?;

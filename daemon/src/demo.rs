@@ -262,6 +262,7 @@ pub async fn start_demo(dir: &Path, stepd: std::path::PathBuf) -> anyhow::Result
                 stepd: stepd.clone(),
                 facts: facts.clone(),
                 fact_overrides: overrides_for(nodes),
+                dynamic: None,
             };
             tokio::spawn(async move {
                 if let Err(e) = crate::agent::run(opts).await {

@@ -135,6 +135,7 @@ impl pb::Node {
             busy: self.running_jobs > 0 || self.alloc_cpus > 0,
             reserved: !self.reservation.is_empty(),
             maint: self.maint,
+            dynamic: spur_vocab::nodestate::Dynamic::parse(&self.dynamic),
         }
     }
 }

@@ -193,6 +193,7 @@ async fn jobs_held_for_an_unreadable_catalog_start_once_it_loads() {
         stepd: spur_tests::proc::bin("spurd"),
         facts: Default::default(),
         fact_overrides: vec![],
+        dynamic: None,
     };
     let agent = tokio::spawn(spur_daemon::agent::run(opts));
 

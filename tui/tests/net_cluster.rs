@@ -100,6 +100,18 @@ impl Nodes for Fake {
     ) -> Result<Response<ReconfigureResponse>, Status> {
         Err(Status::unimplemented("not in this fake"))
     }
+    async fn create_node(
+        &self,
+        _: Request<spur_proto::v1::CreateNodeRequest>,
+    ) -> Result<Response<spur_proto::v1::CreateNodeResponse>, Status> {
+        Err(Status::unimplemented("not in this fake"))
+    }
+    async fn delete_node(
+        &self,
+        _: Request<spur_proto::v1::DeleteNodeRequest>,
+    ) -> Result<Response<spur_proto::v1::DeleteNodeResponse>, Status> {
+        Err(Status::unimplemented("not in this fake"))
+    }
     async fn list_provisioners(
         &self,
         r: Request<ListProvisionersRequest>,

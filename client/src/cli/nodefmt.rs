@@ -26,7 +26,7 @@ pub fn node_json(n: &pb::Node) -> serde_json::Value {
         "reason_time": time(n.reason_time_ms), "agent_host": n.agent_host,
         "last_heartbeat": time(n.last_heartbeat_ms), "running_jobs": n.running_jobs,
         "definitions": n.definitions, "annotations": json_pairs(&n.annotations), "facts": json_pairs(&n.facts),
-        "modaliases": n.modaliases, "reservation": n.reservation,
+        "modaliases": n.modaliases, "reservation": n.reservation, "dynamic": n.dynamic,
     })
 }
 

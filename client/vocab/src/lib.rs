@@ -8,6 +8,7 @@
 //!   and a job's id as squeue prints it (`display_id`).
 //! - [`constraint`]: `-C` node feature expressions.
 //! - [`depend`]: `--dependency` expressions.
+//! - [`dynamic`]: dynamic nodes' names and `HRES=` lists.
 //! - [`efficiency`]: a job's CPU and memory efficiency as `seff` reckons it.
 //! - [`distribution`]: `-m/--distribution`, and the task layout it makes.
 //! - [`hostlist`]: Slurm hostlist expressions, expand and compress.
@@ -41,6 +42,8 @@ mod cpubind_impl;
 mod depend_impl;
 #[path = "distribution.rs"]
 mod distribution_impl;
+#[path = "dynamic.rs"]
+mod dynamic_impl;
 #[path = "efficiency.rs"]
 mod efficiency_impl;
 #[path = "fname.rs"]
@@ -157,7 +160,12 @@ pub mod names {
 
 /// Node state names for scontrol and sinfo.
 pub mod nodestate {
-    pub use crate::nodestate_impl::NodeState;
+    pub use crate::nodestate_impl::{Dynamic, NodeState};
+}
+
+/// Dynamic nodes: their names and `HRES=` lists.
+pub mod dynamic {
+    pub use crate::dynamic_impl::{HresPair, MAX_HRES_JSON, check_name, parse_hres};
 }
 
 /// Slurm's pending and reject reason codes.

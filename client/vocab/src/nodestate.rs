@@ -1,6 +1,40 @@
 //! Node state names, as Slurm spells them in each place: `scontrol show
 //! node` (`IDLE+DRAIN`, `DOWN*`), `sinfo %t` (`drain`, `drng`, `idle*`) and
-//! `sinfo %T` (`drained`, `draining`).
+//! `sinfo %T` (`drained`, `draining`), and `sinfo -O StateComplete`
+//! (`IDLE+DRAIN+DYNAMIC_NORM`).
+
+/// A dynamic node (not in spur.conf) as `scontrol show node` flags it: NORM
+/// once an agent registered it, CLOUD (powered down) or FUTURE while a node
+/// `scontrol create` made waits for its agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Dynamic {
+    /// An agent registered it (`spurd --dynamic`).
+    Norm,
+    /// Created with `State=CLOUD`: powered down until its agent registers.
+    Cloud,
+    /// Created with `State=FUTURE`: not yet in service.
+    Future,
+}
+
+impl Dynamic {
+    /// Every state, in order.
+    pub const ALL: [Dynamic; 3] = [Dynamic::Norm, Dynamic::Cloud, Dynamic::Future];
+
+    /// The wire's (and `scontrol create State=`'s) spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Dynamic::Norm => "NORM",
+            Dynamic::Cloud => "CLOUD",
+            Dynamic::Future => "FUTURE",
+        }
+    }
+
+    /// The wire's spelling back (`Node.dynamic`); empty or unknown is a node of spur.conf.
+    pub fn parse(s: &str) -> Option<Dynamic> {
+        Dynamic::ALL.into_iter().find(|d| d.as_str().eq_ignore_ascii_case(s.trim()))
+    }
+}
 
 /// The parts of a node's state, as the controller reports them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,6 +51,8 @@ pub struct NodeState<'a> {
     pub reserved: bool,
     /// In an active MAINT reservation's window (`+MAINT`).
     pub maint: bool,
+    /// A dynamic node, and whether it still waits for its agent.
+    pub dynamic: Option<Dynamic>,
 }
 
 impl NodeState<'_> {
@@ -24,12 +60,53 @@ impl NodeState<'_> {
         if self.not_responding { "*" } else { "" }
     }
 
-    /// `scontrol show node`: `IDLE`, `MIXED+DRAIN`, `DOWN*`, `IDLE+MAINT+RESERVED`.
+    /// `scontrol show node`: `IDLE`, `MIXED+DRAIN`, `DOWN*`, `IDLE+MAINT+RESERVED`,
+    /// `IDLE+DYNAMIC_NORM`, `IDLE+CLOUD+POWERED_DOWN+DYNAMIC_NORM`, `FUTURE+DYNAMIC_NORM`.
     pub fn scontrol(&self) -> String {
         let drain = if self.drain { "+DRAIN" } else { "" };
         let maint = if self.maint { "+MAINT" } else { "" };
         let resv = if self.reserved { "+RESERVED" } else { "" };
-        format!("{}{drain}{maint}{resv}{}", self.base.to_ascii_uppercase(), self.star())
+        format!("{}{drain}{maint}{resv}{}{}", self.base_word(), self.dynamic_flags(), self.star())
+    }
+
+    /// The base as Slurm names it: a created dynamic node waiting for its
+    /// agent is FUTURE, or IDLE (powered down) when CLOUD.
+    fn base_word(&self) -> String {
+        match self.dynamic {
+            Some(Dynamic::Future) => "FUTURE".into(),
+            Some(Dynamic::Cloud) if self.base.eq_ignore_ascii_case("UNKNOWN") => "IDLE".into(),
+            _ => self.base.to_ascii_uppercase(),
+        }
+    }
+
+    fn dynamic_flags(&self) -> &'static str {
+        match self.dynamic {
+            None => "",
+            Some(Dynamic::Norm | Dynamic::Future) => "+DYNAMIC_NORM",
+            Some(Dynamic::Cloud) => "+CLOUD+POWERED_DOWN+DYNAMIC_NORM",
+        }
+    }
+
+    /// `sinfo -O StateComplete`: every flag, `IDLE+DRAIN+NOT_RESPONDING+DYNAMIC_NORM`.
+    pub fn complete(&self) -> String {
+        let mut s = self.base_word();
+        for (on, flag) in [(self.drain, "+DRAIN"), (self.not_responding, "+NOT_RESPONDING")] {
+            if on {
+                s.push_str(flag);
+            }
+        }
+        s.push_str(self.dynamic_flags());
+        s
+    }
+
+    /// A created dynamic node waiting for its agent: Slurm's `idle~` (powered
+    /// down) for CLOUD, `future`/`futr` for FUTURE.
+    fn waiting_word(&self) -> Option<(&'static str, &'static str)> {
+        match self.dynamic {
+            Some(Dynamic::Cloud) => Some(("idle~", "idle~")),
+            Some(Dynamic::Future) => Some(("future", "futr")),
+            _ => None,
+        }
     }
 
     /// Slurm's sinfo names a reserved node by its reservation only while it is
@@ -44,6 +121,9 @@ impl NodeState<'_> {
 
     /// `sinfo %T`: `idle`, `mixed`, `allocated`, `down`, `drained`, `draining`, `unknown`.
     pub fn long(&self) -> String {
+        if let Some((long, _)) = self.waiting_word() {
+            return long.into();
+        }
         if let Some((long, _)) = self.resv_word() {
             return format!("{long}{}", self.star());
         }
@@ -57,6 +137,9 @@ impl NodeState<'_> {
 
     /// `sinfo %t`: `idle`, `mix`, `alloc`, `down`, `drain`, `drng`, `unk`.
     pub fn short(&self) -> String {
+        if let Some((_, short)) = self.waiting_word() {
+            return short.into();
+        }
         if let Some((_, short)) = self.resv_word() {
             return format!("{short}{}", self.star());
         }
@@ -86,6 +169,7 @@ mod tests {
             busy: true,
             reserved: false,
             maint: false,
+            dynamic: None,
         };
         assert_eq!(
             (busy.short(), busy.long(), busy.scontrol()),
@@ -112,6 +196,7 @@ mod tests {
             busy: false,
             reserved: true,
             maint: true,
+            dynamic: None,
         };
         assert_eq!(
             (idle.short(), idle.long(), idle.scontrol()),
@@ -127,5 +212,38 @@ mod tests {
             (running.short(), running.scontrol()),
             ("alloc".into(), "ALLOCATED+MAINT+RESERVED".into())
         );
+    }
+
+    #[test]
+    fn dynamic_nodes_carry_slurm_s_flags() {
+        let idle = NodeState {
+            base: "IDLE",
+            drain: false,
+            not_responding: false,
+            busy: false,
+            reserved: false,
+            maint: false,
+            dynamic: Some(Dynamic::Norm),
+        };
+        assert_eq!(
+            (idle.short(), idle.long(), idle.scontrol(), idle.complete()),
+            ("idle".into(), "idle".into(), "IDLE+DYNAMIC_NORM".into(), "IDLE+DYNAMIC_NORM".into())
+        );
+        let cloud = NodeState { base: "UNKNOWN", dynamic: Some(Dynamic::Cloud), ..idle };
+        assert_eq!(
+            (cloud.short(), cloud.long(), cloud.scontrol()),
+            ("idle~".into(), "idle~".into(), "IDLE+CLOUD+POWERED_DOWN+DYNAMIC_NORM".into())
+        );
+        let future = NodeState { base: "UNKNOWN", dynamic: Some(Dynamic::Future), ..idle };
+        assert_eq!(
+            (future.short(), future.long(), future.scontrol()),
+            ("futr".into(), "future".into(), "FUTURE+DYNAMIC_NORM".into())
+        );
+        let drained = NodeState { drain: true, not_responding: true, ..idle };
+        assert_eq!(drained.complete(), "IDLE+DRAIN+NOT_RESPONDING+DYNAMIC_NORM");
+        for d in Dynamic::ALL {
+            assert_eq!(Dynamic::parse(d.as_str()), Some(d));
+        }
+        assert_eq!(Dynamic::parse(""), None);
     }
 }

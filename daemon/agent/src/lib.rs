@@ -32,6 +32,7 @@
 pub mod bcast;
 pub mod cgroup;
 pub mod cpubind;
+pub mod dynamic;
 pub mod exec;
 pub mod facts;
 pub mod facts_file;
@@ -77,6 +78,8 @@ pub struct AgentOpts {
     pub facts: pb::HostFacts,
     /// The `--facts` file's entries, applied by the controller in order.
     pub fact_overrides: Vec<pb::FactsOverride>,
+    /// `--dynamic`: the shape of the one node, which is not in spur.conf.
+    pub dynamic: Option<pb::DynamicNode>,
 }
 
 /// Slurm's SlurmdSpoolDir, one per agent: its first node and a digest of
@@ -260,10 +263,15 @@ async fn session(
         ended: unsent.iter().map(|e| report(None, e)).collect(),
         facts: Some(opts.facts.clone()),
         fact_overrides: opts.fact_overrides.clone(),
+        dynamic: opts.dynamic.clone(),
     };
     let reg = match client.register(req).await {
         Ok(r) => r.into_inner(),
         Err(s) if matches!(s.code(), Code::PermissionDenied | Code::NotFound | Code::InvalidArgument) => {
+            return End::Fatal(format!("registration refused: {}", s.message()));
+        }
+        // A controller that allows no dynamic nodes, or not this one, will not change its mind.
+        Err(s) if opts.dynamic.is_some() && s.code() == Code::FailedPrecondition => {
             return End::Fatal(format!("registration refused: {}", s.message()));
         }
         Err(s) => return End::Retry(s.message().to_string()),

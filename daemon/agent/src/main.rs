@@ -32,6 +32,27 @@ struct Args {
     /// optionally `modaliases: [...]`, which replaces the host's list.
     #[arg(long, value_name = "FILE")]
     facts: Option<std::path::PathBuf>,
+    /// Register the one node of --nodes although spur.conf does not define it
+    /// (Slurm's slurmd -Z); the controller must allow dynamic nodes
+    /// (max_dynamic_nodes). Needs --cpus and --memory-mb.
+    #[arg(long)]
+    dynamic: bool,
+    /// With --dynamic: the node's CPU count.
+    #[arg(long)]
+    cpus: Option<u32>,
+    /// With --dynamic: the node's memory in MB (Slurm's RealMemory).
+    #[arg(long)]
+    memory_mb: Option<u64>,
+    /// With --dynamic: its generic resources, e.g. gpu:1.
+    #[arg(long)]
+    gres: Option<String>,
+    /// With --dynamic: its features, comma-separated.
+    #[arg(long)]
+    features: Option<String>,
+    /// With --dynamic: the HRES layers it joins, a JSON list:
+    /// '[{"hres_name":"power","layer_name":"rack2"}]'.
+    #[arg(long)]
+    hres: Option<String>,
 }
 
 fn main() {
@@ -58,6 +79,18 @@ async fn agent_main() {
             std::process::exit(1);
         }
     };
+    let flags = spur_agent::dynamic::Flags {
+        dynamic: args.dynamic,
+        cpus: args.cpus,
+        memory_mb: args.memory_mb,
+        gres: args.gres.clone(),
+        features: args.features.clone(),
+        hres: args.hres.clone(),
+    };
+    let dynamic = spur_agent::dynamic::shape(&nodes, &flags).unwrap_or_else(|e| {
+        eprintln!("spurd: error: {e}");
+        std::process::exit(1);
+    });
     let fact_overrides = match &args.facts {
         Some(path) => facts_file::load(path, &nodes).unwrap_or_else(|e| {
             eprintln!("spurd: error: --facts {e}");
@@ -88,6 +121,7 @@ async fn agent_main() {
         stepd,
         facts: facts::collect(),
         fact_overrides,
+        dynamic,
     };
     tokio::select! {
         r = run(opts) => if let Err(e) = r {

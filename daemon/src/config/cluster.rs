@@ -120,6 +120,21 @@ pub fn validate(nodes: &[NodeConfig], parts: &[PartitionConfig]) -> Result<(), S
     Ok(())
 }
 
+/// `controller.dynamic_partitions` names partitions of `[[partitions]]`, each once.
+pub fn validate_dynamic(names: &[String], parts: &[PartitionConfig]) -> Result<(), String> {
+    for (i, name) in names.iter().enumerate() {
+        if !parts.iter().any(|p| &p.name == name) {
+            return Err(format!(
+                "key 'controller.dynamic_partitions[{i}]': partition '{name}' is not defined in [[partitions]]"
+            ));
+        }
+        if names[..i].contains(name) {
+            return Err(format!("key 'controller.dynamic_partitions[{i}]': '{name}' is given twice"));
+        }
+    }
+    Ok(())
+}
+
 /// `gpu:8` -> ("gpu", 8). Empty is no GRES.
 pub fn parse_gres(raw: &str) -> Result<Vec<(String, u64)>, String> {
     raw.split(',')
@@ -132,4 +147,24 @@ pub fn parse_gres(raw: &str) -> Result<Vec<(String, u64)>, String> {
             Ok((name.to_string(), count))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn part(name: &str) -> PartitionConfig {
+        let text = format!("name = \"{name}\"\nnodes = \"ALL\"\n");
+        toml::from_str(&text).unwrap()
+    }
+
+    #[test]
+    fn dynamic_partitions_name_configured_partitions_once() {
+        let parts = [part("batch"), part("gpu")];
+        assert_eq!(validate_dynamic(&["gpu".into(), "batch".into()], &parts), Ok(()));
+        let e = validate_dynamic(&["batch".into(), "nope".into()], &parts).unwrap_err();
+        assert!(e.starts_with("key 'controller.dynamic_partitions[1]'") && e.contains("nope"), "{e}");
+        let e = validate_dynamic(&["gpu".into(), "gpu".into()], &parts).unwrap_err();
+        assert!(e.contains("given twice"), "{e}");
+    }
 }

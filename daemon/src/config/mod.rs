@@ -8,6 +8,7 @@ mod cluster;
 pub mod provision;
 pub mod resources;
 mod scheduler;
+pub mod upstream;
 
 #[cfg(test)]
 mod props;
@@ -51,6 +52,9 @@ pub struct Config {
     /// resources.yaml; relative to this file. Unset: `resources.yaml` beside it, when present.
     #[serde(default)]
     pub resources_file: Option<PathBuf>,
+    /// `[upstream.slurm]`: the cluster `slurm` provisioner definitions borrow nodes from.
+    #[serde(default)]
+    pub upstream: upstream::UpstreamConfig,
     /// The deadlines of HRES plugin callbacks.
     #[serde(default, rename = "hres")]
     pub hres_limits: resources::HresConfig,
@@ -94,6 +98,13 @@ pub struct ControllerConfig {
     /// empty: the address the controller listens on.
     #[serde(default)]
     pub advertise_addr: String,
+    /// How many dynamic nodes (not in spur.conf) may exist at once; 0 allows
+    /// none, so `spurd --dynamic` and `scontrol create` are refused (Slurm's MaxNodeCount).
+    #[serde(default)]
+    pub max_dynamic_nodes: u32,
+    /// The partitions every dynamic node joins, beside those whose `nodes` is `ALL`.
+    #[serde(default)]
+    pub dynamic_partitions: Vec<String>,
 }
 
 fn default_lease() -> u32 {
@@ -254,6 +265,8 @@ impl Default for ControllerConfig {
             provisioners_file: None,
             leader_lease_secs: default_lease(),
             advertise_addr: String::new(),
+            max_dynamic_nodes: 0,
+            dynamic_partitions: vec![],
         }
     }
 }
@@ -288,6 +301,7 @@ impl Default for Config {
             partitions: vec![],
             licenses: Default::default(),
             resources_file: None,
+            upstream: Default::default(),
             hres_limits: Default::default(),
             hres: vec![],
             provision: None,
@@ -390,6 +404,8 @@ impl Config {
             return Err("key 'controller.leader_lease_secs': must be from 2 to 3600".into());
         }
         cluster::validate(&self.nodes, &self.partitions)?;
+        cluster::validate_dynamic(&self.controller.dynamic_partitions, &self.partitions)?;
+        self.upstream.validate()?;
         for name in self.licenses.keys() {
             if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c)) {
                 return Err(format!("key 'licenses.{name}': a license name is letters, digits, _ - or ."));

@@ -33,6 +33,7 @@ const SECTIONS: &[(&str, FieldsOf)] = &[
     ("hres", fields::<HresConfig>),
     ("nodes", fields::<NodeConfig>),
     ("partitions", fields::<PartitionConfig>),
+    ("upstream.slurm", fields::<super::upstream::SlurmUpstream>),
 ];
 
 /// Tables whose keys are the site's own names (`[licenses] matlab = 20`):
@@ -157,10 +158,11 @@ fn problems(page: &str) -> Vec<String> {
                 out.push(format!("{what}: key '{k}' is documented but spur.conf does not accept it"));
             }
         };
-    // The top level's fields are its plain keys and its sections.
+    // The top level's fields are its plain keys and its sections; a nested
+    // section (`[upstream.slurm]`) documents its first part (`upstream`).
     let top: BTreeSet<String> = fields::<Config>().iter().map(|s| s.to_string()).collect();
     let mut doc_top = doc.top.clone();
-    doc_top.extend(doc.sections.keys().cloned());
+    doc_top.extend(doc.sections.keys().map(|k| k.split('.').next().unwrap_or(k).to_string()));
     compare(&mut out, "top level (keys and [sections])", top, &doc_top);
     for (name, keys) in &doc.sections {
         if MAPS.contains(&name.as_str()) {

@@ -473,4 +473,15 @@ impl JobService {
             .map(|j| (j.id, j.licenses_alloc.clone()))
             .collect()
     }
+
+    /// The jobs on `node` that have not let it go (running, suspended,
+    /// completing, configuring): what refuses the node's delete.
+    pub fn jobs_on(&self, node: &str) -> Vec<u64> {
+        use JobState::*;
+        (self.lock().jobs().values())
+            .filter(|j| matches!(j.state, Running | Suspended | Completing | Configuring))
+            .filter(|j| j.nodes.iter().any(|n| n == node))
+            .map(|j| j.id)
+            .collect()
+    }
 }

@@ -9,9 +9,11 @@
 //! resources.yaml wins again on restart or reconfigure.
 //!
 //! - [`update`]: one `scontrol update HRESName=` as a pure, all-or-nothing edit.
+//! - [`dynamic`]: dynamic nodes joining their layers, and leaving them all when deleted.
 //! - [`plugins`]: the resources' hres/lua scripts and the controller's callbacks.
 //! - [`prep`]: what a starting job's plugins receive (`job`, `prep`), built from its record.
 
+pub mod dynamic;
 pub mod plugins;
 pub mod prep;
 pub mod update;
@@ -54,6 +56,9 @@ pub struct LicenseService {
     plugins: RwLock<Arc<plugins::Plugins>>,
     /// Layers a plugin's maintenance disabled or downed, by `resource/layer`.
     marks: RwLock<std::collections::BTreeMap<String, plugins::Mark>>,
+    /// The dynamic nodes and the layers each was created with, applied again
+    /// whenever the table is rebuilt from resources.yaml.
+    dynamic: RwLock<std::collections::BTreeMap<String, Vec<spur_vocab::dynamic::HresPair>>>,
     /// Held by a table write (an update, a plugin's maintenance, a
     /// reconfigure) from the copy it changes to its install, so none writes
     /// back a copy older than another's change.
@@ -70,6 +75,7 @@ impl LicenseService {
             writes: tokio::sync::Mutex::new(()),
             plugins: RwLock::new(Arc::default()),
             marks: RwLock::default(),
+            dynamic: RwLock::default(),
         };
         svc.reconfigure(cfg).await?;
         Ok(svc)
@@ -87,6 +93,7 @@ impl LicenseService {
                 }
             }
         }
+        self.rejoin(&mut hres);
         // Create context sees the layers before running jobs' usage is counted.
         // A new set that cannot start leaves the running one in place, its context intact.
         let plugins = plugins::Plugins::start(&mut hres, &cfg.hres_limits)
@@ -96,7 +103,11 @@ impl LicenseService {
             Arc::new(plugins),
         );
         old.destroy();
-        *self.nodes.write().unwrap_or_else(|p| p.into_inner()) = cfg.node_names().unwrap_or_default();
+        let mut known = cfg.node_names().unwrap_or_default();
+        if !known.is_empty() {
+            known.extend(self.dynamic.read().unwrap_or_else(|p| p.into_inner()).keys().cloned());
+        }
+        *self.nodes.write().unwrap_or_else(|p| p.into_inner()) = known;
         *self.table.write().unwrap_or_else(|p| p.into_inner()) = (cfg.licenses.clone(), Arc::new(hres));
         let _ = self.changed.send(String::new());
         Ok(())

@@ -10,6 +10,7 @@ use crate::model::Reason;
 use crate::store::{TxnRow, now_ms};
 use spur_proto::v1 as pb;
 use spur_vocab::hostlist::compress;
+use spur_vocab::nodestate::Dynamic;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -35,6 +36,16 @@ impl NodeService {
 
     fn admit(&self, req: &pb::RegisterRequest, now: i64) -> Result<(String, String, Admitted)> {
         let admitted = self.admission.admit(&req.admission_token, &req.nodes, now)?;
+        self.attach(req, now, admitted)
+    }
+
+    /// Registers an agent its admission token admitted for nodes that exist.
+    pub(super) fn attach(
+        &self,
+        req: &pb::RegisterRequest,
+        now: i64,
+        admitted: Admitted,
+    ) -> Result<(String, String, Admitted)> {
         if req.nodes.is_empty() {
             return Err(Error::invalid("nodes", "an agent must host at least one node"));
         }
@@ -44,7 +55,9 @@ impl NodeService {
         let back = {
             let mut c = self.write();
             if let Some(unknown) = req.nodes.iter().find(|n| !c.nodes.contains_key(*n)) {
-                return Err(Error::NotFound(format!("nodes: '{unknown}' is not defined in spur.conf")));
+                return Err(Error::NotFound(format!(
+                    "nodes: '{unknown}' is not defined in spur.conf (a node that is not registers with --dynamic)"
+                )));
             }
             // A node moves to its newest agent.
             for a in c.agents.values_mut() {
@@ -164,7 +177,10 @@ impl NodeService {
         {
             let mut c = self.write();
             for n in c.nodes.values_mut() {
-                let silent = now - n.last_heartbeat_ms > limit;
+                // A created dynamic node is powered down (CLOUD) or not yet in service
+                // (FUTURE) until its agent comes: no agent is late.
+                let waiting = n.dynamic.is_some_and(|d| d != Dynamic::Norm) && n.agent_id.is_none();
+                let silent = now - n.last_heartbeat_ms > limit && !waiting;
                 let flagged = n.admin.reason.as_ref().is_some_and(|r| r.system);
                 if silent && (n.responding || !n.registered) && !flagged {
                     n.responding = false;

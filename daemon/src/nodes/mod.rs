@@ -2,6 +2,7 @@
 //! resume and down with attribution, and the agents that host the nodes.
 //!
 //! - [`build`]: nodes and partitions from the config, keeping runtime state across reconfigure.
+//! - [`dynamic`]: nodes not in spur.conf (`spurd --dynamic`, `scontrol create|delete NodeName=`).
 //! - [`agents`]: registration, heartbeats, the not-responding monitor, commands to agents.
 //! - [`facts`]: a registration's host facts and `--facts` overrides, resolved to each node's.
 //! - [`partitions`]: runtime partition overrides (preemption exemption).
@@ -14,6 +15,7 @@ pub mod admin;
 pub mod agents;
 pub use admin::Requested;
 pub mod build;
+pub mod dynamic;
 pub mod facts;
 pub mod partitions;
 pub mod pools;
@@ -50,6 +52,10 @@ pub(crate) struct Cluster {
     pub provision: Option<Arc<spur_sched::provision::Provision>>,
     /// Conditions that failed to evaluate, by (definition, node), so each is logged once.
     pub condition_errors: BTreeMap<(String, String), String>,
+    /// Dynamic nodes (not in spur.conf) as persisted; built into `nodes` with the config's.
+    pub dynamic: BTreeMap<String, dynamic::DynamicDef>,
+    /// The config the nodes were last built from, so a dynamic node's arrival rebuilds them.
+    pub cfg: Option<Arc<crate::config::Config>>,
 }
 
 /// A node changed; subscribers re-read it.
@@ -89,7 +95,8 @@ impl NodeService {
                 admin.insert(name, serde_json::from_value(doc)?);
             }
         }
-        let mut cluster = Cluster::default();
+        // Dynamic nodes are back before the first pass, with the admin state below.
+        let mut cluster = Cluster { dynamic: dynamic::load(store.as_deref()).await?, ..Cluster::default() };
         build::apply_config(&mut cluster, cfg, now_ms())?;
         for (name, a) in admin {
             if let Some(n) = cluster.nodes.get_mut(&name) {

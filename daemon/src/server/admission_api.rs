@@ -33,10 +33,7 @@ impl admission_server::Admission for AdmissionApi {
         self.gate
             .run(path::CREATE_TOKEN, req, |_, r| async move {
                 let spec = TokenSpec { ttl_secs: r.ttl_secs, nodes: r.nodes, once: r.once };
-                let (rec, token) = self
-                    .admission
-                    .create(spec, (self.nodes.count(), self.nodes.longest_name()), now_ms())
-                    .await?;
+                let (rec, token) = self.admission.create(spec, self.nodes.token_bounds(), now_ms()).await?;
                 let note = Note { action: Action::Create, name: rec.id.clone(), info: create_info(&rec) };
                 Ok((pb::CreateTokenResponse { id: rec.id, token, expires_ms: rec.expires_ms }, vec![note]))
             })

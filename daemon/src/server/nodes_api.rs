@@ -171,6 +171,39 @@ impl Nodes for NodesApi {
             .await
     }
 
+    async fn create_node(
+        &self,
+        req: Request<pb::CreateNodeRequest>,
+    ) -> Result<Response<pb::CreateNodeResponse>, Status> {
+        self.gate
+            .run(nodes::CREATE_NODE, req, |_, r| async move {
+                let shape = r.node.unwrap_or_default();
+                let hres = self.nodes.create(&r.name, &shape).await?;
+                let warning = match hres.is_empty() {
+                    true => None,
+                    false => self.licenses.join_dynamic(&r.name, &hres).await,
+                };
+                let info = json!({ "state": shape.state.to_ascii_uppercase(), "warning": warning });
+                let note = Note { action: Action::Create, name: r.name, info };
+                Ok((pb::CreateNodeResponse { warning: warning.unwrap_or_default() }, vec![note]))
+            })
+            .await
+    }
+
+    async fn delete_node(
+        &self,
+        req: Request<pb::DeleteNodeRequest>,
+    ) -> Result<Response<pb::DeleteNodeResponse>, Status> {
+        self.gate
+            .run(nodes::DELETE_NODE, req, |_, r| async move {
+                self.nodes.delete(&r.name, &self.jobs.jobs_on(&r.name)).await?;
+                self.licenses.leave_dynamic(&r.name).await?;
+                let note = Note { action: Action::Delete, name: r.name, info: json!({}) };
+                Ok((pb::DeleteNodeResponse {}, vec![note]))
+            })
+            .await
+    }
+
     async fn list_provisioners(
         &self,
         req: Request<pb::ListProvisionersRequest>,
@@ -209,7 +242,16 @@ impl Agent for AgentApi {
         self.gate
             .run(agent::REGISTER, req, |_, r| async move {
                 let now = now_ms();
-                let (agent_id, agent_key, admitted) = self.nodes.register(&r, now)?;
+                let (agent_id, agent_key, admitted) = match &r.dynamic {
+                    None => self.nodes.register(&r, now)?,
+                    Some(_) => {
+                        let (registered, hres) = self.nodes.register_dynamic(&r, now).await?;
+                        if !hres.is_empty() && let Some(name) = r.nodes.first() {
+                            self.jobs.licenses.join_dynamic(name, &hres).await;
+                        }
+                        registered
+                    }
+                };
                 tracing::debug!(nodes = %hostlist::compress(&r.nodes), "registered");
                 // An end the store cannot take fails the registration: the agent keeps it and retries.
                 let done = self.jobs.reconcile(&r.nodes, &r.running, r.ended).await?;
@@ -316,6 +358,35 @@ impl Agent for AgentApi {
                 Ok((pb::JobReportAck {}, vec![]))
             })
             .await
+    }
+}
+
+impl super::gate::Targeted for pb::CreateNodeRequest {
+    fn target(&self) -> String {
+        self.name.clone()
+    }
+    fn bounds(&self) -> Result<(), Error> {
+        spur_vocab::dynamic::check_name(&self.name).map_err(|e| Error::invalid("NodeName", e))
+    }
+    fn params(&self) -> serde_json::Value {
+        let n = self.node.clone().unwrap_or_default();
+        json!({ "cpus": n.cpus, "memory_mb": n.memory_mb, "gres": n.gres, "features": n.features,
+                "hres": n.hres, "state": n.state })
+    }
+    fn intent(&self) -> Action {
+        Action::Create
+    }
+}
+
+impl super::gate::Targeted for pb::DeleteNodeRequest {
+    fn target(&self) -> String {
+        self.name.clone()
+    }
+    fn bounds(&self) -> Result<(), Error> {
+        spur_vocab::dynamic::check_name(&self.name).map_err(|e| Error::invalid("NodeName", e))
+    }
+    fn intent(&self) -> Action {
+        Action::Delete
     }
 }
 

@@ -58,6 +58,8 @@ service!(nodes = "spur.v1.Nodes" {
     UPDATE_PARTITION = "UpdatePartition",
     RECONFIGURE = "Reconfigure",
     LIST_PROVISIONERS = "ListProvisioners",
+    CREATE_NODE = "CreateNode",
+    DELETE_NODE = "DeleteNode",
 });
 
 service!(cluster = "spur.v1.Cluster" {

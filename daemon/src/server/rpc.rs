@@ -74,6 +74,8 @@ pub const RPCS: &[(&str, Class)] = &[
     (nodes::LIST_PARTITIONS, Read(Anyone)),
     (nodes::UPDATE_PARTITION, Mutate { entity: "partition", role: Admin, target: "name", in_txn: false }),
     (nodes::LIST_PROVISIONERS, Read(Anyone)),
+    (nodes::CREATE_NODE, Mutate { entity: "node", role: Admin, target: "name", in_txn: false }),
+    (nodes::DELETE_NODE, Mutate { entity: "node", role: Admin, target: "name", in_txn: false }),
     (nodes::RECONFIGURE, Mutate { entity: "config", role: Admin, target: "", in_txn: false }),
     (cluster::WATCH, Read(Anyone)),
     (cluster::SHOW_CONFIG, Read(Anyone)),

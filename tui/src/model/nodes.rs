@@ -79,6 +79,16 @@ pub fn definitions(n: &Node) -> String {
     if n.definitions.is_empty() { "-".into() } else { n.definitions.join(",") }
 }
 
+/// The Def column: [`definitions`], after `DYNAMIC` for a node not in
+/// spur.conf (`spurd --dynamic`, `scontrol create`), as `sinfo` flags it.
+fn def_cell(n: &Node) -> String {
+    match (n.dynamic.is_empty(), n.definitions.is_empty()) {
+        (true, _) => definitions(n),
+        (false, true) => "DYNAMIC".into(),
+        (false, false) => format!("DYNAMIC {}", definitions(n)),
+    }
+}
+
 fn reason_time(n: &Node) -> String {
     if n.reason_time_ms > 0 { format_time(n.reason_time_ms) } else { String::new() }
 }
@@ -99,7 +109,7 @@ fn row(n: &Node, loans: &Loans) -> Row {
         format!("{}/{}", format::mem(n.alloc_memory_mb), format::mem(n.memory_mb)),
         gres(n),
         n.partitions.join(","),
-        definitions(n),
+        def_cell(n),
         n.reason.clone(),
         n.reason_user.clone(),
         reason_time(n),
@@ -261,6 +271,21 @@ mod tests {
         assert_eq!(state_cell(&node("DOWN", false, true, 0)), "▼ DOWN*");
         assert_eq!(state_cell(&node("IDLE", false, true, 0)), "? IDLE*");
         assert_eq!(state_cell(&node("IDLE", false, false, 0)), "  IDLE");
+    }
+
+    #[test]
+    fn a_dynamic_node_is_marked_in_the_def_column_and_its_state() {
+        let n =
+            Node { dynamic: "NORM".into(), definitions: vec!["gpu".into()], ..node("IDLE", false, false, 0) };
+        let rows: Vec<Row> = table(std::slice::from_ref(&n), &PaneView::default(), &Loans::default())
+            .rows
+            .into_iter()
+            .collect();
+        assert_eq!(rows[0].cells[6], "DYNAMIC gpu");
+        let state = detail(&[n], "n1", None, None).unwrap().fields.into_iter().find(|(l, _)| l == "State");
+        assert_eq!(state.unwrap().1, "IDLE (scontrol: IDLE+DYNAMIC_NORM)");
+        let cloud = Node { dynamic: "CLOUD".into(), ..node("UNKNOWN", false, false, 0) };
+        assert_eq!(state_cell(&cloud), "  IDLE~");
     }
 
     #[test]

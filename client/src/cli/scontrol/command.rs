@@ -93,6 +93,13 @@ pub enum Command {
     },
     /// `delete ReservationName=...`.
     DeleteReservation(String),
+    /// `create NodeName=N ... State=CLOUD|FUTURE` (`create_node.rs`).
+    CreateNode {
+        name: String,
+        node: pb::DynamicNode,
+    },
+    /// `delete NodeName=N` (`create_node.rs`).
+    DeleteNode(String),
     /// An `update` whose every change has no effect in Spur (each warned about).
     Nothing,
     Help,

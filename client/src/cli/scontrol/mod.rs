@@ -8,6 +8,7 @@
 //!
 //! - [`command`]: the [`Command`] and [`Flags`] types every file below shares.
 //! - [`show_node`] / [`update_node`]: `show node`, and drain/resume by `update NodeName=`.
+//! - [`create_node`]: `create|delete NodeName=`, dynamic nodes.
 //! - [`show_partition`] / [`update_partition`]: `show partition`, and the runtime
 //!   `PreemptExemptTime` override.
 //! - [`job`]: `show job`, `update JobId=`, `hold|release|requeue`.
@@ -27,6 +28,7 @@
 
 pub mod command;
 pub mod config;
+pub mod create_node;
 pub mod explain;
 pub mod hostlist;
 pub mod job;
@@ -71,6 +73,9 @@ usage: scontrol [-o] [-Q] [--json] [--controller URL] COMMAND
          [ReservationName=N] [PartitionName=P] [Licenses=L:N] [Flags=MAINT,IGNORE_JOBS,OVERLAP,DAILY,WEEKLY]
   update ReservationName=N [Nodes+=LIST] [Users-=U] [EndTime=T] ...   (Operators and up)
   delete ReservationName=N       show reservation [NAME]
+  create NodeName=N CPUs=N RealMemory=MB [Gres=..] [Features=..] [HRES=JSON] State=CLOUD|FUTURE
+                                 a dynamic node, waiting for its agent (spurd --dynamic)
+  delete NodeName=N              a dynamic node no job holds
   explain job ID                 why a job pends, and its preemption candidates with each verdict
   explain preempt PENDING RUNNING  the full preemption verdict for one pair
   update PartitionName=P PreemptExemptTime=SECS | ClearPreemptExemptTime=yes
@@ -163,12 +168,12 @@ pub fn parse(argv: &[String]) -> Result<(Flags, Command), String> {
             Some((e, args)) if kv::keyword(e, ENTITIES) == Ok(Some("reservations")) => {
                 reservation::parse_create(args)?
             }
+            _ if create_node::names_node(rest) => create_node::parse_create(&kv::pairs(rest)?)?,
             _ => {
-                return Err(
-                    "create: only reservations are created with scontrol (create reservation ...)".into()
-                );
+                return Err("create: give NodeName=N ... or reservation ... (see scontrol --help)".into());
             }
         },
+        Some("delete") if create_node::names_node(rest) => create_node::parse_delete(&kv::pairs(rest)?)?,
         Some("delete") => reservation::parse_delete(rest)?,
         Some("ping") => match rest.first() {
             Some(x) => return Err(format!("ping: unexpected argument '{x}'")),
@@ -291,6 +296,11 @@ pub async fn execute(cmd: &Command, f: &Flags, c: &mut Clients) -> Result<Outcom
         Command::CreateReservation { name, words } => reservation::create(name, words, c).await?,
         Command::UpdateReservation { name, words } => reservation::update(name, words, c).await?,
         Command::DeleteReservation(name) => reservation::delete(name, c).await?,
+        Command::CreateNode { name, node } => {
+            let warning = create_node::create(name, node, c).await?.filter(|_| !f.quiet);
+            return Ok(Outcome { stdout: String::new(), warning });
+        }
+        Command::DeleteNode(name) => create_node::delete(name, c).await?,
         Command::Ping => ping::run(f.controller.as_deref()).await?,
         Command::Help | Command::Nothing | Command::ShowHostnames(_) | Command::ShowHostlist { .. } => {
             local(cmd)?.unwrap_or_default()

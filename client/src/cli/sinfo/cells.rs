@@ -209,15 +209,7 @@ fn node_cell(code: char, n: Option<&pb::Node>) -> String {
         DEFINITION if n.definitions.is_empty() => "(null)".into(),
         DEFINITION => n.definitions.join(","),
         GRES_USED => or(&n.gres_used, "(null)"),
-        STATE_COMPLETE => {
-            let mut s = n.base_state.clone();
-            for (on, flag) in [(n.drain, "+DRAIN"), (n.not_responding, "+NOT_RESPONDING")] {
-                if on {
-                    s.push_str(flag);
-                }
-            }
-            s
-        }
+        STATE_COMPLETE => state(n).complete(),
         'X' | 'Z' => "1".into(),
         'z' => format!("1:{}:1", n.cpus),
         'd' => "0".into(),

@@ -73,6 +73,9 @@ pub struct Node {
     pub definitions: Vec<String>,
     /// provisioners.yaml's nodeAnnotations and those of the node's definitions.
     pub annotations: Vec<(String, String)>,
+    /// Not in spur.conf (`spurd --dynamic`, `scontrol create`): how it waits
+    /// for its agent until one registers it.
+    pub dynamic: Option<spur_vocab::nodestate::Dynamic>,
 }
 
 impl Node {
