@@ -160,6 +160,8 @@ pub enum Rpc {
     Output(OutputSpec),
     /// Stop the job output stream.
     StopOutput,
+    /// Read the fairshare tree (`Jobs.ListShares`); see `update::fairshare` for when.
+    FetchShares,
 }
 
 /// One job output stream.
@@ -365,5 +367,10 @@ pub enum Msg {
     OutputEnded {
         sub: u64,
         error: Option<String>,
+    },
+    /// The answer to [`Rpc::FetchShares`].
+    Shares(spur_proto::v1::ListSharesResponse),
+    SharesFailed {
+        error: String,
     },
 }

@@ -26,12 +26,14 @@
 //! [`queue`], [`nodes`] (and the drain/down reason field), [`qos`],
 //! [`accounts`], [`hres`], [`preempt`] (the Preemption pane), [`audit`]
 //! (the tail's bounded buffer), [`provisioners`] (provisioners.yaml's definitions) and
-//! [`reservations`] (admin reservations, pushed whole by the watch).
+//! [`reservations`] (admin reservations, pushed whole by the watch) and
+//! [`fairshare`] (the account tree of `ListShares`, each number's formula filled in).
 
 pub mod accounts;
 pub mod action;
 pub mod audit;
 pub mod decl;
+pub mod fairshare;
 pub mod filter;
 pub mod form;
 pub mod format;

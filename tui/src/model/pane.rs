@@ -16,7 +16,7 @@ use crate::model::action::Action;
 use crate::model::session::Role;
 
 /// One top-level pane. The order of [`PaneId::ALL`] is the tab order and
-/// gives the number keys 1..8; a pane added later goes last, so the keys
+/// gives the number keys 1..9, then 0; a pane added later goes last, so the keys
 /// operators know keep their panes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum PaneId {
@@ -29,6 +29,7 @@ pub enum PaneId {
     Audit,
     Provisioners,
     Reservations,
+    Fairshare,
 }
 
 /// When the hint line offers a key.
@@ -63,10 +64,12 @@ pub enum Reads {
     Tail,
     /// The shown job's explanation: opening reads it again.
     Explanation,
+    /// The fairshare tree (`ListShares`): opening and `r` read it again.
+    Shares,
 }
 
 impl PaneId {
-    pub const ALL: [PaneId; 9] = [
+    pub const ALL: [PaneId; 10] = [
         PaneId::Queue,
         PaneId::Nodes,
         PaneId::Qos,
@@ -76,6 +79,7 @@ impl PaneId {
         PaneId::Audit,
         PaneId::Provisioners,
         PaneId::Reservations,
+        PaneId::Fairshare,
     ];
 
     /// Whether the pane offers `action` (a pane-only key runs only where it does).
@@ -97,9 +101,9 @@ impl PaneId {
         self.decl().edits
     }
 
-    /// The number key (1-based) that selects this pane.
+    /// The number key that selects this pane: 1..9, then 0 for the tenth.
     pub fn number(self) -> usize {
-        self.index() + 1
+        (self.index() + 1) % 10
     }
 
     pub fn title(self) -> &'static str {

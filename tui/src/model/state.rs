@@ -283,6 +283,8 @@ pub struct State {
     /// The Provisioners pane's definitions.
     pub provisioners: Provisioners,
     pub resvs: crate::model::reservations::Reservations,
+    /// The Fairshare pane's tree (`ListShares`).
+    pub fairshare: crate::model::fairshare::Fairshare,
     /// The job output view (`o`/`O`), while it is open or until another replaces it.
     pub output: Option<crate::model::output::OutputView>,
     /// The generation of the last output stream asked for.
@@ -316,6 +318,7 @@ impl State {
             audit: AuditLog::default(),
             provisioners: Provisioners::default(),
             resvs: Default::default(),
+            fairshare: Default::default(),
             output: None,
             output_seq: 0,
         };

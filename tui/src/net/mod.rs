@@ -154,6 +154,7 @@ async fn wait(delay: Duration, rpcs: &mut UnboundedReceiver<Rpc>, msgs: &Unbound
                     | Rpc::FetchJobs
                     | Rpc::FetchLicenses
                     | Rpc::FetchProvisioners
+                    | Rpc::FetchShares
                     | Rpc::Explain(_)
                     | Rpc::NodeEvents(_)
                     | Rpc::StopOutput,
@@ -369,6 +370,15 @@ async fn serve(
                     }
                 }
             }
+            Rpc::FetchShares => match jobs.list_shares(spur_proto::v1::ListRequest::default()).await {
+                Ok(r) => {
+                    let _ = msgs.send(Msg::Shares(r.into_inner()));
+                }
+                Err(s) if gone(&s) => return Exit::Lost(describe(&s)),
+                Err(s) => {
+                    let _ = msgs.send(Msg::SharesFailed { error: describe(&s) });
+                }
+            },
             Rpc::FetchProvisioners => {
                 match nodes.list_provisioners(spur_proto::v1::ListProvisionersRequest::default()).await {
                     Ok(r) => {

@@ -15,7 +15,7 @@ use crate::model::table::Target;
 use crate::model::write::{NodeOp, WriteOp};
 use crate::update::command::{self, Command};
 use crate::update::{
-    audit, form, hres, live, nav, nodes, output, preempt, provisioners, queue, reservations,
+    audit, fairshare, form, hres, live, nav, nodes, output, preempt, provisioners, queue, reservations,
 };
 use tui_input::Input;
 
@@ -179,6 +179,9 @@ fn on_net(state: &mut State, msg: Msg) -> Vec<Effect> {
             effects.extend(queue::on_connected(state));
             effects.extend(hres::stale(state));
             effects.extend(provisioners::stale(state));
+            if state.pane.decl().reads == Reads::Shares {
+                effects.extend(fairshare::stale(state));
+            }
             effects
         }
         Msg::On { controller, primary } => {
@@ -240,6 +243,8 @@ fn on_net(state: &mut State, msg: Msg) -> Vec<Effect> {
         Msg::NodeEvents { node, rows } => nodes::on_events(state, node, rows),
         Msg::Licenses(list) => hres::on_loaded(state, list),
         Msg::LicensesFailed => hres::on_failed(state),
+        Msg::Shares(data) => fairshare::on_loaded(state, data),
+        Msg::SharesFailed { error } => fairshare::on_failed(state, error),
         Msg::Provisioners(list) => provisioners::on_loaded(state, list),
         Msg::ProvisionersFailed { error, unsupported } => provisioners::on_failed(state, error, unsupported),
         Msg::JobsFailed { error, unsupported } => queue::on_failed(state, error, unsupported),
@@ -314,6 +319,7 @@ fn switch(state: &mut State, pane: PaneId) -> Vec<Effect> {
     match pane.decl().reads {
         Reads::Tail => audit::open(state),
         Reads::Explanation => preempt::stale(state),
+        Reads::Shares => fairshare::stale(state),
         Reads::Shared => Vec::new(),
     }
 }
@@ -356,6 +362,9 @@ fn normal(state: &mut State, action: Action) -> Vec<Effect> {
             effects.extend(queue::stale(state));
             effects.extend(hres::stale(state));
             effects.extend(provisioners::stale(state));
+            if state.pane.decl().reads == Reads::Shares {
+                effects.extend(fairshare::stale(state));
+            }
             return effects;
         }
         Action::TogglePause => audit::toggle_pause(state),

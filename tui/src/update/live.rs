@@ -11,7 +11,7 @@
 
 use crate::model::action::{Catalog, CatalogList, ClusterUpdate, Effect, Rpc, Snapshot};
 use crate::model::state::State;
-use crate::update::{hres, nav, preempt, provisioners, queue};
+use crate::update::{fairshare, hres, nav, preempt, provisioners, queue};
 use spur_proto::v1::Node;
 use std::collections::HashMap;
 
@@ -23,6 +23,7 @@ pub fn reset(state: &mut State) {
     state.accounting.refetch = Default::default();
     provisioners::reset(state);
     hres::reset(state);
+    fairshare::reset(state);
 }
 
 /// The watch reported: merge nodes, re-read stale lists.

@@ -15,6 +15,7 @@
 //! | [`queue`] | the Queue pane: job re-reads and pushed changes, `t`, cancel / hold / release / requeue |
 //! | [`nodes`] | the Nodes pane: drain / resume / down, the reason field, recent reasons |
 //! | [`hres`] | the HRES pane: the DisableLayer / DisableHRES toggle |
+//! | [`fairshare`] | the Fairshare pane's reads (on opening it and on `r`) |
 //! | [`output`] | a job's output, live (`o`/`O` on the Queue): opening, scrolling, closing, its stream's pieces |
 //! | [`preempt`] | the Preemption pane: opening (`w`, `:explain`), re-reads of the explanation |
 //! | [`audit`] | the Audit pane: subscribing the tail, pause, the txn filter, resume after a reconnect |
@@ -24,6 +25,7 @@
 pub mod audit;
 pub mod command;
 pub mod dispatch;
+pub mod fairshare;
 pub mod form;
 pub mod hres;
 pub mod keys;

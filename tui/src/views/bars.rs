@@ -17,14 +17,23 @@ use ratatui::widgets::Paragraph;
 
 /// Full titles, a blank apart, when they all fit; otherwise the short ones
 /// side by side (each label is padded already), so nine panes still fit 80
-/// columns.
+/// columns. When even those do not and the current tab would be cut off,
+/// the first tabs are left out until it shows.
 pub fn tabs(current: PaneId, theme: Theme, frame: &mut Frame, area: Rect) {
     let label = |p: PaneId, title: &str| format!(" {} {title} ", p.number());
     let full: usize = PaneId::ALL.iter().map(|&p| label(p, p.title()).chars().count() + 1).sum();
     let short = full > usize::from(area.width);
     let gap = if short { "" } else { " " };
+    let width = |p: PaneId| label(p, p.short_title()).chars().count();
+    let upto: usize = PaneId::ALL[..=current.index()].iter().map(|&p| width(p)).sum();
+    let (mut skip, mut over) = (0, upto.saturating_sub(usize::from(area.width)));
+    while short && over > 0 && skip < current.index() {
+        over = over.saturating_sub(width(PaneId::ALL[skip]));
+        skip += 1;
+    }
     let spans: Vec<Span> = PaneId::ALL
         .iter()
+        .skip(skip)
         .flat_map(|&p| {
             let style = if p == current { theme.selected() } else { theme.tab() };
             let title = if short { p.short_title() } else { p.title() };

@@ -53,7 +53,12 @@ pub fn help(keymap: &Keymap, theme: Theme, frame: &mut Frame, scroll: u16) {
         match b.action {
             Action::GoPane(p) if default_panes => {
                 if p == PaneId::ALL[0] {
-                    entries.push(entry(&format!("1..{}", PaneId::ALL.len()), "go to the numbered pane"));
+                    // The tenth pane's key is 0.
+                    let keys = match PaneId::ALL.len() {
+                        n if n < 10 => format!("1..{n}"),
+                        _ => "1..9, 0".to_string(),
+                    };
+                    entries.push(entry(&keys, "go to the numbered pane"));
                 }
             }
             _ => match groups.iter().find(|g| g.members.contains(&b.action)) {
