@@ -22,6 +22,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     settings.read_only = cli.read_only;
     settings.mouse = cli.mouse;
     settings.keymap = config.keymap;
+    settings.plugins = config.plugins;
     settings.theme = if cli::no_color() { ThemeName::Mono } else { config.theme };
     if cli.demo {
         return run_demo(settings).await;
@@ -51,6 +52,7 @@ async fn run_demo(_settings: Settings) -> anyhow::Result<()> {
 pub async fn run_console(settings: Settings) -> anyhow::Result<()> {
     let (rpc_tx, rpc_rx) = mpsc::unbounded_channel();
     let (msg_tx, mut msg_rx) = mpsc::unbounded_channel();
+    let plugin_tx = msg_tx.clone();
     let net = net::spawn(settings.controller.clone(), settings.identity.clone(), rpc_rx, msg_tx);
     terminal::install_panic_hook();
     let (mut term, guard) = terminal::enter(settings.mouse)?;
@@ -85,8 +87,12 @@ pub async fn run_console(settings: Settings) -> anyhow::Result<()> {
             break Ok(());
         }
         for effect in effects {
-            if let Effect::Rpc(rpc) = effect {
-                let _ = rpc_tx.send(rpc);
+            match effect {
+                Effect::Rpc(rpc) => {
+                    let _ = rpc_tx.send(rpc);
+                }
+                Effect::Run { sub, argv } => net::plugin::spawn(sub, argv, plugin_tx.clone()),
+                Effect::Quit => {}
             }
         }
     };

@@ -1,4 +1,4 @@
-//! `console.toml`: key rebinding and the theme.
+//! `console.toml`: key rebinding, the theme and plugins.
 //!
 //! ```toml
 //! [keys]
@@ -6,12 +6,18 @@
 //! delete = ["D", "del"]
 //! [theme]
 //! name = "default"        # or "mono"
+//! [[plugins]]             # see model/plugin.rs
+//! key = "S"
+//! name = "ssh"
+//! panes = ["nodes"]
+//! command = ["ssh", "{node}"]
 //! ```
 //!
 //! Every mistake is an error at start-up naming the key, so a typo never
 //! silently leaves an action on its default.
 
 use crate::model::keymap::{Keymap, KeymapError};
+use crate::model::plugin::{self, Plugin};
 use crate::model::state::ThemeName;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -20,6 +26,7 @@ use std::path::{Path, PathBuf};
 pub struct Config {
     pub keymap: Keymap,
     pub theme: ThemeName,
+    pub plugins: Vec<Plugin>,
 }
 
 #[derive(Debug)]
@@ -71,6 +78,7 @@ pub fn parse(text: &str) -> Result<Config, String> {
     let table: toml::Table = text.parse().map_err(|e: toml::de::Error| e.message().to_string())?;
     let mut config = Config::default();
     let mut overrides = Vec::new();
+    let mut plugins = None;
     for (section, value) in &table {
         match section.as_str() {
             "keys" => {
@@ -92,10 +100,15 @@ pub fn parse(text: &str) -> Result<Config, String> {
                     }
                 }
             }
-            other => return Err(format!("unknown key \"{other}\" (known: keys, theme)")),
+            // Checked against the keymap, so after [keys] wherever it is written.
+            "plugins" => plugins = Some(value),
+            other => return Err(format!("unknown key \"{other}\" (known: keys, theme, plugins)")),
         }
     }
     config.keymap = Keymap::with_overrides(&overrides).map_err(|e: KeymapError| e.to_string())?;
+    if let Some(value) = plugins {
+        config.plugins = plugin::parse_all(value, &config.keymap)?;
+    }
     Ok(config)
 }
 

@@ -71,6 +71,8 @@ pub enum Action {
     Request(WriteOp),
     /// Something the network task reported.
     Net(Msg),
+    /// console.toml's plugin at this index, on the selected row.
+    Plugin(usize),
 }
 
 impl Action {
@@ -133,6 +135,11 @@ impl Action {
 pub enum Effect {
     Quit,
     Rpc(Rpc),
+    /// Run a plugin's command (`net/plugin.rs`); its output comes back as `Msg::Output` with `sub`.
+    Run {
+        sub: u64,
+        argv: Vec<String>,
+    },
 }
 
 /// Work for the network task.

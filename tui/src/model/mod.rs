@@ -20,6 +20,7 @@
 //! | [`format`](mod@format) | Slurm spellings of wall times, limits, shares, memory; display width |
 //! | [`jobs`] | `ListJobs` compacted for 100,000 jobs: records, state codes, memoised order, arrays folded into lines, `JobOp`, the nodes idle-fill lent (`Loans`) |
 //! | [`tree`] | tree glyphs for the Accounts and HRES panes |
+//! | [`plugin`] | console.toml's `[[plugins]]`: templates, their checks at load, the argv for a row |
 //! | [`output`] | a job's stdout or stderr, live (`o`/`O` on the Queue): the last lines of the stream, scrolled or following |
 //!
 //! One module per pane, by the pane's name, holds its data and its rows:
@@ -44,6 +45,7 @@ pub mod layout;
 pub mod nodes;
 pub mod output;
 pub mod pane;
+pub mod plugin;
 pub mod preempt;
 pub mod provisioners;
 pub mod qos;

@@ -40,6 +40,8 @@ pub struct Settings {
     pub mouse: bool,
     pub theme: ThemeName,
     pub keymap: Keymap,
+    /// console.toml's `[[plugins]]`, checked at load.
+    pub plugins: Vec<crate::model::plugin::Plugin>,
     /// Where run times are read from; fixed in tests so snapshots hold still.
     pub clock: Clock,
 }
@@ -69,6 +71,7 @@ impl Settings {
             mouse: false,
             theme: ThemeName::Default,
             keymap: Keymap::default(),
+            plugins: Vec::new(),
             clock: Clock::System,
         }
     }

@@ -20,6 +20,8 @@
 
 mod calls;
 mod output;
+/// Plugins run beside the connection: they need no controller.
+pub mod plugin;
 mod tail;
 mod watch;
 

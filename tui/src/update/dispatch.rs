@@ -15,7 +15,8 @@ use crate::model::table::Target;
 use crate::model::write::{NodeOp, WriteOp};
 use crate::update::command::{self, Command};
 use crate::update::{
-    audit, fairshare, form, hres, live, nav, nodes, output, preempt, provisioners, queue, reservations,
+    audit, fairshare, form, hres, live, nav, nodes, output, plugin, preempt, provisioners, queue,
+    reservations,
 };
 use tui_input::Input;
 
@@ -135,6 +136,9 @@ fn commit(state: &mut State) -> Vec<Effect> {
         // Its answer re-reads the queue.
         state.queue.writes += 1;
     }
+    if let WriteOp::RunPlugin { name, argv } = c.op {
+        return plugin::run(state, &name, argv);
+    }
     state.loading = true;
     state.info(format!("{}…", c.op.verb()));
     vec![Effect::Rpc(Rpc::Write(c.op))]
@@ -179,9 +183,7 @@ fn on_net(state: &mut State, msg: Msg) -> Vec<Effect> {
             effects.extend(queue::on_connected(state));
             effects.extend(hres::stale(state));
             effects.extend(provisioners::stale(state));
-            if state.pane.decl().reads == Reads::Shares {
-                effects.extend(fairshare::stale(state));
-            }
+            effects.extend(fairshare::if_open(state));
             effects
         }
         Msg::On { controller, primary } => {
@@ -362,9 +364,7 @@ fn normal(state: &mut State, action: Action) -> Vec<Effect> {
             effects.extend(queue::stale(state));
             effects.extend(hres::stale(state));
             effects.extend(provisioners::stale(state));
-            if state.pane.decl().reads == Reads::Shares {
-                effects.extend(fairshare::stale(state));
-            }
+            effects.extend(fairshare::if_open(state));
             return effects;
         }
         Action::TogglePause => audit::toggle_pause(state),
@@ -399,6 +399,11 @@ fn normal(state: &mut State, action: Action) -> Vec<Effect> {
                 request_write(state, op);
             }
         }
+        Action::Plugin(i) => match plugin::start(state, i) {
+            Some((op, true)) => request_write(state, op),
+            Some((WriteOp::RunPlugin { name, argv }, false)) => return plugin::run(state, &name, argv),
+            _ => {}
+        },
         other => nav::normal(state, other),
     }
     Vec::new()

@@ -5,6 +5,7 @@
 //! [`crate::update::dispatch()`]; the pane has no keys of its own.
 
 use crate::model::action::{Effect, Rpc};
+use crate::model::pane::Reads;
 use crate::model::state::State;
 use crate::model::view::Refetch;
 use crate::update::nav;
@@ -13,6 +14,11 @@ use spur_proto::v1::ListSharesResponse;
 /// Read the tree, or note that it must be read again.
 pub fn stale(state: &mut State) -> Vec<Effect> {
     if state.fairshare.refetch.ask() { vec![Effect::Rpc(Rpc::FetchShares)] } else { Vec::new() }
+}
+
+/// A (re)connect or `r`: read the tree again if the pane is open.
+pub fn if_open(state: &mut State) -> Vec<Effect> {
+    if state.pane.decl().reads == Reads::Shares { stale(state) } else { Vec::new() }
 }
 
 /// A (re)connect or a lost connection: a read asked of the old connection is void.

@@ -15,6 +15,7 @@
 //! | [`queue`] | the Queue pane: job re-reads and pushed changes, `t`, cancel / hold / release / requeue |
 //! | [`nodes`] | the Nodes pane: drain / resume / down, the reason field, recent reasons |
 //! | [`hres`] | the HRES pane: the DisableLayer / DisableHRES toggle |
+//! | [`plugin`] | a plugin's key: its command for the selected row, run or confirmed first |
 //! | [`fairshare`] | the Fairshare pane's reads (on opening it and on `r`) |
 //! | [`output`] | a job's output, live (`o`/`O` on the Queue): opening, scrolling, closing, its stream's pieces |
 //! | [`preempt`] | the Preemption pane: opening (`w`, `:explain`), re-reads of the explanation |
@@ -33,6 +34,7 @@ pub mod live;
 pub mod nav;
 pub mod nodes;
 pub mod output;
+pub mod plugin;
 pub mod preempt;
 pub mod provisioners;
 pub mod queue;

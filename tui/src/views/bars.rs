@@ -233,10 +233,13 @@ fn hints(state: &State, theme: Theme, width: u16) -> Line<'static> {
         };
         items.push((h.action.clone(), label));
     }
+    let mut items: Vec<(String, &str)> = items.into_iter().map(|(a, l)| (km.keys_of(&a), l)).collect();
+    // The operator's own plugins come before the pane's keys: they were configured to be used.
+    let plugins = state.settings.plugins.iter().filter(|p| p.panes.contains(&state.pane));
+    items.splice(3..3, plugins.map(|p| (p.key.to_string(), p.name.as_str())));
     let mut spans = Vec::new();
     let mut used = 0usize;
-    for (action, label) in items {
-        let key = km.keys_of(&action);
+    for (key, label) in items {
         let label = format!(" {label}  ");
         let w = Span::raw(&key).width() + label.len();
         if used + w > usize::from(width) {
