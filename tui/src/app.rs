@@ -52,7 +52,7 @@ async fn run_demo(_settings: Settings) -> anyhow::Result<()> {
 pub async fn run_console(settings: Settings) -> anyhow::Result<()> {
     let (rpc_tx, rpc_rx) = mpsc::unbounded_channel();
     let (msg_tx, mut msg_rx) = mpsc::unbounded_channel();
-    let plugin_tx = msg_tx.clone();
+    let (plugin_tx, controller) = (msg_tx.clone(), settings.controller.clone());
     let net = net::spawn(settings.controller.clone(), settings.identity.clone(), rpc_rx, msg_tx);
     terminal::install_panic_hook();
     let (mut term, guard) = terminal::enter(settings.mouse)?;
@@ -91,7 +91,9 @@ pub async fn run_console(settings: Settings) -> anyhow::Result<()> {
                 Effect::Rpc(rpc) => {
                     let _ = rpc_tx.send(rpc);
                 }
-                Effect::Run { sub, argv } => net::plugin::spawn(sub, argv, plugin_tx.clone()),
+                Effect::Run { sub, argv } => {
+                    net::plugin::spawn(sub, argv, controller.clone(), plugin_tx.clone())
+                }
                 Effect::Quit => {}
             }
         }

@@ -158,7 +158,8 @@ fn c_op(effects: &[Effect]) -> Option<WriteOp> {
 async fn run(argv: &[&str], cap: usize, timeout: Duration) -> (String, Result<(), String>) {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
-    let r = spur_console::net::plugin::run(1, &argv, &tx, cap, timeout).await;
+    let env = [("SPUR_CONTROLLER_ADDR", "http://ctl:6817")];
+    let r = spur_console::net::plugin::run(1, &argv, &env, &tx, cap, timeout).await;
     drop(tx);
     let mut out = Vec::new();
     while let Some(Msg::Output { data, .. }) = rx.recv().await {
@@ -170,8 +171,10 @@ async fn run(argv: &[&str], cap: usize, timeout: Duration) -> (String, Result<()
 #[tokio::test]
 async fn the_runner_shows_stdout_and_stderr_and_stops_at_its_bounds() {
     let long = Duration::from_secs(20);
-    let (out, r) = run(&["sh", "-c", "echo out; echo err >&2"], 1 << 20, long).await;
+    let (out, r) =
+        run(&["sh", "-c", "echo out; echo err >&2; echo $SPUR_CONTROLLER_ADDR"], 1 << 20, long).await;
     assert!(r.is_ok() && out.contains("out\n") && out.contains("err\n"), "{out:?} {r:?}");
+    assert!(out.contains("http://ctl:6817"), "the console's controller, for scontrol in a plugin: {out:?}");
     let (_, r) = run(&["sh", "-c", "exit 3"], 1 << 20, long).await;
     assert!(r.unwrap_err().contains("exit status: 3"));
     let (out, r) = run(&["sh", "-c", "yes"], 1000, long).await;

@@ -20,7 +20,7 @@
 
 mod calls;
 mod output;
-/// Plugins run beside the connection: they need no controller.
+// Plugins run beside the connection: they need no controller.
 pub mod plugin;
 mod tail;
 mod watch;

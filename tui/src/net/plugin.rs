@@ -1,5 +1,6 @@
 //! Runs a plugin's command (console.toml's `[[plugins]]`): the argv as
-//! given, no shell, stdin closed, stdout and stderr read as they come and
+//! given, no shell, stdin closed, `SPUR_CONTROLLER_ADDR` set to the
+//! console's controller (so `scontrol` in a plugin asks the same cluster), stdout and stderr read as they come and
 //! sent to the output view as `Msg::Output` pieces of the view's `sub`.
 //! Bounded both ways: after [`CAP`] bytes the rest is not read and the
 //! process is killed, and after [`TIMEOUT`] it is killed too, so a plugin
@@ -18,9 +19,10 @@ pub const CAP: usize = 1 << 20;
 pub const TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Starts the run in the background; its pieces and end come back on `msgs`.
-pub fn spawn(sub: u64, argv: Vec<String>, msgs: UnboundedSender<Msg>) {
+pub fn spawn(sub: u64, argv: Vec<String>, controller: String, msgs: UnboundedSender<Msg>) {
     tokio::spawn(async move {
-        let error = run(sub, &argv, &msgs, CAP, TIMEOUT).await.err();
+        let env = [("SPUR_CONTROLLER_ADDR", controller.as_str())];
+        let error = run(sub, &argv, &env, &msgs, CAP, TIMEOUT).await.err();
         let _ = msgs.send(Msg::OutputEnded { sub, error });
     });
 }
@@ -34,6 +36,7 @@ fn piece(sub: u64, data: Vec<u8>, note: &str) -> Msg {
 pub async fn run(
     sub: u64,
     argv: &[String],
+    env: &[(&str, &str)],
     msgs: &UnboundedSender<Msg>,
     cap: usize,
     timeout: Duration,
@@ -41,6 +44,7 @@ pub async fn run(
     let (program, args) = argv.split_first().ok_or("the command is empty")?;
     let mut child = Command::new(program)
         .args(args)
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
