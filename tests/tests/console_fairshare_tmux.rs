@@ -5,7 +5,7 @@
 //! the formula filled in; the plugin's key on the running job's Queue row
 //! runs `echo` with its job id and shows the output. A console.toml whose
 //! plugin names an unknown field stops the console with an error naming
-//! the plugin, its key and the field.
+//! the plugin, its key and the field. `sshare -l` prints the same shares.
 //!
 //! Needs tmux. Without it the test is skipped with a note, except in CI
 //! (`CI` set), where it must run (`.ci/run` installs tmux).
@@ -100,6 +100,15 @@ fn the_fairshare_pane_and_a_plugin_in_tmux_at_80x24_and_200x50() {
     std::fs::write(&script, SCRIPT).unwrap();
     let id = e.sbatch(&[script.to_str().unwrap()]);
     e.wait_field(id, "%T", "RUNNING");
+    // The pane's numbers are sshare -l's: one answer, ListShares.
+    let long = e.ok("sshare", "-l -a -P");
+    assert!(long.lines().next().unwrap_or_default().ends_with("|FairShare|LevelFS"), "{long}");
+    assert!(long.lines().any(|l| l.starts_with("ml||10|0.250000|")), "{long}");
+    assert!(
+        long.lines().any(|l| l.starts_with("science||30|0.750000|0|")),
+        "an account with no users: {long}"
+    );
+    assert!(long.lines().any(|l| l.starts_with(" ml|root|1|0.250000|")), "{long}");
     fairshare_and_plugin_at(&e, id, (80, 24));
     fairshare_and_plugin_at(&e, id, (200, 50));
 

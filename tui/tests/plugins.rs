@@ -95,6 +95,10 @@ fn the_key_fills_the_argv_from_the_selected_row_and_opens_the_output_view() {
         false,
     );
     let id = selected_job(&state);
+    let term = common::draw(&state);
+    let buf = term.backend().buffer();
+    let hints: String = (0..80).map(|x| buf[(x, 22)].symbol().to_string()).collect();
+    assert!(hints.contains("? help  q quit  : cmd  X pX"), "its name in the hints, early: {hints}");
     let effects = dispatch(&mut state, Action::Plugin(0));
     let Some(Effect::Run { argv, sub }) = effects.first().cloned() else { panic!("{effects:?}") };
     assert_eq!(argv[..2], ["echo".to_string(), format!("job {id}")], "one word each: no shell splits it");
