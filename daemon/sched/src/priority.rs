@@ -166,13 +166,23 @@ pub struct AccountShare {
 pub fn account_shares_tree(catalog: &Catalog, usage: &UsageTable) -> (Vec<AccountShare>, f64) {
     let sibling_sum = sibling_sums(catalog);
     let total: f64 = usage.values().sum();
+    // Each (user, account) usage counts in its account and every ancestor:
+    // one walk up per usage entry, bounded by the account count against cycles.
+    let mut subtree: HashMap<&str, f64> = HashMap::new();
+    for ((_, account), v) in usage {
+        let mut cur = account.as_str();
+        for _ in 0..=catalog.accounts.len() {
+            let Some(a) = catalog.accounts.get(cur) else { break };
+            *subtree.entry(a.name.as_str()).or_insert(0.0) += v;
+            cur = parent_of(&a.parent);
+        }
+    }
     let lines = catalog
         .accounts
         .values()
         .map(|a| {
             let parent = parent_of(&a.parent);
-            let raw_usage: f64 =
-                usage.iter().filter(|((_, acct), _)| catalog.is_under(acct, &a.name)).map(|(_, v)| v).sum();
+            let raw_usage = subtree.get(a.name.as_str()).copied().unwrap_or(0.0);
             AccountShare {
                 name: a.name.clone(),
                 parent: parent.to_string(),
