@@ -99,6 +99,13 @@ fn the_key_fills_the_argv_from_the_selected_row_and_opens_the_output_view() {
     let buf = term.backend().buffer();
     let hints: String = (0..80).map(|x| buf[(x, 22)].symbol().to_string()).collect();
     assert!(hints.contains("? help  q quit  : cmd  X pX"), "its name in the hints, early: {hints}");
+    // Tall enough for the help's whole table.
+    dispatch(&mut state, Action::Resize(120, 50));
+    dispatch(&mut state, Action::Help);
+    let help = format!("{:?}", common::draw(&state).backend());
+    assert!(help.contains("X plugin pX (queue)"), "the help lists it: {help}");
+    dispatch(&mut state, Action::Back);
+    dispatch(&mut state, Action::Resize(80, 24));
     let effects = dispatch(&mut state, Action::Plugin(0));
     let Some(Effect::Run { argv, sub }) = effects.first().cloned() else { panic!("{effects:?}") };
     assert_eq!(argv[..2], ["echo".to_string(), format!("job {id}")], "one word each: no shell splits it");

@@ -8,6 +8,7 @@ use crate::model::jobs::JobOp;
 use crate::model::keymap::{Binding, FIXED_KEYS, Keymap};
 use crate::model::layout::centered;
 use crate::model::pane::PaneId;
+use crate::model::plugin::Plugin;
 use crate::model::state::{Choice, Confirm, ReasonPrompt};
 use crate::model::table::Detail;
 use crate::model::write::NodeOp;
@@ -30,8 +31,8 @@ fn popup(frame: &mut Frame, theme: Theme, area: Rect, title: &str) -> Rect {
     inner
 }
 
-/// Generated from the keymap, so rebinding keys updates it.
-pub fn help(keymap: &Keymap, theme: Theme, frame: &mut Frame, scroll: u16) {
+/// Generated from the keymap, so rebinding keys updates it; console.toml's plugins last.
+pub fn help(keymap: &Keymap, plugins: &[Plugin], theme: Theme, frame: &mut Frame, scroll: u16) {
     let screen = frame.area();
     let area = centered(screen, screen.width.saturating_sub(2).min(110), screen.height.saturating_sub(2));
     let inner = popup(frame, theme, area, " Keys — esc closes ");
@@ -67,6 +68,10 @@ pub fn help(keymap: &Keymap, theme: Theme, frame: &mut Frame, scroll: u16) {
                 None => entries.push(entry(&keys_text(b), b.desc)),
             },
         }
+    }
+    for p in plugins {
+        let panes: Vec<&str> = p.panes.iter().map(|pane| pane.name()).collect();
+        entries.push(entry(&p.key.to_string(), &format!("plugin {} ({})", p.name, panes.join(", "))));
     }
     let fixed: Vec<Line> = FIXED_KEYS
         .iter()
