@@ -84,6 +84,9 @@ fn the_detail_fills_each_formula_with_the_rows_numbers() {
     let carol = state.detail(PaneId::Fairshare, "physics/carol").unwrap();
     assert!(carol.body.join("\n").contains("below 1: over-served"), "{:?}", carol.body);
     assert!(state.detail(PaneId::Fairshare, "nobody").is_none());
+    let root = state.detail(PaneId::Fairshare, "root").unwrap();
+    assert!(root.fields.contains(&("RawUsage".into(), "36000".into())), "{:?}", root.fields);
+    assert!(root.body[1].ends_with("by their RawShares: ml 10, science 30."), "{:?}", root.body);
 }
 
 #[test]

@@ -120,6 +120,9 @@ pub fn table(data: &ListSharesResponse, view: &PaneView) -> TableModel {
 /// The row's numbers, then each explained: its formula, and the formula
 /// filled in with this row's inputs and the controller's result.
 pub fn detail(data: &ListSharesResponse, key_: &str) -> Option<Detail> {
+    if key_ == "root" {
+        return Some(root(data));
+    }
     let r = data.rows.iter().chain(&data.accounts).find(|r| key(r) == key_)?;
     let is_user = !r.user.is_empty();
     let f = |label: &str, value: String| (label.to_string(), value);
@@ -144,6 +147,24 @@ pub fn detail(data: &ListSharesResponse, key_: &str) -> Option<Detail> {
         false => format!("Account {}", r.account),
     };
     Some(Detail { title, crumb: key(r), fields, body: explain(r, data.total_usage) })
+}
+
+/// The top of the tree: the whole cluster.
+fn root(data: &ListSharesResponse) -> Detail {
+    let mut tops: Vec<String> = data
+        .accounts
+        .iter()
+        .filter(|a| a.parent == "root")
+        .map(|a| format!("{} {}", a.account, raw(a.raw_shares)))
+        .collect();
+    tops.sort();
+    let body = vec![
+        "root is the whole cluster: its NormShares is 1, and RawUsage is all decayed usage.".to_string(),
+        format!("The accounts under it divide it by their RawShares: {}.", tops.join(", ")),
+    ];
+    let fields =
+        vec![("NormShares".to_string(), dbl(1.0)), ("RawUsage".to_string(), usage(data.total_usage))];
+    Detail { title: "root".into(), crumb: "root".into(), fields, body }
 }
 
 /// The formulas with this row's numbers, as the controller computed them.
