@@ -61,7 +61,7 @@ fn help_needs_no_controller() {
     prints(&spur(&["acct", "--help"]), "--starttime");
     prints(&spur(&["acct", "-e"]), "ExitCode");
     prints(&spur(&["prio", "--help"]), "PRIORITY = BASE x min(FAIRSHARE, 10) x AGE x max(TIER, 1)");
-    prints(&spur(&["share", "--help"]), "RawShares is blank");
+    prints(&spur(&["share", "--help"]), "A user's RawShares is 1");
     prints(&spur(&["share", "--helpformat"]), "EffectvUsage");
     prints(&spur(&["--help"]), "share ...");
 }

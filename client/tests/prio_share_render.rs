@@ -85,6 +85,7 @@ fn row(account: &str, user: &str, shares: f64, raw: f64, norm: f64, fs: f64) -> 
         raw_usage: raw,
         norm_usage: norm,
         fair_share: fs,
+        ..Default::default()
     }
 }
 
@@ -97,7 +98,57 @@ fn rows() -> Vec<pb::ShareRow> {
 }
 
 fn share(w: &[&str]) -> String {
-    sshare::report(&sshare::parse(&words(w)).unwrap(), &rows(), "alice").unwrap()
+    // As an older controller answers: user rows only, account lines summed here.
+    let resp = pb::ListSharesResponse { rows: rows(), ..Default::default() };
+    sshare::report(&sshare::parse(&words(w)).unwrap(), &resp, "alice").unwrap()
+}
+
+/// A controller that sends the tree: account rows (with their subtree's
+/// usage) and every row's RawShares and LevelFS.
+fn tree() -> pb::ListSharesResponse {
+    let with = |mut r: pb::ShareRow, raw: f64, sib: f64, parent: f64, level: f64| {
+        r.raw_shares = raw;
+        r.sibling_shares = sib;
+        r.parent_shares = parent;
+        r.level_fs = level;
+        r
+    };
+    let account = |name: &str, raw: f64, shares: f64, usage: f64, norm: f64, level: f64| {
+        with(row(name, "", shares, usage, norm, 0.0), raw, 40.0, 1.0, level)
+    };
+    pb::ListSharesResponse {
+        rows: vec![
+            with(row("ml", "alice", 0.125, 3600.0, 0.1, 1.515717), 1.0, 2.0, 0.25, 1.25),
+            with(row("ml", "bob", 0.125, 0.0, 0.0, 2.0), 1.0, 2.0, 0.25, f64::INFINITY),
+        ],
+        accounts: vec![
+            account("ml", 10.0, 0.25, 3600.0, 0.1, 2.5),
+            account("idle", 30.0, 0.75, 0.0, 0.0, f64::INFINITY),
+        ],
+        total_usage: 36000.0,
+    }
+}
+
+#[test]
+fn sshare_long_prints_raw_shares_and_level_fs_from_the_controller() {
+    let a = sshare::parse(&words(&["-l", "-a", "-P"])).unwrap();
+    let want = "\
+Account|User|RawShares|NormShares|RawUsage|NormUsage|EffectvUsage|FairShare|LevelFS
+idle||30|0.750000|0|0.000000|0.000000||inf
+ml||10|0.250000|3600|0.100000|0.100000||2.500000
+ ml|alice|1|0.125000|3600|0.100000|0.100000|1.515717|1.250000
+ ml|bob|1|0.125000|0|0.000000|0.000000|2.000000|inf
+";
+    assert_eq!(sshare::report(&a, &tree(), "alice").unwrap(), want);
+    let v: serde_json::Value = serde_json::from_str(
+        &sshare::report(&sshare::parse(&words(&["--json"])).unwrap(), &tree(), "alice").unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        (v["shares"][1]["raw_shares"].clone(), v["shares"][1]["level_fs"].clone()),
+        (10.0.into(), 2.5.into())
+    );
+    assert!(v["shares"][0]["level_fs"].is_null(), "no usage: JSON has no inf");
 }
 
 #[test]
@@ -127,7 +178,9 @@ fn sshare_selects_users_and_accounts() {
     assert_eq!(share(&["-U", "-p", "-n"]), " ml|alice||0.250000|3600|0.100000|1.515717|\n");
     let out = share(&["-l", "-P"]);
     assert!(
-        out.starts_with("Account|User|RawShares|NormShares|RawUsage|NormUsage|EffectvUsage|FairShare\n"),
+        out.starts_with(
+            "Account|User|RawShares|NormShares|RawUsage|NormUsage|EffectvUsage|FairShare|LevelFS\n"
+        ),
         "{out}"
     );
     // Prefixes pick in Slurm's table order; widths as name%N.

@@ -77,7 +77,8 @@ fn every_sshare_field_is_known() {
         let cols = sshare::columns(&a).unwrap();
         assert!(cols[0].0.eq_ignore_ascii_case(&name), "-o {name} picked {}", cols[0].0);
         let row = pb::ShareRow { account: "ml".into(), user: "alice".into(), ..Default::default() };
-        sshare::report(&a, &[row], "alice").unwrap();
+        let resp = pb::ListSharesResponse { rows: vec![row], ..Default::default() };
+        sshare::report(&a, &resp, "alice").unwrap();
     }
 }
 
@@ -107,10 +108,9 @@ fn every_sprio_letter_renders() {
 fn yaml_is_the_json_document() {
     let row =
         pb::ShareRow { account: "ml".into(), user: "alice".into(), fair_share: 2.0, ..Default::default() };
-    let json =
-        sshare::report(&sshare::parse(&argv(&["--json", "-a"])).unwrap(), std::slice::from_ref(&row), "x")
-            .unwrap();
-    let yaml = sshare::report(&sshare::parse(&argv(&["--yaml", "-a"])).unwrap(), &[row], "x").unwrap();
+    let resp = pb::ListSharesResponse { rows: vec![row], ..Default::default() };
+    let json = sshare::report(&sshare::parse(&argv(&["--json", "-a"])).unwrap(), &resp, "x").unwrap();
+    let yaml = sshare::report(&sshare::parse(&argv(&["--yaml", "-a"])).unwrap(), &resp, "x").unwrap();
     let from_json: serde_json::Value = serde_json::from_str(&json).unwrap();
     let from_yaml: serde_json::Value = serde_yaml_ng::from_str(&yaml).unwrap();
     assert_eq!(from_json, from_yaml);

@@ -36,6 +36,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     settings.read_only = cli.read_only;
     settings.mouse = cli.mouse;
     settings.keymap = config.keymap;
+    settings.plugins = config.plugins;
     settings.theme = if cli::no_color() { ThemeName::Mono } else { config.theme };
     if cli.demo {
         return run_demo(settings).await;
@@ -64,6 +65,8 @@ async fn run_demo(_settings: Settings) -> anyhow::Result<()> {
 /// The interactive loop against `settings.controller`.
 pub async fn run_console(settings: Settings) -> anyhow::Result<()> {
     let (mut rpc_tx, mut msg_rx, mut net) = connect(&settings);
+    // Plugins' output comes back here, whichever cluster the console is on by then.
+    let (plugin_tx, mut plugin_rx) = mpsc::unbounded_channel();
     terminal::install_panic_hook();
     let (mut term, guard) = terminal::enter(settings.mouse)?;
     let size = term.size()?;
@@ -82,6 +85,7 @@ pub async fn run_console(settings: Settings) -> anyhow::Result<()> {
                 Some(Err(e)) => break Err(e.into()),
                 None => break Ok(()),
             },
+            Some(m) = plugin_rx.recv() => dispatch(&mut state, Action::Net(m)),
             Some((ctx, m)) = remotes.rx.recv() => {
                 dispatch(&mut state, Action::Net(Msg::Remote { ctx, msg: Box::new(m) }))
             }
@@ -120,6 +124,9 @@ pub async fn run_console(settings: Settings) -> anyhow::Result<()> {
                     if let Some(tx) = remotes.rpcs.get(ctx) {
                         let _ = tx.send(rpc);
                     }
+                }
+                Effect::Run { sub, argv } => {
+                    net::plugin::spawn(sub, argv, state.settings.controller.clone(), plugin_tx.clone())
                 }
                 Effect::Quit => {}
             }

@@ -1,4 +1,4 @@
-//! `console.toml`: key rebinding and the theme.
+//! `console.toml`: key rebinding, the theme and plugins.
 //!
 //! ```toml
 //! [keys]
@@ -6,6 +6,11 @@
 //! delete = ["D", "del"]
 //! [theme]
 //! name = "default"        # or "mono"
+//! [[plugins]]             # see model/plugin.rs
+//! key = "S"
+//! name = "ssh"
+//! panes = ["nodes"]
+//! command = ["ssh", "{node}"]
 //! ```
 //!
 //! and the clusters the console can switch between (`[[contexts]]`, see
@@ -18,6 +23,7 @@ mod contexts;
 
 use crate::model::context::Context;
 use crate::model::keymap::{Keymap, KeymapError};
+use crate::model::plugin::{self, Plugin};
 use crate::model::state::ThemeName;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -30,6 +36,7 @@ pub struct Config {
     pub contexts: Vec<Context>,
     /// `default_context` (or `current`): the context to start on; it names one of `contexts`.
     pub default_context: Option<String>,
+    pub plugins: Vec<Plugin>,
 }
 
 #[derive(Debug)]
@@ -81,6 +88,7 @@ pub fn parse(text: &str) -> Result<Config, String> {
     let table: toml::Table = text.parse().map_err(|e: toml::de::Error| e.message().to_string())?;
     let mut config = Config::default();
     let mut overrides = Vec::new();
+    let mut plugins = None;
     for (section, value) in &table {
         match section.as_str() {
             "keys" => {
@@ -107,9 +115,11 @@ pub fn parse(text: &str) -> Result<Config, String> {
                 let name = value.as_str().ok_or_else(|| format!("{section}: expected a context's name"))?;
                 config.default_context = Some(name.to_string());
             }
+            // Checked against the keymap, so after [keys] wherever it is written.
+            "plugins" => plugins = Some(value),
             other => {
                 return Err(format!(
-                    "unknown key \"{other}\" (known: keys, theme, contexts, default_context)"
+                    "unknown key \"{other}\" (known: keys, theme, plugins, contexts, default_context)"
                 ));
             }
         }
@@ -120,6 +130,9 @@ pub fn parse(text: &str) -> Result<Config, String> {
         return Err(format!("default_context = \"{name}\": no [[contexts]] has that name"));
     }
     config.keymap = Keymap::with_overrides(&overrides).map_err(|e: KeymapError| e.to_string())?;
+    if let Some(value) = plugins {
+        config.plugins = plugin::parse_all(value, &config.keymap)?;
+    }
     Ok(config)
 }
 

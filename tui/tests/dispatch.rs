@@ -59,7 +59,13 @@ fn writes_ask_for_confirmation_with_focus_on_cancel() {
         dispatch(&mut state, Action::Request(op.clone()));
         dispatch(&mut state, Action::FocusNext);
         let effects = dispatch(&mut state, Action::Submit);
-        assert_eq!(effects, vec![Effect::Rpc(Rpc::Write(op))]);
+        match op {
+            // A dangerous plugin runs here once confirmed; it is not an RPC.
+            WriteOp::RunPlugin { argv, .. } => {
+                assert!(matches!(&effects[..], [Effect::Run { argv: a, .. }] if *a == argv), "{effects:?}")
+            }
+            op => assert_eq!(effects, vec![Effect::Rpc(Rpc::Write(op))]),
+        }
     }
 }
 

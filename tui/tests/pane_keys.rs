@@ -46,6 +46,7 @@ fn on(pane: PaneId) -> State {
     dispatch(&mut state, Action::Net(Msg::Provisioners(common::provisioners())));
     let licenses = vec![layer("top", ""), layer("rack1", "top"), layer("rack2", "top")];
     dispatch(&mut state, Action::Net(Msg::Licenses(licenses)));
+    dispatch(&mut state, Action::Net(Msg::Shares(common::shares::shares())));
     dispatch(&mut state, Action::GoPane(PaneId::Audit));
     let sub = state.audit.sub;
     dispatch(&mut state, Action::Net(Msg::AuditRows { sub, rows: common::txn_rows(), lagged: None }));

@@ -6,10 +6,14 @@
 //! not in ListShares, so accounts are listed flat, each followed by its users
 //! indented one space (Slurm indents a user one level below its account).
 //!
-//! RawShares is blank: the controller reports normalised shares only.
-//! EffectvUsage equals NormUsage (no usage is inherited from parents), and
-//! FairShare is Spur's factor `2^(1 - usage/shares)`: 2 for an idle user, 1 at
-//! exactly its share (Slurm's classic factor is half of it).
+//! The account lines come from the controller's own account rows (each
+//! account's usage is its subtree's); a controller that sends none gets them
+//! summed from the user rows. A user's RawShares is 1: Spur splits an
+//! account's share evenly between its users. EffectvUsage equals NormUsage
+//! (the share of all usage on the cluster), LevelFS is NormShares /
+//! EffectvUsage (`inf` with no usage), and FairShare is Spur's factor
+//! `2^(1 - usage/shares)`: 2 for an idle user, 1 at exactly its share
+//! (Slurm's classic factor is half of it).
 
 use super::kv::list;
 
@@ -26,18 +30,18 @@ usage: sshare [-aelnpPU] [-A ACCOUNT,...] [-u USER,...] [-o FIELDS] [--json] [--
   -a, --all             every user's lines (default: your own, under every account)
   -u, --users=U,...     these users' lines (-u -1: everyone)
   -A, --accounts=A,...  only these accounts        -U, --Users   user lines only
-  -l, --long            adds NormUsage             -e, --helpformat   list the fields
+  -l, --long            adds NormUsage, LevelFS    -e, --helpformat   list the fields
   -o, --format=FIELDS   name[%width],... of Account User RawShares NormShares RawUsage NormUsage
-                        EffectvUsage FairShare (a negative width left-justifies)
+                        EffectvUsage FairShare LevelFS (a negative width left-justifies)
   -n, -h, --noheader    no header   -p, --parsable / -P, --parsable2   '|' delimited
   --json / --yaml       the lines as JSON / YAML
   -M, --clusters=NAME   this controller's cluster (or all)     -V, --version   Spur's version
   -m, --partition       accepted with a warning (Spur's share rows have no partition)
-Fields Spur keeps no data for print blank: Cluster GrpTRESMins GrpTRESRaw ID LevelFS Partition
-TRESRunMins.
-RawShares is blank (the controller keeps normalised shares only); EffectvUsage is NormUsage.
+Fields Spur keeps no data for print blank: Cluster GrpTRESMins GrpTRESRaw ID Partition TRESRunMins.
+A user's RawShares is 1 (an account's share is split evenly between its users); EffectvUsage is
+NormUsage; LevelFS is NormShares/EffectvUsage (inf with no usage, above 1 under-served).
 FairShare is Spur's 2^(1 - NormUsage/NormShares): 2 idle, 1 at the user's share, below 1 above it.
-Accounts are listed flat (no parent tree); their lines sum all of the account's users.";
+Accounts are listed flat (no parent tree); an account's usage is that of its whole subtree.";
 
 static FLAGS: Spec<Args> = Spec { opts: OPTS, mode: Mode::Anywhere, noun: "flag" };
 const OPTS: &[Opt<Args>] = &[
@@ -66,21 +70,26 @@ const OPTS: &[Opt<Args>] = &[
 ];
 
 const DEFAULT_FORMAT: &str = "Account,User,RawShares,NormShares,RawUsage,EffectvUsage,FairShare";
-const LONG_FORMAT: &str = "Account,User,RawShares,NormShares,RawUsage,NormUsage,EffectvUsage,FairShare";
+const LONG_FORMAT: &str =
+    "Account,User,RawShares,NormShares,RawUsage,NormUsage,EffectvUsage,FairShare,LevelFS";
 
 /// One printed line: an account's (no user, no fair share) or a user's.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Line {
     pub account: String,
     pub user: Option<String>,
+    /// None from a controller that does not send it.
+    pub raw_shares: Option<f64>,
     pub norm_shares: f64,
     pub raw_usage: f64,
     pub norm_usage: f64,
     pub fair_share: Option<f64>,
+    pub level_fs: Option<f64>,
 }
 
+/// Slurm prints six decimals, and `inf` for a LevelFS with no usage.
 fn dbl(v: f64) -> String {
-    format!("{v:.6}")
+    if v.is_infinite() { "inf".into() } else { format!("{v:.6}") }
 }
 
 /// `(name, width, value)` in Slurm's table order, so a prefix picks as sshare does.
@@ -90,15 +99,15 @@ const FIELDS: &[(&str, i32, Get)] = &[
     ("Cluster", 10, |_| String::new()),
     ("EffectvUsage", 13, |l| dbl(l.norm_usage)),
     ("FairShare", 10, |l| l.fair_share.map(dbl).unwrap_or_default()),
-    // Blank: Spur keeps no TRES-minute limits, association ids or fair-tree levels.
+    // Blank: Spur keeps no TRES-minute limits or association ids.
     ("GrpTRESMins", 30, |_| String::new()),
     ("GrpTRESRaw", 30, |_| String::new()),
     ("ID", 6, |_| String::new()),
-    ("LevelFS", 10, |_| String::new()),
+    ("LevelFS", 10, |l| l.level_fs.map(dbl).unwrap_or_default()),
     ("NormShares", 11, |l| dbl(l.norm_shares)),
     ("NormUsage", 11, |l| dbl(l.norm_usage)),
     ("Partition", 12, |_| String::new()),
-    ("RawShares", 10, |_| String::new()),
+    ("RawShares", 10, |l| l.raw_shares.map(|r| format!("{r}")).unwrap_or_default()),
     ("RawUsage", 11, |l| format!("{:.0}", l.raw_usage.max(0.0))),
     ("TRESRunMins", 30, |_| String::new()),
     ("User", 10, |l| l.user.clone().unwrap_or_default()),
@@ -176,44 +185,60 @@ impl Args {
 }
 
 /// The lines to print, accounts in name order, each followed by its shown users.
-pub fn lines(a: &Args, rows: &[pb::ShareRow], me: &str) -> Vec<Line> {
+pub fn lines(a: &Args, resp: &pb::ListSharesResponse, me: &str) -> Vec<Line> {
     let users = a.users(me);
+    let wanted =
+        |name: &str| a.accounts.is_empty() || a.accounts.iter().any(|w| w.eq_ignore_ascii_case(name));
     let mut by_account: BTreeMap<&str, Vec<&pb::ShareRow>> = BTreeMap::new();
-    for r in rows {
-        if a.accounts.is_empty() || a.accounts.iter().any(|w| w.eq_ignore_ascii_case(&r.account)) {
-            by_account.entry(r.account.as_str()).or_default().push(r);
-        }
+    for r in resp.accounts.iter().filter(|r| wanted(&r.account)) {
+        by_account.entry(r.account.as_str()).or_default();
     }
+    for r in resp.rows.iter().filter(|r| wanted(&r.account)) {
+        by_account.entry(r.account.as_str()).or_default().push(r);
+    }
+    // Sent rows keep the wire's zero RawShares/LevelFS of an older controller blank.
+    let sent = !resp.accounts.is_empty();
     let mut out = vec![];
     for (account, mut rs) in by_account {
         rs.sort_by(|x, y| x.user.cmp(&y.user));
         if !a.users_only {
-            out.push(Line {
-                account: account.to_string(),
-                user: None,
-                norm_shares: rs.iter().map(|r| r.norm_shares).sum(),
-                raw_usage: rs.iter().map(|r| r.raw_usage).sum(),
-                norm_usage: rs.iter().map(|r| r.norm_usage).sum(),
-                fair_share: None,
+            out.push(match resp.accounts.iter().find(|r| r.account == account) {
+                Some(r) => Line { user: None, fair_share: None, ..line(r, true) },
+                None => Line {
+                    account: account.to_string(),
+                    user: None,
+                    raw_shares: None,
+                    norm_shares: rs.iter().map(|r| r.norm_shares).sum(),
+                    raw_usage: rs.iter().map(|r| r.raw_usage).sum(),
+                    norm_usage: rs.iter().map(|r| r.norm_usage).sum(),
+                    fair_share: None,
+                    level_fs: None,
+                },
             });
         }
         let shown = rs.into_iter().filter(|r| users.as_ref().is_none_or(|u| u.contains(&r.user)));
-        out.extend(shown.map(|r| Line {
-            account: account.to_string(),
-            user: Some(r.user.clone()),
-            norm_shares: r.norm_shares,
-            raw_usage: r.raw_usage,
-            norm_usage: r.norm_usage,
-            fair_share: Some(r.fair_share),
-        }));
+        out.extend(shown.map(|r| line(r, sent)));
     }
     out
 }
 
+fn line(r: &pb::ShareRow, sent: bool) -> Line {
+    Line {
+        account: r.account.clone(),
+        user: Some(r.user.clone()),
+        raw_shares: sent.then_some(r.raw_shares),
+        norm_shares: r.norm_shares,
+        raw_usage: r.raw_usage,
+        norm_usage: r.norm_usage,
+        fair_share: Some(r.fair_share),
+        level_fs: sent.then_some(r.level_fs),
+    }
+}
+
 /// The whole report from listed rows; no I/O.
-pub fn report(a: &Args, rows: &[pb::ShareRow], me: &str) -> Result<String, String> {
+pub fn report(a: &Args, resp: &pb::ListSharesResponse, me: &str) -> Result<String, String> {
     let cols = columns(a)?;
-    let lines = lines(a, rows, me);
+    let lines = lines(a, resp, me);
     if a.json || a.yaml {
         let v: Vec<serde_json::Value> = lines
             .iter()
@@ -222,6 +247,8 @@ pub fn report(a: &Args, rows: &[pb::ShareRow], me: &str) -> Result<String, Strin
                     "account": l.account, "user": l.user, "norm_shares": l.norm_shares,
                     "raw_usage": l.raw_usage, "norm_usage": l.norm_usage,
                     "effective_usage": l.norm_usage, "fair_share": l.fair_share,
+                    // JSON has no infinity: a LevelFS with no usage is null.
+                    "raw_shares": l.raw_shares, "level_fs": l.level_fs.filter(|v| v.is_finite()),
                 })
             })
             .collect();
@@ -243,8 +270,8 @@ async fn run(a: Args) -> Result<String, String> {
     let mut c = conn::connect_flag(a.controller.as_deref(), me.clone()).await?;
     super::cluster::resolve(&mut c, &a.clusters).await?;
     let req = pb::ListRequest { filter: a.filter() };
-    let rows = c.jobs.list_shares(req).await.map_err(status)?.into_inner().rows;
-    report(&a, &rows, &me.user)
+    let resp = c.jobs.list_shares(req).await.map_err(status)?.into_inner();
+    report(&a, &resp, &me.user)
 }
 
 /// Runs sshare with its arguments (without `argv[0]`); returns the exit code.

@@ -90,7 +90,9 @@ use std::sync::Arc;
 
 pub use explain::{explain_job, explain_pair};
 pub use job::{Hold, Job, JobId, JobState, Shape};
-pub use priority::{FairShare, PriorityFactors, UsageRecord, UsageTable};
+pub use priority::{
+    AccountShare, FairShare, PriorityFactors, UsageRecord, UsageTable, account_shares_tree, level_fs,
+};
 pub use reason::{Facts, LimitFacts, LimitKind, Reason, ReasonCode, Scope, Unit};
 pub use submit::{Resolved, SubmitCounts, SubmitError, SubmitPolicy};
 pub use verdict::{GapCheck, Guard, JobCheck, JobVerdict, Outcome, PairVerdict, Side, Source};

@@ -125,15 +125,85 @@ pub fn decayed_usage<'a>(
     out
 }
 
-/// One (user, account) row, as `sshare` shows it.
+/// One (user, account) row, as `sshare` shows it. A user's RawShares is 1
+/// among the account's users (`siblings`), under the account's shares.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ShareRow {
-    /// Normalised shares, 0..1 over the cluster.
+    /// Normalised shares, 0..1 over the cluster: `1 / siblings × parent`.
     pub shares: f64,
+    /// How many users the account's share is split between.
+    pub siblings: f64,
+    /// The account's normalised shares.
+    pub parent: f64,
     pub raw_usage: f64,
     /// Share of all usage, 0..1.
     pub norm_usage: f64,
     pub factor: f64,
+}
+
+/// Slurm's LevelFS: shares over usage, infinite with no usage.
+pub fn level_fs(shares: f64, norm_usage: f64) -> f64 {
+    if norm_usage > 0.0 { shares / norm_usage } else { f64::INFINITY }
+}
+
+/// One account's line of the fairshare tree (`sshare`, the console's pane):
+/// its shares among its siblings and the usage of its whole subtree.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AccountShare {
+    pub name: String,
+    pub parent: String,
+    pub raw_shares: f64,
+    /// RawShares summed over the accounts under the same parent.
+    pub siblings: f64,
+    /// The parent's normalised shares (1 for root).
+    pub parent_shares: f64,
+    pub shares: f64,
+    pub raw_usage: f64,
+    pub norm_usage: f64,
+}
+
+/// Every account's line, in name order, and the cluster's total usage.
+pub fn account_shares_tree(catalog: &Catalog, usage: &UsageTable) -> (Vec<AccountShare>, f64) {
+    let sibling_sum = sibling_sums(catalog);
+    let total: f64 = usage.values().sum();
+    // Each (user, account) usage counts in its account and every ancestor:
+    // one walk up per usage entry, bounded by the account count against cycles.
+    let mut subtree: HashMap<&str, f64> = HashMap::new();
+    for ((_, account), v) in usage {
+        let mut cur = account.as_str();
+        for _ in 0..=catalog.accounts.len() {
+            let Some(a) = catalog.accounts.get(cur) else { break };
+            *subtree.entry(a.name.as_str()).or_insert(0.0) += v;
+            cur = parent_of(&a.parent);
+        }
+    }
+    let lines = catalog
+        .accounts
+        .values()
+        .map(|a| {
+            let parent = parent_of(&a.parent);
+            let raw_usage = subtree.get(a.name.as_str()).copied().unwrap_or(0.0);
+            AccountShare {
+                name: a.name.clone(),
+                parent: parent.to_string(),
+                raw_shares: a.fairshare.max(0.0),
+                siblings: sibling_sum.get(parent).copied().unwrap_or(0.0),
+                parent_shares: account_shares(catalog, &sibling_sum, parent),
+                shares: account_shares(catalog, &sibling_sum, &a.name),
+                raw_usage,
+                norm_usage: if total > 0.0 { raw_usage / total } else { 0.0 },
+            }
+        })
+        .collect();
+    (lines, total)
+}
+
+fn sibling_sums(catalog: &Catalog) -> HashMap<&str, f64> {
+    let mut sibling_sum: HashMap<&str, f64> = HashMap::new();
+    for a in catalog.accounts.values() {
+        *sibling_sum.entry(parent_of(&a.parent)).or_insert(0.0) += a.fairshare.max(0.0);
+    }
+    sibling_sum
 }
 
 /// Fair-share factors per account, then user.
@@ -144,10 +214,7 @@ pub struct FairShare {
 
 impl FairShare {
     pub fn compute(catalog: &Catalog, usage: &UsageTable) -> FairShare {
-        let mut sibling_sum: HashMap<&str, f64> = HashMap::new();
-        for a in catalog.accounts.values() {
-            *sibling_sum.entry(parent_of(&a.parent)).or_insert(0.0) += a.fairshare.max(0.0);
-        }
+        let sibling_sum = sibling_sums(catalog);
         let mut users_of: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
         for u in catalog.users.values() {
             for s in &u.assocs {
@@ -160,7 +227,9 @@ impl FairShare {
         let total: f64 = usage.values().sum();
         let mut rows: BTreeMap<String, BTreeMap<String, ShareRow>> = BTreeMap::new();
         for (account, users) in users_of {
-            let per_user = account_shares(catalog, &sibling_sum, account) / users.len().max(1) as f64;
+            let parent = account_shares(catalog, &sibling_sum, account);
+            let siblings = users.len().max(1) as f64;
+            let per_user = parent / siblings;
             for user in users {
                 let raw_usage = usage.get(&(user.to_string(), account.to_string())).copied().unwrap_or(0.0);
                 let norm_usage = if total > 0.0 { raw_usage / total } else { 0.0 };
@@ -171,7 +240,7 @@ impl FairShare {
                 } else {
                     1.0
                 };
-                let row = ShareRow { shares: per_user, raw_usage, norm_usage, factor };
+                let row = ShareRow { shares: per_user, siblings, parent, raw_usage, norm_usage, factor };
                 rows.entry(account.to_string()).or_default().insert(user.to_string(), row);
             }
         }

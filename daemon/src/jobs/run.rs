@@ -402,11 +402,13 @@ pub struct Figures {
 }
 
 impl JobService {
-    /// Fair share per (account, user), from the current usage figures.
-    pub fn shares(&self) -> sched::FairShare {
+    /// Fair share per (account, user), every account's line, and the
+    /// cluster's total usage, from the same usage figures.
+    pub fn shares(&self) -> (sched::FairShare, Vec<sched::AccountShare>, f64) {
         let catalog = self.acct.catalog();
         let f = self.figures(now_ms(), &catalog);
-        sched::FairShare::compute(&catalog, &f.usage)
+        let (accounts, total) = sched::account_shares_tree(&catalog, &f.usage);
+        (sched::FairShare::compute(&catalog, &f.usage), accounts, total)
     }
 
     /// The figures, recomputed when older than the refresh interval (the

@@ -7,6 +7,7 @@ use crate::audit::claim;
 use crate::error::Error;
 use crate::jobs::JobService;
 use crate::jobs::record::JobRecord;
+use crate::sched;
 use crate::store::{Action, now_ms};
 use prost::Message;
 use serde_json::json;
@@ -340,7 +341,7 @@ impl Jobs for JobsApi {
                     r.filter.iter().find(|kv| kv.key.eq_ignore_ascii_case(key)).map(|kv| kv.value.clone())
                 };
                 let (account, user) = (want("account"), want("user"));
-                let shares = self.jobs.shares();
+                let (shares, tree, total_usage) = self.jobs.shares();
                 let rows = shares
                     .rows
                     .iter()
@@ -354,11 +355,33 @@ impl Jobs for JobsApi {
                                 raw_usage: row.raw_usage,
                                 norm_usage: row.norm_usage,
                                 fair_share: row.factor,
+                                raw_shares: 1.0,
+                                sibling_shares: row.siblings,
+                                parent_shares: row.parent,
+                                level_fs: sched::level_fs(row.shares, row.norm_usage),
+                                parent: String::new(),
                             },
                         )
                     })
                     .collect();
-                Ok((pb::ListSharesResponse { rows }, vec![]))
+                let accounts = tree
+                    .into_iter()
+                    .filter(|a| account.as_ref().is_none_or(|w| *w == a.name))
+                    .map(|a| pb::ShareRow {
+                        level_fs: sched::level_fs(a.shares, a.norm_usage),
+                        account: a.name,
+                        user: String::new(),
+                        norm_shares: a.shares,
+                        raw_usage: a.raw_usage,
+                        norm_usage: a.norm_usage,
+                        fair_share: 0.0,
+                        raw_shares: a.raw_shares,
+                        sibling_shares: a.siblings,
+                        parent_shares: a.parent_shares,
+                        parent: a.parent,
+                    })
+                    .collect();
+                Ok((pb::ListSharesResponse { rows, accounts, total_usage }, vec![]))
             })
             .await
     }

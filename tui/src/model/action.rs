@@ -71,6 +71,8 @@ pub enum Action {
     Request(WriteOp),
     /// Something the network task reported.
     Net(Msg),
+    /// console.toml's plugin at this index, on the selected row.
+    Plugin(usize),
 }
 
 impl Action {
@@ -140,6 +142,11 @@ pub enum Effect {
     Merge(bool),
     /// Work for context `.0`'s connection of the merged Queue.
     RpcTo(usize, Rpc),
+    /// Run a plugin's command (`net/plugin.rs`); its output comes back as `Msg::Output` with `sub`.
+    Run {
+        sub: u64,
+        argv: Vec<String>,
+    },
 }
 
 /// Work for the network task.
@@ -169,6 +176,8 @@ pub enum Rpc {
     StopOutput,
     /// Read the scheduler's figures (`Cluster.Diag`); see `update::overview` for when.
     FetchDiag,
+    /// Read the fairshare tree (`Jobs.ListShares`); see `update::fairshare` for when.
+    FetchShares,
 }
 
 /// One job output stream.
@@ -386,5 +395,10 @@ pub enum Msg {
     Remote {
         ctx: usize,
         msg: Box<Msg>,
+    },
+    /// The answer to [`Rpc::FetchShares`].
+    Shares(spur_proto::v1::ListSharesResponse),
+    SharesFailed {
+        error: String,
     },
 }

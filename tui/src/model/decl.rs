@@ -21,7 +21,9 @@ use crate::model::state::State;
 use crate::model::table::{Detail, TableModel};
 use crate::model::view::PaneView;
 use crate::model::write::NodeOp;
-use crate::model::{accounts, audit, hres, nodes, overview, preempt, provisioners, qos, queue, reservations};
+use crate::model::{
+    accounts, audit, fairshare, hres, nodes, overview, preempt, provisioners, qos, queue, reservations,
+};
 use std::sync::LazyLock;
 
 /// A pane, declared once.
@@ -301,5 +303,33 @@ fn build(id: PaneId) -> Pane {
                 (|s, v| Some(overview::table(&s.overview.sums, v)), |_, _| None),
             )
         },
+        PaneId::Fairshare => {
+            // Read-only (marks do nothing here): shares are an account's fairshare, edited in Accounts.
+            let hints = vec![
+                always(Action::Open, "explain"),
+                always(Action::Refresh, "refresh"),
+                always(Action::FilterMode, "filter"),
+                always(Action::SortNext, "sort"),
+            ];
+            Pane {
+                reads: Reads::Shares,
+                not_deleted: Some((
+                    "shares are read here; an account's fairshare is edited in Accounts",
+                    Action::GoPane(PaneId::Accounts),
+                )),
+                empty: "no accounts",
+                ..pane(
+                    "Fairshare",
+                    "go to Fairshare",
+                    "Share",
+                    &["fairshare", "shares", "sshare"],
+                    hints,
+                    (
+                        |s, v| s.fairshare.data.as_ref().map(|d| fairshare::table(d, v)),
+                        |s, k| fairshare::detail(s.fairshare.data.as_ref()?, k),
+                    ),
+                )
+            }
+        }
     }
 }

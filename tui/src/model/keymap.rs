@@ -339,8 +339,10 @@ pub fn default_table() -> Vec<Binding> {
     ]);
     for pane in PaneId::ALL {
         let name = pane.name();
+        // Past the tenth pane no number is left: unbound unless console.toml binds one.
         let key = pane.key();
-        t.push(b(name, Action::GoPane(pane), &[key.as_str()], pane.goto_desc()));
+        let keys: Vec<&str> = key.as_deref().into_iter().collect();
+        t.push(b(name, Action::GoPane(pane), &keys, pane.goto_desc()));
     }
     t
 }

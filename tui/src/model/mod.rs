@@ -22,19 +22,22 @@
 //! | [`format`](mod@format) | Slurm spellings of wall times, limits, shares, memory; display width |
 //! | [`jobs`] | `ListJobs` compacted for 100,000 jobs: records, state codes, memoised order, arrays folded into lines, `JobOp`, the nodes idle-fill lent (`Loans`) |
 //! | [`tree`] | tree glyphs for the Accounts and HRES panes |
+//! | [`plugin`] | console.toml's `[[plugins]]`: templates, their checks at load, the argv for a row |
 //! | [`output`] | a job's stdout or stderr, live (`o`/`O` on the Queue): the last lines of the stream, scrolled or following |
 //!
 //! One module per pane, by the pane's name, holds its data and its rows:
 //! [`queue`], [`nodes`] (and the drain/down reason field), [`qos`],
 //! [`accounts`], [`hres`], [`preempt`] (the Preemption pane), [`audit`]
 //! (the tail's bounded buffer), [`provisioners`] (provisioners.yaml's definitions) and
-//! [`reservations`] (admin reservations, pushed whole by the watch).
+//! [`reservations`] (admin reservations, pushed whole by the watch) and
+//! [`fairshare`] (the account tree of `ListShares`, each number's formula filled in).
 
 pub mod accounts;
 pub mod action;
 pub mod audit;
 pub mod context;
 pub mod decl;
+pub mod fairshare;
 pub mod filter;
 pub mod form;
 pub mod format;
@@ -47,6 +50,7 @@ pub mod nodes;
 pub mod output;
 pub mod overview;
 pub mod pane;
+pub mod plugin;
 pub mod preempt;
 pub mod provisioners;
 pub mod qos;

@@ -25,11 +25,23 @@ pub struct OutputView {
     pub back: usize,
     /// Why the stream ended (the job's end, a refusal, a lost connection).
     pub ended: Option<String>,
+    /// What a plugin's view shows instead of the job's (`plugin ssh: ssh node01`); empty for a job's.
+    pub label: String,
 }
 
 impl OutputView {
     pub fn new(job: u64, stderr: bool, sub: u64) -> OutputView {
         OutputView { job, stderr, sub, ..OutputView::default() }
+    }
+
+    /// A plugin's stdout and stderr, as it runs.
+    pub fn plugin(label: String, sub: u64) -> OutputView {
+        OutputView { sub, label, ..OutputView::default() }
+    }
+
+    /// What the view's title names: the job's stream, or the plugin's command.
+    pub fn title(&self) -> String {
+        if self.label.is_empty() { format!("job {} {}", self.job, self.what()) } else { self.label.clone() }
     }
 
     /// What the stream is: `stdout` or `stderr`.

@@ -30,6 +30,7 @@ pub enum PaneId {
     Provisioners,
     Reservations,
     Overview,
+    Fairshare,
 }
 
 /// When the hint line offers a key.
@@ -66,10 +67,12 @@ pub enum Reads {
     Explanation,
     /// The scheduler's figures (`Cluster.Diag`): opening reads them again.
     Diag,
+    /// The fairshare tree (`ListShares`): opening and `r` read it again.
+    Shares,
 }
 
 impl PaneId {
-    pub const ALL: [PaneId; 10] = [
+    pub const ALL: [PaneId; 11] = [
         PaneId::Queue,
         PaneId::Nodes,
         PaneId::Qos,
@@ -80,6 +83,7 @@ impl PaneId {
         PaneId::Provisioners,
         PaneId::Reservations,
         PaneId::Overview,
+        PaneId::Fairshare,
     ];
 
     /// Whether the pane offers `action` (a pane-only key runs only where it does).
@@ -101,14 +105,10 @@ impl PaneId {
         self.decl().edits
     }
 
-    /// The number key (1-based) that selects this pane.
-    pub fn number(self) -> usize {
-        self.index() + 1
-    }
-
-    /// Its number key as typed: `1`..`9`, then `0` for the tenth.
-    pub fn key(self) -> String {
-        (self.number() % 10).to_string()
+    /// The number key that selects this pane as typed: `1`..`9`, then `0`
+    /// for the tenth; none past it (`:` commands and Tab reach those).
+    pub fn key(self) -> Option<String> {
+        (self.index() < 10).then(|| ((self.index() + 1) % 10).to_string())
     }
 
     pub fn title(self) -> &'static str {

@@ -41,6 +41,8 @@ pub struct Settings {
     pub mouse: bool,
     pub theme: ThemeName,
     pub keymap: Keymap,
+    /// console.toml's `[[plugins]]`, checked at load.
+    pub plugins: Vec<crate::model::plugin::Plugin>,
     /// Where run times are read from; fixed in tests so snapshots hold still.
     pub clock: Clock,
     /// console.toml's contexts and the one the console is on (`controller`
@@ -75,6 +77,7 @@ impl Settings {
             mouse: false,
             theme: ThemeName::Default,
             keymap: Keymap::default(),
+            plugins: Vec::new(),
             clock: Clock::System,
             contexts: Contexts::default(),
             local_token: None,
@@ -323,6 +326,8 @@ pub struct State {
     pub resvs: crate::model::reservations::Reservations,
     /// The Overview pane's sums of the jobs and nodes, and the scheduler's figures.
     pub overview: crate::model::overview::Overview,
+    /// The Fairshare pane's tree (`ListShares`).
+    pub fairshare: crate::model::fairshare::Fairshare,
     /// The job output view (`o`/`O`), while it is open or until another replaces it.
     pub output: Option<crate::model::output::OutputView>,
     /// The generation of the last output stream asked for.
@@ -359,6 +364,7 @@ impl State {
             provisioners: Provisioners::default(),
             resvs: Default::default(),
             overview: Default::default(),
+            fairshare: Default::default(),
             output: None,
             output_seq: 0,
             merged: None,

@@ -111,6 +111,12 @@ pub enum WriteOp {
     DeleteReservations {
         names: Vec<String>,
     },
+    /// A plugin marked `dangerous`: its command, run locally (not an RPC)
+    /// once confirmed, as the write role only.
+    RunPlugin {
+        name: String,
+        argv: Vec<String>,
+    },
 }
 
 impl WriteOp {
@@ -152,6 +158,10 @@ impl WriteOp {
         all.push(WriteOp::Reservation { editing: None, words: words.clone(), summary: vec![] });
         all.push(WriteOp::Reservation { editing: Some("maint".into()), words, summary: vec![] });
         all.push(WriteOp::DeleteReservations { names: vec!["maint".into()] });
+        all.push(WriteOp::RunPlugin {
+            name: "drain-all".into(),
+            argv: vec!["scontrol".into(), "show".into()],
+        });
         for op in &all {
             // Exhaustive on purpose: a new variant fails to compile until it is listed above.
             match op {
@@ -163,7 +173,8 @@ impl WriteOp {
                 | WriteOp::UpdateJobs { .. }
                 | WriteOp::UpdateHres { .. }
                 | WriteOp::Reservation { .. }
-                | WriteOp::DeleteReservations { .. } => {}
+                | WriteOp::DeleteReservations { .. }
+                | WriteOp::RunPlugin { .. } => {}
             }
         }
         all
@@ -184,6 +195,7 @@ impl WriteOp {
             WriteOp::Reservation { editing: None, .. } => "create a reservation",
             WriteOp::Reservation { .. } => "update a reservation",
             WriteOp::DeleteReservations { .. } => "delete reservations",
+            WriteOp::RunPlugin { .. } => "run a dangerous plugin",
         }
     }
 
@@ -223,6 +235,7 @@ impl WriteOp {
             WriteOp::UpdateHres { disable: false, .. } => "Enable",
             WriteOp::Reservation { editing: None, .. } => "Create",
             WriteOp::Reservation { .. } => "Apply",
+            WriteOp::RunPlugin { .. } => "Run",
             _ => "Delete",
         }
     }
@@ -279,6 +292,13 @@ impl WriteOp {
                 format!("Delete {} reservation(s)?", names.len()),
                 names.iter().map(|n| format!("= scontrol delete ReservationName={n}")).collect(),
             ),
+            WriteOp::RunPlugin { name, argv } => (
+                format!("Run plugin {name}?"),
+                vec![
+                    "It is marked dangerous in console.toml; it runs here, as you.".to_string(),
+                    format!("= {}", shown(argv)),
+                ],
+            ),
         }
     }
 }
@@ -299,4 +319,19 @@ pub fn subject(entity: Entity, filter: &[(String, String)]) -> String {
         s.push_str(&format!("/{partition}"));
     }
     s
+}
+
+/// A plugin's argv as the confirmation and the output view name it: a
+/// word with a blank or a quote is quoted as a shell would need it.
+pub fn shown(argv: &[String]) -> String {
+    argv.iter()
+        .map(|a| {
+            if a.is_empty() || a.contains(char::is_whitespace) || a.contains('\'') {
+                format!("'{}'", a.replace('\'', r"'\''"))
+            } else {
+                a.clone()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }

@@ -206,7 +206,8 @@ async fn accounting(client: &mut Client, op: WriteOp) -> Result<String, Status> 
         | WriteOp::UpdateJobs { .. }
         | WriteOp::UpdateHres { .. }
         | WriteOp::Reservation { .. }
-        | WriteOp::DeleteReservations { .. } => {
+        | WriteOp::DeleteReservations { .. }
+        | WriteOp::RunPlugin { .. } => {
             Err(Status::internal("node and job updates are not accounting writes"))
         }
     }

@@ -20,6 +20,8 @@
 
 mod calls;
 mod output;
+// Plugins run beside the connection: they need no controller.
+pub mod plugin;
 mod tail;
 mod watch;
 
@@ -154,6 +156,7 @@ async fn wait(delay: Duration, rpcs: &mut UnboundedReceiver<Rpc>, msgs: &Unbound
                     | Rpc::FetchJobs
                     | Rpc::FetchLicenses
                     | Rpc::FetchProvisioners
+                    | Rpc::FetchShares
                     | Rpc::Explain(_)
                     | Rpc::NodeEvents(_)
                     | Rpc::FetchDiag
@@ -379,6 +382,15 @@ async fn serve(
                 Err(s) => {
                     let unsupported = s.code() == Code::Unimplemented;
                     let _ = msgs.send(Msg::DiagFailed { error: describe(&s), unsupported });
+                }
+            },
+            Rpc::FetchShares => match jobs.list_shares(spur_proto::v1::ListRequest::default()).await {
+                Ok(r) => {
+                    let _ = msgs.send(Msg::Shares(r.into_inner()));
+                }
+                Err(s) if gone(&s) => return Exit::Lost(describe(&s)),
+                Err(s) => {
+                    let _ = msgs.send(Msg::SharesFailed { error: describe(&s) });
                 }
             },
             Rpc::FetchProvisioners => {

@@ -15,8 +15,8 @@ use crate::model::table::Target;
 use crate::model::write::WriteOp;
 use crate::update::command::{self, Command};
 use crate::update::{
-    audit, context, delete, form, hres, live, merged, nav, nodes, output, overview, preempt, provisioners,
-    queue, reservations,
+    audit, context, delete, fairshare, form, hres, live, merged, nav, nodes, output, overview, plugin,
+    preempt, provisioners, queue, reservations,
 };
 use tui_input::Input;
 
@@ -166,6 +166,9 @@ fn commit(state: &mut State) -> Vec<Effect> {
         // Its answer re-reads the queue.
         state.queue.writes += 1;
     }
+    if let WriteOp::RunPlugin { name, argv } = c.op {
+        return plugin::run(state, &name, argv);
+    }
     state.loading = true;
     state.info(format!("{}…", c.op.verb()));
     vec![Effect::Rpc(Rpc::Write(c.op))]
@@ -223,6 +226,7 @@ fn on_net(state: &mut State, msg: Msg) -> Vec<Effect> {
             effects.extend(queue::on_connected(state));
             effects.extend(hres::stale(state));
             effects.extend(provisioners::stale(state));
+            effects.extend(fairshare::if_open(state));
             effects
         }
         Msg::On { controller, primary } => {
@@ -287,6 +291,8 @@ fn on_net(state: &mut State, msg: Msg) -> Vec<Effect> {
         Msg::NodeEvents { node, rows } => nodes::on_events(state, node, rows),
         Msg::Licenses(list) => hres::on_loaded(state, list),
         Msg::LicensesFailed => hres::on_failed(state),
+        Msg::Shares(data) => fairshare::on_loaded(state, data),
+        Msg::SharesFailed { error } => fairshare::on_failed(state, error),
         Msg::Provisioners(list) => provisioners::on_loaded(state, list),
         Msg::ProvisionersFailed { error, unsupported } => provisioners::on_failed(state, error, unsupported),
         Msg::JobsFailed { error, unsupported } => queue::on_failed(state, error, unsupported),
@@ -363,6 +369,7 @@ fn switch(state: &mut State, pane: PaneId) -> Vec<Effect> {
         Reads::Tail => audit::open(state),
         Reads::Explanation => preempt::stale(state),
         Reads::Diag => overview::open(state),
+        Reads::Shares => fairshare::stale(state),
         Reads::Shared => Vec::new(),
     }
 }
@@ -374,7 +381,8 @@ fn elsewhere(state: &State, action: &Action) -> Option<String> {
         return None;
     }
     let home = PaneId::home_of(action)?;
-    Some(format!("that key works in the {} pane ({})", home.title(), home.key()))
+    let how = home.key().unwrap_or_else(|| format!(":{}", home.name()));
+    Some(format!("that key works in the {} pane ({how})", home.title()))
 }
 
 fn normal(state: &mut State, action: Action) -> Vec<Effect> {
@@ -406,6 +414,7 @@ fn normal(state: &mut State, action: Action) -> Vec<Effect> {
             effects.extend(hres::stale(state));
             effects.extend(provisioners::stale(state));
             effects.extend(overview::stale(state));
+            effects.extend(fairshare::if_open(state));
             return effects;
         }
         Action::TogglePause => audit::toggle_pause(state),
@@ -451,6 +460,11 @@ fn normal(state: &mut State, action: Action) -> Vec<Effect> {
                 request_write(state, op);
             }
         }
+        Action::Plugin(i) => match plugin::start(state, i) {
+            Some((op, true)) => request_write(state, op),
+            Some((WriteOp::RunPlugin { name, argv }, false)) => return plugin::run(state, &name, argv),
+            _ => {}
+        },
         other => nav::normal(state, other),
     }
     Vec::new()

@@ -67,8 +67,14 @@ pub fn action_for_key(state: &State, key: KeyEvent) -> Option<Action> {
         },
         // The output view: Esc or q closes it (q does not quit from here); the rest scroll.
         Mode::Output if matches!(key.code, KeyCode::Esc | KeyCode::Char('q')) => Some(Action::Back),
-        Mode::Normal | Mode::Detail { .. } | Mode::Help { .. } | Mode::Output => {
-            state.settings.keymap.action_on(spec, state.pane).cloned()
+        // A plugin's key on its panes (checked at load not to take a built-in key there).
+        Mode::Normal | Mode::Detail { .. } => {
+            let plugins = &state.settings.plugins;
+            match plugins.iter().position(|p| p.key == spec && p.panes.contains(&state.pane)) {
+                Some(i) => Some(Action::Plugin(i)),
+                None => state.settings.keymap.action_on(spec, state.pane).cloned(),
+            }
         }
+        Mode::Help { .. } | Mode::Output => state.settings.keymap.action_on(spec, state.pane).cloned(),
     }
 }

@@ -11,7 +11,7 @@
 
 use crate::model::action::{Catalog, CatalogList, ClusterUpdate, Effect, Rpc, Snapshot};
 use crate::model::state::State;
-use crate::update::{hres, nav, preempt, provisioners, queue};
+use crate::update::{fairshare, hres, nav, preempt, provisioners, queue};
 use spur_proto::v1::Node;
 use std::collections::HashMap;
 
@@ -24,6 +24,7 @@ pub fn reset(state: &mut State) {
     provisioners::reset(state);
     hres::reset(state);
     crate::update::overview::reset(state);
+    fairshare::reset(state);
 }
 
 /// The watch reported: merge nodes, re-read stale lists.

@@ -18,6 +18,8 @@
 //! | [`queue`] | the Queue pane: job re-reads and pushed changes, `t`, cancel / hold / release / requeue |
 //! | [`nodes`] | the Nodes pane: drain / resume / down, the reason field, recent reasons |
 //! | [`hres`] | the HRES pane: the DisableLayer / DisableHRES toggle |
+//! | [`plugin`] | a plugin's key: its command for the selected row, run or confirmed first |
+//! | [`fairshare`] | the Fairshare pane's reads (on opening it and on `r`) |
 //! | [`output`] | a job's output, live (`o`/`O` on the Queue): opening, scrolling, closing, its stream's pieces |
 //! | [`preempt`] | the Preemption pane: opening (`w`, `:explain`), re-reads of the explanation |
 //! | [`audit`] | the Audit pane: subscribing the tail, pause, the txn filter, resume after a reconnect |
@@ -30,6 +32,7 @@ pub mod command;
 pub mod context;
 pub mod delete;
 pub mod dispatch;
+pub mod fairshare;
 pub mod form;
 pub mod hres;
 pub mod keys;
@@ -39,6 +42,7 @@ pub mod nav;
 pub mod nodes;
 pub mod output;
 pub mod overview;
+pub mod plugin;
 pub mod preempt;
 pub mod provisioners;
 pub mod queue;

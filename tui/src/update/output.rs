@@ -56,7 +56,8 @@ pub fn key(state: &mut State, action: Action) -> Vec<Effect> {
 /// Closes the view and stops its stream.
 pub fn close(state: &mut State) -> Vec<Effect> {
     state.mode = Mode::Normal;
-    let open = state.output.take().is_some_and(|v| v.ended.is_none());
+    // A plugin's process is not a stream of the controller's: it ends by itself, or at its timeout.
+    let open = state.output.take().is_some_and(|v| v.ended.is_none() && v.label.is_empty());
     if open { vec![Effect::Rpc(Rpc::StopOutput)] } else { Vec::new() }
 }
 
@@ -77,17 +78,19 @@ pub fn on_piece(state: &mut State, sub: u64, data: &[u8], note: &str) {
 /// The stream ended: the job's end, or why not.
 pub fn on_ended(state: &mut State, sub: u64, error: Option<String>) {
     if let Some(v) = current(state, sub) {
-        let job = v.job;
-        v.end(error.clone().unwrap_or_else(|| format!("job {job} has ended")));
+        let (job, title) = (v.job, v.title());
+        let plugin = !v.label.is_empty();
+        let done = if plugin { "finished".to_string() } else { format!("job {job} has ended") };
+        v.end(error.clone().unwrap_or(done));
         if let Some(e) = error {
-            state.error(format!("output of job {job}: {e}"));
+            state.error(if plugin { format!("{title}: {e}") } else { format!("output of job {job}: {e}") });
         }
     }
 }
 
 /// The connection went: the stream with it.
 pub fn lost(state: &mut State) {
-    if let Some(v) = state.output.as_mut().filter(|v| v.ended.is_none()) {
+    if let Some(v) = state.output.as_mut().filter(|v| v.ended.is_none() && v.label.is_empty()) {
         v.end("the connection to the controller was lost; esc, then o again".into());
     }
 }

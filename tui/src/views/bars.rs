@@ -17,11 +17,14 @@ use ratatui::widgets::Paragraph;
 
 /// Full titles, a blank apart, when they all fit; otherwise the short ones
 /// side by side (each label is padded already), so nine panes still fit 80
-/// columns.
+/// columns. When even those do not and the current tab would be cut off,
+/// the first tabs are left out until it shows.
 pub fn tabs(current: PaneId, theme: Theme, frame: &mut Frame, area: Rect) {
     type Title = fn(PaneId) -> &'static str;
     let label = |p: PaneId, title: Title, pad: bool| {
-        if pad { format!(" {} {} ", p.key(), title(p)) } else { format!("{} {} ", p.key(), title(p)) }
+        // Panes past the tenth have no number key: their title alone.
+        let key = p.key().map_or(String::new(), |k| format!("{k} "));
+        if pad { format!(" {key}{} ", title(p)) } else { format!("{key}{} ", title(p)) }
     };
     // The first that fits: full titles with gaps, without, short titles,
     // then short ones without the leading pad, so every number shows at 80 columns.
@@ -36,8 +39,16 @@ pub fn tabs(current: PaneId, theme: Theme, frame: &mut Frame, area: Rect) {
     };
     let (title, gap, pad) =
         tiers.into_iter().find(|t| width(t) <= usize::from(area.width)).unwrap_or(tiers[3]);
+    let tab = |p: PaneId| label(p, title, pad).chars().count() + gap.len();
+    let upto: usize = PaneId::ALL[..=current.index()].iter().map(|&p| tab(p)).sum();
+    let (mut skip, mut over) = (0, upto.saturating_sub(usize::from(area.width)));
+    while over > 0 && skip < current.index() {
+        over = over.saturating_sub(tab(PaneId::ALL[skip]));
+        skip += 1;
+    }
     let spans: Vec<Span> = PaneId::ALL
         .iter()
+        .skip(skip)
         .flat_map(|&p| {
             let style = if p == current { theme.selected() } else { theme.tab() };
             [Span::styled(label(p, title, pad), style), Span::raw(gap)]
@@ -242,10 +253,13 @@ fn hints(state: &State, theme: Theme, width: u16) -> Line<'static> {
         };
         items.push((h.action.clone(), label));
     }
+    let mut items: Vec<(String, &str)> = items.into_iter().map(|(a, l)| (km.keys_of(&a), l)).collect();
+    // The operator's own plugins come before the pane's keys: they were configured to be used.
+    let plugins = state.settings.plugins.iter().filter(|p| p.panes.contains(&state.pane));
+    items.splice(3..3, plugins.map(|p| (p.key.to_string(), p.name.as_str())));
     let mut spans = Vec::new();
     let mut used = 0usize;
-    for (action, label) in items {
-        let key = km.keys_of(&action);
+    for (key, label) in items {
         let label = format!(" {label}  ");
         let w = Span::raw(&key).width() + label.len();
         if used + w > usize::from(width) {

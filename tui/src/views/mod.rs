@@ -61,7 +61,9 @@ pub fn render(state: &State, frame: &mut Frame) {
     bars::status(state, theme, frame, a.status);
     for mode in layers {
         match mode {
-            Mode::Help { scroll, .. } => overlay::help(&state.settings.keymap, theme, frame, *scroll),
+            Mode::Help { scroll, .. } => {
+                overlay::help(&state.settings.keymap, &state.settings.plugins, theme, frame, *scroll)
+            }
             Mode::Form(form) => overlay::form(form, theme, frame, !matches!(state.mode, Mode::Confirm(_))),
             Mode::Confirm(c) => overlay::confirm(c, theme, frame),
             // Only while it is the top layer: the confirmation repeats the reason, and two

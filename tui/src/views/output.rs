@@ -17,7 +17,7 @@ pub fn draw(v: Option<&OutputView>, theme: Theme, frame: &mut Frame, area: Rect)
     };
     let dropped =
         if v.dropped > 0 { format!(" (the first {} lines not kept)", v.dropped) } else { String::new() };
-    let title = format!("job {} {}: {state}{dropped}  esc closes", v.job, v.what());
+    let title = format!("{}: {state}{dropped}  esc closes", v.title());
     let mut lines = vec![Line::from(Span::styled(title, theme.header()))];
     let height = usize::from(area.height.saturating_sub(1));
     if v.is_empty() && v.ended.is_none() {

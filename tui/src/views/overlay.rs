@@ -8,6 +8,7 @@ use crate::model::jobs::JobOp;
 use crate::model::keymap::{Binding, FIXED_KEYS, Keymap};
 use crate::model::layout::centered;
 use crate::model::pane::PaneId;
+use crate::model::plugin::Plugin;
 use crate::model::state::{Choice, Confirm, ReasonPrompt, TypedName};
 use crate::model::table::Detail;
 use crate::model::write::NodeOp;
@@ -30,8 +31,8 @@ fn popup(frame: &mut Frame, theme: Theme, area: Rect, title: &str) -> Rect {
     inner
 }
 
-/// Generated from the keymap, so rebinding keys updates it.
-pub fn help(keymap: &Keymap, theme: Theme, frame: &mut Frame, scroll: u16) {
+/// Generated from the keymap, so rebinding keys updates it; console.toml's plugins last.
+pub fn help(keymap: &Keymap, plugins: &[Plugin], theme: Theme, frame: &mut Frame, scroll: u16) {
     let screen = frame.area();
     let area = centered(screen, screen.width.saturating_sub(2).min(110), screen.height.saturating_sub(2));
     let inner = popup(frame, theme, area, " Keys — esc closes ");
@@ -44,7 +45,7 @@ pub fn help(keymap: &Keymap, theme: Theme, frame: &mut Frame, scroll: u16) {
     // line instead of seven, so the whole table fits 80x24 without scrolling.
     let default_panes =
         bindings.iter().filter(|b| matches!(b.action, Action::GoPane(_))).all(|b| match b.action {
-            Action::GoPane(p) => keys_text(b) == p.key(),
+            Action::GoPane(p) => p.key().map_or(b.keys.is_empty(), |k| keys_text(b) == k),
             _ => false,
         });
     let groups = groups(bindings);
@@ -53,8 +54,15 @@ pub fn help(keymap: &Keymap, theme: Theme, frame: &mut Frame, scroll: u16) {
         match b.action {
             Action::GoPane(p) if default_panes => {
                 if p == PaneId::ALL[0] {
-                    let last = PaneId::ALL[PaneId::ALL.len() - 1].key();
-                    entries.push(entry(&format!("1..{last}"), "go to the numbered pane"));
+                    // The tenth pane's key is 0.
+                    let keys = match PaneId::ALL.len() {
+                        n if n < 10 => format!("1..{n}"),
+                        _ => "1..9, 0".to_string(),
+                    };
+                    entries.push(entry(&keys, "go to the numbered pane"));
+                } else if p.key().is_none() {
+                    // Past the tenth: reached by its command (and Tab).
+                    entries.push(entry(&format!(":{}", p.name()), p.goto_desc()));
                 }
             }
             _ => match groups.iter().find(|g| g.members.contains(&b.action)) {
@@ -63,6 +71,10 @@ pub fn help(keymap: &Keymap, theme: Theme, frame: &mut Frame, scroll: u16) {
                 None => entries.push(entry(&keys_text(b), b.desc)),
             },
         }
+    }
+    for p in plugins {
+        let panes: Vec<&str> = p.panes.iter().map(|pane| pane.name()).collect();
+        entries.push(entry(&p.key.to_string(), &format!("plugin {} ({})", p.name, panes.join(", "))));
     }
     let fixed: Vec<Line> = FIXED_KEYS
         .iter()

@@ -10,6 +10,8 @@ use spur_console::model::state::{Settings, State};
 use spur_console::{Action, Msg, Snapshot, dispatch, render};
 use spur_proto::v1::{Account, Association, Qos, User};
 
+pub mod shares;
+
 #[path = "../fake/provisioners.rs"]
 mod fake_provisioners;
 pub use fake_provisioners::sample as provisioners;

@@ -141,3 +141,40 @@ fn a_pass_orders_by_effective_priority_then_submit_time() {
     let p = plan.pending[0].priority;
     assert_eq!((p.base, p.fair_share, p.age, p.tier, p.value()), (1500.0, 1.0, 1.0, 1, 1500));
 }
+
+#[test]
+fn the_tree_carries_each_lines_inputs() {
+    // root → {phys (1), chem (3) → organic (2), inorganic (2)}; usage of organic counts in chem.
+    let fx = Fx::new(1, 8, 1000, 0)
+        .account(crate::model::Account { fairshare: 3.0, ..account("chem", "root") })
+        .account(crate::model::Account { fairshare: 2.0, ..account("organic", "chem") })
+        .account(crate::model::Account { fairshare: 2.0, ..account("inorganic", "chem") })
+        .user(user("bob", "phys", vec![assoc("phys")]))
+        .user(user("carol", "organic", vec![assoc("organic")]));
+    let usage: UsageTable = [
+        (("carol".to_string(), "organic".to_string()), 300.0),
+        (("bob".to_string(), "phys".to_string()), 100.0),
+    ]
+    .into_iter()
+    .collect();
+    let (lines, total) = crate::account_shares_tree(&fx.catalog, &usage);
+    assert_eq!(total, 400.0);
+    let line = |n: &str| lines.iter().find(|l| l.name == n).unwrap().clone();
+    let chem = line("chem");
+    assert_eq!(
+        (chem.parent.as_str(), chem.raw_shares, chem.siblings, chem.parent_shares),
+        ("root", 3.0, 4.0, 1.0)
+    );
+    assert!(
+        (chem.shares - 0.75).abs() < 1e-9 && chem.raw_usage == 300.0 && (chem.norm_usage - 0.75).abs() < 1e-9
+    );
+    let organic = line("organic");
+    assert_eq!((organic.siblings, organic.parent_shares), (4.0, 0.75));
+    assert!((organic.shares - 0.375).abs() < 1e-9);
+    // A user's row: 1 share among the account's users, under the account's shares.
+    let fs = FairShare::compute(&fx.catalog, &usage);
+    let carol = &fs.rows["organic"]["carol"];
+    assert_eq!((carol.siblings, carol.parent), (1.0, 0.375));
+    assert!((crate::level_fs(carol.shares, carol.norm_usage) - 0.5).abs() < 1e-9);
+    assert_eq!(crate::level_fs(0.5, 0.0), f64::INFINITY);
+}
