@@ -133,3 +133,15 @@ fn the_eleventh_pane_has_no_number_and_its_tab_shows_at_80_columns() {
     let top: String = (0..80).map(|x| draw(&state).backend().buffer()[(x, 0)].symbol().to_string()).collect();
     assert!(top.contains(" Share") && top.contains("0 Over"), "{top}");
 }
+
+#[test]
+fn a_cluster_without_accounts_says_so_at_the_root() {
+    let mut state = loaded(false, (80, 24));
+    dispatch(&mut state, Action::GoPane(PaneId::Fairshare));
+    let bare = spur_proto::v1::ListSharesResponse { total_usage: 8.0, ..Default::default() };
+    dispatch(&mut state, Action::Net(Msg::Shares(bare)));
+    select(&mut state, "root");
+    let body = state.detail(PaneId::Fairshare, "root").unwrap().body.join("\n");
+    assert!(body.contains("No account is under it yet"), "{body}");
+    assert!(!body.contains("RawShares: ."), "no empty list: {body}");
+}

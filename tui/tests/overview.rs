@@ -198,3 +198,21 @@ fn the_pane_is_reached_by_its_number_and_name_and_draws_at_any_size() {
     let text = draw(&bare).backend().to_string();
     assert!(text.contains("no nodes yet") && text.contains("reading sdiag"), "{text}");
 }
+
+#[test]
+fn jobs_charged_to_no_account_are_named_so() {
+    let mut state = on_overview((200, 50));
+    let mut all = jobs();
+    all.push(pb::Job {
+        id: 300,
+        user: "dana".into(),
+        partition: "batch".into(),
+        state: spur_proto::states::state_named("RUNNING"),
+        num_cpus: 64,
+        ..Default::default()
+    });
+    dispatch(&mut state, Action::Net(Msg::Jobs(Arc::new(JobSet::from_pb(all, common::now())))));
+    let screen = draw(&state).backend().to_string();
+    let line = screen.lines().find(|l| l.contains("64 CPUs")).unwrap_or_else(|| panic!("{screen}"));
+    assert!(line.contains("(none)"), "a cluster without accounting still names the row: {line}");
+}

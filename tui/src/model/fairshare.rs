@@ -160,7 +160,10 @@ fn root(data: &ListSharesResponse) -> Detail {
     tops.sort();
     let body = vec![
         "root is the whole cluster: its NormShares is 1, and RawUsage is all decayed usage.".to_string(),
-        format!("The accounts under it divide it by their RawShares: {}.", tops.join(", ")),
+        match tops.is_empty() {
+            true => "No account is under it yet (sacctmgr add account).".to_string(),
+            false => format!("The accounts under it divide it by their RawShares: {}.", tops.join(", ")),
+        },
     ];
     let fields =
         vec![("NormShares".to_string(), dbl(1.0)), ("RawUsage".to_string(), usage(data.total_usage))];

@@ -170,8 +170,9 @@ fn accounts(sums: &Sums, theme: Theme, frame: &mut Frame, area: Rect) {
         let name_w = 12.min(w.saturating_sub(figures.len()));
         let bar_w = w.saturating_sub(name_w + figures.len() + 1).min(30);
         let share = a.cpus as f64 / most as f64;
-        let text =
-            format!("{:<name_w$}{figures} {}", cut(&a.account, name_w.saturating_sub(1)), bar(share, bar_w));
+        // Jobs of a cluster without accounting are charged to no account.
+        let name = if a.account.is_empty() { "(none)" } else { &*a.account };
+        let text = format!("{:<name_w$}{figures} {}", cut(name, name_w.saturating_sub(1)), bar(share, bar_w));
         lines.push(Line::raw(cut(&text, w)));
     }
     frame.render_widget(Paragraph::new(lines), area);
