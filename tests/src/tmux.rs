@@ -3,7 +3,9 @@
 //! outlives the test and the user's sessions are never touched), killed on
 //! drop, so a failing test leaves nothing running.
 
+use crate::proc::bin;
 use crate::wait::wait_until_blocking;
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 pub struct Tmux {
@@ -11,6 +13,26 @@ pub struct Tmux {
 }
 
 impl Tmux {
+    /// `spur-console ARGS` in session `console` of a new server of `size`
+    /// (its socket in `home`), with `home` as its config home (the test's
+    /// console.toml, or none: never the developer's) and no token or
+    /// controller from the environment; when it exits the pane says
+    /// `console exited: CODE` and stays.
+    pub fn console(home: &Path, args: &[&str], size: (u16, u16)) -> Tmux {
+        let args: Vec<String> = args.iter().map(|a| quote(a)).collect();
+        let command = format!(
+            "env -u SPUR_TOKEN -u SPUR_CONSOLE_CONFIG -u SPUR_CONTROLLER_ADDR XDG_CONFIG_HOME={} {} {}; \
+             echo \"console exited: $?\"; sleep 600",
+            quote(&home.display().to_string()),
+            quote(&bin("spur-console").display().to_string()),
+            args.join(" "),
+        );
+        let tmux = Tmux { socket: home.join(format!("tmux-{}x{}.sock", size.0, size.1)) };
+        let (w, h) = (size.0.to_string(), size.1.to_string());
+        tmux.run(&["new-session", "-d", "-s", "console", "-x", &w, "-y", &h, &command]);
+        tmux
+    }
+
     pub fn run(&self, args: &[&str]) -> Output {
         let out = Command::new("tmux")
             .arg("-S")

@@ -90,6 +90,9 @@ async fn a_once_token_registers_once_and_a_restart_does_not_forget_it() {
     wait_for("node01 up", || {
         (ok("sinfo", &c.url, &["-h", "-n", "node01", "-o", "%t"]).trim() == "idle").then_some(())
     });
+    // The node shows before the registration is acknowledged, and the token is
+    // marked used just before that: until then a second try hears "under way".
+    wait_for("the token marked used", || (listed(&c, &id)["Status"] == "used").then_some(()));
     let used = format!("admission refused: admission token {id} was used already");
     let mut raw = AgentClient::connect(c.url.clone()).await.unwrap();
     let e = raw.register(register("node02", &token)).await.unwrap_err();

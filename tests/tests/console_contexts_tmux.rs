@@ -10,7 +10,7 @@
 
 use spur_tests::config::ClusterToml;
 use spur_tests::proc::{Controller, bin, conf, field, ok};
-use spur_tests::tmux::{Tmux, has_tmux, quote};
+use spur_tests::tmux::{Tmux, has_tmux};
 use spur_tests::wait::wait_until_blocking;
 use std::path::Path;
 
@@ -57,18 +57,10 @@ fn the_console_switches_between_two_clusters_and_guards_the_production_one() {
         b.addr()
     );
     std::fs::write(home.path().join("spur/console.toml"), toml).unwrap();
-    let console = bin("spur-console");
-    let command = format!(
-        "env -u SPUR_TOKEN -u SPUR_CONSOLE_CONFIG -u SPUR_CONTROLLER_ADDR XDG_CONFIG_HOME={} {}; echo \"console exited: $?\"; sleep 600",
-        quote(&home.path().display().to_string()),
-        quote(&console.display().to_string()),
-    );
 
     // One job of b is cancelled per size: at 80x24 the first, at 200x50 the second.
     for ((w, h), job) in [((80, 24), first_b), ((200, 50), second_b)] {
-        let tmux = Tmux { socket: home.path().join(format!("tmux-{w}.sock")) };
-        let (w, h) = (w.to_string(), h.to_string());
-        tmux.run(&["new-session", "-d", "-s", "console", "-x", &w, "-y", &h, &command]);
+        let tmux = Tmux::console(home.path(), &[], (w, h));
         tmux.wait("the console on context a with a's job", |s| {
             s.contains("ctx a") && s.contains("connected") && rows_in(s, "alpha").len() == 1
         });

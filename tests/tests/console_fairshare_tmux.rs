@@ -11,8 +11,7 @@
 //! (`CI` set), where it must run (`.ci/run` installs tmux).
 
 use spur_tests::cluster::Cluster;
-use spur_tests::proc::bin;
-use spur_tests::tmux::{Tmux, has_tmux, quote};
+use spur_tests::tmux::{Tmux, has_tmux};
 use std::path::Path;
 
 /// Runs until `stop` exists in its directory.
@@ -38,16 +37,7 @@ command = ["scontrol", "show", "job", "{jobidd}"]
 fn console(e: &Cluster, home: &Path, config: &str, (w, h): (u16, u16)) -> Tmux {
     std::fs::create_dir_all(home.join("spur")).unwrap();
     std::fs::write(home.join("spur").join("console.toml"), config).unwrap();
-    let command = format!(
-        "env -u SPUR_TOKEN -u SPUR_CONSOLE_CONFIG XDG_CONFIG_HOME={} {} --controller {}; echo \"console exited: $?\"; sleep 600",
-        quote(&home.display().to_string()),
-        quote(&bin("spur-console").display().to_string()),
-        quote(&e.c.url),
-    );
-    let tmux = Tmux { socket: home.join("tmux.sock") };
-    let (w, h) = (w.to_string(), h.to_string());
-    tmux.run(&["new-session", "-d", "-s", "console", "-x", &w, "-y", &h, &command]);
-    tmux
+    Tmux::console(home, &["--controller", &e.c.url], (w, h))
 }
 
 fn fairshare_and_plugin_at(e: &Cluster, id: u64, size: (u16, u16)) {

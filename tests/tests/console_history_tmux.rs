@@ -9,8 +9,7 @@
 //! (`CI` set), where it must run (`.ci/run` installs tmux).
 
 use spur_tests::cluster::Cluster;
-use spur_tests::proc::bin;
-use spur_tests::tmux::{Tmux, has_tmux, quote};
+use spur_tests::tmux::{Tmux, has_tmux};
 
 const REASON: &str = "fan_noise";
 
@@ -22,15 +21,7 @@ fn history_at(width: u16, height: u16) {
     e.ok("scontrol", &format!("update nodename=node02 state=drain reason={REASON}"));
     e.ok("scontrol", "update nodename=node02 state=resume");
 
-    let command = format!(
-        "env -u SPUR_TOKEN -u SPUR_CONSOLE_CONFIG XDG_CONFIG_HOME={} {} --controller {}; echo \"console exited: $?\"; sleep 600",
-        quote(&e.dir.path().display().to_string()),
-        quote(&bin("spur-console").display().to_string()),
-        quote(&e.c.url),
-    );
-    let tmux = Tmux { socket: e.dir.path().join("tmux.sock") };
-    let (w, h) = (width.to_string(), height.to_string());
-    tmux.run(&["new-session", "-d", "-s", "console", "-x", &w, "-y", &h, &command]);
+    let tmux = Tmux::console(e.dir.path(), &["--controller", &e.c.url], (width, height));
     tmux.wait("the console to connect", |s| s.contains("connected"));
 
     // All -> Pending -> Running -> Finished.

@@ -8,8 +8,7 @@
 //! (`CI` set), where it must run (`.ci/run` installs tmux).
 
 use spur_tests::cluster::Cluster;
-use spur_tests::proc::bin;
-use spur_tests::tmux::{Tmux, has_tmux, quote};
+use spur_tests::tmux::{Tmux, has_tmux};
 
 /// Writes a few lines and a line to stderr, one more once `go` exists, and ends once `stop` exists.
 const SCRIPT: &str = "#!/bin/sh
@@ -27,15 +26,7 @@ fn watch_output_at(width: u16, height: u16) {
     let id = e.sbatch(&["-e", "tailme-%j.err", script.to_str().unwrap()]);
     e.wait_field(id, "%T", "RUNNING");
 
-    let command = format!(
-        "env -u SPUR_TOKEN -u SPUR_CONSOLE_CONFIG XDG_CONFIG_HOME={} {} --controller {}; echo \"console exited: $?\"; sleep 600",
-        quote(&e.dir.path().display().to_string()),
-        quote(&bin("spur-console").display().to_string()),
-        quote(&e.c.url),
-    );
-    let tmux = Tmux { socket: e.dir.path().join("tmux.sock") };
-    let (w, h) = (width.to_string(), height.to_string());
-    tmux.run(&["new-session", "-d", "-s", "console", "-x", &w, "-y", &h, &command]);
+    let tmux = Tmux::console(e.dir.path(), &["--controller", &e.c.url], (width, height));
     // Its row: the Name column is hidden at 80 columns, so the id in the first column.
     let sid = id.to_string();
     let row = |s: &str| s.lines().any(|l| l.split_whitespace().next() == Some(sid.as_str()));

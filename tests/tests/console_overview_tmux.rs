@@ -8,8 +8,8 @@
 //! (`CI` set), where it must run (`.ci/run` installs tmux).
 
 use spur_tests::config::ClusterToml;
-use spur_tests::proc::{Agent, Controller, bin, conf, field, ok};
-use spur_tests::tmux::{Tmux, has_tmux, quote};
+use spur_tests::proc::{Agent, Controller, conf, field, ok};
+use spur_tests::tmux::{Tmux, has_tmux};
 use spur_tests::wait::wait_until_blocking;
 
 fn cluster() -> ClusterToml {
@@ -55,18 +55,8 @@ fn overview_in_tmux(width: u16, height: u16) {
         if s == "RUNNING" { Ok(()) } else { Err(s) }
     });
 
-    let console = bin("spur-console");
-    // An empty config home: the test must not read the developer's console.toml.
-    let command = format!(
-        "env -u SPUR_TOKEN -u SPUR_CONSOLE_CONFIG XDG_CONFIG_HOME={} {} --controller {}; echo \"console exited: $?\"; sleep 600",
-        quote(&wd),
-        quote(&console.display().to_string()),
-        quote(&c.url),
-    );
-    // Declared after `dir`, so it is dropped (the server killed) before the socket's directory goes.
-    let tmux = Tmux { socket: d.join("tmux.sock") };
-    let (w, h) = (width.to_string(), height.to_string());
-    tmux.run(&["new-session", "-d", "-s", "console", "-x", &w, "-y", &h, &command]);
+    // Its own config home, empty: the test must not read the developer's console.toml.
+    let tmux = Tmux::console(d, &["--controller", &c.url], (width, height));
     tmux.wait("the console to connect", |s| s.contains("connected"));
     // The tenth pane's key.
     tmux.keys(&["0"]);

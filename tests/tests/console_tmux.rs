@@ -7,8 +7,8 @@
 //! (`CI` set), where it must run (`.ci/run` installs tmux).
 
 use spur_tests::config::ClusterToml;
-use spur_tests::proc::{Agent, Controller, bin, conf, ok};
-use spur_tests::tmux::{Tmux, has_tmux, quote};
+use spur_tests::proc::{Agent, Controller, conf, ok};
+use spur_tests::tmux::{Tmux, has_tmux};
 use spur_tests::wait::wait_until_blocking;
 
 fn cluster() -> ClusterToml {
@@ -47,17 +47,8 @@ fn drain_a_node_from_the_console_in_tmux() {
     let c = Controller::start(dir.path(), &conf(&db, &cluster().build()));
     let _agent = Agent::start(&c.url, "node[01-04]", &[]);
 
-    let console = bin("spur-console");
-    // An empty config home: the test must not read the developer's console.toml.
-    let command = format!(
-        "env -u SPUR_TOKEN -u SPUR_CONSOLE_CONFIG XDG_CONFIG_HOME={} {} --controller {}; echo \"console exited: $?\"; sleep 600",
-        quote(&dir.path().display().to_string()),
-        quote(&console.display().to_string()),
-        quote(&c.url),
-    );
-    // Declared after `dir`, so it is dropped (the server killed) before the socket's directory goes.
-    let tmux = Tmux { socket: dir.path().join("tmux.sock") };
-    tmux.run(&["new-session", "-d", "-s", "console", "-x", "100", "-y", "30", &command]);
+    // Its own config home, empty: the test must not read the developer's console.toml.
+    let tmux = Tmux::console(dir.path(), &["--controller", &c.url], (100, 30));
 
     tmux.wait("the console to connect as Administrator", |s| {
         s.contains("Administrator") && s.contains("connected")
@@ -143,15 +134,7 @@ fn the_console_follows_a_failover_and_its_audit_tail_has_no_gap() {
         })
     };
 
-    let console = bin("spur-console");
-    let command = format!(
-        "env -u SPUR_TOKEN -u SPUR_CONSOLE_CONFIG XDG_CONFIG_HOME={} {} --controller {}; echo \"console exited: $?\"; sleep 600",
-        quote(&dir.path().display().to_string()),
-        quote(&console.display().to_string()),
-        quote(&both),
-    );
-    let tmux = Tmux { socket: dir.path().join("tmux.sock") };
-    tmux.run(&["new-session", "-d", "-s", "console", "-x", "80", "-y", "24", &command]);
+    let tmux = Tmux::console(dir.path(), &["--controller", &both], (80, 24));
     let on_first = format!("on {} leader", first.addr());
     tmux.wait("the console on the leader", |s| s.contains("connected") && s.contains(&on_first));
     tmux.keys(&["7"]);
