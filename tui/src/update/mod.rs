@@ -6,7 +6,8 @@
 //!
 //! | module | what it does |
 //! | --- | --- |
-//! | [`dispatch`](mod@dispatch) | `dispatch(state, action) -> Vec<Effect>`; the write path, confirmations, network reports |
+//! | [`dispatch`](mod@dispatch) | `dispatch(state, action) -> Vec<Effect>`; the write path, confirmations |
+//! | [`reports`] | what the network task reports ([`Msg`](crate::model::action::Msg)), folded into the state |
 //! | [`keys`] | terminal events -> actions, per mode |
 //! | [`merged`] | the merged Queue (`:queue all`): opening, its connections' reports, job actions sent to the row's cluster |
 //! | [`nav`] | selection, scrolling, sort, marks, filters, pane switches, keeping selection across re-reads |
@@ -46,6 +47,7 @@ pub mod plugin;
 pub mod preempt;
 pub mod provisioners;
 pub mod queue;
+pub mod reports;
 pub mod reservations;
 
 pub use dispatch::dispatch;
