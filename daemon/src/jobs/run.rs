@@ -138,6 +138,7 @@ impl JobService {
             provision,
             admits: Default::default(),
             resvs: self.resvs.list(),
+            provisioned: Default::default(),
         };
         let mut cache = self.admits.lock().unwrap_or_else(|p| p.into_inner());
         sched::provision::prepare(&mut snap, &mut cache, now);
