@@ -81,7 +81,7 @@ impl Bins<'_> {
 }
 
 /// A definition's node shape from its provisionerSpec: `cpu`, `memory` in MB.
-fn node_shape(d: &Definition) -> Option<(u32, u64)> {
+pub fn node_shape(d: &Definition) -> Option<(u32, u64)> {
     let key = |k: &str| d.spec.iter().find(|(name, _)| name == k).map(|(_, v)| v.as_str());
     let cpus = key("cpu")?.trim().parse().ok()?;
     let mem_mb = super::provision::parse_memory(key("memory")?).ok()? >> 20;

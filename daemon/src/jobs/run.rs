@@ -138,7 +138,7 @@ impl JobService {
             provision,
             admits: Default::default(),
             resvs: self.resvs.list(),
-            provisioned: Default::default(),
+            provisioned: self.pilots.get().map(|p| p.provisioned()).unwrap_or_default(),
         };
         let mut cache = self.admits.lock().unwrap_or_else(|p| p.into_inner());
         sched::provision::prepare(&mut snap, &mut cache, now);
@@ -203,6 +203,9 @@ impl JobService {
         self.pass_stats.note_loans(&plan.idle_fill);
         self.apply_preemption(&plan, now).await;
         self.lock().note_pending(&plan);
+        if let Some(p) = self.pilots.get() {
+            p.request(&plan.provision);
+        }
         let evicted = !plan.preemptions.is_empty();
         let last = self.remember(super::preempt::LastPass { plan, now_ms: now });
         if evicted {

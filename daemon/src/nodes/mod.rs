@@ -18,6 +18,7 @@ pub mod build;
 pub mod dynamic;
 pub mod facts;
 pub mod partitions;
+pub mod pilots;
 pub mod pools;
 
 use crate::audit::Hub;

@@ -32,7 +32,14 @@ pub(crate) fn refresh(c: &mut Cluster, names: &[String]) {
         return;
     };
     for name in names {
+        let lent = c.dynamic.get(name).and_then(|d| d.pilot.as_ref()).map(|p| p.definition.clone());
         let Some(node) = c.nodes.get_mut(name) else { continue };
+        if let Some(def) = lent {
+            // A borrowed node serves the definition it was lent for, whatever its facts say.
+            node.definitions = vec![def];
+            node.annotations = annotations(&p, node);
+            continue;
+        }
         let Some(facts) = node.facts.clone() else { continue };
         node.definitions.clear();
         for d in p.defs.iter().filter(|d| d.backend == Backend::Static) {
@@ -87,9 +94,10 @@ impl NodeService {
             let members: Vec<&Node> = c.nodes.values().filter(|n| n.definitions.contains(&d.id)).collect();
             let names: Vec<String> = members.iter().map(|n| n.name.clone()).collect();
             let usable = members.iter().filter(|n| n.in_service()).count();
-            let state = match (d.backend, members.is_empty()) {
-                (Backend::Static, false) => "active",
-                (Backend::Static, true) => "no nodes",
+            let served = d.backend == Backend::Static || p.drives(d);
+            let state = match (served, members.is_empty()) {
+                (true, false) => "active",
+                (true, true) => "no nodes",
                 _ => "no driver",
             };
             let errors = (c.condition_errors.iter())

@@ -1,0 +1,207 @@
+//! The `slurm` provisioner's driver: the I/O at the edge of the pure
+//! scheduler's demand (`spur_sched::demand`). Each node a pass asks for
+//! becomes a dynamic node record (CLOUD, with its definition and expiry),
+//! persisted first, then a pilot job upstream that runs `spurd --dynamic`
+//! for that one node; the upstream job id is recorded when sbatch answers.
+//! Each second the upkeep gives back what is no longer needed, in Slurm's
+//! words: a pilot whose agent has not registered within
+//! `boot_timeout_secs`, and a registered node idle for `idle_timeout_secs`
+//! (`scancel` upstream, then the node is deleted here).
+
+pub mod upstream;
+
+use crate::admission::{Admission, TokenSpec};
+use crate::config::AdmissionMode;
+use crate::error::{Error, Result};
+use crate::nodes::NodeService;
+use crate::nodes::pilots::{Pilot, PilotNode};
+use spur_sched::demand::{NodeRequest, Provisioned};
+use spur_sched::provision::{Definition, allocation_ttl};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::mpsc;
+use upstream::{PilotJob, Upstream};
+
+/// The jobs on a node, which keep it from being given back.
+pub type Holding = Box<dyn Fn(&str) -> Vec<u64> + Send + Sync>;
+
+pub struct Pilots {
+    nodes: Arc<NodeService>,
+    admission: Arc<Admission>,
+    up: Upstream,
+    holding: Holding,
+    /// Nodes a pass asked for that have no record yet, by definition, so the
+    /// next pass does not ask again while the driver works.
+    queued: Mutex<HashMap<String, u32>>,
+    tx: mpsc::UnboundedSender<NodeRequest>,
+    rx: Mutex<Option<mpsc::UnboundedReceiver<NodeRequest>>>,
+    /// When each registered borrowed node was first seen idle.
+    idle_since: Mutex<HashMap<String, i64>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Pilots {
+    pub fn new(nodes: Arc<NodeService>, admission: Arc<Admission>, up: Upstream, holding: Holding) -> Pilots {
+        let (tx, rx) = mpsc::unbounded_channel();
+        Pilots {
+            nodes,
+            admission,
+            up,
+            holding,
+            queued: Mutex::default(),
+            tx,
+            rx: Mutex::new(Some(rx)),
+            idle_since: Mutex::default(),
+        }
+    }
+
+    /// What a pass's snapshot counts: the borrowed nodes and the requests not yet recorded.
+    pub fn provisioned(&self) -> HashMap<String, Provisioned> {
+        let mut out = self.nodes.provisioned();
+        for (d, n) in lock(&self.queued).iter().filter(|(_, n)| **n > 0) {
+            out.entry(d.clone()).or_default().booting += n;
+        }
+        out
+    }
+
+    /// Takes a pass's requests; the driver's task carries them out.
+    pub fn request(&self, reqs: &[NodeRequest]) {
+        for r in reqs {
+            *lock(&self.queued).entry(r.definition.clone()).or_default() += r.count;
+            let _ = self.tx.send(r.clone());
+        }
+    }
+
+    fn unqueue(&self, definition: &str, n: u32) {
+        if let Some(q) = lock(&self.queued).get_mut(definition) {
+            *q = q.saturating_sub(n);
+        }
+    }
+
+    /// The driver's task: requests as they come, the upkeep each second.
+    pub fn spawn(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
+        let me = self.clone();
+        let rx = lock(&self.rx).take();
+        tokio::spawn(async move {
+            let Some(mut rx) = rx else { return };
+            let mut tick = tokio::time::interval(Duration::from_secs(1));
+            loop {
+                tokio::select! {
+                    r = rx.recv() => match r {
+                        Some(r) => me.provision(&r).await,
+                        None => return,
+                    },
+                    _ = tick.tick() => me.upkeep(crate::store::now_ms()).await,
+                }
+            }
+        })
+    }
+
+    async fn provision(&self, r: &NodeRequest) {
+        let def = self.nodes.provision().and_then(|p| {
+            let d = p.defs.iter().position(|d| d.id == r.definition)?;
+            Some((p, d))
+        });
+        let Some((p, d)) = def else {
+            self.unqueue(&r.definition, r.count);
+            return;
+        };
+        for i in 0..r.count {
+            if let Err(e) = self.one(&p.defs[d], crate::store::now_ms()).await {
+                tracing::warn!(definition = %r.definition, error = %e, "could not provision a node");
+                // `one` took its own off the queue; the rest are not tried.
+                self.unqueue(&r.definition, r.count - i - 1);
+                return;
+            }
+        }
+    }
+
+    /// One node: its record persisted, then its pilot submitted.
+    async fn one(&self, def: &Definition, now: i64) -> Result<()> {
+        let shape = spur_sched::demand::node_shape(def);
+        let partition = def.spec.iter().find(|(k, _)| k == "partition").map(|(_, v)| v.clone());
+        let (Some((cpus, memory_mb)), Some(partition)) = (shape, partition) else {
+            self.unqueue(&def.id, 1);
+            return Err(Error::invalid(
+                "provisionerSpec",
+                "a slurm definition needs cpu, memory and partition",
+            ));
+        };
+        let time_secs = allocation_ttl(def, def.ttl, 1);
+        let node = self.nodes.pilot_name(&def.id);
+        let expires_ms = now.saturating_add(i64::from(time_secs) * 1000);
+        let pilot = Pilot { definition: def.id.clone(), job: None, requested_ms: now, expires_ms };
+        let made = self.nodes.create_pilot(&node, cpus, memory_mb, pilot).await;
+        self.unqueue(&def.id, 1);
+        made?;
+        let token = match self.admission.mode() {
+            AdmissionMode::Open => None,
+            AdmissionMode::Token => {
+                let ttl = self.up.cfg.boot_timeout_secs.saturating_add(self.up.cfg.call_timeout_secs);
+                let spec = TokenSpec { ttl_secs: Some(ttl as i64), nodes: Some(node.clone()), once: true };
+                Some(self.admission.create(spec, self.nodes.token_bounds(), now).await?.1)
+            }
+        };
+        let job = PilotJob { node: node.clone(), partition, cpus, memory_mb, time_secs, token };
+        match self.up.sbatch(&job).await {
+            Ok(id) => {
+                tracing::info!(node = %node, upstream_job = %id, "pilot submitted upstream");
+                self.nodes.set_pilot_job(&node, &id).await
+            }
+            Err(e) => {
+                let _ = self.nodes.delete(&node, &[]).await;
+                Err(Error::Unavailable(e.0))
+            }
+        }
+    }
+
+    /// Gives back pilots that never registered and nodes idle too long.
+    pub async fn upkeep(&self, now: i64) {
+        let cfg = &self.up.cfg;
+        for n in self.nodes.pilot_nodes() {
+            let why = if !n.registered {
+                let late = now.saturating_sub(n.pilot.requested_ms) >= secs_ms(cfg.boot_timeout_secs);
+                late.then_some("its agent did not register within upstream.slurm.boot_timeout_secs")
+            } else if n.idle {
+                let since = *lock(&self.idle_since).entry(n.name.clone()).or_insert(now);
+                let idle = now.saturating_sub(since) >= secs_ms(cfg.idle_timeout_secs);
+                idle.then_some("idle for upstream.slurm.idle_timeout_secs")
+            } else {
+                lock(&self.idle_since).remove(&n.name);
+                None
+            };
+            if let Some(why) = why {
+                self.give_back(&n, why).await;
+            }
+        }
+    }
+
+    /// `scancel` upstream, then the node is deleted here; a failed scancel is tried again next time.
+    async fn give_back(&self, n: &PilotNode, why: &str) {
+        if !(self.holding)(&n.name).is_empty() {
+            return;
+        }
+        if let Some(job) = &n.pilot.job
+            && let Err(e) = self.up.scancel(job).await
+        {
+            tracing::warn!(node = %n.name, upstream_job = %job, error = %e, "could not cancel a pilot");
+            return;
+        }
+        match self.nodes.delete(&n.name, &(self.holding)(&n.name)).await {
+            Ok(()) => tracing::info!(node = %n.name, "borrowed node given back: {why}"),
+            Err(e) => tracing::warn!(node = %n.name, error = %e, "could not delete a borrowed node"),
+        }
+        lock(&self.idle_since).remove(&n.name);
+    }
+}
+
+fn secs_ms(s: u64) -> i64 {
+    i64::try_from(s.saturating_mul(1000)).unwrap_or(i64::MAX)
+}
+
+#[cfg(test)]
+mod tests;
