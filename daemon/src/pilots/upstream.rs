@@ -69,6 +69,10 @@ impl PilotJob {
             self.partition.clone(),
             format!("--cpus-per-task={}", self.cpus),
             format!("--mem={}", self.memory_mb),
+            // Not the controller's directory, which the upstream's nodes may not have;
+            // the agent logs nowhere upstream (its node's state is read here).
+            "--chdir=/tmp".into(),
+            "--output=/dev/null".into(),
             "-t".into(),
             // Whole minutes, rounded up: Slurm's -t takes minutes.
             self.time_secs.div_ceil(60).max(1).to_string(),
@@ -162,9 +166,9 @@ mod tests {
         let a = pilot().sbatch_args(&upstream("/usr/bin", 5).cfg);
         let want = ["--parsable", "--job-name=spur-burst-1", "-p", "compute", "--cpus-per-task=16"];
         assert_eq!(&a[..5], want);
-        assert_eq!(&a[5..8], ["--mem=65536", "-t", "61"], "time rounded up to whole minutes");
+        assert_eq!(&a[5..10], ["--mem=65536", "--chdir=/tmp", "--output=/dev/null", "-t", "61"]);
         assert_eq!(
-            a[9],
+            a[11],
             "exec /opt/spur/spurd --dynamic --controller http://ctl:6817 --nodes burst-1 \
              --cpus 16 --memory-mb 65536 --token 'ab.cd'\\''e'"
         );
