@@ -195,6 +195,9 @@ pub struct SchedNode {
     pub definitions: Vec<u16>,
     /// What its agent reported of it, for `--tmp` and the layout options (shared, not copied).
     pub facts: Option<std::sync::Arc<model::HostFacts>>,
+    /// A borrowed node's end (its pilot's time limit upstream): only jobs
+    /// that end by then are placed on it.
+    pub expires_ms: Option<i64>,
 }
 
 impl SchedNode {
@@ -214,6 +217,7 @@ impl SchedNode {
             features: vec![],
             definitions: vec![],
             facts: None,
+            expires_ms: None,
         }
     }
 
@@ -237,6 +241,7 @@ impl SchedNode {
             features: n.features.clone(),
             definitions: vec![],
             facts: n.facts.clone(),
+            expires_ms: None,
         }
     }
 }

@@ -587,7 +587,8 @@ impl<'a> Pass<'a> {
             return Err(self.window_reason(k));
         }
         let only_reserved = pick.nodes.len() + pick.reserved >= need;
-        if simple && excluded.is_empty() {
+        // Not remembered when borrowed nodes expired for it: a shorter job of its shape may fit.
+        if simple && excluded.is_empty() && pick.expired == 0 {
             let by = match pick.reserved_by.filter(|_| only_reserved) {
                 Some(j) => Blocker::Reserved(j),
                 None => Blocker::NoRoom,

@@ -124,8 +124,14 @@ impl JobService {
         // Read before the snapshot: its job list holds the queue lock to the end of the statement.
         let evicted_for = self.evicted_for();
         let provision = self.nodes.provision();
+        let expiries = self.nodes.pilot_expiries();
         let mut snap = Snapshot {
-            nodes: nodes.iter().map(|n| sched_node(n, provision.as_deref())).collect(),
+            nodes: (nodes.iter())
+                .map(|n| SchedNode {
+                    expires_ms: expiries.get(&n.name).copied(),
+                    ..sched_node(n, provision.as_deref())
+                })
+                .collect(),
             partitions: self.nodes.partitions(),
             jobs: self.active_jobs(now),
             catalog,

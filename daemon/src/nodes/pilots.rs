@@ -54,6 +54,12 @@ impl NodeService {
             .collect()
     }
 
+    /// Each borrowed node's expiry, for a pass's placement.
+    pub fn pilot_expiries(&self) -> HashMap<String, i64> {
+        let c = self.read();
+        (c.dynamic.iter()).filter_map(|(n, d)| Some((n.clone(), d.pilot.as_ref()?.expires_ms))).collect()
+    }
+
     /// Each definition's borrowed nodes, booting and active, for a pass's snapshot.
     pub fn provisioned(&self) -> HashMap<String, Provisioned> {
         let mut out: HashMap<String, Provisioned> = HashMap::new();

@@ -121,3 +121,22 @@ fn without_a_driver_the_definition_refuses_and_asks_for_nothing() {
         [0, 1]
     );
 }
+
+#[test]
+fn a_borrowed_node_takes_only_jobs_that_end_before_it_expires() {
+    // n1, n2 full; n3 borrowed for `burst`, expiring in 20 minutes.
+    let f = fx(true)
+        .running(run_on(sized(1, 8), &["n1"], NOW))
+        .running(run_on(sized(2, 8), &["n2"], NOW))
+        .with(|f| {
+            let mut n3 = crate::SchedNode::idle("n3", 16, 32768, 0);
+            (n3.definitions, n3.expires_ms) = (vec![1], Some(NOW + 20 * 60_000));
+            f.snap.partitions[0].nodes.push("n3".into());
+            f.snap.nodes.push(n3);
+        })
+        .job(sized(3, 4))
+        .job(Job { time_limit: Some(10), ..sized(4, 4) });
+    let plan = f.plan();
+    assert!(plan.start_of(3).is_none(), "30 minutes end after the node's expiry");
+    assert_eq!(plan.start_of(4).map(|s| s.nodes.clone()), Some(vec!["n3".into()]), "{:?}", plan.pending);
+}
