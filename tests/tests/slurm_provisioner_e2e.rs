@@ -4,10 +4,11 @@
 //! one pilot in the upstream's queue; the pilot's agent registers its node
 //! here (with a single-use token the controller minted); the job completes
 //! on it; after idle_timeout_secs the pilot is cancelled upstream and the
-//! node is gone.
+//! node is gone. A controller restart while the pilot waits upstream asks
+//! for no second one.
 
 use spur_tests::config::ClusterToml;
-use spur_tests::proc::{Agent, Controller, bin, conf, links_dir, ok, run, sacct_state, wait_for};
+use spur_tests::proc::{Agent, Controller, bin, conf, field, links_dir, ok, run, sacct_state, wait_for};
 
 const DEFINITIONS: &str = "definitions:
 - id: burst
@@ -47,16 +48,24 @@ fn ours(db: &str, upstream_url: &str, controller_url: &str) -> String {
     conf(db, &format!("{}{block}", toml.build()))
 }
 
-/// The upstream's queue: one job name a line.
+/// The pilots in the upstream's queue, by job name.
 fn upstream_queue(url: &str) -> Vec<String> {
-    ok("squeue", url, &["-h", "-o", "%j"]).lines().map(str::to_string).collect()
+    let names = ok("squeue", url, &["-h", "-o", "%j"]);
+    names.lines().filter(|n| n.starts_with("spur-")).map(str::to_string).collect()
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn a_job_only_the_slurm_definition_admits_runs_on_a_borrowed_node_given_back_when_idle() {
-    let up_dir = tempfile::tempdir().unwrap();
-    let (up, _up_agent) = upstream(up_dir.path());
+/// Both clusters; ours knows where it listens.
+struct Setup {
+    _up_dir: tempfile::TempDir,
+    up: Controller,
+    _up_agent: Agent,
+    dir: tempfile::TempDir,
+    c: Controller,
+}
 
+fn setup() -> Setup {
+    let up_dir = tempfile::tempdir().unwrap();
+    let (up, up_agent) = upstream(up_dir.path());
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     std::fs::write(d.join("provisioners.yaml"), DEFINITIONS).unwrap();
@@ -66,32 +75,72 @@ async fn a_job_only_the_slurm_definition_admits_runs_on_a_borrowed_node_given_ba
     let mut c = Controller::start(d, &ours(&db, &up.url, "http://127.0.0.1:1"));
     std::fs::write(&c.config, ours(&db, &up.url, &c.url)).unwrap();
     c.restart();
-    let shown = ok("scontrol", &c.url, &["show", "provisioner", "burst"]);
+    Setup { _up_dir: up_dir, up, _up_agent: up_agent, dir, c }
+}
+
+impl Setup {
+    /// A 5-minute job in `burst`, which only a borrowed node can run.
+    fn submit(&self) -> u64 {
+        let wd = self.dir.path().display().to_string();
+        let args = ["--parsable", "-p", "burst", "-t", "5", "-D", &wd, "-o", "/dev/null", "--wrap", "true"];
+        ok("sbatch", &self.c.url, &args).trim().parse().unwrap()
+    }
+
+    /// Waits for `done`, noting the most pilots the upstream's queue held meanwhile.
+    fn wait(&self, what: &str, most: &mut usize, mut done: impl FnMut() -> bool) {
+        wait_for(what, || {
+            *most = (*most).max(upstream_queue(&self.up.url).len());
+            done().then_some(())
+        });
+    }
+
+    /// Waits for the job to complete on burst-1 and the node to be given back.
+    fn completes_and_gives_back(&self, id: u64, most: &mut usize) {
+        self.wait("the job completed on the borrowed node", most, || {
+            sacct_state(&self.c.url, id) == "COMPLETED"
+        });
+        let nodes = ok("sacct", &self.c.url, &["-n", "-P", "-X", "-j", &id.to_string(), "-o", "NodeList"]);
+        assert_eq!(nodes.trim(), "burst-1");
+        self.wait("the node given back", most, || {
+            let gone = !run("scontrol", &self.c.url, &["show", "node", "burst-1"]).status.success();
+            gone && upstream_queue(&self.up.url).is_empty()
+        });
+        assert_eq!(*most, 1, "exactly one pilot was asked for");
+        // One single-use token, bound to the one node.
+        let tokens = ok("spur", &self.c.url, &["token", "list"]);
+        assert_eq!(tokens.matches("burst-").count(), 1, "{tokens}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_job_only_the_slurm_definition_admits_runs_on_a_borrowed_node_given_back_when_idle() {
+    let s = setup();
+    let shown = ok("scontrol", &s.c.url, &["show", "provisioner", "burst"]);
     assert!(shown.contains("Backend=slurm") && shown.contains("State=no nodes"), "{shown}");
-
-    let wd = d.display().to_string();
-    let args = ["--parsable", "-p", "burst", "-t", "5", "-D", &wd, "-o", "/dev/null", "--wrap", "true"];
-    let id: u64 = ok("sbatch", &c.url, &args).trim().parse().unwrap();
+    let id = s.submit();
     let mut most = 0;
-    wait_for("one pilot upstream", || {
-        let q = upstream_queue(&up.url);
-        most = most.max(q.len());
-        (q == ["spur-burst-1"]).then_some(())
-    });
-    wait_for("the job completed on the borrowed node", || {
-        let q = upstream_queue(&up.url);
-        most = most.max(q.len());
-        (sacct_state(&c.url, id) == "COMPLETED").then_some(())
-    });
-    assert_eq!(most, 1, "exactly one pilot was asked for");
-    let nodes = ok("sacct", &c.url, &["-n", "-P", "-X", "-j", &id.to_string(), "-o", "NodeList"]);
-    assert_eq!(nodes.trim(), "burst-1");
-    // Its token was single-use and bound to its node.
-    let tokens = ok("spur", &c.url, &["token", "list"]);
-    assert!(tokens.contains("burst-1"), "{tokens}");
+    s.wait("one pilot upstream", &mut most, || upstream_queue(&s.up.url) == ["spur-burst-1"]);
+    s.completes_and_gives_back(id, &mut most);
+}
 
-    wait_for("the node given back", || {
-        let gone = !run("scontrol", &c.url, &["show", "node", "burst-1"]).status.success();
-        (gone && upstream_queue(&up.url).is_empty()).then_some(())
+#[tokio::test(flavor = "multi_thread")]
+async fn a_restart_while_the_pilot_waits_upstream_asks_for_no_second_one() {
+    let mut s = setup();
+    // The pilot waits in the upstream's queue while a job there holds its only node.
+    let wd = s.dir.path().display().to_string();
+    let args = ["--parsable", "-c", "4", "-D", &wd, "-o", "/dev/null", "--wrap", "sleep 300"];
+    let blocker = ok("sbatch", &s.up.url, &args).trim().to_string();
+    wait_for("the upstream's node busy", || {
+        (field(&s.up.url, blocker.parse().unwrap(), "%T") == "RUNNING").then_some(())
     });
+    let id = s.submit();
+    let mut most = 0;
+    s.wait("one pilot upstream", &mut most, || upstream_queue(&s.up.url) == ["spur-burst-1"]);
+    s.c.restart();
+    // A pass has run since the restart: the job has its reason again.
+    s.wait("a pass after the restart", &mut most, || !field(&s.c.url, id, "%r").is_empty());
+    let shown = ok("scontrol", &s.c.url, &["show", "node", "burst-1"]);
+    assert!(shown.contains("CLOUD"), "still waiting for its agent: {shown}");
+    ok("scancel", &s.up.url, &[&blocker]);
+    s.completes_and_gives_back(id, &mut most);
 }

@@ -163,6 +163,10 @@ impl Pilots {
     pub async fn upkeep(&self, now: i64) {
         let cfg = &self.up.cfg;
         for n in self.nodes.pilot_nodes() {
+            if n.pilot.job.is_none() {
+                self.reconcile(&n).await;
+                continue;
+            }
             let why = if !n.registered {
                 let late = now.saturating_sub(n.pilot.requested_ms) >= secs_ms(cfg.boot_timeout_secs);
                 late.then_some("its agent did not register within upstream.slurm.boot_timeout_secs")
@@ -180,6 +184,38 @@ impl Pilots {
         }
     }
 
+    /// A node whose pilot's job id was never recorded (the controller
+    /// stopped between storing the node and sbatch's answer, or sbatch hung):
+    /// the upstream's queue says whether the pilot exists. Found, its id is
+    /// recorded (extra ones cancelled); not found, the node is deleted, and
+    /// the next pass asks again if its jobs still need it. No pilot is
+    /// orphaned and none is submitted twice.
+    async fn reconcile(&self, n: &PilotNode) {
+        let ids = match self.up.squeue_ids(&format!("spur-{}", n.name)).await {
+            Ok(ids) => ids,
+            Err(e) => {
+                tracing::warn!(node = %n.name, error = %e, "could not look for a pilot upstream");
+                return;
+            }
+        };
+        let Some((first, extra)) = ids.split_first() else {
+            match self.nodes.delete(&n.name, &(self.holding)(&n.name)).await {
+                Ok(()) => tracing::info!(node = %n.name, "no pilot upstream; node deleted"),
+                Err(e) => tracing::warn!(node = %n.name, error = %e, "could not delete a borrowed node"),
+            }
+            return;
+        };
+        for job in extra {
+            if let Err(e) = self.up.scancel(job).await {
+                tracing::warn!(node = %n.name, upstream_job = %job, error = %e, "could not cancel a second pilot");
+            }
+        }
+        match self.nodes.set_pilot_job(&n.name, first).await {
+            Ok(()) => tracing::info!(node = %n.name, upstream_job = %first, "pilot found upstream"),
+            Err(e) => tracing::warn!(node = %n.name, error = %e, "could not record a pilot found upstream"),
+        }
+    }
+
     /// `scancel` upstream, then the node is deleted here; a failed scancel is tried again next time.
     async fn give_back(&self, n: &PilotNode, why: &str) {
         if !(self.holding)(&n.name).is_empty() {
@@ -188,8 +224,12 @@ impl Pilots {
         if let Some(job) = &n.pilot.job
             && let Err(e) = self.up.scancel(job).await
         {
-            tracing::warn!(node = %n.name, upstream_job = %job, error = %e, "could not cancel a pilot");
-            return;
+            // A pilot that already ended upstream (its agent exited) cannot be cancelled: gone is gone.
+            let ended = self.up.squeue_ids(&format!("spur-{}", n.name)).await.is_ok_and(|ids| ids.is_empty());
+            if !ended {
+                tracing::warn!(node = %n.name, upstream_job = %job, error = %e, "could not cancel a pilot");
+                return;
+            }
         }
         match self.nodes.delete(&n.name, &(self.holding)(&n.name)).await {
             Ok(()) => tracing::info!(node = %n.name, "borrowed node given back: {why}"),

@@ -29,6 +29,11 @@ fn script(dir: &std::path::Path, name: &str, body: &str) {
 
 /// A controller's node service with `big` loaded and fake commands logging to `calls`.
 async fn fx(sbatch: &str) -> Fx {
+    fx_with(sbatch, "true").await
+}
+
+/// [`fx`] with a fake squeue too.
+async fn fx_with(sbatch: &str, squeue: &str) -> Fx {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let text = format!(
@@ -42,6 +47,7 @@ async fn fx(sbatch: &str) -> Fx {
     cfg.provision = Some(Arc::new(p));
     script(d, "sbatch", &format!("echo \"sbatch $*\" >> {0}/calls\n{sbatch}", d.display()));
     script(d, "scancel", &format!("echo \"scancel $*\" >> {}/calls", d.display()));
+    script(d, "squeue", &format!("echo \"squeue $*\" >> {0}/calls\n{squeue}", d.display()));
     let store = crate::store::open(&format!("sqlite://{}/spur.db", d.display())).await.unwrap();
     let hub = Arc::new(crate::audit::Hub::new(Some(store.clone())));
     let admission = Arc::new(Admission::load(cfg.admission.mode, Some(store.clone())).await.unwrap());
@@ -110,4 +116,38 @@ async fn a_failed_sbatch_leaves_no_node() {
     f.pilots.provision(&NodeRequest { definition: "big".into(), count: 2 }).await;
     assert_eq!(f.calls().len(), 1, "the second node is not tried after the first failed");
     assert!(f.nodes.node("big-1").is_none() && f.pilots.provisioned().is_empty());
+}
+
+/// A node stored before the controller stopped, its pilot's id never recorded.
+async fn unrecorded(f: &Fx) {
+    let pilot = Pilot { definition: "big".into(), job: None, requested_ms: 0, expires_ms: 3_600_000 };
+    f.nodes.create_pilot("big-1", 16, 32768, pilot).await.unwrap();
+}
+
+#[tokio::test]
+async fn a_pilot_found_upstream_after_a_restart_is_recorded_not_submitted_again() {
+    let f = fx_with("echo 1", "echo 91; echo 92").await;
+    unrecorded(&f).await;
+    f.pilots.upkeep(1_000).await;
+    assert_eq!(f.calls(), ["squeue -h --name spur-big-1 -o %i", "scancel 92"], "the second one is cancelled");
+    assert_eq!(f.nodes.pilot_nodes()[0].pilot.job.as_deref(), Some("91"));
+}
+
+#[tokio::test]
+async fn a_pilot_missing_upstream_after_a_restart_leaves_no_node() {
+    let f = fx_with("echo 1", "true").await;
+    unrecorded(&f).await;
+    f.pilots.upkeep(1_000).await;
+    assert!(f.nodes.node("big-1").is_none());
+    assert_eq!(f.calls(), ["squeue -h --name spur-big-1 -o %i"], "nothing submitted or cancelled");
+}
+
+#[tokio::test]
+async fn a_pilot_that_ended_upstream_is_given_back_though_scancel_fails() {
+    let f = fx_with("echo 79", "true").await;
+    script(f.dir.path(), "scancel", "echo 'scancel: error: Invalid job id specified' >&2; exit 1");
+    f.pilots.provision(&NodeRequest { definition: "big".into(), count: 1 }).await;
+    let at = f.nodes.pilot_nodes()[0].pilot.requested_ms;
+    f.pilots.upkeep(at + 60_000).await;
+    assert!(f.nodes.node("big-1").is_none(), "squeue no longer lists it: deleted");
 }

@@ -131,6 +131,13 @@ impl Upstream {
         Ok(id)
     }
 
+    /// The upstream job ids of the jobs named `name` still in its queue.
+    pub async fn squeue_ids(&self, name: &str) -> Result<Vec<String>, CallError> {
+        let args = ["-h", "--name", name, "-o", "%i"].map(String::from);
+        let out = self.call("squeue", &args).await?;
+        Ok(out.lines().map(str::trim).filter(|l| !l.is_empty()).map(str::to_string).collect())
+    }
+
     /// Ends a pilot upstream.
     pub async fn scancel(&self, job: &str) -> Result<(), CallError> {
         self.call("scancel", &[job.to_string()]).await.map(|_| ())
