@@ -11,7 +11,7 @@
 
 use super::job::{Job, JobId};
 use super::provision::{Admit, Definition, Exclusive, Provision};
-use super::reason::ReasonCode as C;
+use super::reason::{Facts, Reason, ReasonCode as C};
 use super::{Plan, Snapshot};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -20,12 +20,23 @@ use std::sync::Arc;
 pub const DEFAULT_MAX_NODES: u32 = 16;
 
 /// The nodes of one dynamic definition the controller already has.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Provisioned {
     /// Requested upstream, their agents not yet registered.
     pub booting: u32,
     /// Registered and not yet given back.
     pub active: u32,
+    /// Its upstream failed: asked for nothing until the backoff ends.
+    pub unavailable: Option<Unavailable>,
+}
+
+/// A dynamic definition backing off after its upstream failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unavailable {
+    /// The failure, naming the command.
+    pub error: Arc<str>,
+    /// When it asks again.
+    pub until_ms: i64,
 }
 
 /// New nodes a pass asks of one dynamic definition.
@@ -97,7 +108,10 @@ fn dynamic_bins<'a>(p: &'a Provision, have: &HashMap<String, Provisioned>) -> Ve
         .filter(|(_, d)| p.drives(d))
         .filter_map(|(i, def)| {
             let (cpus, mem_mb) = node_shape(def)?;
-            let had = have.get(&def.id).copied().unwrap_or_default();
+            let had = have.get(&def.id).cloned().unwrap_or_default();
+            if had.unavailable.is_some() {
+                return None;
+            }
             let cap = def.max_nodes.unwrap_or(DEFAULT_MAX_NODES).saturating_sub(had.active);
             let free = vec![(cpus, mem_mb); had.booting.min(cap) as usize];
             Some((i as u16, Bins { def, cpus, mem_mb, booting: had.booting, cap, free }))
@@ -108,15 +122,18 @@ fn dynamic_bins<'a>(p: &'a Provision, have: &HashMap<String, Provisioned>) -> Ve
 }
 
 /// New nodes per dynamic definition after `plan`'s starts. `admit` gives a
-/// pending job's verdicts (the snapshot's or the pass's own).
+/// pending job's verdicts (the snapshot's or the pass's own). A job with no
+/// usable node whose candidate definition is backing off pends naming it.
 pub(crate) fn requests<'a>(
     snap: &Snapshot,
-    plan: &Plan,
+    plan: &mut Plan,
     admit: impl Fn(JobId) -> Option<&'a Arc<Admit>>,
+    now_ms: i64,
 ) -> Vec<NodeRequest> {
     let Some(p) = snap.provision.as_deref() else { return vec![] };
     let mut bins = dynamic_bins(p, &snap.provisioned);
-    if bins.is_empty() {
+    let down = unavailable(p, &snap.provisioned);
+    if bins.is_empty() && down.is_empty() {
         return vec![];
     }
     let rank: HashMap<JobId, usize> = plan
@@ -129,13 +146,22 @@ pub(crate) fn requests<'a>(
     let mut jobs: Vec<(usize, &Job)> =
         snap.jobs.iter().filter_map(|j| rank.get(&j.id).map(|r| (*r, j))).collect();
     jobs.sort_unstable_by_key(|(r, _)| *r);
-    for (_, job) in jobs {
+    for (r, job) in jobs {
         let Some(a) = admit(job.id) else { continue };
         // Cheapest definition first, as placement orders static pools.
-        for (i, b) in bins.iter_mut() {
-            if a.candidates.binary_search(i).is_ok() && b.place(job) {
-                break;
-            }
+        let placed = bins.iter_mut().any(|(i, b)| a.candidates.binary_search(i).is_ok() && b.place(job));
+        let pending = &mut plan.pending[r];
+        if placed || pending.reason.code != C::NoProvisionerDefinition {
+            continue;
+        }
+        if let Some((d, u)) = down.iter().find(|(d, _)| a.candidates.binary_search(d).is_ok()) {
+            let retry_in_s = (u.until_ms.saturating_sub(now_ms).max(0) as u64).div_ceil(1000);
+            let facts = Facts::ProvisionerUnavailable {
+                definition: p.defs[*d as usize].id.clone(),
+                error: u.error.clone(),
+                retry_in_s,
+            };
+            pending.reason = Reason::new(C::ProvisionerUnavailable, facts);
         }
     }
     bins.into_iter()
@@ -143,5 +169,13 @@ pub(crate) fn requests<'a>(
             let count = (b.free.len() as u32).saturating_sub(b.booting);
             (count > 0).then(|| NodeRequest { definition: b.def.id.clone(), count })
         })
+        .collect()
+}
+
+/// The driven definitions backing off, by index.
+fn unavailable<'h>(p: &Provision, have: &'h HashMap<String, Provisioned>) -> Vec<(u16, &'h Unavailable)> {
+    (p.defs.iter().enumerate())
+        .filter(|(_, d)| p.drives(d))
+        .filter_map(|(i, d)| Some((i as u16, have.get(&d.id)?.unavailable.as_ref()?)))
         .collect()
 }

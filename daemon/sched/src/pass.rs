@@ -97,8 +97,12 @@ pub(crate) fn run(snap: &Snapshot, now_ms: i64) -> Plan {
     // Last, on what every job with a claim left: idle-fill's loans.
     pass.lend(borrowers);
     let (admits, inline) = (&snap.admits, &pass.pools.inline);
-    let requests =
-        super::demand::requests(snap, &pass.plan, |id| admits.get(&id).or_else(|| inline.get(&id)));
+    let requests = super::demand::requests(
+        snap,
+        &mut pass.plan,
+        |id| admits.get(&id).or_else(|| inline.get(&id)),
+        now_ms,
+    );
     pass.plan.provision = requests;
     pass.plan
 }

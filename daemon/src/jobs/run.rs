@@ -144,7 +144,7 @@ impl JobService {
             provision,
             admits: Default::default(),
             resvs: self.resvs.list(),
-            provisioned: self.pilots.get().map(|p| p.provisioned()).unwrap_or_default(),
+            provisioned: self.pilots.get().map(|p| p.provisioned(now)).unwrap_or_default(),
         };
         let mut cache = self.admits.lock().unwrap_or_else(|p| p.into_inner());
         sched::provision::prepare(&mut snap, &mut cache, now);

@@ -15,7 +15,7 @@ use crate::config::AdmissionMode;
 use crate::error::{Error, Result};
 use crate::nodes::NodeService;
 use crate::nodes::pilots::{Pilot, PilotNode};
-use spur_sched::demand::{NodeRequest, Provisioned};
+use spur_sched::demand::{NodeRequest, Provisioned, Unavailable};
 use spur_sched::provision::{Definition, allocation_ttl};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -38,6 +38,24 @@ pub struct Pilots {
     rx: Mutex<Option<mpsc::UnboundedReceiver<NodeRequest>>>,
     /// When each registered borrowed node was first seen idle.
     idle_since: Mutex<HashMap<String, i64>>,
+    /// Each definition's last failure upstream, and how long it backs off.
+    failures: Mutex<HashMap<String, Failure>>,
+}
+
+struct Failure {
+    error: Arc<str>,
+    until_ms: i64,
+    /// Failures in a row: the backoff doubles with each.
+    count: u32,
+}
+
+/// The longest backoff after failures in a row.
+const MAX_BACKOFF_SECS: u64 = 600;
+
+/// `call_timeout_secs` doubled for each failure in a row after the first, to at most ten minutes.
+fn backoff_ms(call_timeout_secs: u64, count: u32) -> i64 {
+    let secs = call_timeout_secs.saturating_mul(1 << count.saturating_sub(1).min(16)).min(MAX_BACKOFF_SECS);
+    secs_ms(secs)
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -56,16 +74,34 @@ impl Pilots {
             tx,
             rx: Mutex::new(Some(rx)),
             idle_since: Mutex::default(),
+            failures: Mutex::default(),
         }
     }
 
-    /// What a pass's snapshot counts: the borrowed nodes and the requests not yet recorded.
-    pub fn provisioned(&self) -> HashMap<String, Provisioned> {
+    /// What a pass's snapshot counts at `now`: the borrowed nodes, the
+    /// requests not yet recorded, and the definitions backing off.
+    pub fn provisioned(&self, now: i64) -> HashMap<String, Provisioned> {
         let mut out = self.nodes.provisioned();
         for (d, n) in lock(&self.queued).iter().filter(|(_, n)| **n > 0) {
             out.entry(d.clone()).or_default().booting += n;
         }
+        for (d, f) in lock(&self.failures).iter().filter(|(_, f)| f.until_ms > now) {
+            let u = Unavailable { error: f.error.clone(), until_ms: f.until_ms };
+            out.entry(d.clone()).or_default().unavailable = Some(u);
+        }
         out
+    }
+
+    /// Whether `definition` is backing off at `now`.
+    fn backing_off(&self, definition: &str, now: i64) -> bool {
+        lock(&self.failures).get(definition).is_some_and(|f| f.until_ms > now)
+    }
+
+    fn failed(&self, definition: &str, error: &Error, now: i64) {
+        let mut all = lock(&self.failures);
+        let count = all.get(definition).map_or(0, |f| f.count).saturating_add(1);
+        let until_ms = now.saturating_add(backoff_ms(self.up.cfg.call_timeout_secs, count));
+        all.insert(definition.to_string(), Failure { error: error.to_string().into(), until_ms, count });
     }
 
     /// Takes a pass's requests; the driver's task carries them out.
@@ -106,17 +142,21 @@ impl Pilots {
             let d = p.defs.iter().position(|d| d.id == r.definition)?;
             Some((p, d))
         });
-        let Some((p, d)) = def else {
+        let now = crate::store::now_ms();
+        let Some((p, d)) = def.filter(|_| !self.backing_off(&r.definition, now)) else {
             self.unqueue(&r.definition, r.count);
             return;
         };
         for i in 0..r.count {
-            if let Err(e) = self.one(&p.defs[d], crate::store::now_ms()).await {
-                tracing::warn!(definition = %r.definition, error = %e, "could not provision a node");
+            let now = crate::store::now_ms();
+            if let Err(e) = self.one(&p.defs[d], now).await {
+                tracing::warn!(definition = %r.definition, error = %e, "could not provision a node; backing off");
+                self.failed(&r.definition, &e, now);
                 // `one` took its own off the queue; the rest are not tried.
                 self.unqueue(&r.definition, r.count - i - 1);
                 return;
             }
+            lock(&self.failures).remove(&r.definition);
         }
     }
 

@@ -79,9 +79,17 @@ async fn a_request_makes_a_persisted_node_and_one_pilot() {
     let f = fx("echo 77").await;
     let req = NodeRequest { definition: "big".into(), count: 1 };
     f.pilots.request(std::slice::from_ref(&req));
-    assert_eq!(f.pilots.provisioned()["big"], Provisioned { booting: 1, active: 0 }, "queued counts");
+    assert_eq!(
+        f.pilots.provisioned(0)["big"],
+        Provisioned { booting: 1, active: 0, unavailable: None },
+        "queued counts"
+    );
     f.pilots.provision(&req).await;
-    assert_eq!(f.pilots.provisioned()["big"], Provisioned { booting: 1, active: 0 }, "now its record counts");
+    assert_eq!(
+        f.pilots.provisioned(0)["big"],
+        Provisioned { booting: 1, active: 0, unavailable: None },
+        "now its record counts"
+    );
     let calls = f.calls();
     assert_eq!(calls.len(), 1, "{calls:?}");
     assert!(calls[0].contains("--job-name=spur-big-1") && calls[0].contains("-t 61"), "{calls:?}");
@@ -106,7 +114,7 @@ async fn a_pilot_not_registered_in_time_is_cancelled_and_its_node_deleted() {
     f.pilots.upkeep(at + 60_000).await;
     assert!(f.nodes.node("big-1").is_none());
     assert_eq!(f.calls().last().map(String::as_str), Some("scancel 78"));
-    assert!(f.pilots.provisioned().is_empty());
+    assert!(f.pilots.provisioned(0).is_empty());
 }
 
 #[tokio::test]
@@ -115,7 +123,18 @@ async fn a_failed_sbatch_leaves_no_node() {
     f.pilots.request(&[NodeRequest { definition: "big".into(), count: 2 }]);
     f.pilots.provision(&NodeRequest { definition: "big".into(), count: 2 }).await;
     assert_eq!(f.calls().len(), 1, "the second node is not tried after the first failed");
-    assert!(f.nodes.node("big-1").is_none() && f.pilots.provisioned().is_empty());
+    assert!(f.nodes.node("big-1").is_none());
+    // The definition backs off for call_timeout_secs (5), naming the command and its error.
+    let now = crate::store::now_ms();
+    let u = f.pilots.provisioned(now)["big"].unavailable.clone().expect("backing off");
+    assert!(u.error.contains("sbatch") && u.error.contains("invalid partition"), "{}", u.error);
+    assert!(u.until_ms > now && u.until_ms <= now + 5_000, "{u:?}");
+    assert!(f.pilots.provisioned(u.until_ms).is_empty(), "over when the backoff ends");
+    // Requests while it backs off ask nothing upstream.
+    f.pilots.provision(&NodeRequest { definition: "big".into(), count: 1 }).await;
+    assert_eq!(f.calls().len(), 1);
+    assert_eq!(super::backoff_ms(5, 2), 10_000);
+    assert_eq!(super::backoff_ms(30, 40), 600_000);
 }
 
 /// A node stored before the controller stopped, its pilot's id never recorded.

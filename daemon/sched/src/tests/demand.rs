@@ -77,7 +77,7 @@ fn max_nodes_caps_the_request_and_counts_active_nodes() {
     let f = (10..16).fold(fx(true), |f, id| f.job(sized(id, 12)));
     assert_eq!(f.plan().provision, burst(3), "six jobs, maxNodes 3");
     let f = f.with(|f| {
-        f.snap.provisioned.insert("burst".into(), Provisioned { booting: 0, active: 2 });
+        f.snap.provisioned.insert("burst".into(), Provisioned { booting: 0, active: 2, unavailable: None });
     });
     assert_eq!(f.plan().provision, burst(1), "two already active");
 }
@@ -87,7 +87,7 @@ fn nodes_already_requested_are_counted() {
     let f = fx(true).job(sized(1, 12)).job(sized(2, 12));
     let booting = |n| {
         let mut f = fx(true).job(sized(1, 12)).job(sized(2, 12));
-        f.snap.provisioned.insert("burst".into(), Provisioned { booting: n, active: 0 });
+        f.snap.provisioned.insert("burst".into(), Provisioned { booting: n, active: 0, unavailable: None });
         f.plan().provision
     };
     assert_eq!(f.plan().provision, burst(2));
@@ -139,4 +139,27 @@ fn a_borrowed_node_takes_only_jobs_that_end_before_it_expires() {
     let plan = f.plan();
     assert!(plan.start_of(3).is_none(), "30 minutes end after the node's expiry");
     assert_eq!(plan.start_of(4).map(|s| s.nodes.clone()), Some(vec!["n3".into()]), "{:?}", plan.pending);
+}
+
+#[test]
+fn a_definition_backing_off_asks_for_nothing_and_its_jobs_pend_naming_it() {
+    let down = crate::demand::Unavailable {
+        error: "sbatch: exit status 1: no partition".into(),
+        until_ms: NOW + 90_000,
+    };
+    let f = fx(true).job(sized(1, 12)).job(sized(2, 4)).with(|f| {
+        f.snap
+            .provisioned
+            .insert("burst".into(), Provisioned { unavailable: Some(down), ..Provisioned::default() });
+        // The static pool is down: job 2 has no usable node either.
+        f.snap.nodes.iter_mut().for_each(|n| n.schedulable = false);
+    });
+    let plan = f.plan();
+    assert!(plan.provision.is_empty());
+    let r = plan.reason_of(1).unwrap();
+    assert_eq!(r.code, crate::reason::ReasonCode::ProvisionerUnavailable);
+    assert_eq!(
+        r.sentence(),
+        "provisioner definition burst is unavailable (retried in 00:01:30): sbatch: exit status 1: no partition"
+    );
 }
