@@ -33,6 +33,11 @@ fn upstream(dir: &std::path::Path) -> (Controller, Agent) {
 /// Our spur.conf: token admission, partition `burst` whose one configured
 /// node never comes (so only a borrowed node can run a job), and the upstream.
 fn ours(db: &str, upstream_url: &str, controller_url: &str) -> String {
+    ours_in(db, upstream_url, controller_url, links_dir())
+}
+
+/// [`ours`] with the upstream's commands in `bin_dir`.
+fn ours_in(db: &str, upstream_url: &str, controller_url: &str, bin_dir: &std::path::Path) -> String {
     let toml = ClusterToml::token_admission()
         .interval(1)
         .set("controller", "max_dynamic_nodes", 2u32)
@@ -42,7 +47,7 @@ fn ours(db: &str, upstream_url: &str, controller_url: &str) -> String {
         "[upstream.slurm]\nbin_dir = {:?}\nenv = {{ SPUR_CONTROLLER_ADDR = {upstream_url:?} }}\n\
          spurd_path = {:?}\ncontroller_url = {controller_url:?}\n\
          call_timeout_secs = 10\nboot_timeout_secs = 60\nidle_timeout_secs = 2\n",
-        links_dir().display().to_string(),
+        bin_dir.display().to_string(),
         bin("spurd").display().to_string(),
     );
     conf(db, &format!("{}{block}", toml.build()))
@@ -143,4 +148,39 @@ async fn a_restart_while_the_pilot_waits_upstream_asks_for_no_second_one() {
     assert!(shown.contains("CLOUD"), "still waiting for its agent: {shown}");
     ok("scancel", &s.up.url, &[&blocker]);
     s.completes_and_gives_back(id, &mut most);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failing_upstream_makes_jobs_pend_naming_the_definition_and_the_error() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let fake = d.join("bin");
+    std::fs::create_dir(&fake).unwrap();
+    let sbatch = fake.join("sbatch");
+    std::fs::write(
+        &sbatch,
+        "#!/bin/sh\necho 'sbatch: error: invalid partition specified: compute' >&2\nexit 1\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&sbatch, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(d.join("provisioners.yaml"), DEFINITIONS).unwrap();
+    let db = format!("sqlite://{}/spur.db", d.display());
+    let c = Controller::start(d, &ours_in(&db, "http://127.0.0.1:1", "http://127.0.0.1:1", &fake));
+    let wd = d.display().to_string();
+    let args = ["--parsable", "-p", "burst", "-t", "5", "-D", &wd, "-o", "/dev/null", "--wrap", "true"];
+    let id: u64 = ok("sbatch", &c.url, &args).trim().parse().unwrap();
+    wait_for("the job pends naming the definition", || {
+        (field(&c.url, id, "%r") == "ProvisionerUnavailable").then_some(())
+    });
+    let why = ok("scontrol", &c.url, &["explain", "job", &id.to_string()]);
+    assert!(
+        why.contains("provisioner definition burst is unavailable")
+            && why.contains("invalid partition specified"),
+        "{why}"
+    );
+    assert!(
+        run("scontrol", &c.url, &["show", "node", "burst-1"]).status.code() != Some(0),
+        "no node left behind"
+    );
 }
