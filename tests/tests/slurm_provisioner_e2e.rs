@@ -126,6 +126,11 @@ async fn a_job_only_the_slurm_definition_admits_runs_on_a_borrowed_node_given_ba
     let mut most = 0;
     s.wait("one pilot upstream", &mut most, || upstream_queue(&s.up.url) == ["spur-burst-1"]);
     s.completes_and_gives_back(id, &mut most);
+    // The node's borrowed time is counted, and its cost at costPerHour 0.3.
+    let json = ok("scontrol", &s.c.url, &["--json", "show", "provisioner", "burst"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let (hours, cost) = (v["provisioners"][0]["node_hours"].as_f64(), v["provisioners"][0]["cost"].as_f64());
+    assert!(hours.is_some_and(|h| h > 0.0) && cost.is_some_and(|c| c > 0.0), "{json}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -94,6 +94,11 @@ impl NodeService {
         self.put_dynamic(name, def, false).await
     }
 
+    /// Counts a given-back node's time, `held_ms`, toward its definition's node-hours.
+    pub fn note_given_back(&self, definition: &str, held_ms: i64) {
+        *self.write().given_back_ms.entry(definition.to_string()).or_default() += held_ms.max(0);
+    }
+
     /// Records the upstream job id sbatch gave the pilot of `name`.
     pub async fn set_pilot_job(&self, name: &str, job: &str) -> Result<()> {
         let mut def = self

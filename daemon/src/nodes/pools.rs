@@ -78,8 +78,8 @@ impl NodeService {
         self.read().provision.clone()
     }
 
-    /// `scontrol show provisioner [ID]`.
-    pub fn provisioners(&self, id: &str) -> Result<pb::ListProvisionersResponse> {
+    /// `scontrol show provisioner [ID]` at `now`.
+    pub fn provisioners(&self, id: &str, now: i64) -> Result<pb::ListProvisionersResponse> {
         let c = self.read();
         let Some(p) = c.provision.as_ref() else {
             if !id.is_empty() {
@@ -104,7 +104,15 @@ impl NodeService {
                 .filter(|((def, _), _)| def == &d.id)
                 .map(|((_, node), e)| pb::KeyValue::new(node, e))
                 .collect();
+            // Borrowed node-hours: those given back, and those held now since their request.
+            let held: i64 = (c.dynamic.values())
+                .filter_map(|n| n.pilot.as_ref().filter(|p| p.definition == d.id))
+                .map(|p| now.saturating_sub(p.requested_ms).max(0))
+                .sum();
+            let node_hours = (c.given_back_ms.get(&d.id).copied().unwrap_or(0) + held) as f64 / 3_600_000.0;
             out.push(pb::Provisioner {
+                node_hours,
+                cost: node_hours * d.cost,
                 id: d.id.clone(),
                 backend: d.backend.as_str().into(),
                 state: state.into(),

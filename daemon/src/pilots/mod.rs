@@ -219,7 +219,7 @@ impl Pilots {
                 None
             };
             if let Some(why) = why {
-                self.give_back(&n, why).await;
+                self.give_back(&n, why, now).await;
             }
         }
     }
@@ -257,7 +257,7 @@ impl Pilots {
     }
 
     /// `scancel` upstream, then the node is deleted here; a failed scancel is tried again next time.
-    async fn give_back(&self, n: &PilotNode, why: &str) {
+    async fn give_back(&self, n: &PilotNode, why: &str, now: i64) {
         if !(self.holding)(&n.name).is_empty() {
             return;
         }
@@ -272,7 +272,10 @@ impl Pilots {
             }
         }
         match self.nodes.delete(&n.name, &(self.holding)(&n.name)).await {
-            Ok(()) => tracing::info!(node = %n.name, "borrowed node given back: {why}"),
+            Ok(()) => {
+                self.nodes.note_given_back(&n.pilot.definition, now.saturating_sub(n.pilot.requested_ms));
+                tracing::info!(node = %n.name, "borrowed node given back: {why}")
+            }
             Err(e) => tracing::warn!(node = %n.name, error = %e, "could not delete a borrowed node"),
         }
         lock(&self.idle_since).remove(&n.name);

@@ -11,7 +11,7 @@ const CONF: &str = "[controller]\nmax_dynamic_nodes = 4\ndynamic_partitions = [\
     [[nodes]]\nname = \"n1\"\n[[partitions]]\nname = \"burst\"\nnodes = \"n1\"\n";
 
 const YAML: &str = "definitions:\n- id: big\n  provisioner: slurm\n  ttl: 3600\n  ttlBuffer: 60\n  \
-    provisionerSpec: {cpu: 16, memory: 32GiB, partition: compute}\n";
+    provisionerSpec: {cpu: 16, memory: 32GiB, partition: compute, costPerHour: 0.6}\n";
 
 struct Fx {
     dir: tempfile::TempDir,
@@ -93,6 +93,10 @@ async fn a_request_makes_a_persisted_node_and_one_pilot() {
     let calls = f.calls();
     assert_eq!(calls.len(), 1, "{calls:?}");
     assert!(calls[0].contains("--job-name=spur-big-1") && calls[0].contains("-t 61"), "{calls:?}");
+    // Held now: its time so far counts.
+    let at = f.nodes.pilot_nodes()[0].pilot.requested_ms;
+    let shown = &f.nodes.provisioners("big", at + 1_800_000).unwrap().provisioners[0];
+    assert_eq!((shown.state.as_str(), shown.node_hours, shown.cost), ("active", 0.5, 0.3));
     let n = f.nodes.node("big-1").unwrap();
     assert_eq!((n.dynamic, n.definitions.as_slice()), (Some(Dynamic::Cloud), &["big".to_string()][..]));
     assert_eq!(n.partitions, ["burst"]);
@@ -114,6 +118,9 @@ async fn a_pilot_not_registered_in_time_is_cancelled_and_its_node_deleted() {
     f.pilots.upkeep(at + 60_000).await;
     assert!(f.nodes.node("big-1").is_none());
     assert_eq!(f.calls().last().map(String::as_str), Some("scancel 78"));
+    // Its minute counts toward the definition's node-hours and cost (costPerHour 0.6).
+    let shown = &f.nodes.provisioners("big", at + 60_000).unwrap().provisioners[0];
+    assert_eq!((shown.node_hours * 60.0, shown.cost * 60.0), (1.0, 0.6));
     assert!(f.pilots.provisioned(0).is_empty());
 }
 
