@@ -94,8 +94,13 @@ impl Upstream {
     pub async fn call(&self, name: &str, args: &[String]) -> Result<String, CallError> {
         let program = self.cfg.bin_dir.join(name);
         let mut words: Vec<String> = self.cfg.command_prefix.clone();
-        words.push(program.display().to_string());
-        words.extend(args.iter().cloned());
+        let command = std::iter::once(program.display().to_string()).chain(args.iter().cloned());
+        match words.is_empty() {
+            true => words.extend(command),
+            // A prefix is a remote shell (ssh joins its words into one command
+            // line there), so each word is quoted: --wrap's stays one word.
+            false => words.extend(command.map(|w| sh_quote(&w))),
+        }
         let mut cmd = tokio::process::Command::new(&words[0]);
         cmd.args(&words[1..]).envs(&self.cfg.env).stdin(std::process::Stdio::null()).kill_on_drop(true);
         let secs = self.cfg.call_timeout_secs;
@@ -195,8 +200,16 @@ mod tests {
         write("sbatch", "echo '4242;upstream'");
         write("scancel", "echo 'scancel: error: Invalid job id' >&2; exit 1");
         write("squeue", "exec sleep 30");
-        let u = upstream(dir.path().to_str().unwrap(), 1);
+        let mut u = upstream(dir.path().to_str().unwrap(), 1);
         assert_eq!(u.sbatch(&pilot()).await.unwrap(), "4242");
+        // Behind an ssh-like prefix (it drops the host and runs the joined words in a shell),
+        // the --wrap command arrives as one word.
+        write("ssh", "shift; exec sh -c \"$*\"");
+        write("args", "printf '%s|' \"$#\" \"$2\"");
+        u.cfg.command_prefix = vec![dir.path().join("ssh").display().to_string(), "login01".into()];
+        let said = u.call("args", &["--wrap".into(), "exec spurd --nodes 'a b'".into()]).await.unwrap();
+        assert_eq!(said, "2|exec spurd --nodes 'a b'|");
+        u.cfg.command_prefix.clear();
         let e = u.scancel("7").await.unwrap_err().0;
         assert!(e.contains("scancel") && e.contains("Invalid job id"), "{e}");
         let e = u.call("squeue", &[]).await.unwrap_err().0;
