@@ -150,7 +150,9 @@ async fn a_restart_while_the_pilot_waits_upstream_asks_for_no_second_one() {
     // A pass has run since the restart: the job has its reason again.
     s.wait("a pass after the restart", &mut most, || !field(&s.c.url, id, "%r").is_empty());
     let shown = ok("scontrol", &s.c.url, &["show", "node", "burst-1"]);
-    assert!(shown.contains("CLOUD"), "still waiting for its agent: {shown}");
+    assert!(shown.contains("State=IDLE+CLOUD+POWERING_UP+DYNAMIC_NORM"), "waiting for its agent: {shown}");
+    let short = ok("sinfo", &s.c.url, &["-h", "-N", "-n", "burst-1", "-o", "%t"]);
+    assert_eq!(short.trim(), "idle#");
     ok("scancel", &s.up.url, &[&blocker]);
     s.completes_and_gives_back(id, &mut most);
 }

@@ -88,7 +88,7 @@ impl NodeService {
             gres: vec![],
             features: vec![],
             hres: vec![],
-            state: Dynamic::Cloud,
+            state: Dynamic::PoweringUp,
             pilot: Some(pilot),
         };
         self.put_dynamic(name, def, false).await

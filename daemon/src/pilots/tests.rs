@@ -98,7 +98,7 @@ async fn a_request_makes_a_persisted_node_and_one_pilot() {
     let shown = &f.nodes.provisioners("big", at + 1_800_000).unwrap().provisioners[0];
     assert_eq!((shown.state.as_str(), shown.node_hours, shown.cost), ("active", 0.5, 0.3));
     let n = f.nodes.node("big-1").unwrap();
-    assert_eq!((n.dynamic, n.definitions.as_slice()), (Some(Dynamic::Cloud), &["big".to_string()][..]));
+    assert_eq!((n.dynamic, n.definitions.as_slice()), (Some(Dynamic::PoweringUp), &["big".to_string()][..]));
     assert_eq!(n.partitions, ["burst"]);
     let p = &f.nodes.pilot_nodes()[0];
     assert_eq!((p.pilot.job.as_deref(), p.registered), (Some("77"), false));
