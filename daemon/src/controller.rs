@@ -149,6 +149,18 @@ pub async fn start_with(
         }
     }
     let jobs = Arc::new(JobService::new(&cfg, store, acct.clone(), nodes.clone(), licenses.clone()).await?);
+    let pilots = cfg.upstream.slurm.clone().map(|u| {
+        let weak = Arc::downgrade(&jobs);
+        let holding = Box::new(move |n: &str| weak.upgrade().map(|j| j.jobs_on(n)).unwrap_or_default());
+        let p = Arc::new(crate::pilots::Pilots::new(
+            nodes.clone(),
+            admission.clone(),
+            crate::pilots::upstream::Upstream { cfg: u },
+            holding,
+        ));
+        let _ = jobs.pilots.set(p.clone());
+        p
+    });
     // Idempotent; a caller's own listener may still be blocking.
     listener.set_nonblocking(true)?;
     let listener = TcpListener::from_std(listener)?;
@@ -178,6 +190,7 @@ pub async fn start_with(
     tasks.extend(hub.spawn_retention(cfg.accounting.txn_retention_days));
     tasks.push(nodes.spawn_monitor());
     tasks.extend(jobs.spawn(Duration::from_secs(cfg.scheduler.interval)));
+    tasks.extend(pilots.map(|p| p.spawn()));
     tasks.push(jobs.spawn_purger(Duration::from_secs(cfg.scheduler.interval)));
     tasks.push(jobs.spawn_step_watch());
     tasks.push(jobs.spawn_maintenance());

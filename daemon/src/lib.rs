@@ -40,6 +40,7 @@ pub mod ha;
 pub mod jobs;
 pub mod licenses;
 pub mod nodes;
+pub mod pilots;
 pub mod resv;
 pub mod server;
 pub mod store;

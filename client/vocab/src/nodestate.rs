@@ -15,11 +15,15 @@ pub enum Dynamic {
     Cloud,
     /// Created with `State=FUTURE`: not yet in service.
     Future,
+    /// Borrowed through a pilot job upstream that has not registered yet
+    /// (Slurm's cloud node powering up).
+    #[serde(rename = "POWERING_UP")]
+    PoweringUp,
 }
 
 impl Dynamic {
     /// Every state, in order.
-    pub const ALL: [Dynamic; 3] = [Dynamic::Norm, Dynamic::Cloud, Dynamic::Future];
+    pub const ALL: [Dynamic; 4] = [Dynamic::Norm, Dynamic::Cloud, Dynamic::Future, Dynamic::PoweringUp];
 
     /// The wire's (and `scontrol create State=`'s) spelling.
     pub fn as_str(self) -> &'static str {
@@ -27,6 +31,7 @@ impl Dynamic {
             Dynamic::Norm => "NORM",
             Dynamic::Cloud => "CLOUD",
             Dynamic::Future => "FUTURE",
+            Dynamic::PoweringUp => "POWERING_UP",
         }
     }
 
@@ -74,7 +79,9 @@ impl NodeState<'_> {
     fn base_word(&self) -> String {
         match self.dynamic {
             Some(Dynamic::Future) => "FUTURE".into(),
-            Some(Dynamic::Cloud) if self.base.eq_ignore_ascii_case("UNKNOWN") => "IDLE".into(),
+            Some(Dynamic::Cloud | Dynamic::PoweringUp) if self.base.eq_ignore_ascii_case("UNKNOWN") => {
+                "IDLE".into()
+            }
             _ => self.base.to_ascii_uppercase(),
         }
     }
@@ -84,6 +91,7 @@ impl NodeState<'_> {
             None => "",
             Some(Dynamic::Norm | Dynamic::Future) => "+DYNAMIC_NORM",
             Some(Dynamic::Cloud) => "+CLOUD+POWERED_DOWN+DYNAMIC_NORM",
+            Some(Dynamic::PoweringUp) => "+CLOUD+POWERING_UP+DYNAMIC_NORM",
         }
     }
 
@@ -104,6 +112,8 @@ impl NodeState<'_> {
     fn waiting_word(&self) -> Option<(&'static str, &'static str)> {
         match self.dynamic {
             Some(Dynamic::Cloud) => Some(("idle~", "idle~")),
+            // Slurm's `#`: powering up.
+            Some(Dynamic::PoweringUp) => Some(("idle#", "idle#")),
             Some(Dynamic::Future) => Some(("future", "futr")),
             _ => None,
         }
@@ -238,6 +248,11 @@ mod tests {
         assert_eq!(
             (future.short(), future.long(), future.scontrol()),
             ("futr".into(), "future".into(), "FUTURE+DYNAMIC_NORM".into())
+        );
+        let pilot = NodeState { base: "UNKNOWN", dynamic: Some(Dynamic::PoweringUp), ..idle };
+        assert_eq!(
+            (pilot.short(), pilot.long(), pilot.complete()),
+            ("idle#".into(), "idle#".into(), "IDLE+CLOUD+POWERING_UP+DYNAMIC_NORM".into())
         );
         let drained = NodeState { drain: true, not_responding: true, ..idle };
         assert_eq!(drained.complete(), "IDLE+DRAIN+NOT_RESPONDING+DYNAMIC_NORM");

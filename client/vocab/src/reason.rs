@@ -107,6 +107,8 @@ codes! {
     ReservationInvalid => "ReservationInvalid", "the job may not use its reservation (user or account not allowed, or no such reservation)";
     ReqNodeNotAvailMaint => "ReqNodeNotAvail, Reserved for maintenance",
         "the nodes the job fits on are in a maintenance reservation for the job's time limit";
+    ProvisionerUnavailable => "ProvisionerUnavailable",
+        "the provisioner definition that would get the job nodes failed upstream and is backing off";
 }
 
 impl ReasonCode {

@@ -9,6 +9,7 @@
 //! - [`reason`]: the one table of Slurm reason codes, and [`Reason`] (code + facts).
 //! - [`resv`]: making and changing a reservation (`scontrol create|update reservation`), checked against the cluster.
 //! - [`submit`]: account and QOS resolution, the default time limit, the submit gate.
+//! - [`demand`]: new nodes each dynamic definition should ask its upstream for, after a pass.
 //! - [`depend`]: whether a `--dependency` holds, from the named jobs' states.
 //! - [`feasible`]: requests no node set of their partition could ever run, refused at submit.
 //! - [`provision`]: provisioner definitions (provisioners.yaml): pools, policies, annotation matching.
@@ -47,6 +48,7 @@
 //! for the jobs after it; every job left pending gets a typed [`Reason`].
 
 pub mod catalog;
+pub mod demand;
 pub mod depend;
 mod explain;
 pub mod feasible;
@@ -195,6 +197,9 @@ pub struct SchedNode {
     pub definitions: Vec<u16>,
     /// What its agent reported of it, for `--tmp` and the layout options (shared, not copied).
     pub facts: Option<std::sync::Arc<model::HostFacts>>,
+    /// A borrowed node's end (its pilot's time limit upstream): only jobs
+    /// that end by then are placed on it.
+    pub expires_ms: Option<i64>,
 }
 
 impl SchedNode {
@@ -214,6 +219,7 @@ impl SchedNode {
             features: vec![],
             definitions: vec![],
             facts: None,
+            expires_ms: None,
         }
     }
 
@@ -237,6 +243,7 @@ impl SchedNode {
             features: n.features.clone(),
             definitions: vec![],
             facts: n.facts.clone(),
+            expires_ms: None,
         }
     }
 }
@@ -270,6 +277,8 @@ pub struct Snapshot {
     pub admits: provision::Admits,
     /// Admin reservations not yet over (recurring ones already rolled forward).
     pub resvs: Arc<Vec<model::Resv>>,
+    /// Each dynamic definition's nodes booting and active, by definition id.
+    pub provisioned: HashMap<String, demand::Provisioned>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -325,6 +334,8 @@ pub struct Plan {
     pub verdicts: Vec<JobVerdict>,
     /// Idle-fill's loans this pass: admitted and refused by each ceiling.
     pub idle_fill: LoanStats,
+    /// New nodes each dynamic definition should request ([`demand`]).
+    pub provision: Vec<demand::NodeRequest>,
 }
 
 impl Plan {

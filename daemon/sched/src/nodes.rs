@@ -36,6 +36,8 @@ pub(crate) struct NodeState {
     /// In an admin reservation's window now: no job outside it may start
     /// here this pass, so partition scans skip it (its own jobs list its nodes).
     pub walled: bool,
+    /// A borrowed node's end; `i64::MAX` for a node of this cluster.
+    pub expires: i64,
 }
 
 impl NodeState {
@@ -58,6 +60,7 @@ impl NodeState {
             pool_excl: Exclusive::None,
             workflow: 0,
             walled: false,
+            expires: n.expires_ms.unwrap_or(i64::MAX),
         }
     }
 
@@ -212,6 +215,8 @@ pub(crate) struct Pick {
     /// nodes from the job: any end after it (and up to the job's) meets the
     /// same holes, which lets the pass's memory answer shorter jobs too.
     pub lo: i64,
+    /// Borrowed nodes the job would outlive: a shorter job of its shape may fit them.
+    pub expired: u32,
 }
 
 /// What a job needs from one node and until when.
@@ -238,6 +243,7 @@ impl Default for Pick {
             in_window: 0,
             window: None,
             lo: i64::MIN,
+            expired: 0,
         }
     }
 }
@@ -257,6 +263,12 @@ impl Pick {
             self.in_window += 1;
             self.window.get_or_insert(k);
             self.lo = self.lo.max(start);
+            return false;
+        }
+        // A borrowed node is gone at its expiry: a job ending by then may still fit it.
+        if want.end_ms > n.expires {
+            self.lo = self.lo.max(n.expires);
+            self.expired += 1;
             return false;
         }
         if want.end_ms <= n.reserved_from {
@@ -335,6 +347,8 @@ pub(crate) fn earliest_start(
             && n.held_for.is_none_or(|h| h == job)
             && excluded.binary_search(&i).is_err()
             && want.member.is_none_or(|k| windows.holds(i, k))
+            // A borrowed node the job would outlive even if it started now never serves it.
+            && now_ms.saturating_add(want.span) <= n.expires
     };
     // A reservation's window is a hole in its nodes' timelines: at each
     // time tried, a node with windows fits only if the job would run clear of them.

@@ -96,6 +96,14 @@ pub(crate) fn run(snap: &Snapshot, now_ms: i64) -> Plan {
     }
     // Last, on what every job with a claim left: idle-fill's loans.
     pass.lend(borrowers);
+    let (admits, inline) = (&snap.admits, &pass.pools.inline);
+    let requests = super::demand::requests(
+        snap,
+        &mut pass.plan,
+        |id| admits.get(&id).or_else(|| inline.get(&id)),
+        now_ms,
+    );
+    pass.plan.provision = requests;
     pass.plan
 }
 
@@ -583,7 +591,8 @@ impl<'a> Pass<'a> {
             return Err(self.window_reason(k));
         }
         let only_reserved = pick.nodes.len() + pick.reserved >= need;
-        if simple && excluded.is_empty() {
+        // Not remembered when borrowed nodes expired for it: a shorter job of its shape may fit.
+        if simple && excluded.is_empty() && pick.expired == 0 {
             let by = match pick.reserved_by.filter(|_| only_reserved) {
                 Some(j) => Blocker::Reserved(j),
                 None => Blocker::NoRoom,

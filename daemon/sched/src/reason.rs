@@ -113,6 +113,13 @@ pub enum Facts {
         annotated: bool,
         unpooled: bool,
     },
+    /// The dynamic definition that would get the job nodes failed upstream
+    /// and asks for none until `retry_in_s` has passed.
+    ProvisionerUnavailable {
+        definition: String,
+        error: std::sync::Arc<str>,
+        retry_in_s: u64,
+    },
     /// No room now; the reservation holder also knows when it expects to start.
     Resources {
         partition: String,
@@ -338,6 +345,11 @@ impl fmt::Display for Facts {
                 }
                 Ok(())
             }
+            Facts::ProvisionerUnavailable { definition, error, retry_in_s } => write!(
+                f,
+                "provisioner definition {definition} is unavailable (retried in {}): {error}",
+                format_seconds(*retry_in_s)
+            ),
             Facts::Resources { partition, ask, start_in_s, .. } => {
                 write!(f, "partition {partition} has no room now for {ask}")?;
                 match start_in_s {

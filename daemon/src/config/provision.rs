@@ -41,6 +41,9 @@ impl Config {
         }
         self.apply_scheduler_block(&p, &file)?;
         p.cluster = self.cluster_name.clone();
+        if self.upstream.slurm.is_some() {
+            p.drivers.push(provision::Backend::Slurm);
+        }
         p.utc_offset_secs = chrono::Local::now().offset().local_minus_utc();
         self.provision = Some(Arc::new(p));
         Ok(())

@@ -1,6 +1,7 @@
 //! `[upstream.slurm]`: how the controller reaches an existing Slurm (or
 //! Spur) cluster whose nodes `slurm` provisioner definitions borrow. Parsed
-//! and checked at load, each error naming its key; nothing uses it yet.
+//! and checked at load, each error naming its key; used by the driver in
+//! `crate::pilots`.
 
 use serde::Deserialize;
 use std::collections::BTreeMap;

@@ -146,6 +146,9 @@ pub struct JobService {
     pub(crate) configuring: std::sync::Mutex<std::collections::HashSet<u64>>,
     /// Jobs started CONFIGURING by the last pass, whose asynchronous pre-runs are to begin.
     pub(crate) async_due: std::sync::Mutex<Vec<u64>>,
+    /// The `slurm` provisioner's driver, when `[upstream.slurm]` is set: it
+    /// says what is borrowed for each pass and takes the pass's requests.
+    pub(crate) pilots: std::sync::OnceLock<Arc<crate::pilots::Pilots>>,
 }
 
 impl Queue {
@@ -264,6 +267,7 @@ impl JobService {
             mailer: mail::Mailer::new(cfg.mail.resolved(&cfg.base_dir)),
             configuring: Default::default(),
             async_due: Default::default(),
+            pilots: Default::default(),
         })
     }
 

@@ -124,8 +124,14 @@ impl JobService {
         // Read before the snapshot: its job list holds the queue lock to the end of the statement.
         let evicted_for = self.evicted_for();
         let provision = self.nodes.provision();
+        let expiries = self.nodes.pilot_expiries();
         let mut snap = Snapshot {
-            nodes: nodes.iter().map(|n| sched_node(n, provision.as_deref())).collect(),
+            nodes: (nodes.iter())
+                .map(|n| SchedNode {
+                    expires_ms: expiries.get(&n.name).copied(),
+                    ..sched_node(n, provision.as_deref())
+                })
+                .collect(),
             partitions: self.nodes.partitions(),
             jobs: self.active_jobs(now),
             catalog,
@@ -138,6 +144,7 @@ impl JobService {
             provision,
             admits: Default::default(),
             resvs: self.resvs.list(),
+            provisioned: self.pilots.get().map(|p| p.provisioned(now)).unwrap_or_default(),
         };
         let mut cache = self.admits.lock().unwrap_or_else(|p| p.into_inner());
         sched::provision::prepare(&mut snap, &mut cache, now);
@@ -202,6 +209,9 @@ impl JobService {
         self.pass_stats.note_loans(&plan.idle_fill);
         self.apply_preemption(&plan, now).await;
         self.lock().note_pending(&plan);
+        if let Some(p) = self.pilots.get() {
+            p.request(&plan.provision);
+        }
         let evicted = !plan.preemptions.is_empty();
         let last = self.remember(super::preempt::LastPass { plan, now_ms: now });
         if evicted {

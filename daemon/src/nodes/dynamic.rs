@@ -38,6 +38,9 @@ pub struct DynamicDef {
     pub hres: Vec<HresPair>,
     /// How it waits for its agent: NORM when an agent made it.
     pub state: Dynamic,
+    /// A node a `slurm` definition borrowed through a pilot job upstream.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pilot: Option<super::pilots::Pilot>,
 }
 
 impl DynamicDef {
@@ -68,7 +71,7 @@ impl DynamicDef {
                 }
             },
         };
-        Ok(DynamicDef { cpus: d.cpus, memory_mb: d.memory_mb, gres, features, hres, state })
+        Ok(DynamicDef { cpus: d.cpus, memory_mb: d.memory_mb, gres, features, hres, state, pilot: None })
     }
 }
 
@@ -168,7 +171,7 @@ impl NodeService {
 
     /// Persists `def` as the dynamic node `name`, then rebuilds the nodes
     /// and partitions with it, under the admin-write lock.
-    async fn put_dynamic(&self, name: &str, mut def: DynamicDef, replace: bool) -> Result<()> {
+    pub(super) async fn put_dynamic(&self, name: &str, mut def: DynamicDef, replace: bool) -> Result<()> {
         let _writing = self.admin_writes.lock().await;
         let cfg = {
             let c = self.read();
@@ -178,6 +181,12 @@ impl NodeService {
                 && def.hres.is_empty()
             {
                 def.hres = old.hres.clone();
+            }
+            // Its agent's registration keeps what the pilot's node was lent for.
+            if let Some(old) = c.dynamic.get(name)
+                && def.pilot.is_none()
+            {
+                def.pilot = old.pilot.clone();
             }
             c.cfg.clone()
         };

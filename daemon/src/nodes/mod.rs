@@ -18,6 +18,7 @@ pub mod build;
 pub mod dynamic;
 pub mod facts;
 pub mod partitions;
+pub mod pilots;
 pub mod pools;
 
 use crate::audit::Hub;
@@ -56,6 +57,8 @@ pub(crate) struct Cluster {
     pub dynamic: BTreeMap<String, dynamic::DynamicDef>,
     /// The config the nodes were last built from, so a dynamic node's arrival rebuilds them.
     pub cfg: Option<Arc<crate::config::Config>>,
+    /// Node-milliseconds of borrowed nodes given back since start, by definition (their cost).
+    pub given_back_ms: BTreeMap<String, i64>,
 }
 
 /// A node changed; subscribers re-read it.

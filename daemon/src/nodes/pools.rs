@@ -32,7 +32,14 @@ pub(crate) fn refresh(c: &mut Cluster, names: &[String]) {
         return;
     };
     for name in names {
+        let lent = c.dynamic.get(name).and_then(|d| d.pilot.as_ref()).map(|p| p.definition.clone());
         let Some(node) = c.nodes.get_mut(name) else { continue };
+        if let Some(def) = lent {
+            // A borrowed node serves the definition it was lent for, whatever its facts say.
+            node.definitions = vec![def];
+            node.annotations = annotations(&p, node);
+            continue;
+        }
         let Some(facts) = node.facts.clone() else { continue };
         node.definitions.clear();
         for d in p.defs.iter().filter(|d| d.backend == Backend::Static) {
@@ -71,8 +78,8 @@ impl NodeService {
         self.read().provision.clone()
     }
 
-    /// `scontrol show provisioner [ID]`.
-    pub fn provisioners(&self, id: &str) -> Result<pb::ListProvisionersResponse> {
+    /// `scontrol show provisioner [ID]` at `now`.
+    pub fn provisioners(&self, id: &str, now: i64) -> Result<pb::ListProvisionersResponse> {
         let c = self.read();
         let Some(p) = c.provision.as_ref() else {
             if !id.is_empty() {
@@ -87,16 +94,25 @@ impl NodeService {
             let members: Vec<&Node> = c.nodes.values().filter(|n| n.definitions.contains(&d.id)).collect();
             let names: Vec<String> = members.iter().map(|n| n.name.clone()).collect();
             let usable = members.iter().filter(|n| n.in_service()).count();
-            let state = match (d.backend, members.is_empty()) {
-                (Backend::Static, false) => "active",
-                (Backend::Static, true) => "no nodes",
+            let served = d.backend == Backend::Static || p.drives(d);
+            let state = match (served, members.is_empty()) {
+                (true, false) => "active",
+                (true, true) => "no nodes",
                 _ => "no driver",
             };
             let errors = (c.condition_errors.iter())
                 .filter(|((def, _), _)| def == &d.id)
                 .map(|((_, node), e)| pb::KeyValue::new(node, e))
                 .collect();
+            // Borrowed node-hours: those given back, and those held now since their request.
+            let held: i64 = (c.dynamic.values())
+                .filter_map(|n| n.pilot.as_ref().filter(|p| p.definition == d.id))
+                .map(|p| now.saturating_sub(p.requested_ms).max(0))
+                .sum();
+            let node_hours = (c.given_back_ms.get(&d.id).copied().unwrap_or(0) + held) as f64 / 3_600_000.0;
             out.push(pb::Provisioner {
+                node_hours,
+                cost: node_hours * d.cost,
                 id: d.id.clone(),
                 backend: d.backend.as_str().into(),
                 state: state.into(),

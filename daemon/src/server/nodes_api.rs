@@ -210,7 +210,7 @@ impl Nodes for NodesApi {
     ) -> Result<Response<pb::ListProvisionersResponse>, Status> {
         self.gate
             .run(nodes::LIST_PROVISIONERS, req, |_, r| async move {
-                Ok((self.nodes.provisioners(&r.id)?, vec![]))
+                Ok((self.nodes.provisioners(&r.id, crate::store::now_ms())?, vec![]))
             })
             .await
     }

@@ -31,6 +31,9 @@ pub fn provisioner_record(p: &pb::Provisioner, oneliner: bool) -> String {
         format!("Policy={}", null(&one_line(&p.policy))),
         format!("Spec={}", null(&pb::KeyValue::join(&p.spec, ","))),
     ];
+    if p.backend == "slurm" {
+        lines.push(format!("NodeHours={:.2} Cost={:.2}", p.node_hours, p.cost));
+    }
     // Only when a node's facts broke the condition; errors may hold commas, so `;` separates them.
     if !p.condition_errors.is_empty() {
         let errors: Vec<String> =
@@ -49,6 +52,7 @@ pub fn provisioner_json(p: &pb::Provisioner) -> Value {
         "exclusive": p.exclusive, "cost_per_hour": p.cost_per_hour, "ttl": p.ttl,
         "ttl_buffer": p.ttl_buffer, "spec": json_pairs(&p.spec),
         "condition_errors": json_pairs(&p.condition_errors),
+        "node_hours": p.node_hours, "cost": p.cost,
     })
 }
 
@@ -104,5 +108,15 @@ mod tests {
         assert!(out.starts_with("ProvisionerId=aws Backend=aws State=no driver Nodes=(null) NodeCnt=0"));
         assert!(out.contains(" CostPerHour=0.00 Exclusive=(null) TTL=0 TTLBuffer=0 Annotations=(null) "));
         assert!(out.ends_with(" Spec=(null) ConditionErrors=n1: no fact 'a,b'\n"), "{out}");
+    }
+
+    #[test]
+    fn a_slurm_definition_shows_its_node_hours_and_cost() {
+        let p =
+            pb::Provisioner { backend: "slurm".into(), node_hours: 2.5, cost: 0.75, ..Default::default() };
+        assert!(provisioner_record(&p, true).contains(" Spec=(null) NodeHours=2.50 Cost=0.75\n"));
+        assert_eq!(provisioner_json(&p)["cost"], 0.75);
+        let aws = pb::Provisioner { backend: "aws".into(), ..p };
+        assert!(!provisioner_record(&aws, true).contains("NodeHours"));
     }
 }

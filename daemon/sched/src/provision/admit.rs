@@ -131,7 +131,7 @@ pub fn admit_in(p: &Provision, job: &Job, mut ctx: Context, pool: &[u32], now_ms
     let mut out = Admit { needs_definition: needs_match(&job.annotations, &p.ignored), ..Admit::default() };
     for (i, d) in p.defs.iter().enumerate() {
         let refuse = |why| Refusal { definition: d.id.clone(), why };
-        if d.backend != Backend::Static {
+        if d.backend != Backend::Static && !p.drives(d) {
             out.refusals.push(refuse(Why::NoDriver { backend: d.backend.as_str() }));
             continue;
         }

@@ -152,11 +152,19 @@ pub struct Provision {
     pub priority: Option<Compiled>,
     /// The words the policies use ([`admit::policy_words`]); None keeps the whole request.
     pub policy_words: Option<std::collections::HashSet<String>>,
+    /// Dynamic backends the controller has a driver for (`slurm` with
+    /// `[upstream.slurm]`); the others' definitions refuse with `NoDriver`.
+    pub drivers: Vec<Backend>,
 }
 
 impl Provision {
     pub fn index(&self, id: &str) -> Option<u16> {
         self.defs.iter().position(|d| d.id == id).map(|i| i as u16)
+    }
+
+    /// Whether `d` admits jobs: static, or a dynamic backend with a driver.
+    pub fn drives(&self, d: &Definition) -> bool {
+        d.backend != Backend::Static && self.drivers.contains(&d.backend)
     }
 
     /// A node's cost: the lowest `costPerHour` of its definitions (0 with none).

@@ -123,6 +123,7 @@ pub fn parse(text: &str, generation: u64) -> Result<Provision, String> {
         utc_offset_secs: 0,
         priority,
         policy_words,
+        drivers: vec![],
     })
 }
 

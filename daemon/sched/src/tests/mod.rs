@@ -2,6 +2,7 @@
 //! concern, sharing a small cluster builder.
 
 mod backfill;
+mod demand;
 mod depend;
 mod feasible;
 mod hostile;

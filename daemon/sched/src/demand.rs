@@ -1,0 +1,181 @@
+//! Demand for dynamic definitions (spec: "Slurm Provisioner Specifications",
+//! `maxNodes`): after a pass's starts, how many new nodes each definition
+//! with a driver should ask its upstream for. Pure: the controller's driver
+//! turns [`NodeRequest`]s into pilot jobs.
+//!
+//! Only jobs the pass left pending for room count (a job a static pool
+//! started, or one held back by a hold, a limit or a dependency, asks for
+//! nothing). They are packed first-fit, in priority order, onto the nodes
+//! already requested and still booting, then onto new nodes of the
+//! definition's shape, while the definition's nodes stay under `maxNodes`.
+
+use super::job::{Job, JobId};
+use super::provision::{Admit, Definition, Exclusive, Provision};
+use super::reason::{Facts, Reason, ReasonCode as C};
+use super::{Plan, Snapshot};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// `maxNodes` of a dynamic definition that sets none (the spec's default).
+pub const DEFAULT_MAX_NODES: u32 = 16;
+
+/// The nodes of one dynamic definition the controller already has.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Provisioned {
+    /// Requested upstream, their agents not yet registered.
+    pub booting: u32,
+    /// Registered and not yet given back.
+    pub active: u32,
+    /// Its upstream failed: asked for nothing until the backoff ends.
+    pub unavailable: Option<Unavailable>,
+}
+
+/// A dynamic definition backing off after its upstream failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unavailable {
+    /// The failure, naming the command.
+    pub error: Arc<str>,
+    /// When it asks again.
+    pub until_ms: i64,
+}
+
+/// New nodes a pass asks of one dynamic definition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeRequest {
+    /// The definition's id.
+    pub definition: String,
+    pub count: u32,
+}
+
+/// Pending reasons that more nodes could lift.
+fn wants_room(code: C) -> bool {
+    matches!(code, C::Resources | C::Priority | C::NoProvisionerDefinition)
+}
+
+/// One definition's nodes in the packing: free CPUs and memory each.
+struct Bins<'a> {
+    def: &'a Definition,
+    cpus: u32,
+    mem_mb: u64,
+    booting: u32,
+    /// Nodes it may still have at once: `maxNodes` less its active ones.
+    cap: u32,
+    free: Vec<(u32, u64)>,
+}
+
+impl Bins<'_> {
+    /// Places one job's nodes; false (and nothing changed) when it does not fit.
+    fn place(&mut self, job: &Job) -> bool {
+        let shape = job.shape();
+        let fits_time = job.time_limit.is_some_and(|m| m.saturating_mul(60) <= u64::from(self.def.ttl));
+        if shape.gpus > 0 || shape.cpus > self.cpus || shape.mem_mb > self.mem_mb || !fits_time {
+            return false;
+        }
+        let whole = shape.exclusive || self.def.exclusive != Exclusive::None;
+        let (cpus, mem) = if whole { (self.cpus, self.mem_mb) } else { (shape.cpus, shape.mem_mb) };
+        let want = shape.nodes as usize;
+        let found: Vec<usize> = (0..self.free.len())
+            .filter(|i| self.free[*i].0 >= cpus && self.free[*i].1 >= mem)
+            .take(want)
+            .collect();
+        let open = want - found.len();
+        if self.free.len() + open > self.cap as usize {
+            return false;
+        }
+        for i in found {
+            self.free[i].0 -= cpus;
+            self.free[i].1 -= mem;
+        }
+        self.free.extend(std::iter::repeat_n((self.cpus - cpus, self.mem_mb - mem), open));
+        true
+    }
+}
+
+/// A definition's node shape from its provisionerSpec: `cpu`, `memory` in MB.
+pub fn node_shape(d: &Definition) -> Option<(u32, u64)> {
+    let key = |k: &str| d.spec.iter().find(|(name, _)| name == k).map(|(_, v)| v.as_str());
+    let cpus = key("cpu")?.trim().parse().ok()?;
+    let mem_mb = super::provision::parse_memory(key("memory")?).ok()? >> 20;
+    Some((cpus, mem_mb))
+}
+
+/// The definitions that can grow, cheapest first.
+fn dynamic_bins<'a>(p: &'a Provision, have: &HashMap<String, Provisioned>) -> Vec<(u16, Bins<'a>)> {
+    let mut out: Vec<(u16, Bins<'a>)> = p
+        .defs
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| p.drives(d))
+        .filter_map(|(i, def)| {
+            let (cpus, mem_mb) = node_shape(def)?;
+            let had = have.get(&def.id).cloned().unwrap_or_default();
+            if had.unavailable.is_some() {
+                return None;
+            }
+            let cap = def.max_nodes.unwrap_or(DEFAULT_MAX_NODES).saturating_sub(had.active);
+            let free = vec![(cpus, mem_mb); had.booting.min(cap) as usize];
+            Some((i as u16, Bins { def, cpus, mem_mb, booting: had.booting, cap, free }))
+        })
+        .collect();
+    out.sort_by(|a, b| a.1.def.cost.total_cmp(&b.1.def.cost).then(a.0.cmp(&b.0)));
+    out
+}
+
+/// New nodes per dynamic definition after `plan`'s starts. `admit` gives a
+/// pending job's verdicts (the snapshot's or the pass's own). A job with no
+/// usable node whose candidate definition is backing off pends naming it.
+pub(crate) fn requests<'a>(
+    snap: &Snapshot,
+    plan: &mut Plan,
+    admit: impl Fn(JobId) -> Option<&'a Arc<Admit>>,
+    now_ms: i64,
+) -> Vec<NodeRequest> {
+    let Some(p) = snap.provision.as_deref() else { return vec![] };
+    let mut bins = dynamic_bins(p, &snap.provisioned);
+    let down = unavailable(p, &snap.provisioned);
+    if bins.is_empty() && down.is_empty() {
+        return vec![];
+    }
+    let rank: HashMap<JobId, usize> = plan
+        .pending
+        .iter()
+        .enumerate()
+        .filter(|(_, w)| wants_room(w.reason.code))
+        .map(|(r, w)| (w.job, r))
+        .collect();
+    let mut jobs: Vec<(usize, &Job)> =
+        snap.jobs.iter().filter_map(|j| rank.get(&j.id).map(|r| (*r, j))).collect();
+    jobs.sort_unstable_by_key(|(r, _)| *r);
+    for (r, job) in jobs {
+        let Some(a) = admit(job.id) else { continue };
+        // Cheapest definition first, as placement orders static pools.
+        let placed = bins.iter_mut().any(|(i, b)| a.candidates.binary_search(i).is_ok() && b.place(job));
+        let pending = &mut plan.pending[r];
+        if placed || pending.reason.code != C::NoProvisionerDefinition {
+            continue;
+        }
+        if let Some((d, u)) = down.iter().find(|(d, _)| a.candidates.binary_search(d).is_ok()) {
+            let retry_in_s = (u.until_ms.saturating_sub(now_ms).max(0) as u64).div_ceil(1000);
+            let facts = Facts::ProvisionerUnavailable {
+                definition: p.defs[*d as usize].id.clone(),
+                error: u.error.clone(),
+                retry_in_s,
+            };
+            pending.reason = Reason::new(C::ProvisionerUnavailable, facts);
+        }
+    }
+    bins.into_iter()
+        .filter_map(|(_, b)| {
+            let count = (b.free.len() as u32).saturating_sub(b.booting);
+            (count > 0).then(|| NodeRequest { definition: b.def.id.clone(), count })
+        })
+        .collect()
+}
+
+/// The driven definitions backing off, by index.
+fn unavailable<'h>(p: &Provision, have: &'h HashMap<String, Provisioned>) -> Vec<(u16, &'h Unavailable)> {
+    (p.defs.iter().enumerate())
+        .filter(|(_, d)| p.drives(d))
+        .filter_map(|(i, d)| Some((i as u16, have.get(&d.id)?.unavailable.as_ref()?)))
+        .collect()
+}
