@@ -130,7 +130,7 @@ fn bad_reservations_are_refused_naming_the_key() {
     let as_bob = spur_tests::proc::run_with(
         "sbatch",
         &e.c.url,
-        &["--reservation=a", "--wrap", "true"],
+        &["-D", &e.dir.path().display().to_string(), "--reservation=a", "--wrap", "true"],
         &[("USER", "bob")],
     );
     let refused = String::from_utf8_lossy(&as_bob.stderr);
@@ -140,7 +140,7 @@ fn bad_reservations_are_refused_naming_the_key() {
             && refused.contains("bob"),
         "{refused}"
     );
-    e.ok("sbatch", "--reservation=a --wrap true");
+    e.sbatch(&["--reservation=a", "--wrap", "true"]);
     let gone = e.fails("sbatch", &["--reservation=zzz", "--wrap", "true"]);
     assert!(gone.contains("no reservation named 'zzz'"), "{gone}");
 }
