@@ -213,7 +213,7 @@ fn the_signal_option_warns_the_steps_or_the_batch_shell_before_the_time_limit() 
     let a = submit(&e, "warn-steps.sh", steps, &[]);
     let shell = "#!/bin/bash\n#SBATCH -t 1 --signal=B:USR1@58 -o warn-shell.out\n\
         trap 'echo shell-got-usr1; exit 0' USR1\n\
-        srun bash -c \"trap 'echo step-got-usr1' USR1; sleep 600\" &\n\
+        srun bash -c \"trap 'echo step-got-usr1' USR1; sleep 613\" &\n\
         while :; do sleep 0.1; done\n";
     let b = submit(&e, "warn-shell.sh", shell, &[]);
     e.wait_field(a, "%T", "COMPLETED");
@@ -227,5 +227,5 @@ fn the_signal_option_warns_the_steps_or_the_batch_shell_before_the_time_limit() 
     assert!(!output(&e, "warn-shell.out").contains("step-got-usr1"), "B: the batch shell alone");
     // The trap ends the script, and the job's end ends its step.
     e.wait_field(b, "%T", "COMPLETED");
-    wait_for("no step left", || (!pgrep("^[^ ]*sleep 600$")).then_some(()));
+    wait_for("no step left", || (!pgrep("^[^ ]*sleep 613$")).then_some(()));
 }
