@@ -177,3 +177,32 @@ async fn a_pilot_that_ended_upstream_is_given_back_though_scancel_fails() {
     f.pilots.upkeep(at + 60_000).await;
     assert!(f.nodes.node("big-1").is_none(), "squeue no longer lists it: deleted");
 }
+
+#[tokio::test]
+async fn a_borrowed_node_drains_itself_a_minute_before_its_expiry_naming_the_ttl() {
+    let f = fx("echo 80").await;
+    f.pilots.provision(&NodeRequest { definition: "big".into(), count: 1 }).await;
+    // Registered and running a job: neither the boot nor the idle timeout gives it back.
+    if let Some(n) = f.nodes.write().nodes.get_mut("big-1") {
+        (n.registered, n.running_jobs) = (true, 1);
+    }
+    let expires = f.nodes.pilot_nodes()[0].pilot.expires_ms;
+    f.pilots.upkeep(expires - DRAIN_MARGIN_MS - 1).await;
+    assert!(!f.nodes.node("big-1").unwrap().admin.drain, "more than a minute left");
+    f.pilots.upkeep(expires - DRAIN_MARGIN_MS).await;
+    let reason = f.nodes.node("big-1").unwrap().admin.reason.expect("a reason");
+    let want = format!("ttl of slurm definition big ends at {}", spur_vocab::txn::format_time(expires));
+    assert_eq!((reason.text.as_str(), reason.user.as_str()), (want.as_str(), "slurm_provisioner"));
+    assert_eq!(reason.time_ms, expires - DRAIN_MARGIN_MS, "stamped with the upkeep's now");
+    // Once: a later upkeep leaves the drain (and its time) alone.
+    f.pilots.upkeep(expires).await;
+    assert_eq!(f.nodes.node("big-1").unwrap().admin.reason.unwrap().time_ms, expires - DRAIN_MARGIN_MS);
+    // Persisted and audited as the controller's other drains.
+    assert!(f.restarted().await.node("big-1").unwrap().admin.drain);
+    let store = crate::store::open(&format!("sqlite://{}/spur.db", f.dir.path().display())).await.unwrap();
+    let rows = store.list_txn(&crate::store::TxnQuery::default()).await.unwrap();
+    let drains: Vec<_> =
+        rows.iter().filter(|r| r.entity == "node" && r.info.contains("ttl of slurm")).collect();
+    assert_eq!(drains.len(), 1, "{rows:?}");
+    assert_eq!(drains[0].name, "big-1");
+}
