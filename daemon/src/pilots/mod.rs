@@ -104,6 +104,19 @@ impl Pilots {
         out
     }
 
+    /// Marks the slurm definitions backing off at `now` in a `scontrol show
+    /// provisioner` answer: state `unavailable`, the error and the retry.
+    pub fn mark_unavailable(&self, out: &mut spur_proto::v1::ListProvisionersResponse, now: i64) {
+        let failures = lock(&self.failures);
+        for p in out.provisioners.iter_mut() {
+            if let Some(f) = failures.get(&p.id).filter(|f| f.until_ms > now) {
+                p.state = "unavailable".into();
+                p.unavailable_error = f.error.to_string();
+                p.retry_at_ms = f.until_ms;
+            }
+        }
+    }
+
     /// Whether `definition` is backing off at `now`.
     fn backing_off(&self, definition: &str, now: i64) -> bool {
         lock(&self.failures).get(definition).is_some_and(|f| f.until_ms > now)
