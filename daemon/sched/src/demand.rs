@@ -106,6 +106,22 @@ pub fn node_shape(d: &Definition) -> Option<(u32, u64)> {
     Some((cpus, mem_mb))
 }
 
+/// What the driven dynamic definitions could ever lend `job`, each as
+/// `(cpus, mem_mb, count)`: their node shape, `maxNodes` times, when the
+/// job's time limit fits their ttl (demand asks for nothing otherwise).
+/// For submit's feasibility, so a job only a borrowed node could hold is
+/// not refused; their policies are the pass's to judge.
+pub fn lendable(p: &Provision, job: &Job) -> Vec<(u32, u64, u32)> {
+    (p.defs.iter())
+        .filter(|d| p.drives(d))
+        .filter(|d| job.time_limit.is_some_and(|m| m.saturating_mul(60) <= u64::from(d.ttl)))
+        .filter_map(|d| {
+            let (cpus, mem_mb) = node_shape(d)?;
+            Some((cpus, mem_mb, d.max_nodes.unwrap_or(DEFAULT_MAX_NODES)))
+        })
+        .collect()
+}
+
 /// The definitions that can grow, cheapest first.
 fn dynamic_bins<'a>(p: &'a Provision, have: &HashMap<String, Provisioned>) -> Vec<(u16, Bins<'a>)> {
     let mut out: Vec<(u16, Bins<'a>)> = p
