@@ -90,6 +90,7 @@ fn explanation() -> Explanation {
         definitions: vec![],
         priority_ordered: None,
         priority_inputs: vec![],
+        dynamic: vec![],
     }
 }
 
@@ -103,6 +104,36 @@ fn opened(size: (u16, u16)) -> spur_console::State {
     let answer = Explanation { job_id: id, ..explanation() };
     dispatch(&mut state, Action::Net(Msg::Explained { job: id, answer: Ok(Box::new(answer)) }));
     state
+}
+
+#[test]
+fn a_dynamic_definition_that_can_still_provision_shows_as_the_blocking_check() {
+    let mut state = on_queue(false, (120, 40), Some(Role::Operator));
+    let id = spur_console::update::nav::current_key(&state).unwrap().parse::<u64>().unwrap();
+    dispatch(&mut state, Action::Explain);
+    let headroom = spur_proto::v1::DynamicHeadroom {
+        definition: "burst".into(),
+        held: 2,
+        max_nodes: 3,
+        unavailable: false,
+        blocks: true,
+    };
+    let answer = Explanation {
+        job_id: id,
+        dynamic: vec![headroom],
+        candidates: vec![],
+        outcome: "no preemption: a check above blocks it".into(),
+        ..explanation()
+    };
+    dispatch(&mut state, Action::Net(Msg::Explained { job: id, answer: Ok(Box::new(answer)) }));
+    let text = draw(&state).backend().to_string();
+    assert!(text.contains("✗burst"), "{text}");
+    assert!(
+        text.contains(
+            "✗ provisioner definition burst can still provision (2 of maxNodes 3 held): preemption waits"
+        ),
+        "{text}"
+    );
 }
 
 #[test]

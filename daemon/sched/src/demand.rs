@@ -63,12 +63,19 @@ struct Bins<'a> {
     free: Vec<(u32, u64)>,
 }
 
+/// Whether a node of `def` (`cpus`, `mem_mb`) could run `job` at all: no
+/// GPUs, its shape per node, and a time limit within the ttl.
+fn could_host(def: &Definition, (cpus, mem_mb): (u32, u64), job: &Job) -> bool {
+    let shape = job.shape();
+    let fits_time = job.time_limit.is_some_and(|m| m.saturating_mul(60) <= u64::from(def.ttl));
+    shape.gpus == 0 && shape.cpus <= cpus && shape.mem_mb <= mem_mb && fits_time
+}
+
 impl Bins<'_> {
     /// Places one job's nodes; false (and nothing changed) when it does not fit.
     fn place(&mut self, job: &Job) -> bool {
         let shape = job.shape();
-        let fits_time = job.time_limit.is_some_and(|m| m.saturating_mul(60) <= u64::from(self.def.ttl));
-        if shape.gpus > 0 || shape.cpus > self.cpus || shape.mem_mb > self.mem_mb || !fits_time {
+        if !could_host(self.def, (self.cpus, self.mem_mb), job) {
             return false;
         }
         let whole = shape.exclusive || self.def.exclusive != Exclusive::None;
@@ -97,6 +104,22 @@ pub fn node_shape(d: &Definition) -> Option<(u32, u64)> {
     let cpus = key("cpu")?.trim().parse().ok()?;
     let mem_mb = super::provision::parse_memory(key("memory")?).ok()? >> 20;
     Some((cpus, mem_mb))
+}
+
+/// What the driven dynamic definitions could ever lend `job`, each as
+/// `(cpus, mem_mb, count)`: their node shape, `maxNodes` times, when the
+/// job's time limit fits their ttl (demand asks for nothing otherwise).
+/// For submit's feasibility, so a job only a borrowed node could hold is
+/// not refused; their policies are the pass's to judge.
+pub fn lendable(p: &Provision, job: &Job) -> Vec<(u32, u64, u32)> {
+    (p.defs.iter())
+        .filter(|d| p.drives(d))
+        .filter(|d| job.time_limit.is_some_and(|m| m.saturating_mul(60) <= u64::from(d.ttl)))
+        .filter_map(|d| {
+            let (cpus, mem_mb) = node_shape(d)?;
+            Some((cpus, mem_mb, d.max_nodes.unwrap_or(DEFAULT_MAX_NODES)))
+        })
+        .collect()
 }
 
 /// The definitions that can grow, cheapest first.
@@ -168,6 +191,48 @@ pub(crate) fn requests<'a>(
         .filter_map(|(_, b)| {
             let count = (b.free.len() as u32).saturating_sub(b.booting);
             (count > 0).then(|| NodeRequest { definition: b.def.id.clone(), count })
+        })
+        .collect()
+}
+
+/// What a dynamic definition that could serve a job holds against its
+/// `maxNodes`: while it can still provision, the preemption pass waits for
+/// it instead of evicting (spec: `preemptionThreshold`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Headroom {
+    /// The definition's id.
+    pub definition: String,
+    /// Its nodes booting and registered.
+    pub held: u32,
+    pub max_nodes: u32,
+    /// Backing off after an upstream failure: it provisions nothing meanwhile.
+    pub unavailable: bool,
+}
+
+impl Headroom {
+    /// Whether the definition can still provision a node now.
+    pub fn can_provision(&self) -> bool {
+        !self.unavailable && self.held < self.max_nodes
+    }
+}
+
+/// The driven dynamic definitions among `admit`'s candidates whose nodes
+/// could run `job` (the shape and ttl demand asks by), in the file's order.
+/// A definition whose nodes could never run the job does not hold it back,
+/// since demand would never ask for one.
+pub(crate) fn headroom(snap: &Snapshot, admit: &Admit, job: &Job) -> Vec<Headroom> {
+    let Some(p) = snap.provision.as_deref() else { return vec![] };
+    (admit.candidates.iter())
+        .filter_map(|i| p.defs.get(*i as usize))
+        .filter(|d| p.drives(d) && node_shape(d).is_some_and(|s| could_host(d, s, job)))
+        .map(|d| {
+            let had = snap.provisioned.get(&d.id).cloned().unwrap_or_default();
+            Headroom {
+                definition: d.id.clone(),
+                held: had.booting.saturating_add(had.active),
+                max_nodes: d.max_nodes.unwrap_or(DEFAULT_MAX_NODES),
+                unavailable: had.unavailable.is_some(),
+            }
         })
         .collect()
 }

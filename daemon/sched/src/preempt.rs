@@ -360,6 +360,11 @@ impl<'a> Pass<'a> {
             checks.push(JobCheck::Drain { evicted_s_ago, timeout_s: cfg.drain_timeout_secs });
         }
         checks.push(JobCheck::EvictionCap { used: self.evictions, max: cfg.max_evictions });
+        // While a dynamic definition can still grow for the job, it waits for those nodes.
+        if let Some(a) = self.admit_of(job) {
+            let dynamic = super::demand::headroom(self.snap, &a, job);
+            checks.extend(dynamic.into_iter().map(JobCheck::Dynamic));
+        }
         let verdict = |checks, candidates, considered, outcome| JobVerdict {
             job: job.id,
             checks,

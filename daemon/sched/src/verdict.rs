@@ -302,6 +302,9 @@ pub enum JobCheck {
         dim: &'static str,
         threshold: f64,
     },
+    /// A dynamic definition that admits the job and could still provision
+    /// for it: preemption waits for its nodes (spec: `preemptionThreshold`).
+    Dynamic(super::demand::Headroom),
 }
 
 impl JobCheck {
@@ -312,6 +315,7 @@ impl JobCheck {
             JobCheck::Drain { .. } => "drain timeout",
             JobCheck::EvictionCap { .. } => "eviction cap",
             JobCheck::Threshold { .. } => "pool threshold",
+            JobCheck::Dynamic(_) => "dynamic definition",
         }
     }
 
@@ -322,6 +326,7 @@ impl JobCheck {
             JobCheck::Drain { evicted_s_ago, timeout_s } => evicted_s_ago >= timeout_s,
             JobCheck::EvictionCap { used, max } => used < max,
             JobCheck::Threshold { used_pct, threshold, .. } => used_pct >= threshold,
+            JobCheck::Dynamic(h) => !h.can_provision(),
         }
     }
 }
@@ -345,6 +350,14 @@ impl fmt::Display for JobCheck {
             JobCheck::Threshold { used_pct, dim, threshold } => write!(
                 f,
                 "pool {dim} utilization {used_pct:.0}% vs scheduler.preemption_threshold {threshold:.0}%"
+            ),
+            JobCheck::Dynamic(h) if h.unavailable => {
+                write!(f, "provisioner definition {} admits the job but is unavailable", h.definition)
+            }
+            JobCheck::Dynamic(h) => write!(
+                f,
+                "provisioner definition {} admits the job and holds {} of maxNodes {}",
+                h.definition, h.held, h.max_nodes
             ),
         }?;
         write!(f, " → {}", if self.passes() { "passes" } else { "blocks" })

@@ -119,8 +119,14 @@ impl NodeService {
     /// Drains `name` for the system (an HRES plugin's node function failed),
     /// audited as Source=system.
     pub async fn drain_for(&self, name: &str, reason: &str) -> Result<()> {
+        self.drain_as(name, reason, "hres_plugin", now_ms()).await
+    }
+
+    /// Drains `name` for the system at `now`, the reason's user `by` (the
+    /// part of the controller that drains it), audited as Source=system.
+    pub async fn drain_as(&self, name: &str, reason: &str, by: &str, now: i64) -> Result<()> {
         let text = reason.to_string();
-        let stamp = Reason { text, user: "hres_plugin".into(), uid: None, time_ms: now_ms(), system: false };
+        let stamp = Reason { text, user: by.into(), uid: None, time_ms: now, system: false };
         let _writing = self.admin_writes.lock().await;
         let Some(a) = self.read().nodes.get(name).map(|n| Requested::Drain.apply(n, &stamp)) else {
             return Ok(());

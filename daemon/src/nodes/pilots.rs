@@ -34,6 +34,8 @@ pub struct PilotNode {
     pub registered: bool,
     /// No job holds it.
     pub idle: bool,
+    /// Drained (by an admin or before its expiry).
+    pub drained: bool,
 }
 
 impl NodeService {
@@ -49,6 +51,7 @@ impl NodeService {
                     pilot,
                     registered: node.is_some_and(|n| n.registered || n.agent_id.is_some()),
                     idle: node.is_none_or(|n| n.running_jobs == 0 && n.alloc_cpus == 0),
+                    drained: node.is_some_and(|n| n.admin.drain),
                 })
             })
             .collect()

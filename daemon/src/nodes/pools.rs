@@ -73,6 +73,32 @@ fn annotations(p: &Provision, n: &Node) -> Vec<(String, String)> {
     out
 }
 
+/// A definition's borrowed nodes at `now`, by name, each with its cost so far.
+fn borrowed(c: &Cluster, definition: &str, cost_per_hour: f64, now: i64) -> Vec<pb::BorrowedNode> {
+    let mut out: Vec<pb::BorrowedNode> = (c.dynamic.iter())
+        .filter_map(|(name, d)| Some((name, d.pilot.as_ref().filter(|p| p.definition == definition)?)))
+        .map(|(name, p)| {
+            let node = c.nodes.get(name);
+            let state = match (&p.job, node.is_some_and(|n| n.registered || n.agent_id.is_some())) {
+                (None, _) => "requested",
+                (Some(_), false) => "booting",
+                _ if node.is_some_and(|n| n.admin.drain) => "draining",
+                _ => "active",
+            };
+            let hours = now.saturating_sub(p.requested_ms).max(0) as f64 / 3_600_000.0;
+            pb::BorrowedNode {
+                name: name.clone(),
+                state: state.into(),
+                upstream_job: p.job.clone().unwrap_or_default(),
+                expires_ms: p.expires_ms,
+                cost: hours * cost_per_hour,
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out
+}
+
 impl NodeService {
     pub fn provision(&self) -> Option<Arc<Provision>> {
         self.read().provision.clone()
@@ -110,6 +136,7 @@ impl NodeService {
                 .map(|p| now.saturating_sub(p.requested_ms).max(0))
                 .sum();
             let node_hours = (c.given_back_ms.get(&d.id).copied().unwrap_or(0) + held) as f64 / 3_600_000.0;
+            let borrowed = borrowed(&c, &d.id, d.cost, now);
             out.push(pb::Provisioner {
                 node_hours,
                 cost: node_hours * d.cost,
@@ -128,6 +155,8 @@ impl NodeService {
                 ttl_buffer: d.ttl_buffer,
                 spec: d.spec.iter().map(|(k, v)| pb::KeyValue::new(k, v)).collect(),
                 condition_errors: errors,
+                borrowed,
+                ..Default::default()
             });
         }
         if out.is_empty() && !id.is_empty() {

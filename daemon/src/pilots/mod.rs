@@ -6,7 +6,9 @@
 //! Each second the upkeep gives back what is no longer needed, in Slurm's
 //! words: a pilot whose agent has not registered within
 //! `boot_timeout_secs`, and a registered node idle for `idle_timeout_secs`
-//! (`scancel` upstream, then the node is deleted here).
+//! (`scancel` upstream, then the node is deleted here). A borrowed node
+//! drains itself [`DRAIN_MARGIN_MS`] before its pilot's time limit ends,
+//! with a reason naming the definition's ttl.
 
 pub mod upstream;
 
@@ -47,6 +49,16 @@ struct Failure {
     until_ms: i64,
     /// Failures in a row: the backoff doubles with each.
     count: u32,
+}
+
+/// How long before its expiry a borrowed node drains itself: one minute,
+/// the shortest time limit a job can ask for, so no job placed later could
+/// end before the upstream ends the pilot anyway.
+pub const DRAIN_MARGIN_MS: i64 = 60_000;
+
+/// The reason a borrowed node drains with before its expiry.
+pub fn expiry_reason(definition: &str, expires_ms: i64) -> String {
+    format!("ttl of slurm definition {definition} ends at {}", spur_vocab::txn::format_time(expires_ms))
 }
 
 /// The longest backoff after failures in a row.
@@ -90,6 +102,19 @@ impl Pilots {
             out.entry(d.clone()).or_default().unavailable = Some(u);
         }
         out
+    }
+
+    /// Marks the slurm definitions backing off at `now` in a `scontrol show
+    /// provisioner` answer: state `unavailable`, the error and the retry.
+    pub fn mark_unavailable(&self, out: &mut spur_proto::v1::ListProvisionersResponse, now: i64) {
+        let failures = lock(&self.failures);
+        for p in out.provisioners.iter_mut() {
+            if let Some(f) = failures.get(&p.id).filter(|f| f.until_ms > now) {
+                p.state = "unavailable".into();
+                p.unavailable_error = f.error.to_string();
+                p.retry_at_ms = f.until_ms;
+            }
+        }
     }
 
     /// Whether `definition` is backing off at `now`.
@@ -199,13 +224,21 @@ impl Pilots {
         }
     }
 
-    /// Gives back pilots that never registered and nodes idle too long.
+    /// Gives back pilots that never registered and nodes idle too long, and
+    /// drains nodes whose expiry is near.
     pub async fn upkeep(&self, now: i64) {
         let cfg = &self.up.cfg;
         for n in self.nodes.pilot_nodes() {
             if n.pilot.job.is_none() {
                 self.reconcile(&n).await;
                 continue;
+            }
+            if !n.drained && now >= n.pilot.expires_ms.saturating_sub(DRAIN_MARGIN_MS) {
+                let reason = expiry_reason(&n.pilot.definition, n.pilot.expires_ms);
+                match self.nodes.drain_as(&n.name, &reason, "slurm_provisioner", now).await {
+                    Ok(()) => tracing::info!(node = %n.name, "borrowed node drained: {reason}"),
+                    Err(e) => tracing::warn!(node = %n.name, error = %e, "could not drain a borrowed node"),
+                }
             }
             let why = if !n.registered {
                 let late = now.saturating_sub(n.pilot.requested_ms) >= secs_ms(cfg.boot_timeout_secs);

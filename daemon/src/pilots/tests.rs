@@ -177,3 +177,62 @@ async fn a_pilot_that_ended_upstream_is_given_back_though_scancel_fails() {
     f.pilots.upkeep(at + 60_000).await;
     assert!(f.nodes.node("big-1").is_none(), "squeue no longer lists it: deleted");
 }
+
+#[tokio::test]
+async fn a_borrowed_node_drains_itself_a_minute_before_its_expiry_naming_the_ttl() {
+    let f = fx("echo 80").await;
+    f.pilots.provision(&NodeRequest { definition: "big".into(), count: 1 }).await;
+    // Registered and running a job: neither the boot nor the idle timeout gives it back.
+    if let Some(n) = f.nodes.write().nodes.get_mut("big-1") {
+        (n.registered, n.running_jobs) = (true, 1);
+    }
+    let expires = f.nodes.pilot_nodes()[0].pilot.expires_ms;
+    f.pilots.upkeep(expires - DRAIN_MARGIN_MS - 1).await;
+    assert!(!f.nodes.node("big-1").unwrap().admin.drain, "more than a minute left");
+    f.pilots.upkeep(expires - DRAIN_MARGIN_MS).await;
+    let reason = f.nodes.node("big-1").unwrap().admin.reason.expect("a reason");
+    let want = format!("ttl of slurm definition big ends at {}", spur_vocab::txn::format_time(expires));
+    assert_eq!((reason.text.as_str(), reason.user.as_str()), (want.as_str(), "slurm_provisioner"));
+    assert_eq!(reason.time_ms, expires - DRAIN_MARGIN_MS, "stamped with the upkeep's now");
+    // Once: a later upkeep leaves the drain (and its time) alone.
+    f.pilots.upkeep(expires).await;
+    assert_eq!(f.nodes.node("big-1").unwrap().admin.reason.unwrap().time_ms, expires - DRAIN_MARGIN_MS);
+    // Persisted and audited as the controller's other drains.
+    assert!(f.restarted().await.node("big-1").unwrap().admin.drain);
+    let store = crate::store::open(&format!("sqlite://{}/spur.db", f.dir.path().display())).await.unwrap();
+    let rows = store.list_txn(&crate::store::TxnQuery::default()).await.unwrap();
+    let drains: Vec<_> =
+        rows.iter().filter(|r| r.entity == "node" && r.info.contains("ttl of slurm")).collect();
+    assert_eq!(drains.len(), 1, "{rows:?}");
+    assert_eq!(drains[0].name, "big-1");
+}
+
+#[tokio::test]
+async fn show_provisioner_lists_borrowed_nodes_by_state_and_a_failing_definition_as_unavailable() {
+    let f = fx("echo 81").await;
+    let req = NodeRequest { definition: "big".into(), count: 1 };
+    f.pilots.provision(&req).await;
+    let at = f.nodes.pilot_nodes()[0].pilot.requested_ms;
+    let node = |f: &Fx, now| f.nodes.provisioners("big", now).unwrap().provisioners[0].borrowed.clone();
+    let b = &node(&f, at + 1_800_000)[0];
+    assert_eq!((b.name.as_str(), b.state.as_str(), b.upstream_job.as_str()), ("big-1", "booting", "81"));
+    assert_eq!(
+        (b.expires_ms, b.cost),
+        (f.nodes.pilot_nodes()[0].pilot.expires_ms, 0.3),
+        "half an hour at 0.6"
+    );
+    f.nodes.write().nodes.get_mut("big-1").unwrap().registered = true;
+    assert_eq!(node(&f, at)[0].state, "active");
+    f.nodes.drain_as("big-1", "ttl", "slurm_provisioner", at).await.unwrap();
+    assert_eq!(node(&f, at)[0].state, "draining");
+    // A failing sbatch: the definition is unavailable, with the error and the retry.
+    script(f.dir.path(), "sbatch", "echo 'sbatch: error: invalid partition' >&2; exit 1");
+    f.pilots.provision(&req).await;
+    let now = crate::store::now_ms();
+    let mut out = f.nodes.provisioners("big", now).unwrap();
+    f.pilots.mark_unavailable(&mut out, now);
+    let p = &out.provisioners[0];
+    assert_eq!(p.state, "unavailable");
+    assert!(p.unavailable_error.contains("invalid partition"), "{}", p.unavailable_error);
+    assert!(p.retry_at_ms > now, "{}", p.retry_at_ms);
+}

@@ -431,7 +431,22 @@ pub fn explanation(e: &crate::jobs::preempt::JobExplanation, pass_time_ms: i64) 
         job_id: v.job,
         reason: e.reason.as_ref().map(|r| r.code.as_str().to_string()).unwrap_or_default(),
         reason_detail: e.reason.as_ref().map(|r| r.sentence()).unwrap_or_default(),
-        checks: v.checks.iter().map(|c| mark(c.name(), c.passes(), c.to_string())).collect(),
+        checks: (v.checks.iter())
+            .filter(|c| !matches!(c, crate::sched::JobCheck::Dynamic(_)))
+            .map(|c| mark(c.name(), c.passes(), c.to_string()))
+            .collect(),
+        dynamic: (v.checks.iter())
+            .filter_map(|c| match c {
+                crate::sched::JobCheck::Dynamic(h) => Some(pb::DynamicHeadroom {
+                    definition: h.definition.clone(),
+                    held: h.held,
+                    max_nodes: h.max_nodes,
+                    unavailable: h.unavailable,
+                    blocks: h.can_provision(),
+                }),
+                _ => None,
+            })
+            .collect(),
         candidates: v.candidates.iter().map(pair_explanation).collect(),
         considered: v.considered as u32,
         outcome: v.outcome.to_string(),

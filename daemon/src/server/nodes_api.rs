@@ -210,7 +210,12 @@ impl Nodes for NodesApi {
     ) -> Result<Response<pb::ListProvisionersResponse>, Status> {
         self.gate
             .run(nodes::LIST_PROVISIONERS, req, |_, r| async move {
-                Ok((self.nodes.provisioners(&r.id, crate::store::now_ms())?, vec![]))
+                let now = crate::store::now_ms();
+                let mut out = self.nodes.provisioners(&r.id, now)?;
+                if let Some(p) = self.jobs.pilots.get() {
+                    p.mark_unavailable(&mut out, now);
+                }
+                Ok((out, vec![]))
             })
             .await
     }

@@ -135,12 +135,23 @@ impl Preempt {
         let facts = facts_beside_definitions(d);
         let facts = if facts.is_empty() { String::new() } else { format!(": {facts}") };
         out.push((format!("job {job} pends: {reason}{facts}"), false));
-        let checks: Vec<String> = d.checks.iter().map(check_label).collect();
+        let mut checks: Vec<String> = d.checks.iter().map(check_label).collect();
+        checks.extend(d.dynamic.iter().map(|h| format!("{}{}", pass_mark(!h.blocks), h.definition)));
         if !checks.is_empty() {
             out.push((format!("checks: {}", checks.join("  ")), false));
         }
         // The check that stopped preemption before any candidate, in full.
         out.extend(d.checks.iter().filter(|m| !m.passes).map(|m| (format!("✗ {}", m.sentence), true)));
+        out.extend(d.dynamic.iter().filter(|h| h.blocks).map(|h| {
+            let held = format!("{} of maxNodes {} held", h.held, h.max_nodes);
+            (
+                format!(
+                    "✗ provisioner definition {} can still provision ({held}): preemption waits",
+                    h.definition
+                ),
+                true,
+            )
+        }));
         out.push((format!("outcome: {}", d.outcome), false));
         if let Some(f) = &d.idle_fill {
             out.extend(idle_fill(f));

@@ -3,13 +3,17 @@
 //! nodes are usable, cost, exclusivity and annotations. A static pool that
 //! matched no node, or a node whose facts broke the condition, is trouble:
 //! `!` before the state and BOLD, not colour alone. The detail page has the
-//! whole condition and policy as written, the spec and the failed nodes.
+//! whole condition and policy as written, the spec and the failed nodes;
+//! for a slurm definition, its borrowed nodes (state, upstream job id,
+//! expiry, cost so far) and, while it backs off, `unavailable` with the
+//! upstream's error, all as the controller answered them.
 
 use crate::model::table::{
     Alert, Column, Detail, Row, SortKey, TableModel, Target, filter_and_sort, text_key,
 };
 use crate::model::view::{PaneView, Refetch};
-use spur_proto::v1::{KeyValue, Provisioner};
+use spur_proto::v1::{BorrowedNode, KeyValue, Provisioner};
+use spur_vocab::txn::format_time;
 
 const fn col(name: &'static str, priority: u8, max: u16, numeric: bool) -> Column {
     Column { name, priority, max, numeric, sparse: false }
@@ -20,17 +24,18 @@ const fn col(name: &'static str, priority: u8, max: u16, numeric: bool) -> Colum
 pub const COLUMNS: &[Column] = &[
     col("ID", 0, 20, false),
     col("Backend", 2, 9, false),
-    // `! no driver`: the symbol, a space and the longest state.
-    col("State", 0, 11, false),
+    // `! unavailable`: the symbol, a space and the longest state.
+    col("State", 0, 13, false),
     col("Usable", 1, 9, true),
     col("Cost/h", 3, 8, true),
     col("Excl", 4, 8, false),
     col("Annotations", 2, 24, false),
 ];
 
-/// A static pool that matched nothing, or nodes whose facts broke the condition.
+/// A static pool that matched nothing, nodes whose facts broke the
+/// condition, or a dynamic definition whose upstream failed.
 fn trouble(p: &Provisioner) -> bool {
-    p.state == "no nodes" || !p.condition_errors.is_empty()
+    p.state == "no nodes" || !p.condition_errors.is_empty() || !p.unavailable_error.is_empty()
 }
 
 fn row(p: &Provisioner) -> Row {
@@ -87,6 +92,41 @@ fn block(title: &str, text: &str) -> Vec<String> {
     std::iter::once(format!("{title}:")).chain(lines).collect()
 }
 
+/// A slurm definition's borrowed nodes as a small table; nothing for a
+/// definition that borrows none.
+fn borrowed(nodes: &[BorrowedNode]) -> Vec<String> {
+    if nodes.is_empty() {
+        return vec![];
+    }
+    let rows: Vec<[String; 5]> =
+        std::iter::once(["Node", "State", "Upstream job", "Expires", "Cost"].map(String::from))
+            .chain(nodes.iter().map(|b| {
+                let job = if b.upstream_job.is_empty() { "-".to_string() } else { b.upstream_job.clone() };
+                [b.name.clone(), b.state.clone(), job, format_time(b.expires_ms), format!("{:.2}", b.cost)]
+            }))
+            .collect();
+    let w: Vec<usize> =
+        (0..5).map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0)).collect();
+    let mut out = vec![format!("Borrowed nodes ({}):", nodes.len())];
+    out.extend(rows.iter().map(|r| {
+        let line = format!(
+            "  {:<a$}  {:<b$}  {:<c$}  {:<d$}  {:>e$}",
+            r[0],
+            r[1],
+            r[2],
+            r[3],
+            r[4],
+            a = w[0],
+            b = w[1],
+            c = w[2],
+            d = w[3],
+            e = w[4]
+        );
+        line.trim_end().to_string()
+    }));
+    out
+}
+
 pub fn detail(all: &[Provisioner], key: &str) -> Option<Detail> {
     let p = all.iter().find(|p| p.id == key)?;
     let f = |label: &str, value: String| (label.to_string(), value);
@@ -95,7 +135,7 @@ pub fn detail(all: &[Provisioner], key: &str) -> Option<Detail> {
         "" => format!("(none; {} usable)", p.usable_nodes),
         list => format!("{list} ({} of {} usable)", p.usable_nodes, p.node_count),
     };
-    let fields = vec![
+    let mut fields = vec![
         f("Provisioner", p.id.clone()),
         f("Backend", p.backend.clone()),
         f("State", p.state.clone()),
@@ -106,7 +146,15 @@ pub fn detail(all: &[Provisioner], key: &str) -> Option<Detail> {
         f("Annotations", or_none(KeyValue::join(&p.annotations, ", "))),
         f("Spec", or_none(KeyValue::join(&p.spec, ", "))),
     ];
-    let mut body = block("Condition", &p.condition);
+    if p.backend == "slurm" {
+        fields.push(f("Cost so far", format!("{:.2} ({:.2} node-hours)", p.cost, p.node_hours)));
+    }
+    if !p.unavailable_error.is_empty() {
+        let retry = format!("retried at {}", format_time(p.retry_at_ms));
+        fields.push(f("Unavailable", format!("{} ({retry})", p.unavailable_error)));
+    }
+    let mut body = borrowed(&p.borrowed);
+    body.extend(block("Condition", &p.condition));
     body.extend(block("Policy", &p.policy));
     if p.condition_errors.is_empty() {
         body.push("Condition errors: none".into());

@@ -1,7 +1,8 @@
 //! `scontrol explain job ID` (why a job pends, and its preemption candidates
 //! with each verdict) and `explain preempt PENDING RUNNING` (one pair's full
 //! verdict), as text or `--json`. The text is the controller's sentences;
-//! nothing here re-derives a verdict.
+//! nothing here re-derives a verdict. The dynamic definitions' checks come
+//! as facts (`Explanation.dynamic`) and are worded here.
 
 use super::command::{Command, Flags};
 use crate::cli::fmt::status;
@@ -72,6 +73,9 @@ pub fn render(e: &pb::Explanation) -> String {
     for m in &e.checks {
         out.push_str(&format!("  {} {}\n", tick(m.passes), m.sentence));
     }
+    for d in &e.dynamic {
+        out.push_str(&format!("  {} {}\n", tick(!d.blocks), dynamic(d)));
+    }
     let shown = e.candidates.len();
     out.push_str(&format!(
         "Candidates: {} considered{}\n",
@@ -113,6 +117,19 @@ pub fn render(e: &pb::Explanation) -> String {
         }
     }
     out
+}
+
+/// A dynamic definition's check: while it can still provision for the job,
+/// preemption waits for its nodes (spec: `preemptionThreshold`).
+fn dynamic(d: &pb::DynamicHeadroom) -> String {
+    let state = match (d.unavailable, d.blocks) {
+        (true, _) => "is unavailable".to_string(),
+        (false, true) => {
+            format!("can still provision ({} of maxNodes {} held): preemption waits", d.held, d.max_nodes)
+        }
+        (false, false) => format!("holds maxNodes {}", d.max_nodes),
+    };
+    format!("provisioner definition {} admits the job and {state}", d.definition)
 }
 
 /// Idle-fill's part: may the job borrow, or the runs reclaim weighed for it.
@@ -172,6 +189,10 @@ pub fn explanation_json(e: &pb::Explanation) -> Value {
         "reason": e.reason,
         "reason_detail": e.reason_detail,
         "checks": e.checks.iter().map(mark_json).collect::<Vec<_>>(),
+        "dynamic": e.dynamic.iter().map(|d| json!({
+            "definition": d.definition, "held": d.held, "max_nodes": d.max_nodes,
+            "unavailable": d.unavailable, "blocks": d.blocks,
+        })).collect::<Vec<_>>(),
         "candidates": e.candidates.iter().map(pair_json).collect::<Vec<_>>(),
         "considered": e.considered,
         "outcome": e.outcome,
@@ -209,5 +230,32 @@ mod tests {
         assert!(parse(&words("preempt 12")).unwrap_err().contains("PENDING_ID RUNNING_ID"));
         assert!(parse(&words("job 1 2")).unwrap_err().contains("unexpected argument '2'"));
         assert!(parse(&words("node 1")).unwrap_err().contains("unknown 'node'"));
+    }
+
+    #[test]
+    fn a_dynamic_definition_that_can_still_provision_is_a_blocking_check() {
+        let d = |held, unavailable| pb::DynamicHeadroom {
+            definition: "burst".into(),
+            held,
+            max_nodes: 3,
+            unavailable,
+            blocks: held < 3 && !unavailable,
+        };
+        let e = pb::Explanation {
+            job_id: 10,
+            dynamic: vec![d(2, false), d(3, false), d(0, true)],
+            ..Default::default()
+        };
+        let text = render(&e);
+        let lines: Vec<&str> = text.lines().filter(|l| l.contains("burst")).collect();
+        assert_eq!(
+            lines,
+            [
+                "  ✗ provisioner definition burst admits the job and can still provision (2 of maxNodes 3 held): preemption waits",
+                "  ✓ provisioner definition burst admits the job and holds maxNodes 3",
+                "  ✓ provisioner definition burst admits the job and is unavailable",
+            ]
+        );
+        assert_eq!(explanation_json(&e)["dynamic"][0]["blocks"], json!(true));
     }
 }

@@ -34,6 +34,10 @@ pub fn provisioner_record(p: &pb::Provisioner, oneliner: bool) -> String {
     if p.backend == "slurm" {
         lines.push(format!("NodeHours={:.2} Cost={:.2}", p.node_hours, p.cost));
     }
+    if !p.unavailable_error.is_empty() {
+        let retry = spur_vocab::txn::format_time(p.retry_at_ms);
+        lines.push(format!("RetryAt={retry} Error={}", one_line(&p.unavailable_error)));
+    }
     // Only when a node's facts broke the condition; errors may hold commas, so `;` separates them.
     if !p.condition_errors.is_empty() {
         let errors: Vec<String> =
@@ -53,6 +57,11 @@ pub fn provisioner_json(p: &pb::Provisioner) -> Value {
         "ttl_buffer": p.ttl_buffer, "spec": json_pairs(&p.spec),
         "condition_errors": json_pairs(&p.condition_errors),
         "node_hours": p.node_hours, "cost": p.cost,
+        "unavailable_error": p.unavailable_error, "retry_at_ms": p.retry_at_ms,
+        "borrowed": p.borrowed.iter().map(|b| json!({
+            "name": b.name, "state": b.state, "upstream_job": b.upstream_job,
+            "expires_ms": b.expires_ms, "cost": b.cost,
+        })).collect::<Vec<_>>(),
     })
 }
 
@@ -118,5 +127,7 @@ mod tests {
         assert_eq!(provisioner_json(&p)["cost"], 0.75);
         let aws = pb::Provisioner { backend: "aws".into(), ..p };
         assert!(!provisioner_record(&aws, true).contains("NodeHours"));
+        let down = pb::Provisioner { unavailable_error: "sbatch: exit 1".into(), retry_at_ms: 1, ..aws };
+        assert!(provisioner_record(&down, true).contains(" Error=sbatch: exit 1\n"), "the error, last");
     }
 }

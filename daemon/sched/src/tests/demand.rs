@@ -163,3 +163,42 @@ fn a_definition_backing_off_asks_for_nothing_and_its_jobs_pend_naming_it() {
         "provisioner definition burst is unavailable (retried in 00:01:30): sbatch: exit status 1: no partition"
     );
 }
+
+/// A requeueable 8-CPU job with a base priority.
+fn ranked(id: u64, prio: u64) -> Job {
+    Job { priority: Some(prio), requeueable: true, ..sized(id, 8) }
+}
+
+#[test]
+fn preemption_waits_while_a_dynamic_definition_can_still_provision() {
+    use crate::{JobCheck, Outcome};
+    // n1, n2 full of low jobs; job 10 (10× their priority) fits a burst node.
+    let full = |p: Provisioned| {
+        (fx(true).preempting())
+            .running(run_on(ranked(1, 100), &["n1"], NOW - 600_000))
+            .running(run_on(ranked(2, 100), &["n2"], NOW - 600_000))
+            .job(ranked(10, 1000))
+            .with(|f| drop(f.snap.provisioned.insert("burst".into(), p)))
+    };
+    let f = full(Provisioned { booting: 1, active: 1, unavailable: None });
+    let plan = f.plan();
+    assert!(plan.preemptions.is_empty(), "{:?}", plan.preemptions);
+    assert_eq!(plan.provision, vec![], "the booting node serves job 10");
+    let v = f.explained(10);
+    let dynamic = v.checks.iter().find_map(|c| match c {
+        JobCheck::Dynamic(h) => Some(h.clone()),
+        _ => None,
+    });
+    let h = dynamic.expect("a dynamic-definition check");
+    assert_eq!((h.definition.as_str(), h.held, h.max_nodes, h.can_provision()), ("burst", 2, 3, true));
+    assert_eq!(v.outcome, Outcome::Checks);
+    // At maxNodes, or backing off, it provisions nothing: preemption goes ahead.
+    let at_cap = full(Provisioned { booting: 1, active: 2, unavailable: None });
+    assert_eq!(at_cap.plan().preemptions.len(), 1);
+    let down = crate::demand::Unavailable { error: "sbatch failed".into(), until_ms: NOW + 60_000 };
+    let backing_off = full(Provisioned { unavailable: Some(down), ..Provisioned::default() });
+    assert_eq!(backing_off.plan().preemptions.len(), 1);
+    // A job no burst node could run (a day long, over the ttl) is not held back.
+    let long = full(Provisioned::default()).job(Job { time_limit: Some(1440), ..ranked(11, 1000) });
+    assert!(long.plan().preemptions.iter().any(|p| p.by == 11), "{:?}", long.plan().preemptions);
+}
