@@ -11,10 +11,15 @@ use spur_proto::v1::nodes_client::NodesClient;
 use spur_proto::v1::reservations_client::ReservationsClient;
 use spur_proto::v1::session_client::SessionClient;
 use spur_proto::v1::steps_client::StepsClient;
+use spur_proto::wire::LEADER_SERVICE;
+use std::time::Duration;
 use tonic::metadata::MetadataValue;
 use tonic::service::Interceptor;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Channel, Endpoint};
+use tonic_health::ServingStatus;
+use tonic_health::pb::HealthCheckRequest;
+use tonic_health::pb::health_client::HealthClient;
 
 pub use spur_proto::wire::{
     CONTROLLER_ENV, DEFAULT_CONTROLLER, JOBS_MESSAGE_MAX, UID_HEADER, USER_HEADER, WINDOW, resolve_controller,
@@ -110,43 +115,85 @@ pub async fn connect_flag(flag: Option<&str>, identity: Identity) -> Result<Clie
 
 /// Connects to the leader among the controllers `urls` lists
 /// (comma-separated), else the first that answers, in order; the error names
-/// the last one tried. With several, each is asked whether it leads first
-/// (`scontrol ping`'s question), so a command goes straight to the leader
-/// and never to a follower whose leader is gone.
+/// the last one tried. With several, each is dialled once and asked on that
+/// connection whether it leads (`scontrol ping`'s question), so a command
+/// goes straight to the leader and never to a follower whose leader is gone.
 pub async fn connect(urls: &str, identity: Identity) -> Result<Clients, ConnectError> {
-    let mut list = spur_proto::wire::controllers(urls);
-    if list.len() > 1 {
-        for (i, url) in list.iter().enumerate() {
-            if crate::cli::scontrol::ping::ask(url).await == crate::cli::scontrol::ping::Role::Primary {
-                let leader = list.remove(i);
-                list.insert(0, leader);
-                break;
-            }
-        }
-    }
+    let list = spur_proto::wire::controllers(urls);
     let mut last = ConnectError::BadUrl(urls.to_string(), "no controller address".into());
+    let mut first_up: Option<(&str, Channel)> = None;
     for url in &list {
-        match connect_one(url, identity.clone()).await {
-            Ok(c) => return Ok(c),
+        let channel = match dial(url, DIAL).await {
+            Ok(ch) => ch,
             Err(e @ ConnectError::BadUrl(..)) => return Err(e),
-            Err(e) => last = e,
+            Err(e) => {
+                last = e;
+                continue;
+            }
+        };
+        if list.len() == 1 || leads(&channel).await == Role::Primary {
+            return Ok(clients(url, channel, identity));
         }
+        first_up.get_or_insert((url, channel));
     }
-    Err(last)
+    match first_up {
+        Some((url, channel)) => Ok(clients(url, channel, identity)),
+        None => Err(last),
+    }
 }
 
-async fn connect_one(url: &str, identity: Identity) -> Result<Clients, ConnectError> {
+/// How long dialling one controller may take.
+const DIAL: Duration = Duration::from_secs(5);
+/// How long one controller gets to say what it is.
+const ASK: Duration = Duration::from_secs(3);
+
+/// What a controller is: the leader (which alone serves the health name
+/// [`LEADER_SERVICE`]), a follower forwarding to it, or not answering.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Role {
+    Primary,
+    Backup,
+    Down(String),
+}
+
+/// Asks the controller at `url` what it is (`scontrol ping`).
+pub async fn ask(url: &str) -> Role {
+    let dialled = async {
+        let endpoint = Endpoint::from_shared(url.to_string()).map_err(|e| e.to_string())?;
+        endpoint.connect_timeout(ASK).connect().await.map_err(|e| e.to_string())
+    };
+    match tokio::time::timeout(ASK, dialled).await {
+        Ok(Ok(ch)) => leads(&ch).await,
+        Ok(Err(e)) => Role::Down(e),
+        Err(_) => Role::Down(format!("no answer within {}s", ASK.as_secs())),
+    }
+}
+
+/// Asks a connected controller what it is.
+async fn leads(channel: &Channel) -> Role {
+    let req = HealthCheckRequest { service: LEADER_SERVICE.into() };
+    match tokio::time::timeout(ASK, HealthClient::new(channel.clone()).check(req)).await {
+        Ok(Ok(s)) if s.get_ref().status == ServingStatus::Serving as i32 => Role::Primary,
+        Ok(Ok(_)) => Role::Backup,
+        Ok(Err(s)) => Role::Down(s.message().to_string()),
+        Err(_) => Role::Down(format!("no answer within {}s", ASK.as_secs())),
+    }
+}
+
+async fn dial(url: &str, timeout: Duration) -> Result<Channel, ConnectError> {
     let endpoint = Endpoint::from_shared(url.to_string())
         .map_err(|e| ConnectError::BadUrl(url.to_string(), e.to_string()))?
-        .connect_timeout(std::time::Duration::from_secs(5))
+        .connect_timeout(timeout)
         .tcp_nodelay(true)
         // Large listings would otherwise stall on 64 KiB flow-control windows.
         .initial_stream_window_size(Some(WINDOW))
         .initial_connection_window_size(Some(WINDOW));
-    let channel =
-        endpoint.connect().await.map_err(|e| ConnectError::Unreachable(url.to_string(), source_chain(&e)))?;
+    endpoint.connect().await.map_err(|e| ConnectError::Unreachable(url.to_string(), source_chain(&e)))
+}
+
+fn clients(url: &str, channel: Channel, identity: Identity) -> Clients {
     let icpt = IdentityInterceptor(identity);
-    Ok(Clients {
+    Clients {
         url: url.to_string(),
         accounting: AccountingClient::with_interceptor(channel.clone(), icpt.clone()),
         audit: AuditClient::with_interceptor(channel.clone(), icpt.clone()),
@@ -159,7 +206,7 @@ async fn connect_one(url: &str, identity: Identity) -> Result<Clients, ConnectEr
         licenses: LicensesClient::with_interceptor(channel.clone(), icpt.clone()),
         reservations: ReservationsClient::with_interceptor(channel.clone(), icpt.clone()),
         steps: StepsClient::with_interceptor(channel, icpt),
-    })
+    }
 }
 
 fn source_chain(e: &dyn std::error::Error) -> String {

@@ -18,6 +18,7 @@
 //! shows the same events (it takes `conn` and this, never `cli`).
 
 use crate::vocab::hostlist;
+use crate::vocab::nodestate::Requested;
 use crate::vocab::txn::parse_time;
 use chrono::{DateTime, Local};
 use spur_proto::v1 as pb;
@@ -75,13 +76,19 @@ pub fn parse_filter(pairs: &[(String, String)], now: DateTime<Local>) -> Result<
 }
 
 impl Filter {
-    /// The txn query: node rows that changed something, one node's when one is named.
-    pub fn txn_query(&self) -> Vec<pb::KeyValue> {
+    /// One node's events (the console's node detail).
+    pub fn node(name: &str) -> Filter {
+        Filter { nodes: vec![name.to_string()], ..Filter::default() }
+    }
+
+    /// The txn query: the newest `limit` node rows that changed something,
+    /// one node's when one is named.
+    pub fn txn_query(&self, limit: i64) -> Vec<pb::KeyValue> {
         let kv = |k: &str, v: String| pb::KeyValue { key: k.into(), value: v };
         let mut q = vec![
             kv("Entity", "node".into()),
             kv("Outcome", "success".into()),
-            kv("limit", MAX_LIMIT.to_string()),
+            kv("limit", limit.to_string()),
         ];
         if let [one] = self.nodes.as_slice() {
             q.push(kv("Name", one.clone()));
@@ -118,14 +125,22 @@ fn change(r: &pb::TxnRow) -> Option<(Vec<String>, String, String)> {
         }
         None => (vec![r.name.clone()], text(&info["state"]), text(&info["reason"])),
     };
-    let state = match state.trim().to_ascii_lowercase().as_str() {
-        "drain" => "DRAIN".to_string(),
-        "down" => "DOWN".to_string(),
-        // As the controller reads it: anything else resumes the node.
-        "resume" | "idle" | "undrain" | "responding again" => "IDLE".to_string(),
-        "not responding" => return Some((nodes, "DOWN".into(), "Not responding".into())),
-        _ if info.get("params").is_some() => "IDLE".to_string(),
-        other => other.to_ascii_uppercase(),
+    let word = state.trim().to_ascii_lowercase();
+    let name = |r: Requested| match r {
+        Requested::Drain => "DRAIN",
+        Requested::Down => "DOWN",
+        Requested::Resume => "IDLE",
+    };
+    let state = match (info.get("params").is_some(), word.as_str()) {
+        // An admin's request, as the controller read it: anything else resumes the node.
+        (true, w) => name(Requested::parse(w).0).to_string(),
+        // The controller's own words.
+        (false, "not responding") => return Some((nodes, "DOWN".into(), "Not responding".into())),
+        (false, "responding again") => "IDLE".to_string(),
+        (false, w) => match Requested::parse(w) {
+            (r, None) => name(r).to_string(),
+            (_, Some(_)) => w.to_ascii_uppercase(),
+        },
     };
     Some((nodes, state, reason))
 }

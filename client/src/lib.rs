@@ -4,6 +4,7 @@
 //!   re-exported for the CLI's paths.
 //! - [`conn`]: finding the controller and connecting with the caller's identity.
 //! - [`token`]: `spur_proto::token`, user JWTs: mint, verify, find the local one.
+//! - [`efficiency`]: a job's recorded use against its ask (`seff`), shared with the console's Eff column.
 //! - [`events`]: node history (`sacctmgr show event`) derived from the txn log's node rows,
 //!   shared by the CLI and the console's node detail.
 //! - [`cli`]: the multi-call `spur` binary (`sacctmgr`, ...): argument parsing,
@@ -11,6 +12,7 @@
 
 pub mod cli;
 pub mod conn;
+pub mod efficiency;
 pub mod events;
 pub use spur_proto::token;
 pub use spur_vocab as vocab;

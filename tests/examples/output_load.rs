@@ -12,8 +12,8 @@
 //! `cargo build --release --bins && cargo run --release -p spur-tests --example output_load [-- SECS] [--console]`
 
 use spur_tests::cluster::Cluster;
-use spur_tests::proc::{bin, client};
-use spur_tests::tmux::{Tmux, quote};
+use spur_tests::proc::{client, status_kib};
+use spur_tests::tmux::Tmux;
 use std::io::Read;
 use std::process::Stdio;
 use std::sync::Arc;
@@ -22,16 +22,8 @@ use std::time::{Duration, Instant};
 
 /// VmRSS and VmHWM of a process, in KiB.
 fn rss(pid: u32) -> (u64, u64) {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let field = |name: &str| {
-        status
-            .lines()
-            .find(|l| l.starts_with(name))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0)
-    };
-    (field("VmRSS:"), field("VmHWM:"))
+    let kib = |key| status_kib(pid, key).unwrap_or(0);
+    (kib("VmRSS:"), kib("VmHWM:"))
 }
 
 fn main() {
@@ -103,16 +95,9 @@ fn main() {
 }
 
 /// spur-console in tmux at 200x50, following job `id`'s stdout (`o` on its
-/// Queue row); the tmux and the console's pid (the pane's, through `exec`).
+/// Queue row); the tmux and the console's pid (the child of the pane's shell).
 fn follow_in_console(e: &Cluster, id: u64) -> (Tmux, u32) {
-    let command = format!(
-        "exec env -u SPUR_TOKEN -u SPUR_CONSOLE_CONFIG XDG_CONFIG_HOME={} {} --controller {}",
-        quote(&e.dir.path().display().to_string()),
-        quote(&bin("spur-console").display().to_string()),
-        quote(&e.c.url),
-    );
-    let tmux = Tmux { socket: e.dir.path().join("tmux.sock") };
-    tmux.run(&["new-session", "-d", "-s", "console", "-x", "200", "-y", "50", &command]);
+    let tmux = Tmux::console(e.dir.path(), &["--controller", &e.c.url], (200, 50));
     let sid = id.to_string();
     let row = |s: &str| s.lines().any(|l| l.split_whitespace().next() == Some(sid.as_str()));
     tmux.wait("the running job in the Queue", |s| s.contains("connected") && row(s));
@@ -125,7 +110,11 @@ fn follow_in_console(e: &Cluster, id: u64) -> (Tmux, u32) {
         }
         open
     });
-    let pid = tmux.run(&["list-panes", "-t", "console", "-F", "#{pane_pid}"]).stdout;
-    let pid = String::from_utf8_lossy(&pid).trim().parse().expect("the console's pid");
+    // The pane runs a shell that runs the console: its child.
+    let pane = tmux.run(&["list-panes", "-t", "console", "-F", "#{pane_pid}"]).stdout;
+    let pane = String::from_utf8_lossy(&pane).trim().to_string();
+    let child = std::process::Command::new("pgrep").args(["-P", &pane]).output().expect("pgrep");
+    let pid = String::from_utf8_lossy(&child.stdout).lines().next().unwrap_or("").parse();
+    let pid = pid.expect("the console's pid");
     (tmux, pid)
 }

@@ -135,6 +135,18 @@ impl Controller {
         }
     }
 
+    /// Waits until it answers that it leads (`scontrol ping`'s primary). On
+    /// PostgreSQL a controller prints its address before it holds the lease,
+    /// and a request sent meanwhile can meet its change of role ("retry").
+    pub fn wait_leading(&self) {
+        use spur_client::cli::scontrol::ping::{Role, ask};
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
+        crate::wait::wait_until_blocking("the controller to lead", || match rt.block_on(ask(&self.url)) {
+            Role::Primary => Ok(()),
+            other => Err(format!("{other:?}")),
+        });
+    }
+
     /// The `host:port` it listens on.
     pub fn addr(&self) -> &str {
         self.url.trim_start_matches("http://")
@@ -231,9 +243,7 @@ impl Controller {
     }
 
     fn status_kib(&self, key: &str) -> Option<u64> {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).ok()?;
-        let line = status.lines().find(|l| l.starts_with(key))?;
-        line.split_whitespace().nth(1)?.parse().ok()
+        status_kib(self.pid(), key)
     }
 
     /// The body of `/metrics` (`[metrics] listen_addr` must be set).
@@ -415,6 +425,25 @@ pub fn sacct_state(url: &str, id: u64) -> String {
 /// `pattern` runs (`pgrep -f`): how a test checks nothing was left behind.
 pub fn pgrep(pattern: &str) -> bool {
     Command::new("pgrep").args(["-f", pattern]).output().is_ok_and(|o| o.status.success())
+}
+
+/// A field of process `pid`'s `/proc/PID/status` in KiB (`VmRSS:`, `VmHWM:`).
+pub fn status_kib(pid: u32, key: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with(key))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// A user token signed with the JWT key at `key` (`spur token user`), for
+/// `name` at `level` (`None`, `Operator`, `Admin`).
+pub fn mint_token(key: &Path, name: &str, level: &str) -> String {
+    let out = Command::new(bin("spur"))
+        .args(["token", "user", "--name", name, "--admin-level", level, "--key-file"])
+        .arg(key)
+        .output()
+        .expect("run spur token");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
 /// Polls `check` until it returns Some, failing the test at the deadline.

@@ -76,6 +76,17 @@ impl Drop for Tmux {
     }
 }
 
+/// Whether a console test must be skipped: tmux is missing (said in a note
+/// naming `test`). In CI (`CI` set) tmux is required, and its absence fails.
+pub fn skip_without_tmux(test: &str) -> bool {
+    if has_tmux() {
+        return false;
+    }
+    assert!(std::env::var_os("CI").is_none(), "tmux is required in CI (.ci/run installs it)");
+    eprintln!("note: tmux is not installed; skipping the {test}");
+    true
+}
+
 pub fn has_tmux() -> bool {
     Command::new("tmux").arg("-V").output().is_ok_and(|o| o.status.success())
 }

@@ -317,15 +317,7 @@ fn sstat_sattach_and_sbcast_refuse_another_users_job() {
         .set("auth", "mode", "required");
     let db = format!("sqlite://{}/spur.db", dir.path().display());
     let c = Controller::start(dir.path(), &conf(&db, &toml.build()));
-    let mint = |name: &str, level: &str| {
-        let out = std::process::Command::new(spur_tests::proc::bin("spur"))
-            .args(["token", "user", "--name", name, "--admin-level", level, "--key-file"])
-            .arg(&key)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8(out.stdout).unwrap().trim().to_string()
-    };
+    let mint = |name: &str, level: &str| spur_tests::proc::mint_token(&key, name, level);
     let (admin, alice, bob) = (mint("admin", "Admin"), mint("alice", "None"), mint("bob", "None"));
     let run = |token: &str, cmd: &str, args: &[&str]| run_with(cmd, &c.url, args, &[("SPUR_TOKEN", token)]);
     for line in ["-i add account name=ml", "-i add user name=alice account=ml"] {

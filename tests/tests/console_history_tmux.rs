@@ -9,7 +9,7 @@
 //! (`CI` set), where it must run (`.ci/run` installs tmux).
 
 use spur_tests::cluster::Cluster;
-use spur_tests::tmux::{Tmux, has_tmux};
+use spur_tests::tmux::{Tmux, skip_without_tmux};
 
 const REASON: &str = "fan_noise";
 
@@ -60,25 +60,16 @@ fn history_at(width: u16, height: u16) {
     tmux.wait("the console to quit cleanly", |s| s.contains("console exited: 0"));
 }
 
-fn skip() -> bool {
-    if has_tmux() {
-        return false;
-    }
-    assert!(std::env::var_os("CI").is_none(), "tmux is required in CI (.ci/run installs it)");
-    eprintln!("note: tmux is not installed; skipping the console history tmux test");
-    true
-}
-
 #[test]
 fn eff_column_and_node_history_at_80x24() {
-    if !skip() {
+    if !skip_without_tmux("console history tmux test") {
         history_at(80, 24);
     }
 }
 
 #[test]
 fn eff_column_and_node_history_at_200x50() {
-    if !skip() {
+    if !skip_without_tmux("console history tmux test") {
         history_at(200, 50);
     }
 }

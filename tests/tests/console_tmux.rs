@@ -8,7 +8,7 @@
 
 use spur_tests::config::ClusterToml;
 use spur_tests::proc::{Agent, Controller, conf, ok};
-use spur_tests::tmux::{Tmux, has_tmux};
+use spur_tests::tmux::{Tmux, has_tmux, skip_without_tmux};
 use spur_tests::wait::wait_until_blocking;
 
 fn cluster() -> ClusterToml {
@@ -29,16 +29,13 @@ fn row<'a>(screen: &'a str, node: &str) -> &'a str {
 
 #[test]
 fn drain_a_node_from_the_console_in_tmux() {
-    let ci = std::env::var_os("CI").is_some();
-    if !has_tmux() {
-        assert!(!ci, "tmux is required in CI (.ci/run installs it)");
-        eprintln!("note: tmux is not installed; skipping the console tmux test");
+    if skip_without_tmux("console tmux test") {
         return;
     }
     // Node actions need Administrator; under the default auth plugin only uid 0 is one
     // without a token, and a user cannot grant themselves the role.
     if spur_client::conn::Identity::local().uid != Some(0) {
-        assert!(!ci, "CI runs the tests as root");
+        assert!(std::env::var_os("CI").is_none(), "CI runs the tests as root");
         eprintln!("note: not uid 0, so not Administrator; skipping the console tmux test");
         return;
     }
@@ -99,7 +96,6 @@ fn drain_a_node_from_the_console_in_tmux() {
 /// bar, and its tail goes on with the rows written meanwhile (no gap).
 #[test]
 fn the_console_follows_a_failover_and_its_audit_tail_has_no_gap() {
-    use spur_client::cli::scontrol::ping::{Role, ask};
     let ci = std::env::var_os("CI").is_some();
     if !has_tmux() || spur_client::conn::Identity::local().uid != Some(0) {
         assert!(!ci, "CI has tmux and runs as root");
@@ -116,9 +112,7 @@ fn the_console_follows_a_failover_and_its_audit_tail_has_no_gap() {
     let cluster = cluster().set("controller", "leader_lease_secs", 3);
     std::fs::write(&config, conf(&db, &cluster.build())).unwrap();
     let mut first = Controller::start_shared(&config, &dir.path().join("first.log"));
-    wait_until_blocking("the first controller to lead", || {
-        if rt.block_on(ask(&first.url)) == Role::Primary { Ok(()) } else { Err("not yet".to_string()) }
-    });
+    first.wait_leading();
     let second = Controller::start_shared(&config, &dir.path().join("second.log"));
     let both = format!("{},{}", first.addr(), second.addr());
     // A request that meets the takeover is refused with "retry" (never half done): retried.

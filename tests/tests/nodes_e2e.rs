@@ -180,14 +180,7 @@ fn a_non_admin_drain_is_refused_and_audited_as_denied() {
         "jwt_key_file",
         key.display().to_string().as_str(),
     ));
-    let mint = |name: &str, level: &str| {
-        let out = std::process::Command::new(spur_tests::proc::bin("spur"))
-            .args(["token", "user", "--name", name, "--admin-level", level, "--key-file"])
-            .arg(&key)
-            .output()
-            .unwrap();
-        String::from_utf8(out.stdout).unwrap().trim().to_string()
-    };
+    let mint = |name: &str, level: &str| spur_tests::proc::mint_token(&key, name, level);
     let (admin, op) = (mint("boss", "Admin"), mint("olivia", "Operator"));
     let (ok, _, err) =
         e.run("scontrol", r#"update nodename=node[01-02] state=drain reason="mine""#, &[("SPUR_TOKEN", &op)]);
@@ -248,14 +241,7 @@ fn show_event_lists_who_set_each_state_and_when_it_ended() {
     let e = start(cluster().set("auth", "plugin", "jwt").set("auth", "jwt_key_file", path.as_str()));
     let _a = Agent::start(&e.c.url, "node[01-08]", &[]);
     e.wait_all_up();
-    let mint = |name: &str, level: &str| {
-        let out = std::process::Command::new(spur_tests::proc::bin("spur"))
-            .args(["token", "user", "--name", name, "--admin-level", level, "--key-file"])
-            .arg(&key)
-            .output()
-            .unwrap();
-        String::from_utf8(out.stdout).unwrap().trim().to_string()
-    };
+    let mint = |name: &str, level: &str| spur_tests::proc::mint_token(&key, name, level);
     let (boss, carla, olivia) = (mint("boss", "Admin"), mint("carla", "Admin"), mint("olivia", "Operator"));
     let as_ = |token: &str, line: &str| {
         let (ok, out, err) = e.run("scontrol", line, &[("SPUR_TOKEN", token)]);

@@ -7,7 +7,7 @@ use spur_tests::cluster::Cluster;
 use spur_tests::proc::{Controller, client, conf, run_with, wait_for};
 use spur_tests::wait::wait_until_blocking;
 use std::io::{BufRead, BufReader};
-use std::process::Stdio;
+use std::process::{Child, Stdio};
 use std::sync::{Arc, Mutex};
 
 fn text(b: &[u8]) -> String {
@@ -54,20 +54,7 @@ fn tail_shows_the_end_and_follows_a_running_job_until_it_ends() {
     assert_eq!(text(&out.stdout), "oops\n", "{}", text(&out.stderr));
 
     // -f: a line written after the tail started arrives; the job's end ends the tail.
-    let mut child = client("spur", &url, &["tail", "-f", "-n", "1", &sid], &[])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let seen = Arc::new(Mutex::new(Vec::<String>::new()));
-    let reader = {
-        let (seen, out) = (seen.clone(), child.stdout.take().unwrap());
-        std::thread::spawn(move || {
-            for line in BufReader::new(out).lines().map_while(Result::ok) {
-                seen.lock().unwrap().push(line);
-            }
-        })
-    };
+    let (mut child, seen, reader) = follow(&url, &["tail", "-f", "-n", "1", &sid]);
     let has = |l: &str| seen.lock().unwrap().iter().any(|s| s == l);
     wait_for("the tail's first line", || has("early 12").then_some(()));
     std::fs::write(e.dir.path().join("go"), "").unwrap();
@@ -108,20 +95,7 @@ fn tail_f_follows_a_requeued_job_into_its_next_run() {
     let id = e.sbatch(&["--requeue", script.to_str().unwrap()]);
     e.wait_field(id, "%T", "RUNNING");
     let sid = id.to_string();
-    let mut child = client("spur", &e.c.url, &["tail", "-f", &sid], &[])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let seen = Arc::new(Mutex::new(Vec::<String>::new()));
-    let reader = {
-        let (seen, out) = (seen.clone(), child.stdout.take().unwrap());
-        std::thread::spawn(move || {
-            for line in BufReader::new(out).lines().map_while(Result::ok) {
-                seen.lock().unwrap().push(line);
-            }
-        })
-    };
+    let (mut child, seen, reader) = follow(&e.c.url, &["tail", "-f", &sid]);
     let has = |l: &str| {
         let seen = seen.lock().unwrap();
         seen.iter().any(|s| s == l).then_some(()).ok_or_else(|| format!("the tail printed {seen:?}"))
@@ -172,15 +146,7 @@ fn a_plain_user_cannot_tail_another_users_job() {
     let db = format!("sqlite://{}/spur.db", dir.path().display());
     // No agent at all: a refusal must come before anything is asked of one.
     let c = Controller::start(dir.path(), &conf(&db, &toml.build()));
-    let mint = |name: &str, level: &str| {
-        let out = std::process::Command::new(spur_tests::proc::bin("spur"))
-            .args(["token", "user", "--name", name, "--admin-level", level, "--key-file"])
-            .arg(&key)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", text(&out.stderr));
-        text(&out.stdout).trim().to_string()
-    };
+    let mint = |name: &str, level: &str| spur_tests::proc::mint_token(&key, name, level);
     let (admin, alice, bob) = (mint("admin", "Admin"), mint("alice", "None"), mint("bob", "None"));
     let run = |token: &str, cmd: &str, args: &[&str]| run_with(cmd, &c.url, args, &[("SPUR_TOKEN", token)]);
     for line in ["-i add account name=ml", "-i add user name=alice account=ml"] {
@@ -204,4 +170,20 @@ fn a_plain_user_cannot_tail_another_users_job() {
         assert!(out.status.success(), "{}", text(&out.stderr));
         assert!(text(&out.stderr).contains("has not run"), "{}", text(&out.stderr));
     }
+}
+
+/// `spur ARGS` (a `tail -f`) running, and the lines it prints as they come.
+fn follow(url: &str, args: &[&str]) -> (Child, Arc<Mutex<Vec<String>>>, std::thread::JoinHandle<()>) {
+    let mut child =
+        client("spur", url, args, &[]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let seen = Arc::new(Mutex::new(Vec::<String>::new()));
+    let reader = {
+        let (seen, out) = (seen.clone(), child.stdout.take().unwrap());
+        std::thread::spawn(move || {
+            for line in BufReader::new(out).lines().map_while(Result::ok) {
+                seen.lock().unwrap().push(line);
+            }
+        })
+    };
+    (child, seen, reader)
 }

@@ -32,17 +32,8 @@ fn start(backend: Backend) -> Option<(tempfile::TempDir, Controller)> {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let url = rt.block_on(fresh_url(backend, dir.path()))?;
     let c = Controller::start(dir.path(), &conf(&url, ""));
-    leading(&c);
+    c.wait_leading();
     Some((dir, c))
-}
-
-/// On PostgreSQL a controller prints its address before it holds the lease;
-/// a command sent meanwhile can meet its change of role ("retry").
-fn leading(c: &Controller) {
-    spur_tests::proc::wait_for("the controller to lead", || {
-        let out = run("scontrol", &c.url, &["ping"]);
-        String::from_utf8_lossy(&out.stdout).contains("(primary)").then_some(())
-    });
 }
 
 #[test]
@@ -163,7 +154,7 @@ fn restart_loses_nothing(backend: Backend) {
     let before: Vec<String> = shows.iter().map(|s| sacctmgr(&c.url, s)).collect();
     assert!(c.stop().success(), "SIGTERM must stop spurctld cleanly");
     let c2 = Controller::start_with(&c.config);
-    leading(&c2);
+    c2.wait_leading();
     let after: Vec<String> = shows.iter().map(|s| sacctmgr(&c2.url, s)).collect();
     assert_eq!(before, after);
 }

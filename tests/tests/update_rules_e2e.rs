@@ -6,8 +6,8 @@
 //! user (`--uid`/`--gid`). Users are told apart by signed tokens (`jwt`).
 
 use spur_tests::config::ClusterToml;
-use spur_tests::proc::{Agent, Controller, bin, conf, run_with, wait_for};
-use std::path::{Path, PathBuf};
+use spur_tests::proc::{Agent, Controller, conf, mint_token, run_with, wait_for};
+use std::path::PathBuf;
 
 const KEY: &str = "update-rules-test-key-of-at-least-32-bytes";
 
@@ -37,22 +37,12 @@ fn start() -> Env {
     let db = format!("sqlite://{}/spur.db", dir.path().display());
     let c = Controller::start(dir.path(), &conf(&db, &cluster.build()));
     let agent = Agent::start(&c.url, "node[01-02]", &[]);
-    let admin = mint(&key, "admin", "Admin");
+    let admin = mint_token(&key, "admin", "Admin");
     let e = Env { dir, c, _agent: agent, key, admin };
     wait_for("nodes up", || {
         (e.ok(&e.admin, "sinfo", &["-h", "-o", "%t:%D"]).trim() == "idle:2").then_some(())
     });
     e
-}
-
-fn mint(key: &Path, name: &str, level: &str) -> String {
-    let out = std::process::Command::new(bin("spur"))
-        .args(["token", "user", "--name", name, "--admin-level", level, "--key-file"])
-        .arg(key)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
 
 impl Env {
@@ -101,7 +91,7 @@ fn a_user_lowers_a_limit_and_changes_a_pending_job_as_a_submit_would() {
     e.admin("-i add qos name=high");
     e.admin("-i add user name=alice account=ml qos=normal,short defaultqos=normal");
     e.admin("-i add user name=alice account=phys");
-    let alice = mint(&e.key, "alice", "None");
+    let alice = mint_token(&e.key, "alice", "None");
     let update = |token: &str, id: u64, kv: &[&str]| {
         let job = format!("jobid={id}");
         let mut args = vec!["update", job.as_str()];
@@ -160,7 +150,7 @@ fn an_operator_leaves_an_administrator_alone_and_is_audited() {
     e.admin("-i add account name=ops");
     e.admin("-i add user name=ada account=ops adminlevel=Administrator");
     e.admin("-i add user name=olga account=ops adminlevel=Operator");
-    let olga = mint(&e.key, "olga", "None");
+    let olga = mint_token(&e.key, "olga", "None");
     let above = "above the level of 'olga' (Operator)";
     let lines: [&[&str]; 3] = [
         &["-i", "modify", "user", "where", "name=ada", "set", "maxjobs=1"],
@@ -194,7 +184,7 @@ fn uid_and_gid_are_for_operators_and_show_as_slurm_prints_them() {
     e.admin("-i add account name=ml");
     e.admin("-i add user name=root account=ml");
     e.admin("-i add user name=alice account=ml");
-    let alice = mint(&e.key, "alice", "None");
+    let alice = mint_token(&e.key, "alice", "None");
     // sbatch sends them; the controller refuses, and sbatch says so.
     e.refused(&alice, "sbatch", &["--uid=0", "--wrap=true"], "--uid: submitting as another user");
     e.refused(&alice, "sbatch", &["--gid=root", "--wrap=true"], "--gid: submitting as another user");

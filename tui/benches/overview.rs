@@ -8,28 +8,23 @@ mod common;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use spur_console::model::overview::aggregate;
-use spur_console::model::state::{Clock, Settings, State};
+use spur_console::model::state::State;
 use spur_console::{Action, ClusterUpdate, JobSet, Msg, PaneId, dispatch};
 use spur_proto::v1 as pb;
 use std::hint::black_box;
-use std::sync::Arc;
 use std::time::Duration;
 
 const JOBS: u64 = 100_000;
 const NODES: u32 = 5_000;
-const PARTITIONS: &[&str] = &["batch", "gpu", "debug", "bigmem"];
 
 /// 5,000 nodes over four partitions (some in two), in every state, the gpu ones with GPUs.
 fn nodes() -> Vec<pb::Node> {
-    // A fixed sequence (a 64-bit LCG), so every run draws the same cluster.
-    let mut seed = 7u64;
-    let mut next = |n: u64| {
-        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        (seed >> 33) % n
-    };
+    // A fixed sequence, so every run draws the same cluster.
+    let mut lcg = common::Lcg::new(7);
+    let mut next = |n: u64| lcg.next(n);
     (0..NODES)
         .map(|i| {
-            let part = PARTITIONS[(i % 4) as usize];
+            let part = common::PARTITIONS[(i % 4) as usize];
             let mut partitions = vec![part.to_string()];
             if i % 10 == 0 {
                 partitions.push("debug".into());
@@ -84,14 +79,9 @@ fn diag() -> pb::DiagResponse {
 }
 
 fn state(size: (u16, u16)) -> State {
-    let mut settings = Settings::new("http://localhost:6817");
-    settings.clock = Clock::Fixed(common::NOW);
-    let mut state = State::new(settings, size);
-    dispatch(&mut state, Action::Net(Msg::Connected));
+    let mut state = common::state(JOBS, size);
     let update = ClusterUpdate { snapshot: true, nodes: nodes(), ..Default::default() };
     dispatch(&mut state, Action::Net(Msg::Cluster(update)));
-    let set = JobSet::from_pb(common::jobs(JOBS), common::NOW);
-    dispatch(&mut state, Action::Net(Msg::Jobs(Arc::new(set))));
     dispatch(&mut state, Action::GoPane(PaneId::Overview));
     dispatch(&mut state, Action::Net(Msg::Diag(Box::new(diag()))));
     state

@@ -303,3 +303,21 @@ fn key_of(state: &spur_console::State) -> String {
         other => panic!("no detail: {other:?}"),
     }
 }
+
+#[test]
+fn an_admins_drain_of_several_nodes_is_one_event_in_each_nodes_history() {
+    let mut state = on_nodes((120, 40), Role::Operator);
+    dispatch(&mut state, Action::Open);
+    let node = key_of(&state);
+    // The store's Name= match returns a request for node[01-04]: one drain, of four nodes.
+    let info = format!(
+        r#"{{"params":{{"nodename":"{node},x[2-4]","state":"drain","reason":"rack"}},"updated":"{node},x[2-4]"}}"#
+    );
+    let row = spur_proto::v1::TxnRow {
+        info,
+        ..common::txn(1, "boss", "update", &format!("node:{node},x[2-4]"), "success")
+    };
+    dispatch(&mut state, Action::Net(Msg::NodeEvents { node: node.clone(), rows: Ok(vec![row]) }));
+    let text = state.detail(PaneId::Nodes, &node).unwrap().body.join("\n");
+    assert_eq!(text.matches("DRAIN").count(), 1, "this node's event only:\n{text}");
+}

@@ -107,7 +107,7 @@ mod tests {
         let ev = derive(&rows(), "c", &f);
         assert_eq!(ev.iter().map(|e| e.state.as_str()).collect::<Vec<_>>(), ["DRAIN", "DOWN"]);
         assert_eq!(
-            f.txn_query().iter().find(|kv| kv.key == "Name").map(|kv| kv.value.as_str()),
+            f.txn_query(MAX_LIMIT).iter().find(|kv| kv.key == "Name").map(|kv| kv.value.as_str()),
             Some("node02")
         );
         let f = Filter { users: vec!["bob".into()], ..Filter::default() };

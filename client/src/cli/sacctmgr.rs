@@ -165,7 +165,7 @@ async fn show(cmd: &Command, c: &mut Clients) -> Result<String, String> {
         }
         Target::Event => {
             let f = events::parse_filter(&cmd.filter, chrono::Local::now())?;
-            let rows = list_txn(&mut c.audit, f.txn_query()).await.map_err(status)?;
+            let rows = list_txn(&mut c.audit, f.txn_query(MAX_LIMIT)).await.map_err(status)?;
             let who = c.session.who_am_i(pb::WhoAmIRequest {}).await.map_err(status)?.into_inner();
             let found = events::derive(&rows, &who.cluster_name, &f);
             if cmd.flags.json {

@@ -61,38 +61,20 @@ pub fn parse(argv: &[String]) -> Result<Args, String> {
         return Err(format!("one job id is needed, not {} words\n{USAGE}", words.len()));
     };
     let bad = || format!("'{word}' is not a job id (12, or an array task's 12_3)");
-    match word.split_once('_') {
-        Some((job, task)) => {
-            a.job = job.parse().map_err(|_| bad())?;
-            a.task = Some(task.parse().map_err(|_| bad())?);
-        }
-        None => a.job = word.parse().map_err(|_| bad())?,
-    }
-    if a.job == 0 {
-        return Err(bad());
-    }
+    use crate::vocab::array::JobRef;
+    (a.job, a.task) = match JobRef::parse(word) {
+        Ok(JobRef::Job(job)) => (job, None),
+        Ok(JobRef::Tasks(job, set)) if set.len() == 1 => (job, set.first()),
+        _ => return Err(bad()),
+    };
     Ok(a)
-}
-
-/// The memory the job asked for, as Slurm's ReqMem counts it.
-fn mem_asked(j: &pb::Job) -> MemAsked {
-    let Some(s) = j.spec.as_deref() else { return MemAsked::None };
-    MemAsked::of(s.mem_mb, s.mem_per_cpu_mb, s.mem_per_gpu_mb, s.gpus_per_node)
 }
 
 /// The job's recorded figures at `now_ms`: its CPU time and peak memory
 /// once it has ended (0 before, as sacct leaves them blank), its wall-clock
 /// time so far.
 pub fn usage(j: &pb::Job, now_ms: i64) -> Usage {
-    let used = j.usage.filter(|_| ended(j).is_some()).unwrap_or_default();
-    Usage {
-        cpu_us: used.user_cpu_us.saturating_add(used.sys_cpu_us),
-        elapsed_secs: jobfmt::run_secs(j, now_ms),
-        cpus: j.num_cpus,
-        nodes: j.num_nodes,
-        max_rss_kb: used.max_rss_kb,
-        mem: mem_asked(j),
-    }
+    crate::efficiency::usage(j, j.usage.filter(|_| ended(j).is_some()), jobfmt::run_secs(j, now_ms))
 }
 
 /// seff's report of one job; no I/O.

@@ -51,6 +51,34 @@ pub fn check_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// A node's GRES list, `gpu:8,nic` (a count of 1 when none is given): the
+/// same in spur.conf's `gres`, `scontrol create Gres=` and `spurd --gres`.
+pub fn parse_gres(raw: &str) -> Result<Vec<(String, u64)>, String> {
+    raw.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|item| {
+            let (name, count) = item.rsplit_once(':').unwrap_or((item, "1"));
+            let count =
+                count.parse().map_err(|_| format!("'{item}' is not name:count (for example gpu:8)"))?;
+            Ok((name.to_string(), count))
+        })
+        .collect()
+}
+
+/// Feature lists, each comma-separated (`--features a,b`, `Features=a,b`):
+/// every name of letters, digits, `-`, `_` and `.`.
+pub fn parse_features<'a>(lists: impl IntoIterator<Item = &'a String>) -> Result<Vec<String>, String> {
+    let mut out = vec![];
+    for f in lists.into_iter().flat_map(|f| f.split(',')).map(str::trim).filter(|f| !f.is_empty()) {
+        if !f.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) {
+            return Err(format!("'{f}' is not a feature name"));
+        }
+        out.push(f.to_string());
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

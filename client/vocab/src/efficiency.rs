@@ -111,12 +111,8 @@ impl Usage {
     }
 }
 
-/// `seff`'s time: `[D-]HH:MM:SS`.
-pub fn time_str(secs: u64) -> String {
-    let (d, h, m, s) = (secs / 86400, (secs / 3600) % 24, (secs / 60) % 60, secs % 60);
-    let days = if d > 0 { format!("{d}-") } else { String::new() };
-    format!("{days}{h:02}:{m:02}:{s:02}")
-}
+/// `seff`'s time, `[D-]HH:MM:SS`: Slurm's one duration form.
+pub use crate::time_impl::format_seconds as time_str;
 
 /// `seff`'s size from KiB: two decimals in the largest unit it reaches
 /// (`512.00 KB`, `1.50 GB`); `0.00 MB` for nothing.

@@ -8,7 +8,7 @@
 //!   and a job's id as squeue prints it (`display_id`).
 //! - [`constraint`]: `-C` node feature expressions.
 //! - [`depend`]: `--dependency` expressions.
-//! - [`dynamic`]: dynamic nodes' names and `HRES=` lists.
+//! - [`dynamic`]: dynamic nodes' names, GRES, features and `HRES=` lists.
 //! - [`efficiency`]: a job's CPU and memory efficiency as `seff` reckons it.
 //! - [`distribution`]: `-m/--distribution`, and the task layout it makes.
 //! - [`hostlist`]: Slurm hostlist expressions, expand and compress.
@@ -160,12 +160,14 @@ pub mod names {
 
 /// Node state names for scontrol and sinfo.
 pub mod nodestate {
-    pub use crate::nodestate_impl::{Dynamic, NodeState};
+    pub use crate::nodestate_impl::{Dynamic, NodeState, Requested};
 }
 
 /// Dynamic nodes: their names and `HRES=` lists.
 pub mod dynamic {
-    pub use crate::dynamic_impl::{HresPair, MAX_HRES_JSON, check_name, parse_hres};
+    pub use crate::dynamic_impl::{
+        HresPair, MAX_HRES_JSON, check_name, parse_features, parse_gres, parse_hres,
+    };
 }
 
 /// Slurm's pending and reject reason codes.

@@ -166,6 +166,33 @@ impl NodeState<'_> {
     }
 }
 
+/// A node state an admin can ask for with `scontrol update State=`; the
+/// controller applies it and node history (`sacctmgr show event`) reads it
+/// back from the audit row, so both read the words here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Requested {
+    /// `drain`: no new jobs; running ones finish.
+    Drain,
+    /// `resume`, `idle`, `undrain`, and any word not known: back to service.
+    Resume,
+    /// `down`: out of service now.
+    Down,
+}
+
+impl Requested {
+    /// An unrecognised state falls back to idle (resume), with a warning, as the spec says.
+    pub fn parse(raw: &str) -> (Requested, Option<String>) {
+        match raw.trim().to_ascii_lowercase().as_str() {
+            "drain" => (Requested::Drain, None),
+            "resume" | "idle" | "undrain" => (Requested::Resume, None),
+            "down" => (Requested::Down, None),
+            other => {
+                (Requested::Resume, Some(format!("unrecognised state '{other}'; setting the node idle")))
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,7 +3,7 @@
 //! registers. Its flags are checked here, each error naming its flag.
 
 use spur_proto::v1 as pb;
-use spur_vocab::dynamic::{check_name, parse_hres};
+use spur_vocab::dynamic::{check_name, parse_features, parse_gres, parse_hres};
 
 /// The dynamic-node flags as given on the command line.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -51,20 +51,8 @@ pub fn shape(nodes: &[String], f: &Flags) -> Result<Option<pb::DynamicNode>, Str
     };
     let memory_mb = f.memory_mb.ok_or("--memory-mb: required with --dynamic (the node's memory in MB)")?;
     let gres = f.gres.clone().unwrap_or_default();
-    for item in gres.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        let count = item.rsplit_once(':').map_or("1", |(_, c)| c);
-        if count.parse::<u64>().is_err() {
-            return Err(format!("--gres: '{item}' is not name:count (for example gpu:1)"));
-        }
-    }
-    let features: Vec<String> = f
-        .features
-        .iter()
-        .flat_map(|s| s.split(','))
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(String::from)
-        .collect();
+    parse_gres(&gres).map_err(|e| format!("--gres: {e}"))?;
+    let features = parse_features(&f.features).map_err(|e| format!("--features: {e}"))?;
     let hres = f.hres.clone().unwrap_or_default();
     parse_hres(&hres).map_err(|e| format!("--hres: {e}"))?;
     Ok(Some(pb::DynamicNode { cpus, memory_mb, gres, features, hres, state: String::new() }))

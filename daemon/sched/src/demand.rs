@@ -19,6 +19,17 @@ use std::sync::Arc;
 /// `maxNodes` of a dynamic definition that sets none (the spec's default).
 pub const DEFAULT_MAX_NODES: u32 = 16;
 
+/// A dynamic definition's `maxNodes`, [`DEFAULT_MAX_NODES`] when unset.
+fn max_nodes(d: &Definition) -> u32 {
+    d.max_nodes.unwrap_or(DEFAULT_MAX_NODES)
+}
+
+/// Whether `job`'s time limit ends within the definition's ttl (a job with
+/// none never does): only such jobs are lent its nodes.
+fn fits_ttl(d: &Definition, job: &Job) -> bool {
+    job.time_limit.is_some_and(|m| m.saturating_mul(60) <= u64::from(d.ttl))
+}
+
 /// The nodes of one dynamic definition the controller already has.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Provisioned {
@@ -67,7 +78,7 @@ struct Bins<'a> {
 /// GPUs, its shape per node, and a time limit within the ttl.
 fn could_host(def: &Definition, (cpus, mem_mb): (u32, u64), job: &Job) -> bool {
     let shape = job.shape();
-    let fits_time = job.time_limit.is_some_and(|m| m.saturating_mul(60) <= u64::from(def.ttl));
+    let fits_time = fits_ttl(def, job);
     shape.gpus == 0 && shape.cpus <= cpus && shape.mem_mb <= mem_mb && fits_time
 }
 
@@ -98,14 +109,6 @@ impl Bins<'_> {
     }
 }
 
-/// A definition's node shape from its provisionerSpec: `cpu`, `memory` in MB.
-pub fn node_shape(d: &Definition) -> Option<(u32, u64)> {
-    let key = |k: &str| d.spec.iter().find(|(name, _)| name == k).map(|(_, v)| v.as_str());
-    let cpus = key("cpu")?.trim().parse().ok()?;
-    let mem_mb = super::provision::parse_memory(key("memory")?).ok()? >> 20;
-    Some((cpus, mem_mb))
-}
-
 /// What the driven dynamic definitions could ever lend `job`, each as
 /// `(cpus, mem_mb, count)`: their node shape, `maxNodes` times, when the
 /// job's time limit fits their ttl (demand asks for nothing otherwise).
@@ -114,10 +117,10 @@ pub fn node_shape(d: &Definition) -> Option<(u32, u64)> {
 pub fn lendable(p: &Provision, job: &Job) -> Vec<(u32, u64, u32)> {
     (p.defs.iter())
         .filter(|d| p.drives(d))
-        .filter(|d| job.time_limit.is_some_and(|m| m.saturating_mul(60) <= u64::from(d.ttl)))
+        .filter(|d| fits_ttl(d, job))
         .filter_map(|d| {
-            let (cpus, mem_mb) = node_shape(d)?;
-            Some((cpus, mem_mb, d.max_nodes.unwrap_or(DEFAULT_MAX_NODES)))
+            let (cpus, mem_mb) = d.node_shape?;
+            Some((cpus, mem_mb, max_nodes(d)))
         })
         .collect()
 }
@@ -130,12 +133,12 @@ fn dynamic_bins<'a>(p: &'a Provision, have: &HashMap<String, Provisioned>) -> Ve
         .enumerate()
         .filter(|(_, d)| p.drives(d))
         .filter_map(|(i, def)| {
-            let (cpus, mem_mb) = node_shape(def)?;
+            let (cpus, mem_mb) = def.node_shape?;
             let had = have.get(&def.id).cloned().unwrap_or_default();
             if had.unavailable.is_some() {
                 return None;
             }
-            let cap = def.max_nodes.unwrap_or(DEFAULT_MAX_NODES).saturating_sub(had.active);
+            let cap = max_nodes(def).saturating_sub(had.active);
             let free = vec![(cpus, mem_mb); had.booting.min(cap) as usize];
             Some((i as u16, Bins { def, cpus, mem_mb, booting: had.booting, cap, free }))
         })
@@ -224,13 +227,13 @@ pub(crate) fn headroom(snap: &Snapshot, admit: &Admit, job: &Job) -> Vec<Headroo
     let Some(p) = snap.provision.as_deref() else { return vec![] };
     (admit.candidates.iter())
         .filter_map(|i| p.defs.get(*i as usize))
-        .filter(|d| p.drives(d) && node_shape(d).is_some_and(|s| could_host(d, s, job)))
+        .filter(|d| p.drives(d) && d.node_shape.is_some_and(|s| could_host(d, s, job)))
         .map(|d| {
             let had = snap.provisioned.get(&d.id).cloned().unwrap_or_default();
             Headroom {
                 definition: d.id.clone(),
                 held: had.booting.saturating_add(had.active),
-                max_nodes: d.max_nodes.unwrap_or(DEFAULT_MAX_NODES),
+                max_nodes: max_nodes(d),
                 unavailable: had.unavailable.is_some(),
             }
         })

@@ -135,19 +135,7 @@ pub fn validate_dynamic(names: &[String], parts: &[PartitionConfig]) -> Result<(
     Ok(())
 }
 
-/// `gpu:8` -> ("gpu", 8). Empty is no GRES.
-pub fn parse_gres(raw: &str) -> Result<Vec<(String, u64)>, String> {
-    raw.split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(|item| {
-            let (name, count) = item.rsplit_once(':').unwrap_or((item, "1"));
-            let count =
-                count.parse().map_err(|_| format!("'{item}' is not name:count (for example gpu:8)"))?;
-            Ok((name.to_string(), count))
-        })
-        .collect()
-}
+pub use spur_vocab::dynamic::parse_gres;
 
 #[cfg(test)]
 mod tests {

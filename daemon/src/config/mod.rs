@@ -321,6 +321,13 @@ pub enum ConfigError {
 }
 
 impl Config {
+    /// Whether dynamic nodes join partition `pc`: its `nodes` is `ALL`, or
+    /// `controller.dynamic_partitions` names it (the one rule for the
+    /// partitions' members and for submit's check of what could be lent).
+    pub fn dynamic_joins(&self, pc: &PartitionConfig) -> bool {
+        pc.nodes.eq_ignore_ascii_case("all") || self.controller.dynamic_partitions.contains(&pc.name)
+    }
+
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
         let file = path.display().to_string();
         let text =

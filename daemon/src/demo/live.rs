@@ -139,11 +139,12 @@ pub fn spawn_preemption(
             };
             // Until it runs (the node may be busy a while), then past its exempt time.
             let mut poll = tokio::time::interval(Duration::from_secs(1));
-            while !jobs.jobs().iter().any(|j| j.id == low && j.state == JobState::Running) {
-                if !jobs.jobs().iter().any(|j| j.id == low && j.is_active()) {
-                    break;
-                }
-                poll.tick().await;
+            loop {
+                match jobs.job(low).map(|j| j.state) {
+                    Some(JobState::Running) => break,
+                    Some(s) if s.is_active() => poll.tick().await,
+                    _ => break,
+                };
             }
             tokio::time::sleep(Duration::from_secs(6)).await;
             client.submit("dave", contested("normal", format!("urgent{round}"), 45)).await;

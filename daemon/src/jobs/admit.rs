@@ -44,8 +44,7 @@ impl Drop for Slot<'_> {
 /// `controller.max_dynamic_nodes`, named for the refusal's sake only.
 fn lendable(c: &crate::nodes::Cluster, partition: &str, job: &crate::sched::Job) -> Vec<(String, u32, u64)> {
     let (Some(cfg), Some(p)) = (c.cfg.as_ref(), c.provision.as_ref()) else { return vec![] };
-    let joins = cfg.controller.dynamic_partitions.iter().any(|n| n == partition)
-        || cfg.partitions.iter().any(|pc| pc.name == partition && pc.nodes.eq_ignore_ascii_case("all"));
+    let joins = cfg.partitions.iter().any(|pc| pc.name == partition && cfg.dynamic_joins(pc));
     if !joins {
         return vec![];
     }

@@ -102,17 +102,11 @@ pub fn join(hres: &mut [HresResource], name: &str, pairs: &[HresPair]) -> std::r
                 return Err(format!("HRES: in MODE_3 a node joins one leaf of '{}'", p.hres_name));
             }
         }
-        let mut at = Some(i);
-        let mut steps = 0;
-        while let Some(j) = at {
-            let nodes = &mut r.layers[j].nodes;
-            if let Err(pos) = nodes.binary_search_by(|n| n.as_str().cmp(name)) {
-                nodes.insert(pos, name.to_string());
-            }
-            steps += 1;
-            // A parent chain longer than the layers is a cycle resources.yaml's checks missed.
-            at = r.layers[j].parent.as_ref().and_then(|p| r.layer(p)).filter(|_| steps <= r.layers.len());
+        let nodes = &mut r.layers[i].nodes;
+        if let Err(pos) = nodes.binary_search_by(|n| n.as_str().cmp(name)) {
+            nodes.insert(pos, name.to_string());
         }
+        // Only MODE_3 layers have parents, and derive makes each the union of its children.
         r.derive();
     }
     hres.clone_from_slice(&next);

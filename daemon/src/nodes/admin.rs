@@ -12,60 +12,38 @@ use crate::error::{Error, Result};
 use crate::model::{Node, NodeAdmin, Reason};
 use crate::store::{Action, now_ms};
 
-/// A node state an admin can ask for with `scontrol update`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Requested {
-    Drain,
-    Resume,
-    Down,
-}
+pub use spur_vocab::nodestate::Requested;
 
-impl Requested {
-    /// An unrecognised state falls back to idle (resume), with a warning, as the spec says.
-    pub fn parse(raw: &str) -> (Requested, Option<String>) {
-        match raw.trim().to_ascii_lowercase().as_str() {
-            "drain" => (Requested::Drain, None),
-            "resume" | "idle" | "undrain" => (Requested::Resume, None),
-            "down" => (Requested::Down, None),
-            other => {
-                (Requested::Resume, Some(format!("unrecognised state '{other}'; setting the node idle")))
-            }
+/// The node's admin state with `want` applied, reason `stamp`.
+fn apply(want: Requested, n: &Node, stamp: &Reason) -> NodeAdmin {
+    let mut a = n.admin.clone();
+    match want {
+        Requested::Drain => {
+            a.drain = true;
+            a.reason = Some(stamp.clone());
+        }
+        Requested::Down => {
+            a.down = true;
+            a.reason = Some(stamp.clone());
+        }
+        Requested::Resume => {
+            a.drain = false;
+            a.down = false;
+            // A node whose agent is silent stays DOWN, Not responding, until it returns.
+            a.reason = match (n.responding || !n.registered, a.reason.take()) {
+                (true, _) => None,
+                (false, Some(r)) if r.system => Some(r),
+                (false, _) => Some(Reason {
+                    text: super::agents::NOT_RESPONDING.into(),
+                    user: crate::store::SYSTEM_ACTOR.into(),
+                    uid: None,
+                    time_ms: stamp.time_ms,
+                    system: true,
+                }),
+            };
         }
     }
-}
-
-impl Requested {
-    /// The node's admin state with this request applied, reason `stamp`.
-    fn apply(self, n: &Node, stamp: &Reason) -> NodeAdmin {
-        let mut a = n.admin.clone();
-        match self {
-            Requested::Drain => {
-                a.drain = true;
-                a.reason = Some(stamp.clone());
-            }
-            Requested::Down => {
-                a.down = true;
-                a.reason = Some(stamp.clone());
-            }
-            Requested::Resume => {
-                a.drain = false;
-                a.down = false;
-                // A node whose agent is silent stays DOWN, Not responding, until it returns.
-                a.reason = match (n.responding || !n.registered, a.reason.take()) {
-                    (true, _) => None,
-                    (false, Some(r)) if r.system => Some(r),
-                    (false, _) => Some(Reason {
-                        text: super::agents::NOT_RESPONDING.into(),
-                        user: crate::store::SYSTEM_ACTOR.into(),
-                        uid: None,
-                        time_ms: stamp.time_ms,
-                        system: true,
-                    }),
-                };
-            }
-        }
-        a
-    }
+    a
 }
 
 impl NodeService {
@@ -98,7 +76,7 @@ impl NodeService {
             names
                 .iter()
                 .filter_map(|n| c.nodes.get(n))
-                .map(|n| (n.name.clone(), want.apply(n, &stamp)))
+                .map(|n| (n.name.clone(), apply(want, n, &stamp)))
                 .collect()
         };
         // The request's row (the Note nodes_api returns) commits with the state.
@@ -108,7 +86,7 @@ impl NodeService {
             let mut c = self.write();
             for (name, _) in &next {
                 if let Some(n) = c.nodes.get_mut(name) {
-                    n.admin = want.apply(n, &stamp);
+                    n.admin = apply(want, n, &stamp);
                 }
             }
         }
@@ -128,12 +106,12 @@ impl NodeService {
         let text = reason.to_string();
         let stamp = Reason { text, user: by.into(), uid: None, time_ms: now, system: false };
         let _writing = self.admin_writes.lock().await;
-        let Some(a) = self.read().nodes.get(name).map(|n| Requested::Drain.apply(n, &stamp)) else {
+        let Some(a) = self.read().nodes.get(name).map(|n| apply(Requested::Drain, n, &stamp)) else {
             return Ok(());
         };
         self.persist(&[(name.to_string(), a)]).await?;
         if let Some(n) = self.write().nodes.get_mut(name) {
-            n.admin = Requested::Drain.apply(n, &stamp);
+            n.admin = apply(Requested::Drain, n, &stamp);
         }
         self.publish(vec![name.to_string()]);
         let info = serde_json::json!({ "state": "drain", "reason": reason });

@@ -179,7 +179,7 @@ impl NodeService {
             for n in c.nodes.values_mut() {
                 // A created dynamic node is powered down (CLOUD) or not yet in service
                 // (FUTURE) until its agent comes: no agent is late.
-                let waiting = n.dynamic.is_some_and(|d| d != Dynamic::Norm) && n.agent_id.is_none();
+                let waiting = n.dynamic_now().is_some_and(|d| d != Dynamic::Norm);
                 let silent = now - n.last_heartbeat_ms > limit && !waiting;
                 let flagged = n.admin.reason.as_ref().is_some_and(|r| r.system);
                 if silent && (n.responding || !n.registered) && !flagged {

@@ -10,7 +10,12 @@ use spur_vocab::nodestate::Dynamic;
 use std::collections::BTreeMap;
 
 /// Applies the config to the cluster; returns one line per change.
-pub(crate) fn apply_config(c: &mut Cluster, cfg: &Config, now_ms: i64) -> Result<Vec<String>> {
+/// `cfg` is shared, not copied: dynamic nodes' writes rebuild with the one in force.
+pub(crate) fn apply_config(
+    c: &mut Cluster,
+    cfg: &std::sync::Arc<Config>,
+    now_ms: i64,
+) -> Result<Vec<String>> {
     let bad = |e: String| Error::InvalidArgument(format!("spur.conf: {e}"));
     let mut nodes: BTreeMap<String, Node> = BTreeMap::new();
     for nc in &cfg.nodes {
@@ -38,7 +43,7 @@ pub(crate) fn apply_config(c: &mut Cluster, cfg: &Config, now_ms: i64) -> Result
             nodes.keys().cloned().collect()
         } else {
             let mut m = hostlist::expand(&pc.nodes).map_err(bad)?;
-            if cfg.controller.dynamic_partitions.contains(&pc.name) {
+            if cfg.dynamic_joins(pc) {
                 m.extend(dynamic.iter().cloned());
             }
             m
@@ -90,7 +95,7 @@ pub(crate) fn apply_config(c: &mut Cluster, cfg: &Config, now_ms: i64) -> Result
     }
     c.nodes = nodes;
     c.partitions = partitions;
-    c.cfg = Some(std::sync::Arc::new(cfg.clone()));
+    c.cfg = Some(cfg.clone());
     let (old, new) =
         (c.provision.as_ref().map(|p| p.defs.len()), cfg.provision.as_ref().map(|p| p.defs.len()));
     if old.is_some() || new.is_some() {

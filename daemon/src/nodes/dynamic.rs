@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::store::{Action, Store, now_ms};
 use serde::{Deserialize, Serialize};
 use spur_proto::v1 as pb;
-use spur_vocab::dynamic::{HresPair, check_name, parse_hres};
+use spur_vocab::dynamic::{HresPair, check_name, parse_features, parse_hres};
 use spur_vocab::nodestate::Dynamic;
 use std::collections::BTreeMap;
 
@@ -52,13 +52,7 @@ impl DynamicDef {
         }
         let gres = crate::config::parse_gres(&d.gres).map_err(|e| Error::invalid("Gres", e))?;
         let hres = parse_hres(&d.hres).map_err(|e| Error::invalid("HRES", e))?;
-        let mut features = vec![];
-        for f in d.features.iter().flat_map(|f| f.split(',')).map(str::trim).filter(|f| !f.is_empty()) {
-            if !f.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) {
-                return Err(Error::invalid("Features", format!("'{f}' is not a feature name")));
-            }
-            features.push(f.to_string());
-        }
+        let features = parse_features(&d.features).map_err(|e| Error::invalid("Features", e))?;
         let state = match (agent, d.state.trim()) {
             (true, _) => Dynamic::Norm,
             (false, s) => match Dynamic::parse(s) {
@@ -191,10 +185,7 @@ impl NodeService {
             c.cfg.clone()
         };
         let cfg = cfg.ok_or_else(|| Error::Unavailable("the node service is not configured".into()))?;
-        if let Some(store) = &self.store {
-            let doc = [(name.to_string(), Some(serde_json::to_string(&def)?))];
-            crate::audit::claim::commit(store.as_ref(), KIND_DYNAMIC_NODE, &doc).await?;
-        }
+        self.persist_dynamic(name, &def).await?;
         {
             let mut c = self.write();
             c.dynamic.insert(name.to_string(), def);
@@ -202,6 +193,15 @@ impl NodeService {
         }
         tracing::info!(node = %name, "dynamic node added");
         self.publish(vec![name.to_string()]);
+        Ok(())
+    }
+
+    /// Stores `def` as the dynamic node `name` (before it is applied).
+    pub(super) async fn persist_dynamic(&self, name: &str, def: &DynamicDef) -> Result<()> {
+        if let Some(store) = &self.store {
+            let doc = [(name.to_string(), Some(serde_json::to_string(def)?))];
+            crate::audit::claim::commit(store.as_ref(), KIND_DYNAMIC_NODE, &doc).await?;
+        }
         Ok(())
     }
 

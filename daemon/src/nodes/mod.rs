@@ -100,7 +100,7 @@ impl NodeService {
         }
         // Dynamic nodes are back before the first pass, with the admin state below.
         let mut cluster = Cluster { dynamic: dynamic::load(store.as_deref()).await?, ..Cluster::default() };
-        build::apply_config(&mut cluster, cfg, now_ms())?;
+        build::apply_config(&mut cluster, &Arc::new(cfg.clone()), now_ms())?;
         for (name, a) in admin {
             if let Some(n) = cluster.nodes.get_mut(&name) {
                 n.admin = a;
@@ -216,7 +216,7 @@ impl NodeService {
     pub fn reconfigure(&self, cfg: &crate::config::Config) -> Result<Vec<String>> {
         let changes = {
             let mut c = self.write();
-            build::apply_config(&mut c, cfg, now_ms())?
+            build::apply_config(&mut c, &Arc::new(cfg.clone()), now_ms())?
         };
         self.publish(self.read().nodes.keys().cloned().collect());
         Ok(changes)

@@ -49,7 +49,7 @@ impl NodeService {
                 Some(PilotNode {
                     name: name.clone(),
                     pilot,
-                    registered: node.is_some_and(|n| n.registered || n.agent_id.is_some()),
+                    registered: node.is_some_and(|n| n.hosted()),
                     idle: node.is_none_or(|n| n.running_jobs == 0 && n.alloc_cpus == 0),
                     drained: node.is_some_and(|n| n.admin.drain),
                 })
@@ -65,10 +65,12 @@ impl NodeService {
 
     /// Each definition's borrowed nodes, booting and active, for a pass's snapshot.
     pub fn provisioned(&self) -> HashMap<String, Provisioned> {
+        let c = self.read();
         let mut out: HashMap<String, Provisioned> = HashMap::new();
-        for n in self.pilot_nodes() {
-            let e = out.entry(n.pilot.definition).or_default();
-            match n.registered {
+        // Counted in place: a pass needs no copy of the pilots.
+        for (name, p) in (c.dynamic.iter()).filter_map(|(n, d)| Some((n, d.pilot.as_ref()?))) {
+            let e = out.entry(p.definition.clone()).or_default();
+            match c.nodes.get(name).is_some_and(|n| n.hosted()) {
                 true => e.active += 1,
                 false => e.booting += 1,
             }
@@ -102,8 +104,10 @@ impl NodeService {
         *self.write().given_back_ms.entry(definition.to_string()).or_default() += held_ms.max(0);
     }
 
-    /// Records the upstream job id sbatch gave the pilot of `name`.
+    /// Records the upstream job id sbatch gave the pilot of `name`: stored,
+    /// then set in place (no node or partition depends on it, so nothing is rebuilt).
     pub async fn set_pilot_job(&self, name: &str, job: &str) -> Result<()> {
+        let _writing = self.admin_writes.lock().await;
         let mut def = self
             .read()
             .dynamic
@@ -114,6 +118,9 @@ impl NodeService {
             return Err(Error::FailedPrecondition(format!("NodeName: node '{name}' has no pilot")));
         };
         p.job = Some(job.to_string());
-        self.put_dynamic(name, def, true).await
+        self.persist_dynamic(name, &def).await?;
+        self.write().dynamic.insert(name.to_string(), def);
+        self.publish(vec![name.to_string()]);
+        Ok(())
     }
 }

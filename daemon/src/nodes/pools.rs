@@ -79,7 +79,7 @@ fn borrowed(c: &Cluster, definition: &str, cost_per_hour: f64, now: i64) -> Vec<
         .filter_map(|(name, d)| Some((name, d.pilot.as_ref().filter(|p| p.definition == definition)?)))
         .map(|(name, p)| {
             let node = c.nodes.get(name);
-            let state = match (&p.job, node.is_some_and(|n| n.registered || n.agent_id.is_some())) {
+            let state = match (&p.job, node.is_some_and(|n| n.hosted())) {
                 (None, _) => "requested",
                 (Some(_), false) => "booting",
                 _ if node.is_some_and(|n| n.admin.drain) => "draining",

@@ -187,7 +187,7 @@ impl Pilots {
 
     /// One node: its record persisted, then its pilot submitted.
     async fn one(&self, def: &Definition, now: i64) -> Result<()> {
-        let shape = spur_sched::demand::node_shape(def);
+        let shape = def.node_shape;
         let partition = def.spec.iter().find(|(k, _)| k == "partition").map(|(_, v)| v.clone());
         let (Some((cpus, memory_mb)), Some(partition)) = (shape, partition) else {
             self.unqueue(&def.id, 1);
@@ -264,7 +264,7 @@ impl Pilots {
     /// the next pass asks again if its jobs still need it. No pilot is
     /// orphaned and none is submitted twice.
     async fn reconcile(&self, n: &PilotNode) {
-        let ids = match self.up.squeue_ids(&format!("spur-{}", n.name)).await {
+        let ids = match self.up.squeue_ids(&upstream::job_name(&n.name)).await {
             Ok(ids) => ids,
             Err(e) => {
                 tracing::warn!(node = %n.name, error = %e, "could not look for a pilot upstream");
@@ -298,7 +298,8 @@ impl Pilots {
             && let Err(e) = self.up.scancel(job).await
         {
             // A pilot that already ended upstream (its agent exited) cannot be cancelled: gone is gone.
-            let ended = self.up.squeue_ids(&format!("spur-{}", n.name)).await.is_ok_and(|ids| ids.is_empty());
+            let ended =
+                self.up.squeue_ids(&upstream::job_name(&n.name)).await.is_ok_and(|ids| ids.is_empty());
             if !ended {
                 tracing::warn!(node = %n.name, upstream_job = %job, error = %e, "could not cancel a pilot");
                 return;

@@ -38,10 +38,16 @@ pub struct PilotJob {
     pub token: Option<String>,
 }
 
+/// The upstream job name of `node`'s pilot: what `squeue --name` finds it by
+/// after a restart, so it is spelt here alone.
+pub fn job_name(node: &str) -> String {
+    format!("spur-{node}")
+}
+
 impl PilotJob {
     /// The pilot's job name upstream: `squeue --name` finds it by this.
     pub fn job_name(&self) -> String {
-        format!("spur-{}", self.node)
+        job_name(&self.node)
     }
 
     /// sbatch's arguments: the agent for one dynamic node of this shape.

@@ -132,10 +132,7 @@ pub fn node(n: &Node) -> pb::Node {
             .collect(),
         modaliases: n.facts.as_ref().map(|f| f.modaliases.clone()).unwrap_or_default(),
         // Once an agent hosts it, a created CLOUD or FUTURE node is an ordinary dynamic one.
-        dynamic: (n.dynamic)
-            .map(|d| if n.agent_id.is_some() { spur_vocab::nodestate::Dynamic::Norm } else { d })
-            .map(|d| d.as_str().to_string())
-            .unwrap_or_default(),
+        dynamic: n.dynamic_now().map(|d| d.as_str().to_string()).unwrap_or_default(),
         ..pb::Node::default()
     }
 }

@@ -17,6 +17,10 @@ pub const NOW: i64 = 1_772_300_000_000;
 pub struct Lcg(u64);
 
 impl Lcg {
+    pub fn new(seed: u64) -> Lcg {
+        Lcg(seed)
+    }
+
     pub fn next(&mut self, n: u64) -> u64 {
         self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         (self.0 >> 33) % n.max(1)
@@ -31,7 +35,7 @@ const REASONS: &[(&str, &str)] = &[
     ("JobHeldUser", ""),
 ];
 const QOS: &[&str] = &["normal", "highprio", "low", "gpu", ""];
-const PARTITIONS: &[&str] = &["batch", "gpu", "debug", "bigmem"];
+pub const PARTITIONS: &[&str] = &["batch", "gpu", "debug", "bigmem"];
 
 pub fn jobs(n: u64) -> Vec<Job> {
     let mut rng = Lcg(42);

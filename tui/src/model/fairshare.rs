@@ -10,6 +10,7 @@ use crate::model::table::{Column, Detail, Row, SortKey, TableModel, Target, filt
 use crate::model::tree::{Node, flatten};
 use crate::model::view::{PaneView, Refetch};
 use spur_proto::v1::{ListSharesResponse, ShareRow};
+use std::collections::HashMap;
 
 const fn col(name: &'static str, priority: u8, max: u16, numeric: bool) -> Column {
     Column { name, priority, max, numeric, sparse: false }
@@ -84,19 +85,40 @@ fn row(r: &ShareRow) -> Row {
     Row::new(key(r), target, cells, sort)
 }
 
+/// The accounts by parent and the users by account, each sorted by name:
+/// indexed once per table, not searched again for every account.
+struct Index<'a> {
+    kids: HashMap<&'a str, Vec<&'a ShareRow>>,
+    users: HashMap<&'a str, Vec<&'a ShareRow>>,
+}
+
+impl<'a> Index<'a> {
+    fn of(data: &'a ListSharesResponse) -> Index<'a> {
+        let mut kids: HashMap<&str, Vec<&ShareRow>> = HashMap::new();
+        for a in &data.accounts {
+            kids.entry(a.parent.as_str()).or_default().push(a);
+        }
+        let mut users: HashMap<&str, Vec<&ShareRow>> = HashMap::new();
+        for u in &data.rows {
+            users.entry(u.account.as_str()).or_default().push(u);
+        }
+        kids.values_mut().for_each(|v| v.sort_by(|a, b| a.account.cmp(&b.account)));
+        users.values_mut().for_each(|v| v.sort_by(|x, y| x.user.cmp(&y.user)));
+        Index { kids, users }
+    }
+}
+
 /// The accounts under `parent` as trees, each with its users first (as
 /// sshare lists them) and then its child accounts. `depth` stops a parent
 /// cycle in the data from recursing for ever.
-fn grow(data: &ListSharesResponse, parent: &str, depth: usize) -> Vec<Node> {
-    let mut kids: Vec<&ShareRow> = data.accounts.iter().filter(|a| a.parent == parent).collect();
-    kids.sort_by(|a, b| a.account.cmp(&b.account));
-    kids.into_iter()
+fn grow(ix: &Index, parent: &str, depth: usize, accounts: usize) -> Vec<Node> {
+    let none = Vec::new();
+    (ix.kids.get(parent).unwrap_or(&none).iter())
         .map(|a| {
-            let mut users: Vec<&ShareRow> = data.rows.iter().filter(|u| u.account == a.account).collect();
-            users.sort_by(|x, y| x.user.cmp(&y.user));
-            let mut children: Vec<Node> = users.into_iter().map(|u| Node::leaf(row(u))).collect();
-            if depth <= data.accounts.len() {
-                children.extend(grow(data, &a.account, depth + 1));
+            let users = ix.users.get(a.account.as_str()).unwrap_or(&none);
+            let mut children: Vec<Node> = users.iter().map(|u| Node::leaf(row(u))).collect();
+            if depth <= accounts {
+                children.extend(grow(ix, &a.account, depth + 1, accounts));
             }
             Node { row: row(a), children }
         })
@@ -112,7 +134,8 @@ pub fn table(data: &ListSharesResponse, view: &PaneView) -> TableModel {
     sort[0] = text_key("root");
     let top = Row::new("root".into(), Target::Root, cells, sort);
     let mut rows = vec![];
-    flatten(Node { row: top, children: grow(data, "root", 1) }, &mut rows);
+    let children = grow(&Index::of(data), "root", 1, data.accounts.len());
+    flatten(Node { row: top, children }, &mut rows);
     let total = rows.len();
     TableModel { columns: COLUMNS, rows: filter_and_sort(rows, view).into(), total, cell_widths: None }
 }

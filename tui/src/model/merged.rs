@@ -10,6 +10,7 @@ use crate::model::jobs::{JobRec, JobSet, StateFilter};
 use crate::model::queue;
 use crate::model::table::{Column, Detail, Row, Rows, SortKey, TableModel, filter_and_sort, text_key};
 use crate::model::view::PaneView;
+use crate::model::view::Refetch;
 use std::sync::Arc;
 
 /// Jobs shown per cluster: the merged view builds its rows whole, so it is
@@ -22,9 +23,8 @@ pub const PER_CLUSTER: usize = 5_000;
 pub struct Part {
     pub name: String,
     pub jobs: Option<Arc<JobSet>>,
-    /// A read is under way; `again` asks for one more when it answers.
-    pub reading: bool,
-    pub again: bool,
+    /// Its jobs' reads: one at a time, one more when they changed meanwhile.
+    pub refetch: Refetch,
     /// Why the cluster shows nothing (unreachable, refused).
     pub error: Option<String>,
 }

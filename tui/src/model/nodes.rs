@@ -161,9 +161,10 @@ pub struct NodeEvents {
 }
 
 impl NodeEvents {
-    /// The events of `rows` (oldest first), as the CLI derives them.
-    pub fn derive(rows: &[spur_proto::v1::TxnRow]) -> Vec<Event> {
-        events::derive(rows, "", &events::Filter::default())
+    /// `node`'s events in `rows` (oldest first), as the CLI derives them:
+    /// an admin's row for several nodes is an event of each, this one's kept.
+    pub fn derive(node: &str, rows: &[spur_proto::v1::TxnRow]) -> Vec<Event> {
+        events::derive(rows, "", &events::Filter::node(node))
     }
 
     /// The detail's section: when, state, reason and who, newest first.

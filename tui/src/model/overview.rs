@@ -11,7 +11,8 @@
 //! the reason.
 
 use crate::model::jobs::{Class, JobSet};
-use crate::model::table::{Column, Row, SortKey, TableModel, Target, filter_and_sort, text_key};
+use crate::model::nodes;
+use crate::model::table::{Alert, Column, Row, SortKey, TableModel, Target, filter_and_sort, text_key};
 use crate::model::view::{PaneView, Refetch};
 use spur_proto::v1::{DiagResponse, Node, RpcStat};
 use std::collections::HashMap;
@@ -54,12 +55,14 @@ impl NodeCounts {
         self.idle + self.alloc + self.mix + self.drain + self.down
     }
 
+    /// Down before drain, as the Nodes pane marks them ([`nodes::alert`]), then by allocation.
     fn add(&mut self, n: &Node) {
-        let slot = match n.base_state.to_ascii_uppercase().as_str() {
-            "DOWN" => &mut self.down,
-            _ if n.drain => &mut self.drain,
-            "ALLOCATED" => &mut self.alloc,
-            "MIXED" => &mut self.mix,
+        let is = |state: &str| n.base_state.eq_ignore_ascii_case(state);
+        let slot = match nodes::alert(n) {
+            Some(Alert::Down) => &mut self.down,
+            Some(Alert::Drain) => &mut self.drain,
+            _ if is("ALLOCATED") => &mut self.alloc,
+            _ if is("MIXED") => &mut self.mix,
             _ => &mut self.idle,
         };
         *slot += 1;
@@ -133,6 +136,7 @@ pub fn aggregate(jobs: Option<&JobSet>, nodes: Option<&[Node]>) -> Sums {
     let mut any_gpu = false;
     for n in nodes.unwrap_or_default() {
         let total_gpus = gpus(&n.gres);
+        let used_gpus = gpus(&n.gres_used).min(total_gpus);
         any_gpu |= total_gpus > 0;
         for p in &n.partitions {
             let part = parts
@@ -141,7 +145,7 @@ pub fn aggregate(jobs: Option<&JobSet>, nodes: Option<&[Node]>) -> Sums {
             part.nodes.add(n);
             part.cpus.add(u64::from(n.alloc_cpus), u64::from(n.cpus));
             part.mem.add(n.alloc_memory_mb, n.memory_mb);
-            part.gpus.add(gpus(&n.gres_used).min(total_gpus), total_gpus);
+            part.gpus.add(used_gpus, total_gpus);
         }
     }
     let mut partitions: Vec<Partition> = parts.into_values().collect();

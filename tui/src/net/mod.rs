@@ -417,13 +417,8 @@ async fn serve(
             },
             Rpc::NodeEvents(node) => {
                 let mut audit = audit.clone();
-                let kv = |k: &str, v: &str| spur_proto::v1::KeyValue { key: k.into(), value: v.into() };
-                let filter = vec![
-                    kv("Entity", "node"),
-                    kv("Name", &node),
-                    kv("Outcome", "success"),
-                    kv("limit", &crate::model::nodes::EVENT_ROWS.to_string()),
-                ];
+                let filter = spur_client::events::Filter::node(&node)
+                    .txn_query(crate::model::nodes::EVENT_ROWS as i64);
                 match audit.list_txn(spur_proto::v1::ListTxnRequest { filter, before_id: None }).await {
                     Ok(r) => {
                         let _ = msgs.send(Msg::NodeEvents { node, rows: Ok(r.into_inner().rows) });

@@ -38,6 +38,8 @@ pub fn on_update(state: &mut State, update: ClusterUpdate) -> Vec<Effect> {
     let mut effects = queue::on_pushed(state, jobs);
     if passed {
         effects.extend(preempt::stale(state));
+        // The Overview's scheduler figures move with a pass, not with a heartbeat.
+        effects.extend(crate::update::overview::stale(state));
     }
     // The first snapshot of a connection comes with `Connected`, which reads the jobs anyway.
     let first = !state.live;
@@ -45,7 +47,7 @@ pub fn on_update(state: &mut State, update: ClusterUpdate) -> Vec<Effect> {
     state.watch_error = None;
     let nodes_changed = snapshot || !nodes.is_empty();
     if nodes_changed {
-        nav::update_data(state, |s| merge_nodes(s, snapshot, nodes));
+        nav::update_jobs_or_nodes(state, |s| merge_nodes(s, snapshot, nodes));
     }
     // Jobs starting and ending change node allocations: a controller that
     // does not push jobs is re-read on a node change; missed changes always re-read.
@@ -67,8 +69,6 @@ pub fn on_update(state: &mut State, update: ClusterUpdate) -> Vec<Effect> {
     if licenses && !first {
         effects.extend(hres::stale(state));
     }
-    // The Overview's scheduler figures follow every change while it is shown.
-    effects.extend(crate::update::overview::stale(state));
     effects
 }
 

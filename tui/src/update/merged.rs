@@ -9,6 +9,7 @@ use crate::model::jobs::JobOp;
 use crate::model::merged::{Merged, Part};
 use crate::model::pane::PaneId;
 use crate::model::state::State;
+use crate::model::view::Refetch;
 use crate::model::write::WriteOp;
 use crate::update::nav;
 
@@ -53,12 +54,7 @@ fn forget_marks(state: &mut State) {
 
 /// Ask for one context's jobs: one read at a time, one more when asked meanwhile.
 fn read(part: &mut Part, ctx: usize) -> Vec<Effect> {
-    if part.reading {
-        part.again = true;
-        return Vec::new();
-    }
-    part.reading = true;
-    vec![Effect::RpcTo(ctx, Rpc::FetchJobs)]
+    if part.refetch.ask() { vec![Effect::RpcTo(ctx, Rpc::FetchJobs)] } else { Vec::new() }
 }
 
 pub fn on_remote(state: &mut State, ctx: usize, msg: Msg) -> Vec<Effect> {
@@ -69,18 +65,17 @@ pub fn on_remote(state: &mut State, ctx: usize, msg: Msg) -> Vec<Effect> {
     match msg {
         Msg::Connected => {
             part.error = None;
-            part.reading = false;
+            part.refetch = Refetch::Idle;
             return read(part, ctx);
         }
         Msg::Jobs(set) => {
             part.jobs = Some(set);
-            part.reading = false;
-            if std::mem::take(&mut part.again) {
+            if part.refetch.done() {
                 return read(part, ctx);
             }
         }
         Msg::JobsFailed { error, .. } => {
-            part.reading = false;
+            part.refetch = Refetch::Idle;
             part.error = Some(error);
         }
         // Its watch says jobs changed: read them again.
@@ -88,7 +83,7 @@ pub fn on_remote(state: &mut State, ctx: usize, msg: Msg) -> Vec<Effect> {
         Msg::Reconnecting { error, .. } | Msg::Disconnected { error } => {
             // An unreachable cluster's jobs are not shown as if current.
             part.jobs = None;
-            part.reading = false;
+            part.refetch = Refetch::Idle;
             part.error = Some(error);
         }
         Msg::WriteDone { summary } => {

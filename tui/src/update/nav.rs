@@ -100,9 +100,21 @@ pub fn replace_data(state: &mut State, snapshot: Snapshot) {
 /// Apply `change` to the data, then keep selections on the same records,
 /// drop marks of records that are gone and leave a detail view whose record is.
 pub fn update_data(state: &mut State, change: impl FnOnce(&mut State)) {
+    update(state, change, false);
+}
+
+/// [`update_data`] for a change of the jobs or the nodes, the data the
+/// Overview adds up (nothing else it shows walks 100,000 jobs again).
+pub fn update_jobs_or_nodes(state: &mut State, change: impl FnOnce(&mut State)) {
+    update(state, change, true);
+}
+
+fn update(state: &mut State, change: impl FnOnce(&mut State), sums: bool) {
     let keys: Vec<Option<String>> = PaneId::ALL.iter().map(|&p| selected_key(state, p)).collect();
     change(state);
-    crate::update::overview::data_changed(state);
+    if sums {
+        crate::update::overview::data_changed(state);
+    }
     for (pane, key) in PaneId::ALL.into_iter().zip(keys) {
         reselect(state, pane, key);
         prune_marks(state, pane);

@@ -139,7 +139,7 @@ pub fn on_events(
     rows: Result<Vec<spur_proto::v1::TxnRow>, String>,
 ) -> Vec<Effect> {
     if let Some(ev) = state.nodes.events.as_mut().filter(|e| e.node == node) {
-        ev.answer = Some(rows.map(|r| NodeEvents::derive(&r)));
+        ev.answer = Some(rows.map(|r| NodeEvents::derive(&node, &r)));
     }
     Vec::new()
 }

@@ -75,7 +75,7 @@ fn apply_waiting(state: &mut State) {
     }
     // The console's clock (fixed in tests), as every other time it shows.
     let now = state.now_ms();
-    nav::update_data(state, |s| {
+    nav::update_jobs_or_nodes(state, |s| {
         if let Some(set) = s.queue.jobs.as_mut() {
             Arc::make_mut(set).apply_all(waiting.into_iter().map(|b| (b.jobs, b.removed, b.seq)), now);
         }
@@ -95,7 +95,7 @@ pub fn on_connected(state: &mut State) -> Vec<Effect> {
 
 /// A read answered: show it, keeping selection and marks on the same jobs.
 pub fn on_loaded(state: &mut State, set: Arc<JobSet>) -> Vec<Effect> {
-    nav::update_data(state, |s| s.queue.jobs = Some(set));
+    nav::update_jobs_or_nodes(state, |s| s.queue.jobs = Some(set));
     state.queue.status = Status::Loaded;
     let effects = follow_up(state);
     if state.queue.refetch == Refetch::Idle {

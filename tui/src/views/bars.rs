@@ -240,7 +240,12 @@ fn hints(state: &State, theme: Theme, width: u16) -> Line<'static> {
             Offered::Always => h.label,
             Offered::Writes(role) if writes_allowed(state, role) => h.label,
             // The merged Queue's rows are each their own cluster's, under its own rules.
-            Offered::Writable if writable(state) || (state.merged.is_some() && !state.settings.read_only) => {
+            Offered::Writable
+                if writable(state)
+                    || (state.pane == PaneId::Queue
+                        && state.merged.is_some()
+                        && !state.settings.read_only) =>
+            {
                 h.label
             }
             Offered::OnArray if array.is_some() => array.unwrap_or(h.label),

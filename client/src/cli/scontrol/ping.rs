@@ -1,44 +1,11 @@
 //! `scontrol ping`: each controller the client was given (`--controller`
 //! or SPUR_CONTROLLER_ADDR, comma-separated) and whether it is up, and
 //! which one is primary: the leader, which alone serves the health name
-//! [`LEADER_SERVICE`]; the others are backups, forwarding to it.
+//! [`LEADER_SERVICE`](spur_proto::wire::LEADER_SERVICE); the others are backups, forwarding to it.
 
-use spur_proto::wire::{LEADER_SERVICE, controllers, resolve_controller};
-use std::time::Duration;
-use tonic_health::ServingStatus;
-use tonic_health::pb::HealthCheckRequest;
-use tonic_health::pb::health_client::HealthClient;
+use spur_proto::wire::{controllers, resolve_controller};
 
-/// How long one controller gets to answer.
-const ASK: Duration = Duration::from_secs(3);
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Role {
-    Primary,
-    Backup,
-    Down(String),
-}
-
-/// Asks one controller what it is.
-pub async fn ask(url: &str) -> Role {
-    let probe = async {
-        let ch = tonic::transport::Endpoint::from_shared(url.to_string())
-            .map_err(|e| e.to_string())?
-            .connect_timeout(ASK)
-            .connect()
-            .await
-            .map_err(|e| e.to_string())?;
-        let req = HealthCheckRequest { service: LEADER_SERVICE.into() };
-        let status = HealthClient::new(ch).check(req).await.map_err(|s| s.message().to_string())?;
-        Ok::<_, String>(status.into_inner().status)
-    };
-    match tokio::time::timeout(ASK, probe).await {
-        Ok(Ok(s)) if s == ServingStatus::Serving as i32 => Role::Primary,
-        Ok(Ok(_)) => Role::Backup,
-        Ok(Err(e)) => Role::Down(e),
-        Err(_) => Role::Down(format!("no answer within {}s", ASK.as_secs())),
-    }
-}
+pub use crate::conn::{Role, ask};
 
 /// Slurm's lines, one per controller; Err when none is up.
 pub fn render(answers: &[(String, Role)]) -> Result<String, String> {

@@ -79,6 +79,18 @@ pub struct Node {
 }
 
 impl Node {
+    /// Whether an agent hosts it: registered, or holding an agent id.
+    pub fn hosted(&self) -> bool {
+        self.registered || self.agent_id.is_some()
+    }
+
+    /// Its dynamic state now: a created CLOUD or FUTURE node is an ordinary
+    /// dynamic one (NORM) once an agent hosts it.
+    pub fn dynamic_now(&self) -> Option<spur_vocab::nodestate::Dynamic> {
+        use spur_vocab::nodestate::Dynamic;
+        self.dynamic.map(|d| if self.agent_id.is_some() { Dynamic::Norm } else { d })
+    }
+
     pub fn base_state(&self) -> BaseState {
         if self.admin.down || (self.registered && !self.responding) {
             BaseState::Down

@@ -101,6 +101,9 @@ pub struct Definition {
     pub max_nodes: Option<u32>,
     /// provisionerSpec's other keys, as written.
     pub spec: Vec<(String, String)>,
+    /// `cpu` and `memory` (in MB), parsed at load: the node a dynamic
+    /// definition asks for (required for `slurm`).
+    pub node_shape: Option<(u32, u64)>,
 }
 
 impl Definition {

@@ -211,19 +211,23 @@ fn definition(d: RawDefinition) -> Result<Definition, String> {
             .filter(|c| c.is_finite() && *c >= 0.0)
             .ok_or_else(|| at(&key("costPerHour"), format!("'{c}' is not a number of 0 or more")))?,
     };
-    if let Some(c) = text("cpu")? {
-        c.trim()
-            .parse::<u32>()
-            .ok()
-            .filter(|c| *c > 0)
-            .ok_or_else(|| at(&key("cpu"), format!("'{c}' is not above 0")))?;
-    }
+    let cpus = match text("cpu")? {
+        None => None,
+        Some(c) => Some(
+            c.trim()
+                .parse::<u32>()
+                .ok()
+                .filter(|c| *c > 0)
+                .ok_or_else(|| at(&key("cpu"), format!("'{c}' is not above 0")))?,
+        ),
+    };
     if let Some(g) = text("gpus")? {
         g.trim().parse::<u32>().map_err(|_| at(&key("gpus"), format!("'{g}' is not 0 or more")))?;
     }
-    if let Some(m) = text("memory")? {
-        parse_memory(&m).map_err(|e| at(&key("memory"), e))?;
-    }
+    let mem_mb = match text("memory")? {
+        None => None,
+        Some(m) => Some(parse_memory(&m).map_err(|e| at(&key("memory"), e))? >> 20),
+    };
     if let Some(s) = text("spot")? {
         s.parse::<bool>().map_err(|_| at(&key("spot"), format!("'{s}' is not true or false")))?;
     }
@@ -253,6 +257,7 @@ fn definition(d: RawDefinition) -> Result<Definition, String> {
         cost,
         max_nodes,
         spec,
+        node_shape: cpus.zip(mem_mb),
     })
 }
 

@@ -5,7 +5,6 @@
 //! a job that used under a quarter of what it asked for is marked [`WASTE_MARK`].
 
 use spur_proto::v1 as pb;
-use spur_vocab::efficiency::{MemAsked, Usage};
 
 /// The mark before the Eff cell of a job that used under a quarter of its
 /// CPU or of the memory it asked for, so it reads without colour.
@@ -26,18 +25,8 @@ impl Eff {
     pub fn of(j: &pb::Job) -> Option<Eff> {
         let ended = j.end_ms > 0 && j.start_ms > 0 && !j.job_state().is_active();
         let used = j.usage.filter(|_| ended)?;
-        let spec = j.spec.as_deref();
-        let mem = spec.map_or(MemAsked::None, |s| {
-            MemAsked::of(s.mem_mb, s.mem_per_cpu_mb, s.mem_per_gpu_mb, s.gpus_per_node)
-        });
-        let u = Usage {
-            cpu_us: used.user_cpu_us.saturating_add(used.sys_cpu_us),
-            elapsed_secs: u64::try_from(j.end_ms.saturating_sub(j.start_ms) / 1000).unwrap_or(0),
-            cpus: j.num_cpus,
-            nodes: j.num_nodes,
-            max_rss_kb: used.max_rss_kb,
-            mem,
-        };
+        let elapsed_secs = u64::try_from(j.end_ms.saturating_sub(j.start_ms) / 1000).unwrap_or(0);
+        let u = spur_client::efficiency::usage(j, Some(used), elapsed_secs);
         Some(Eff {
             cpu: u.cpu_percent() as f32,
             mem: (u.mem_asked_kb() > 0).then(|| u.mem_percent() as f32),
