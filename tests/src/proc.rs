@@ -135,9 +135,8 @@ impl Controller {
         }
     }
 
-    /// Waits until it answers that it leads (`scontrol ping`'s primary). On
-    /// PostgreSQL a controller prints its address before it holds the lease,
-    /// and a request sent meanwhile can meet its change of role ("retry").
+    /// Waits until it answers that it leads (`scontrol ping`'s primary): a
+    /// controller started while another led follows until it takes over.
     pub fn wait_leading(&self) {
         use spur_client::cli::scontrol::ping::{Role, ask};
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");

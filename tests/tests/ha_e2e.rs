@@ -295,6 +295,25 @@ async fn a_stopped_leader_lands_no_write_and_rejoins_as_a_follower() {
     assert!(!row.contains("forwarded"), "{row}");
 }
 
+/// The address line is the moment a script may talk to the controller: by
+/// then it leads (or forwards to a live leader), so the first request never
+/// meets its own takeover (it did: "cannot be reached ...; retry").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_address_line_comes_once_the_controller_leads_or_follows() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(url) = fresh_url(Backend::Postgres, dir.path()).await else { return };
+    let config = write_conf(dir.path(), &url);
+    for round in 0..3 {
+        let mut first = Controller::start_shared(&config, &dir.path().join(format!("first{round}.log")));
+        assert_eq!(ask(&first.url).await, Role::Primary, "round {round}: at its address line");
+        let mut second = Controller::start_shared(&config, &dir.path().join(format!("second{round}.log")));
+        assert_eq!(ask(&second.url).await, Role::Backup, "round {round}: at its address line");
+        spur_tests::proc::ok("squeue", &second.url, &["-h"]);
+        // A clean stop gives the lease up, so the next round's first leads at once.
+        assert!(second.stop().success() && first.stop().success());
+    }
+}
+
 #[tokio::test]
 async fn a_second_controller_on_one_sqlite_file_is_refused() {
     let dir = tempfile::tempdir().unwrap();

@@ -32,7 +32,6 @@ fn start(backend: Backend) -> Option<(tempfile::TempDir, Controller)> {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let url = rt.block_on(fresh_url(backend, dir.path()))?;
     let c = Controller::start(dir.path(), &conf(&url, ""));
-    c.wait_leading();
     Some((dir, c))
 }
 
@@ -154,7 +153,6 @@ fn restart_loses_nothing(backend: Backend) {
     let before: Vec<String> = shows.iter().map(|s| sacctmgr(&c.url, s)).collect();
     assert!(c.stop().success(), "SIGTERM must stop spurctld cleanly");
     let c2 = Controller::start_with(&c.config);
-    c2.wait_leading();
     let after: Vec<String> = shows.iter().map(|s| sacctmgr(&c2.url, s)).collect();
     assert_eq!(before, after);
 }

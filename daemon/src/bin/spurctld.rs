@@ -105,16 +105,20 @@ async fn run_ha(cfg: Config, listener: std::net::TcpListener, mut signals: Signa
     let Some((store, waited)) = open_store(&url, &listener, Some(fence.clone()), &mut signals).await? else {
         return Ok(());
     };
-    if waited {
+    // The address line is printed once this controller leads or knows a
+    // live leader: a client that reads it never meets the first takeover
+    // (unless the line came early, refusing while the database was away).
+    let ready: ha::Ready = if waited {
         tracing::info!(%addr, "accounting database reachable");
+        Box::new(|| {})
     } else {
-        println!("spurctld listening on {addr}");
-    }
+        Box::new(move || println!("spurctld listening on {addr}"))
+    };
     let shutdown = Box::pin(async move {
         let _ = signals.recv().await;
         tracing::info!("shutting down");
     });
-    ha::run(cfg, listener, (store, fence), shutdown).await
+    ha::run(cfg, listener, (store, fence), shutdown, ready).await
 }
 
 /// SIGTERM and SIGINT, registered once for the life of the process.

@@ -190,12 +190,17 @@ impl Waiting {
         Ok(Waiting { stop: Some(stop), served, cut })
     }
 
-    /// Stops accepting (the caller's socket stays open, so new connections
-    /// queue for the controller) and lets open connections close.
-    pub(crate) async fn stop(mut self) {
+    /// Stops accepting: the caller's socket stays open, so new connections
+    /// queue for the controller; requests in flight go on.
+    pub(crate) fn stop_accepting(&mut self) {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
+    }
+
+    /// Stops accepting and lets open connections close.
+    pub(crate) async fn stop(mut self) {
+        self.stop_accepting();
         if tokio::time::timeout(HANDOFF_GRACE, &mut self.served).await.is_err() {
             tracing::info!("closing connections to the waiting server still open after {HANDOFF_GRACE:?}");
         }

@@ -120,7 +120,7 @@ impl Inner {
         .map_err(|e| Status::internal(format!("forwarding {path}: {e}")))?;
         let (addr, mut channel) = self.channel().await?;
         let ready = channel.ready().await.map_err(|e| self.unreachable(&addr, &e))?;
-        let resp = ready.call(req).await.map_err(|e| self.unreachable(&addr, &e))?;
+        let resp = ready.call(req).await.map_err(|e| self.broke_off(&addr, &e))?;
         HA.forwarded.fetch_add(1, Ordering::Relaxed);
         Ok(resp.map(Body::new))
     }
@@ -181,10 +181,25 @@ impl Inner {
         held.as_ref().filter(|(a, _)| a == addr).map(|(_, c)| c.clone())
     }
 
-    fn unreachable(&self, addr: &str, e: &dyn std::fmt::Display) -> Status {
+    fn forget(&self) {
         if let Ok(mut held) = self.channel.lock() {
             *held = None;
         }
+    }
+
+    /// Nothing was sent: the request may be sent again as it is.
+    fn unreachable(&self, addr: &str, e: &dyn std::fmt::Display) -> Status {
+        self.forget();
         Status::unavailable(format!("the leader controller at {addr} cannot be reached ({e}); retry"))
+    }
+
+    /// Sent, and the connection failed before the answer: the leader may
+    /// have applied it, so "retry" is not said (a second submit would be a
+    /// second job).
+    fn broke_off(&self, addr: &str, e: &dyn std::fmt::Display) -> Status {
+        self.forget();
+        Status::unavailable(format!(
+            "the leader controller at {addr} failed before it answered ({e}); the request may have been applied: check before sending it again"
+        ))
     }
 }

@@ -99,6 +99,11 @@ pub fn advertised(cfg: &Config, bound: std::net::SocketAddr) -> String {
     bound.to_string()
 }
 
+/// Called once, when this controller first leads or first knows a live
+/// leader to forward to: what it answers from then on is not a takeover's
+/// refusal. spurctld prints its address line here.
+pub type Ready = Box<dyn FnOnce() + Send>;
+
 /// Runs a controller of a cluster of controllers until `shutdown`: follow
 /// (forwarding) while another leads, take the lease when it is free, lead
 /// until it is lost or the process stops. `first` is the store the start-up
@@ -108,6 +113,7 @@ pub async fn run(
     listener: std::net::TcpListener,
     first: (Arc<dyn Store>, Arc<Fence>),
     mut shutdown: Shutdown,
+    ready: Ready,
 ) -> anyhow::Result<()> {
     let url = cfg.database_url();
     let addr = advertised(&cfg, listener.local_addr()?);
@@ -119,6 +125,7 @@ pub async fn run(
     let mut next = Some(first);
     HA.active.store(true, Ordering::Relaxed);
     let mut shown_metrics = false;
+    let mut ready = Some(ready);
     loop {
         // Follow, and campaign.
         let (tx, rx) = watch::channel(None);
@@ -131,7 +138,7 @@ pub async fn run(
         .await;
         let server = Waiting::start(&listener, fwd)?;
         let metrics = follower_metrics(&cfg).await;
-        let won = campaign(&mut lease, &tx, lease_time, &mut shutdown).await;
+        let won = campaign(&mut lease, &tx, lease_time, &mut shutdown, &mut ready).await;
         if let Some(m) = metrics {
             m.abort();
             let _ = m.await;
@@ -175,9 +182,16 @@ pub async fn run(
             println!("spurctld metrics on http://{m}/metrics");
             shown_metrics = true;
         }
-        // Requests the follower held for a leader go to this one now.
+        // The follower stops accepting before it learns who leads, so the
+        // requests it held go to this controller's server, never back into
+        // itself; then it lets them finish.
+        let mut server = server;
+        server.stop_accepting();
         let _ = tx.send(Some(addr.clone()));
         server.stop().await;
+        if let Some(r) = ready.take() {
+            r();
+        }
         let stop = lead(&mut lease, epoch, &fence, lease_time, &mut shutdown).await;
         HA.leader.store(false, Ordering::Relaxed);
         if !stop {
@@ -221,14 +235,18 @@ fn poll_every(lease_time: Duration) -> Duration {
 }
 
 /// Tries the lease until it is taken (its epoch) or the process stops
-/// (None), keeping `leader` pointed at whoever holds it.
+/// (None), keeping `leader` pointed at whoever holds it. `ready` is called
+/// once a live leader is known, or after a lease with none (its requests
+/// then wait for one, as during any takeover).
 async fn campaign(
     lease: &mut lease::Lease,
     leader: &watch::Sender<Option<String>>,
     lease_time: Duration,
     shutdown: &mut Shutdown,
+    ready: &mut Option<Ready>,
 ) -> Option<i64> {
     let mut logged = false;
+    let began = Instant::now();
     loop {
         match lease.try_take().await {
             Ok(Some(epoch)) => return Some(epoch),
@@ -255,6 +273,11 @@ async fn campaign(
             Err(_) => {
                 leader.send_if_modified(|cur| cur.take().is_some());
             }
+        }
+        if (leader.borrow().is_some() || began.elapsed() >= lease_time)
+            && let Some(r) = ready.take()
+        {
+            r();
         }
         tokio::select! {
             _ = tokio::time::sleep(poll_every(lease_time)) => {}
