@@ -314,6 +314,44 @@ async fn the_address_line_comes_once_the_controller_leads_or_follows() {
     }
 }
 
+/// `scontrol takeover`: the first backup given leads at once (not after a
+/// lease), the old leader follows, the queue is as it was, and the hand-over
+/// is in the txn log. A backup that is not there is named.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scontrol_takeover_moves_the_lead_to_the_backup() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(url) = fresh_url(Backend::Postgres, dir.path()).await else { return };
+    let config = write_conf(dir.path(), &url);
+    let ctls = start(dir.path(), &config, 2);
+    let lead = primary(&ctls.iter().collect::<Vec<_>>()).await;
+    let (old, other) = (&ctls[lead], &ctls[1 - lead]);
+    let both = list(&[old, other]);
+    spur_tests::proc::ok("sbatch", &both, &["-J", "before-the-takeover", "-H", "--wrap", "true"]);
+    let err = spur_tests::proc::fails("scontrol", &both, &["takeover", "2"]);
+    assert!(err.contains("no backup controller 2") && err.contains("1 answer as backup"), "{err}");
+    let out = spur_tests::proc::ok("scontrol", &both, &["takeover"]);
+    assert!(out.contains(&format!("{} took over from {}", other.addr(), old.addr())), "{out}");
+    assert_eq!(ask(&other.url).await, Role::Primary);
+    wait_until("the old leader to answer backup", || async {
+        match ask(&old.url).await {
+            Role::Backup => Ok(()),
+            r => Err(format!("{r:?}")),
+        }
+    })
+    .await;
+    let names: Vec<String> = jobs(&other.url).await.into_iter().map(|j| j.name).collect();
+    assert!(names.contains(&"before-the-takeover".to_string()), "{names:?}");
+    let txn = spur_tests::proc::ok(
+        "sacctmgr",
+        &other.url,
+        &["-n", "-P", "show", "txn", "Entity=controller", "format=Action,Where,Info"],
+    );
+    assert!(txn.contains(other.addr()) && txn.contains(old.addr()), "{txn}");
+    // And back: the old leader is now the first backup.
+    let out = spur_tests::proc::ok("scontrol", &both, &["takeover"]);
+    assert!(out.contains(&format!("{} took over from {}", old.addr(), other.addr())), "{out}");
+}
+
 #[tokio::test]
 async fn a_second_controller_on_one_sqlite_file_is_refused() {
     let dir = tempfile::tempdir().unwrap();

@@ -59,6 +59,9 @@ impl Cluster for Fake {
     async fn reset_diag(&self, _: Request<ResetDiagRequest>) -> Result<Response<ResetDiagResponse>, Status> {
         Err(Status::unimplemented("not in this fake"))
     }
+    async fn takeover(&self, _: Request<TakeoverRequest>) -> Result<Response<TakeoverResponse>, Status> {
+        Err(Status::unimplemented("not in this fake"))
+    }
 }
 
 #[tonic::async_trait]

@@ -21,11 +21,17 @@ const STATEMENT: Duration = Duration::from_secs(2);
 
 const TAKE: &str = "UPDATE leader SET epoch = epoch + 1, holder = $1, addr = $2, pid = pg_backend_pid(), \
      expires_at = clock_timestamp() + make_interval(secs => $3) \
-     WHERE id = 1 AND (expires_at < clock_timestamp() \
+     WHERE id = 1 AND (expires_at < clock_timestamp() OR holder = 'handover:' || $2 \
      OR NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = leader.pid)) RETURNING epoch";
 const RENEW: &str = "UPDATE leader SET expires_at = clock_timestamp() + make_interval(secs => $2), \
      pid = pg_backend_pid() WHERE id = 1 AND epoch = $1 RETURNING epoch";
 const RELEASE: &str = "UPDATE leader SET expires_at = '-infinity', pid = 0 WHERE id = 1 AND epoch = $1";
+/// `scontrol takeover`: the lease stays live (and the old leader's session
+/// holds it) for everyone but the named successor, which takes it at its
+/// next poll; no leader address is shown meanwhile, so followers hold
+/// their requests. Should the successor not come, the lease expires as usual.
+const HAND_OVER: &str = "UPDATE leader SET holder = 'handover:' || $2, addr = '', pid = pg_backend_pid(), \
+     expires_at = clock_timestamp() + make_interval(secs => $3) WHERE id = 1 AND epoch = $1";
 const CURRENT: &str = "SELECT epoch, holder, addr, expires_at > clock_timestamp() FROM leader WHERE id = 1";
 
 /// Who leads, as the lease row says.
@@ -129,6 +135,18 @@ impl Lease {
         if let Err(e) = r {
             tracing::warn!(error = %e, "could not release the leader lease; a standby waits for it to expire");
         }
+    }
+
+    /// Gives the lease of `epoch` to the controller advertising `to` only.
+    pub async fn hand_over(&mut self, epoch: i64, to: &str) -> Result<()> {
+        let (to, secs) = (to.to_string(), self.secs);
+        self.run(move |c| {
+            Box::pin(async move {
+                sqlx::query(HAND_OVER).bind(epoch).bind(to).bind(secs).execute(&mut *c).await?;
+                Ok(())
+            })
+        })
+        .await
     }
 
     /// Who leads now.

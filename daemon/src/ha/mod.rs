@@ -4,6 +4,7 @@
 //!
 //! - `lease.rs`: the leader lease (a row with an epoch, expiring unless renewed).
 //! - `forward.rs`: a follower's server, forwarding every RPC to the leader.
+//! - `handover.rs`: `scontrol takeover`, the leader handing its lease to a backup.
 //! - `mod.rs`: the loop a controller runs: follow and campaign, lead, step down.
 //!
 //! Leading means running the whole controller of `controller.rs` (queue,
@@ -13,6 +14,7 @@
 //! next term loads everything from the store, as a restart does.
 
 pub mod forward;
+pub mod handover;
 pub mod lease;
 
 use crate::auth::Authenticator;
@@ -192,19 +194,27 @@ pub async fn run(
         if let Some(r) = ready.take() {
             r();
         }
-        let stop = lead(&mut lease, epoch, &fence, lease_time, &mut shutdown).await;
+        let mut asked = handover::open(&addr);
+        let end = lead(&mut lease, epoch, &fence, lease_time, &mut shutdown, &mut asked).await;
+        handover::close();
         HA.leader.store(false, Ordering::Relaxed);
-        if !stop {
+        if end == End::Lost {
             // Not ours any more: nothing in flight may land (a clean stop lets it finish).
             fence.lose();
         }
         running.shutdown().await?;
-        if stop {
-            lease.release(epoch).await;
-            return Ok(());
+        HA.step_downs.fetch_add(u64::from(end != End::Stop), Ordering::Relaxed);
+        match end {
+            End::Stop => {
+                lease.release(epoch).await;
+                return Ok(());
+            }
+            End::HandOver(to) => match lease.hand_over(epoch, &to).await {
+                Ok(()) => tracing::info!(epoch, to, "handed the lease over: following the new leader"),
+                Err(e) => tracing::warn!(epoch, to, error = %e, "could not hand the lease over; it expires"),
+            },
+            End::Lost => tracing::warn!(epoch, "stepped down: following the new leader"),
         }
-        HA.step_downs.fetch_add(1, Ordering::Relaxed);
-        tracing::warn!(epoch, "stepped down: following the new leader");
     }
 }
 
@@ -286,32 +296,45 @@ async fn campaign(
     }
 }
 
-/// Renews the lease until it is lost (false) or the process stops (true).
+/// Why a leading term ended.
+#[derive(Debug, PartialEq, Eq)]
+enum End {
+    /// The process stops: the lease is released.
+    Stop,
+    /// Another holds the lease, or it could not be renewed in time.
+    Lost,
+    /// `scontrol takeover`: the lease goes to the backup at this address.
+    HandOver(String),
+}
+
+/// Renews the lease until it is lost, handed over, or the process stops.
 async fn lead(
     lease: &mut lease::Lease,
     epoch: i64,
     fence: &Fence,
     lease_time: Duration,
     shutdown: &mut Shutdown,
-) -> bool {
+    asked: &mut tokio::sync::mpsc::Receiver<String>,
+) -> End {
     let every = lease_time / 3;
     let mut renewed = Instant::now();
     loop {
         tokio::select! {
             _ = tokio::time::sleep(every) => {}
-            _ = fence.lost() => return false,
-            _ = shutdown.as_mut() => return true,
+            _ = fence.lost() => return End::Lost,
+            _ = shutdown.as_mut() => return End::Stop,
+            Some(to) = asked.recv() => return End::HandOver(to),
         }
         match lease.renew(epoch).await {
             Ok(true) => renewed = Instant::now(),
             Ok(false) => {
                 tracing::warn!(epoch, "another controller holds the lease");
-                return false;
+                return End::Lost;
             }
             // Unrenewed for a lease (less a renewal's margin): another may hold it now.
             Err(e) if renewed.elapsed() + every >= lease_time => {
                 tracing::warn!(epoch, error = %e, "the lease could not be renewed in time");
-                return false;
+                return End::Lost;
             }
             Err(e) => tracing::warn!(epoch, error = %e, "renewing the lease failed; retrying"),
         }

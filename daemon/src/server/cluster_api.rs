@@ -214,6 +214,23 @@ impl Cluster for ClusterApi {
             })
             .await
     }
+
+    async fn takeover(
+        &self,
+        req: Request<pb::TakeoverRequest>,
+    ) -> Result<Response<pb::TakeoverResponse>, Status> {
+        self.gate
+            .run(path::TAKEOVER, req, |_, r| async move {
+                let from = crate::ha::handover::hand_over(&r.to).await?;
+                let note = Note {
+                    action: Action::Update,
+                    name: r.to.clone(),
+                    info: serde_json::json!({ "from": from }),
+                };
+                Ok((pb::TakeoverResponse { from }, vec![note]))
+            })
+            .await
+    }
 }
 
 /// sdiag's figures as of `now_ms`: the job side's counters, the queue as it is, the RPCs.

@@ -332,6 +332,15 @@ impl Targeted for pb::WatchRequest {}
 impl Targeted for pb::ShowConfigRequest {}
 impl Targeted for pb::DiagRequest {}
 impl Targeted for pb::ResetDiagRequest {}
+
+impl Targeted for pb::TakeoverRequest {
+    fn target(&self) -> String {
+        self.to.clone()
+    }
+    fn bounds(&self) -> Result<(), Error> {
+        crate::server::limits::cap_len("to", &self.to, 256)
+    }
+}
 impl Targeted for pb::TailTxnRequest {
     fn bounds(&self) -> Result<(), Error> {
         cap_pairs("filter", &self.filter)

@@ -67,6 +67,7 @@ service!(cluster = "spur.v1.Cluster" {
     SHOW_CONFIG = "ShowConfig",
     DIAG = "Diag",
     RESET_DIAG = "ResetDiag",
+    TAKEOVER = "Takeover",
 });
 
 service!(licenses = "spur.v1.Licenses" {

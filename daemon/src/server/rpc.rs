@@ -95,6 +95,7 @@ pub const RPCS: &[(&str, Class)] = &[
     (cluster::DIAG, Read(Anyone)),
     // Zeroes sdiag's counters; changes no stored state, so its row is its one write.
     (cluster::RESET_DIAG, Mutate { entity: "diag", role: Admin, target: "", in_txn: false }),
+    (cluster::TAKEOVER, Mutate { entity: "controller", role: Admin, target: "to", in_txn: false }),
     (licenses::SHOW_LICENSES, Read(Anyone)),
     (licenses::UPDATE_HRES, Mutate { entity: "hres", role: Admin, target: "hres_name", in_txn: false }),
     // Anyone may submit and manage their own jobs; the jobs core checks

@@ -79,6 +79,8 @@ pub enum Command {
     Reconfigure,
     /// `ping` (`ping.rs`): each controller, primary or backup.
     Ping,
+    /// `takeover [INDEX]` (`takeover.rs`): that backup takes over.
+    Takeover(usize),
     /// `show reservation [NAME]` (`reservation.rs`).
     ShowReservations(Option<String>),
     /// `create reservation ...`: the name when given, and the words as given.

@@ -41,6 +41,7 @@ pub mod reservation;
 pub mod show_node;
 pub mod show_partition;
 pub mod step;
+pub mod takeover;
 pub mod update_node;
 pub mod update_partition;
 
@@ -69,6 +70,7 @@ usage: scontrol [-o] [-Q] [--json] [--controller URL] COMMAND
   hold|release|requeue ID[,ID]   hold a pending job, release it, requeue a running one
   reconfigure                    re-read spur.conf on the controller
   ping                           each controller given (--controller A,B,...): primary (leader), backup, or DOWN
+  takeover [INDEX]               the INDEX-th backup (default 1) of those given takes over now (Administrator)
   create reservation StartTime=T (Duration=D|EndTime=T) (Nodes=LIST|NodeCnt=N) (Users=..|Accounts=..)
          [ReservationName=N] [PartitionName=P] [Licenses=L:N] [Flags=MAINT,IGNORE_JOBS,OVERLAP,DAILY,WEEKLY]
   update ReservationName=N [Nodes+=LIST] [Users-=U] [EndTime=T] ...   (Operators and up)
@@ -112,6 +114,7 @@ const COMMANDS: &[&str] = &[
     "create",
     "delete",
     "ping",
+    "takeover",
 ];
 const ENTITIES: &[&str] = &[
     "nodes",
@@ -131,7 +134,7 @@ const ENTITIES: &[&str] = &[
 /// Matched on at least their first three letters.
 const LATER_JOBS: &str =
     "uhold requeuehold suspend resume top notify listpids wait_job listjobs liststeps pidinfo";
-const LATER: &str = "version reboot cancel_reboot shutdown takeover setdebug \
+const LATER: &str = "version reboot cancel_reboot shutdown setdebug \
     setdebugflags schedloglevel token write completing errnumstr fsdampeningfactor getaddrs power";
 const SHOW_LATER_JOBS: &str = "";
 const SHOW_LATER: &str = "topology federation burstbuffer assoc_mgr daemons";
@@ -179,6 +182,7 @@ pub fn parse(argv: &[String]) -> Result<(Flags, Command), String> {
             Some(x) => return Err(format!("ping: unexpected argument '{x}'")),
             None => Command::Ping,
         },
+        Some("takeover") => Command::Takeover(takeover::parse(rest)?),
         Some(_) => Command::Help,
         None => {
             return Err(later(first, LATER_JOBS, LATER, "")
@@ -302,6 +306,7 @@ pub async fn execute(cmd: &Command, f: &Flags, c: &mut Clients) -> Result<Outcom
         }
         Command::DeleteNode(name) => create_node::delete(name, c).await?,
         Command::Ping => ping::run(f.controller.as_deref()).await?,
+        Command::Takeover(i) => takeover::run(f.controller.as_deref(), *i).await?,
         Command::Help | Command::Nothing | Command::ShowHostnames(_) | Command::ShowHostlist { .. } => {
             local(cmd)?.unwrap_or_default()
         }
@@ -320,8 +325,17 @@ async fn run(argv: &[String]) -> Result<Outcome, String> {
         return Ok(Outcome { stdout, warning: None });
     }
     // Each controller on its own, not through one connection.
-    if cmd == Command::Ping {
-        return ping::run(flags.controller.as_deref()).await.map(|stdout| Outcome { stdout, warning: None });
+    match cmd {
+        Command::Ping => {
+            return ping::run(flags.controller.as_deref())
+                .await
+                .map(|stdout| Outcome { stdout, warning: None });
+        }
+        Command::Takeover(i) => {
+            let stdout = takeover::run(flags.controller.as_deref(), i).await?;
+            return Ok(Outcome { stdout, warning: None });
+        }
+        _ => {}
     }
     let mut c = conn::connect_flag(flags.controller.as_deref(), Identity::local()).await?;
     execute(&cmd, &flags, &mut c).await

@@ -28,12 +28,16 @@ pub fn render(answers: &[(String, Role)]) -> Result<String, String> {
 
 /// `scontrol ping` for the controllers `flag` (else the environment) names.
 pub async fn run(flag: Option<&str>) -> Result<String, String> {
-    let urls = controllers(&resolve_controller(flag));
+    render(&roles(controllers(&resolve_controller(flag))).await)
+}
+
+/// What each controller of `urls` is, in their order.
+pub async fn roles(urls: Vec<String>) -> Vec<(String, Role)> {
     // Asked at once, so a dead one costs its timeout once, not per controller.
     let asks: Vec<_> = urls.iter().cloned().map(|u| tokio::spawn(async move { ask(&u).await })).collect();
     let mut answers = Vec::with_capacity(urls.len());
     for (url, a) in urls.into_iter().zip(asks) {
         answers.push((url, a.await.unwrap_or_else(|e| Role::Down(e.to_string()))));
     }
-    render(&answers)
+    answers
 }
