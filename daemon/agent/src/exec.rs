@@ -5,6 +5,7 @@
 //! ([`super::tasks`]), and its end kills them.
 
 use super::cgroup::JobCgroup;
+use super::output::{Fence, Fences, Opened, Runs};
 use super::state::{self, Ended, LaunchFile, RunRecord, StateDir};
 use super::tasks::StepTasks;
 use nix::sys::signal::{Signal, killpg};
@@ -14,7 +15,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::mpsc;
 
@@ -28,9 +29,6 @@ struct Run {
     cgroup: Option<JobCgroup>,
     /// The controller's id of this run (empty from before run ids).
     run_id: String,
-    /// When this agent started it (the epoch for one it adopted): a file
-    /// last changed before it is still an earlier run's.
-    launched: SystemTime,
 }
 
 impl Run {
@@ -54,6 +52,8 @@ pub struct Executor {
     running: Arc<Mutex<HashMap<u64, Run>>>,
     /// The steps' tasks running here (srun).
     pub tasks: StepTasks,
+    /// The output reads in progress (spur tail), which a later run's launch ends.
+    fences: Fences,
 }
 
 /// What a restarted agent found in its state directory.
@@ -71,7 +71,13 @@ pub struct Recovered {
 
 impl Executor {
     pub fn new(state: StateDir, stepd: PathBuf) -> Executor {
-        Executor { tasks: StepTasks::new(state.clone()), state, stepd, running: Arc::default() }
+        Executor {
+            tasks: StepTasks::new(state.clone()),
+            state,
+            stepd,
+            running: Arc::default(),
+            fences: Fences::default(),
+        }
     }
 
     /// The state directory.
@@ -82,13 +88,7 @@ impl Executor {
     /// Whether run `run_id` of `job` (any run when empty) is here now
     /// (spur tail follows its output while it is).
     pub fn runs(&self, job: u64, run_id: &str) -> bool {
-        self.run_start(job, run_id).is_some()
-    }
-
-    /// When run `run_id` of `job` (any run when empty) started here, while it runs.
-    pub fn run_start(&self, job: u64, run_id: &str) -> Option<SystemTime> {
-        let r = self.lock();
-        r.get(&job).filter(|r| run_id.is_empty() || r.run_id == run_id).map(|r| r.launched)
+        self.lock().get(&job).is_some_and(|r| run_id.is_empty() || r.run_id == run_id)
     }
 
     /// The jobs running here, for registration.
@@ -114,13 +114,7 @@ impl Executor {
             } else if state::alive(rec.stepd_pid, rec.stepd_start) {
                 let cgroup = rec.cgroup.as_deref().map(JobCgroup::at);
                 let run_id = rec.run_id.clone();
-                let run = Run {
-                    node: rec.node.clone(),
-                    pgid: rec.pgid,
-                    cgroup,
-                    run_id,
-                    launched: SystemTime::UNIX_EPOCH,
-                };
+                let run = Run { node: rec.node.clone(), pgid: rec.pgid, cgroup, run_id };
                 self.lock().insert(id, run);
                 self.watch_adopted(rec, ended.clone());
                 out.adopted.push(id);
@@ -136,7 +130,6 @@ impl Executor {
     /// Starts the job under a supervisor; its end arrives on `ended`.
     pub async fn launch(&self, l: pb::Launch, ended: mpsc::Sender<Ended>) {
         let id = l.job_id;
-        let launched = SystemTime::now();
         let held = self.lock().get(&id).cloned();
         if let Some(old) = held {
             if l.run_id.is_empty() || old.run_id == l.run_id {
@@ -154,6 +147,8 @@ impl Executor {
             );
             self.end_stale(id, &old);
         }
+        // Before the new run's supervisor can open the job's files: reads of an earlier run end.
+        self.fences.launched(id, &l.run_id);
         let child = match self.spawn_supervisor(&l) {
             Ok(child) => child,
             Err(message) => {
@@ -165,7 +160,7 @@ impl Executor {
         // signal that follows finds it; the session goes on meanwhile, and a
         // long prolog never holds up its heartbeats or other commands.
         let run_id = l.run_id.clone();
-        let run = Run { node: l.node.clone(), pgid: 0, cgroup: None, run_id: run_id.clone(), launched };
+        let run = Run { node: l.node.clone(), pgid: 0, cgroup: None, run_id: run_id.clone() };
         self.lock().insert(id, run);
         let me = self.clone();
         tokio::spawn(async move { me.supervise(id, run_id, child, ended).await });
@@ -386,6 +381,32 @@ impl Executor {
     }
 }
 
+impl Runs for Executor {
+    fn runs(&self, job: u64, run: &str) -> bool {
+        Executor::runs(self, job, run)
+    }
+
+    /// From the run's record, which its supervisor writes: the files once its
+    /// trampoline has opened them. A record outlives its run until the
+    /// controller has the run's end.
+    fn opened(&self, job: u64, run: &str) -> Opened {
+        let here = self.runs(job, run);
+        let rec = self.state.runs_of(job).filter(|r| run.is_empty() || r.run_id == run);
+        match rec {
+            Some(RunRecord { opened: Some(files), .. }) => Opened::Files(files),
+            // A supervisor of an older spurd says nothing of the files once the job runs.
+            Some(r) if !r.records_opened && r.pgid > 0 => Opened::Unrecorded,
+            _ if here => Opened::Pending,
+            Some(_) => Opened::Never,
+            None => Opened::Unknown,
+        }
+    }
+
+    fn fence(&self, job: u64, run: &str) -> Arc<Fence> {
+        self.fences.watch(job, run)
+    }
+}
+
 /// One line of a supervisor's log, in this agent's log.
 fn relay(job: u64, line: &str) {
     let line = line.trim();
@@ -393,5 +414,49 @@ fn relay(job: u64, line: &str) {
         Some(("ERROR", msg)) => tracing::error!(job, "stepd: {}", msg.trim()),
         Some(("WARN", msg)) => tracing::warn!(job, "stepd: {}", msg.trim()),
         _ => tracing::info!(job, "stepd: {line}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runas::OpenedFile;
+
+    #[test]
+    fn a_run_s_files_are_known_once_its_supervisor_records_them_and_an_older_one_s_are_read_as_they_are() {
+        let dir = tempfile::tempdir().unwrap();
+        let ex = Executor::new(StateDir::open(&dir.path().join("state")).unwrap(), "/bin/false".into());
+        let file = OpenedFile { path: "/o".into(), dev: 1, ino: 2, start: 0 };
+        let rec = |run: &str, pgid: i32, records_opened: bool, opened: Option<Vec<OpenedFile>>| RunRecord {
+            job_id: 7,
+            run_id: run.into(),
+            node: "n1".into(),
+            stepd_pid: 1,
+            stepd_start: 1,
+            pgid,
+            job_start: 0,
+            cgroup: None,
+            records_opened,
+            opened,
+        };
+        let put = |r: RunRecord| state::write_atomic(&ex.state.run_path(7), &r).unwrap();
+        assert_eq!(ex.opened(7, "b"), Opened::Unknown, "not launched here yet");
+        let run = Run { node: "n1".into(), pgid: 0, cgroup: None, run_id: "b".into() };
+        ex.lock().insert(7, run);
+        put(rec("a", 5, true, Some(vec![file.clone()])));
+        assert_eq!(ex.opened(7, "b"), Opened::Pending, "the last run's record is not b's");
+        put(rec("b", 6, true, None));
+        assert_eq!(ex.opened(7, "b"), Opened::Pending, "b's trampoline has not opened yet");
+        put(rec("b", 6, true, Some(vec![file.clone()])));
+        assert_eq!(ex.opened(7, "b"), Opened::Files(vec![file]));
+        put(rec("b", 6, false, None));
+        assert_eq!(ex.opened(7, "b"), Opened::Unrecorded, "an older spurd's supervisor");
+        put(rec("b", 0, true, None));
+        ex.lock().clear();
+        assert_eq!(ex.opened(7, "b"), Opened::Never, "b ended in its prologs");
+        // A record of an older spurd loads: it records nothing of the files.
+        let old = r#"{"job_id":7,"node":"n1","stepd_pid":1,"stepd_start":1,"pgid":6,"job_start":1}"#;
+        std::fs::write(ex.state.run_path(7), old).unwrap();
+        assert_eq!(ex.opened(7, ""), Opened::Unrecorded);
     }
 }

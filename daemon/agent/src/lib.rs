@@ -355,8 +355,7 @@ async fn session(
                 }
                 // spur tail: read on its own; its pieces wait for the controller, never the commands.
                 Ok(Some(pb::AgentCommand { cmd: Some(pb::agent_command::Cmd::ReadOutput(r)) })) => {
-                    let ex = exec.clone();
-                    tokio::spawn(output::read(r, move |job, run| ex.run_start(job, run), link.clone()));
+                    tokio::spawn(output::read(r, exec.clone(), link.clone()));
                 }
                 Ok(Some(pb::AgentCommand { cmd: Some(pb::agent_command::Cmd::SampleSteps(s)) })) => {
                     tokio::spawn(report_use(exec.tasks.clone(), s, link.clone()));
