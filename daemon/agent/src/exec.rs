@@ -11,7 +11,7 @@ use super::tasks::StepTasks;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use spur_proto::v1 as pb;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -54,7 +54,14 @@ pub struct Executor {
     pub tasks: StepTasks,
     /// The output reads in progress (spur tail), which a later run's launch ends.
     fences: Fences,
+    /// What the last runs whose ends the controller has took as their output
+    /// files (job, run, opened), newest last.
+    forgotten: Arc<Mutex<VecDeque<(u64, String, Opened)>>>,
 }
+
+/// The runs whose opened files are kept after their end: a read of one comes
+/// seconds after it ended, and each takes a few hundred bytes.
+const FORGOTTEN: usize = 256;
 
 /// What a restarted agent found in its state directory.
 #[derive(Debug, Default)]
@@ -77,6 +84,7 @@ impl Executor {
             stepd,
             running: Arc::default(),
             fences: Fences::default(),
+            forgotten: Arc::default(),
         }
     }
 
@@ -152,7 +160,7 @@ impl Executor {
         let child = match self.spawn_supervisor(&l) {
             Ok(child) => child,
             Err(message) => {
-                let _ = ended.send(Ended::failed(id, message)).await;
+                let _ = ended.send(Ended { run_id: l.run_id.clone(), ..Ended::failed(id, message) }).await;
                 return;
             }
         };
@@ -371,8 +379,28 @@ impl Executor {
         true
     }
 
-    /// The controller has the job's end: its files go.
-    pub fn forget(&self, job_id: u64) {
+    /// The controller has the end of run `run_id` of job `job_id`: its files
+    /// go, and none of a next run's, which may be starting here already (its
+    /// launch can come before the last run's end is taken); that run's
+    /// files are forgotten with its own end. What the run opened is kept a
+    /// while (the last `FORGOTTEN` runs), for a read of it that comes after its end.
+    pub fn forget(&self, job_id: u64, run_id: &str) {
+        let other = |r: &str| !run_id.is_empty() && r != run_id;
+        let rec = self.state.runs_of(job_id);
+        let next_here = self.lock().get(&job_id).is_some_and(|r| other(&r.run_id));
+        if next_here || rec.as_ref().is_some_and(|r| other(&r.run_id)) {
+            if self.state.ended(job_id).is_some_and(|e| !other(&e.run_id)) {
+                let _ = std::fs::remove_file(self.state.end_path(job_id));
+            }
+            return;
+        }
+        if let Some(rec) = rec {
+            let mut kept = self.forgotten.lock().unwrap_or_else(|p| p.into_inner());
+            if kept.len() >= FORGOTTEN {
+                kept.pop_front();
+            }
+            kept.push_back((job_id, rec.run_id.clone(), opened(Some(rec), false)));
+        }
         self.state.forget(job_id);
     }
 
@@ -392,18 +420,28 @@ impl Runs for Executor {
     fn opened(&self, job: u64, run: &str) -> Opened {
         let here = self.runs(job, run);
         let rec = self.state.runs_of(job).filter(|r| run.is_empty() || r.run_id == run);
-        match rec {
-            Some(RunRecord { opened: Some(files), .. }) => Opened::Files(files),
-            // A supervisor of an older spurd says nothing of the files once the job runs.
-            Some(r) if !r.records_opened && r.pgid > 0 => Opened::Unrecorded,
-            _ if here => Opened::Pending,
-            Some(_) => Opened::Never,
-            None => Opened::Unknown,
+        if rec.is_none() && !here {
+            let kept = self.forgotten.lock().unwrap_or_else(|p| p.into_inner());
+            let mine = kept.iter().rev().find(|(j, r, _)| *j == job && (run.is_empty() || r == run));
+            return mine.map_or(Opened::Unknown, |(_, _, o)| o.clone());
         }
+        opened(rec, here)
     }
 
     fn fence(&self, job: u64, run: &str) -> Arc<Fence> {
         self.fences.watch(job, run)
+    }
+}
+
+/// What a run's record says it opened; `here`: the run runs here.
+fn opened(rec: Option<RunRecord>, here: bool) -> Opened {
+    match rec {
+        Some(RunRecord { opened: Some(files), .. }) => Opened::Files(files),
+        // A supervisor of an older spurd says nothing of the files once the job runs.
+        Some(r) if !r.records_opened && r.pgid > 0 => Opened::Unrecorded,
+        _ if here => Opened::Pending,
+        Some(_) => Opened::Never,
+        None => Opened::Unknown,
     }
 }
 
@@ -418,45 +456,4 @@ fn relay(job: u64, line: &str) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::runas::OpenedFile;
-
-    #[test]
-    fn a_run_s_files_are_known_once_its_supervisor_records_them_and_an_older_one_s_are_read_as_they_are() {
-        let dir = tempfile::tempdir().unwrap();
-        let ex = Executor::new(StateDir::open(&dir.path().join("state")).unwrap(), "/bin/false".into());
-        let file = OpenedFile { path: "/o".into(), dev: 1, ino: 2, start: 0 };
-        let rec = |run: &str, pgid: i32, records_opened: bool, opened: Option<Vec<OpenedFile>>| RunRecord {
-            job_id: 7,
-            run_id: run.into(),
-            node: "n1".into(),
-            stepd_pid: 1,
-            stepd_start: 1,
-            pgid,
-            job_start: 0,
-            cgroup: None,
-            records_opened,
-            opened,
-        };
-        let put = |r: RunRecord| state::write_atomic(&ex.state.run_path(7), &r).unwrap();
-        assert_eq!(ex.opened(7, "b"), Opened::Unknown, "not launched here yet");
-        let run = Run { node: "n1".into(), pgid: 0, cgroup: None, run_id: "b".into() };
-        ex.lock().insert(7, run);
-        put(rec("a", 5, true, Some(vec![file.clone()])));
-        assert_eq!(ex.opened(7, "b"), Opened::Pending, "the last run's record is not b's");
-        put(rec("b", 6, true, None));
-        assert_eq!(ex.opened(7, "b"), Opened::Pending, "b's trampoline has not opened yet");
-        put(rec("b", 6, true, Some(vec![file.clone()])));
-        assert_eq!(ex.opened(7, "b"), Opened::Files(vec![file]));
-        put(rec("b", 6, false, None));
-        assert_eq!(ex.opened(7, "b"), Opened::Unrecorded, "an older spurd's supervisor");
-        put(rec("b", 0, true, None));
-        ex.lock().clear();
-        assert_eq!(ex.opened(7, "b"), Opened::Never, "b ended in its prologs");
-        // A record of an older spurd loads: it records nothing of the files.
-        let old = r#"{"job_id":7,"node":"n1","stepd_pid":1,"stepd_start":1,"pgid":6,"job_start":1}"#;
-        std::fs::write(ex.state.run_path(7), old).unwrap();
-        assert_eq!(ex.opened(7, ""), Opened::Unrecorded);
-    }
-}
+mod tests;
