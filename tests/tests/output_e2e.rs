@@ -81,7 +81,6 @@ fn tail_shows_the_end_and_follows_a_running_job_until_it_ends() {
 }
 
 #[test]
-#[ignore = "CI under load still met the next run's read taking the last run's file (the tail printed run 0 twice): run with --ignored"]
 fn tail_f_follows_a_requeued_job_into_its_next_run() {
     let e = Cluster::two_nodes(|t| t, &[]);
     let script = e.dir.path().join("runs.sh");

@@ -5,16 +5,17 @@
 //! ([`super::tasks`]), and its end kills them.
 
 use super::cgroup::JobCgroup;
+use super::output::{Fence, Fences, Opened, Runs};
 use super::state::{self, Ended, LaunchFile, RunRecord, StateDir};
 use super::tasks::StepTasks;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use spur_proto::v1 as pb;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::mpsc;
 
@@ -28,9 +29,6 @@ struct Run {
     cgroup: Option<JobCgroup>,
     /// The controller's id of this run (empty from before run ids).
     run_id: String,
-    /// When this agent started it (the epoch for one it adopted): a file
-    /// last changed before it is still an earlier run's.
-    launched: SystemTime,
 }
 
 impl Run {
@@ -54,7 +52,16 @@ pub struct Executor {
     running: Arc<Mutex<HashMap<u64, Run>>>,
     /// The steps' tasks running here (srun).
     pub tasks: StepTasks,
+    /// The output reads in progress (spur tail), which a later run's launch ends.
+    fences: Fences,
+    /// What the last runs whose ends the controller has took as their output
+    /// files (job, run, opened), newest last.
+    forgotten: Arc<Mutex<VecDeque<(u64, String, Opened)>>>,
 }
+
+/// The runs whose opened files are kept after their end: a read of one comes
+/// seconds after it ended, and each takes a few hundred bytes.
+const FORGOTTEN: usize = 256;
 
 /// What a restarted agent found in its state directory.
 #[derive(Debug, Default)]
@@ -71,7 +78,14 @@ pub struct Recovered {
 
 impl Executor {
     pub fn new(state: StateDir, stepd: PathBuf) -> Executor {
-        Executor { tasks: StepTasks::new(state.clone()), state, stepd, running: Arc::default() }
+        Executor {
+            tasks: StepTasks::new(state.clone()),
+            state,
+            stepd,
+            running: Arc::default(),
+            fences: Fences::default(),
+            forgotten: Arc::default(),
+        }
     }
 
     /// The state directory.
@@ -82,13 +96,7 @@ impl Executor {
     /// Whether run `run_id` of `job` (any run when empty) is here now
     /// (spur tail follows its output while it is).
     pub fn runs(&self, job: u64, run_id: &str) -> bool {
-        self.run_start(job, run_id).is_some()
-    }
-
-    /// When run `run_id` of `job` (any run when empty) started here, while it runs.
-    pub fn run_start(&self, job: u64, run_id: &str) -> Option<SystemTime> {
-        let r = self.lock();
-        r.get(&job).filter(|r| run_id.is_empty() || r.run_id == run_id).map(|r| r.launched)
+        self.lock().get(&job).is_some_and(|r| run_id.is_empty() || r.run_id == run_id)
     }
 
     /// The jobs running here, for registration.
@@ -114,13 +122,7 @@ impl Executor {
             } else if state::alive(rec.stepd_pid, rec.stepd_start) {
                 let cgroup = rec.cgroup.as_deref().map(JobCgroup::at);
                 let run_id = rec.run_id.clone();
-                let run = Run {
-                    node: rec.node.clone(),
-                    pgid: rec.pgid,
-                    cgroup,
-                    run_id,
-                    launched: SystemTime::UNIX_EPOCH,
-                };
+                let run = Run { node: rec.node.clone(), pgid: rec.pgid, cgroup, run_id };
                 self.lock().insert(id, run);
                 self.watch_adopted(rec, ended.clone());
                 out.adopted.push(id);
@@ -136,7 +138,6 @@ impl Executor {
     /// Starts the job under a supervisor; its end arrives on `ended`.
     pub async fn launch(&self, l: pb::Launch, ended: mpsc::Sender<Ended>) {
         let id = l.job_id;
-        let launched = SystemTime::now();
         let held = self.lock().get(&id).cloned();
         if let Some(old) = held {
             if l.run_id.is_empty() || old.run_id == l.run_id {
@@ -154,10 +155,12 @@ impl Executor {
             );
             self.end_stale(id, &old);
         }
+        // Before the new run's supervisor can open the job's files: reads of an earlier run end.
+        self.fences.launched(id, &l.run_id);
         let child = match self.spawn_supervisor(&l) {
             Ok(child) => child,
             Err(message) => {
-                let _ = ended.send(Ended::failed(id, message)).await;
+                let _ = ended.send(Ended { run_id: l.run_id.clone(), ..Ended::failed(id, message) }).await;
                 return;
             }
         };
@@ -165,7 +168,7 @@ impl Executor {
         // signal that follows finds it; the session goes on meanwhile, and a
         // long prolog never holds up its heartbeats or other commands.
         let run_id = l.run_id.clone();
-        let run = Run { node: l.node.clone(), pgid: 0, cgroup: None, run_id: run_id.clone(), launched };
+        let run = Run { node: l.node.clone(), pgid: 0, cgroup: None, run_id: run_id.clone() };
         self.lock().insert(id, run);
         let me = self.clone();
         tokio::spawn(async move { me.supervise(id, run_id, child, ended).await });
@@ -376,13 +379,69 @@ impl Executor {
         true
     }
 
-    /// The controller has the job's end: its files go.
-    pub fn forget(&self, job_id: u64) {
+    /// The controller has the end of run `run_id` of job `job_id`: its files
+    /// go, and none of a next run's, which may be starting here already (its
+    /// launch can come before the last run's end is taken); that run's
+    /// files are forgotten with its own end. What the run opened is kept a
+    /// while (the last `FORGOTTEN` runs), for a read of it that comes after its end.
+    pub fn forget(&self, job_id: u64, run_id: &str) {
+        let other = |r: &str| !run_id.is_empty() && r != run_id;
+        let rec = self.state.runs_of(job_id);
+        let next_here = self.lock().get(&job_id).is_some_and(|r| other(&r.run_id));
+        if next_here || rec.as_ref().is_some_and(|r| other(&r.run_id)) {
+            if self.state.ended(job_id).is_some_and(|e| !other(&e.run_id)) {
+                let _ = std::fs::remove_file(self.state.end_path(job_id));
+            }
+            return;
+        }
+        if let Some(rec) = rec {
+            let mut kept = self.forgotten.lock().unwrap_or_else(|p| p.into_inner());
+            if kept.len() >= FORGOTTEN {
+                kept.pop_front();
+            }
+            kept.push_back((job_id, rec.run_id.clone(), opened(Some(rec), false)));
+        }
         self.state.forget(job_id);
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Run>> {
         self.running.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Runs for Executor {
+    fn runs(&self, job: u64, run: &str) -> bool {
+        Executor::runs(self, job, run)
+    }
+
+    /// From the run's record, which its supervisor writes: the files once its
+    /// trampoline has opened them. A record outlives its run until the
+    /// controller has the run's end.
+    fn opened(&self, job: u64, run: &str) -> Opened {
+        let here = self.runs(job, run);
+        let rec = self.state.runs_of(job).filter(|r| run.is_empty() || r.run_id == run);
+        if rec.is_none() && !here {
+            let kept = self.forgotten.lock().unwrap_or_else(|p| p.into_inner());
+            let mine = kept.iter().rev().find(|(j, r, _)| *j == job && (run.is_empty() || r == run));
+            return mine.map_or(Opened::Unknown, |(_, _, o)| o.clone());
+        }
+        opened(rec, here)
+    }
+
+    fn fence(&self, job: u64, run: &str) -> Arc<Fence> {
+        self.fences.watch(job, run)
+    }
+}
+
+/// What a run's record says it opened; `here`: the run runs here.
+fn opened(rec: Option<RunRecord>, here: bool) -> Opened {
+    match rec {
+        Some(RunRecord { opened: Some(files), .. }) => Opened::Files(files),
+        // A supervisor of an older spurd says nothing of the files once the job runs.
+        Some(r) if !r.records_opened && r.pgid > 0 => Opened::Unrecorded,
+        _ if here => Opened::Pending,
+        Some(_) => Opened::Never,
+        None => Opened::Unknown,
     }
 }
 
@@ -395,3 +454,6 @@ fn relay(job: u64, line: &str) {
         _ => tracing::info!(job, "stepd: {line}"),
     }
 }
+
+#[cfg(test)]
+mod tests;

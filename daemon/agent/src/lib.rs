@@ -282,7 +282,7 @@ async fn session(
     tracing::info!(agent = %reg.agent_id, nodes = opts.nodes.len(), "registered with the controller");
     // Delivered with the registration.
     for e in unsent.drain(..) {
-        exec.forget(e.job_id);
+        exec.forget(e.job_id, &e.run_id);
     }
     let req = pb::CommandsRequest { agent_id: reg.agent_id.clone(), agent_key: reg.agent_key.clone() };
     let mut commands = match client.commands(req).await {
@@ -311,7 +311,10 @@ async fn session(
                 // Reports the controller could not take yet, oldest first.
                 while let Some(e) = unsent.first() {
                     match send_report(&mut client, &reg, e).await {
-                        Sent::Taken => exec.forget(unsent.remove(0).job_id),
+                        Sent::Taken => {
+                            let e = unsent.remove(0);
+                            exec.forget(e.job_id, &e.run_id)
+                        }
                         Sent::Later(_) => break,
                         Sent::Broken(m) => return End::Retry(m),
                     }
@@ -355,8 +358,7 @@ async fn session(
                 }
                 // spur tail: read on its own; its pieces wait for the controller, never the commands.
                 Ok(Some(pb::AgentCommand { cmd: Some(pb::agent_command::Cmd::ReadOutput(r)) })) => {
-                    let ex = exec.clone();
-                    tokio::spawn(output::read(r, move |job, run| ex.run_start(job, run), link.clone()));
+                    tokio::spawn(output::read(r, exec.clone(), link.clone()));
                 }
                 Ok(Some(pb::AgentCommand { cmd: Some(pb::agent_command::Cmd::SampleSteps(s)) })) => {
                     tokio::spawn(report_use(exec.tasks.clone(), s, link.clone()));
@@ -372,7 +374,7 @@ async fn session(
                     continue;
                 }
                 match send_report(&mut client, &reg, &e).await {
-                    Sent::Taken => exec.forget(e.job_id),
+                    Sent::Taken => exec.forget(e.job_id, &e.run_id),
                     Sent::Later(m) => {
                         tracing::warn!(job = e.job_id, error = %m, "the controller could not take the job's end yet; kept");
                         unsent.push(e);

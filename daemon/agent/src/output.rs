@@ -6,12 +6,23 @@
 //! cannot point it at a file of someone else's. Pieces go one at a time
 //! (`ReportOutput`), at most [`MAX_CHUNK`] bytes each: the next is read once
 //! the controller has taken the last, so nothing but one piece is in memory.
+//!
+//! A requeued job's runs share one path, which a run truncates in place (the
+//! inode stays) or appends to. Which bytes are whose is never guessed from
+//! times: a run's trampoline says which file it opened and how long it was
+//! then, before the run's program starts ([`OpenedFile`], kept in the run's
+//! record), and a followed read of that run waits for it and reads that file
+//! from there; a read of an earlier run ends once the next run is launched
+//! here ([`Fence`]), before that run can open the file.
 
 use crate::link::Link;
+use crate::runas::OpenedFile;
 use spur_proto::v1 as pb;
 use std::fs::File;
 use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
-use std::time::{Duration, Instant, SystemTime};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
 
 /// The largest piece sent, and the most of the file's end the first lines come from.
 pub const MAX_CHUNK: usize = 64 << 10;
@@ -68,27 +79,178 @@ fn read_at(f: &File, at: u64, len: u64) -> std::io::Result<Vec<u8>> {
     Ok(buf)
 }
 
-/// Files' times come from the kernel's coarse clock (a tick, up to 10 ms, behind).
-const COARSE: Duration = Duration::from_millis(15);
-
-/// Whether `f` was last changed before a run that started at `t`: a new run
-/// that truncates (or writes to) its file changes it, so until then it holds
-/// an earlier run's.
-fn older_than(f: &File, t: SystemTime) -> bool {
-    let t = t.checked_sub(COARSE).unwrap_or(SystemTime::UNIX_EPOCH);
-    let changed = f
-        .metadata()
-        .ok()
-        .map(|m| SystemTime::UNIX_EPOCH + Duration::new(m.ctime() as u64, m.ctime_nsec() as u32));
-    changed.is_some_and(|c| c < t)
+/// What the supervisor of a job's run here recorded of the output files it opened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Opened {
+    /// Not yet: the run is starting (its prologs, its trampoline).
+    Pending,
+    /// The files as the run opened them, before its program started.
+    Files(Vec<OpenedFile>),
+    /// The run's supervisor records none (an older spurd): its files are read as they are.
+    Unrecorded,
+    /// The run ended here before it opened them.
+    Never,
+    /// No such run here: its launch has not arrived, or it ended and is forgotten.
+    Unknown,
 }
 
-/// Reads the file `r` names and sends it to the controller; `started` says
-/// when the job's run (its id) started here, while it runs. Ends at the file's
-/// end when not following or once the job has ended, or when the controller
-/// refuses a piece (nobody reads it any more).
-pub async fn read(r: pb::ReadOutput, started: impl Fn(u64, &str) -> Option<SystemTime>, link: Link) {
-    let running = |job: u64, run: &str| started(job, run).is_some();
+/// What a read asks of the agent about a job's runs here.
+pub trait Runs: Send + Sync + 'static {
+    /// Whether run `run` of `job` (any run when empty) runs here now.
+    fn runs(&self, job: u64, run: &str) -> bool;
+    /// What run `run` of `job` opened, as far as recorded.
+    fn opened(&self, job: u64, run: &str) -> Opened;
+    /// A fence that another run's launch of `job` here crosses.
+    fn fence(&self, job: u64, run: &str) -> Arc<Fence>;
+}
+
+/// Crossed once another run of the job is launched here. From then on the
+/// file may be that run's (a path truncated in place keeps its inode), so a
+/// read of this run ends; a piece read before the fence was checked is sent
+/// only if the fence was still up after it was read, so it was read before
+/// the next run's supervisor (started after the fence) could open the file.
+#[derive(Debug)]
+pub struct Fence {
+    job: u64,
+    run: String,
+    crossed: AtomicBool,
+}
+
+impl Fence {
+    pub fn crossed(&self) -> bool {
+        self.crossed.load(Ordering::SeqCst)
+    }
+}
+
+/// The fences of the reads in progress here: one per read, gone with it.
+#[derive(Debug, Clone, Default)]
+pub struct Fences(Arc<Mutex<Vec<Weak<Fence>>>>);
+
+impl Fences {
+    pub fn watch(&self, job: u64, run: &str) -> Arc<Fence> {
+        let fence = Arc::new(Fence { job, run: run.to_string(), crossed: AtomicBool::new(false) });
+        let mut all = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        all.retain(|f| f.strong_count() > 0);
+        all.push(Arc::downgrade(&fence));
+        fence
+    }
+
+    /// Run `run` of `job` is launched here (called before its supervisor starts):
+    /// every read of another run of the job ends. A read that names no run
+    /// (an older controller) follows any run, as before.
+    pub fn launched(&self, job: u64, run: &str) {
+        let mut all = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        all.retain(|f| f.strong_count() > 0);
+        for f in all.iter().filter_map(Weak::upgrade) {
+            if f.job == job && !f.run.is_empty() && f.run != run {
+                f.crossed.store(true, Ordering::SeqCst);
+            }
+        }
+    }
+}
+
+/// Where a read starts.
+enum Begin {
+    /// The run has not opened its file yet (or its launch has not arrived).
+    Wait,
+    /// The file, and where this run's output in it begins.
+    From(File, u64),
+    /// Nothing of this run to read (a note says why, when it is worth saying).
+    End(String),
+    Fail(String),
+}
+
+/// The file of `r`'s run: for a followed read, the one the run opened (its
+/// trampoline recorded which, and where its output begins), never an
+/// earlier run's that is still at the path. `grace_over`: the run's launch
+/// is no longer waited for.
+fn begin(runs: &impl Runs, r: &pb::ReadOutput, fence: &Fence, grace_over: bool) -> Begin {
+    if fence.crossed() {
+        return Begin::End(String::new());
+    }
+    let mine = match r.follow.then(|| runs.opened(r.job_id, &r.run_id)) {
+        Some(Opened::Files(files)) => files.into_iter().find(|f| f.path == r.path),
+        Some(Opened::Pending) => return Begin::Wait,
+        // A next run's read may come before its launch; a first read's run was
+        // here already, or has ended and its record is gone: its file as it is.
+        Some(Opened::Unknown) if r.from_start && !grace_over => return Begin::Wait,
+        Some(Opened::Never) => {
+            return Begin::End(format!("job {}'s run ended before it opened {}", r.job_id, r.path));
+        }
+        _ => None,
+    };
+    let owner = r.uid.unwrap_or_else(|| nix::unistd::geteuid().as_raw());
+    match open_checked(&r.path, owner) {
+        // Another file at the path than the run opened was put there since: all of it is newer.
+        Ok(f) => {
+            let start = mine.filter(|m| m.is(&f)).map_or(0, |m| m.start);
+            Begin::From(f, start)
+        }
+        Err(e)
+            if e.kind() == std::io::ErrorKind::NotFound
+                && r.follow
+                && (runs.runs(r.job_id, &r.run_id) || !grace_over) =>
+        {
+            Begin::Wait
+        }
+        Err(e) => Begin::Fail(match e.kind() {
+            std::io::ErrorKind::NotFound => format!("{} does not exist on {}", r.path, r.node),
+            _ if e.raw_os_error() == Some(nix::libc::ELOOP) => format!("{} is a symlink", r.path),
+            _ => format!("cannot read {}: {e}", r.path),
+        }),
+    }
+}
+
+/// What one look at the file gives.
+#[derive(Debug, PartialEq)]
+enum Step {
+    /// Bytes of this run (and a note to show before them).
+    Piece(Vec<u8>, String),
+    /// Nothing new; the run goes on.
+    Idle,
+    /// All of this run's output has been read.
+    End,
+    Fail(String),
+}
+
+/// The next piece of `f` from `*at`. `alive` (asked before the file's
+/// length, so what the run wrote before it ended is read before the end):
+/// whether the followed run still runs here.
+fn step(f: &File, path: &str, at: &mut u64, follow: bool, alive: bool, fence: &Fence) -> Step {
+    if fence.crossed() {
+        return Step::End;
+    }
+    let end = f.metadata().map(|m| m.len()).unwrap_or(0);
+    if follow && !alive && end < *at {
+        return Step::End;
+    }
+    let mut note = String::new();
+    if end < *at {
+        note = format!("{path} was truncated; reading it from its start");
+        *at = 0;
+    }
+    if end <= *at && note.is_empty() {
+        return if alive { Step::Idle } else { Step::End };
+    }
+    let buf = match read_at(f, *at, end) {
+        Ok(b) => b,
+        Err(e) => return Step::Fail(format!("cannot read {path}: {e}")),
+    };
+    // Asked again after the read: a run launched meanwhile may have written what was read.
+    if fence.crossed() {
+        return Step::End;
+    }
+    *at += buf.len() as u64;
+    Step::Piece(buf, note)
+}
+
+/// Reads the file `r` names and sends it to the controller. Ends at the
+/// file's end when not following, or once the job's run has ended here (or
+/// another run of it is launched here), or when the controller refuses a
+/// piece (nobody reads it any more).
+pub async fn read(r: pb::ReadOutput, runs: impl Runs, link: Link) {
+    // First of all: a launch from now on ends this read.
+    let fence = runs.fence(r.job_id, &r.run_id);
     let report = |data: Vec<u8>, eof: bool, error: String, note: String| pb::OutputReport {
         agent_id: link.agent_id.clone(),
         agent_key: link.agent_key.clone(),
@@ -100,18 +262,13 @@ pub async fn read(r: pb::ReadOutput, started: impl Fn(u64, &str) -> Option<Syste
         note,
     };
     let send = |p: pb::OutputReport| async { link.client.clone().report_output(p).await.is_ok() };
-    let owner = r.uid.unwrap_or_else(|| nix::unistd::geteuid().as_raw());
     let since = Instant::now();
     let mut quiet = Instant::now();
-    let f = loop {
-        match open_checked(&r.path, owner) {
-            Ok(f) => break f,
-            Err(e)
-                if e.kind() == std::io::ErrorKind::NotFound
-                    && r.follow
-                    && (running(r.job_id, &r.run_id) || since.elapsed() < OPEN_GRACE) =>
-            {
-                // The job has not opened it yet (its prologs run): the controller still hears from us.
+    let (f, start) = loop {
+        match begin(&runs, &r, &fence, since.elapsed() >= OPEN_GRACE) {
+            Begin::From(f, start) => break (f, start),
+            Begin::Wait => {
+                // The run has not opened its file yet (its prologs run): the controller still hears from us.
                 if quiet.elapsed() >= KEEPALIVE {
                     if !send(report(vec![], false, String::new(), String::new())).await {
                         return;
@@ -120,148 +277,59 @@ pub async fn read(r: pb::ReadOutput, started: impl Fn(u64, &str) -> Option<Syste
                 }
                 tokio::time::sleep(POLL).await;
             }
-            Err(e) => {
-                let why = match e.kind() {
-                    std::io::ErrorKind::NotFound => format!("{} does not exist on {}", r.path, r.node),
-                    _ if e.raw_os_error() == Some(nix::libc::ELOOP) => format!("{} is a symlink", r.path),
-                    _ => format!("cannot read {}: {e}", r.path),
-                };
+            Begin::End(note) => {
+                send(report(vec![], true, String::new(), note)).await;
+                return;
+            }
+            Begin::Fail(why) => {
                 send(report(vec![], true, why, String::new())).await;
                 return;
             }
         }
     };
-    // A requeued job's next run is read from its start, but the path is the
-    // last run's until the new one opens it: reading before that would take
-    // the old output for the new and miss the new where it is no longer.
-    // (The launch may reach us just after this request: it is waited for too.)
-    let earlier = |f: &File| match started(r.job_id, &r.run_id) {
-        Some(t) => older_than(f, t),
-        None => since.elapsed() < OPEN_GRACE,
-    };
-    while r.from_start && r.follow && earlier(&f) {
-        if quiet.elapsed() >= KEEPALIVE {
-            if !send(report(vec![], false, String::new(), String::new())).await {
-                return;
-            }
-            quiet = Instant::now();
-        }
-        tokio::time::sleep(POLL).await;
-    }
-    let len = |f: &File| f.metadata().map(|m| m.len()).unwrap_or(0);
-    let mut at = 0;
+    let mut at = start;
     if !r.from_start {
-        let end = len(&f);
-        let start = end.saturating_sub(MAX_CHUNK as u64);
-        let buf = read_at(&f, start, end).unwrap_or_default();
-        at = start + buf.len() as u64;
-        let first = last_lines(&buf, r.lines).to_vec();
-        if !send(report(first, false, String::new(), String::new())).await {
+        let end = f.metadata().map(|m| m.len()).unwrap_or(0);
+        let first = end.saturating_sub(MAX_CHUNK as u64).max(start);
+        let buf = read_at(&f, first, end).unwrap_or_default();
+        if fence.crossed() {
+            send(report(vec![], true, String::new(), String::new())).await;
+            return;
+        }
+        at = first + buf.len() as u64;
+        if !send(report(last_lines(&buf, r.lines).to_vec(), false, String::new(), String::new())).await {
             return;
         }
     }
     loop {
-        // Whether the job runs is asked before the file's length: what it
-        // wrote before it ended is read before the end is sent.
-        let alive = r.follow && running(r.job_id, &r.run_id);
-        // Once this run has ended, a change the job's next run made (here) is
-        // that run's output, which its own read shows: this one ends.
-        let taken = || started(r.job_id, "").is_some_and(|t| !older_than(&f, t));
-        let end = len(&f);
-        if r.follow && !alive && (end < at || taken()) {
-            send(report(vec![], true, String::new(), String::new())).await;
-            return;
-        }
-        let mut note = String::new();
-        if end < at {
-            note = format!("{} was truncated; reading it from its start", r.path);
-            at = 0;
-        }
-        if end > at || !note.is_empty() {
-            let buf = match read_at(&f, at, end) {
-                Ok(b) => b,
-                Err(e) => {
-                    send(report(vec![], true, format!("cannot read {}: {e}", r.path), String::new())).await;
+        let alive = r.follow && runs.runs(r.job_id, &r.run_id);
+        match step(&f, &r.path, &mut at, r.follow, alive, &fence) {
+            Step::Piece(buf, note) => {
+                if !send(report(buf, false, String::new(), note)).await {
                     return;
                 }
-            };
-            at += buf.len() as u64;
-            if !send(report(buf, false, String::new(), note)).await {
+                quiet = Instant::now();
+            }
+            Step::Idle => {
+                if quiet.elapsed() >= KEEPALIVE {
+                    if !send(report(vec![], false, String::new(), String::new())).await {
+                        return;
+                    }
+                    quiet = Instant::now();
+                }
+                tokio::time::sleep(POLL).await;
+            }
+            Step::End => {
+                send(report(vec![], true, String::new(), String::new())).await;
                 return;
             }
-            quiet = Instant::now();
-            continue;
-        }
-        if !alive {
-            send(report(vec![], true, String::new(), String::new())).await;
-            return;
-        }
-        if quiet.elapsed() >= KEEPALIVE {
-            if !send(report(vec![], false, String::new(), String::new())).await {
+            Step::Fail(why) => {
+                send(report(vec![], true, why, String::new())).await;
                 return;
             }
-            quiet = Instant::now();
         }
-        tokio::time::sleep(POLL).await;
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_last_lines_of_a_buffer() {
-        assert_eq!(last_lines(b"a\nb\nc\n", 2), b"b\nc\n");
-        assert_eq!(last_lines(b"a\nb\nc", 2), b"b\nc", "an unfinished last line counts");
-        assert_eq!(last_lines(b"a\nb\n", 10), b"a\nb\n", "fewer lines than asked: all");
-        assert_eq!(last_lines(b"a\nb\n", 0), b"");
-        assert_eq!(last_lines(b"", 3), b"");
-    }
-
-    #[test]
-    fn a_file_is_an_earlier_runs_until_changed_after_the_run_started() {
-        let path = std::env::temp_dir().join(format!("spur-output-runs-{}", std::process::id()));
-        std::fs::write(&path, b"run 0\n").unwrap();
-        let f = File::open(&path).unwrap();
-        let later = SystemTime::now() + Duration::from_secs(60);
-        assert!(older_than(&f, later), "written before the run started");
-        assert!(!older_than(&f, SystemTime::UNIX_EPOCH), "an adopted run takes its file as it is");
-        let just_now = SystemTime::now();
-        std::fs::write(&path, b"run 1\n").unwrap();
-        assert!(!older_than(&f, just_now), "truncated by the run: the coarse clock's lag allowed for");
-        std::fs::remove_file(&path).unwrap();
-    }
-
-    #[test]
-    fn only_a_regular_file_of_the_owner_is_opened_never_through_a_symlink() {
-        let dir = std::env::temp_dir().join(format!("spur-output-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let file = dir.join("out");
-        std::fs::write(&file, b"x\n").unwrap();
-        let link = dir.join("link");
-        let _ = std::fs::remove_file(&link);
-        std::os::unix::fs::symlink(&file, &link).unwrap();
-        let me = nix::unistd::geteuid().as_raw();
-        let p = |x: &std::path::Path| x.to_str().unwrap().to_string();
-        assert!(open_checked(&p(&file), me).is_ok());
-        let e = open_checked(&p(&file), me + 1).unwrap_err().to_string();
-        assert!(e.contains("not the job's user"), "{e}");
-        assert_eq!(open_checked(&p(&link), me).unwrap_err().raw_os_error(), Some(nix::libc::ELOOP));
-        assert!(open_checked(&p(&dir), me).is_err(), "a directory is no output file");
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn a_piece_is_at_most_the_chunk() {
-        let dir = std::env::temp_dir().join(format!("spur-output-chunk-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let file = dir.join("big");
-        std::fs::write(&file, vec![b'a'; MAX_CHUNK * 2 + 5]).unwrap();
-        let f = File::open(&file).unwrap();
-        let len = f.metadata().unwrap().len();
-        assert_eq!(read_at(&f, 0, len).unwrap().len(), MAX_CHUNK);
-        assert_eq!(read_at(&f, (MAX_CHUNK * 2) as u64, len).unwrap().len(), 5);
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-}
+mod tests;

@@ -78,6 +78,34 @@ impl RunAs {
     }
 }
 
+/// An output file as a run's trampoline opened it, before the run's program
+/// started: which file (a path truncated in place keeps its inode), and
+/// where the run's output in it begins (0, or the length it had, appended to).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OpenedFile {
+    pub path: String,
+    pub dev: u64,
+    pub ino: u64,
+    pub start: u64,
+}
+
+impl OpenedFile {
+    pub(crate) fn of(path: &str, f: &File) -> Result<OpenedFile, String> {
+        use std::os::unix::fs::MetadataExt;
+        let m = f.metadata().map_err(|e| format!("cannot stat {path}: {e}"))?;
+        Ok(OpenedFile { path: path.to_string(), dev: m.dev(), ino: m.ino(), start: m.len() })
+    }
+
+    /// Whether `f` is this file (not one put at its path since).
+    pub fn is(&self, f: &File) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        f.metadata().is_ok_and(|m| m.dev() == self.dev && m.ino() == self.ino)
+    }
+}
+
+/// The line that carries the [`OpenedFile`]s to the supervisor, on the trampoline's stderr.
+pub const OPENED_LINE: &str = "spurd: opened ";
+
 /// A job's output file: `path` empty is /dev/null.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Output {
@@ -102,6 +130,11 @@ pub struct ExecSpec {
     pub stdout: Option<Output>,
     pub stderr: Option<Output>,
     pub workdir: String,
+    /// Say the output files as opened ([`OPENED_LINE`]) before the exec: a
+    /// batch job's supervisor records them for spur tail. Off for a step's
+    /// tasks, whose stderr is theirs from the start.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub say_opened: bool,
     /// The program and its arguments: passed as the trampoline's own
     /// arguments after [`EXEC_ARG`], not in [`SPEC_ENV`], since Linux caps
     /// one environment string at 128 KiB and a batch script's arguments may
@@ -183,9 +216,16 @@ fn main(argv: &[String]) -> i32 {
     if let Some(u) = &spec.user {
         cmd.env("HOME", &u.home).env("USER", &u.name).env("LOGNAME", &u.name).env("SHELL", &u.shell);
     }
-    match open_all(&spec, &mut cmd) {
-        Ok(()) => {}
+    let opened = match open_all(&spec, &mut cmd) {
+        Ok(opened) => opened,
         Err(e) => return fail(&e),
+    };
+    if spec.say_opened {
+        // Before the exec, so the run's identity is taken before it writes a byte.
+        match serde_json::to_string(&opened) {
+            Ok(line) => eprintln!("{OPENED_LINE}{line}"),
+            Err(e) => return fail(&format!("cannot say the opened files: {e}")),
+        }
     }
     let e = cmd.exec();
     // Its descriptors may be the job's files by now: this line is in its stderr.
@@ -210,19 +250,29 @@ fn login_env(spec: &ExecSpec, cmd: &mut Command) {
     }
 }
 
-/// The job's files, opened as whoever this process is now; its working directory checked.
-fn open_all(spec: &ExecSpec, cmd: &mut Command) -> Result<(), String> {
+/// The job's files, opened as whoever this process is now; its working
+/// directory checked. The output files as opened (those with a path).
+fn open_all(spec: &ExecSpec, cmd: &mut Command) -> Result<Vec<OpenedFile>, String> {
+    let mut opened = vec![];
     if let Some(p) = &spec.stdin {
         let f = File::open(p).map_err(|e| format!("cannot open {p} for input: {e}"))?;
         cmd.stdin(f);
     }
     if let Some(o) = &spec.stdout {
-        cmd.stdout(open_output(&o.path, o.append)?);
+        let f = open_output(&o.path, o.append)?;
+        if !o.path.is_empty() {
+            opened.push(OpenedFile::of(&o.path, &f)?);
+        }
+        cmd.stdout(f);
     }
     if let Some(o) = &spec.stderr {
         // stdout and stderr in one file: the second open appends to the first.
         let same = spec.stdout.as_ref().is_some_and(|s| s.path == o.path);
-        cmd.stderr(open_output(&o.path, o.append || same)?);
+        let f = open_output(&o.path, o.append || same)?;
+        if !o.path.is_empty() && !same {
+            opened.push(OpenedFile::of(&o.path, &f)?);
+        }
+        cmd.stderr(f);
     }
     if !spec.workdir.is_empty() {
         let wd = Path::new(&spec.workdir);
@@ -230,7 +280,7 @@ fn open_all(spec: &ExecSpec, cmd: &mut Command) -> Result<(), String> {
             .map_err(|e| format!("couldn't chdir to '{}': {}", spec.workdir, e.desc()))?;
         cmd.current_dir(wd);
     }
-    Ok(())
+    Ok(opened)
 }
 
 /// An output file (`/dev/null` for an empty path), its missing directories

@@ -40,6 +40,14 @@ pub struct RunRecord {
     /// The job's cgroup v2, where the host offers one.
     #[serde(default)]
     pub cgroup: Option<PathBuf>,
+    /// This supervisor records [`Self::opened`]: false in records of an older
+    /// spurd, whose runs' output files are read as they are.
+    #[serde(default)]
+    pub records_opened: bool,
+    /// The output files as this run opened them (spur tail reads these and
+    /// no earlier run's); None until the job's trampoline has opened them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opened: Option<Vec<super::runas::OpenedFile>>,
 }
 
 impl RunRecord {
@@ -362,6 +370,8 @@ mod tests {
             pgid: 3,
             job_start: 4,
             cgroup: None,
+            records_opened: true,
+            opened: None,
         };
         write_atomic(&s.run_path(7), &r).unwrap();
         write_atomic(&s.end_path(7), &Ended::failed(7, "x".into())).unwrap();

@@ -102,6 +102,8 @@ fn record(job_id: u64, l: &LaunchFile, pgid: i32, cgroup: Option<&JobCgroup>) ->
         pgid,
         job_start: if pgid > 0 { start_time(pgid).unwrap_or(0) } else { 0 },
         cgroup: cgroup.map(|c| c.0.clone()),
+        records_opened: true,
+        opened: None,
     }
 }
 
@@ -202,6 +204,7 @@ impl Job<'_> {
             workdir: l.workdir.clone(),
             argv: script.argv.iter().map(|a| a.to_string_lossy().into_owned()).collect(),
             tty: None,
+            say_opened: true,
         };
         let mut cmd = spec.command(env.iter().cloned(), true)?;
         // The trampoline's stderr says why it could not exec; it closes at the exec.
@@ -212,7 +215,7 @@ impl Job<'_> {
             format!("cannot run the script {}: {e}", script.path().display())
         })?;
         let pgid = child.id() as i32;
-        let rec = record(job_id, l, pgid, cgroup.as_ref());
+        let mut rec = record(job_id, l, pgid, cgroup.as_ref());
         let stop = |child: &mut std::process::Child| {
             let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
             let _ = child.wait();
@@ -231,6 +234,16 @@ impl Job<'_> {
             let why = why.to_string();
             stop(&mut child);
             return Err(why);
+        }
+        // The files as the trampoline opened them, before the script ran: spur
+        // tail reads this run's output in them and no earlier run's. Without
+        // them the record says nothing is known, and the files are read as they are.
+        rec.opened =
+            said.lines().find_map(|l| serde_json::from_str(l.strip_prefix(runas::OPENED_LINE)?).ok());
+        rec.records_opened = rec.opened.is_some();
+        if let Err(e) = write_atomic(&state.run_path(job_id), &rec) {
+            stop(&mut child);
+            return Err(format!("cannot record the job in {}: {e}", state.0.display()));
         }
         say(&format!("started {pgid}"));
         let status = child.wait();
