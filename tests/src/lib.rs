@@ -8,6 +8,7 @@
 //! - [`proc`]: running `spurctld` and the `spur` personalities.
 //! - [`proxy`]: a TCP proxy a test cuts, for database outages.
 //! - [`seed`]: jobs as sbatch leaves them, written straight into a store, for load commands.
+//! - [`slurm`]: a one-node real Slurm (Debian's slurmctld and slurmd) on loopback, the provisioner's upstream.
 //! - [`tmux`]: a tmux server of the test's own, for the console in a real terminal.
 //! - [`users`]: real users (useradd), a private munged and the CLI run as each user.
 //! - [`wait`]: waiting for an event with the shared deadline ([`wait::wait_until`]).
@@ -19,6 +20,7 @@ pub mod inproc;
 pub mod proc;
 pub mod proxy;
 pub mod seed;
+pub mod slurm;
 pub mod tmux;
 pub mod users;
 pub mod wait;
