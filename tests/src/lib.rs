@@ -1,6 +1,7 @@
 //! Helpers for end-to-end tests: fresh databases, the real binaries, and a
 //! controller on a loopback port in a temp dir.
 //!
+//! - [`borrow`]: our side of the `slurm` provisioner's tests: the definition, spur.conf, the wait for a borrowed node.
 //! - [`cluster`]: a controller and an agent with the CLI pointed at them.
 //! - [`config`]: the cluster part of a spur.conf, built ([`config::ClusterToml`]).
 //! - [`db`]: a fresh SQLite file or PostgreSQL database per test.
@@ -13,6 +14,7 @@
 //! - [`users`]: real users (useradd), a private munged and the CLI run as each user.
 //! - [`wait`]: waiting for an event with the shared deadline ([`wait::wait_until`]).
 
+pub mod borrow;
 pub mod cluster;
 pub mod config;
 pub mod db;
