@@ -23,7 +23,19 @@ pub const DEFINITIONS: &str = "definitions:
 /// upstream's commands in `bin_dir`, run with `env`; borrowed nodes are given
 /// back after `idle_secs` idle.
 pub fn ours(db: &str, bin_dir: &Path, env: &[(&str, &str)], controller_url: &str, idle_secs: u64) -> String {
-    let toml = ClusterToml::token_admission()
+    ours_with(db, bin_dir, env, controller_url, idle_secs, |t| t)
+}
+
+/// [`ours`] with the cluster part changed by `more` (a shorter node timeout, ...).
+pub fn ours_with(
+    db: &str,
+    bin_dir: &Path,
+    env: &[(&str, &str)],
+    controller_url: &str,
+    idle_secs: u64,
+    more: impl Fn(ClusterToml) -> ClusterToml,
+) -> String {
+    let toml = more(ClusterToml::token_admission())
         .interval(1)
         .set("controller", "max_dynamic_nodes", 2u32)
         .set("controller", "dynamic_partitions", &["burst"][..])
@@ -58,12 +70,24 @@ impl Borrowing {
         idle_secs: u64,
         queue: impl Fn() -> Vec<String> + 'static,
     ) -> Borrowing {
+        Borrowing::start_with(bin_dir, env, idle_secs, |t| t, queue)
+    }
+
+    /// [`Borrowing::start`] with the cluster part changed by `more`.
+    pub fn start_with(
+        bin_dir: &Path,
+        env: &[(&str, &str)],
+        idle_secs: u64,
+        more: impl Fn(ClusterToml) -> ClusterToml,
+        queue: impl Fn() -> Vec<String> + 'static,
+    ) -> Borrowing {
         let dir = tempfile::tempdir().expect("tempdir");
         let d = dir.path();
         std::fs::write(d.join("provisioners.yaml"), DEFINITIONS).expect("write provisioners.yaml");
         let db = format!("sqlite://{}/spur.db", d.display());
-        let mut c = Controller::start(d, &ours(&db, bin_dir, env, "http://127.0.0.1:1", idle_secs));
-        std::fs::write(&c.config, ours(&db, bin_dir, env, &c.url, idle_secs)).expect("write spur.conf");
+        let text = |url: &str| ours_with(&db, bin_dir, env, url, idle_secs, &more);
+        let mut c = Controller::start(d, &text("http://127.0.0.1:1"));
+        std::fs::write(&c.config, text(&c.url)).expect("write spur.conf");
         c.restart();
         Borrowing { dir, c, queue: Box::new(queue) }
     }

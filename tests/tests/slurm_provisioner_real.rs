@@ -4,8 +4,10 @@
 //! definition admits makes exactly one pilot in Slurm's queue, which Slurm
 //! runs; the pilot's agent registers its node here; the job completes on
 //! it; after idle_timeout_secs the pilot is cancelled in Slurm and the node
-//! is gone. Skipped (with a note) where Slurm is not installed, unless
-//! `SPUR_TEST_SLURM=1`.
+//! is gone. Also: a controller restart while the pilot pends in Slurm asks
+//! for no second one, and a pilot cancelled in Slurm takes its node down
+//! and its job to a new borrowed node. Skipped (with a note) where Slurm is
+//! not installed, unless `SPUR_TEST_SLURM=1`.
 //!
 //! The ignored `bench_submit_to_running_on_a_fresh_borrowed_node` is the
 //! benchmark of docs/src/benchmarks.md ("Borrowed nodes"):
@@ -15,6 +17,7 @@
 //! ```
 
 use spur_tests::borrow::Borrowing;
+use spur_tests::config::ClusterToml;
 use spur_tests::proc::{ok, wait_for};
 use spur_tests::slurm::{self, Slurm};
 use std::path::Path;
@@ -25,14 +28,23 @@ use std::time::{SystemTime, UNIX_EPOCH};
 /// from it (borrowed nodes given back after `idle_secs`); None (skip) where
 /// Slurm cannot run.
 fn setup(test: &str, idle_secs: u64) -> Option<(Rc<Slurm>, Borrowing)> {
+    setup_with(test, idle_secs, |t| t)
+}
+
+/// [`setup`] with our cluster's config changed by `more`.
+fn setup_with(
+    test: &str,
+    idle_secs: u64,
+    more: impl Fn(ClusterToml) -> ClusterToml,
+) -> Option<(Rc<Slurm>, Borrowing)> {
     if !slurm::available(test) {
         return None;
     }
     let up = Rc::new(Slurm::start(4, 8192));
     let queue = up.clone();
     let (key, conf) = up.env();
-    let ours =
-        Borrowing::start(Path::new(slurm::BIN_DIR), &[(key, &conf)], idle_secs, move || queue.queue_names());
+    let bin_dir = Path::new(slurm::BIN_DIR);
+    let ours = Borrowing::start_with(bin_dir, &[(key, &conf)], idle_secs, more, move || queue.queue_names());
     Some((up, ours))
 }
 
@@ -103,6 +115,29 @@ fn a_restart_while_the_pilot_pends_in_slurm_asks_for_no_second_one() {
     assert!(!registered(&s.c.url, "burst-1"), "the node waits for its agent");
     up.ok("scancel", &[&blocker]);
     s.completes_and_gives_back(id, &mut most);
+}
+
+/// The pilot ends in Slurm (scancel there, as an admin or its time limit
+/// would): its agent dies with it, the node goes DOWN here after
+/// node_timeout_secs, the job on it is requeued (agent-loss rules) and runs
+/// on a new borrowed node, and the dead node is given back.
+#[test]
+fn a_pilot_cancelled_in_slurm_takes_its_node_down_and_the_job_moves_to_a_new_one() {
+    let Some((up, s)) = setup_with("the real-Slurm pilot-cancelled test", 2, |t| t.node_timeout(5)) else {
+        return;
+    };
+    let id = s.submit_script("sleep 300");
+    let field = |code: &str| spur_tests::proc::field(&s.c.url, id, code);
+    wait_for("the job running on burst-1", || (field("%T %N") == "RUNNING burst-1").then_some(()));
+    let pilot = up.ok("squeue", &["-h", "--name", "spur-burst-1", "-o", "%i"]);
+    up.ok("scancel", &[pilot.trim()]);
+    wait_for("the job requeued onto burst-2", || (field("%T %N") == "RUNNING burst-2").then_some(()));
+    assert_eq!(pilot_state(&up, "burst-2"), format!("RUNNING {}", slurm::NODE));
+    wait_for("burst-1 given back", || {
+        let gone =
+            !spur_tests::proc::run("scontrol", &s.c.url, &["show", "node", "burst-1"]).status.success();
+        (gone && s.pilots() == ["spur-burst-2"]).then_some(())
+    });
 }
 
 /// Nanoseconds since the epoch, as `date +%s%N` prints them.
