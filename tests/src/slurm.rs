@@ -55,7 +55,8 @@ pub fn available(test: &str) -> bool {
     false
 }
 
-/// A port nobody listens on now (the daemons bind it a moment later).
+/// Two ports nobody listens on now, for slurmctld and slurmd (they bind them a
+/// moment later).
 fn free_ports() -> (u16, u16) {
     let a = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a free port");
     let b = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a free port");
