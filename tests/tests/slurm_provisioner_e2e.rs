@@ -7,15 +7,9 @@
 //! node is gone. A controller restart while the pilot waits upstream asks
 //! for no second one.
 
+use spur_tests::borrow::{Borrowing, DEFINITIONS, ours};
 use spur_tests::config::ClusterToml;
-use spur_tests::proc::{Agent, Controller, bin, conf, field, links_dir, ok, run, sacct_state, wait_for};
-
-const DEFINITIONS: &str = "definitions:
-- id: burst
-  provisioner: slurm
-  ttl: 3600
-  provisionerSpec: {cpu: 2, memory: 1GiB, partition: compute, costPerHour: 0.3}
-";
+use spur_tests::proc::{Agent, Controller, conf, field, links_dir, ok, run, wait_for};
 
 /// The upstream: one node of 4 CPUs in partition `compute`.
 fn upstream(dir: &std::path::Path) -> (Controller, Agent) {
@@ -30,101 +24,32 @@ fn upstream(dir: &std::path::Path) -> (Controller, Agent) {
     (c, agent)
 }
 
-/// Our spur.conf: token admission, partition `burst` whose one configured
-/// node never comes (so only a borrowed node can run a job), and the upstream.
-fn ours(db: &str, upstream_url: &str, controller_url: &str) -> String {
-    ours_in(db, upstream_url, controller_url, links_dir())
-}
-
-/// [`ours`] with the upstream's commands in `bin_dir`.
-fn ours_in(db: &str, upstream_url: &str, controller_url: &str, bin_dir: &std::path::Path) -> String {
-    let toml = ClusterToml::token_admission()
-        .interval(1)
-        .set("controller", "max_dynamic_nodes", 2u32)
-        .set("controller", "dynamic_partitions", &["burst"][..])
-        .partition("burst", "node03");
-    let block = format!(
-        "[upstream.slurm]\nbin_dir = {:?}\nenv = {{ SPUR_CONTROLLER_ADDR = {upstream_url:?} }}\n\
-         spurd_path = {:?}\ncontroller_url = {controller_url:?}\n\
-         call_timeout_secs = 10\nboot_timeout_secs = 60\nidle_timeout_secs = 2\n",
-        bin_dir.display().to_string(),
-        bin("spurd").display().to_string(),
-    );
-    conf(db, &format!("{}{block}", toml.build()))
-}
-
-/// The pilots in the upstream's queue, by job name.
-fn upstream_queue(url: &str) -> Vec<String> {
-    let names = ok("squeue", url, &["-h", "-o", "%j"]);
-    names.lines().filter(|n| n.starts_with("spur-")).map(str::to_string).collect()
-}
-
-/// Both clusters; ours knows where it listens.
+/// Both clusters: the upstream, and ours borrowing from it.
 struct Setup {
     _up_dir: tempfile::TempDir,
     up: Controller,
     _up_agent: Agent,
-    dir: tempfile::TempDir,
-    c: Controller,
+    ours: Borrowing,
 }
 
 fn setup() -> Setup {
     let up_dir = tempfile::tempdir().unwrap();
     let (up, up_agent) = upstream(up_dir.path());
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    std::fs::write(d.join("provisioners.yaml"), DEFINITIONS).unwrap();
-    let db = format!("sqlite://{}/spur.db", d.display());
-    // The pilots' agents must reach this controller where it listens: known once it
-    // has started, so it restarts on the same address with the URL in its config.
-    let mut c = Controller::start(d, &ours(&db, &up.url, "http://127.0.0.1:1"));
-    std::fs::write(&c.config, ours(&db, &up.url, &c.url)).unwrap();
-    c.restart();
-    Setup { _up_dir: up_dir, up, _up_agent: up_agent, dir, c }
-}
-
-impl Setup {
-    /// A 5-minute job in `burst`, which only a borrowed node can run.
-    fn submit(&self) -> u64 {
-        let wd = self.dir.path().display().to_string();
-        let args = ["--parsable", "-p", "burst", "-t", "5", "-D", &wd, "-o", "/dev/null", "--wrap", "true"];
-        ok("sbatch", &self.c.url, &args).trim().parse().unwrap()
-    }
-
-    /// Waits for `done`, noting the most pilots the upstream's queue held meanwhile.
-    fn wait(&self, what: &str, most: &mut usize, mut done: impl FnMut() -> bool) {
-        wait_for(what, || {
-            *most = (*most).max(upstream_queue(&self.up.url).len());
-            done().then_some(())
-        });
-    }
-
-    /// Waits for the job to complete on burst-1 and the node to be given back.
-    fn completes_and_gives_back(&self, id: u64, most: &mut usize) {
-        self.wait("the job completed on the borrowed node", most, || {
-            sacct_state(&self.c.url, id) == "COMPLETED"
-        });
-        let nodes = ok("sacct", &self.c.url, &["-n", "-P", "-X", "-j", &id.to_string(), "-o", "NodeList"]);
-        assert_eq!(nodes.trim(), "burst-1");
-        self.wait("the node given back", most, || {
-            let gone = !run("scontrol", &self.c.url, &["show", "node", "burst-1"]).status.success();
-            gone && upstream_queue(&self.up.url).is_empty()
-        });
-        assert_eq!(*most, 1, "exactly one pilot was asked for");
-        // One single-use token, bound to the one node.
-        let tokens = ok("spur", &self.c.url, &["token", "list"]);
-        assert_eq!(tokens.matches("burst-").count(), 1, "{tokens}");
-    }
+    let url = up.url.clone();
+    let queue = move || ok("squeue", &url, &["-h", "-o", "%j"]).lines().map(str::to_string).collect();
+    let ours = Borrowing::start(links_dir(), &[("SPUR_CONTROLLER_ADDR", &up.url)], 2, queue);
+    Setup { _up_dir: up_dir, up, _up_agent: up_agent, ours }
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_job_only_the_slurm_definition_admits_runs_on_a_borrowed_node_given_back_when_idle() {
-    let s = setup();
+    let both = setup();
+    let s = &both.ours;
     let shown = ok("scontrol", &s.c.url, &["show", "provisioner", "burst"]);
     assert!(shown.contains("Backend=slurm") && shown.contains("State=no nodes"), "{shown}");
     let id = s.submit();
     let mut most = 0;
-    s.wait("one pilot upstream", &mut most, || upstream_queue(&s.up.url) == ["spur-burst-1"]);
+    s.wait("one pilot upstream", &mut most, || s.pilots() == ["spur-burst-1"]);
     s.completes_and_gives_back(id, &mut most);
     // The node's borrowed time is counted, and its cost at costPerHour 0.3.
     let json = ok("scontrol", &s.c.url, &["--json", "show", "provisioner", "burst"]);
@@ -135,17 +60,17 @@ async fn a_job_only_the_slurm_definition_admits_runs_on_a_borrowed_node_given_ba
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_restart_while_the_pilot_waits_upstream_asks_for_no_second_one() {
-    let mut s = setup();
+    let Setup { _up_dir, up, _up_agent, ours: mut s } = setup();
     // The pilot waits in the upstream's queue while a job there holds its only node.
     let wd = s.dir.path().display().to_string();
     let args = ["--parsable", "-c", "4", "-D", &wd, "-o", "/dev/null", "--wrap", "sleep 300"];
-    let blocker = ok("sbatch", &s.up.url, &args).trim().to_string();
+    let blocker = ok("sbatch", &up.url, &args).trim().to_string();
     wait_for("the upstream's node busy", || {
-        (field(&s.up.url, blocker.parse().unwrap(), "%T") == "RUNNING").then_some(())
+        (field(&up.url, blocker.parse().unwrap(), "%T") == "RUNNING").then_some(())
     });
     let id = s.submit();
     let mut most = 0;
-    s.wait("one pilot upstream", &mut most, || upstream_queue(&s.up.url) == ["spur-burst-1"]);
+    s.wait("one pilot upstream", &mut most, || s.pilots() == ["spur-burst-1"]);
     s.c.restart();
     // A pass has run since the restart: the job has its reason again.
     s.wait("a pass after the restart", &mut most, || !field(&s.c.url, id, "%r").is_empty());
@@ -153,7 +78,7 @@ async fn a_restart_while_the_pilot_waits_upstream_asks_for_no_second_one() {
     assert!(shown.contains("State=IDLE+CLOUD+POWERING_UP+DYNAMIC_NORM"), "waiting for its agent: {shown}");
     let short = ok("sinfo", &s.c.url, &["-h", "-N", "-n", "burst-1", "-o", "%t"]);
     assert_eq!(short.trim(), "idle#");
-    ok("scancel", &s.up.url, &[&blocker]);
+    ok("scancel", &up.url, &[&blocker]);
     s.completes_and_gives_back(id, &mut most);
 }
 
@@ -173,7 +98,8 @@ async fn a_failing_upstream_makes_jobs_pend_naming_the_definition_and_the_error(
     std::fs::set_permissions(&sbatch, std::fs::Permissions::from_mode(0o755)).unwrap();
     std::fs::write(d.join("provisioners.yaml"), DEFINITIONS).unwrap();
     let db = format!("sqlite://{}/spur.db", d.display());
-    let c = Controller::start(d, &ours_in(&db, "http://127.0.0.1:1", "http://127.0.0.1:1", &fake));
+    let env = [("SPUR_CONTROLLER_ADDR", "http://127.0.0.1:1")];
+    let c = Controller::start(d, &ours(&db, &fake, &env, "http://127.0.0.1:1", 2));
     let wd = d.display().to_string();
     let args = ["--parsable", "-p", "burst", "-t", "5", "-D", &wd, "-o", "/dev/null", "--wrap", "true"];
     let id: u64 = ok("sbatch", &c.url, &args).trim().parse().unwrap();
