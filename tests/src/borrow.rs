@@ -121,7 +121,8 @@ impl Borrowing {
     /// back, with exactly one pilot asked for and one token minted for it.
     pub fn completes_and_gives_back(&self, id: u64, most: &mut usize) {
         self.wait("the job completed on the borrowed node", most, || {
-            sacct_state(&self.c.url, id) == "COMPLETED"
+            spur_vocab::JobState::from_name(&sacct_state(&self.c.url, id))
+                == Some(spur_vocab::JobState::Completed)
         });
         let nodes = ok("sacct", &self.c.url, &["-n", "-P", "-X", "-j", &id.to_string(), "-o", "NodeList"]);
         assert_eq!(nodes.trim(), "burst-1");
