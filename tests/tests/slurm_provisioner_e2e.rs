@@ -4,8 +4,9 @@
 //! one pilot in the upstream's queue; the pilot's agent registers its node
 //! here (with a single-use token the controller minted); the job completes
 //! on it; after idle_timeout_secs the pilot is cancelled upstream and the
-//! node is gone. A controller restart while the pilot waits upstream asks
-//! for no second one.
+//! node is gone. While the pilot waits upstream the job is CONFIGURING on
+//! the booting node, across a controller restart, which asks for no second
+//! pilot; its run counts from the launch.
 
 use spur_tests::config::ClusterToml;
 use spur_tests::proc::{Agent, Controller, bin, conf, field, links_dir, ok, run, sacct_state, wait_for};
@@ -99,6 +100,13 @@ impl Setup {
         });
     }
 
+    /// The job is CONFIGURING on burst-1 in squeue, scontrol and sacct.
+    fn configuring(&self, id: u64) {
+        assert_eq!(field(&self.c.url, id, "%T %N"), "CONFIGURING burst-1");
+        assert_eq!(scontrol_field(&self.c.url, id, "JobState"), "CONFIGURING");
+        assert_eq!(sacct_state(&self.c.url, id), "CONFIGURING");
+    }
+
     /// Waits for the job to complete on burst-1 and the node to be given back.
     fn completes_and_gives_back(&self, id: u64, most: &mut usize) {
         self.wait("the job completed on the borrowed node", most, || {
@@ -146,15 +154,38 @@ async fn a_restart_while_the_pilot_waits_upstream_asks_for_no_second_one() {
     let id = s.submit();
     let mut most = 0;
     s.wait("one pilot upstream", &mut most, || upstream_queue(&s.up.url) == ["spur-burst-1"]);
+    // Placed on the booting node, the job is CONFIGURING until its agent registers.
+    s.wait("the job configuring on the booting node", &mut most, || field(&s.c.url, id, "%t") == "CF");
+    s.configuring(id);
+    let placed_at = scontrol_field(&s.c.url, id, "StartTime");
+    // The clock passes the placement's second, so a start counted from the launch shows later.
+    wait_for("a second after the placement", || (local_now() > placed_at).then_some(()));
     s.c.restart();
-    // A pass has run since the restart: the job has its reason again.
-    s.wait("a pass after the restart", &mut most, || !field(&s.c.url, id, "%r").is_empty());
+    // Persisted: still CONFIGURING on the same node after the restart.
+    s.configuring(id);
     let shown = ok("scontrol", &s.c.url, &["show", "node", "burst-1"]);
     assert!(shown.contains("State=IDLE+CLOUD+POWERING_UP+DYNAMIC_NORM"), "waiting for its agent: {shown}");
     let short = ok("sinfo", &s.c.url, &["-h", "-N", "-n", "burst-1", "-o", "%t"]);
     assert_eq!(short.trim(), "idle#");
     ok("scancel", &s.up.url, &[&blocker]);
     s.completes_and_gives_back(id, &mut most);
+    // Its run counts from the launch, not from its placement.
+    let start = ok("sacct", &s.c.url, &["-n", "-P", "-X", "-j", &id.to_string(), "-o", "Start"]);
+    assert!(start.trim() > placed_at.as_str(), "started {start} after its placement at {placed_at}");
+}
+
+/// The local time as Slurm's commands print it, to the second.
+fn local_now() -> String {
+    let out = std::process::Command::new("date").arg("+%Y-%m-%dT%H:%M:%S").output().unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// `KEY=value` of `scontrol show job ID`.
+fn scontrol_field(url: &str, id: u64, key: &str) -> String {
+    let shown = ok("scontrol", url, &["show", "job", &id.to_string()]);
+    let pre = format!("{key}=");
+    let word = shown.split_whitespace().find_map(|w| w.strip_prefix(pre.as_str()).map(str::to_string));
+    word.unwrap_or_else(|| panic!("no {key} in {shown}"))
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -741,6 +741,7 @@ impl<'a> Pass<'a> {
         }
         self.licenses.take(&lic);
         let nodes = picked.iter().map(|n| self.snap.nodes[*n as usize].name.clone()).collect();
+        let configuring = picked.iter().any(|&n| self.nodes[n as usize].booting);
         self.allocs.push(Alloc { nodes: picked, shape, end_ms: job.end_ms(self.now) });
         let backfilled = self.behind_reservation;
         self.plan.starts.push(Start {
@@ -750,6 +751,7 @@ impl<'a> Pass<'a> {
             backfilled,
             priority: pf,
             licenses: lic,
+            configuring,
         });
     }
 }

@@ -35,6 +35,7 @@
 
 pub(crate) mod admit;
 pub mod array;
+pub mod boot;
 pub(crate) mod bounds;
 pub(crate) mod configure;
 pub mod corr;
