@@ -107,6 +107,22 @@ impl Setup {
         assert_eq!(sacct_state(&self.c.url, id), "CONFIGURING");
     }
 
+    /// The account job `id` is charged to: sacct's `Cost` and the
+    /// provisioner's `account_costs` agree that it was charged.
+    fn charged_account(&self, id: u64) -> String {
+        let row =
+            ok("sacct", &self.c.url, &["-n", "-P", "-X", "-j", &id.to_string(), "-o", "JobID,Account,Cost"]);
+        let cols: Vec<&str> = row.trim().split('|').collect();
+        assert_eq!((cols.len(), cols[0]), (3, id.to_string().as_str()), "{row}");
+        assert!(cols[2].parse::<f64>().is_ok_and(|c| c >= 0.0), "{row}");
+        let json = ok("scontrol", &self.c.url, &["--json", "show", "provisioner", "burst"]);
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let costs = v["provisioners"][0]["account_costs"].as_array().cloned().unwrap_or_default();
+        let mine = costs.iter().find(|a| a["account"] == cols[1]);
+        assert!(mine.and_then(|a| a["cost"].as_f64()).is_some_and(|c| c > 0.0), "{json}");
+        cols[1].to_string()
+    }
+
     /// Waits for the job to complete on burst-1 and the node to be given back.
     fn completes_and_gives_back(&self, id: u64, most: &mut usize) {
         self.wait("the job completed on the borrowed node", most, || {
@@ -139,6 +155,13 @@ async fn a_job_only_the_slurm_definition_admits_runs_on_a_borrowed_node_given_ba
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     let (hours, cost) = (v["provisioners"][0]["node_hours"].as_f64(), v["provisioners"][0]["cost"].as_f64());
     assert!(hours.is_some_and(|h| h > 0.0) && cost.is_some_and(|c| c > 0.0), "{json}");
+    // The job's share of the node is charged to its account, and sacct shows it.
+    let account = s.charged_account(id);
+    let shown = ok("scontrol", &s.c.url, &["show", "provisioner", "burst"]);
+    assert!(
+        shown.contains(&format!("AccountCost={}:", if account.is_empty() { "(null)" } else { &account })),
+        "{shown}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -172,6 +195,9 @@ async fn a_restart_while_the_pilot_waits_upstream_asks_for_no_second_one() {
     // Its run counts from the launch, not from its placement.
     let start = ok("sacct", &s.c.url, &["-n", "-P", "-X", "-j", &id.to_string(), "-o", "Start"]);
     assert!(start.trim() > placed_at.as_str(), "started {start} after its placement at {placed_at}");
+    // Its cost survives a restart.
+    s.c.restart();
+    s.charged_account(id);
 }
 
 /// The local time as Slurm's commands print it, to the second.

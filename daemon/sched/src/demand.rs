@@ -132,6 +132,33 @@ pub fn lendable(p: &Provision, job: &Job) -> Vec<(u32, u64, u32)> {
         .collect()
 }
 
+/// What a run on borrowed nodes is charged per hour, per definition id:
+/// each borrowed node's `costPerHour` times the job's share of it, the
+/// whole node when the job or the definition is exclusive, else its CPUs
+/// over the node's. Nodes of this cluster cost nothing. `on` gives each
+/// picked node's CPUs, its definition (a borrowed node serves one) and
+/// whether it is exclusive to the job.
+pub fn charge(
+    p: &Provision,
+    shape_cpus: u32,
+    on: impl Iterator<Item = (u32, Option<u16>, bool)>,
+) -> Vec<(String, f64)> {
+    let mut out: Vec<(String, f64)> = vec![];
+    for (cpus, def, whole) in on {
+        let Some(d) = def.and_then(|i| p.defs.get(i as usize)) else { continue };
+        let share = if whole || d.exclusive != Exclusive::None || cpus == 0 {
+            1.0
+        } else {
+            (f64::from(shape_cpus) / f64::from(cpus)).min(1.0)
+        };
+        match out.iter_mut().find(|(id, _)| *id == d.id) {
+            Some((_, rate)) => *rate += share * d.cost,
+            None => out.push((d.id.clone(), share * d.cost)),
+        }
+    }
+    out
+}
+
 /// The definitions that can grow, cheapest first.
 fn dynamic_bins<'a>(p: &'a Provision, have: &HashMap<String, Provisioned>) -> Vec<(u16, Bins<'a>)> {
     let mut out: Vec<(u16, Bins<'a>)> = p

@@ -301,6 +301,8 @@ pub struct Start {
     /// Placed on a node still booting: the job is CONFIGURING, launched
     /// when every node's agent has registered.
     pub configuring: bool,
+    /// Its charge per hour on borrowed nodes, by definition id ([`demand::charge`]); empty on this cluster's.
+    pub charge: Vec<(String, f64)>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -394,6 +394,7 @@ fn started(j: &JobRecord, s: &sched::Start, nodes: &[crate::model::Node], now: i
     };
     n.state = JobState::Running;
     n.borrowed = s.borrowed;
+    n.charge = s.charge.clone();
     n.nodes = s.nodes.clone();
     n.licenses_alloc = s.licenses.clone();
     n.start_ms = now;

@@ -267,3 +267,33 @@ fn preemption_waits_while_a_dynamic_definition_can_still_provision() {
     let long = full(Provisioned::default()).job(Job { time_limit: Some(1440), ..ranked(11, 1000) });
     assert!(long.plan().preemptions.iter().any(|p| p.by == 11), "{:?}", long.plan().preemptions);
 }
+
+#[test]
+fn a_run_on_a_borrowed_node_is_charged_its_share_of_costs_per_hour() {
+    // n1, n2 full; n3 borrowed for `burst` (costPerHour 0.3, 16 CPUs).
+    let f = with_booting(fx(true).running(run_on(sized(1, 8), &["n1"], NOW)).running(run_on(
+        sized(2, 8),
+        &["n2"],
+        NOW,
+    )))
+    .job(sized(3, 4))
+    .job(Job { exclusive: true, ..sized(4, 4) });
+    let plan = f.plan();
+    let charged = |id| plan.start_of(id).map(|s| s.charge.clone());
+    assert_eq!(charged(3), Some(vec![("burst".to_string(), 0.3 * 4.0 / 16.0)]), "a quarter of the node");
+    assert!(plan.start_of(4).is_none(), "n3 is shared already");
+    let plan = with_booting(fx(true).running(run_on(sized(1, 8), &["n1"], NOW)).running(run_on(
+        sized(2, 8),
+        &["n2"],
+        NOW,
+    )))
+    .job(Job { exclusive: true, ..sized(4, 4) })
+    .plan();
+    assert_eq!(
+        plan.start_of(4).map(|s| s.charge.clone()),
+        Some(vec![("burst".to_string(), 0.3)]),
+        "the whole node"
+    );
+    let plan = fx(true).job(sized(5, 4)).plan();
+    assert_eq!(plan.start_of(5).map(|s| s.charge.len()), Some(0), "this cluster's nodes cost nothing");
+}

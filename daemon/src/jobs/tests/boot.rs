@@ -16,6 +16,7 @@ fn start(job: u64, node: &str, configuring: bool) -> sched::Start {
         priority: sched::PriorityFactors::new(1.0, 0.5, 0.1, 1),
         licenses: vec![],
         configuring,
+        charge: vec![],
     }
 }
 
@@ -63,6 +64,9 @@ fn a_node_that_failed_to_boot_requeues_its_job_whatever_its_requeue() {
     assert_eq!((j.past_runs[0].start_ms, j.past_runs[0].end_ms), (NOW - 2 * MIN, NOW));
     assert_eq!(fx.audits(), [(1, "requeue")]);
     assert!(fx.launches().is_empty());
+    // sacct -D lists the attempt as NODE_FAIL, not PREEMPTED.
+    let wire = crate::server::convert::job(j);
+    assert_eq!(wire.past_runs[0].state, spur_proto::states::state_wire(JobState::NodeFail));
 }
 
 fn node(registered: bool, admin: NodeAdmin) -> Node {

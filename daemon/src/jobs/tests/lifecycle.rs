@@ -78,6 +78,7 @@ fn starts_persist_running_jobs_flush_and_then_launch() {
         priority: sched::PriorityFactors::new(1.0, 0.5, 0.1, 1),
         licenses: vec![],
         configuring: false,
+        charge: vec![],
     };
     let fx =
         q.start(&[start(1, "n1"), start(3, "n2"), start(2, "n2")], &[], NOW, &mut || unreachable!(), &mut []);
@@ -167,6 +168,7 @@ fn a_lent_start_is_stamped_borrowed_and_a_requeue_clears_the_stamp() {
         priority: sched::PriorityFactors::new(1.0, 0.5, 0.1, 1),
         licenses: vec![],
         configuring: false,
+        charge: vec![],
     };
     let fx = q.start(&[lent], &[], NOW, &mut || unreachable!(), &mut []);
     let run = fx.persisted()[0].clone();
