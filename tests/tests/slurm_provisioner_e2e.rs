@@ -6,7 +6,10 @@
 //! on it; after idle_timeout_secs the pilot is cancelled upstream and the
 //! node is gone. While the pilot waits upstream the job is CONFIGURING on
 //! the booting node, across a controller restart, which asks for no second
-//! pilot; its run counts from the launch.
+//! pilot; its run counts from the launch, and its cost is charged to its
+//! account. A borrowed node with a short ttl drains itself naming it; a job
+//! larger than the partition's static nodes is accepted where a definition
+//! could lend a node that holds it.
 
 use spur_tests::config::ClusterToml;
 use spur_tests::proc::{Agent, Controller, bin, conf, field, links_dir, ok, run, sacct_state, wait_for};
@@ -33,12 +36,18 @@ fn upstream(dir: &std::path::Path) -> (Controller, Agent) {
 
 /// Our spur.conf: token admission, partition `burst` whose one configured
 /// node never comes (so only a borrowed node can run a job), and the upstream.
-fn ours(db: &str, upstream_url: &str, controller_url: &str) -> String {
-    ours_in(db, upstream_url, controller_url, links_dir())
+fn ours(db: &str, upstream_url: &str, controller_url: &str, idle_secs: u32) -> String {
+    ours_in(db, upstream_url, controller_url, links_dir(), idle_secs)
 }
 
-/// [`ours`] with the upstream's commands in `bin_dir`.
-fn ours_in(db: &str, upstream_url: &str, controller_url: &str, bin_dir: &std::path::Path) -> String {
+/// [`ours`] with the upstream's commands in `bin_dir`, giving back nodes idle for `idle_secs`.
+fn ours_in(
+    db: &str,
+    upstream_url: &str,
+    controller_url: &str,
+    bin_dir: &std::path::Path,
+    idle_secs: u32,
+) -> String {
     let toml = ClusterToml::token_admission()
         .interval(1)
         .set("controller", "max_dynamic_nodes", 2u32)
@@ -47,7 +56,7 @@ fn ours_in(db: &str, upstream_url: &str, controller_url: &str, bin_dir: &std::pa
     let block = format!(
         "[upstream.slurm]\nbin_dir = {:?}\nenv = {{ SPUR_CONTROLLER_ADDR = {upstream_url:?} }}\n\
          spurd_path = {:?}\ncontroller_url = {controller_url:?}\n\
-         call_timeout_secs = 10\nboot_timeout_secs = 60\nidle_timeout_secs = 2\n",
+         call_timeout_secs = 10\nboot_timeout_secs = 60\nidle_timeout_secs = {idle_secs}\n",
         bin_dir.display().to_string(),
         bin("spurd").display().to_string(),
     );
@@ -70,16 +79,21 @@ struct Setup {
 }
 
 fn setup() -> Setup {
+    setup_with(DEFINITIONS, 2)
+}
+
+/// Both clusters, ours with `definitions` and nodes given back idle for `idle_secs`.
+fn setup_with(definitions: &str, idle_secs: u32) -> Setup {
     let up_dir = tempfile::tempdir().unwrap();
     let (up, up_agent) = upstream(up_dir.path());
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    std::fs::write(d.join("provisioners.yaml"), DEFINITIONS).unwrap();
+    std::fs::write(d.join("provisioners.yaml"), definitions).unwrap();
     let db = format!("sqlite://{}/spur.db", d.display());
     // The pilots' agents must reach this controller where it listens: known once it
     // has started, so it restarts on the same address with the URL in its config.
-    let mut c = Controller::start(d, &ours(&db, &up.url, "http://127.0.0.1:1"));
-    std::fs::write(&c.config, ours(&db, &up.url, &c.url)).unwrap();
+    let mut c = Controller::start(d, &ours(&db, &up.url, "http://127.0.0.1:1", idle_secs));
+    std::fs::write(&c.config, ours(&db, &up.url, &c.url, idle_secs)).unwrap();
     c.restart();
     Setup { _up_dir: up_dir, up, _up_agent: up_agent, dir, c }
 }
@@ -87,8 +101,15 @@ fn setup() -> Setup {
 impl Setup {
     /// A 5-minute job in `burst`, which only a borrowed node can run.
     fn submit(&self) -> u64 {
+        self.submit_with(&["-t", "5"])
+    }
+
+    /// A job in `burst` with `opts`, running `true`.
+    fn submit_with(&self, opts: &[&str]) -> u64 {
         let wd = self.dir.path().display().to_string();
-        let args = ["--parsable", "-p", "burst", "-t", "5", "-D", &wd, "-o", "/dev/null", "--wrap", "true"];
+        let mut args = vec!["--parsable", "-p", "burst", "-D", &wd, "-o", "/dev/null"];
+        args.extend(opts);
+        args.extend(["--wrap", "true"]);
         ok("sbatch", &self.c.url, &args).trim().parse().unwrap()
     }
 
@@ -230,7 +251,7 @@ async fn a_failing_upstream_makes_jobs_pend_naming_the_definition_and_the_error(
     std::fs::set_permissions(&sbatch, std::fs::Permissions::from_mode(0o755)).unwrap();
     std::fs::write(d.join("provisioners.yaml"), DEFINITIONS).unwrap();
     let db = format!("sqlite://{}/spur.db", d.display());
-    let c = Controller::start(d, &ours_in(&db, "http://127.0.0.1:1", "http://127.0.0.1:1", &fake));
+    let c = Controller::start(d, &ours_in(&db, "http://127.0.0.1:1", "http://127.0.0.1:1", &fake, 2));
     let wd = d.display().to_string();
     let args = ["--parsable", "-p", "burst", "-t", "5", "-D", &wd, "-o", "/dev/null", "--wrap", "true"];
     let id: u64 = ok("sbatch", &c.url, &args).trim().parse().unwrap();
@@ -247,4 +268,56 @@ async fn a_failing_upstream_makes_jobs_pend_naming_the_definition_and_the_error(
         run("scontrol", &c.url, &["show", "node", "burst-1"]).status.code() != Some(0),
         "no node left behind"
     );
+}
+
+/// `burst` with a ttl of 65 seconds: its node drains itself 5 seconds after its request.
+const SHORT_TTL: &str = "definitions:
+- id: burst
+  provisioner: slurm
+  ttl: 65
+  provisionerSpec: {cpu: 2, memory: 1GiB, partition: compute, costPerHour: 0.3}
+";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_borrowed_node_drains_itself_before_its_ttl_ends_naming_it() {
+    // Nodes idle for five minutes stay: only the expiry drains this one.
+    let s = setup_with(SHORT_TTL, 300);
+    // A one-minute job fits the 65-second ttl, so a node is asked for.
+    s.submit_with(&["-t", "1"]);
+    let mut most = 0;
+    s.wait("the node drained before its expiry, naming its ttl", &mut most, || {
+        let reasons = ok("sinfo", &s.c.url, &["-R", "-h", "-o", "%N|%U|%E"]);
+        reasons
+            .lines()
+            .any(|l| l.starts_with("burst-1|slurm_provisioner|ttl of slurm definition burst ends at "))
+    });
+    let state = ok("sinfo", &s.c.url, &["-h", "-N", "-n", "burst-1", "-o", "%T"]);
+    assert!(state.trim().starts_with("drain"), "{state}");
+    assert_eq!(most, 1, "one pilot");
+}
+
+/// A definition whose nodes have twice the CPUs of `burst`'s static node03.
+const WIDE: &str = "definitions:
+- id: wide
+  provisioner: slurm
+  ttl: 3600
+  provisionerSpec: {cpu: 4, memory: 2GiB, partition: compute, costPerHour: 0.5}
+";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_job_larger_than_the_static_nodes_is_accepted_where_a_definition_could_lend_one() {
+    let s = setup_with(WIDE, 2);
+    // node03, the partition's one static node, has 2 CPUs: 4 fit only a `wide` node.
+    let id = s.submit_with(&["-t", "5", "-c", "4"]);
+    let mut most = 0;
+    s.wait("the job completed on a borrowed node", &mut most, || sacct_state(&s.c.url, id) == "COMPLETED");
+    let nodes = ok("sacct", &s.c.url, &["-n", "-P", "-X", "-j", &id.to_string(), "-o", "NodeList"]);
+    assert_eq!(nodes.trim(), "wide-1");
+    assert_eq!(most, 1, "one pilot");
+    // Past what the definition's nodes hold it is refused at submit, as without definitions.
+    let wd = s.dir.path().display().to_string();
+    let args = ["-p", "burst", "-t", "5", "-c", "8", "-D", &wd, "-o", "/dev/null", "--wrap", "true"];
+    let out = run("sbatch", &s.c.url, &args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("Requested node configuration is not available"), "{err}");
 }
