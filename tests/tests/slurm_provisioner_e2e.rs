@@ -9,7 +9,8 @@
 //! pilot; its run counts from the launch, and its cost is charged to its
 //! account. A borrowed node with a short ttl drains itself naming it; a job
 //! larger than the partition's static nodes is accepted where a definition
-//! could lend a node that holds it.
+//! could lend a node that holds it. A pilot that does not boot in time puts
+//! its CONFIGURING job back in the queue (a NODE_FAIL run in `sacct -D`).
 
 use spur_tests::config::ClusterToml;
 use spur_tests::proc::{Agent, Controller, bin, conf, field, links_dir, ok, run, sacct_state, wait_for};
@@ -36,17 +37,27 @@ fn upstream(dir: &std::path::Path) -> (Controller, Agent) {
 
 /// Our spur.conf: token admission, partition `burst` whose one configured
 /// node never comes (so only a borrowed node can run a job), and the upstream.
-fn ours(db: &str, upstream_url: &str, controller_url: &str, idle_secs: u32) -> String {
-    ours_in(db, upstream_url, controller_url, links_dir(), idle_secs)
+fn ours(db: &str, upstream_url: &str, controller_url: &str, t: Timeouts) -> String {
+    ours_in(db, upstream_url, controller_url, links_dir(), t)
 }
 
-/// [`ours`] with the upstream's commands in `bin_dir`, giving back nodes idle for `idle_secs`.
+/// `[upstream.slurm]`'s idle_timeout_secs and boot_timeout_secs.
+#[derive(Clone, Copy)]
+struct Timeouts {
+    idle: u32,
+    boot: u32,
+}
+
+/// Nodes given back idle for 2 seconds; a minute to boot.
+const QUICK: Timeouts = Timeouts { idle: 2, boot: 60 };
+
+/// [`ours`] with the upstream's commands in `bin_dir`.
 fn ours_in(
     db: &str,
     upstream_url: &str,
     controller_url: &str,
     bin_dir: &std::path::Path,
-    idle_secs: u32,
+    t: Timeouts,
 ) -> String {
     let toml = ClusterToml::token_admission()
         .interval(1)
@@ -56,9 +67,13 @@ fn ours_in(
     let block = format!(
         "[upstream.slurm]\nbin_dir = {:?}\nenv = {{ SPUR_CONTROLLER_ADDR = {upstream_url:?} }}\n\
          spurd_path = {:?}\ncontroller_url = {controller_url:?}\n\
-         call_timeout_secs = 10\nboot_timeout_secs = 60\nidle_timeout_secs = {idle_secs}\n",
+         call_timeout_secs = {}\nboot_timeout_secs = {}\nidle_timeout_secs = {}\n",
         bin_dir.display().to_string(),
         bin("spurd").display().to_string(),
+        // At most boot_timeout_secs, as the config requires.
+        t.boot.min(10),
+        t.boot,
+        t.idle,
     );
     conf(db, &format!("{}{block}", toml.build()))
 }
@@ -79,11 +94,11 @@ struct Setup {
 }
 
 fn setup() -> Setup {
-    setup_with(DEFINITIONS, 2)
+    setup_with(DEFINITIONS, QUICK)
 }
 
-/// Both clusters, ours with `definitions` and nodes given back idle for `idle_secs`.
-fn setup_with(definitions: &str, idle_secs: u32) -> Setup {
+/// Both clusters, ours with `definitions` and timeouts `t`.
+fn setup_with(definitions: &str, t: Timeouts) -> Setup {
     let up_dir = tempfile::tempdir().unwrap();
     let (up, up_agent) = upstream(up_dir.path());
     let dir = tempfile::tempdir().unwrap();
@@ -92,8 +107,8 @@ fn setup_with(definitions: &str, idle_secs: u32) -> Setup {
     let db = format!("sqlite://{}/spur.db", d.display());
     // The pilots' agents must reach this controller where it listens: known once it
     // has started, so it restarts on the same address with the URL in its config.
-    let mut c = Controller::start(d, &ours(&db, &up.url, "http://127.0.0.1:1", idle_secs));
-    std::fs::write(&c.config, ours(&db, &up.url, &c.url, idle_secs)).unwrap();
+    let mut c = Controller::start(d, &ours(&db, &up.url, "http://127.0.0.1:1", t));
+    std::fs::write(&c.config, ours(&db, &up.url, &c.url, t)).unwrap();
     c.restart();
     Setup { _up_dir: up_dir, up, _up_agent: up_agent, dir, c }
 }
@@ -251,7 +266,7 @@ async fn a_failing_upstream_makes_jobs_pend_naming_the_definition_and_the_error(
     std::fs::set_permissions(&sbatch, std::fs::Permissions::from_mode(0o755)).unwrap();
     std::fs::write(d.join("provisioners.yaml"), DEFINITIONS).unwrap();
     let db = format!("sqlite://{}/spur.db", d.display());
-    let c = Controller::start(d, &ours_in(&db, "http://127.0.0.1:1", "http://127.0.0.1:1", &fake, 2));
+    let c = Controller::start(d, &ours_in(&db, "http://127.0.0.1:1", "http://127.0.0.1:1", &fake, QUICK));
     let wd = d.display().to_string();
     let args = ["--parsable", "-p", "burst", "-t", "5", "-D", &wd, "-o", "/dev/null", "--wrap", "true"];
     let id: u64 = ok("sbatch", &c.url, &args).trim().parse().unwrap();
@@ -281,7 +296,7 @@ const SHORT_TTL: &str = "definitions:
 #[tokio::test(flavor = "multi_thread")]
 async fn a_borrowed_node_drains_itself_before_its_ttl_ends_naming_it() {
     // Nodes idle for five minutes stay: only the expiry drains this one.
-    let s = setup_with(SHORT_TTL, 300);
+    let s = setup_with(SHORT_TTL, Timeouts { idle: 300, ..QUICK });
     // A one-minute job fits the 65-second ttl, so a node is asked for.
     s.submit_with(&["-t", "1"]);
     let mut most = 0;
@@ -306,7 +321,7 @@ const WIDE: &str = "definitions:
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_job_larger_than_the_static_nodes_is_accepted_where_a_definition_could_lend_one() {
-    let s = setup_with(WIDE, 2);
+    let s = setup_with(WIDE, QUICK);
     // node03, the partition's one static node, has 2 CPUs: 4 fit only a `wide` node.
     let id = s.submit_with(&["-t", "5", "-c", "4"]);
     let mut most = 0;
@@ -320,4 +335,32 @@ async fn a_job_larger_than_the_static_nodes_is_accepted_where_a_definition_could
     let out = run("sbatch", &s.c.url, &args);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("Requested node configuration is not available"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_pilot_that_does_not_boot_in_time_puts_its_configuring_job_back_never_losing_it() {
+    // Eight seconds to boot (time enough once the upstream has room, even on a loaded
+    // machine), while a job upstream holds the only node the pilot could run on.
+    let s = setup_with(DEFINITIONS, Timeouts { boot: 8, ..QUICK });
+    let wd = s.dir.path().display().to_string();
+    let args = ["--parsable", "-c", "4", "-D", &wd, "-o", "/dev/null", "--wrap", "sleep 300"];
+    let blocker = ok("sbatch", &s.up.url, &args).trim().to_string();
+    wait_for("the upstream's node busy", || {
+        (field(&s.up.url, blocker.parse().unwrap(), "%T") == "RUNNING").then_some(())
+    });
+    let id = s.submit();
+    let mut most = 0;
+    s.wait("the job configuring on the booting node", &mut most, || field(&s.c.url, id, "%t") == "CF");
+    // Late: the node goes DOWN, the job back to the queue (its attempt a NODE_FAIL run), the pilot cancelled.
+    s.wait("the attempt requeued", &mut most, || {
+        let runs = ok("sacct", &s.c.url, &["-n", "-P", "-X", "-D", "-j", &id.to_string(), "-o", "State"]);
+        runs.lines().any(|l| l.trim() == "NODE_FAIL")
+    });
+    let state = field(&s.c.url, id, "%T");
+    assert!(state == "PENDING" || state == "CONFIGURING", "never lost: {state}");
+    // Once the upstream has room, a pilot boots in time and the job runs there.
+    ok("scancel", &s.up.url, &[&blocker]);
+    s.wait("the job completed on a borrowed node", &mut most, || sacct_state(&s.c.url, id) == "COMPLETED");
+    let restarts = ok("sacct", &s.c.url, &["-n", "-P", "-X", "-j", &id.to_string(), "-o", "Restarts"]);
+    assert!(restarts.trim().parse::<u32>().is_ok_and(|n| n >= 1), "{restarts}");
 }
