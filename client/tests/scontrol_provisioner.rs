@@ -130,3 +130,25 @@ fn json_has_snake_case_keys_and_objects_for_pairs() {
         serde_json::json!({ "provisioners": [] })
     );
 }
+
+#[test]
+fn a_slurm_definition_shows_its_cost_per_account() {
+    let p = pb::Provisioner {
+        id: "burst".into(),
+        backend: "slurm".into(),
+        node_hours: 2.0,
+        cost: 0.6,
+        account_costs: vec![
+            pb::AccountCost { account: "bio".into(), cost: 0.1 },
+            pb::AccountCost { account: "phys".into(), cost: 0.25 },
+        ],
+        ..Default::default()
+    };
+    let text = provisioner_record(&p, false);
+    assert!(text.contains("\n   NodeHours=2.00 Cost=0.60\n   AccountCost=bio:0.10,phys:0.25\n"), "{text}");
+    let none = provisioner_record(&pb::Provisioner { account_costs: vec![], ..p.clone() }, false);
+    assert!(none.contains("\n   AccountCost=(null)\n"), "{none}");
+    let v = spur_client::cli::scontrol::provisioner::provisioner_json(&p);
+    assert_eq!(v["account_costs"][1]["account"], "phys");
+    assert_eq!(v["account_costs"][1]["cost"], 0.25);
+}

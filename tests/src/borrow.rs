@@ -18,12 +18,21 @@ pub const DEFINITIONS: &str = "definitions:
   provisionerSpec: {cpu: 2, memory: 1GiB, partition: compute, costPerHour: 0.3}
 ";
 
+/// `[upstream.slurm]`'s idle_timeout_secs and boot_timeout_secs.
+#[derive(Debug, Clone, Copy)]
+pub struct Timeouts {
+    pub idle: u64,
+    pub boot: u64,
+}
+
+/// Nodes given back idle for 2 seconds; a minute to boot.
+pub const QUICK: Timeouts = Timeouts { idle: 2, boot: 60 };
+
 /// Our spur.conf: token admission, partition `burst` whose one configured
 /// node never comes (so only a borrowed node can run a job), and the
-/// upstream's commands in `bin_dir`, run with `env`; borrowed nodes are given
-/// back after `idle_secs` idle.
-pub fn ours(db: &str, bin_dir: &Path, env: &[(&str, &str)], controller_url: &str, idle_secs: u64) -> String {
-    ours_with(db, bin_dir, env, controller_url, idle_secs, |t| t)
+/// upstream's commands in `bin_dir`, run with `env`, with timeouts `t`.
+pub fn ours(db: &str, bin_dir: &Path, env: &[(&str, &str)], controller_url: &str, t: Timeouts) -> String {
+    ours_with(db, bin_dir, env, controller_url, t, |t| t)
 }
 
 /// [`ours`] with the cluster part changed by `more` (a shorter node timeout, ...).
@@ -32,7 +41,7 @@ pub fn ours_with(
     bin_dir: &Path,
     env: &[(&str, &str)],
     controller_url: &str,
-    idle_secs: u64,
+    t: Timeouts,
     more: impl Fn(ClusterToml) -> ClusterToml,
 ) -> String {
     let toml = more(ClusterToml::token_admission())
@@ -44,10 +53,14 @@ pub fn ours_with(
     let block = format!(
         "[upstream.slurm]\nbin_dir = {:?}\nenv = {{ {} }}\n\
          spurd_path = {:?}\ncontroller_url = {controller_url:?}\n\
-         call_timeout_secs = 10\nboot_timeout_secs = 60\nidle_timeout_secs = {idle_secs}\n",
+         call_timeout_secs = {}\nboot_timeout_secs = {}\nidle_timeout_secs = {}\n",
         bin_dir.display().to_string(),
         env.join(", "),
         bin("spurd").display().to_string(),
+        // At most boot_timeout_secs, as the config requires.
+        t.boot.min(10),
+        t.boot,
+        t.idle,
     );
     conf(db, &format!("{}{block}", toml.build()))
 }
@@ -67,25 +80,26 @@ impl Borrowing {
     pub fn start(
         bin_dir: &Path,
         env: &[(&str, &str)],
-        idle_secs: u64,
+        t: Timeouts,
         queue: impl Fn() -> Vec<String> + 'static,
     ) -> Borrowing {
-        Borrowing::start_with(bin_dir, env, idle_secs, |t| t, queue)
+        Borrowing::start_with(bin_dir, env, DEFINITIONS, t, |t| t, queue)
     }
 
-    /// [`Borrowing::start`] with the cluster part changed by `more`.
+    /// [`Borrowing::start`] on `definitions`, with the cluster part changed by `more`.
     pub fn start_with(
         bin_dir: &Path,
         env: &[(&str, &str)],
-        idle_secs: u64,
+        definitions: &str,
+        t: Timeouts,
         more: impl Fn(ClusterToml) -> ClusterToml,
         queue: impl Fn() -> Vec<String> + 'static,
     ) -> Borrowing {
         let dir = tempfile::tempdir().expect("tempdir");
         let d = dir.path();
-        std::fs::write(d.join("provisioners.yaml"), DEFINITIONS).expect("write provisioners.yaml");
+        std::fs::write(d.join("provisioners.yaml"), definitions).expect("write provisioners.yaml");
         let db = format!("sqlite://{}/spur.db", d.display());
-        let text = |url: &str| ours_with(&db, bin_dir, env, url, idle_secs, &more);
+        let text = |url: &str| ours_with(&db, bin_dir, env, url, t, &more);
         let mut c = Controller::start(d, &text("http://127.0.0.1:1"));
         std::fs::write(&c.config, text(&c.url)).expect("write spur.conf");
         c.restart();
@@ -99,8 +113,15 @@ impl Borrowing {
 
     /// A 5-minute job in `burst`, which only a borrowed node can run, running `script`.
     pub fn submit_script(&self, script: &str) -> u64 {
+        self.submit_with(&["-t", "5"], script)
+    }
+
+    /// A job in `burst` with sbatch options `opts`, running `script`.
+    pub fn submit_with(&self, opts: &[&str], script: &str) -> u64 {
         let wd = self.dir.path().display().to_string();
-        let args = ["--parsable", "-p", "burst", "-t", "5", "-D", &wd, "-o", "/dev/null", "--wrap", script];
+        let mut args = vec!["--parsable", "-p", "burst", "-D", &wd, "-o", "/dev/null"];
+        args.extend(opts);
+        args.extend(["--wrap", script]);
         ok("sbatch", &self.c.url, &args).trim().parse().expect("a job id")
     }
 

@@ -16,7 +16,7 @@
 //! cargo test -p spur-tests --test slurm_provisioner_real -- --ignored --nocapture bench
 //! ```
 
-use spur_tests::borrow::Borrowing;
+use spur_tests::borrow::{Borrowing, DEFINITIONS, Timeouts};
 use spur_tests::config::ClusterToml;
 use spur_tests::proc::{ok, wait_for};
 use spur_tests::slurm::{self, Slurm};
@@ -44,7 +44,14 @@ fn setup_with(
     let queue = up.clone();
     let (key, conf) = up.env();
     let bin_dir = Path::new(slurm::BIN_DIR);
-    let ours = Borrowing::start_with(bin_dir, &[(key, &conf)], idle_secs, more, move || queue.queue_names());
+    let ours = Borrowing::start_with(
+        bin_dir,
+        &[(key, &conf)],
+        DEFINITIONS,
+        Timeouts { idle: idle_secs, boot: 60 },
+        more,
+        move || queue.queue_names(),
+    );
     Some((up, ours))
 }
 

@@ -1,6 +1,6 @@
 //! The Provisioners pane for slurm definitions: the borrowed nodes of one
 //! (requested, booting, active, draining) with their upstream job ids,
-//! expiry and cost so far, and another backing off, `unavailable` with the
+//! expiry and cost so far (its cost by account too), and another backing off, `unavailable` with the
 //! upstream's error, all as the controller answered (nothing recomputed).
 //! Snapshots at 80x24 and 200x50.
 
@@ -10,7 +10,7 @@ use common::{draw, local_ms, on_nodes};
 use spur_console::model::session::Role;
 use spur_console::model::state::{Mode, State};
 use spur_console::{Action, Msg, PaneId, dispatch};
-use spur_proto::v1::{BorrowedNode, Provisioner};
+use spur_proto::v1::{AccountCost, BorrowedNode, Provisioner};
 
 fn node(name: &str, state: &str, job: &str, cost: f64) -> BorrowedNode {
     BorrowedNode {
@@ -41,6 +41,10 @@ fn definitions() -> Vec<Provisioner> {
             node("burst-2", "active", "4102", 0.2),
             node("burst-3", "booting", "4103", 0.01),
             node("burst-4", "requested", "", 0.0),
+        ],
+        account_costs: vec![
+            AccountCost { account: "bio".into(), cost: 0.2 },
+            AccountCost { account: "phys".into(), cost: 0.35 },
         ],
         ..Default::default()
     };
@@ -92,7 +96,15 @@ fn a_slurm_definition_shows_its_borrowed_nodes() {
     for size in [(80, 24), (200, 50)] {
         let state = opened(size, "burst");
         let text = draw(&state).backend().to_string();
-        for want in ["Borrowed nodes (4):", "draining", "4103", "requested", "0.75 (2.50 node-hours)"] {
+        let wants = [
+            "Borrowed nodes (4):",
+            "draining",
+            "4103",
+            "requested",
+            "0.75 (2.50 node-hours)",
+            "bio 0.20, phys 0.35",
+        ];
+        for want in wants {
             assert!(text.contains(want), "{want}: {text}");
         }
         insta::assert_snapshot!(format!("slurm_borrowed_{}x{}", size.0, size.1), draw(&state).backend());

@@ -5,9 +5,11 @@
 //!
 //! Only jobs the pass left pending for room count (a job a static pool
 //! started, or one held back by a hold, a limit or a dependency, asks for
-//! nothing). They are packed first-fit, in priority order, onto the nodes
-//! already requested and still booting, then onto new nodes of the
-//! definition's shape, while the definition's nodes stay under `maxNodes`.
+//! nothing). A node already requested and booting is a node of the pass:
+//! jobs that fit it were started on it (CONFIGURING), so what is left pends
+//! for want of room there too. They are packed first-fit, in priority
+//! order, onto the requests not yet recorded as nodes, then onto new nodes
+//! of the definition's shape, while the definition's nodes stay under `maxNodes`.
 
 use super::job::{Job, JobId};
 use super::provision::{Admit, Definition, Exclusive, Provision};
@@ -33,8 +35,12 @@ fn fits_ttl(d: &Definition, job: &Job) -> bool {
 /// The nodes of one dynamic definition the controller already has.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Provisioned {
-    /// Requested upstream, their agents not yet registered.
+    /// Requested upstream, their agents not yet registered: nodes of the
+    /// snapshot, which a pass places jobs on.
     pub booting: u32,
+    /// Asked for by a pass, not yet recorded as nodes: counted as empty
+    /// nodes of the definition's shape, so no pass asks for them twice.
+    pub queued: u32,
     /// Registered and not yet given back.
     pub active: u32,
     /// Its upstream failed: asked for nothing until the backoff ends.
@@ -68,8 +74,9 @@ struct Bins<'a> {
     def: &'a Definition,
     cpus: u32,
     mem_mb: u64,
-    booting: u32,
-    /// Nodes it may still have at once: `maxNodes` less its active ones.
+    /// Requests not yet recorded: the first bins, already asked for.
+    queued: u32,
+    /// New nodes it may still have at once: `maxNodes` less its active and booting ones.
     cap: u32,
     free: Vec<(u32, u64)>,
 }
@@ -125,6 +132,33 @@ pub fn lendable(p: &Provision, job: &Job) -> Vec<(u32, u64, u32)> {
         .collect()
 }
 
+/// What a run on borrowed nodes is charged per hour, per definition id:
+/// each borrowed node's `costPerHour` times the job's share of it, the
+/// whole node when the job or the definition is exclusive, else its CPUs
+/// over the node's. Nodes of this cluster cost nothing. `on` gives each
+/// picked node's CPUs, its definition (a borrowed node serves one) and
+/// whether it is exclusive to the job.
+pub fn charge(
+    p: &Provision,
+    shape_cpus: u32,
+    on: impl Iterator<Item = (u32, Option<u16>, bool)>,
+) -> Vec<(String, f64)> {
+    let mut out: Vec<(String, f64)> = vec![];
+    for (cpus, def, whole) in on {
+        let Some(d) = def.and_then(|i| p.defs.get(i as usize)) else { continue };
+        let share = if whole || d.exclusive != Exclusive::None || cpus == 0 {
+            1.0
+        } else {
+            (f64::from(shape_cpus) / f64::from(cpus)).min(1.0)
+        };
+        match out.iter_mut().find(|(id, _)| *id == d.id) {
+            Some((_, rate)) => *rate += share * d.cost,
+            None => out.push((d.id.clone(), share * d.cost)),
+        }
+    }
+    out
+}
+
 /// The definitions that can grow, cheapest first.
 fn dynamic_bins<'a>(p: &'a Provision, have: &HashMap<String, Provisioned>) -> Vec<(u16, Bins<'a>)> {
     let mut out: Vec<(u16, Bins<'a>)> = p
@@ -138,9 +172,9 @@ fn dynamic_bins<'a>(p: &'a Provision, have: &HashMap<String, Provisioned>) -> Ve
             if had.unavailable.is_some() {
                 return None;
             }
-            let cap = max_nodes(def).saturating_sub(had.active);
-            let free = vec![(cpus, mem_mb); had.booting.min(cap) as usize];
-            Some((i as u16, Bins { def, cpus, mem_mb, booting: had.booting, cap, free }))
+            let cap = max_nodes(def).saturating_sub(had.active.saturating_add(had.booting));
+            let free = vec![(cpus, mem_mb); had.queued.min(cap) as usize];
+            Some((i as u16, Bins { def, cpus, mem_mb, queued: had.queued, cap, free }))
         })
         .collect();
     out.sort_by(|a, b| a.1.def.cost.total_cmp(&b.1.def.cost).then(a.0.cmp(&b.0)));
@@ -192,7 +226,7 @@ pub(crate) fn requests<'a>(
     }
     bins.into_iter()
         .filter_map(|(_, b)| {
-            let count = (b.free.len() as u32).saturating_sub(b.booting);
+            let count = (b.free.len() as u32).saturating_sub(b.queued);
             (count > 0).then(|| NodeRequest { definition: b.def.id.clone(), count })
         })
         .collect()
@@ -205,7 +239,7 @@ pub(crate) fn requests<'a>(
 pub struct Headroom {
     /// The definition's id.
     pub definition: String,
-    /// Its nodes booting and registered.
+    /// Its nodes asked for, booting and registered.
     pub held: u32,
     pub max_nodes: u32,
     /// Backing off after an upstream failure: it provisions nothing meanwhile.
@@ -232,7 +266,7 @@ pub(crate) fn headroom(snap: &Snapshot, admit: &Admit, job: &Job) -> Vec<Headroo
             let had = snap.provisioned.get(&d.id).cloned().unwrap_or_default();
             Headroom {
                 definition: d.id.clone(),
-                held: had.booting.saturating_add(had.active),
+                held: had.booting.saturating_add(had.active).saturating_add(had.queued),
                 max_nodes: max_nodes(d),
                 unavailable: had.unavailable.is_some(),
             }

@@ -200,6 +200,9 @@ pub struct SchedNode {
     /// A borrowed node's end (its pilot's time limit upstream): only jobs
     /// that end by then are placed on it.
     pub expires_ms: Option<i64>,
+    /// A borrowed node still booting ([`Node::booting`]): schedulable, and
+    /// a job placed on it starts CONFIGURING ([`Start::configuring`]).
+    pub booting: bool,
 }
 
 impl SchedNode {
@@ -220,6 +223,7 @@ impl SchedNode {
             definitions: vec![],
             facts: None,
             expires_ms: None,
+            booting: false,
         }
     }
 
@@ -228,7 +232,8 @@ impl SchedNode {
             g.iter().filter(|(name, _)| name == "gpu" || name.starts_with("gpu:")).map(|(_, c)| c).sum()
         };
         let (total, used) = (gpus(&n.gres), gpus(&n.alloc_gres));
-        let up = n.in_service();
+        let booting = n.booting();
+        let up = n.in_service() || booting;
         SchedNode {
             name: n.name.clone(),
             cpus: n.cpus,
@@ -244,6 +249,7 @@ impl SchedNode {
             definitions: vec![],
             facts: n.facts.clone(),
             expires_ms: None,
+            booting,
         }
     }
 }
@@ -292,6 +298,11 @@ pub struct Start {
     pub priority: PriorityFactors,
     /// Licenses taken, with the layers charged.
     pub licenses: Vec<LicenseAlloc>,
+    /// Placed on a node still booting: the job is CONFIGURING, launched
+    /// when every node's agent has registered.
+    pub configuring: bool,
+    /// Its charge per hour on borrowed nodes, by definition id ([`demand::charge`]); empty on this cluster's.
+    pub charge: Vec<(String, f64)>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -38,6 +38,8 @@ pub(crate) struct NodeState {
     pub walled: bool,
     /// A borrowed node's end; `i64::MAX` for a node of this cluster.
     pub expires: i64,
+    /// A borrowed node whose agent has not registered yet.
+    pub booting: bool,
 }
 
 impl NodeState {
@@ -61,6 +63,7 @@ impl NodeState {
             workflow: 0,
             walled: false,
             expires: n.expires_ms.unwrap_or(i64::MAX),
+            booting: n.booting,
         }
     }
 

@@ -741,6 +741,8 @@ impl<'a> Pass<'a> {
         }
         self.licenses.take(&lic);
         let nodes = picked.iter().map(|n| self.snap.nodes[*n as usize].name.clone()).collect();
+        let configuring = picked.iter().any(|&n| self.nodes[n as usize].booting);
+        let charge = self.charge(&picked, &shape);
         self.allocs.push(Alloc { nodes: picked, shape, end_ms: job.end_ms(self.now) });
         let backfilled = self.behind_reservation;
         self.plan.starts.push(Start {
@@ -750,6 +752,19 @@ impl<'a> Pass<'a> {
             backfilled,
             priority: pf,
             licenses: lic,
+            configuring,
+            charge,
         });
+    }
+
+    /// What a start on `picked` is charged per hour on its borrowed nodes.
+    fn charge(&self, picked: &[u32], shape: &Shape) -> Vec<(String, f64)> {
+        let Some(p) = self.snap.provision.as_deref() else { return vec![] };
+        let borrowed = picked.iter().filter(|&&n| self.nodes[n as usize].expires < i64::MAX);
+        let on = borrowed.map(|&n| {
+            let s = &self.snap.nodes[n as usize];
+            (s.cpus, s.definitions.first().copied(), shape.exclusive)
+        });
+        super::demand::charge(p, shape.cpus, on)
     }
 }

@@ -77,7 +77,11 @@ impl JobService {
     /// At start: CONFIGURING jobs lost their asynchronous pre-run.
     pub async fn requeue_configuring(&self) {
         let ids: Vec<u64> =
-            self.lock().jobs().values().filter(|j| j.state == JobState::Configuring).map(|j| j.id).collect();
+            // A job waiting for its nodes' boot waits on (`jobs/boot.rs`).
+            (self.lock().jobs().values())
+                .filter(|j| j.state == JobState::Configuring && !super::boot::waits_for_boot(j))
+                .map(|j| j.id)
+                .collect();
         for id in ids {
             let why = "the controller restarted during its asynchronous HRES pre-run".to_string();
             let _ = self.transit(&[id], |q| Ok(q.configured(id, "", &Err(why.clone()), now_ms()))).await;

@@ -181,6 +181,8 @@ mod tests {
             backfilled: false,
             priority: sched::PriorityFactors::new(1.0, 0.5, 0.1, 1),
             licenses: vec![],
+            configuring: false,
+            charge: vec![],
         };
         let mut ids = 30..;
         let fx = q.start(&[start(20), start(20), start(20)], &[], NOW, &mut || ids.next().unwrap(), &mut []);

@@ -52,8 +52,9 @@ pub(crate) fn requeued(j: &JobRecord) -> JobRecord {
     n.licenses_alloc.clear();
     n.start_ms = 0;
     n.usage = None;
-    // The next run is lent, or not, afresh.
+    // The next run is lent, or not, afresh, and charged for its own nodes.
     n.borrowed = false;
+    n.charge.clear();
     n.hres = None;
     n.forget_steps();
     n

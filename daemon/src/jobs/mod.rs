@@ -35,9 +35,11 @@
 
 pub(crate) mod admit;
 pub mod array;
+pub mod boot;
 pub(crate) mod bounds;
 pub(crate) mod configure;
 pub mod corr;
+pub mod cost;
 pub(crate) mod depend;
 pub mod diag;
 pub(crate) mod effect;

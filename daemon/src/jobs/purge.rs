@@ -52,7 +52,7 @@ impl Retention {
         }
     }
 
-    fn ran(&self) -> std::sync::MutexGuard<'_, Vec<JobRecord>> {
+    pub(super) fn ran(&self) -> std::sync::MutexGuard<'_, Vec<JobRecord>> {
         self.ran.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
@@ -74,6 +74,8 @@ fn slim(j: &JobRecord) -> JobRecord {
         alloc: j.alloc,
         start_ms: j.start_ms,
         end_ms: j.end_ms,
+        // Its cost on borrowed nodes stays in its account's.
+        charge: j.charge.clone(),
         ..JobRecord::default()
     }
 }

@@ -113,6 +113,11 @@ pub struct JobRecord {
     /// end for sacct, cleared by a requeue): it counts in no quota aggregate.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub borrowed: bool,
+    /// What this run is charged per hour on borrowed nodes, by slurm
+    /// definition (stamped at start, kept after its end for sacct and the
+    /// per-account cost, cleared by a requeue).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub charge: Vec<(String, f64)>,
     /// How many times idle-fill reclaimed its runs: the exempt window doubles with each.
     #[serde(skip_serializing_if = "is_zero")]
     pub reclaims: u32,
@@ -171,6 +176,16 @@ impl JobRecord {
             JobState::Suspended => (0, self.alloc.1, 0),
             _ => (0, 0, 0),
         }
+    }
+
+    /// What the run has cost by `now` on borrowed nodes, by definition: its
+    /// charge per hour times the hours from its launch to its end (or `now`).
+    /// Nothing while it waits CONFIGURING for its nodes to boot.
+    pub fn cost(&self, now: i64) -> impl Iterator<Item = (&str, f64)> {
+        let end = if self.end_ms > 0 { self.end_ms } else { now };
+        let ran = self.start_ms > 0 && self.state != JobState::Configuring;
+        let hours = if ran { end.saturating_sub(self.start_ms).max(0) as f64 / 3_600_000.0 } else { 0.0 };
+        self.charge.iter().map(move |(d, rate)| (d.as_str(), rate * hours))
     }
 
     /// When the time limit runs out, suspended time excluded. Saturating: a

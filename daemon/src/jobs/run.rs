@@ -193,6 +193,7 @@ impl JobService {
     pub async fn pass(&self) {
         let now = now_ms();
         self.enforce(now).await;
+        self.boots().await;
         self.resvs.upkeep(self.nodes.hub(), now).await;
         let nodes = self.nodes.nodes();
         let snap = self.snapshot(now, &nodes);
@@ -356,7 +357,10 @@ impl Queue {
                 }
                 Box::new(r)
             });
-            if n.hres.as_ref().is_some_and(|r| r.async_running) {
+            if s.configuring {
+                // Launched once its nodes' agents register (`Queue::booted`).
+                n.state = JobState::Configuring;
+            } else if n.hres.as_ref().is_some_and(|r| r.async_running) {
                 // Launched once its asynchronous pre-run ends (`Queue::configured`).
                 n.state = JobState::Configuring;
             } else {
@@ -390,6 +394,7 @@ fn started(j: &JobRecord, s: &sched::Start, nodes: &[crate::model::Node], now: i
     };
     n.state = JobState::Running;
     n.borrowed = s.borrowed;
+    n.charge = s.charge.clone();
     n.nodes = s.nodes.clone();
     n.licenses_alloc = s.licenses.clone();
     n.start_ms = now;

@@ -103,18 +103,29 @@ impl NodeService {
     /// Drains `name` for the system at `now`, the reason's user `by` (the
     /// part of the controller that drains it), audited as Source=system.
     pub async fn drain_as(&self, name: &str, reason: &str, by: &str, now: i64) -> Result<()> {
+        self.set_as(Requested::Drain, name, reason, by, now).await
+    }
+
+    /// Marks `name` DOWN for the system at `now`, as [`NodeService::drain_as`]
+    /// drains it (a borrowed node whose agent did not register in time).
+    pub async fn down_as(&self, name: &str, reason: &str, by: &str, now: i64) -> Result<()> {
+        self.set_as(Requested::Down, name, reason, by, now).await
+    }
+
+    async fn set_as(&self, want: Requested, name: &str, reason: &str, by: &str, now: i64) -> Result<()> {
         let text = reason.to_string();
         let stamp = Reason { text, user: by.into(), uid: None, time_ms: now, system: false };
         let _writing = self.admin_writes.lock().await;
-        let Some(a) = self.read().nodes.get(name).map(|n| apply(Requested::Drain, n, &stamp)) else {
+        let Some(a) = self.read().nodes.get(name).map(|n| apply(want, n, &stamp)) else {
             return Ok(());
         };
         self.persist(&[(name.to_string(), a)]).await?;
         if let Some(n) = self.write().nodes.get_mut(name) {
-            n.admin = apply(Requested::Drain, n, &stamp);
+            n.admin = apply(want, n, &stamp);
         }
         self.publish(vec![name.to_string()]);
-        let info = serde_json::json!({ "state": "drain", "reason": reason });
+        let state = if want == Requested::Down { "down" } else { "drain" };
+        let info = serde_json::json!({ "state": state, "reason": reason });
         self.hub().record_all(vec![crate::store::TxnRow::system("node", name, "update", info)]).await;
         Ok(())
     }

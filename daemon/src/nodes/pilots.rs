@@ -36,6 +36,8 @@ pub struct PilotNode {
     pub idle: bool,
     /// Drained (by an admin or before its expiry).
     pub drained: bool,
+    /// Marked DOWN (by an admin, or when it did not boot in time).
+    pub down: bool,
 }
 
 impl NodeService {
@@ -52,6 +54,7 @@ impl NodeService {
                     registered: node.is_some_and(|n| n.hosted()),
                     idle: node.is_none_or(|n| n.running_jobs == 0 && n.alloc_cpus == 0),
                     drained: node.is_some_and(|n| n.admin.drain),
+                    down: node.is_some_and(|n| n.admin.down),
                 })
             })
             .collect()

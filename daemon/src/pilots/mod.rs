@@ -61,6 +61,9 @@ pub fn expiry_reason(definition: &str, expires_ms: i64) -> String {
     format!("ttl of slurm definition {definition} ends at {}", spur_vocab::txn::format_time(expires_ms))
 }
 
+/// Why a pilot is given back (and its node marked DOWN while jobs wait on it) when it does not boot.
+pub const BOOT_TIMEOUT: &str = "its agent did not register within upstream.slurm.boot_timeout_secs";
+
 /// The longest backoff after failures in a row.
 const MAX_BACKOFF_SECS: u64 = 600;
 
@@ -95,7 +98,7 @@ impl Pilots {
     pub fn provisioned(&self, now: i64) -> HashMap<String, Provisioned> {
         let mut out = self.nodes.provisioned();
         for (d, n) in lock(&self.queued).iter().filter(|(_, n)| **n > 0) {
-            out.entry(d.clone()).or_default().booting += n;
+            out.entry(d.clone()).or_default().queued += n;
         }
         for (d, f) in lock(&self.failures).iter().filter(|(_, f)| f.until_ms > now) {
             let u = Unavailable { error: f.error.clone(), until_ms: f.until_ms };
@@ -242,7 +245,12 @@ impl Pilots {
             }
             let why = if !n.registered {
                 let late = now.saturating_sub(n.pilot.requested_ms) >= secs_ms(cfg.boot_timeout_secs);
-                late.then_some("its agent did not register within upstream.slurm.boot_timeout_secs")
+                if late && !n.down && !(self.holding)(&n.name).is_empty() {
+                    // Its CONFIGURING jobs go back to the queue when a pass sees it DOWN
+                    // (`jobs/boot.rs`); the node is given back once they have.
+                    self.down_late(&n, now).await;
+                }
+                late.then_some(BOOT_TIMEOUT)
             } else if n.idle {
                 let since = *lock(&self.idle_since).entry(n.name.clone()).or_insert(now);
                 let idle = now.saturating_sub(since) >= secs_ms(cfg.idle_timeout_secs);
@@ -254,6 +262,14 @@ impl Pilots {
             if let Some(why) = why {
                 self.give_back(&n, why, now).await;
             }
+        }
+    }
+
+    /// Marks a borrowed node that did not boot in time DOWN, with the reason.
+    async fn down_late(&self, n: &PilotNode, now: i64) {
+        match self.nodes.down_as(&n.name, BOOT_TIMEOUT, "slurm_provisioner", now).await {
+            Ok(()) => tracing::warn!(node = %n.name, "borrowed node down: {BOOT_TIMEOUT}"),
+            Err(e) => tracing::warn!(node = %n.name, error = %e, "could not mark a borrowed node down"),
         }
     }
 

@@ -18,6 +18,8 @@ struct Fx {
     pilots: Pilots,
     nodes: Arc<NodeService>,
     cfg: crate::config::Config,
+    /// The jobs the driver is told hold any node.
+    held: Arc<Mutex<Vec<u64>>>,
 }
 
 fn script(dir: &std::path::Path, name: &str, body: &str) {
@@ -53,8 +55,10 @@ async fn fx_with(sbatch: &str, squeue: &str) -> Fx {
     let admission = Arc::new(Admission::load(cfg.admission.mode, Some(store.clone())).await.unwrap());
     let nodes = Arc::new(NodeService::new(&cfg, Some(store), hub, admission.clone()).await.unwrap());
     let up = Upstream { cfg: cfg.upstream.slurm.clone().unwrap() };
-    let pilots = Pilots::new(nodes.clone(), admission, up, Box::new(|_| vec![]));
-    Fx { dir, pilots, nodes, cfg }
+    let held: Arc<Mutex<Vec<u64>>> = Arc::default();
+    let h = held.clone();
+    let pilots = Pilots::new(nodes.clone(), admission, up, Box::new(move |_| lock(&h).clone()));
+    Fx { dir, pilots, nodes, cfg, held }
 }
 
 impl Fx {
@@ -81,13 +85,13 @@ async fn a_request_makes_a_persisted_node_and_one_pilot() {
     f.pilots.request(std::slice::from_ref(&req));
     assert_eq!(
         f.pilots.provisioned(0)["big"],
-        Provisioned { booting: 1, active: 0, unavailable: None },
+        Provisioned { queued: 1, ..Provisioned::default() },
         "queued counts"
     );
     f.pilots.provision(&req).await;
     assert_eq!(
         f.pilots.provisioned(0)["big"],
-        Provisioned { booting: 1, active: 0, unavailable: None },
+        Provisioned { booting: 1, ..Provisioned::default() },
         "now its record counts"
     );
     let calls = f.calls();
@@ -122,6 +126,24 @@ async fn a_pilot_not_registered_in_time_is_cancelled_and_its_node_deleted() {
     let shown = &f.nodes.provisioners("big", at + 60_000).unwrap().provisioners[0];
     assert_eq!((shown.node_hours * 60.0, shown.cost * 60.0), (1.0, 0.6));
     assert!(f.pilots.provisioned(0).is_empty());
+}
+
+#[tokio::test]
+async fn a_pilot_late_under_a_configuring_job_goes_down_first_and_is_given_back_after() {
+    let f = fx("echo 79").await;
+    f.pilots.provision(&NodeRequest { definition: "big".into(), count: 1 }).await;
+    let at = f.nodes.pilot_nodes()[0].pilot.requested_ms;
+    *lock(&f.held) = vec![5];
+    f.pilots.upkeep(at + 60_000).await;
+    let n = f.nodes.node("big-1").expect("kept while a job holds it");
+    assert!(n.admin.down, "{:?}", n.admin);
+    assert_eq!(n.admin.reason.as_ref().map(|r| r.text.as_str()), Some(BOOT_TIMEOUT));
+    assert!(!f.calls().iter().any(|c| c.starts_with("scancel")), "{:?}", f.calls());
+    // A pass requeued the job (`jobs/boot.rs`): the node is given back.
+    lock(&f.held).clear();
+    f.pilots.upkeep(at + 61_000).await;
+    assert!(f.nodes.node("big-1").is_none());
+    assert_eq!(f.calls().last().map(String::as_str), Some("scancel 79"));
 }
 
 #[tokio::test]

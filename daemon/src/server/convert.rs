@@ -226,6 +226,7 @@ pub fn job_brief(j: &crate::jobs::record::JobRecord) -> pb::Job {
         array_pending: j.array.as_deref().map(array_pending).unwrap_or_default(),
         array_throttle: j.array.as_ref().map_or(0, |a| a.throttle),
         borrowed: j.borrowed,
+        cost_per_hour: j.charge.iter().map(|(_, rate)| rate).sum(),
         reclaims: j.reclaims,
         uid: j.uid,
         gid: j.gid,
@@ -279,7 +280,12 @@ pub fn job(j: &crate::jobs::record::JobRecord) -> pb::Job {
                 start_ms: r.start_ms,
                 end_ms: r.end_ms,
                 nodes: r.nodes.clone(),
-                state: states::state_wire(JobState::Preempted),
+                // A run no preemptor ended is one whose node failed to boot: NODE_FAIL, as Slurm's.
+                state: states::state_wire(if r.preempted_by == 0 && !r.reclaim {
+                    JobState::NodeFail
+                } else {
+                    JobState::Preempted
+                }),
                 preempted_by: r.preempted_by,
                 borrowed: r.borrowed,
                 reclaim: r.reclaim,

@@ -215,6 +215,14 @@ impl Nodes for NodesApi {
                 if let Some(p) = self.jobs.pilots.get() {
                     p.mark_unavailable(&mut out, now);
                 }
+                let mut costs = self.jobs.account_costs(now);
+                for p in out.provisioners.iter_mut() {
+                    let by_account = costs.remove(&p.id).unwrap_or_default();
+                    p.account_costs = by_account
+                        .into_iter()
+                        .map(|(account, cost)| pb::AccountCost { account, cost })
+                        .collect();
+                }
                 Ok((out, vec![]))
             })
             .await

@@ -148,6 +148,10 @@ pub fn detail(all: &[Provisioner], key: &str) -> Option<Detail> {
     ];
     if p.backend == "slurm" {
         fields.push(f("Cost so far", format!("{:.2} ({:.2} node-hours)", p.cost, p.node_hours)));
+        let by_account: Vec<String> = (p.account_costs.iter())
+            .map(|a| format!("{} {:.2}", if a.account.is_empty() { "(none)" } else { &a.account }, a.cost))
+            .collect();
+        fields.push(f("By account", or_none(by_account.join(", "))));
     }
     if !p.unavailable_error.is_empty() {
         let retry = format!("retried at {}", format_time(p.retry_at_ms));

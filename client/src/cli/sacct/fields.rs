@@ -1,6 +1,6 @@
 //! sacct's fields: every name of Slurm's sacct.c table (sacct.1's Job
 //! Accounting Fields), in its order, with its widths. Spur's own `Borrowed`
-//! sits in the alphabet. What Spur does not measure (energy, disk and page
+//! and `Cost` sit in the alphabet. What Spur does not measure (energy, disk and page
 //! counts, virtual memory, CPU frequency) or has no mechanism for (burst
 //! buffers, containers, MCS labels, reservations, WCKey ids, BlueGene
 //! blocks) is printed blank, as sacct prints a field its database left unset.
@@ -47,6 +47,8 @@ pub const FIELDS: &[Field] = &[
     f("Comment", 14, |j, _| spec(j).comment.clone()),
     f("Constraints", 19, |j, _| spec(j).constraint.clone()),
     f("ConsumedEnergy", 14, |_, _| "0".into()),
+    // Spur's own (slurm provisioner): the run's cost on borrowed nodes so far; the job's row only.
+    f("Cost", 10, |j, now| if j.suffix.is_empty() { cost(j, now) } else { String::new() }),
     f("ConsumedEnergyRaw", 17, |_, _| "0".into()),
     f("Container", 19, BLANK),
     f("CPUTime", 10, |j, now| format_seconds(cpu_secs(j, now))),
@@ -230,4 +232,12 @@ fn planned_secs(j: &pb::Job, now: i64) -> u64 {
         s => s,
     };
     u64::try_from(until.saturating_sub(eligible_ms(j)) / 1000).unwrap_or(0)
+}
+
+/// The run's cost on borrowed nodes by `now`: its charge per hour times its
+/// elapsed hours (none while it waits CONFIGURING for its nodes to boot).
+fn cost(j: &Row, now: i64) -> String {
+    let booting = j.job_state() == crate::vocab::JobState::Configuring;
+    let secs = if booting { 0 } else { jobfmt::run_secs(j, now) };
+    format!("{:.4}", j.cost_per_hour * secs as f64 / 3600.0)
 }

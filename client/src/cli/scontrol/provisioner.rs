@@ -33,6 +33,9 @@ pub fn provisioner_record(p: &pb::Provisioner, oneliner: bool) -> String {
     ];
     if p.backend == "slurm" {
         lines.push(format!("NodeHours={:.2} Cost={:.2}", p.node_hours, p.cost));
+        let accounts: Vec<String> =
+            p.account_costs.iter().map(|a| format!("{}:{:.2}", null(&a.account), a.cost)).collect();
+        lines.push(format!("AccountCost={}", null(&accounts.join(","))));
     }
     if !p.unavailable_error.is_empty() {
         let retry = spur_vocab::txn::format_time(p.retry_at_ms);
@@ -57,6 +60,8 @@ pub fn provisioner_json(p: &pb::Provisioner) -> Value {
         "ttl_buffer": p.ttl_buffer, "spec": json_pairs(&p.spec),
         "condition_errors": json_pairs(&p.condition_errors),
         "node_hours": p.node_hours, "cost": p.cost,
+        "account_costs": p.account_costs.iter().map(|a| json!({ "account": a.account, "cost": a.cost }))
+            .collect::<Vec<_>>(),
         "unavailable_error": p.unavailable_error, "retry_at_ms": p.retry_at_ms,
         "borrowed": p.borrowed.iter().map(|b| json!({
             "name": b.name, "state": b.state, "upstream_job": b.upstream_job,
@@ -123,7 +128,10 @@ mod tests {
     fn a_slurm_definition_shows_its_node_hours_and_cost() {
         let p =
             pb::Provisioner { backend: "slurm".into(), node_hours: 2.5, cost: 0.75, ..Default::default() };
-        assert!(provisioner_record(&p, true).contains(" Spec=(null) NodeHours=2.50 Cost=0.75\n"));
+        assert!(
+            provisioner_record(&p, true)
+                .contains(" Spec=(null) NodeHours=2.50 Cost=0.75 AccountCost=(null)\n")
+        );
         assert_eq!(provisioner_json(&p)["cost"], 0.75);
         let aws = pb::Provisioner { backend: "aws".into(), ..p };
         assert!(!provisioner_record(&aws, true).contains("NodeHours"));

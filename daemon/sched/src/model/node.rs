@@ -111,6 +111,17 @@ impl Node {
         !matches!(self.base_state(), BaseState::Down | BaseState::Unknown) && !self.admin.drain
     }
 
+    /// A borrowed node requested upstream whose agent has not registered
+    /// yet (`POWERING_UP`), not drained or down: a pass may place jobs on
+    /// it, which stay CONFIGURING until the agent registers (Slurm's jobs
+    /// on powering-up cloud nodes).
+    pub fn booting(&self) -> bool {
+        self.dynamic == Some(spur_vocab::nodestate::Dynamic::PoweringUp)
+            && !self.hosted()
+            && !self.admin.drain
+            && !self.admin.down
+    }
+
     /// Whether new work may be placed here.
     pub fn schedulable(&self) -> bool {
         matches!(self.base_state(), BaseState::Idle | BaseState::Mixed) && !self.admin.drain

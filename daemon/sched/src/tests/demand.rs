@@ -1,5 +1,6 @@
-//! Demand for dynamic definitions: only jobs left pending for room ask, they
-//! pack onto booting nodes first, and `maxNodes` caps what a definition holds.
+//! Demand for dynamic definitions: only jobs left pending for room ask, a
+//! booting node takes jobs CONFIGURING, they pack onto requests not yet
+//! recorded first, and `maxNodes` caps what a definition holds.
 
 use super::{Fx, NOW, job, run_on};
 use crate::demand::{NodeRequest, Provisioned};
@@ -77,7 +78,7 @@ fn max_nodes_caps_the_request_and_counts_active_nodes() {
     let f = (10..16).fold(fx(true), |f, id| f.job(sized(id, 12)));
     assert_eq!(f.plan().provision, burst(3), "six jobs, maxNodes 3");
     let f = f.with(|f| {
-        f.snap.provisioned.insert("burst".into(), Provisioned { booting: 0, active: 2, unavailable: None });
+        f.snap.provisioned.insert("burst".into(), Provisioned { active: 2, ..Provisioned::default() });
     });
     assert_eq!(f.plan().provision, burst(1), "two already active");
 }
@@ -85,15 +86,79 @@ fn max_nodes_caps_the_request_and_counts_active_nodes() {
 #[test]
 fn nodes_already_requested_are_counted() {
     let f = fx(true).job(sized(1, 12)).job(sized(2, 12));
-    let booting = |n| {
+    let queued = |n| {
         let mut f = fx(true).job(sized(1, 12)).job(sized(2, 12));
-        f.snap.provisioned.insert("burst".into(), Provisioned { booting: n, active: 0, unavailable: None });
+        f.snap.provisioned.insert("burst".into(), Provisioned { queued: n, ..Provisioned::default() });
         f.plan().provision
     };
     assert_eq!(f.plan().provision, burst(2));
-    assert_eq!(booting(1), burst(1), "one booting serves the first job");
-    assert_eq!(booting(2), vec![], "both served by booting nodes");
-    assert_eq!(booting(3), vec![], "more booting than needed asks for none");
+    assert_eq!(queued(1), burst(1), "one asked for serves the first job");
+    assert_eq!(queued(2), vec![], "both served by nodes asked for");
+    assert_eq!(queued(3), vec![], "more asked for than needed asks for none");
+}
+
+/// `f` with `n3`, a `burst` node still booting (expiring in an hour), in the partition.
+fn with_booting(f: Fx) -> Fx {
+    f.with(|f| {
+        let mut n3 = crate::SchedNode::idle("n3", 16, 32768, 0);
+        (n3.definitions, n3.expires_ms, n3.booting) = (vec![1], Some(NOW + 3_600_000), true);
+        f.snap.partitions[0].nodes.push("n3".into());
+        f.snap.nodes.push(n3);
+        f.snap.provisioned.insert("burst".into(), Provisioned { booting: 1, ..Provisioned::default() });
+    })
+}
+
+#[test]
+fn a_booting_node_takes_jobs_configuring_and_the_rest_ask_for_more() {
+    let f = with_booting(fx(true).job(sized(1, 12)).job(sized(2, 12)));
+    let plan = f.plan();
+    let s = plan.start_of(1).expect("job 1 placed on the booting node");
+    assert_eq!((s.nodes.as_slice(), s.configuring), (&["n3".to_string()][..], true));
+    assert!(plan.start_of(2).is_none(), "n3 has 4 CPUs left");
+    assert_eq!(plan.provision, burst(1), "job 2 needs a node of its own; n3 counts against maxNodes");
+    // A job on a registered node starts as usual.
+    let plan = fx(true).job(sized(1, 4)).plan();
+    assert!(!plan.start_of(1).unwrap().configuring);
+}
+
+#[test]
+fn a_drained_or_down_booting_node_takes_nothing() {
+    use crate::model::{BaseState, Node, NodeAdmin};
+    let node = |admin: NodeAdmin| Node {
+        name: "n3".into(),
+        cpus: 16,
+        memory_mb: 32768,
+        gres: vec![],
+        features: vec![],
+        weight: 1,
+        partitions: vec![],
+        alloc_cpus: 0,
+        alloc_memory_mb: 0,
+        alloc_gres: vec![],
+        running_jobs: 0,
+        admin,
+        registered: false,
+        responding: false,
+        agent_id: None,
+        agent_host: String::new(),
+        last_heartbeat_ms: 0,
+        facts: None,
+        definitions: vec![],
+        annotations: vec![],
+        dynamic: Some(spur_vocab::nodestate::Dynamic::PoweringUp),
+    };
+    let up = node(NodeAdmin::default());
+    assert_eq!(up.base_state(), BaseState::Unknown);
+    let s = crate::SchedNode::from_model(&up);
+    assert!(s.booting && s.schedulable, "a powering-up node is placed on");
+    for admin in
+        [NodeAdmin { down: true, ..NodeAdmin::default() }, NodeAdmin { drain: true, ..NodeAdmin::default() }]
+    {
+        let s = crate::SchedNode::from_model(&node(admin));
+        assert!(!s.booting && !s.schedulable, "{s:?}");
+    }
+    let registered = Node { registered: true, responding: true, ..up };
+    assert!(!crate::SchedNode::from_model(&registered).booting);
 }
 
 #[test]
@@ -180,10 +245,10 @@ fn preemption_waits_while_a_dynamic_definition_can_still_provision() {
             .job(ranked(10, 1000))
             .with(|f| drop(f.snap.provisioned.insert("burst".into(), p)))
     };
-    let f = full(Provisioned { booting: 1, active: 1, unavailable: None });
+    let f = full(Provisioned { queued: 1, active: 1, ..Provisioned::default() });
     let plan = f.plan();
     assert!(plan.preemptions.is_empty(), "{:?}", plan.preemptions);
-    assert_eq!(plan.provision, vec![], "the booting node serves job 10");
+    assert_eq!(plan.provision, vec![], "the node asked for serves job 10");
     let v = f.explained(10);
     let dynamic = v.checks.iter().find_map(|c| match c {
         JobCheck::Dynamic(h) => Some(h.clone()),
@@ -193,7 +258,7 @@ fn preemption_waits_while_a_dynamic_definition_can_still_provision() {
     assert_eq!((h.definition.as_str(), h.held, h.max_nodes, h.can_provision()), ("burst", 2, 3, true));
     assert_eq!(v.outcome, Outcome::Checks);
     // At maxNodes, or backing off, it provisions nothing: preemption goes ahead.
-    let at_cap = full(Provisioned { booting: 1, active: 2, unavailable: None });
+    let at_cap = full(Provisioned { booting: 1, active: 2, ..Provisioned::default() });
     assert_eq!(at_cap.plan().preemptions.len(), 1);
     let down = crate::demand::Unavailable { error: "sbatch failed".into(), until_ms: NOW + 60_000 };
     let backing_off = full(Provisioned { unavailable: Some(down), ..Provisioned::default() });
@@ -201,4 +266,34 @@ fn preemption_waits_while_a_dynamic_definition_can_still_provision() {
     // A job no burst node could run (a day long, over the ttl) is not held back.
     let long = full(Provisioned::default()).job(Job { time_limit: Some(1440), ..ranked(11, 1000) });
     assert!(long.plan().preemptions.iter().any(|p| p.by == 11), "{:?}", long.plan().preemptions);
+}
+
+#[test]
+fn a_run_on_a_borrowed_node_is_charged_its_share_of_costs_per_hour() {
+    // n1, n2 full; n3 borrowed for `burst` (costPerHour 0.3, 16 CPUs).
+    let f = with_booting(fx(true).running(run_on(sized(1, 8), &["n1"], NOW)).running(run_on(
+        sized(2, 8),
+        &["n2"],
+        NOW,
+    )))
+    .job(sized(3, 4))
+    .job(Job { exclusive: true, ..sized(4, 4) });
+    let plan = f.plan();
+    let charged = |id| plan.start_of(id).map(|s| s.charge.clone());
+    assert_eq!(charged(3), Some(vec![("burst".to_string(), 0.3 * 4.0 / 16.0)]), "a quarter of the node");
+    assert!(plan.start_of(4).is_none(), "n3 is shared already");
+    let plan = with_booting(fx(true).running(run_on(sized(1, 8), &["n1"], NOW)).running(run_on(
+        sized(2, 8),
+        &["n2"],
+        NOW,
+    )))
+    .job(Job { exclusive: true, ..sized(4, 4) })
+    .plan();
+    assert_eq!(
+        plan.start_of(4).map(|s| s.charge.clone()),
+        Some(vec![("burst".to_string(), 0.3)]),
+        "the whole node"
+    );
+    let plan = fx(true).job(sized(5, 4)).plan();
+    assert_eq!(plan.start_of(5).map(|s| s.charge.len()), Some(0), "this cluster's nodes cost nothing");
 }

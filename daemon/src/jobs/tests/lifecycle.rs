@@ -77,6 +77,8 @@ fn starts_persist_running_jobs_flush_and_then_launch() {
         backfilled: false,
         priority: sched::PriorityFactors::new(1.0, 0.5, 0.1, 1),
         licenses: vec![],
+        configuring: false,
+        charge: vec![],
     };
     let fx =
         q.start(&[start(1, "n1"), start(3, "n2"), start(2, "n2")], &[], NOW, &mut || unreachable!(), &mut []);
@@ -165,6 +167,8 @@ fn a_lent_start_is_stamped_borrowed_and_a_requeue_clears_the_stamp() {
         backfilled: false,
         priority: sched::PriorityFactors::new(1.0, 0.5, 0.1, 1),
         licenses: vec![],
+        configuring: false,
+        charge: vec![],
     };
     let fx = q.start(&[lent], &[], NOW, &mut || unreachable!(), &mut []);
     let run = fx.persisted()[0].clone();

@@ -2,6 +2,7 @@
 //! a transition (a plain function, no runtime, store or agent), and read the
 //! effects it recorded. `executor.rs` drives the executor itself.
 
+mod boot;
 mod ending;
 mod executor;
 mod lifecycle;
