@@ -43,6 +43,15 @@ fn list(ctls: &[&Controller]) -> String {
     ctls.iter().map(|c| c.addr()).collect::<Vec<_>>().join(",")
 }
 
+/// Two controllers on a fresh PostgreSQL database (None without one): the
+/// database URL, the controllers, and which one leads.
+async fn two(dir: &Path) -> Option<(String, Vec<Controller>, usize)> {
+    let url = fresh_url(Backend::Postgres, dir).await?;
+    let ctls = start(dir, &write_conf(dir, &url), 2);
+    let lead = primary(&ctls.iter().collect::<Vec<_>>()).await;
+    Some((url, ctls, lead))
+}
+
 /// The controller answering primary, waited for.
 async fn primary(ctls: &[&Controller]) -> usize {
     wait_until("one controller to answer primary", || async {
@@ -228,10 +237,7 @@ async fn a_failover_mid_storm_loses_no_acknowledged_submit_and_restarts_no_job()
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stopped_leader_lands_no_write_and_rejoins_as_a_follower() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(url) = fresh_url(Backend::Postgres, dir.path()).await else { return };
-    let config = write_conf(dir.path(), &url);
-    let ctls = start(dir.path(), &config, 2);
-    let lead = primary(&ctls.iter().collect::<Vec<_>>()).await;
+    let Some((url, ctls, lead)) = two(dir.path()).await else { return };
     let (old, other) = (&ctls[lead], &ctls[1 - lead]);
     // A client connected to the leader before it stops.
     let mut stale = client(&old.url).await;
@@ -320,10 +326,7 @@ async fn the_address_line_comes_once_the_controller_leads_or_follows() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scontrol_takeover_moves_the_lead_to_the_backup() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(url) = fresh_url(Backend::Postgres, dir.path()).await else { return };
-    let config = write_conf(dir.path(), &url);
-    let ctls = start(dir.path(), &config, 2);
-    let lead = primary(&ctls.iter().collect::<Vec<_>>()).await;
+    let Some((_, ctls, lead)) = two(dir.path()).await else { return };
     let (old, other) = (&ctls[lead], &ctls[1 - lead]);
     let both = list(&[old, other]);
     spur_tests::proc::ok("sbatch", &both, &["-J", "before-the-takeover", "-H", "--wrap", "true"]);

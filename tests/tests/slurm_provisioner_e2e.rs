@@ -184,18 +184,19 @@ async fn a_failing_upstream_makes_jobs_pend_naming_the_definition_and_the_error(
     );
 }
 
-/// `burst` with a ttl of 65 seconds: its node drains itself 5 seconds after its request.
-const SHORT_TTL: &str = "definitions:
-- id: burst
-  provisioner: slurm
-  ttl: 65
-  provisionerSpec: {cpu: 2, memory: 1GiB, partition: compute, costPerHour: 0.3}
-";
+/// One slurm definition in the upstream's partition `compute`.
+fn definition(id: &str, ttl: u32, cpu: u32, memory: &str, cost: f64) -> String {
+    format!(
+        "definitions:\n- id: {id}\n  provisioner: slurm\n  ttl: {ttl}\n  \
+         provisionerSpec: {{cpu: {cpu}, memory: {memory}, partition: compute, costPerHour: {cost}}}\n"
+    )
+}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_borrowed_node_drains_itself_before_its_ttl_ends_naming_it() {
     // Nodes idle for five minutes stay: only the expiry drains this one.
-    let both = setup_with(SHORT_TTL, Timeouts { idle: 300, ..QUICK });
+    // `burst` with a ttl of 65 seconds: its node drains itself 5 seconds after its request.
+    let both = setup_with(&definition("burst", 65, 2, "1GiB", 0.3), Timeouts { idle: 300, ..QUICK });
     let s = &both.ours;
     // A one-minute job fits the 65-second ttl, so a node is asked for.
     s.submit_with(&["-t", "1"], "true");
@@ -211,17 +212,10 @@ async fn a_borrowed_node_drains_itself_before_its_ttl_ends_naming_it() {
     assert_eq!(most, 1, "one pilot");
 }
 
-/// A definition whose nodes have twice the CPUs of `burst`'s static node03.
-const WIDE: &str = "definitions:
-- id: wide
-  provisioner: slurm
-  ttl: 3600
-  provisionerSpec: {cpu: 4, memory: 2GiB, partition: compute, costPerHour: 0.5}
-";
-
 #[tokio::test(flavor = "multi_thread")]
 async fn a_job_larger_than_the_static_nodes_is_accepted_where_a_definition_could_lend_one() {
-    let both = setup_with(WIDE, QUICK);
+    // `wide`'s nodes have twice the CPUs of `burst`'s static node03.
+    let both = setup_with(&definition("wide", 3600, 4, "2GiB", 0.5), QUICK);
     let s = &both.ours;
     // node03, the partition's one static node, has 2 CPUs: 4 fit only a `wide` node.
     let id = s.submit_with(&["-t", "5", "-c", "4"], "true");
