@@ -15,6 +15,7 @@ use super::preempt::{Short, hold_for_preemptor};
 use super::priority::PriorityFactors;
 use super::reason::{Facts, LimitFacts, LimitKind, Reason, ReasonCode as C, Scope, Unit};
 use super::scope::Scopes;
+use super::scratch::Scratch;
 use super::windows::Windows;
 use super::{Pending, Plan, Reservation, Snapshot, Start};
 use crate::model::Partition;
@@ -38,7 +39,7 @@ pub(super) type Picked = (Vec<u32>, Vec<LicenseAlloc>);
 
 /// A pending job in the order: its sort key inline, so sorting a large queue
 /// does not chase pointers into the job list.
-struct Entry {
+pub(crate) struct Entry {
     key: (f64, i64, JobId),
     job: u32,
     scope: u32,
@@ -48,14 +49,15 @@ struct Entry {
     priority: u32,
 }
 
-pub(crate) fn run(snap: &Snapshot, now_ms: i64) -> Plan {
-    let mut pass = Pass::new(snap, now_ms);
+pub(crate) fn run(snap: &Snapshot, now_ms: i64, scratch: &mut Scratch) -> Plan {
+    let mut pass = Pass::reusing(snap, now_ms, std::mem::take(&mut scratch.nodes));
     pass.resume_suspended();
-    let (order, priorities) = pass.order();
+    let (mut order, priorities) =
+        pass.order(std::mem::take(&mut scratch.order), std::mem::take(&mut scratch.priorities));
     // Every pending job gets one entry; reserved once, not grown by copies.
     pass.plan.pending.reserve(order.len());
     let mut borrowers = vec![];
-    for Entry { job, scope, part, priority, .. } in order {
+    for Entry { job, scope, part, priority, .. } in order.drain(..) {
         let (job, priority) = (&snap.jobs[job as usize], priorities[priority as usize]);
         // An array's pending tasks start one after another while they fit
         // (each a job for limits and placement); the rest keep one reason.
@@ -104,12 +106,22 @@ pub(crate) fn run(snap: &Snapshot, now_ms: i64) -> Plan {
         now_ms,
     );
     pass.plan.provision = requests;
+    // Cleared, not freed: the next pass reuses them (see `Scratch`).
+    (scratch.order, scratch.priorities, scratch.nodes) = (order, priorities, std::mem::take(&mut pass.nodes));
+    scratch.priorities.clear();
+    scratch.nodes.clear();
     pass.plan
 }
 
 impl<'a> Pass<'a> {
     pub fn new(snap: &'a Snapshot, now: i64) -> Pass<'a> {
-        let mut nodes: Vec<NodeState> = snap.nodes.iter().map(NodeState::new).collect();
+        Pass::reusing(snap, now, Vec::new())
+    }
+
+    /// As [`Pass::new`], filling `nodes` (emptied, its capacity kept from a last pass).
+    fn reusing(snap: &'a Snapshot, now: i64, mut nodes: Vec<NodeState>) -> Pass<'a> {
+        nodes.clear();
+        nodes.extend(snap.nodes.iter().map(NodeState::new));
         Pass::mark_pools(snap, &mut nodes);
         let node_idx: HashMap<&str, u32> =
             snap.nodes.iter().enumerate().map(|(i, n)| (n.name.as_str(), i as u32)).collect();
@@ -225,10 +237,17 @@ impl<'a> Pass<'a> {
     }
 
     /// Pending jobs by effective priority, then submit time, then id.
-    fn order(&mut self) -> (Vec<Entry>, Vec<PriorityFactors>) {
+    /// `out` and `priorities` are emptied and filled (their capacity kept from a last pass).
+    fn order(
+        &mut self,
+        mut out: Vec<Entry>,
+        mut priorities: Vec<PriorityFactors>,
+    ) -> (Vec<Entry>, Vec<PriorityFactors>) {
         let jobs = &self.snap.jobs;
-        let mut out: Vec<Entry> = Vec::with_capacity(jobs.len());
-        let mut priorities = Vec::with_capacity(jobs.len());
+        out.clear();
+        priorities.clear();
+        out.reserve(jobs.len());
+        priorities.reserve(jobs.len());
         for (j, job) in jobs.iter().enumerate().filter(|(_, j)| j.is_pending()) {
             let part = self.part_idx.get(job.partition.as_str()).copied();
             let (scope, mut priority) = scoped_priority(&mut self.scopes, &self.parts, job, part, self.now);
