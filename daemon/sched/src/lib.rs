@@ -75,10 +75,12 @@ pub mod resv;
 mod scope;
 mod scratch;
 mod screen;
+mod soon;
 pub mod submit;
 #[cfg(test)]
 mod tests;
 pub mod verdict;
+mod window_fit;
 mod windows;
 
 pub mod hres_spec;

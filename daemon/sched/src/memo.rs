@@ -52,13 +52,19 @@ impl RoomFailures {
     /// them); so does one ending earlier but after every start that kept
     /// nodes from the first (`lo`), since it meets exactly the same holes.
     pub fn recall(&self, shape: &Shape, end_ms: i64) -> Option<Blocker> {
-        if self.list.iter().any(|f| f.by == Blocker::NoRoom && shape.covers(&f.shape)) {
-            return Some(Blocker::NoRoom);
+        // One walk (every job not started asks): a no-room entry answers
+        // first, else the earliest other entry that does.
+        let mut other = None;
+        for f in &self.list {
+            if f.by == Blocker::NoRoom {
+                if shape.covers(&f.shape) {
+                    return Some(Blocker::NoRoom);
+                }
+            } else if other.is_none() && f.shape == *shape && (end_ms >= f.end_ms || end_ms > f.lo) {
+                other = Some(f.by);
+            }
         }
-        let f = self.list.iter().find(|f| {
-            f.by != Blocker::NoRoom && f.shape == *shape && (end_ms >= f.end_ms || end_ms > f.lo)
-        })?;
-        Some(f.by)
+        other
     }
 
     /// `lo`: the latest start that kept nodes from the job (see [`Failure`]).

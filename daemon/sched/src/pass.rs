@@ -16,6 +16,7 @@ use super::priority::PriorityFactors;
 use super::reason::{Facts, LimitFacts, LimitKind, Reason, ReasonCode as C, Scope, Unit};
 use super::scope::Scopes;
 use super::scratch::Scratch;
+use super::soon::soon_nodes;
 use super::windows::Windows;
 use super::{Pending, Plan, Reservation, Snapshot, Start};
 use crate::model::Partition;
@@ -144,6 +145,7 @@ impl<'a> Pass<'a> {
             parts.push(Part {
                 p,
                 closed,
+                soon: None,
                 nodes,
                 failures: RoomFailures::default(),
                 reserved: false,
@@ -203,8 +205,12 @@ impl<'a> Pass<'a> {
         for (i, _) in windows.walled(now) {
             nodes[i as usize].walled = true;
         }
+        if windows.any() {
+            parts.iter_mut().for_each(|part| part.soon = soon_nodes(&part.nodes, &nodes, &windows));
+        }
         Pass {
             walled_fit: Default::default(),
+            soon_fit: Default::default(),
             member_fail: Default::default(),
             windows,
             snap,
@@ -430,28 +436,6 @@ impl<'a> Pass<'a> {
         }
     }
 
-    /// How many of the partition's (or pool class's) nodes in a window now would
-    /// take `shape`, and the first such window; remembered per shape.
-    fn walled_fit(&mut self, pi: usize, class: Option<u32>, shape: &Shape) -> (usize, Option<u16>) {
-        let key = (pi, class, *shape);
-        if let Some(hit) = self.walled_fit.get(&key) {
-            return *hit;
-        }
-        let order = match class {
-            Some(c) => &self.pools.classes[c as usize].nodes.order,
-            None => &self.parts[pi].nodes.order,
-        };
-        let (mut n, mut first) = (0, None);
-        for &i in
-            order.iter().filter(|&&i| self.nodes[i as usize].walled && self.nodes[i as usize].fits(shape))
-        {
-            n += 1;
-            first = first.or(self.windows.blocks(i, None, i64::MAX));
-        }
-        self.walled_fit.insert(key, (n, first));
-        (n, first)
-    }
-
     /// Kept off nodes by reservation `k`'s window: "Reserved for maintenance" for MAINT.
     fn window_reason(&self, k: u16) -> Reason {
         let code = if self.windows.list[k as usize].maint() { C::ReqNodeNotAvailMaint } else { C::Resources };
@@ -578,19 +562,36 @@ impl<'a> Pass<'a> {
                 }
             }
         }
-        let part_nodes = match class {
-            Some(c) => &mut self.pools.classes[c as usize].nodes,
-            None => &mut self.parts[pi].nodes,
-        };
-        match member {
+        // Every window still to come in the partition would keep this job out
+        // (it ends after their latest start): scan the nodes without one and
+        // count those with one once per shape, as the scan would have.
+        let soon = self.parts[pi].soon.as_mut().filter(|s| simple && class.is_none() && end_ms > s.latest);
+        match (member, soon) {
             // A job in a reservation looks only at its nodes (of the partition, not excluded).
-            Some(k) => {
+            (Some(k), _) => {
+                let part_nodes =
+                    class.map_or(&self.parts[pi].nodes, |c| &self.pools.classes[c as usize].nodes);
                 let mine: Vec<u32> = (windows.nodes_of(k).iter().copied())
                     .filter(|&i| part_nodes.member[i as usize] && excluded.binary_search(&i).is_err())
                     .collect();
                 pick.listed(&self.nodes, &mine, &want, need, &mut self.marks);
             }
-            None => pick.scan(&self.nodes, part_nodes, &want, need, &mut self.marks),
+            (None, Some(soon)) if excluded.is_empty() => {
+                pick.scan(&self.nodes, &mut soon.plain, &want, need, &mut self.marks);
+                if pick.nodes.len() < need {
+                    let fit = self.soon_fit(pi, &shape);
+                    pick.in_window += fit.nodes;
+                    pick.window = pick.window.or(fit.first.map(|(_, k)| k));
+                    pick.lo = pick.lo.max(fit.latest);
+                }
+            }
+            (None, _) => {
+                let part_nodes = match class {
+                    Some(c) => &mut self.pools.classes[c as usize].nodes,
+                    None => &mut self.parts[pi].nodes,
+                };
+                pick.scan(&self.nodes, part_nodes, &want, need, &mut self.marks)
+            }
         }
         if pick.nodes.len() >= need {
             return Ok(pick.nodes);
@@ -745,7 +746,11 @@ impl<'a> Pass<'a> {
         }
         let shape = Pass::shape_on(&self.nodes, &picked, job);
         for &n in &picked {
+            let before = (!self.soon_fit.is_empty()).then(|| self.nodes[n as usize].clone());
             self.nodes[n as usize].take(&shape);
+            if let Some(before) = before {
+                self.soon_taken(n, &before);
+            }
         }
         if picked.iter().any(|&n| self.nodes[n as usize].walled) {
             self.walled_fit.clear();
