@@ -73,11 +73,14 @@ pub mod reason;
 pub mod reclaim;
 pub mod resv;
 mod scope;
+mod scratch;
 mod screen;
+mod soon;
 pub mod submit;
 #[cfg(test)]
 mod tests;
 pub mod verdict;
+mod window_fit;
 mod windows;
 
 pub mod hres_spec;
@@ -96,6 +99,7 @@ pub use priority::{
     AccountShare, FairShare, PriorityFactors, UsageRecord, UsageTable, account_shares_tree, level_fs,
 };
 pub use reason::{Facts, LimitFacts, LimitKind, Reason, ReasonCode, Scope, Unit};
+pub use scratch::Scratch;
 pub use submit::{Resolved, SubmitCounts, SubmitError, SubmitPolicy};
 pub use verdict::{GapCheck, Guard, JobCheck, JobVerdict, Outcome, PairVerdict, Side, Source};
 
@@ -365,5 +369,12 @@ impl Plan {
 
 /// One scheduling pass.
 pub fn schedule(snap: &Snapshot, now_ms: i64) -> Plan {
-    pass::run(snap, now_ms)
+    pass::run(snap, now_ms, &mut Scratch::default())
+}
+
+/// One scheduling pass that reuses the last pass's working buffers: what a
+/// caller running pass after pass (the controller) calls, so the pass does
+/// not allocate and free its largest buffers each time ([`Scratch`]).
+pub fn schedule_with(snap: &Snapshot, now_ms: i64, scratch: &mut Scratch) -> Plan {
+    pass::run(snap, now_ms, scratch)
 }

@@ -5,7 +5,8 @@
 
 use super::job::{JobId, Shape};
 use super::reason::Reason;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as FxMap;
+use std::collections::{HashMap, VecDeque};
 
 /// Entries kept per memory; a bound keeps each lookup cheap.
 const MEMORY: usize = 64;
@@ -28,13 +29,13 @@ pub(crate) enum Blocker {
     Window(u16),
 }
 
+/// A failure other than no room: when the job would have ended, and `lo`:
+/// every window or reservation start that kept nodes from it was at or
+/// before this, so a job of the same shape ending after it meets the same
+/// holes as one ending at `end_ms` (`i64::MIN` when none did).
 #[derive(Debug)]
 struct Failure {
-    shape: Shape,
     end_ms: i64,
-    /// Every window or reservation start that kept nodes from the job was at
-    /// or before this: a job of the same shape ending after it meets the
-    /// same holes as one ending at `end_ms` (`i64::MIN` when none did).
     lo: i64,
     by: Blocker,
 }
@@ -42,7 +43,15 @@ struct Failure {
 /// Shapes that found no room in one partition this pass.
 #[derive(Debug, Default)]
 pub(crate) struct RoomFailures {
-    list: Vec<Failure>,
+    /// Every entry's shape and whether it is `NoRoom`, oldest first: which
+    /// entry a full memory forgets.
+    list: VecDeque<(Shape, bool)>,
+    /// The `NoRoom` entries' shapes, in `list`'s order.
+    no_room: Vec<Shape>,
+    /// The other entries by shape, in `list`'s order: a job not started asks
+    /// at every pass, and with windows the memory holds one per shape they
+    /// kept out, so it looks up its own shape rather than walk them all.
+    others: FxMap<Shape, VecDeque<Failure>>,
 }
 
 impl RoomFailures {
@@ -52,22 +61,39 @@ impl RoomFailures {
     /// them); so does one ending earlier but after every start that kept
     /// nodes from the first (`lo`), since it meets exactly the same holes.
     pub fn recall(&self, shape: &Shape, end_ms: i64) -> Option<Blocker> {
-        if self.list.iter().any(|f| f.by == Blocker::NoRoom && shape.covers(&f.shape)) {
+        if self.no_room.iter().any(|s| shape.covers(s)) {
             return Some(Blocker::NoRoom);
         }
-        let f = self.list.iter().find(|f| {
-            f.by != Blocker::NoRoom && f.shape == *shape && (end_ms >= f.end_ms || end_ms > f.lo)
-        })?;
-        Some(f.by)
+        let same = self.others.get(shape)?;
+        same.iter().find(|f| end_ms >= f.end_ms || end_ms > f.lo).map(|f| f.by)
     }
 
     /// `lo`: the latest start that kept nodes from the job (see [`Failure`]).
     pub fn remember(&mut self, shape: Shape, end_ms: i64, lo: i64, by: Blocker) {
         if by == Blocker::NoRoom {
             // Entries asking at least as much are implied by the new one.
-            self.list.retain(|e| e.by != Blocker::NoRoom || !e.shape.covers(&shape));
+            let implied = |e: &Shape| e.covers(&shape);
+            self.list.retain(|(e, no_room)| !no_room || !implied(e));
+            self.no_room.retain(|e| !implied(e));
         }
-        push_bounded(&mut self.list, Failure { shape, end_ms, lo, by });
+        if self.list.len() >= MEMORY
+            && let Some((old, no_room)) = self.list.pop_front()
+        {
+            // The oldest entry is the oldest of its kind (and of its shape).
+            if no_room {
+                self.no_room.remove(0);
+            } else if let Some(same) = self.others.get_mut(&old) {
+                same.pop_front();
+                if same.is_empty() {
+                    self.others.remove(&old);
+                }
+            }
+        }
+        match by {
+            Blocker::NoRoom => self.no_room.push(shape),
+            _ => self.others.entry(shape).or_default().push_back(Failure { end_ms, lo, by }),
+        }
+        self.list.push_back((shape, by == Blocker::NoRoom));
     }
 }
 
@@ -108,5 +134,27 @@ mod tests {
         assert_eq!(m.recall(&shape, 300), None, "ending at 300 the later window no longer meets it");
         let bigger = Shape { cpus: 8, ..shape };
         assert_eq!(m.recall(&bigger, 900), None, "only the same shape");
+    }
+
+    #[test]
+    fn a_full_memory_forgets_its_oldest_entry_of_either_kind_and_answers_the_rest() {
+        let shape = |cpus| Shape { nodes: 1, cpus, mem_mb: 0, gpus: 0, exclusive: false, workflow: 0 };
+        let mut m = RoomFailures::default();
+        m.remember(shape(1000), 500, 0, Blocker::NoRoom);
+        (1..MEMORY as u32).for_each(|c| m.remember(shape(c), 500, 0, Blocker::Window(c as u16)));
+        assert_eq!(m.recall(&shape(2000), 500), Some(Blocker::NoRoom), "covered by the first");
+        assert_eq!(m.recall(&shape(1), 500), Some(Blocker::Window(1)));
+        // One more forgets the no-room entry, the next the oldest window one.
+        m.remember(shape(900), 500, 0, Blocker::Reserved(9));
+        assert_eq!(m.recall(&shape(2000), 500), None);
+        assert_eq!(m.recall(&shape(1), 500), Some(Blocker::Window(1)));
+        m.remember(shape(901), 500, 0, Blocker::Window(77));
+        assert_eq!(m.recall(&shape(1), 500), None, "the oldest window entry is gone");
+        assert_eq!(m.recall(&shape(2), 500), Some(Blocker::Window(2)));
+        assert_eq!(m.recall(&shape(900), 500), Some(Blocker::Reserved(9)));
+        // A second entry of a shape answers once the first is forgotten.
+        m.remember(shape(2), 900, 0, Blocker::Window(88));
+        m.remember(shape(902), 500, 0, Blocker::NoRoom);
+        assert_eq!(m.recall(&shape(2), 900), Some(Blocker::Window(88)));
     }
 }

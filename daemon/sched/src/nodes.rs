@@ -77,7 +77,7 @@ impl NodeState {
     }
 
     /// Nothing more fits for the rest of the pass: within a pass resources only shrink.
-    fn closed(&self) -> bool {
+    pub fn closed(&self) -> bool {
         !self.up
             || self.walled
             || self.exclusive

@@ -15,6 +15,8 @@ use super::preempt::{Short, hold_for_preemptor};
 use super::priority::PriorityFactors;
 use super::reason::{Facts, LimitFacts, LimitKind, Reason, ReasonCode as C, Scope, Unit};
 use super::scope::Scopes;
+use super::scratch::Scratch;
+use super::soon::soon_nodes;
 use super::windows::Windows;
 use super::{Pending, Plan, Reservation, Snapshot, Start};
 use crate::model::Partition;
@@ -38,7 +40,7 @@ pub(super) type Picked = (Vec<u32>, Vec<LicenseAlloc>);
 
 /// A pending job in the order: its sort key inline, so sorting a large queue
 /// does not chase pointers into the job list.
-struct Entry {
+pub(crate) struct Entry {
     key: (f64, i64, JobId),
     job: u32,
     scope: u32,
@@ -48,14 +50,15 @@ struct Entry {
     priority: u32,
 }
 
-pub(crate) fn run(snap: &Snapshot, now_ms: i64) -> Plan {
-    let mut pass = Pass::new(snap, now_ms);
+pub(crate) fn run(snap: &Snapshot, now_ms: i64, scratch: &mut Scratch) -> Plan {
+    let mut pass = Pass::reusing(snap, now_ms, std::mem::take(&mut scratch.nodes));
     pass.resume_suspended();
-    let (order, priorities) = pass.order();
+    let (mut order, priorities) =
+        pass.order(std::mem::take(&mut scratch.order), std::mem::take(&mut scratch.priorities));
     // Every pending job gets one entry; reserved once, not grown by copies.
     pass.plan.pending.reserve(order.len());
     let mut borrowers = vec![];
-    for Entry { job, scope, part, priority, .. } in order {
+    for Entry { job, scope, part, priority, .. } in order.drain(..) {
         let (job, priority) = (&snap.jobs[job as usize], priorities[priority as usize]);
         // An array's pending tasks start one after another while they fit
         // (each a job for limits and placement); the rest keep one reason.
@@ -104,12 +107,22 @@ pub(crate) fn run(snap: &Snapshot, now_ms: i64) -> Plan {
         now_ms,
     );
     pass.plan.provision = requests;
+    // Cleared, not freed: the next pass reuses them (see `Scratch`).
+    (scratch.order, scratch.priorities, scratch.nodes) = (order, priorities, std::mem::take(&mut pass.nodes));
+    scratch.priorities.clear();
+    scratch.nodes.clear();
     pass.plan
 }
 
 impl<'a> Pass<'a> {
     pub fn new(snap: &'a Snapshot, now: i64) -> Pass<'a> {
-        let mut nodes: Vec<NodeState> = snap.nodes.iter().map(NodeState::new).collect();
+        Pass::reusing(snap, now, Vec::new())
+    }
+
+    /// As [`Pass::new`], filling `nodes` (emptied, its capacity kept from a last pass).
+    fn reusing(snap: &'a Snapshot, now: i64, mut nodes: Vec<NodeState>) -> Pass<'a> {
+        nodes.clear();
+        nodes.extend(snap.nodes.iter().map(NodeState::new));
         Pass::mark_pools(snap, &mut nodes);
         let node_idx: HashMap<&str, u32> =
             snap.nodes.iter().enumerate().map(|(i, n)| (n.name.as_str(), i as u32)).collect();
@@ -132,6 +145,7 @@ impl<'a> Pass<'a> {
             parts.push(Part {
                 p,
                 closed,
+                soon: None,
                 nodes,
                 failures: RoomFailures::default(),
                 reserved: false,
@@ -191,8 +205,12 @@ impl<'a> Pass<'a> {
         for (i, _) in windows.walled(now) {
             nodes[i as usize].walled = true;
         }
+        if windows.any() {
+            parts.iter_mut().for_each(|part| part.soon = soon_nodes(&part.nodes, &nodes, &windows));
+        }
         Pass {
             walled_fit: Default::default(),
+            soon_fit: Default::default(),
             member_fail: Default::default(),
             windows,
             snap,
@@ -225,10 +243,17 @@ impl<'a> Pass<'a> {
     }
 
     /// Pending jobs by effective priority, then submit time, then id.
-    fn order(&mut self) -> (Vec<Entry>, Vec<PriorityFactors>) {
+    /// `out` and `priorities` are emptied and filled (their capacity kept from a last pass).
+    fn order(
+        &mut self,
+        mut out: Vec<Entry>,
+        mut priorities: Vec<PriorityFactors>,
+    ) -> (Vec<Entry>, Vec<PriorityFactors>) {
         let jobs = &self.snap.jobs;
-        let mut out: Vec<Entry> = Vec::with_capacity(jobs.len());
-        let mut priorities = Vec::with_capacity(jobs.len());
+        out.clear();
+        priorities.clear();
+        out.reserve(jobs.len());
+        priorities.reserve(jobs.len());
         for (j, job) in jobs.iter().enumerate().filter(|(_, j)| j.is_pending()) {
             let part = self.part_idx.get(job.partition.as_str()).copied();
             let (scope, mut priority) = scoped_priority(&mut self.scopes, &self.parts, job, part, self.now);
@@ -411,28 +436,6 @@ impl<'a> Pass<'a> {
         }
     }
 
-    /// How many of the partition's (or pool class's) nodes in a window now would
-    /// take `shape`, and the first such window; remembered per shape.
-    fn walled_fit(&mut self, pi: usize, class: Option<u32>, shape: &Shape) -> (usize, Option<u16>) {
-        let key = (pi, class, *shape);
-        if let Some(hit) = self.walled_fit.get(&key) {
-            return *hit;
-        }
-        let order = match class {
-            Some(c) => &self.pools.classes[c as usize].nodes.order,
-            None => &self.parts[pi].nodes.order,
-        };
-        let (mut n, mut first) = (0, None);
-        for &i in
-            order.iter().filter(|&&i| self.nodes[i as usize].walled && self.nodes[i as usize].fits(shape))
-        {
-            n += 1;
-            first = first.or(self.windows.blocks(i, None, i64::MAX));
-        }
-        self.walled_fit.insert(key, (n, first));
-        (n, first)
-    }
-
     /// Kept off nodes by reservation `k`'s window: "Reserved for maintenance" for MAINT.
     fn window_reason(&self, k: u16) -> Reason {
         let code = if self.windows.list[k as usize].maint() { C::ReqNodeNotAvailMaint } else { C::Resources };
@@ -559,19 +562,36 @@ impl<'a> Pass<'a> {
                 }
             }
         }
-        let part_nodes = match class {
-            Some(c) => &mut self.pools.classes[c as usize].nodes,
-            None => &mut self.parts[pi].nodes,
-        };
-        match member {
+        // Every window still to come in the partition would keep this job out
+        // (it ends after their latest start): scan the nodes without one and
+        // count those with one once per shape, as the scan would have.
+        let soon = self.parts[pi].soon.as_mut().filter(|s| simple && class.is_none() && end_ms > s.latest);
+        match (member, soon) {
             // A job in a reservation looks only at its nodes (of the partition, not excluded).
-            Some(k) => {
+            (Some(k), _) => {
+                let part_nodes =
+                    class.map_or(&self.parts[pi].nodes, |c| &self.pools.classes[c as usize].nodes);
                 let mine: Vec<u32> = (windows.nodes_of(k).iter().copied())
                     .filter(|&i| part_nodes.member[i as usize] && excluded.binary_search(&i).is_err())
                     .collect();
                 pick.listed(&self.nodes, &mine, &want, need, &mut self.marks);
             }
-            None => pick.scan(&self.nodes, part_nodes, &want, need, &mut self.marks),
+            (None, Some(soon)) if excluded.is_empty() => {
+                pick.scan(&self.nodes, &mut soon.plain, &want, need, &mut self.marks);
+                if pick.nodes.len() < need {
+                    let fit = self.soon_fit(pi, &shape);
+                    pick.in_window += fit.nodes;
+                    pick.window = pick.window.or(fit.first.map(|(_, k)| k));
+                    pick.lo = pick.lo.max(fit.latest);
+                }
+            }
+            (None, _) => {
+                let part_nodes = match class {
+                    Some(c) => &mut self.pools.classes[c as usize].nodes,
+                    None => &mut self.parts[pi].nodes,
+                };
+                pick.scan(&self.nodes, part_nodes, &want, need, &mut self.marks)
+            }
         }
         if pick.nodes.len() >= need {
             return Ok(pick.nodes);
@@ -726,7 +746,11 @@ impl<'a> Pass<'a> {
         }
         let shape = Pass::shape_on(&self.nodes, &picked, job);
         for &n in &picked {
+            let before = (!self.soon_fit.is_empty()).then(|| self.nodes[n as usize].clone());
             self.nodes[n as usize].take(&shape);
+            if let Some(before) = before {
+                self.soon_taken(n, &before);
+            }
         }
         if picked.iter().any(|&n| self.nodes[n as usize].walled) {
             self.walled_fit.clear();

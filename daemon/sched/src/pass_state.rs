@@ -22,6 +22,8 @@ pub(super) struct Part<'a> {
     /// Down or inactive: the code every job asking for it pends with (parsed once per pass).
     pub closed: Option<crate::reason::ReasonCode>,
     pub nodes: PartNodes,
+    /// Nodes with reservation windows still to come, when it has some.
+    pub soon: Option<super::soon::Soon>,
     pub failures: RoomFailures,
     pub reserved: bool,
     pub reserve_tries: u32,
@@ -70,6 +72,9 @@ pub(super) struct Pass<'a> {
     /// would take the shape, and the first window: what scans that skip
     /// those nodes say instead. Cleared when a job starts in a window.
     pub walled_fit: FxMap<WalledKey, (usize, Option<u16>)>,
+    /// Per (partition, shape): what a scan would count of the nodes with a
+    /// window still to come, for a job they all keep out. Cleared as `walled_fit`.
+    pub soon_fit: FxMap<(usize, super::job::Shape), super::soon::SoonFit>,
     /// A reservation's jobs that found no room in it this pass, by shape, and why.
     pub member_fail: FxMap<(u16, super::job::Shape), crate::reason::Reason>,
     pub marks: Marks,

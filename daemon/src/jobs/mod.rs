@@ -124,6 +124,8 @@ pub struct JobService {
     pub(crate) last: Mutex<Option<Arc<preempt::LastPass>>>,
     /// Pass counts and durations, for `/metrics`.
     pub(crate) pass_stats: run::PassStats,
+    /// The pass's working buffers, kept from one pass to the next (`sched::Scratch`).
+    pub(crate) scratch: Mutex<crate::sched::Scratch>,
     /// sstat requests waiting for their nodes' answers.
     pub(crate) samples: steps::stats::Waiting<spur_proto::v1::UseReport>,
     /// sbcast copies waiting for their nodes' answers.
@@ -253,6 +255,7 @@ impl JobService {
             admits: Mutex::new(Default::default()),
             last: Mutex::new(None),
             pass_stats: run::PassStats::default(),
+            scratch: Mutex::new(Default::default()),
             diag: diag::Diag::new(now_ms()),
             samples: Default::default(),
             bcasts: Default::default(),

@@ -198,7 +198,11 @@ impl JobService {
         let nodes = self.nodes.nodes();
         let snap = self.snapshot(now, &nodes);
         let began = std::time::Instant::now();
-        let plan = sched::schedule(&snap, now);
+        // A pass fills its buffers afresh: one that panicked mid-pass left nothing stale.
+        let plan = {
+            let mut scratch = self.scratch.lock().unwrap_or_else(|p| p.into_inner());
+            sched::schedule_with(&snap, now, &mut scratch)
+        };
         let took_us = u64::try_from(began.elapsed().as_micros()).unwrap_or(u64::MAX);
         drop(snap);
         self.pass_stats.note(took_us);

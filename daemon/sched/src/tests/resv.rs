@@ -364,3 +364,70 @@ fn preemption_never_evicts_from_a_node_a_window_keeps_the_preemptor_off() {
     let both = Resv { nodes: vec!["n1".into(), "n2".into()], ..active };
     assert!(victim_with_window(Some(both), 30).is_empty(), "no eviction would let it run");
 }
+
+/// n1 idle with no window; n2 held by `late` from NOW+90min and n3 by the
+/// MAINT `early` from NOW+30min, n3 first in placement order; n4 busy. `busy`
+/// runs jobs on more of them.
+fn windows_to_come(busy: &[&str]) -> Fx {
+    let late = resv("late", &["n2"], NOW + 90 * MIN, NOW + 300 * MIN, ResvFlags::NONE);
+    let early = resv("early", &["n3"], NOW + 30 * MIN, NOW + 300 * MIN, ResvFlags::MAINT);
+    let fx = Fx::new(4, 8, 16000, 0).with(|f| {
+        f.snap.resvs = Arc::new(vec![late, early]);
+        (f.snap.nodes.iter_mut().zip([3, 2, 1, 4])).for_each(|(n, w)| n.weight = w);
+    });
+    (busy.iter().enumerate()).fold(fx, |fx, (k, n)| {
+        fx.running(Job { exclusive: true, ..run_on(timed(90 + k as u64, "carol", 900), &[n], NOW) })
+    })
+}
+
+#[test]
+fn a_job_every_window_to_come_keeps_out_counts_the_nodes_they_hold_that_would_take_it() {
+    let three = |id| Job { num_nodes: 3, exclusive: true, ..timed(id, "bob", 600) };
+    // n1 and both window nodes would take it: the first window node's reservation keeps it.
+    let plan = windows_to_come(&["n4"]).job(three(1)).plan();
+    let r = plan.reason_of(1).unwrap();
+    assert_eq!(r.code, ReasonCode::ReqNodeNotAvailMaint, "{r}");
+    assert!(r.to_string().contains("reservation early"), "the first in placement order: {r}");
+    // n2 busy: only n3 of the window nodes would take it, two in all: no room, not the windows.
+    let plan = windows_to_come(&["n4", "n2"]).job(three(1)).plan();
+    let r = plan.reason_of(1).unwrap();
+    assert_eq!(r.code, ReasonCode::Resources, "{r}");
+    assert!(!r.to_string().contains("reservation"), "{r}");
+}
+
+#[test]
+fn a_window_failure_counted_once_remembers_the_latest_start_so_a_shorter_job_still_fits() {
+    // Job 1 is kept off n2 and n3 (starts 90 and 30); job 2, same shape,
+    // ends at 60: only early's window keeps it out, and n1 and n2 take it.
+    let two = |id, minutes| Job { num_nodes: 2, exclusive: true, ..timed(id, "bob", minutes) };
+    let plan = windows_to_come(&["n4"]).job(two(1, 600)).job(two(2, 60)).plan();
+    assert_eq!(plan.reason_of(1).unwrap().code, ReasonCode::ReqNodeNotAvailMaint);
+    assert_eq!(outcome(&plan, 2), Ok(vec!["n2".to_string(), "n1".to_string()]));
+}
+
+#[test]
+fn counts_of_nodes_with_windows_to_come_kept_across_starts_equal_fresh_ones() {
+    use crate::job::Shape;
+    use crate::pass_state::Pass;
+    use crate::priority::PriorityFactors;
+    let fx = windows_to_come(&["n4"]).job(Job { ntasks: 4, ..timed(1, "bob", 20) });
+    let snap = fx.with(|f| f.snap.jobs.push(Job { ntasks: 8, ..timed(2, "bob", 20) })).snap_with_catalog();
+    let mut pass = Pass::new(&snap, NOW);
+    let shapes: Vec<Shape> = [1, 4, 5, 8].map(|cpus| Shape { cpus, ..snap.jobs[1].shape() }).into();
+    // Counted before the starts, so the starts update them.
+    for s in &shapes {
+        let _ = pass.soon_fit(0, s);
+    }
+    // Half of n3 (first in placement order), then all of n2 (the latest start).
+    for (j, node) in [(1, 2), (2, 1)] {
+        let job = &snap.jobs[j];
+        let sc = pass.scopes.of(job);
+        pass.start(job, sc, vec![node], vec![], PriorityFactors::new(1.0, 1.0, 1.0, 1), false);
+        let kept: Vec<_> = shapes.iter().map(|s| pass.soon_fit(0, s)).collect();
+        pass.soon_fit.clear();
+        let fresh: Vec<_> = shapes.iter().map(|s| pass.soon_fit(0, s)).collect();
+        assert_eq!(kept, fresh, "after job {} started", job.id);
+    }
+    assert_eq!(pass.soon_fit(0, &shapes[1]).nodes, 1, "n3 still takes 4 CPUs, n2 none");
+    assert_eq!(pass.soon_fit(0, &shapes[2]).nodes, 0);
+}
