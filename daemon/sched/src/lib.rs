@@ -23,7 +23,8 @@
 //!   `pass`, `preempt` and `explain` without their importing each other.
 //! - `pool_state`: the plain data of provisioner pools in a pass (a leaf).
 //! - `pools`: provisioner pools in a pass: the nodes a job's definitions allow, cheapest first.
-//! - `pass`: the pass itself: order, checks, placement, EASY backfill.
+//! - `pass`: the pass itself: order, checks, placement (`pass/place.rs`), EASY backfill.
+//! - `scratch`: the pass's large buffers, kept by the caller across passes (`schedule_with`).
 //! - `idle_fill`: lending idle nodes to jobs held only by their QOS group node cap.
 //! - [`idle_fill_explain`]: idle-fill's part of `scontrol explain`: may a job borrow, what reclaim weighed.
 //! - `preempt`: preemption for jobs blocked on resources: the gap, the guards,
@@ -33,6 +34,7 @@
 //! - `screen`: what a pass reuses across blocked jobs so preemption costs
 //!   each job its own candidates, not a verdict per running job.
 //! - `windows`: admin reservations in a pass: each node's windows, the licences they hold.
+//! - `soon`, `window_fit`: idle nodes a window starting soon keeps out, counted once per shape.
 //! - [`verdict`]: the typed verdicts and their sentences.
 //! - `explain`: the same evaluation on demand, for `scontrol explain`.
 //!
