@@ -116,7 +116,7 @@ fn show_job_uses_slurms_layout_with_the_reason_facts() {
    UserId=bob GroupId=(null)
    Priority=2000 Nice=0 Account=ml QOS=gpu
    JobState=PENDING Reason=QOSGrpNodeLimit (QOS gpu is at 4/4 nodes) Dependency=(null)
-   Requeue=1 BatchFlag=1 ExitCode=0:0
+   Requeue=1 Restarts=0 BatchFlag=1 ExitCode=0:0
    RunTime=00:00:00 TimeLimit=01:30:00
    SubmitTime={}
    StartTime=Unknown EndTime=Unknown

@@ -305,7 +305,12 @@ pub fn job_record(j: &pb::Job, now_ms: i64, oneliner: bool) -> String {
             null(&j.qos)
         ),
         format!("JobState={} {reason} Dependency={}", j.job_state(), null(&spec.dependency)),
-        format!("Requeue={} BatchFlag=1 ExitCode={}", u8::from(spec.requeue.unwrap_or(true)), exit_code(j)),
+        format!(
+            "Requeue={} Restarts={} BatchFlag=1 ExitCode={}",
+            u8::from(spec.requeue.unwrap_or(true)),
+            j.restarts,
+            exit_code(j)
+        ),
         format!("RunTime={} TimeLimit={limit}", format_seconds(run_secs(j, now_ms))),
         format!("SubmitTime={}", time_or(j.submit_ms, "Unknown")),
         format!("StartTime={start} EndTime={end}"),

@@ -57,6 +57,7 @@ pub(crate) fn requeued(j: &JobRecord) -> JobRecord {
     n.charge.clear();
     n.hres = None;
     n.forget_steps();
+    n.restarts = j.restarts.saturating_add(1);
     n
 }
 

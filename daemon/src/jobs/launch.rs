@@ -77,6 +77,10 @@ pub(crate) fn launch(j: &JobRecord) -> pb::AgentCommand {
     if j.gpus > 0 {
         env.push(("SLURM_GPUS_ON_NODE".into(), j.gpus.to_string()));
     }
+    // As Slurm's: set once the job has been requeued.
+    if j.restarts > 0 {
+        env.push(("SLURM_RESTART_COUNT".into(), j.restarts.to_string()));
+    }
     if let Some(a) = j.array.as_deref()
         && let Some(task) = a.task
     {
@@ -163,6 +167,11 @@ mod tests {
         assert_eq!(last("PATH").as_deref(), Some("/x"));
         assert!(!l.append_output);
         assert!(l.script_args.is_empty());
+        assert_eq!(last("SLURM_RESTART_COUNT"), None, "a first run has none, as Slurm's");
+        let Some(pb::agent_command::Cmd::Launch(l)) = launch(&JobRecord { restarts: 2, ..j }).cmd else {
+            panic!()
+        };
+        assert!(l.env.iter().any(|kv| kv.key == "SLURM_RESTART_COUNT" && kv.value == "2"));
     }
 
     #[test]

@@ -121,6 +121,10 @@ pub struct JobRecord {
     /// How many times idle-fill reclaimed its runs: the exempt window doubles with each.
     #[serde(skip_serializing_if = "is_zero")]
     pub reclaims: u32,
+    /// How many times it went back to the queue, for any cause (Slurm's
+    /// `Restarts=` and `SLURM_RESTART_COUNT`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub restarts: u32,
     /// Runs a preemption or reclaim requeued, oldest first (at most `MAX_PAST_RUNS`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub past_runs: Vec<super::parts::PastRun>,

@@ -275,6 +275,7 @@ pub fn job(j: &crate::jobs::record::JobRecord) -> pb::Job {
         }),
         licenses_alloc: spur_vocab::licenses::format_allocs(&j.licenses_alloc),
         steps: j.steps.as_ref().map(|l| l.list.iter().map(step).collect()).unwrap_or_default(),
+        restarts: j.restarts,
         past_runs: (j.past_runs.iter())
             .map(|r| pb::PastRun {
                 start_ms: r.start_ms,

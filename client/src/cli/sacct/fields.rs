@@ -127,7 +127,8 @@ pub const FIELDS: &[Field] = &[
     f("ReservationId", 8, BLANK),
     f("ReqReservation", 20, BLANK),
     // A preemption's or reclaim's requeue is a restart.
-    f("Restarts", 8, |j, _| j.past_runs.len().to_string()),
+    // Records from before the counter know their kept earlier runs only.
+    f("Restarts", 8, |j, _| j.restarts.max(u32::try_from(j.past_runs.len()).unwrap_or(u32::MAX)).to_string()),
     f("SegmentSize", 11, |_, _| "0".into()),
     f("SLUID", 14, BLANK),
     f("Start", 19, |j, _| jobfmt::time_or(shown_start(j), "Unknown")),

@@ -131,6 +131,9 @@ fn requeue_takes_the_run_back_and_ignores_its_end() {
     let [j] = fx.persisted()[..] else { panic!("{fx:?}") };
     assert_eq!((j.state, j.start_ms, j.nodes.len(), j.licenses_alloc.len()), (JobState::Pending, 0, 0, 0));
     assert_eq!((&j.script, j.requeue), (&q.jobs()[&1].script, true), "its spec stays");
+    assert_eq!(j.restarts, 1, "counted (Restarts=, SLURM_RESTART_COUNT)");
+    let again = JobRecord { restarts: 4, ..running(3, "n1") };
+    assert_eq!(super::super::ending::requeued(&again).restarts, 5);
     assert!(fx.0.contains(&Effect::IgnoreReport(1)));
     assert_eq!(fx.signals(), [(1, "n1", SIGTERM, KW)]);
     // Without kill, the agent no longer has it: nothing to stop, no end to drop.
