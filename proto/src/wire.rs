@@ -34,6 +34,11 @@ pub const FORWARDED_HEADER: &str = "x-spur-forwarded";
 /// The health service name only the leader serves (`SERVING` there,
 /// `NOT_SERVING` on a follower), so a load balancer can find the leader.
 pub const LEADER_SERVICE: &str = "spur.v1.Leader";
+
+/// The health name a follower serves as `SERVING` for the address it
+/// advertises (`BACKUP_AS` + `host:port`): what `scontrol takeover` checks,
+/// so the lease is handed to an address that controller answers to.
+pub const BACKUP_AS: &str = "spur.v1.Backup/";
 /// The munged socket clients and agents encode with (default: munged's own).
 pub const MUNGE_SOCKET_ENV: &str = "SPUR_MUNGE_SOCKET";
 /// `none` stops a client from attaching MUNGE credentials (the default,

@@ -42,12 +42,36 @@ pub async fn fresh_url(backend: Backend, dir: &std::path::Path) -> Option<String
                 chrono_free_nanos()
             );
             let pool = sqlx::PgPool::connect(&base).await.expect("connect to SPUR_TEST_PG_URL");
+            if !SWEPT.swap(true, Ordering::Relaxed) {
+                sweep(&pool).await;
+            }
             sqlx::query(&format!("CREATE DATABASE {name}"))
                 .execute(&pool)
                 .await
                 .expect("create test database");
             pool.close().await;
             Some(with_database(&base, &name))
+        }
+    }
+}
+
+static SWEPT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Drops the databases of test processes that have ended (named
+/// `spur_t_PID_...`, PID no longer running), once per process: a machine
+/// that runs the suite again and again would otherwise keep them all, and
+/// PostgreSQL's start-up (fsync of every database) grows with them. A
+/// database still open elsewhere is left for a later sweep.
+async fn sweep(pool: &sqlx::PgPool) {
+    let names: Vec<String> =
+        sqlx::query_scalar("SELECT datname FROM pg_database WHERE datname LIKE 'spur\\_t\\_%'")
+            .fetch_all(pool)
+            .await
+            .unwrap_or_default();
+    for name in names {
+        let pid = name.split('_').nth(2).and_then(|p| p.parse::<u32>().ok());
+        if pid.is_some_and(|p| !std::path::Path::new(&format!("/proc/{p}")).exists()) {
+            let _ = sqlx::query(&format!("DROP DATABASE IF EXISTS {name}")).execute(pool).await;
         }
     }
 }

@@ -45,9 +45,18 @@ struct Inner {
 }
 
 impl Forwarder {
-    pub async fn new(auth: Arc<Authenticator>, leader: LeaderAddr, wait: Duration, audit_rpcs: bool) -> Self {
+    /// A follower advertising `advertised` (its `host:port`).
+    pub async fn new(
+        auth: Arc<Authenticator>,
+        leader: LeaderAddr,
+        wait: Duration,
+        audit_rpcs: bool,
+        advertised: &str,
+    ) -> Self {
         let (reporter, health) = tonic_health::server::health_reporter();
         reporter.set_service_status(LEADER_SERVICE, tonic_health::ServingStatus::NotServing).await;
+        let backup_as = format!("{}{advertised}", spur_proto::wire::BACKUP_AS);
+        reporter.set_service_status(backup_as, tonic_health::ServingStatus::Serving).await;
         let health = Routes::new(health);
         let inner = Inner { auth, leader, channel: Mutex::new(None), health, wait, audit_rpcs };
         Forwarder { inner: Arc::new(inner) }

@@ -5,7 +5,6 @@
 //! (`lease.rs`, `HAND_OVER`).
 
 use crate::error::{Error, Result};
-use spur_proto::wire::LEADER_SERVICE;
 use std::sync::Mutex;
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -54,13 +53,16 @@ pub async fn hand_over(to: &str) -> Result<String> {
     if to == me {
         return Err(Error::InvalidArgument(format!("to: {to} is the leader itself; name a backup")));
     }
-    match role_of(to).await {
-        Ok(s) if s == ServingStatus::NotServing as i32 => {}
-        Ok(_) => {
-            return Err(Error::FailedPrecondition(format!("to: {to} answers as a leader, not a backup")));
-        }
+    // Only a follower advertising exactly `to` serves this name, so the
+    // lease marked for `to` is one that controller will take.
+    match status_of(to, &format!("{}{to}", spur_proto::wire::BACKUP_AS)).await {
+        Ok(s) if s == ServingStatus::Serving as i32 => {}
+        Ok(_) => return Err(Error::FailedPrecondition(format!("to: {to} does not answer as a backup"))),
         Err(e) => {
-            return Err(Error::FailedPrecondition(format!("to: {to} does not answer as a backup ({e})")));
+            return Err(Error::FailedPrecondition(format!(
+                "to: {to} does not answer as a backup advertising that address ({e}); \
+                 name it as its advertise_addr (else its listening address) says"
+            )));
         }
     }
     tx.try_send(to.to_string())
@@ -68,13 +70,13 @@ pub async fn hand_over(to: &str) -> Result<String> {
     Ok(me)
 }
 
-/// What the controller at `addr` says of the leader-only health name.
-async fn role_of(addr: &str) -> std::result::Result<i32, String> {
+/// What the controller at `addr` says of the health name `service`.
+async fn status_of(addr: &str, service: &str) -> std::result::Result<i32, String> {
     let ask = async {
         let endpoint =
             tonic::transport::Endpoint::from_shared(format!("http://{addr}")).map_err(|e| e.to_string())?;
         let channel = endpoint.connect_timeout(ASK).connect().await.map_err(|e| e.to_string())?;
-        let req = HealthCheckRequest { service: LEADER_SERVICE.into() };
+        let req = HealthCheckRequest { service: service.into() };
         let status = HealthClient::new(channel).check(req).await.map_err(|e| e.message().to_string())?;
         Ok(status.get_ref().status)
     };

@@ -137,13 +137,14 @@ impl Lease {
         }
     }
 
-    /// Gives the lease of `epoch` to the controller advertising `to` only.
-    pub async fn hand_over(&mut self, epoch: i64, to: &str) -> Result<()> {
+    /// Gives the lease of `epoch` to the controller advertising `to` only;
+    /// false when `epoch` no longer holds it.
+    pub async fn hand_over(&mut self, epoch: i64, to: &str) -> Result<bool> {
         let (to, secs) = (to.to_string(), self.secs);
         self.run(move |c| {
             Box::pin(async move {
-                sqlx::query(HAND_OVER).bind(epoch).bind(to).bind(secs).execute(&mut *c).await?;
-                Ok(())
+                let done = sqlx::query(HAND_OVER).bind(epoch).bind(to).bind(secs).execute(&mut *c).await?;
+                Ok(done.rows_affected() == 1)
             })
         })
         .await

@@ -136,6 +136,7 @@ pub async fn run(
             rx,
             lease_time + Duration::from_secs(2),
             cfg.logging.audit_rpcs,
+            &addr,
         )
         .await;
         let server = Waiting::start(&listener, fwd)?;
@@ -202,6 +203,10 @@ pub async fn run(
             // Not ours any more: nothing in flight may land (a clean stop lets it finish).
             fence.lose();
         }
+        if matches!(end, End::HandOver(_)) {
+            // A whole lease for the stop, so no other follower takes it meanwhile.
+            let _ = lease.renew(epoch).await;
+        }
         running.shutdown().await?;
         HA.step_downs.fetch_add(u64::from(end != End::Stop), Ordering::Relaxed);
         match end {
@@ -210,7 +215,10 @@ pub async fn run(
                 return Ok(());
             }
             End::HandOver(to) => match lease.hand_over(epoch, &to).await {
-                Ok(()) => tracing::info!(epoch, to, "handed the lease over: following the new leader"),
+                Ok(true) => tracing::info!(epoch, to, "handed the lease over: following the new leader"),
+                Ok(false) => {
+                    tracing::warn!(epoch, to, "the lease had already moved on; following whoever leads")
+                }
                 Err(e) => tracing::warn!(epoch, to, error = %e, "could not hand the lease over; it expires"),
             },
             End::Lost => tracing::warn!(epoch, "stepped down: following the new leader"),

@@ -12,7 +12,7 @@
 use super::JobService;
 use super::effect::{Effect, Effects};
 use super::ending::requeued;
-use super::parts::{MAX_PAST_RUNS, PastRun};
+use super::parts::PastRun;
 use super::queue::Queue;
 use super::record::JobRecord;
 use crate::model::{BaseState, Node};
@@ -74,7 +74,7 @@ impl Queue {
         };
         let mut next = requeued(j);
         next.reason = Some(ReasonCode::NodeDown);
-        next.past_runs.push(PastRun {
+        next.push_past_run(PastRun {
             start_ms: j.start_ms,
             end_ms: now,
             nodes: j.nodes.clone(),
@@ -82,8 +82,6 @@ impl Queue {
             borrowed: j.borrowed,
             reclaim: false,
         });
-        let over = next.past_runs.len().saturating_sub(MAX_PAST_RUNS);
-        next.past_runs.drain(..over);
         let info = serde_json::json!({ "reason": "a node failed to boot", "nodes": j.nodes });
         let mut fx: Effects = Effect::Persist(next).into();
         fx.push(Effect::Audit { job: id, action: "requeue", info });

@@ -53,9 +53,12 @@ impl JobService {
     async fn configured(&self, id: u64, run: HresRun, out: AsyncResult) {
         let mut dropped = false;
         let sluid = run.job.sluid.clone();
+        // On a borrowed node still booting, the launch waits for its agent (`boots`).
+        let nodes = self.lock().jobs().get(&id).map(|j| j.nodes.clone()).unwrap_or_default();
+        let booted = super::boot::boot_of(&nodes, |n| self.nodes.node(n)) == super::boot::Boot::Ready;
         let done = self
             .transit(&[id], |q| {
-                let fx = q.configured(id, &sluid, &out, now_ms());
+                let fx = q.configured(id, &sluid, &out, booted, now_ms());
                 dropped = fx.is_empty();
                 Ok(fx)
             })
@@ -84,7 +87,8 @@ impl JobService {
                 .collect();
         for id in ids {
             let why = "the controller restarted during its asynchronous HRES pre-run".to_string();
-            let _ = self.transit(&[id], |q| Ok(q.configured(id, "", &Err(why.clone()), now_ms()))).await;
+            let _ =
+                self.transit(&[id], |q| Ok(q.configured(id, "", &Err(why.clone()), true, now_ms()))).await;
         }
     }
 }
@@ -105,9 +109,10 @@ fn async_preruns(plugins: &Plugins, run: &HresRun) -> AsyncResult {
 
 impl Queue {
     /// The async pre-runs of CONFIGURING job `id` (run `sluid`; empty: any
-    /// run) ended with `out`: launched with their payloads, or requeued
-    /// (cancelled when it cannot be). Nothing when the job is not that run.
-    pub fn configured(&self, id: u64, sluid: &str, out: &AsyncResult, now: i64) -> Effects {
+    /// run) ended with `out`: launched with their payloads (once its nodes
+    /// have `booted`; else kept CONFIGURING for `boots` to launch), or
+    /// requeued (cancelled when it cannot be). Nothing when the job is not that run.
+    pub fn configured(&self, id: u64, sluid: &str, out: &AsyncResult, booted: bool, now: i64) -> Effects {
         let Some(j) = self.jobs().get(&id).filter(|j| j.state == JobState::Configuring) else {
             return Effects::default();
         };
@@ -127,6 +132,9 @@ impl Queue {
                     }
                 }
                 n.hres = Some(Box::new(r));
+                if !booted {
+                    return Effect::Persist(n).into();
+                }
                 n.state = JobState::Running;
                 let node = n.nodes.first().cloned().unwrap_or_default();
                 let mut fx: Effects = Effect::Persist(n).into();

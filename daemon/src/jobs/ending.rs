@@ -39,6 +39,10 @@ pub(crate) fn ended(
     n.exit_signal = 0;
     n.reason = reason;
     n.reason_detail.clear();
+    // Ended before it was launched (still CONFIGURING): nothing of a borrowed node was used.
+    if j.state == JobState::Configuring {
+        n.charge.clear();
+    }
     // Its steps end with it (their tasks are stopped by the install).
     n.close_steps(state, now);
     n

@@ -175,7 +175,7 @@ impl StepLog {
 /// show a reclaim or preemption story without a job's record growing with it.
 pub const MAX_PAST_RUNS: usize = 16;
 
-/// A run of the job that a preemption or an idle-fill reclaim requeued.
+/// A run of the job that a preemption, an idle-fill reclaim or a failed boot requeued.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct PastRun {

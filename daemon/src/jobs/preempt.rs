@@ -6,7 +6,7 @@
 use super::JobService;
 use super::effect::{Effect, Effects, SIGCONT, SIGSTOP};
 use super::ending::{ended, requeued};
-use super::parts::{MAX_PAST_RUNS, PastRun};
+use super::parts::PastRun;
 use super::queue::Queue;
 use super::record::JobRecord;
 use crate::config::SchedulerConfig;
@@ -176,9 +176,7 @@ impl Queue {
                         borrowed: j.borrowed,
                         reclaim: p.reclaim,
                     };
-                    next.past_runs.push(run);
-                    let over = next.past_runs.len().saturating_sub(MAX_PAST_RUNS);
-                    next.past_runs.drain(..over);
+                    next.push_past_run(run);
                     fx.persist(next);
                     fx.push(Effect::IgnoreReport(j.id));
                     fx.terminate(j, self.kill_wait);

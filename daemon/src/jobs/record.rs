@@ -125,7 +125,7 @@ pub struct JobRecord {
     /// `Restarts=` and `SLURM_RESTART_COUNT`).
     #[serde(skip_serializing_if = "is_zero")]
     pub restarts: u32,
-    /// Runs a preemption or reclaim requeued, oldest first (at most `MAX_PAST_RUNS`).
+    /// Runs a preemption, a reclaim or a failed boot requeued, oldest first (at most `MAX_PAST_RUNS`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub past_runs: Vec<super::parts::PastRun>,
     /// What this run's HRES plugins received (fixed at its start); None without plugins.
@@ -180,6 +180,13 @@ impl JobRecord {
             JobState::Suspended => (0, self.alloc.1, 0),
             _ => (0, 0, 0),
         }
+    }
+
+    /// Keeps an earlier run, at most `MAX_PAST_RUNS` (the newest).
+    pub fn push_past_run(&mut self, run: super::parts::PastRun) {
+        self.past_runs.push(run);
+        let over = self.past_runs.len().saturating_sub(super::parts::MAX_PAST_RUNS);
+        self.past_runs.drain(..over);
     }
 
     /// What the run has cost by `now` on borrowed nodes, by definition: its

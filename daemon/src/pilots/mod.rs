@@ -245,9 +245,10 @@ impl Pilots {
             }
             let why = if !n.registered {
                 let late = now.saturating_sub(n.pilot.requested_ms) >= secs_ms(cfg.boot_timeout_secs);
-                if late && !n.down && !(self.holding)(&n.name).is_empty() {
-                    // Its CONFIGURING jobs go back to the queue when a pass sees it DOWN
-                    // (`jobs/boot.rs`); the node is given back once they have.
+                if late && !n.down {
+                    // DOWN first, so no pass places a job on it while it is given back;
+                    // its CONFIGURING jobs go back to the queue when a pass sees it
+                    // (`jobs/boot.rs`), and the node is given back once they have.
                     self.down_late(&n, now).await;
                 }
                 late.then_some(BOOT_TIMEOUT)

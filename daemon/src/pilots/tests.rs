@@ -147,6 +147,17 @@ async fn a_pilot_late_under_a_configuring_job_goes_down_first_and_is_given_back_
 }
 
 #[tokio::test]
+async fn a_late_pilot_that_cannot_be_cancelled_yet_is_down_so_no_job_is_placed_on_it() {
+    let f = fx_with("echo 80", "echo 80").await;
+    script(f.dir.path(), "scancel", "echo 'scancel: error: Unable to contact slurm controller' >&2; exit 1");
+    f.pilots.provision(&NodeRequest { definition: "big".into(), count: 1 }).await;
+    let at = f.nodes.pilot_nodes()[0].pilot.requested_ms;
+    f.pilots.upkeep(at + 60_000).await;
+    let n = f.nodes.node("big-1").expect("kept while its pilot is still upstream");
+    assert!(n.admin.down, "no job holds it, yet it is DOWN: {:?}", n.admin);
+}
+
+#[tokio::test]
 async fn a_failed_sbatch_leaves_no_node() {
     let f = fx("echo 'sbatch: error: invalid partition' >&2; exit 1").await;
     f.pilots.request(&[NodeRequest { definition: "big".into(), count: 2 }]);

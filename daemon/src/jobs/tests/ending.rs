@@ -299,3 +299,19 @@ fn a_report_or_a_registration_of_another_run_says_nothing_of_the_current_one() {
     assert!(!fx.0.contains(&Effect::IgnoreReport(1)), "{fx:?}");
     assert!(q.strays(&["n1".into()], &[run("1.500")]).is_empty());
 }
+
+#[test]
+fn a_job_ended_while_configuring_costs_nothing_of_its_borrowed_node() {
+    let cf = JobRecord {
+        state: JobState::Configuring,
+        start_ms: NOW,
+        charge: vec![("burst".into(), 0.3)],
+        ..running(1, "burst-1")
+    };
+    let n = super::super::ending::ended(&cf, JobState::Cancelled, 0, None, NOW + 3_600_000);
+    assert_eq!(n.cost(NOW + 3_600_000).count(), 0, "never launched: {:?}", n.charge);
+    // A launched run is charged from its start.
+    let ran = JobRecord { state: JobState::Running, ..cf };
+    let n = super::super::ending::ended(&ran, JobState::Cancelled, 0, None, NOW + 3_600_000);
+    assert_eq!(n.cost(NOW + 3_600_000).collect::<Vec<_>>(), [("burst", 0.3)]);
+}

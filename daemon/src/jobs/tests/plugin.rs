@@ -30,7 +30,14 @@ fn a_plugin_hold_is_an_admin_hold_with_its_message_and_audited() {
 #[test]
 fn an_async_pre_run_launches_its_job_with_its_payload() {
     let q = queue([configuring(1, true)]);
-    let fx = q.configured(1, &format!("1.{NOW}"), &Ok(vec![("qpu".into(), Some("async".into()))]), NOW);
+    let payloads = Ok(vec![("qpu".into(), Some("async".into()))]);
+    // On a node still booting it stays CONFIGURING, its payload kept, for the boot to launch.
+    let fx = q.configured(1, &format!("1.{NOW}"), &payloads, false, NOW);
+    let [j] = fx.persisted()[..] else { panic!("{fx:?}") };
+    assert_eq!((j.state, super::super::boot::waits_for_boot(j)), (JobState::Configuring, true));
+    assert_eq!(j.hres.as_deref().unwrap().resources[0].payload.as_deref(), Some("async"));
+    assert!(fx.launches().is_empty(), "no launch before the agent is there");
+    let fx = q.configured(1, &format!("1.{NOW}"), &payloads, true, NOW);
     let [j] = fx.persisted()[..] else { panic!("{fx:?}") };
     let run = j.hres.as_deref().unwrap();
     assert_eq!(
@@ -39,16 +46,16 @@ fn an_async_pre_run_launches_its_job_with_its_payload() {
     );
     assert_eq!(fx.launches(), [(1, "n1")]);
     // A result for another run of the job is dropped.
-    assert!(q.configured(1, "1.5", &Ok(vec![]), NOW).is_empty());
+    assert!(q.configured(1, "1.5", &Ok(vec![]), true, NOW).is_empty());
 }
 
 #[test]
 fn a_failed_async_pre_run_requeues_or_cancels() {
     let q = queue([configuring(1, true), configuring(2, false)]);
-    let fx = q.configured(1, "", &Err("qpu: down".into()), NOW);
+    let fx = q.configured(1, "", &Err("qpu: down".into()), true, NOW);
     assert_eq!(fx.persisted()[0].state, JobState::Pending);
     assert_eq!(fx.audits(), [(1, "requeue")]);
-    let fx = q.configured(2, "", &Err("qpu: down".into()), NOW);
+    let fx = q.configured(2, "", &Err("qpu: down".into()), true, NOW);
     assert_eq!(fx.persisted()[0].state, JobState::Cancelled);
     assert_eq!(fx.audits(), [(2, "cancel")]);
 }
