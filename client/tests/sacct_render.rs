@@ -386,12 +386,17 @@ fn cost_is_a_field_of_its_own_the_runs_hours_at_its_charge() {
     let mut all = jobs();
     // Job 10 ran 59 minutes at 0.6 an hour; job 12 has run 30 minutes so far at 0.3.
     (all[0].cost_per_hour, all[2].cost_per_hour) = (0.6, 0.3);
-    all.push(pb::Job { cost_per_hour: 0.3, ..job(16, "alice", "CONFIGURING", ms(5), ms(4), 0) });
+    // Job 16 waits for a boot after an earlier run that cost 0.25 before its requeue.
+    all.push(pb::Job {
+        cost_per_hour: 0.3,
+        cost_before: 0.25,
+        ..job(16, "alice", "CONFIGURING", ms(5), ms(4), 0)
+    });
     let a = args(&["-n", "-P", "-X", "-a", "-o", "JobID,Account,Cost", "-j", "10,12,14,16"]);
     assert_eq!(
         report(&a, &all, now()).unwrap(),
-        "10|ml|0.5900\n12|ml|0.1500\n14|ml|0.0000\n16|ml|0.0000\n",
-        "nothing while CONFIGURING"
+        "10|ml|0.5900\n12|ml|0.1500\n14|ml|0.0000\n16|ml|0.2500\n",
+        "nothing for this run while CONFIGURING; earlier runs kept"
     );
 }
 

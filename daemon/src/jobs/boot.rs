@@ -72,7 +72,7 @@ impl Queue {
         let Some(j) = self.jobs().get(&id).filter(|j| waits_for_boot(j)) else {
             return Effects::default();
         };
-        let mut next = requeued(j);
+        let mut next = requeued(j, now);
         next.reason = Some(ReasonCode::NodeDown);
         next.push_past_run(PastRun {
             start_ms: j.start_ms,

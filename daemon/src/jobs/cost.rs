@@ -16,7 +16,8 @@ impl JobService {
         let mut out: HashMap<String, BTreeMap<String, f64>> = HashMap::new();
         let q = self.lock();
         let ran = self.retention.ran();
-        let charged = q.jobs().values().chain(ran.iter()).filter(|j| !j.charge.is_empty());
+        let charged =
+            q.jobs().values().chain(ran.iter()).filter(|j| !j.charge.is_empty() || !j.spent.is_empty());
         for j in charged {
             for (d, cost) in j.cost(now) {
                 let account = j.account.clone().unwrap_or_default();
@@ -76,13 +77,20 @@ mod tests {
             q.install(job(2, "bio", JobState::Running, (NOW - HOUR, 0), 0.6));
             // Waiting for its node to boot: nothing yet.
             q.install(job(3, "phys", JobState::Configuring, (NOW - HOUR, 0), 0.3));
+            // Requeued after an hour at 0.3 (folded in), running again for an hour: 0.6.
+            let first = job(5, "chem", JobState::Running, (NOW - 3 * HOUR, 0), 0.3);
+            let mut again = super::super::ending::requeued(&first, NOW - 2 * HOUR);
+            (again.state, again.start_ms, again.charge) =
+                (JobState::Running, NOW - HOUR, first.charge.clone());
+            q.install(again);
             // On this cluster's nodes: not charged.
             q.install(JobRecord {
                 charge: vec![],
                 ..job(4, "phys", JobState::Running, (NOW - HOUR, 0), 0.0)
             });
         }
-        let want: BTreeMap<String, f64> = [("bio".to_string(), 0.6), ("phys".to_string(), 0.6)].into();
+        let want: BTreeMap<String, f64> =
+            [("bio".to_string(), 0.6), ("chem".to_string(), 0.6), ("phys".to_string(), 0.6)].into();
         let rounded = |m: &BTreeMap<String, f64>| -> Vec<(String, i64)> {
             m.iter().map(|(a, c)| (a.clone(), (c * 1000.0).round() as i64)).collect()
         };

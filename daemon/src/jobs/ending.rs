@@ -48,9 +48,16 @@ pub(crate) fn ended(
     n
 }
 
-/// `j` back in the queue with its spec intact, its run forgotten.
-pub(crate) fn requeued(j: &JobRecord) -> JobRecord {
+/// `j` back in the queue at `now` with its spec intact, its run forgotten
+/// but for what it cost on borrowed nodes.
+pub(crate) fn requeued(j: &JobRecord, now: i64) -> JobRecord {
     let mut n = j.clone();
+    for (d, c) in j.run_cost(now).filter(|(_, c)| *c > 0.0) {
+        match n.spent.iter_mut().find(|(s, _)| s == d) {
+            Some((_, sum)) => *sum += c,
+            None => n.spent.push((d.to_string(), c)),
+        }
+    }
     n.state = JobState::Pending;
     n.nodes.clear();
     n.licenses_alloc.clear();
@@ -190,7 +197,7 @@ impl Queue {
                 n.reason_detail = message.to_string();
                 (n, "cancel")
             }
-            false => (requeued(j), "requeue"),
+            false => (requeued(j, now), "requeue"),
         };
         let mut fx: Effects = Effect::Persist(n).into();
         fx.push(Effect::Audit { job: j.id, action, info });
@@ -244,7 +251,7 @@ impl Queue {
     /// on (its node was marked down), so that is stopped and its end ignored.
     pub fn lost(&self, id: u64, reason: ReasonCode, kill: bool, now: i64) -> Effects {
         match self.jobs().get(&id).filter(|j| j.state == JobState::Running) {
-            Some(j) if j.requeue => self.requeue(id, kill),
+            Some(j) if j.requeue => self.requeue(id, kill, now),
             Some(j) => Effect::Persist(ended(j, JobState::NodeFail, 0, Some(reason), now)).into(),
             None => Effects::default(),
         }
@@ -252,10 +259,10 @@ impl Queue {
 
     /// Puts a placed job back in the queue. `kill`: its run is stopped, and
     /// the end it reports ignored; without, its agent no longer has it.
-    pub fn requeue(&self, id: u64, kill: bool) -> Effects {
+    pub fn requeue(&self, id: u64, kill: bool, now: i64) -> Effects {
         let mut fx = Effects::default();
         if let Some(j) = self.jobs().get(&id).filter(|j| j.is_placed()) {
-            fx.persist(requeued(j));
+            fx.persist(requeued(j, now));
             if kill {
                 fx.push(Effect::IgnoreReport(id));
                 fx.terminate(j, self.kill_wait);
@@ -324,7 +331,7 @@ impl JobService {
 
     /// Requeues a job whose agent never had it or no longer runs it.
     pub(crate) async fn requeue_lost(&self, id: u64) -> Result<()> {
-        self.transit(&[id], |q| Ok(q.requeue(id, false))).await?;
+        self.transit(&[id], |q| Ok(q.requeue(id, false, crate::store::now_ms()))).await?;
         Ok(())
     }
 }

@@ -119,7 +119,7 @@ impl Queue {
     ) -> Effects {
         let Some(j) = self.jobs().get(&id) else { return Effects::default() };
         let requeue = j.requeue && !j.is_allocation();
-        let mut fx = if requeue { self.requeue(id, kill) } else { self.cancel(&[id], 0, now) };
+        let mut fx = if requeue { self.requeue(id, kill, now) } else { self.cancel(&[id], 0, now) };
         fx.push(Effect::Audit { job: id, action: if requeue { "requeue" } else { "cancel" }, info });
         fx
     }

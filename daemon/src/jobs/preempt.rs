@@ -167,7 +167,7 @@ impl Queue {
             victim.reclaims += u32::from(p.reclaim);
             match p.mode {
                 PreemptMode::Requeue => {
-                    let mut next = requeued(&victim);
+                    let mut next = requeued(&victim, now);
                     let run = PastRun {
                         start_ms: j.start_ms,
                         end_ms: now,

@@ -76,6 +76,7 @@ fn slim(j: &JobRecord) -> JobRecord {
         end_ms: j.end_ms,
         // Its cost on borrowed nodes stays in its account's.
         charge: j.charge.clone(),
+        spent: j.spent.clone(),
         ..JobRecord::default()
     }
 }

@@ -118,6 +118,10 @@ pub struct JobRecord {
     /// per-account cost, cleared by a requeue).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub charge: Vec<(String, f64)>,
+    /// What its earlier runs cost on borrowed nodes, by definition (folded in
+    /// at each requeue, so a requeued run's cost is kept).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub spent: Vec<(String, f64)>,
     /// How many times idle-fill reclaimed its runs: the exempt window doubles with each.
     #[serde(skip_serializing_if = "is_zero")]
     pub reclaims: u32,
@@ -189,10 +193,16 @@ impl JobRecord {
         self.past_runs.drain(..over);
     }
 
-    /// What the run has cost by `now` on borrowed nodes, by definition: its
-    /// charge per hour times the hours from its launch to its end (or `now`).
-    /// Nothing while it waits CONFIGURING for its nodes to boot.
+    /// What the job has cost by `now` on borrowed nodes, by definition: its
+    /// earlier runs' (`spent`), then this run's.
     pub fn cost(&self, now: i64) -> impl Iterator<Item = (&str, f64)> {
+        self.spent.iter().map(|(d, c)| (d.as_str(), *c)).chain(self.run_cost(now))
+    }
+
+    /// This run's cost by `now`: its charge per hour times the hours from its
+    /// launch to its end (or `now`). Nothing while it waits CONFIGURING for
+    /// its nodes to boot.
+    pub fn run_cost(&self, now: i64) -> impl Iterator<Item = (&str, f64)> {
         let end = if self.end_ms > 0 { self.end_ms } else { now };
         let ran = self.start_ms > 0 && self.state != JobState::Configuring;
         let hours = if ran { end.saturating_sub(self.start_ms).max(0) as f64 / 3_600_000.0 } else { 0.0 };

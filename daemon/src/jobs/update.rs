@@ -162,13 +162,13 @@ impl Queue {
 
     /// scontrol requeue of `id` by `caller`: its run is stopped and the job
     /// waits again, its spec intact.
-    pub fn requeue_request(&self, role: Role, caller: &Caller, id: u64) -> Result<Effects> {
+    pub fn requeue_request(&self, role: Role, caller: &Caller, id: u64, now: i64) -> Result<Effects> {
         let j = self.get(id)?;
         owns(role, caller, j)?;
         if !j.is_placed() {
             return Err(Error::FailedPrecondition(format!("job {id} is not running")));
         }
-        Ok(self.requeue(id, true))
+        Ok(self.requeue(id, true, now))
     }
 }
 
@@ -179,7 +179,7 @@ impl JobService {
         crate::audit::claim::take(&id.to_string(), crate::store::Action::Update, serde_json::json!({}));
         // Requeue is a transition of its own; the request's other keys are not applied with it.
         if set.iter().any(|(k, v)| k.eq_ignore_ascii_case("action") && v == "requeue") {
-            self.transit(&[id], |q| q.requeue_request(role, caller, id)).await?;
+            self.transit(&[id], |q| q.requeue_request(role, caller, id, crate::store::now_ms())).await?;
             self.revalidate(Some(&[id]), "requeue").await;
             return Ok(());
         }

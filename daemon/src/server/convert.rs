@@ -227,6 +227,7 @@ pub fn job_brief(j: &crate::jobs::record::JobRecord) -> pb::Job {
         array_throttle: j.array.as_ref().map_or(0, |a| a.throttle),
         borrowed: j.borrowed,
         cost_per_hour: j.charge.iter().map(|(_, rate)| rate).sum(),
+        cost_before: j.spent.iter().map(|(_, c)| c).sum(),
         reclaims: j.reclaims,
         uid: j.uid,
         gid: j.gid,

@@ -235,10 +235,11 @@ fn planned_secs(j: &pb::Job, now: i64) -> u64 {
     u64::try_from(until.saturating_sub(eligible_ms(j)) / 1000).unwrap_or(0)
 }
 
-/// The run's cost on borrowed nodes by `now`: its charge per hour times its
-/// elapsed hours (none while it waits CONFIGURING for its nodes to boot).
+/// The job's cost on borrowed nodes by `now`: its earlier runs' (the
+/// controller's figure), then this run's charge per hour times its elapsed
+/// hours (none while it waits CONFIGURING for its nodes to boot).
 fn cost(j: &Row, now: i64) -> String {
     let booting = j.job_state() == crate::vocab::JobState::Configuring;
     let secs = if booting { 0 } else { jobfmt::run_secs(j, now) };
-    format!("{:.4}", j.cost_per_hour * secs as f64 / 3600.0)
+    format!("{:.4}", j.cost_before + j.cost_per_hour * secs as f64 / 3600.0)
 }

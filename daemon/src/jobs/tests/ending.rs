@@ -117,7 +117,7 @@ fn a_report_carries_what_the_run_used_and_a_late_one_completes_a_controller_end(
     assert!(q.report(&nodes, &report(2, "failed", -1, 0), NOW).unwrap().is_empty());
     // A requeued run's figures go with it.
     let q = queue([JobRecord { usage: Some(used), ..running(5, "n1") }]);
-    assert_eq!(q.requeue(5, true).persisted()[0].usage, None);
+    assert_eq!(q.requeue(5, true, NOW).persisted()[0].usage, None);
     // Stored rows without figures read and write as before.
     assert!(serde_json::to_value(running(6, "n1")).unwrap().get("usage").is_none());
     let stored = serde_json::to_string(&JobRecord { usage: Some(used), ..cancelled(6) }).unwrap();
@@ -127,31 +127,31 @@ fn a_report_carries_what_the_run_used_and_a_late_one_completes_a_controller_end(
 #[test]
 fn requeue_takes_the_run_back_and_ignores_its_end() {
     let q = queue([JobRecord { licenses_alloc: vec![Default::default()], ..running(1, "n1") }, pending(2)]);
-    let fx = q.requeue(1, true);
+    let fx = q.requeue(1, true, NOW);
     let [j] = fx.persisted()[..] else { panic!("{fx:?}") };
     assert_eq!((j.state, j.start_ms, j.nodes.len(), j.licenses_alloc.len()), (JobState::Pending, 0, 0, 0));
     assert_eq!((&j.script, j.requeue), (&q.jobs()[&1].script, true), "its spec stays");
     assert_eq!(j.restarts, 1, "counted (Restarts=, SLURM_RESTART_COUNT)");
     let again = JobRecord { restarts: 4, ..running(3, "n1") };
-    assert_eq!(super::super::ending::requeued(&again).restarts, 5);
+    assert_eq!(super::super::ending::requeued(&again, NOW).restarts, 5);
     assert!(fx.0.contains(&Effect::IgnoreReport(1)));
     assert_eq!(fx.signals(), [(1, "n1", SIGTERM, KW)]);
     // Without kill, the agent no longer has it: nothing to stop, no end to drop.
-    let fx = q.requeue(1, false);
+    let fx = q.requeue(1, false, NOW);
     assert_eq!((fx.persisted().len(), fx.signals().len(), fx.0.len()), (1, 0, 1));
-    assert!(q.requeue(2, true).is_empty(), "a pending job has no run to take back");
+    assert!(q.requeue(2, true, NOW).is_empty(), "a pending job has no run to take back");
 }
 
 #[test]
 fn scontrol_requeue_is_for_the_owner_of_a_running_job() {
     let q = queue([running(1, "n1"), pending(2)]);
-    let fx = q.requeue_request(Role::None, &who("alice"), 1).unwrap();
+    let fx = q.requeue_request(Role::None, &who("alice"), 1, NOW).unwrap();
     assert_eq!(fx.persisted()[0].state, JobState::Pending);
-    let e = q.requeue_request(Role::None, &who("bob"), 1).unwrap_err();
+    let e = q.requeue_request(Role::None, &who("bob"), 1, NOW).unwrap_err();
     assert!(matches!(e, Error::PermissionDenied(_)), "{e}");
-    let e = q.requeue_request(Role::None, &who("alice"), 2).unwrap_err();
+    let e = q.requeue_request(Role::None, &who("alice"), 2, NOW).unwrap_err();
     assert_eq!(e.to_string(), Error::FailedPrecondition("job 2 is not running".into()).to_string());
-    assert!(matches!(q.requeue_request(Role::None, &who("alice"), 9), Err(Error::NotFound(_))));
+    assert!(matches!(q.requeue_request(Role::None, &who("alice"), 9, NOW), Err(Error::NotFound(_))));
 }
 
 #[test]

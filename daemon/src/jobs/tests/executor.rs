@@ -196,7 +196,7 @@ async fn commands_follow_their_records_persist_and_install() {
     let cases: [(&str, Transition, &str); 3] = [
         ("cancel", |q| q.cancel(&[1], 0, NOW), "CANCELLED"),
         ("time out", |q| q.time_out(1, NOW + 365 * 24 * 60 * MIN), "TIMEOUT"),
-        ("requeue", |q| q.requeue(1, true), "PENDING"),
+        ("requeue", |q| q.requeue(1, true, NOW), "PENDING"),
     ];
     for (what, transition, state) in cases {
         let (store, s) = recorded().await;

@@ -178,7 +178,7 @@ fn a_lent_start_is_stamped_borrowed_and_a_requeue_clears_the_stamp() {
     q.install(run.clone());
     let catalog = crate::sched::catalog::Catalog::default();
     assert_eq!(q.counts().account_jobs(&catalog, "phys"), 0, "the borrowed run counts in no submit count");
-    let back = q.requeue(1, true).persisted()[0].clone();
+    let back = q.requeue(1, true, NOW).persisted()[0].clone();
     assert!(!back.borrowed, "the next run is lent, or not, afresh");
     q.install(back);
     assert_eq!(q.counts().account_jobs(&catalog, "phys"), 1, "pending again, it counts");
