@@ -102,12 +102,7 @@ async fn a_job_only_the_slurm_definition_admits_runs_on_a_borrowed_node_given_ba
 async fn a_restart_while_the_pilot_waits_upstream_asks_for_no_second_one() {
     let Setup { _up_dir, up, _up_agent, ours: mut s } = setup();
     // The pilot waits in the upstream's queue while a job there holds its only node.
-    let wd = s.dir.path().display().to_string();
-    let args = ["--parsable", "-c", "4", "-D", &wd, "-o", "/dev/null", "--wrap", "sleep 300"];
-    let blocker = ok("sbatch", &up.url, &args).trim().to_string();
-    wait_for("the upstream's node busy", || {
-        (field(&up.url, blocker.parse().unwrap(), "%T") == "RUNNING").then_some(())
-    });
+    let blocker = occupy(&up.url, s.dir.path());
     let id = s.submit();
     let mut most = 0;
     s.wait("one pilot upstream", &mut most, || s.pilots() == ["spur-burst-1"]);
@@ -132,6 +127,18 @@ async fn a_restart_while_the_pilot_waits_upstream_asks_for_no_second_one() {
     // Its cost survives a restart.
     s.c.restart();
     charged_account(&s, id);
+}
+
+/// A job that holds the upstream's only node (`up01`, 4 CPUs) until
+/// cancelled, so a pilot waits in its queue; its id, once it runs.
+fn occupy(up_url: &str, dir: &std::path::Path) -> String {
+    let wd = dir.display().to_string();
+    let args = ["--parsable", "-c", "4", "-D", &wd, "-o", "/dev/null", "--wrap", "sleep 300"];
+    let blocker = ok("sbatch", up_url, &args).trim().to_string();
+    wait_for("the upstream's node busy", || {
+        (field(up_url, blocker.parse().unwrap(), "%T") == "RUNNING").then_some(())
+    });
+    blocker
 }
 
 /// The local time as Slurm's commands print it, to the second.
@@ -238,12 +245,7 @@ async fn a_pilot_that_does_not_boot_in_time_puts_its_configuring_job_back_never_
     // machine), while a job upstream holds the only node the pilot could run on.
     let both = setup_with(DEFINITIONS, Timeouts { boot: 8, ..QUICK });
     let (s, up) = (&both.ours, &both.up);
-    let wd = s.dir.path().display().to_string();
-    let args = ["--parsable", "-c", "4", "-D", &wd, "-o", "/dev/null", "--wrap", "sleep 300"];
-    let blocker = ok("sbatch", &up.url, &args).trim().to_string();
-    wait_for("the upstream's node busy", || {
-        (field(&up.url, blocker.parse().unwrap(), "%T") == "RUNNING").then_some(())
-    });
+    let blocker = occupy(&up.url, s.dir.path());
     let id = s.submit();
     let mut most = 0;
     s.wait("the job configuring on the booting node", &mut most, || field(&s.c.url, id, "%t") == "CF");
