@@ -19,9 +19,9 @@ impl JobService {
         let charged =
             q.jobs().values().chain(ran.iter()).filter(|j| !j.charge.is_empty() || !j.spent.is_empty());
         for j in charged {
+            let account = j.account.as_deref().unwrap_or_default();
             for (d, cost) in j.cost(now) {
-                let account = j.account.clone().unwrap_or_default();
-                *out.entry(d.to_string()).or_default().entry(account).or_default() += cost;
+                *out.entry(d.to_string()).or_default().entry(account.to_string()).or_default() += cost;
             }
         }
         out

@@ -215,7 +215,10 @@ impl Nodes for NodesApi {
                 if let Some(p) = self.jobs.pilots.get() {
                     p.mark_unavailable(&mut out, now);
                 }
-                let mut costs = self.jobs.account_costs(now);
+                // Only jobs on borrowed nodes are charged: no slurm definition, no walk of the jobs.
+                let borrows = (out.provisioners.iter())
+                    .any(|p| p.backend == crate::sched::provision::Backend::Slurm.as_str());
+                let mut costs = if borrows { self.jobs.account_costs(now) } else { Default::default() };
                 for p in out.provisioners.iter_mut() {
                     let by_account = costs.remove(&p.id).unwrap_or_default();
                     p.account_costs = by_account

@@ -7,11 +7,16 @@ use spur_proto::wire::{controllers, resolve_controller};
 
 pub use crate::conn::{Role, ask};
 
+/// `host:port` of a controller's URL, as Slurm's lines name it.
+pub fn host(url: &str) -> &str {
+    url.split("://").nth(1).unwrap_or(url)
+}
+
 /// Slurm's lines, one per controller; Err when none is up.
 pub fn render(answers: &[(String, Role)]) -> Result<String, String> {
     let mut out = String::new();
     for (url, role) in answers {
-        let host = url.split("://").nth(1).unwrap_or(url);
+        let host = host(url);
         let line = match role {
             Role::Primary => format!("Slurmctld(primary) at {host} is UP"),
             Role::Backup => format!("Slurmctld(backup) at {host} is UP"),

@@ -4,7 +4,7 @@
 //! cleanly and hands its lease to that backup alone, and this command waits
 //! until the backup answers primary.
 
-use super::ping::{Role, roles};
+use super::ping::{Role, host, roles};
 use crate::cli::fmt::status;
 use crate::conn::{self, Identity};
 use spur_proto::v1 as pb;
@@ -24,10 +24,6 @@ pub fn parse(args: &[String]) -> Result<usize, String> {
         },
         [_, x, ..] => Err(format!("takeover: unexpected argument '{x}'")),
     }
-}
-
-fn host(url: &str) -> &str {
-    url.split("://").nth(1).unwrap_or(url)
 }
 
 /// Which controller is the primary, and which backup is the INDEX-th.

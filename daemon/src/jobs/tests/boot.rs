@@ -7,19 +7,6 @@ use crate::jobs::boot::{Boot, boot_of};
 use crate::model::{Node, NodeAdmin};
 use crate::sched;
 
-fn start(job: u64, node: &str, configuring: bool) -> sched::Start {
-    sched::Start {
-        job,
-        nodes: vec![node.into()],
-        borrowed: false,
-        backfilled: false,
-        priority: sched::PriorityFactors::new(1.0, 0.5, 0.1, 1),
-        licenses: vec![],
-        configuring,
-        charge: vec![],
-    }
-}
-
 /// Placed on `node` two minutes ago, waiting for it to boot.
 fn configuring(id: u64, node: &str) -> JobRecord {
     JobRecord { state: JobState::Configuring, start_ms: NOW - 2 * MIN, ..running(id, node) }
@@ -28,7 +15,13 @@ fn configuring(id: u64, node: &str) -> JobRecord {
 #[test]
 fn a_start_on_a_booting_node_is_configuring_and_not_launched() {
     let q = queue([pending(1), pending(2)]);
-    let fx = q.start(&[start(1, "big-1", true), start(2, "n1", false)], &[], NOW, &mut || 0, &mut []);
+    let fx = q.start(
+        &[sched::Start { configuring: true, ..start(1, "big-1") }, start(2, "n1")],
+        &[],
+        NOW,
+        &mut || 0,
+        &mut [],
+    );
     let got: Vec<_> = fx.persisted().iter().map(|j| (j.id, j.state, j.nodes.clone())).collect();
     assert_eq!(
         got,

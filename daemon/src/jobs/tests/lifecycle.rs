@@ -70,16 +70,6 @@ fn submit_refused_by_the_gate_allocates_no_id() {
 #[test]
 fn starts_persist_running_jobs_flush_and_then_launch() {
     let q = queue([pending(1), pending(2), JobRecord { state: JobState::Cancelled, ..pending(3) }]);
-    let start = |job: u64, node: &str| sched::Start {
-        job,
-        nodes: vec![node.into()],
-        borrowed: false,
-        backfilled: false,
-        priority: sched::PriorityFactors::new(1.0, 0.5, 0.1, 1),
-        licenses: vec![],
-        configuring: false,
-        charge: vec![],
-    };
     let fx =
         q.start(&[start(1, "n1"), start(3, "n2"), start(2, "n2")], &[], NOW, &mut || unreachable!(), &mut []);
     let got: Vec<_> = fx.persisted().iter().map(|j| (j.id, j.state, j.nodes.clone(), j.start_ms)).collect();
@@ -160,16 +150,7 @@ fn release_of_an_admin_hold_needs_an_operator() {
 #[test]
 fn a_lent_start_is_stamped_borrowed_and_a_requeue_clears_the_stamp() {
     let q = queue([JobRecord { account: Some("phys".into()), ..pending(1) }]);
-    let lent = sched::Start {
-        job: 1,
-        nodes: vec!["n1".into()],
-        borrowed: true,
-        backfilled: false,
-        priority: sched::PriorityFactors::new(1.0, 0.5, 0.1, 1),
-        licenses: vec![],
-        configuring: false,
-        charge: vec![],
-    };
+    let lent = sched::Start { borrowed: true, ..start(1, "n1") };
     let fx = q.start(&[lent], &[], NOW, &mut || unreachable!(), &mut []);
     let run = fx.persisted()[0].clone();
     assert!(run.borrowed && run.sched_job().borrowed);

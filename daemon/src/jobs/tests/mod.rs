@@ -65,6 +65,20 @@ pub fn suspended(id: u64, node: &str, since: i64) -> JobRecord {
     JobRecord { state: JobState::Suspended, suspend_ms: since, preempted_by: Some(99), ..running(id, node) }
 }
 
+/// A pass's start of `job` on `node`: not lent, not backfilled, not booting.
+pub fn start(job: u64, node: &str) -> crate::sched::Start {
+    crate::sched::Start {
+        job,
+        nodes: vec![node.into()],
+        borrowed: false,
+        backfilled: false,
+        priority: crate::sched::PriorityFactors::new(1.0, 0.5, 0.1, 1),
+        licenses: vec![],
+        configuring: false,
+        charge: vec![],
+    }
+}
+
 pub fn who(user: &str) -> Caller {
     Caller { user: user.into(), ..Caller::default() }
 }
